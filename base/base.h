@@ -1,0 +1,90 @@
+/* base/: what every layer of hcq uses: error recording, the environment
+ * (read once, in one place), debug logging, the live-handle registry and a
+ * few arithmetic helpers. Internal; public names live in include/hcq/base.h. */
+#ifndef HCQ_BASE_BASE_H
+#define HCQ_BASE_BASE_H
+
+#include <hcq/base.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ** errors */
+/* Records status + message for hcq_error_message() and returns status, so
+ * call sites read `return base_err(HCQ_EINVAL, "...", ...)`. */
+hcq_status base_err(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
+hcq_status base_verr(hcq_status s, const char *fmt, va_list ap);
+/* Prepends "context: " to the current message (keeps the status). */
+hcq_status base_err_prefix(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
+
+/* ** environment, read once per process (tests may re-read) */
+typedef struct base_env {
+    int debug;               /* HCQ_DEBUG */
+    const char *device;      /* HCQ_DEVICE */
+    int mock;                /* HCQ_MOCK */
+    int trace;               /* HCQ_TRACE */
+    const char *cache_dir;   /* HCQ_CACHE_DIR */
+    const char *clang;       /* HCQ_CLANG */
+    const char *ptxas;       /* HCQ_PTXAS */
+    uint64_t timeout_ns;     /* HCQ_TIMEOUT_MS */
+    const char *mock_dump;   /* HCQ_MOCK_DUMP */
+    const char *mock_sched;  /* HCQ_MOCK_SCHED */
+    const char *mock_config; /* HCQ_MOCK_CONFIG */
+    const char *dump;        /* HCQ_DUMP */
+    const char *profile;     /* HCQ_PROFILE */
+    int cpu_threads;         /* HCQ_CPU_THREADS: 0 = one per core */
+    const char *cpu_target;  /* HCQ_CPU_TARGET: "cpu" (default) or "ir" */
+    int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
+    uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
+    uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */
+    uint32_t staging_slots;  /* HCQ_STAGING_SLOTS (default 8) */
+    /* not ours, read for defaults (compiler/): */
+    const char *path;           /* PATH: where clang-NN is looked for */
+    const char *home;           /* HOME: ~/.cache/hcq */
+    const char *xdg_cache_home; /* XDG_CACHE_HOME: $XDG_CACHE_HOME/hcq */
+} base_env;
+
+const base_env *base_env_get(void);
+/* Re-reads the environment (tests that setenv() call this). */
+void base_env_reload(void);
+
+/* ** logging to stderr, gated by HCQ_DEBUG */
+void base_log(int level, const char *fmt, ...) HCQ_PRINTF(2, 3);
+#define BASE_LOG(level, ...)                                                                       \
+    do {                                                                                           \
+        if (hcq_debug_level() >= (level)) base_log((level), __VA_ARGS__);                          \
+    } while (0)
+
+/* ** live handles: catches use of freed or foreign objects (double free).
+ * Every public object registers itself at creation and leaves at destroy. */
+void base_handle_add(const void *p, uint32_t kind);
+/* Removes p; false if p was not a live handle of that kind. */
+bool base_handle_remove(const void *p, uint32_t kind);
+bool base_handle_live(const void *p, uint32_t kind);
+enum {
+    BASE_H_DEVICE = 1,
+    BASE_H_BUFFER,
+    BASE_H_SIGNAL,
+    BASE_H_QUEUE,
+    BASE_H_PROGRAM,
+    BASE_H_GRAPH,
+    BASE_H_TENSOR,
+    BASE_H_CTX,
+};
+
+/* ** helpers */
+static inline uint64_t base_align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+static inline bool base_is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+#define BASE_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BASE_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define BASE_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Sleeps, for backoff in waits. */
+void base_sleep_ns(uint64_t ns);
+/* Formats a byte count as "1.5 MiB" into buf. */
+const char *base_fmt_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* checked allocation: record HCQ_ENOMEM with the size on failure */
+void *base_calloc(size_t n, size_t size);
+void *base_realloc_array(void *p, size_t n, size_t size);
+
+#endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hcq's build and tests need. As root it runs
+# apt-get; otherwise it prints the one command to run. `--check` only says
+# whether everything is there (exit 0) or not (exit 1).
+set -u
+PKGS="make gcc clang-22 lld-22 libcriterion-dev libdrm-dev libelf-dev valgrind"
+# commands/files that prove each package is present
+have_all() {
+    command -v make >/dev/null && command -v gcc >/dev/null && command -v clang-22 >/dev/null &&
+    command -v ld.lld-22 >/dev/null && [ -f /usr/include/criterion/criterion.h ] &&
+    [ -f /usr/include/libdrm/drm.h ] && [ -f /usr/include/libelf.h ] && command -v valgrind >/dev/null
+}
+if [ "${1:-}" = "--check" ]; then
+    have_all && exit 0
+    echo "scripts/deps.sh: some build or test dependencies are missing" >&2
+    exit 1
+fi
+have_all && { echo "scripts/deps.sh: all dependencies present"; exit 0; }
+if [ "$(id -u)" -ne 0 ]; then
+    echo "scripts/deps.sh: missing packages; run as root:" >&2
+    echo "  apt-get install -y $PKGS" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# clang-22 comes from bookworm-security on Debian 12; refresh the lists once
+# if apt does not know it yet
+if ! apt-cache show clang-22 >/dev/null 2>&1; then apt-get update -q || true; fi
+apt-get install -y -q $PKGS || { apt-get update -q && apt-get install -y -q $PKGS; }
+have_all || { echo "scripts/deps.sh: packages installed but something is still missing" >&2; exit 1; }
+echo "scripts/deps.sh: dependencies installed"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs every test binary given, each with a time limit; a suite's failure
+# does not stop the others. Prints a line per suite, then the totals, ending
+# with "tests: N passed, N failed"; exits non-zero if anything failed.
+#
+# API suites (tests/mock/test_api_*) run once per device in HCQ_TEST_DEVICES
+# (default: what `hcq test-devices` lists: the CPU device, "CPU+ir" — the CPU
+# device interpreting kernels — and the mock GPUs where they exist), with
+# HCQ_TEST_DEVICE set for each run.
+set -u
+B=$1; shift
+suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
+devices=${HCQ_TEST_DEVICES:-$("$B/hcq" test-devices 2>/dev/null || echo CPU)}
+# a kernel cache of the build's own, so a run starts from what it compiles
+export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/$B/kernel-cache}
+limit=${HCQ_TEST_TIMEOUT:-900}
+
+run_one() { # label, [VAR=value...], program
+    local label=$1; shift
+    local prog=${!#} envs=("${@:1:$#-1}") extra=(--jobs=2) out rc
+    case "$prog" in *.sh) extra=("$B") ;; esac
+    out=$(env ${envs[@]+"${envs[@]}"} timeout -k 10 "$limit" "$prog" "${extra[@]}" 2>&1 </dev/null); rc=$?
+    # Criterion: "[====] Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N"
+    local line np=0 nf=0
+    line=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -1)
+    if [ -n "$line" ]; then
+        np=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
+        nf=$(( $(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$line") + $(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$line") ))
+    elif [ $rc -eq 0 ]; then np=1; else nf=1; fi
+    # sanitizer reports fail the suite even where Criterion counted a pass
+    # (LeakSanitizer runs when a test's process exits, after the verdict)
+    if grep -aqE 'ERROR: (Address|Leak|Thread)Sanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer|runtime error:' <<<"$out"; then
+        [ $rc -eq 0 ] && rc=99
+    fi
+    [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1   # a crash, timeout or sanitizer report outside any test
+    tests_pass=$((tests_pass + np)); tests_fail=$((tests_fail + nf))
+    if [ $rc -eq 0 ]; then
+        suites_pass=$((suites_pass + 1))
+        printf 'PASS %-48s %s\n' "$label" "${line:+${line#*Synthesis: }}"
+    else
+        suites_fail=$((suites_fail + 1)); failed+=("$label")
+        printf 'FAIL %-48s (exit %d)\n' "$label" "$rc"
+        printf '%s\n' "$out" | grep -av '^\[----\] *$' | tail -60
+    fi
+}
+
+for t in "$@"; do
+    case "$t" in
+    */test_api_*)
+        for d in $devices; do
+            case "$d" in
+            *+ir) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
+            *) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
+            esac
+        done ;;
+    *) run_one "$(basename "$t")" "$t" ;;
+    esac
+done
+run_one "README example" scripts/check-readme.sh
+
+echo
+[ ${#failed[@]} -gt 0 ] && printf 'failed suites: %s\n' "${failed[*]}"
+echo "suites: $suites_pass passed, $suites_fail failed"
+echo "tests: $tests_pass passed, $tests_fail failed"
+[ "$suites_fail" -eq 0 ]
