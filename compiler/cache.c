@@ -1,0 +1,257 @@
+/* The on-disk kernel cache.
+ *
+ * An entry is <dir>/<key hex>.bin:
+ *   "HCQCACHE" | u32 version | u32 0 | u64 payload size | sha256(payload) | payload
+ * Entries are written to a temp file in the same directory and renamed into
+ * place, so readers never see a partial file and two processes writing one
+ * key both succeed (the last rename wins; both wrote the same bytes). A
+ * short or corrupt entry (a crash mid-write on a filesystem that reorders,
+ * a disk error, a user's truncation) fails the checks and counts as a miss. */
+#include "compiler/cc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ENTRY_MAGIC "HCQCACHE"
+#define ENTRY_VERSION 1u
+#define ENTRY_HEADER (8 + 4 + 4 + 8 + 32)
+#define ENTRY_MAX (1ull << 31) /* kernels are far smaller; guards the read */
+
+/* ** the directory */
+static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *dir_cached; /* process-wide, replaced (and the old one kept) only when the environment changes */
+
+const char *hcq_cache_dir(void)
+{
+    const base_env *e = base_env_get();
+    char want[PATH_MAX];
+    if (e->cache_dir)
+        snprintf(want, sizeof want, "%s", e->cache_dir);
+    else if (e->xdg_cache_home)
+        snprintf(want, sizeof want, "%s/hcq", e->xdg_cache_home);
+    else if (e->home)
+        snprintf(want, sizeof want, "%s/.cache/hcq", e->home);
+    else
+        snprintf(want, sizeof want, "/tmp/hcq-cache-%u", (unsigned)getuid());
+    pthread_mutex_lock(&dir_lock);
+    if (!dir_cached || strcmp(dir_cached, want) != 0) {
+        /* Old strings stay allocated: callers may still hold them. This
+         * happens only when tests change the environment. */
+        char *n = strdup(want);
+        if (n) dir_cached = n;
+    }
+    const char *d = dir_cached ? dir_cached : "/tmp";
+    pthread_mutex_unlock(&dir_lock);
+    return d;
+}
+
+static hcq_status mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return base_err(HCQ_EINVAL, "cache directory path is too long: %s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = 0;
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+            return base_err(HCQ_EIO, "cannot create cache directory %s: %s (set HCQ_CACHE_DIR to a writable directory)",
+                            buf, strerror(errno));
+        if (!c) break;
+        *p = c;
+    }
+    return HCQ_OK;
+}
+
+void cc_cache_path(const cc_cache_key *key, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s.bin", hcq_cache_dir(), key->hex);
+}
+
+hcq_status cc_make_temp_dir(char *buf, size_t size)
+{
+    const char *dir = hcq_cache_dir();
+    if (mkdir_p(dir) == HCQ_OK && snprintf(buf, size, "%s/tmp-XXXXXX", dir) < (int)size && mkdtemp(buf)) return HCQ_OK;
+    if (snprintf(buf, size, "/tmp/hcq-XXXXXX") < (int)size && mkdtemp(buf)) return HCQ_OK;
+    return base_err(HCQ_EIO, "cannot create a temp directory in %s or /tmp: %s", dir, strerror(errno));
+}
+
+void cc_remove_temp_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+/* ** keys */
+void cc_key_begin(cc_sha256_ctx *s)
+{
+    cc_sha256_init(s);
+    cc_key_add_str(s, "hcq-cache-key-v1");
+}
+
+void cc_key_add(cc_sha256_ctx *s, const void *data, size_t size)
+{
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)size >> (8 * i));
+    cc_sha256_update(s, len, 8);
+    cc_sha256_update(s, data, size);
+}
+
+void cc_key_add_str(cc_sha256_ctx *s, const char *str)
+{
+    if (str)
+        cc_key_add(s, str, strlen(str));
+    else
+        cc_key_add(s, "\xff(null)", 7);
+}
+
+void cc_key_end(cc_sha256_ctx *s, cc_cache_key *key)
+{
+    cc_sha256_final(s, key->digest);
+    cc_sha256_hex(key->digest, key->hex);
+}
+
+/* ** entries */
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get_u32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t)get_u32(p + 4) << 32; }
+
+static bool read_file(const char *path, uint8_t **data, size_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= ENTRY_MAX;
+    uint8_t *buf = ok ? malloc(sb.st_size ? (size_t)sb.st_size : 1) : NULL;
+    size_t got = 0;
+    while (buf && got < (size_t)sb.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)sb.st_size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (!buf || got != (size_t)sb.st_size) {
+        free(buf);
+        return false;
+    }
+    *data = buf;
+    *size = got;
+    return true;
+}
+
+static const char *entry_problem(const uint8_t *f, size_t size)
+{
+    if (size < ENTRY_HEADER) return "shorter than its header";
+    if (memcmp(f, ENTRY_MAGIC, 8) != 0) return "bad magic";
+    if (get_u32(f + 8) != ENTRY_VERSION) return "another cache format version";
+    if (get_u64(f + 16) != size - ENTRY_HEADER) return "truncated or padded";
+    uint8_t sum[32];
+    cc_sha256_once(f + ENTRY_HEADER, size - ENTRY_HEADER, sum);
+    if (memcmp(sum, f + 24, 32) != 0) return "checksum mismatch";
+    return NULL;
+}
+
+bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out)
+{
+    char path[PATH_MAX];
+    cc_cache_path(key, path, sizeof path);
+    uint8_t *f;
+    size_t size;
+    if (!read_file(path, &f, &size)) return false;
+    const char *bad = entry_problem(f, size);
+    if (bad) {
+        BASE_LOG(1, "cache: ignoring corrupt entry %s (%s); it will be rebuilt", path, bad);
+        free(f);
+        return false;
+    }
+    size_t n = size - ENTRY_HEADER;
+    memmove(f, f + ENTRY_HEADER, n);
+    *data_out = f;
+    *size_out = n;
+    return true;
+}
+
+static hcq_status write_all(int fd, const uint8_t *p, size_t n, const char *path)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return base_err(HCQ_EIO, "cache: writing %s: %s", path, w < 0 ? strerror(errno) : "short write");
+        p += w;
+        n -= (size_t)w;
+    }
+    return HCQ_OK;
+}
+
+hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size)
+{
+    const char *dir = hcq_cache_dir();
+    hcq_status st = mkdir_p(dir);
+    if (st) return st;
+    static atomic_uint seq; /* distinct temp names for threads of one process */
+    char final[PATH_MAX], tmp[PATH_MAX + 64];
+    cc_cache_path(key, final, sizeof final);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", final, (long)getpid(), atomic_fetch_add(&seq, 1));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return base_err(HCQ_EIO, "cache: cannot create %s: %s", tmp, strerror(errno));
+    uint8_t h[ENTRY_HEADER];
+    memcpy(h, ENTRY_MAGIC, 8);
+    put_u32(h + 8, ENTRY_VERSION);
+    put_u32(h + 12, 0);
+    put_u64(h + 16, size);
+    cc_sha256_once(data, size, h + 24);
+    st = write_all(fd, h, sizeof h, tmp);
+    if (!st) st = write_all(fd, data, size, tmp);
+    if (close(fd) != 0 && !st) st = base_err(HCQ_EIO, "cache: closing %s: %s", tmp, strerror(errno));
+    if (!st && rename(tmp, final) != 0) st = base_err(HCQ_EIO, "cache: renaming %s to %s: %s", tmp, final, strerror(errno));
+    if (st) unlink(tmp);
+    return st;
+}
+
+/* ** host identity */
+static char host_id[4096];
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void read_host_id(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char model[512] = "", line[4096];
+    char *flags = NULL;
+    while (f && fgets(line, sizeof line, f) && (!model[0] || !flags)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!model[0] && strncmp(line, "model name", 10) == 0) snprintf(model, sizeof model, "%.500s", line);
+        if (!flags && (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) flags = strdup(line);
+    }
+    if (f) fclose(f);
+    snprintf(host_id, sizeof host_id, "%s|%s", model[0] ? model : "unknown model", flags ? flags : "unknown flags");
+    free(flags);
+}
+
+const char *cc_host_cpu_id(void)
+{
+    pthread_once(&host_once, read_host_id);
+    return host_id;
+}

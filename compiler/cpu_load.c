@@ -1,0 +1,103 @@
+/* Loading cpu-target shared objects from memory: an anonymous memfd and
+ * dlopen of its /proc/self/fd path, so nothing is written to disk and the
+ * object disappears with its last reference. */
+#include "compiler/cpu_abi.h"
+#include "compiler/elf.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#else
+#define HOST_MACHINE EM_NONE
+#endif
+
+static hcq_status check_elf(const void *so, size_t size)
+{
+    cc_elf e;
+    hcq_status st = cc_elf_open(&e, so, size);
+    if (st) return base_err_prefix(HCQ_EFORMAT, "not a cpu-target shared object");
+    bool ok = e.machine == HOST_MACHINE && e.type == ET_DYN;
+    char what[128];
+    cc_elf_describe(e.machine, e.type, what, sizeof what);
+    cc_elf_close(&e);
+    if (!ok)
+        return base_err(HCQ_EFORMAT, "this is %s, not a cpu-target shared object for this host (%s); compile the "
+                        "kernel for the \"cpu\" target", what, cc_elf_describe(HOST_MACHINE, ET_DYN, (char[96]){0}, 96));
+    return HCQ_OK;
+}
+
+static hcq_status write_memfd(const void *so, size_t size, int *fd_out)
+{
+    int fd = memfd_create("hcq-cpu-kernel", MFD_CLOEXEC);
+    if (fd < 0) return base_err(HCQ_EIO, "memfd_create for a kernel object: %s", strerror(errno));
+    const uint8_t *p = so;
+    for (size_t left = size; left;) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            close(fd);
+            return base_err(HCQ_EIO, "writing a kernel object to a memfd: %s", strerror(errno));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    *fd_out = fd;
+    return HCQ_OK;
+}
+
+hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)
+{
+    if (!so || !out) return base_err(HCQ_EINVAL, "cc_cpu_module_load: NULL argument");
+    hcq_status st = check_elf(so, size);
+    int fd = -1;
+    if (st || (st = write_memfd(so, size, &fd))) return st;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    /* The fd stays open while the module is loaded: dlopen finds an already
+     * loaded object by its path, and /proc/self/fd/N names another object
+     * as soon as N is reused. */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        close(fd);
+        return base_err(HCQ_EFORMAT, "dlopen of a cpu-target object failed: %s", dlerror());
+    }
+    cc_cpu_module m = {.dl = dl, .fd = fd};
+    void *entry = dlsym(dl, "hcq_entry");
+    memcpy(&m.entry, &entry, sizeof entry); /* object pointer -> function pointer, as POSIX allows */
+    m.name = dlsym(dl, "hcq_name");
+    m.meta = dlsym(dl, "hcq_meta");
+    if (!m.entry || !m.name || !m.meta) {
+        dlclose(dl);
+        close(fd);
+        return base_err(HCQ_EFORMAT, "shared object lacks hcq_entry, hcq_name or hcq_meta: not a cpu-target kernel");
+    }
+    if (m.meta[HCQ_CPU_META_MAGIC] != HCQ_CPU_ABI_MAGIC || m.meta[HCQ_CPU_META_VERSION] != HCQ_CPU_ABI_VERSION) {
+        st = base_err(HCQ_EFORMAT, "cpu-target object '%s' has ABI magic 0x%08x version %u; this build needs 0x%08x "
+                      "version %u (recompile it)", m.name, m.meta[HCQ_CPU_META_MAGIC], m.meta[HCQ_CPU_META_VERSION],
+                      HCQ_CPU_ABI_MAGIC, HCQ_CPU_ABI_VERSION);
+        dlclose(dl);
+        close(fd);
+        return st;
+    }
+    m.nparams = m.meta[HCQ_CPU_META_NPARAMS];
+    m.kernarg_size = m.meta[HCQ_CPU_META_KERNARG_SIZE];
+    m.local_bytes = m.meta[HCQ_CPU_META_LOCAL_BYTES];
+    *out = m;
+    return HCQ_OK;
+}
+
+void cc_cpu_module_unload(cc_cpu_module *m)
+{
+    if (!m) return;
+    if (m->dl) dlclose(m->dl);
+    if (m->dl) close(m->fd);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,198 @@
+/* The target table and the public compile API on top of it. */
+#include "compiler/cc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One row per target; see target.h for how to add one. */
+static const cc_target targets[] = {
+    {"cpu", CC_BIN_HOST_SO, "c", cc_cpu_render, cc_cpu_compile, NULL},
+    {"ir", CC_BIN_IR_ELF, "ir listing", cc_ir_render, cc_ir_compile, NULL},
+};
+
+const cc_target *cc_target_find(const char *name)
+{
+    for (size_t i = 0; name && i < BASE_ARRAY_LEN(targets); i++)
+        if (strcmp(targets[i].name, name) == 0) return &targets[i];
+    return NULL;
+}
+
+const cc_target *cc_target_list(size_t *count)
+{
+    *count = BASE_ARRAY_LEN(targets);
+    return targets;
+}
+
+bool hcq_target_known(const char *target) { return cc_target_find(target) != NULL; }
+
+static hcq_status unknown(const char *fn, const char *name)
+{
+    char list[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(targets) && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", targets[i].name);
+    return base_err(HCQ_EINVAL, "%s: unknown target '%s'; this build knows: %s", fn, name ? name : "(null)", list);
+}
+
+hcq_status hcq_render(const hcq_kernel *k, const char *target, char **source_out)
+{
+    if (!k || !source_out) return base_err(HCQ_EINVAL, "hcq_render: NULL %s", k ? "source_out" : "kernel");
+    const cc_target *t = cc_target_find(target);
+    if (!t) return unknown("hcq_render", target);
+    if (!t->render) return base_err(HCQ_ENOTSUP, "hcq_render: target '%s' has no source form", t->name);
+    hcq_status st = hcq_kernel_verify(k);
+    if (st) return base_err_prefix(st, "hcq_render");
+    return t->render(t, k, source_out);
+}
+
+hcq_status hcq_compile(const hcq_kernel *k, const char *target, hcq_binary **out)
+{
+    if (!k || !out) return base_err(HCQ_EINVAL, "hcq_compile: NULL %s", k ? "out" : "kernel");
+    const cc_target *t = cc_target_find(target);
+    if (!t) return unknown("hcq_compile", target);
+    hcq_status st = hcq_kernel_verify(k);
+    if (st) return base_err_prefix(st, "hcq_compile");
+    hcq_binary *b = NULL;
+    if ((st = t->compile(t, k, &b))) return st;
+    *out = b;
+    return HCQ_OK;
+}
+
+hcq_binary *cc_binary_new(const void *data, size_t size, const char *target, const char *compiler)
+{
+    hcq_binary *b = base_calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->data = malloc(size ? size : 1);
+    if (!b->data) {
+        free(b);
+        base_err(HCQ_ENOMEM, "out of memory for a %zu-byte binary", size);
+        return NULL;
+    }
+    memcpy(b->data, data, size);
+    b->size = size;
+    snprintf(b->target, sizeof b->target, "%s", target);
+    snprintf(b->compiler, sizeof b->compiler, "%s", compiler);
+    return b;
+}
+
+void hcq_binary_free(hcq_binary *b)
+{
+    if (!b) return;
+    free(b->data);
+    free(b);
+}
+
+/* ** compiling with clang, through the cache */
+static void cache_key(const cc_compile_job *job, const cc_clang_info *cl, cc_cache_key *key)
+{
+    cc_sha256_ctx s;
+    cc_key_begin(&s);
+    cc_key_add_str(&s, job->target->name);
+    cc_key_add_str(&s, job->source);
+    cc_key_add_str(&s, cl->path);
+    cc_key_add_str(&s, cl->version);
+    for (const char *const *a = job->args; a && *a; a++) cc_key_add_str(&s, *a);
+    cc_key_add_str(&s, "--post");
+    for (const char *const *a = job->post_args; a && *a; a++) cc_key_add_str(&s, *a);
+    cc_key_add_str(&s, job->extra_key);
+    cc_key_end(&s, key);
+}
+
+static hcq_status write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "we");
+    if (!f) return base_err(HCQ_EIO, "cannot write %s", path);
+    bool ok = fwrite(data, 1, size, f) == size;
+    ok = fclose(f) == 0 && ok;
+    return ok ? HCQ_OK : base_err(HCQ_EIO, "cannot write %s (disk full?)", path);
+}
+
+static hcq_status slurp(const char *path, void **data, size_t *size)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return base_err(HCQ_ECOMPILE, "the compiler reported success but wrote no %s", path);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap) break;
+        char *n = realloc(buf, cap * 2);
+        if (!n) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = n;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!buf) return base_err(HCQ_ENOMEM, "out of memory reading %s", path);
+    *data = buf;
+    *size = len;
+    return HCQ_OK;
+}
+
+/* Runs clang in a private temp directory and reads its output. */
+static hcq_status run_clang(const cc_compile_job *job, const cc_clang_info *cl, const char *what, void **data,
+                            size_t *size)
+{
+    char dir[4096], src[4200], obj[4200];
+    hcq_status st = cc_make_temp_dir(dir, sizeof dir);
+    if (st) return base_err_prefix(st, "%s", what);
+    snprintf(src, sizeof src, "%s/kernel%s", dir, job->source_ext);
+    snprintf(obj, sizeof obj, "%s/kernel.out", dir);
+    size_t n = 0, np = 0;
+    while (job->args && job->args[n]) n++;
+    while (job->post_args && job->post_args[np]) np++;
+    const char **argv = calloc(n + np + 5, sizeof *argv);
+    if (!argv) st = base_err(HCQ_ENOMEM, "%s: out of memory", what);
+    if (!st) st = write_file(src, job->source, strlen(job->source));
+    if (!st) {
+        size_t a = 0;
+        argv[a++] = cl->path;
+        for (size_t i = 0; i < n; i++) argv[a++] = job->args[i];
+        argv[a++] = src;
+        argv[a++] = "-o";
+        argv[a++] = obj;
+        for (size_t i = 0; i < np; i++) argv[a++] = job->post_args[i];
+        argv[a] = NULL;
+        st = cc_run_tool(argv, what);
+    }
+    if (!st) st = slurp(obj, data, size);
+    free(argv);
+    cc_remove_temp_dir(dir);
+    return st;
+}
+
+hcq_status cc_compile_with_clang(const cc_compile_job *job, hcq_binary **out)
+{
+    char what[400];
+    snprintf(what, sizeof what, "compiling kernel '%s' for %s", job->kernel->name, job->target->name);
+    const cc_clang_info *cl;
+    hcq_status st = cc_clang(&cl);
+    if (st) return base_err_prefix(st, "%s", what);
+    if (hcq_debug_level() >= 3)
+        fprintf(stderr, "hcq[3] source of kernel '%s' for %s:\n%s\n", job->kernel->name, job->target->name, job->source);
+    cc_cache_key key;
+    cache_key(job, cl, &key);
+    void *data = NULL;
+    size_t size = 0;
+    bool hit = cc_cache_get(&key, &data, &size);
+    uint64_t t0 = hcq_now_ns();
+    if (hit) {
+        BASE_LOG(1, "kernel '%s' for %s: cache hit (%s.bin in %s), built by %s", job->kernel->name, job->target->name,
+                 key.hex, hcq_cache_dir(), cl->label);
+    } else {
+        if ((st = run_clang(job, cl, what, &data, &size))) return st;
+        BASE_LOG(1, "kernel '%s' for %s: compiled with %s (%s) in %.3f s, cache miss", job->kernel->name,
+                 job->target->name, cl->path, cl->label, (double)(hcq_now_ns() - t0) / 1e9);
+        if (cc_cache_put(&key, data, size) != HCQ_OK)
+            BASE_LOG(1, "kernel '%s': not cached: %s", job->kernel->name, hcq_error_message());
+    }
+    hcq_binary *b = cc_binary_new(data, size, job->target->name, cl->label);
+    free(data);
+    if (!b) return HCQ_ENOMEM;
+    b->from_cache = hit;
+    *out = b;
+    return HCQ_OK;
+}

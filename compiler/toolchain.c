@@ -1,0 +1,241 @@
+/* Finding and running the C compiler. Tools run through posix_spawn with
+ * an argv (no shell, so paths with spaces or quotes are safe), their
+ * stdout+stderr captured for the error message. */
+#include "compiler/cc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define OUTPUT_MAX (1u << 20)
+
+/* ** running tools */
+static hcq_status read_all(int fd, char **output)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) return base_err(HCQ_ENOMEM, "out of memory reading a tool's output");
+    for (;;) {
+        if (cap - len < 2048 && cap < OUTPUT_MAX + 4096) {
+            char *n = realloc(buf, cap * 2);
+            if (!n) break; /* keep what we have */
+            buf = n;
+            cap *= 2;
+        }
+        char sink[4096];
+        bool keep = cap - len > 1;
+        ssize_t r = read(fd, keep ? buf + len : sink, keep ? cap - len - 1 : sizeof sink);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        if (keep) len += (size_t)r; /* past the cap the rest is drained and dropped */
+    }
+    buf[len] = 0;
+    *output = buf;
+    return HCQ_OK;
+}
+
+hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) return base_err(HCQ_ENODEV, "cannot run %s: pipe: %s", argv[0], strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+    pid_t pid;
+    int err = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pfd[1]);
+    if (err) {
+        close(pfd[0]);
+        return base_err(HCQ_ENODEV, "cannot run %s: %s", argv[0], strerror(err));
+    }
+    char *out = NULL;
+    hcq_status st = read_all(pfd[0], &out);
+    close(pfd[0]);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    if (st) return st;
+    *exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+    *output = out;
+    return HCQ_OK;
+}
+
+static void join_argv(const char *const *argv, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; argv[i] && len + 1 < size; i++) {
+        int n = snprintf(buf + len, size - len, "%s%s", i ? " " : "", argv[i]);
+        if (n < 0) break;
+        len += (size_t)n;
+    }
+    if (len >= size && size > 4) memcpy(buf + size - 4, "...", 4);
+}
+
+hcq_status cc_run_tool(const char *const *argv, const char *what)
+{
+    char *out = NULL;
+    int code = 0;
+    hcq_status st = cc_run(argv, &out, &code);
+    if (st) return base_err_prefix(HCQ_ECOMPILE, "%s", what);
+    if (code == 0) {
+        free(out);
+        return HCQ_OK;
+    }
+    char cmd[1024];
+    join_argv(argv, cmd, sizeof cmd);
+    /* The start of the output has the first (real) error; keep room for the command. */
+    size_t len = strlen(out);
+    if (len > 2600) memcpy(out + 2600 - 20, "\n[... output cut]\n", 19);
+    st = base_err(HCQ_ECOMPILE, "%s: %s failed (exit status %d):\n%s\ncommand: %s", what, argv[0], code,
+                  out[0] ? out : "(no output)\n", cmd);
+    free(out);
+    return st;
+}
+
+/* ** finding clang */
+
+/* Copies src into dst[size]; false (and dst untouched) when it does not fit. */
+static bool copy_str(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size) return false;
+    memcpy(dst, src, n + 1);
+    return true;
+}
+typedef struct clang_found {
+    hcq_status st;
+    char msg[512];
+    char path[PATH_MAX];
+    char version[256];
+    char label[64];
+    cc_clang_info info;
+} clang_found;
+
+/* Process-wide: the clang found, written once under found_once. */
+static clang_found found;
+static pthread_once_t found_once = PTHREAD_ONCE_INIT;
+
+/* Runs `path --version` and parses "clang version X.Y.Z". */
+static bool probe(const char *path)
+{
+    const char *argv[] = {path, "--version", NULL};
+    char *out = NULL;
+    int code = 0;
+    if (cc_run(argv, &out, &code) != HCQ_OK) return false;
+    const char *v = strstr(out, "clang version ");
+    int maj = 0, min = 0, pat = 0;
+    bool ok = code == 0 && v && sscanf(v + 14, "%d.%d.%d", &maj, &min, &pat) >= 1;
+    if (ok) {
+        size_t n = strcspn(out, "\n");
+        snprintf(found.version, sizeof found.version, "%.*s", (int)n, out);
+        copy_str(found.path, sizeof found.path, path); /* path came from a PATH_MAX buffer */
+        snprintf(found.label, sizeof found.label, "clang %d.%d.%d", maj, min, pat);
+        found.info = (cc_clang_info){found.path, maj, found.version, found.label};
+    }
+    free(out);
+    return ok;
+}
+
+/* Finds `name` in PATH (or uses it as is when it has a slash). */
+static bool which(const char *name, char *out, size_t size)
+{
+    if (strchr(name, '/')) return copy_str(out, size, name) && access(out, X_OK) == 0;
+    const char *path = base_env_get()->path;
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        if (n) {
+            snprintf(out, size, "%.*s/%s", (int)n, p, name);
+            if (access(out, X_OK) == 0) return true;
+        }
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+/* The highest NN of clang-NN in PATH below `below`; 0 when none. */
+static int newest_versioned(int below, char *out, size_t size)
+{
+    const char *path = base_env_get()->path;
+    int best = 0;
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)n, p);
+        p += n + (p[n] == ':');
+        DIR *d = n ? opendir(dir) : NULL;
+        for (struct dirent *e; d && (e = readdir(d));) {
+            const char *s = e->d_name;
+            if (strncmp(s, "clang-", 6) != 0 || !s[6] || strspn(s + 6, "0123456789") != strlen(s + 6)) continue;
+            int v = atoi(s + 6);
+            char full[PATH_MAX + 256];
+            snprintf(full, sizeof full, "%s/%s", dir, s);
+            if (v > best && v < below && access(full, X_OK) == 0 && copy_str(out, size, full)) best = v;
+        }
+        if (d) closedir(d);
+    }
+    return best;
+}
+
+static void find_clang(void)
+{
+    const char *env = base_env_get()->clang;
+    char cand[PATH_MAX];
+    if (env) {
+        if (which(env, cand, sizeof cand) && probe(cand)) return;
+        found.st = HCQ_ENODEV;
+        snprintf(found.msg, sizeof found.msg,
+                 "HCQ_CLANG=%s does not run as clang (`%s --version` failed or does not say \"clang version\"); "
+                 "point it at a clang binary or unset it", env, env);
+        return;
+    }
+    /* newest clang-NN first; fall back to older ones if a newer one is broken */
+    for (int below = INT_MAX, v; (v = newest_versioned(below, cand, sizeof cand)) > 0; below = v)
+        if (probe(cand)) return;
+    if (which("clang", cand, sizeof cand) && probe(cand)) return;
+    found.st = HCQ_ENODEV;
+    snprintf(found.msg, sizeof found.msg,
+             "no C compiler: no clang-NN or clang on PATH runs; install clang (apt install clang) or set HCQ_CLANG");
+}
+
+hcq_status cc_clang(const cc_clang_info **out)
+{
+    pthread_once(&found_once, find_clang);
+    if (found.st) return base_err(found.st, "%s", found.msg);
+    *out = &found.info;
+    return HCQ_OK;
+}
+
+hcq_status hcq_toolchain_clang(const char **path_out, int *major_out)
+{
+    const cc_clang_info *c;
+    hcq_status st = cc_clang(&c);
+    if (st) return st;
+    if (path_out) *path_out = c->path;
+    if (major_out) *major_out = c->major;
+    return HCQ_OK;
+}
+
+hcq_status cc_require_clang(int min_major, const char *why)
+{
+    const cc_clang_info *c;
+    hcq_status st = cc_clang(&c);
+    if (st) return base_err_prefix(st, "%s needs clang >= %d", why, min_major);
+    if (c->major >= min_major) return HCQ_OK;
+    return base_err(HCQ_ENOTSUP,
+                    "%s needs clang >= %d, but the clang found is %s (%s); install clang-%d or newer and put it on "
+                    "PATH, or point HCQ_CLANG at one", why, min_major, c->path, c->label, min_major);
+}

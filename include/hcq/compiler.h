@@ -1,0 +1,334 @@
+/* hcq/compiler.h: dtypes, the kernel IR (builder, verifier, interpreter),
+ * renderers and the compile path with its on-disk cache.
+ *
+ * The compiler is a leaf library: it never calls into devices. Drivers use
+ * its ELF reader and its interpreter (the mock GPU's shader core); the queue
+ * layer calls hcq_compile() for hcq_program_from_kernel().
+ *
+ * ** The IR
+ * A kernel is a flat list of typed SSA operations. A value is named by its
+ * index in that list (hcq_ir_ref). Operands always refer to earlier ops.
+ * Structure is given by RANGE/ENDRANGE and IF/ENDIF pairs that nest like
+ * braces. A value is visible only inside the block that defines it (as in
+ * C): an op may not use a value defined inside a RANGE or IF that has
+ * already closed; carry results out with a DEFINE_ACC made outside. The
+ * kernel body runs once per work-item ("thread"); work-items are grouped
+ * into work-groups of launch-time size (at most 1024 work-items); SPECIAL
+ * ops read the ids (i32).
+ *
+ * Semantics (the interpreter is the reference; renderers must agree):
+ *   - Integer arithmetic wraps at the dtype's width (two's complement).
+ *   - IDIV truncates toward zero; MOD takes the sign of the dividend. x/0 and
+ *     x%0 are 0; INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0.
+ *   - SHL/SHR use the shift count modulo the bit width; SHR is arithmetic on
+ *     signed dtypes and logical on unsigned ones.
+ *   - Float ops are IEEE-754 in the dtype, round to nearest even, no
+ *     contraction: only MULACC is fused (a*b+c rounded once). f16 and bf16
+ *     ops behave as if computed in f32 and rounded to the dtype; NaN
+ *     results are quiet NaNs. Denormals are kept (no flush to zero).
+ *   - f16/bf16 loads, stores and bitcasts move bits exactly (signalling
+ *     NaNs and payloads included); only ops and casts round.
+ *   - MAX is IEEE maxNum for floats (a NaN operand loses to a number), and
+ *     max(-0, +0) is +0 in either order.
+ *   - EXP2, LOG2, SIN, SQRT, RECIP on floats: correctly rounded for SQRT and
+ *     RECIP; EXP2, LOG2, SIN within HCQ_IR_TRANSCENDENTAL_ULP ulp of the exact
+ *     result.
+ *   - CAST float->int truncates toward zero and saturates; NaN gives 0.
+ *     CAST int->float rounds to nearest even. CAST to bool is x != 0.
+ *     CAST between floats rounds to nearest even, once (f64 -> bf16 is not
+ *     rounded through f32 first). CAST from bool gives 0 or 1.
+ *   - CONST: ints are truncated to the dtype's width; a float CONST's double
+ *     is rounded once to the dtype (the builder stores the rounded value).
+ *   - BITCAST reinterprets bits between dtypes of the same size (not bool).
+ *   - CMPLT, CMPNE give bool; float comparisons with NaN follow IEEE
+ *     (CMPNE(NaN, x) is true, CMPLT with NaN is false).
+ *   - bool arithmetic: AND, OR, XOR, CMPNE, WHERE and CAST are defined on
+ *     bool; ADD etc. are not.
+ *   - LOAD and STORE take a buffer (a PARAM buffer or DEFINE_LOCAL) and an
+ *     element index (any integer dtype; signed indexes may be negative).
+ *     A gated LOAD whose gate is false returns its alt value and touches no
+ *     memory; a gated STORE with a false gate stores nothing. A bool in
+ *     memory is one byte; any non-zero byte loads as true.
+ *   - DEFINE_LOCAL sits at the top level (not inside a RANGE or IF): one
+ *     buffer per work-group, each 16-byte aligned. The interpreter and the
+ *     cpu target start it zeroed; GPUs do not, so kernels must not read
+ *     local memory before writing it.
+ *   - RANGE runs its counter from start while counter < end, reading end
+ *     again at every iteration (which matters only when end is an acc).
+ *   - DEFINE_ACC makes a per-work-item variable initialised to its operand;
+ *     using the acc as an operand reads its current value; ASSIGN writes it.
+ *   - BARRIER waits for every work-item of the work-group and makes local
+ *     memory writes before it visible to reads after it. A BARRIER may only
+ *     sit inside RANGEs and IFs whose operands are the same for every
+ *     work-item of a group (they do not depend on LOCAL_ID or on loads).
+ */
+#ifndef HCQ_COMPILER_H
+#define HCQ_COMPILER_H
+
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ** dtypes */
+typedef enum hcq_dtype {
+    HCQ_VOID = 0,
+    HCQ_BOOL,
+    HCQ_I8,
+    HCQ_U8,
+    HCQ_I16,
+    HCQ_U16,
+    HCQ_I32,
+    HCQ_U32,
+    HCQ_I64,
+    HCQ_U64,
+    HCQ_F16,
+    HCQ_BF16,
+    HCQ_F32,
+    HCQ_F64,
+    HCQ_DTYPE_COUNT
+} hcq_dtype;
+
+HCQ_API size_t hcq_dtype_size(hcq_dtype t);      /* bytes; bool is 1, void 0 */
+HCQ_API const char *hcq_dtype_name(hcq_dtype t); /* "f32", ...; "?" if bad */
+HCQ_API bool hcq_dtype_is_float(hcq_dtype t);
+HCQ_API bool hcq_dtype_is_int(hcq_dtype t); /* integer, not bool */
+HCQ_API bool hcq_dtype_is_signed(hcq_dtype t);
+
+/* ** ops */
+typedef enum hcq_op {
+    HCQ_OP_NOOP = 0,
+    /* sources and storage */
+    HCQ_OP_SPECIAL,      /* arg = hcq_special kind | dim << 8; dtype i32 */
+    HCQ_OP_PARAM,        /* arg = param index; flags PTR for a buffer (dtype = element) */
+    HCQ_OP_CONST,        /* arg = value bits (ints sign-extended, f32/f16/bf16 as double bits) */
+    HCQ_OP_DEFINE_LOCAL, /* arg = element count; flags PTR; dtype = element */
+    HCQ_OP_DEFINE_ACC,   /* src0 = initial value */
+    HCQ_OP_ASSIGN,       /* src0 = acc, src1 = value; dtype void */
+    HCQ_OP_LOAD,         /* src0 = buffer, src1 = index, [src2 = gate, src3 = alt] */
+    HCQ_OP_STORE,        /* src0 = buffer, src1 = index, src2 = value, [src3 = gate]; void */
+    /* unary ALU */
+    HCQ_OP_NEG,
+    HCQ_OP_EXP2,
+    HCQ_OP_LOG2,
+    HCQ_OP_SIN,
+    HCQ_OP_SQRT,
+    HCQ_OP_RECIP,
+    HCQ_OP_TRUNC, /* float: round toward zero, stays float */
+    /* binary ALU (operands of one dtype) */
+    HCQ_OP_ADD,
+    HCQ_OP_SUB,
+    HCQ_OP_MUL,
+    HCQ_OP_IDIV, /* integers only */
+    HCQ_OP_MOD,  /* integers only */
+    HCQ_OP_FDIV, /* floats only, correctly rounded */
+    HCQ_OP_MAX,
+    HCQ_OP_CMPLT, /* result bool */
+    HCQ_OP_CMPNE, /* result bool */
+    HCQ_OP_AND,
+    HCQ_OP_OR,
+    HCQ_OP_XOR,
+    HCQ_OP_SHL,
+    HCQ_OP_SHR,
+    /* ternary */
+    HCQ_OP_WHERE,  /* src0 bool cond, src1, src2 */
+    HCQ_OP_MULACC, /* src0 * src1 + src2, fused for floats */
+    /* conversions */
+    HCQ_OP_CAST,
+    HCQ_OP_BITCAST,
+    /* structure */
+    HCQ_OP_RANGE,    /* src0 = start, src1 = end (exclusive); value = loop counter */
+    HCQ_OP_ENDRANGE, /* src0 = the RANGE */
+    HCQ_OP_IF,       /* src0 = bool condition */
+    HCQ_OP_ENDIF,    /* src0 = the IF */
+    HCQ_OP_BARRIER,
+    HCQ_OP_COUNT
+} hcq_op;
+
+HCQ_API const char *hcq_op_name(hcq_op op); /* "add", ...; "?" if bad */
+
+typedef enum hcq_special {
+    HCQ_SPECIAL_GROUP_ID = 0,   /* work-group id in dim 0..2 */
+    HCQ_SPECIAL_LOCAL_ID = 1,   /* work-item id inside its group */
+    HCQ_SPECIAL_NUM_GROUPS = 2, /* launch grid size in groups */
+    HCQ_SPECIAL_LOCAL_SIZE = 3, /* work-group size in work-items */
+} hcq_special;
+
+#define HCQ_IR_FLAG_PTR 0x01u /* PARAM / DEFINE_LOCAL: the value is a buffer */
+#define HCQ_IR_MAX_SRC 4
+#define HCQ_IR_NONE UINT32_MAX
+#define HCQ_IR_TRANSCENDENTAL_ULP 2
+
+typedef uint32_t hcq_ir_ref; /* index of an op in its kernel */
+
+typedef struct hcq_ir_op {
+    uint16_t op;    /* hcq_op */
+    uint8_t dtype;  /* hcq_dtype of the result (element dtype for buffers) */
+    uint8_t nsrc;   /* used entries of src */
+    uint8_t flags;  /* HCQ_IR_FLAG_* */
+    uint8_t _pad[3];
+    hcq_ir_ref src[HCQ_IR_MAX_SRC];
+    uint64_t arg;
+} hcq_ir_op;
+
+/* ** building kernels
+ * Builder calls never fail loudly: a bad operand (a ref that does not exist,
+ * a dtype that does not fit) makes the kernel's sticky error, which
+ * hcq_kernel_verify() and every consumer report. The returned ref is then
+ * HCQ_IR_NONE. */
+HCQ_API hcq_kernel *hcq_kernel_create(const char *name);
+HCQ_API void hcq_kernel_destroy(hcq_kernel *k); /* NULL is fine */
+HCQ_API hcq_kernel *hcq_kernel_clone(const hcq_kernel *k);
+HCQ_API const char *hcq_kernel_name(const hcq_kernel *k);
+HCQ_API uint32_t hcq_kernel_op_count(const hcq_kernel *k);
+HCQ_API const hcq_ir_op *hcq_kernel_ops(const hcq_kernel *k);
+
+/* Appends any op as given, unchecked (the verifier checks). */
+HCQ_API hcq_ir_ref hcq_ir_emit(hcq_kernel *k, hcq_op op, hcq_dtype dt, uint8_t flags,
+                               const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg);
+
+HCQ_API hcq_ir_ref hcq_ir_param_buffer(hcq_kernel *k, hcq_dtype elem);
+HCQ_API hcq_ir_ref hcq_ir_param_scalar(hcq_kernel *k, hcq_dtype dt);
+HCQ_API hcq_ir_ref hcq_ir_special(hcq_kernel *k, hcq_special kind, unsigned dim);
+HCQ_API hcq_ir_ref hcq_ir_const_int(hcq_kernel *k, hcq_dtype dt, int64_t v);
+HCQ_API hcq_ir_ref hcq_ir_const_float(hcq_kernel *k, hcq_dtype dt, double v);
+HCQ_API hcq_ir_ref hcq_ir_const_bool(hcq_kernel *k, bool v);
+HCQ_API hcq_ir_ref hcq_ir_unary(hcq_kernel *k, hcq_op op, hcq_ir_ref a);
+HCQ_API hcq_ir_ref hcq_ir_binary(hcq_kernel *k, hcq_op op, hcq_ir_ref a, hcq_ir_ref b);
+HCQ_API hcq_ir_ref hcq_ir_where(hcq_kernel *k, hcq_ir_ref c, hcq_ir_ref a, hcq_ir_ref b);
+HCQ_API hcq_ir_ref hcq_ir_mulacc(hcq_kernel *k, hcq_ir_ref a, hcq_ir_ref b, hcq_ir_ref c);
+HCQ_API hcq_ir_ref hcq_ir_cast(hcq_kernel *k, hcq_dtype to, hcq_ir_ref a);
+HCQ_API hcq_ir_ref hcq_ir_bitcast(hcq_kernel *k, hcq_dtype to, hcq_ir_ref a);
+HCQ_API hcq_ir_ref hcq_ir_load(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx);
+HCQ_API hcq_ir_ref hcq_ir_load_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx,
+                                     hcq_ir_ref gate, hcq_ir_ref alt);
+HCQ_API void hcq_ir_store(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val);
+HCQ_API void hcq_ir_store_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val,
+                                hcq_ir_ref gate);
+HCQ_API hcq_ir_ref hcq_ir_range(hcq_kernel *k, hcq_ir_ref start, hcq_ir_ref end);
+HCQ_API void hcq_ir_endrange(hcq_kernel *k, hcq_ir_ref range);
+HCQ_API hcq_ir_ref hcq_ir_if(hcq_kernel *k, hcq_ir_ref cond);
+HCQ_API void hcq_ir_endif(hcq_kernel *k, hcq_ir_ref iff);
+HCQ_API hcq_ir_ref hcq_ir_define_local(hcq_kernel *k, hcq_dtype elem, uint32_t count);
+HCQ_API void hcq_ir_barrier(hcq_kernel *k);
+HCQ_API hcq_ir_ref hcq_ir_define_acc(hcq_kernel *k, hcq_ir_ref init);
+HCQ_API void hcq_ir_assign(hcq_kernel *k, hcq_ir_ref acc, hcq_ir_ref val);
+
+/* Checks every op (operand refs, dtypes, nesting, value visibility, params
+ * numbered 0..n-1, barrier placement). On failure returns HCQ_EINVAL with a
+ * message naming the op index and kind ("op 7 (add): operand 1 is op 9,
+ * which comes later"); a builder error is reported first. */
+HCQ_API hcq_status hcq_kernel_verify(const hcq_kernel *k);
+
+/* Writes a readable listing (one op per line) to a malloc'd string. */
+HCQ_API char *hcq_kernel_dump(const hcq_kernel *k);
+
+/* ** parameters and the kernarg layout
+ * Parameters are laid out in order at their natural alignment, the way a C,
+ * CUDA or HIP compiler lays out the arguments of a kernel: a buffer is an
+ * 8-byte device address; a scalar takes its dtype's size and alignment. */
+typedef struct hcq_param_info {
+    uint32_t offset; /* byte offset in the kernarg block */
+    uint32_t size;   /* bytes: 8 for buffers, dtype size for scalars */
+    uint8_t is_buffer;
+    uint8_t dtype; /* element dtype for buffers */
+    uint8_t _pad[2];
+} hcq_param_info;
+
+HCQ_API uint32_t hcq_kernel_param_count(const hcq_kernel *k);
+/* Fills info[0..count) and returns the total kernarg bytes (8-aligned). */
+HCQ_API uint32_t hcq_kernel_param_layout(const hcq_kernel *k, hcq_param_info *info);
+/* Bytes of local (work-group shared) memory the kernel defines, each
+ * buffer 16-byte aligned. */
+HCQ_API uint32_t hcq_kernel_local_bytes(const hcq_kernel *k);
+
+/* ** serialized IR (the payload of "ir" and mock-target binaries) */
+/* The kernel must verify; *out is malloc'd. */
+HCQ_API hcq_status hcq_kernel_serialize(const hcq_kernel *k, void **out, size_t *out_size);
+/* Validates everything it reads (lengths, fields, a CRC-32 of the whole
+ * blob) and then runs the verifier; a malformed blob gives HCQ_EFORMAT. */
+HCQ_API hcq_status hcq_kernel_deserialize(const void *data, size_t size, hcq_kernel **out);
+
+/* ** the interpreter: the reference meaning of every op.
+ * Runs work-groups [group_begin, group_end) of a launch (linear group index,
+ * x fastest); all work-items of a group run in lock-step, op by op.
+ * Kernargs are read from `kernargs` at the layout above; buffer params are
+ * addresses that the interpreter dereferences directly, after asking
+ * `check` (when given) whether the access is allowed. */
+typedef struct hcq_interp_access {
+    uint64_t addr;      /* first byte accessed */
+    uint32_t size;      /* bytes */
+    bool write;
+    uint32_t param;     /* param index of the buffer, or HCQ_IR_NONE for local */
+    uint64_t index;     /* element index */
+    hcq_ir_ref op;      /* the LOAD/STORE */
+} hcq_interp_access;
+
+typedef struct hcq_interp_mem {
+    /* Returns true when the access may go ahead. On false it may write a
+     * description of the allocation it was checked against into why. */
+    bool (*check)(void *ctx, const hcq_interp_access *a, char *why, size_t why_size);
+    void *ctx;
+} hcq_interp_mem;
+
+typedef struct hcq_interp_launch {
+    const void *kernargs;
+    size_t kernarg_size;
+    uint32_t num_groups[3];
+    uint32_t local_size[3];
+    uint64_t group_begin, group_end; /* end 0 = every group */
+    const hcq_interp_mem *mem;       /* NULL: no checks */
+    uint64_t op_budget;              /* 0 = unlimited; a kernel running longer is stopped */
+} hcq_interp_launch;
+
+/* HCQ_EFAULT names the kernel, the op, the param or local buffer and the
+ * index when an access is refused or out of a local buffer's bounds;
+ * HCQ_ETIMEDOUT when op_budget runs out. The kernel must verify (the
+ * verifier's HCQ_EINVAL otherwise).
+ *   - check may first be asked about the whole span one op touches in a
+ *     group (size > one element, index of the first active work-item);
+ *     only if it refuses that is it asked element by element, to find and
+ *     report the first refused work-item.
+ *   - op_budget counts work-item ops: every op executed in a group counts
+ *     the group's work-item count, across all groups of the call.
+ *   - HCQ_ELIMIT for work-groups over 1024 work-items; HCQ_EINVAL for a zero
+ *     dimension, a group range outside the grid, or kernargs shorter than
+ *     the layout.
+ *   - Re-entrant: threads may run disjoint group ranges of one launch at
+ *     once (the kernel is only read). */
+HCQ_API hcq_status hcq_interp_run(const hcq_kernel *k, const hcq_interp_launch *l);
+
+/* ** targets and compilation
+ * Targets: "cpu" (C via clang to a host shared object), "ir" (serialized IR
+ * in an ELF, run by an interpreter). GPU targets (sm_*, gfx*) are added by
+ * their backends. */
+typedef struct hcq_binary {
+    void *data;
+    size_t size;
+    char target[32];
+    char compiler[128]; /* what built it ("clang 22.1.8", "hcq ir") */
+    bool from_cache;
+} hcq_binary;
+
+HCQ_API bool hcq_target_known(const char *target);
+/* Renders the kernel as source for the target (C, CUDA, HIP); malloc'd. */
+HCQ_API hcq_status hcq_render(const hcq_kernel *k, const char *target, char **source_out);
+/* Verifies, renders, compiles (or finds in the cache) and returns the
+ * binary. A compiler error is HCQ_ECOMPILE with its output and the command
+ * line in the message. Thread-safe; concurrent compiles of one kernel (in
+ * threads or processes) share one cache entry safely. */
+HCQ_API hcq_status hcq_compile(const hcq_kernel *k, const char *target, hcq_binary **out);
+HCQ_API void hcq_binary_free(hcq_binary *b);
+
+/* The C compiler hcq uses: HCQ_CLANG, else the newest clang-NN on PATH, else
+ * clang. Found once per process. Returns HCQ_ENODEV if none runs. */
+HCQ_API hcq_status hcq_toolchain_clang(const char **path_out, int *major_out);
+/* The kernel cache directory: HCQ_CACHE_DIR, else $XDG_CACHE_HOME/hcq, else
+ * ~/.cache/hcq. */
+HCQ_API const char *hcq_cache_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

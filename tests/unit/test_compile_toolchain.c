@@ -1,0 +1,348 @@
+/* The toolchain (finding clang, running it, its errors), the on-disk cache
+ * (hits, corrupt entries, two processes at once), the target table and the
+ * cpu module loader. Tests that touch the cache point HCQ_CACHE_DIR at a
+ * fresh temp directory (Criterion runs each test in its own process). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_ir_util.h"
+
+static char cache_dir[256];
+
+static void fresh_cache(void)
+{
+    tu_need_clang();
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/hcq-test-cache-XXXXXX");
+    cr_assert_not_null(mkdtemp(cache_dir));
+    setenv("HCQ_CACHE_DIR", cache_dir, 1);
+    base_env_reload();
+    cr_assert_str_eq(hcq_cache_dir(), cache_dir);
+}
+
+static void rm_cache(void)
+{
+    if (cache_dir[0]) cc_remove_temp_dir(cache_dir);
+}
+
+/* counts entries of the cache dir: .bin files and anything else */
+static void count_entries(int *bins, int *other)
+{
+    *bins = *other = 0;
+    DIR *d = opendir(cache_dir);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        size_t n = strlen(e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) (*bins)++;
+        else (*other)++;
+    }
+    closedir(d);
+}
+
+static bool first_bin(char *path, size_t size)
+{
+    DIR *d = opendir(cache_dir);
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) {
+            snprintf(path, size, "%s/%s", cache_dir, e->d_name);
+            found = true;
+        }
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* A kernel no earlier run has compiled (its constant is unique), so the
+ * first compile is a real clang run. out[gid] = in[gid] * 2 + tag. */
+static hcq_kernel *unique_kernel(int32_t tag)
+{
+    hcq_kernel *k = hcq_kernel_create("tc_unique");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_I32), in = hcq_ir_param_buffer(k, HCQ_I32), gid = tu_gid(k);
+    hcq_ir_ref two = hcq_ir_const_int(k, HCQ_I32, 2), t = hcq_ir_const_int(k, HCQ_I32, tag);
+    hcq_ir_store(k, out, gid, hcq_ir_mulacc(k, hcq_ir_load(k, in, gid), two, t));
+    tu_verify(k);
+    return k;
+}
+
+static int32_t unique_tag(void) { return (int32_t)((uint32_t)getpid() * 2654435761u ^ (uint32_t)hcq_now_ns()); }
+
+/* compiles, loads and runs k from a binary; true when the results are right */
+static bool runs_right(const hcq_binary *b, int32_t tag)
+{
+    cc_cpu_module m;
+    if (cc_cpu_module_load(b->data, b->size, &m) != HCQ_OK) return false;
+    int32_t in[64], out[64];
+    for (int i = 0; i < 64; i++) in[i] = i - 20;
+    uint8_t ka[16];
+    uint64_t po = (uintptr_t)out, pi = (uintptr_t)in;
+    memcpy(ka, &po, 8);
+    memcpy(ka + 8, &pi, 8);
+    hcq_cpu_dims d = {{2, 1, 1}, {32, 1, 1}};
+    m.entry(ka, &d, 0, 2);
+    bool ok = m.nparams == 2 && m.kernarg_size == 16 && strcmp(m.name, "tc_unique") == 0;
+    for (int i = 0; i < 64; i++) ok = ok && out[i] == (int32_t)((uint32_t)in[i] * 2u + (uint32_t)tag);
+    cc_cpu_module_unload(&m);
+    return ok;
+}
+
+Test(compile_toolchain, finds_the_newest_clang)
+{
+    const char *path;
+    int major;
+    tu_need_clang();
+    if (getenv("HCQ_CLANG")) cr_skip_test("HCQ_CLANG is set, so no search happens");
+    cr_assert_eq(hcq_toolchain_clang(&path, &major), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(major >= 14, "major %d", major);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (strncmp(base, "clang-", 6) == 0) cr_assert_eq(atoi(base + 6), major, "%s is not version %d", path, major);
+    /* no clang-NN on PATH is newer than the one picked */
+    const char *p = getenv("PATH");
+    char *dirs = strdup(p ? p : ""), *save = NULL;
+    for (char *dir = strtok_r(dirs, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        for (int v = major + 1; v < 40; v++) {
+            char cand[512];
+            snprintf(cand, sizeof cand, "%s/clang-%d", dir, v);
+            cr_assert(access(cand, X_OK) != 0, "%s is newer than %s", cand, path);
+        }
+    }
+    free(dirs);
+    const cc_clang_info *ci;
+    cr_assert_eq(cc_clang(&ci), HCQ_OK);
+    cr_assert(strstr(ci->version, "clang version"), "%s", ci->version);
+    cr_assert(strncmp(ci->label, "clang ", 6) == 0, "%s", ci->label);
+}
+
+Test(compile_toolchain, require_clang_says_what_needs_it)
+{
+    const char *path;
+    int major;
+    tu_need_clang();
+    cr_assert_eq(hcq_toolchain_clang(&path, &major), HCQ_OK);
+    cr_assert_eq(cc_require_clang(major, "anything"), HCQ_OK);
+    cr_assert_eq(cc_require_clang(major + 1, "the sm_99 target"), HCQ_ENOTSUP);
+    const char *m = hcq_error_message();
+    char want[64];
+    snprintf(want, sizeof want, "the sm_99 target needs clang >= %d", major + 1);
+    cr_assert(strstr(m, want), "%s", m);
+    cr_assert(strstr(m, path), "%s", m);
+    cr_assert(strstr(m, "HCQ_CLANG"), "%s", m);
+}
+
+Test(compile_toolchain, compile_error_carries_clang_output, .fini = rm_cache)
+{
+    fresh_cache();
+    hcq_kernel *k = unique_kernel(1);
+    hcq_binary *b = NULL;
+    hcq_status st = cc_cpu_compile_source(k, "int broken(void) { return 1 + ; }\n", &b);
+    const char *m = hcq_error_message();
+    cr_assert_eq(st, HCQ_ECOMPILE, "%s", m);
+    cr_assert_null(b);
+    cr_assert(strstr(m, "compiling kernel 'tc_unique' for cpu"), "%s", m);
+    cr_assert(strstr(m, "error: expected expression"), "clang's own output missing: %s", m);
+    cr_assert(strstr(m, "command: "), "%s", m);
+    cr_assert(strstr(m, "-ffp-contract=off"), "command line missing: %s", m);
+    int bins, other;
+    count_entries(&bins, &other);
+    cr_assert_eq(bins + other, 0, "a failed compile left %d files", bins + other);
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, cache_hits_on_the_second_compile, .fini = rm_cache)
+{
+    fresh_cache();
+    int32_t tag = unique_tag();
+    hcq_kernel *k = unique_kernel(tag);
+    hcq_binary *a, *b;
+    cr_assert_eq(hcq_compile(k, "cpu", &a), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(!a->from_cache);
+    cr_assert_str_eq(a->target, "cpu");
+    cr_assert(strncmp(a->compiler, "clang ", 6) == 0, "%s", a->compiler);
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(b->from_cache, "second compile missed the cache");
+    cr_assert_eq(a->size, b->size);
+    cr_assert(memcmp(a->data, b->data, a->size) == 0);
+    cr_assert(runs_right(b, tag));
+    int bins, other;
+    count_entries(&bins, &other);
+    cr_assert_eq(bins, 1);
+    cr_assert_eq(other, 0, "temp files left behind");
+    hcq_binary_free(a);
+    hcq_binary_free(b);
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, corrupt_cache_entry_is_rebuilt, .fini = rm_cache)
+{
+    fresh_cache();
+    int32_t tag = unique_tag();
+    hcq_kernel *k = unique_kernel(tag);
+    hcq_binary *b;
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    hcq_binary_free(b);
+    char path[512];
+    cr_assert(first_bin(path, sizeof path));
+    struct stat sb;
+    cr_assert_eq(stat(path, &sb), 0);
+    cr_assert_eq(truncate(path, sb.st_size / 2), 0);
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(!b->from_cache, "a truncated entry was used");
+    cr_assert(runs_right(b, tag));
+    hcq_binary_free(b);
+    /* flip one payload byte: the checksum catches it */
+    int fd = open(path, O_RDWR);
+    cr_assert(fd >= 0);
+    uint8_t byte;
+    cr_assert_eq(pread(fd, &byte, 1, 200), 1);
+    byte ^= 0x40;
+    cr_assert_eq(pwrite(fd, &byte, 1, 200), 1);
+    close(fd);
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(!b->from_cache, "a corrupted entry was used");
+    hcq_binary_free(b);
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(b->from_cache, "the rebuilt entry was not cached");
+    hcq_binary_free(b);
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, two_processes_compile_one_new_kernel_at_once, .fini = rm_cache)
+{
+    fresh_cache();
+    int32_t tag = unique_tag();
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
+    pid_t kids[2];
+    for (int i = 0; i < 2; i++) {
+        kids[i] = fork();
+        cr_assert(kids[i] >= 0);
+        if (kids[i] == 0) {
+            close(go[1]);
+            char c;
+            (void)!read(go[0], &c, 1); /* released together when the parent closes the pipe */
+            hcq_kernel *k = unique_kernel(tag);
+            hcq_binary *b = NULL;
+            hcq_status st = hcq_compile(k, "cpu", &b);
+            if (st) fprintf(stderr, "child %d: %s\n", i, hcq_error_message());
+            _exit(st == HCQ_OK && runs_right(b, tag) ? 0 : 1);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int i = 0; i < 2; i++) {
+        int ws;
+        cr_assert_eq(waitpid(kids[i], &ws, 0), kids[i]);
+        cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "child %d failed (status 0x%x)", i, ws);
+    }
+    int bins, other;
+    count_entries(&bins, &other);
+    cr_assert_eq(bins, 1, "%d cache entries", bins);
+    cr_assert_eq(other, 0, "%d temp files left behind", other);
+    hcq_kernel *k = unique_kernel(tag);
+    hcq_binary *b;
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(b->from_cache, "the entry the children wrote is not valid");
+    cr_assert(runs_right(b, tag));
+    hcq_binary_free(b);
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, debug_levels_log_compiler_cache_and_source, .fini = rm_cache)
+{
+    fresh_cache();
+    char log[] = "/tmp/hcq-test-log-XXXXXX";
+    int fd = mkstemp(log);
+    cr_assert(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    setenv("HCQ_DEBUG", "3", 1);
+    base_env_reload();
+    hcq_kernel *k = unique_kernel(unique_tag());
+    hcq_binary *b;
+    hcq_status st = hcq_compile(k, "cpu", &b);
+    if (!st) hcq_binary_free(b);
+    st = st ? st : hcq_compile(k, "cpu", &b);
+    if (!st) hcq_binary_free(b);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    cr_assert_eq(st, HCQ_OK, "%s", hcq_error_message());
+    char text[65536];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(log);
+    cr_assert(n > 0);
+    text[n] = 0;
+    cr_assert(strstr(text, "HCQ_EXPORT void hcq_entry"), "source not printed");
+    cr_assert(strstr(text, "compiled with /"), "compiler not named");
+    cr_assert(strstr(text, "cache miss"), "miss not logged");
+    cr_assert(strstr(text, "cache hit"), "hit not logged");
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, targets_and_rendering)
+{
+    cr_assert(hcq_target_known("cpu"));
+    cr_assert(hcq_target_known("ir"));
+    cr_assert(!hcq_target_known("sm_90"));
+    cr_assert(!hcq_target_known(NULL));
+    hcq_kernel *k = unique_kernel(3);
+    hcq_binary *b = NULL;
+    cr_assert_eq(hcq_compile(k, "gfx1100", &b), HCQ_EINVAL);
+    cr_assert(strstr(hcq_error_message(), "unknown target 'gfx1100'; this build knows: cpu, ir"), "%s",
+              hcq_error_message());
+    char *src = NULL;
+    cr_assert_eq(hcq_render(k, "cpu", &src), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(strstr(src, "hcq_entry") && strstr(src, "hcq_meta") && !strstr(src, "#include"), "%s", src);
+    free(src);
+    cr_assert_eq(hcq_render(k, "ir", &src), HCQ_OK);
+    cr_assert(strstr(src, "kernel 'tc_unique'"), "%s", src);
+    free(src);
+    size_t n;
+    const cc_target *t = cc_target_list(&n);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(cc_target_find("cpu")->kind, CC_BIN_HOST_SO);
+    cr_assert_eq(t[1].kind, CC_BIN_IR_ELF);
+    /* an invalid kernel never reaches the compiler */
+    hcq_kernel *bad = hcq_kernel_create("bad");
+    hcq_ir_unary(bad, HCQ_OP_SQRT, 0);
+    cr_assert_eq(hcq_compile(bad, "cpu", &b), HCQ_EINVAL);
+    cr_assert(strstr(hcq_error_message(), "hcq_compile: kernel 'bad'"), "%s", hcq_error_message());
+    hcq_kernel_destroy(bad);
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, cpu_loader_rejects_other_binaries)
+{
+    hcq_kernel *k = unique_kernel(4);
+    hcq_binary *b;
+    cr_assert_eq(hcq_compile(k, "ir", &b), HCQ_OK);
+    cc_cpu_module m;
+    cr_assert_eq(cc_cpu_module_load(b->data, b->size, &m), HCQ_EFORMAT);
+    cr_assert(strstr(hcq_error_message(), "relocatable object with no machine"), "%s", hcq_error_message());
+    hcq_binary_free(b);
+    cr_assert_eq(cc_cpu_module_load("junk", 4, &m), HCQ_EFORMAT);
+    hcq_kernel_destroy(k);
+}
+
+Test(compile_toolchain, run_captures_output_and_status)
+{
+    const char *argv[] = {"/bin/sh", "-c", "echo to-out; echo to-err >&2; exit 3", NULL};
+    char *out = NULL;
+    int code = -1;
+    cr_assert_eq(cc_run(argv, &out, &code), HCQ_OK, "%s", hcq_error_message());
+    cr_assert_eq(code, 3);
+    cr_assert(strstr(out, "to-out") && strstr(out, "to-err"), "%s", out);
+    free(out);
+    const char *none[] = {"/nonexistent/tool", NULL};
+    cr_assert_eq(cc_run(none, &out, &code), HCQ_ENODEV);
+    cr_assert(strstr(hcq_error_message(), "/nonexistent/tool"), "%s", hcq_error_message());
+    const char *fails[] = {"/bin/sh", "-c", "echo oops >&2; exit 2", NULL};
+    cr_assert_eq(cc_run_tool(fails, "testing"), HCQ_ECOMPILE);
+    cr_assert(strstr(hcq_error_message(), "testing: /bin/sh failed (exit status 2):\noops"), "%s", hcq_error_message());
+}
