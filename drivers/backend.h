@@ -1,0 +1,136 @@
+/* drivers/backend.h: the one table every backend (cpu, nv, amd) fills, and
+ * the device, program and memory records the layers share.
+ *
+ * The device-independent layers (mem/, queue/) call only through this table
+ * and never branch on the vendor. A backend owns bring-up, memory, program
+ * loading, the encoders for each queue command (into a drv_rec, see
+ * record.h), submission into its engines' rings, and the sources of faults. */
+#ifndef HCQ_DRIVERS_BACKEND_H
+#define HCQ_DRIVERS_BACKEND_H
+
+#include <hcq/queue.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "drivers/record.h"
+
+/* ** memory */
+enum {
+    DRV_MEM_DEVICE = 1u << 0,   /* device-local memory */
+    DRV_MEM_HOST = 1u << 1,     /* pinned system memory mapped to the device */
+    DRV_MEM_CPU = 1u << 2,      /* must be mapped for the CPU (cpu != NULL) */
+    DRV_MEM_UNCACHED = 1u << 3, /* CPU mapping uncached / coherent (signals) */
+    DRV_MEM_LOW = 1u << 4,      /* VA below 2^40 (pushbuffers, QMDs) */
+    DRV_MEM_CODE = 1u << 5,     /* holds kernel code */
+};
+
+typedef struct drv_mem {
+    uint64_t va;    /* device virtual address */
+    void *cpu;      /* CPU mapping, or NULL */
+    uint64_t size;  /* bytes, as allocated (rounded up) */
+    uint32_t flags; /* DRV_MEM_* */
+    uint64_t handle;
+    void *priv;
+} drv_mem;
+
+/* ** programs (the backend fills info, params and priv at load) */
+struct hcq_program {
+    hcq_device *dev;
+    hcq_program_info info;
+    hcq_param_info *params; /* info.nparams entries, malloc'd by the backend */
+    void *priv;
+    struct hcq_program *next, *prev; /* the device's list */
+};
+
+/* ** devices */
+struct mem_dev;   /* mem/: timeline, signal pool, staging, kernarg ring */
+struct queue_dev; /* queue/: eager recordings, live objects */
+
+struct hcq_device {
+    const struct drv_backend *be;
+    void *priv; /* backend state */
+    hcq_device_props props;
+    /* device timestamp ticks -> ns: ns = ticks * ts_mul / ts_div */
+    uint64_t ts_mul, ts_div;
+    pthread_mutex_t lock; /* serialises eager submissions and the timeline */
+    /* sticky fault: set once by whoever sees it (engine, poll), read by all */
+    atomic_int faulted;
+    hcq_status fault_status;
+    char fault_msg[1024];
+    pthread_mutex_t fault_lock;
+    /* engine progress: engines bump progress_seq after every signal write
+     * they make; host waiters sleep on it instead of spinning */
+    atomic_uint_fast64_t progress_seq;
+    atomic_int progress_waiters;
+    pthread_mutex_t progress_lock;
+    pthread_cond_t progress_cond;
+    struct mem_dev *mem;
+    struct queue_dev *qd;
+};
+
+/* Engines call this after writing signal memory. */
+void drv_progress_notify(hcq_device *dev);
+/* Sleeps until progress_seq moves past seq (read before the caller checked
+ * its condition) or max_ns passes. */
+void drv_progress_wait(hcq_device *dev, uint64_t seq, uint64_t max_ns);
+static inline uint64_t drv_progress_seq(hcq_device *dev)
+{
+    return atomic_load(&dev->progress_seq);
+}
+/* Initialises/destroys the generic parts of a device record. */
+void drv_device_init(hcq_device *dev);
+void drv_device_fini(hcq_device *dev);
+
+/* Records the device's sticky fault (first one wins) and returns it. */
+hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...) HCQ_PRINTF(3, 4);
+/* HCQ_OK or the sticky fault, with its message set again for this thread. */
+hcq_status drv_fault_status(hcq_device *dev);
+
+typedef struct drv_backend {
+    const char *kind; /* "CPU", "NV", "AMD" */
+    /* devices of this kind present (0 if the driver is absent) */
+    uint32_t (*count)(void);
+    /* brings device `index` up: props, priv, ts_mul/div, engines */
+    hcq_status (*open)(hcq_device *dev, uint32_t index);
+    /* tears down what open made; every allocation is already freed */
+    void (*close)(hcq_device *dev);
+
+    hcq_status (*mem_alloc)(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out);
+    void (*mem_free)(hcq_device *dev, drv_mem *m);
+
+    /* parses and uploads; fills p->info (name, target, nparams, kernarg_bytes,
+     * max_threads, local_bytes, registers, code_bytes), p->params, p->priv */
+    hcq_status (*program_load)(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
+    void (*program_free)(hcq_device *dev, hcq_program *p);
+
+    /* encoders: append one command to r */
+    hcq_status (*rec_wait)(drv_rec *r, hcq_val addr, hcq_val value);
+    hcq_status (*rec_signal)(drv_rec *r, hcq_val addr, hcq_val value);
+    hcq_status (*rec_timestamp)(drv_rec *r, hcq_val addr);
+    hcq_status (*rec_barrier)(drv_rec *r);
+    /* params[i] is the value of parameter i (a buffer's address or a scalar) */
+    hcq_status (*rec_exec)(drv_rec *r, hcq_program *p, const hcq_val *params, const hcq_dims *dims);
+    hcq_status (*rec_copy)(drv_rec *r, hcq_val dst, hcq_val src, hcq_val size);
+    /* largest copy one command can do (a variable size must fit) */
+    uint64_t copy_max_bytes;
+
+    /* hands r's patched stream to the engine of r->type; may wait (with a
+     * timeout) for ring space */
+    hcq_status (*submit)(hcq_device *dev, drv_rec *r);
+
+    /* checks fault sources; records a fault with drv_set_fault (optional) */
+    void (*poll)(hcq_device *dev);
+    /* true when the engines call drv_progress_notify after every signal
+     * write (emulated engines), so host waiters may sleep long */
+    bool notifies_progress;
+    /* the host wrote signal memory at va: wake engines waiting on it */
+    void (*signal_written)(hcq_device *dev, uint64_t va);
+    /* one line per engine: read/write positions, what it is doing */
+    void (*describe)(hcq_device *dev, char *buf, size_t size);
+} drv_backend;
+
+/* The backends linked in, best first (NV, AMD, CPU). */
+const drv_backend *const *drv_backends(void);
+extern const drv_backend drv_cpu_backend;
+
+#endif

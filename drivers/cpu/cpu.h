@@ -1,0 +1,123 @@
+/* drivers/cpu: the CPU device. It is built like a GPU so that everything
+ * above the backend table behaves the same on it: memory is host memory (the
+ * "device address" is the host address), each engine (compute, copy) is a
+ * host thread that consumes a ring of packets in its own small format, sees
+ * work only through its write pointer, and reports only through signals in
+ * memory. Kernels run on a pool of worker threads, one work-group range per
+ * task: compiled shared objects for the "cpu" target, or the IR interpreter
+ * (bounds-checked) for "ir" binaries. */
+#ifndef HCQ_DRIVERS_CPU_H
+#define HCQ_DRIVERS_CPU_H
+
+#include "compiler/cpu_abi.h"
+#include "drivers/backend.h"
+
+#include <hcq/compiler.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* ** packets: header = opcode | total dwords << 16, then the payload */
+enum cpu_opcode {
+    CPU_OP_NOP = 0,
+    CPU_OP_WAIT = 1,      /* addr lo, hi, value lo, hi: stall until *addr >= value */
+    CPU_OP_SIGNAL = 2,    /* addr lo, hi, value lo, hi: timestamp, then value */
+    CPU_OP_TIMESTAMP = 3, /* addr lo, hi: clock to addr + 8 */
+    CPU_OP_BARRIER = 4,   /* memory fence */
+    CPU_OP_EXEC = 5,      /* prog lo, hi, kernargs lo, hi, grid x y z, block x y z */
+    CPU_OP_COPY = 6,      /* dst lo, hi, src lo, hi, size lo, hi */
+    CPU_OP_COUNT
+};
+#define CPU_PKT(op, ndw) ((uint32_t)(op) | ((uint32_t)(ndw) << 16))
+#define CPU_PKT_OP(h) ((h) & 0xffu)
+#define CPU_PKT_NDW(h) ((h) >> 16)
+#define CPU_MAX_PKT_DW 16u
+
+/* the packet format as data: name and size, shared by the engine and the
+ * decoder */
+typedef struct cpu_op_info {
+    const char *name;
+    uint32_t ndw; /* including the header */
+} cpu_op_info;
+extern const cpu_op_info cpu_ops[CPU_OP_COUNT];
+
+/* ** the worker pool */
+typedef hcq_status (*cpu_task_fn)(void *ctx, uint64_t begin, uint64_t end);
+typedef struct cpu_pool cpu_pool;
+cpu_pool *cpu_pool_create(unsigned nthreads);
+void cpu_pool_destroy(cpu_pool *p);
+unsigned cpu_pool_threads(const cpu_pool *p);
+/* Runs fn over [0, total) in chunks on every thread (the caller's too);
+ * returns the first error a chunk returned. */
+hcq_status cpu_pool_run(cpu_pool *p, uint64_t total, uint64_t chunk, cpu_task_fn fn, void *ctx);
+
+/* ** engines */
+#define CPU_RING_DW (1u << 16)
+typedef struct cpu_engine {
+    hcq_device *dev;
+    const char *name; /* "compute", "copy" */
+    uint32_t *ring;   /* CPU_RING_DW dwords */
+    atomic_uint_fast64_t wptr, rptr; /* dword counters, position = counter % size */
+    pthread_mutex_t submit_lock;     /* one submitter at a time */
+    pthread_mutex_t lock;            /* doorbell sleep */
+    pthread_cond_t doorbell;
+    atomic_int sleeping;
+    atomic_int stop;
+    atomic_uint_fast64_t executed;   /* packets executed */
+    atomic_int state;                /* what it does now, for describe() */
+    uint64_t state_arg;
+    pthread_t thread;
+    bool started;
+} cpu_engine;
+
+/* ** allocations, for the interpreter's bounds checks */
+typedef struct cpu_alloc {
+    uint64_t va, size;
+} cpu_alloc;
+
+typedef struct cpu_dev {
+    cpu_engine eng[2]; /* HCQ_QUEUE_COMPUTE, HCQ_QUEUE_COPY */
+    cpu_pool *pool;
+    pthread_rwlock_t alloc_lock;
+    cpu_alloc *allocs; /* sorted by va */
+    size_t nallocs, acap;
+    bool interp_target; /* programs from kernels are compiled for "ir" */
+} cpu_dev;
+
+static inline cpu_dev *cpu_of(hcq_device *dev) { return (cpu_dev *)dev->priv; }
+
+hcq_status cpu_engines_start(hcq_device *dev);
+void cpu_engines_stop(hcq_device *dev);
+hcq_status cpu_submit(hcq_device *dev, drv_rec *r);
+void cpu_describe(hcq_device *dev, char *buf, size_t size);
+
+/* programs */
+typedef struct cpu_prog {
+    uint32_t magic;
+    hcq_kernel *ir;        /* interpreted program, or NULL */
+    cc_cpu_module mod;     /* a compiled one */
+    hcq_cpu_entry_fn entry;
+    char name[64];
+    uint32_t kernarg_bytes;
+} cpu_prog;
+#define CPU_PROG_MAGIC 0x43505247u
+hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
+void cpu_program_free(hcq_device *dev, hcq_program *p);
+/* Runs one launch on the pool (engine thread). */
+hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, const uint32_t grid[3],
+                    const uint32_t block[3]);
+
+/* encoders */
+hcq_status cpu_rec_wait(drv_rec *r, hcq_val addr, hcq_val value);
+hcq_status cpu_rec_signal(drv_rec *r, hcq_val addr, hcq_val value);
+hcq_status cpu_rec_timestamp(drv_rec *r, hcq_val addr);
+hcq_status cpu_rec_barrier(drv_rec *r);
+hcq_status cpu_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const hcq_dims *dims);
+hcq_status cpu_rec_copy(drv_rec *r, hcq_val dst, hcq_val src, hcq_val size);
+
+/* the allocation registry */
+void cpu_alloc_add(cpu_dev *c, uint64_t va, uint64_t size);
+void cpu_alloc_remove(cpu_dev *c, uint64_t va);
+/* true if [va, va + size) lies in one allocation; else describes why */
+bool cpu_alloc_check(cpu_dev *c, uint64_t va, uint64_t size, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,183 @@
+#include "drivers/cpu/cpu.h"
+
+#include "base/base.h"
+#include "compiler/cc.h"
+#include "compiler/cpu_abi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Programs of the CPU device: a "cpu" shared object (our C renderer's ABI,
+ * compiler/cpu_abi.h) loaded with dlopen from an anonymous file, or an "ir"
+ * binary run by the interpreter with every access checked against the
+ * device's allocations. */
+
+static hcq_status load_so(hcq_device *dev, const void *bin, size_t size, cpu_prog *cp, hcq_program *p)
+{
+    hcq_status s = cc_cpu_module_load(bin, size, &cp->mod);
+    if (s) return base_err_prefix(s, "%s", dev->props.id);
+    cp->entry = cp->mod.entry;
+    snprintf(cp->name, sizeof cp->name, "%s", cp->mod.name);
+    uint32_t nparams = cp->mod.nparams;
+    if (nparams > 4096) return base_err(HCQ_EFORMAT, "%s: cpu kernel claims %u params", dev->props.id, nparams);
+    p->info.nparams = nparams;
+    p->info.kernarg_bytes = cp->mod.kernarg_size;
+    p->info.local_bytes = cp->mod.local_bytes;
+    p->params = base_calloc(nparams ? nparams : 1, sizeof *p->params);
+    if (!p->params) return HCQ_ENOMEM;
+    const uint32_t *meta = cp->mod.meta + HCQ_CPU_META_PARAMS;
+    for (uint32_t i = 0; i < nparams; i++) {
+        uint32_t off = meta[2 * i], w = meta[2 * i + 1];
+        hcq_param_info *pi = &p->params[i];
+        pi->offset = off;
+        pi->size = w & 0xffff;
+        pi->is_buffer = (w >> 16) & 1;
+        pi->dtype = (uint8_t)(w >> 24);
+        if ((pi->size != 1 && pi->size != 2 && pi->size != 4 && pi->size != 8) ||
+            off + pi->size > p->info.kernarg_bytes)
+            return base_err(HCQ_EFORMAT, "%s: cpu kernel `%s` param %u has offset %u size %u outside its "
+                            "%u kernarg bytes", dev->props.id, cp->name, i, off, pi->size, p->info.kernarg_bytes);
+    }
+    snprintf(p->info.target, sizeof p->info.target, "cpu");
+    p->info.code_bytes = (uint32_t)BASE_MIN(size, UINT32_MAX);
+    return HCQ_OK;
+}
+
+static hcq_status load_ir(hcq_device *dev, const void *bin, size_t size, cpu_prog *cp, hcq_program *p)
+{
+    hcq_status s = cc_ir_binary_load(bin, size, &cp->ir);
+    if (s)
+        return base_err_prefix(s, "%s: cannot load the program (the CPU device runs targets \"cpu\" and \"ir\")",
+                               dev->props.id);
+    snprintf(cp->name, sizeof cp->name, "%s", hcq_kernel_name(cp->ir));
+    uint32_t n = hcq_kernel_param_count(cp->ir);
+    p->params = base_calloc(n ? n : 1, sizeof *p->params);
+    if (!p->params) return HCQ_ENOMEM;
+    p->info.nparams = n;
+    p->info.kernarg_bytes = hcq_kernel_param_layout(cp->ir, p->params);
+    cp->kernarg_bytes = p->info.kernarg_bytes;
+    p->info.local_bytes = hcq_kernel_local_bytes(cp->ir);
+    snprintf(p->info.target, sizeof p->info.target, "ir");
+    p->info.code_bytes = (uint32_t)BASE_MIN(size, UINT32_MAX);
+    return HCQ_OK;
+}
+
+static bool is_host_so(const uint8_t *b, size_t size)
+{
+    if (size < 64 || memcmp(b, "\x7f" "ELF", 4) || b[4] != 2 /* 64-bit */) return false;
+    uint16_t type, machine;
+    memcpy(&type, b + 16, 2);
+    memcpy(&machine, b + 18, 2);
+    return type == 3 /* ET_DYN */ && machine == 62 /* EM_X86_64 */;
+}
+
+hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p)
+{
+    cpu_prog *cp = base_calloc(1, sizeof *cp);
+    if (!cp) return HCQ_ENOMEM;
+    cp->magic = CPU_PROG_MAGIC;
+    p->priv = cp;
+    hcq_status s = is_host_so(bin, size) ? load_so(dev, bin, size, cp, p) : load_ir(dev, bin, size, cp, p);
+    if (s) {
+        cpu_program_free(dev, p);
+        return s;
+    }
+    snprintf(p->info.name, sizeof p->info.name, "%s", cp->name);
+    p->info.max_threads = dev->props.max_threads_per_group;
+    if (p->info.local_bytes > dev->props.max_local_bytes) {
+        s = base_err(HCQ_ELIMIT, "%s: kernel `%s` needs %u bytes of local memory; the device has %u per group",
+                     dev->props.id, cp->name, p->info.local_bytes, dev->props.max_local_bytes);
+        cpu_program_free(dev, p);
+        return s;
+    }
+    return HCQ_OK;
+}
+
+void cpu_program_free(hcq_device *dev, hcq_program *p)
+{
+    (void)dev;
+    cpu_prog *cp = p->priv;
+    if (!cp) return;
+    cc_cpu_module_unload(&cp->mod);
+    hcq_kernel_destroy(cp->ir);
+    cp->magic = 0;
+    free(cp);
+    free(p->params);
+    p->params = NULL;
+    p->priv = NULL;
+}
+
+/* ** execution (on the compute engine thread and the pool) */
+
+typedef struct exec_ctx {
+    hcq_device *dev;
+    cpu_prog *cp;
+    const uint8_t *kernargs;
+    hcq_cpu_dims dims;
+    hcq_interp_launch il;
+    hcq_interp_mem mem;
+    pthread_mutex_t lock;
+    char msg[1536];
+} exec_ctx;
+
+static bool mem_check(void *ctx, const hcq_interp_access *a, char *why, size_t why_size)
+{
+    return cpu_alloc_check(ctx, a->addr, a->size, why, why_size);
+}
+
+static hcq_status run_so(void *ctx, uint64_t b, uint64_t e)
+{
+    exec_ctx *x = ctx;
+    x->cp->entry(x->kernargs, &x->dims, b, e);
+    return HCQ_OK;
+}
+
+static hcq_status run_ir(void *ctx, uint64_t b, uint64_t e)
+{
+    exec_ctx *x = ctx;
+    hcq_interp_launch il = x->il;
+    il.group_begin = b;
+    il.group_end = e;
+    hcq_status s = hcq_interp_run(x->cp->ir, &il);
+    if (s) {
+        /* the message is thread-local to this worker: hand it over */
+        pthread_mutex_lock(&x->lock);
+        if (!x->msg[0]) snprintf(x->msg, sizeof x->msg, "%s", hcq_error_message());
+        pthread_mutex_unlock(&x->lock);
+    }
+    return s;
+}
+
+hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, const uint32_t grid[3],
+                    const uint32_t block[3])
+{
+    exec_ctx x = {.dev = dev, .cp = cp, .kernargs = kernargs};
+    uint64_t groups = 1, items = 1;
+    for (int i = 0; i < 3; i++) {
+        x.dims.num_groups[i] = grid[i];
+        x.dims.local_size[i] = block[i];
+        groups *= grid[i];
+        items *= block[i];
+    }
+    if (!groups || !items) return HCQ_OK;
+    cpu_dev *c = cpu_of(dev);
+    unsigned threads = cpu_pool_threads(c->pool);
+    /* small launches run on the engine thread: waking the pool costs more */
+    uint64_t chunk = groups * items < 4096 ? groups : BASE_MAX(1, groups / (threads * 4ull));
+    if (cp->entry) return cpu_pool_run(c->pool, groups, chunk, run_so, &x);
+
+    pthread_mutex_init(&x.lock, NULL);
+    x.mem.check = mem_check;
+    x.mem.ctx = c;
+    x.il.kernargs = kernargs;
+    x.il.kernarg_size = cp->kernarg_bytes;
+    for (int i = 0; i < 3; i++) {
+        x.il.num_groups[i] = grid[i];
+        x.il.local_size[i] = block[i];
+    }
+    x.il.mem = &x.mem;
+    hcq_status s = cpu_pool_run(c->pool, groups, chunk, run_ir, &x);
+    pthread_mutex_destroy(&x.lock);
+    if (s) return base_err(s, "%s", x.msg[0] ? x.msg : hcq_error_message());
+    return HCQ_OK;
+}

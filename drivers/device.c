@@ -1,0 +1,94 @@
+#include "base/base.h"
+#include "drivers/backend.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+void drv_device_init(hcq_device *dev)
+{
+    pthread_mutex_init(&dev->lock, NULL);
+    pthread_mutex_init(&dev->fault_lock, NULL);
+    pthread_mutex_init(&dev->progress_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&dev->progress_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_init(&dev->faulted, 0);
+    atomic_init(&dev->progress_seq, 0);
+    atomic_init(&dev->progress_waiters, 0);
+    dev->ts_mul = dev->ts_div = 1;
+}
+
+void drv_device_fini(hcq_device *dev)
+{
+    pthread_mutex_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->fault_lock);
+    pthread_mutex_destroy(&dev->progress_lock);
+    pthread_cond_destroy(&dev->progress_cond);
+}
+
+hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...)
+{
+    pthread_mutex_lock(&dev->fault_lock);
+    if (!atomic_load(&dev->faulted)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(dev->fault_msg, sizeof dev->fault_msg, fmt, ap);
+        va_end(ap);
+        dev->fault_status = s;
+        atomic_store(&dev->faulted, 1);
+        BASE_LOG(1, "%s faulted: %s", dev->props.id, dev->fault_msg);
+    }
+    pthread_mutex_unlock(&dev->fault_lock);
+    /* wake everybody who sleeps on this device so they see the fault */
+    drv_progress_notify(dev);
+    return s;
+}
+
+hcq_status drv_fault_status(hcq_device *dev)
+{
+    if (!atomic_load(&dev->faulted)) return HCQ_OK;
+    pthread_mutex_lock(&dev->fault_lock);
+    hcq_status s = base_err(dev->fault_status, "%s: device faulted earlier: %s. Close the device; "
+                            "work submitted to it is lost", dev->props.id, dev->fault_msg);
+    pthread_mutex_unlock(&dev->fault_lock);
+    return s;
+}
+
+void drv_progress_notify(hcq_device *dev)
+{
+    atomic_fetch_add(&dev->progress_seq, 1);
+    if (atomic_load(&dev->progress_waiters) > 0) {
+        pthread_mutex_lock(&dev->progress_lock);
+        pthread_cond_broadcast(&dev->progress_cond);
+        pthread_mutex_unlock(&dev->progress_lock);
+    }
+}
+
+void drv_progress_wait(hcq_device *dev, uint64_t seq, uint64_t max_ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + max_ns;
+    ts.tv_sec += (time_t)(ns / 1000000000ull);
+    ts.tv_nsec = (long)(ns % 1000000000ull);
+    pthread_mutex_lock(&dev->progress_lock);
+    /* waiters is raised before seq is read again, and notify bumps seq
+     * before it reads waiters: one of the two sees the other (both seq_cst) */
+    atomic_fetch_add(&dev->progress_waiters, 1);
+    while (atomic_load(&dev->progress_seq) == seq) {
+        if (pthread_cond_timedwait(&dev->progress_cond, &dev->progress_lock, &ts) == ETIMEDOUT) break;
+    }
+    atomic_fetch_sub(&dev->progress_waiters, 1);
+    pthread_mutex_unlock(&dev->progress_lock);
+}
+
+/* Backends linked in, best first. NV and AMD register here when built. */
+static const drv_backend *const backends[] = {
+    &drv_cpu_backend,
+    NULL,
+};
+
+const drv_backend *const *drv_backends(void) { return backends; }

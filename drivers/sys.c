@@ -1,0 +1,174 @@
+#include "drivers/sys.h"
+
+#include "base/base.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* The only place in hcq that issues these syscalls. */
+
+static int libc_open(void *ctx, const char *path, int flags)
+{
+    (void)ctx;
+    int fd;
+    do fd = open(path, flags | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    return fd < 0 ? -errno : fd;
+}
+
+static int libc_close(void *ctx, int fd)
+{
+    (void)ctx;
+    return close(fd) < 0 ? -errno : 0;
+}
+
+static int libc_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+{
+    (void)ctx;
+    int r;
+    do r = ioctl(fd, req, arg);
+    while (r < 0 && (errno == EINTR || errno == EAGAIN));
+    return r < 0 ? -errno : r;
+}
+
+static void *libc_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+{
+    (void)ctx;
+    void *p = mmap(addr, len, prot, flags, fd, off);
+    if (p == MAP_FAILED) {
+        if (err) *err = errno;
+        return NULL;
+    }
+    return p;
+}
+
+static int libc_munmap(void *ctx, void *addr, size_t len)
+{
+    (void)ctx;
+    return munmap(addr, len) < 0 ? -errno : 0;
+}
+
+static ssize_t libc_read_file(void *ctx, const char *path, char *buf, size_t size)
+{
+    (void)ctx;
+    if (!size) return -EINVAL;
+    int fd = libc_open(NULL, path, O_RDONLY);
+    if (fd < 0) return fd;
+    size_t got = 0;
+    while (got + 1 < size) {
+        ssize_t n = read(fd, buf + got, size - 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        if (n == 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = 0;
+    return (ssize_t)got;
+}
+
+static int libc_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
+{
+    (void)ctx;
+    DIR *d = opendir(path);
+    if (!d) return -errno;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') fn(arg, e->d_name);
+    closedir(d);
+    return 0;
+}
+
+static int libc_exists(void *ctx, const char *path)
+{
+    (void)ctx;
+    return access(path, F_OK) < 0 ? -errno : 0;
+}
+
+static const hcq_sys libc_table = {
+    .name = "libc",
+    .open = libc_open,
+    .close = libc_close,
+    .ioctl = libc_ioctl,
+    .mmap = libc_mmap,
+    .munmap = libc_munmap,
+    .read_file = libc_read_file,
+    .list_dir = libc_list_dir,
+    .exists = libc_exists,
+};
+
+const hcq_sys *(*sys_mock_factory)(void);
+
+static _Atomic(const hcq_sys *) active;
+static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const hcq_sys *sys_libc(void) { return &libc_table; }
+
+static const hcq_sys *sys_default(void)
+{
+    const base_env *e = base_env_get();
+    if (e->mock && sys_mock_factory) return sys_mock_factory();
+    return &libc_table;
+}
+
+const hcq_sys *sys_get(void)
+{
+    const hcq_sys *s = atomic_load_explicit(&active, memory_order_acquire);
+    if (s) return s;
+    pthread_mutex_lock(&choose_lock);
+    s = atomic_load(&active);
+    if (!s) {
+        s = sys_default();
+        atomic_store(&active, s);
+        BASE_LOG(1, "syscall seam: %s", s->name);
+    }
+    pthread_mutex_unlock(&choose_lock);
+    return s;
+}
+
+const hcq_sys *sys_set(const hcq_sys *s)
+{
+    pthread_mutex_lock(&choose_lock);
+    const hcq_sys *old = atomic_load(&active);
+    atomic_store(&active, s ? s : sys_default());
+    pthread_mutex_unlock(&choose_lock);
+    return old;
+}
+
+int sys_open(const char *path, int flags) { const hcq_sys *s = sys_get(); return s->open(s->ctx, path, flags); }
+int sys_close(int fd) { const hcq_sys *s = sys_get(); return s->close(s->ctx, fd); }
+int sys_ioctl(int fd, unsigned long req, void *arg) { const hcq_sys *s = sys_get(); return s->ioctl(s->ctx, fd, req, arg); }
+void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+{
+    const hcq_sys *s = sys_get();
+    return s->mmap(s->ctx, addr, len, prot, flags, fd, off, err);
+}
+int sys_munmap(void *addr, size_t len) { const hcq_sys *s = sys_get(); return s->munmap(s->ctx, addr, len); }
+ssize_t sys_read_file(const char *path, char *buf, size_t size)
+{
+    const hcq_sys *s = sys_get();
+    return s->read_file(s->ctx, path, buf, size);
+}
+int sys_list_dir(const char *path, void (*fn)(void *, const char *), void *arg)
+{
+    const hcq_sys *s = sys_get();
+    return s->list_dir(s->ctx, path, fn, arg);
+}
+int sys_exists(const char *path) { const hcq_sys *s = sys_get(); return s->exists(s->ctx, path); }
+
+void *sys_anon_map(size_t len, int *err)
+{
+    return sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, err);
+}
+
+int sys_anon_unmap(void *p, size_t len) { return sys_munmap(p, len); }

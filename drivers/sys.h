@@ -1,0 +1,55 @@
+/* drivers/sys.h: the syscall seam. Every open/close/ioctl/mmap/munmap of a
+ * driver file and every sysfs read goes through the active table: libc by
+ * default, the mock GPU under HCQ_MOCK=1, either one wrapped by the tracer
+ * under HCQ_TRACE=1. Nothing outside drivers/sys.c calls these syscalls. */
+#ifndef HCQ_DRIVERS_SYS_H
+#define HCQ_DRIVERS_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct hcq_sys {
+    const char *name; /* "libc", "mock", "trace(libc)" */
+    /* each returns >= 0 on success or -errno */
+    int (*open)(void *ctx, const char *path, int flags);
+    int (*close)(void *ctx, int fd);
+    int (*ioctl)(void *ctx, int fd, unsigned long request, void *arg);
+    /* returns the address, or NULL with *err = errno */
+    void *(*mmap)(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t offset, int *err);
+    int (*munmap)(void *ctx, void *addr, size_t len);
+    /* reads a whole small file (sysfs) into buf (NUL-terminated); bytes or -errno */
+    ssize_t (*read_file)(void *ctx, const char *path, char *buf, size_t size);
+    /* calls fn for each entry name of a directory; 0 or -errno */
+    int (*list_dir)(void *ctx, const char *path, void (*fn)(void *arg, const char *name), void *arg);
+    /* 0 if path exists, else -errno */
+    int (*exists)(void *ctx, const char *path);
+    void *ctx;
+} hcq_sys;
+
+/* The active table: chosen on first use (HCQ_MOCK, HCQ_TRACE), changeable by
+ * tests and tools. */
+const hcq_sys *sys_get(void);
+/* Installs a table (NULL restores the default choice); returns the old one. */
+const hcq_sys *sys_set(const hcq_sys *s);
+/* The plain libc table. */
+const hcq_sys *sys_libc(void);
+/* Registered by drivers/mock when it is linked in; NULL otherwise. */
+extern const hcq_sys *(*sys_mock_factory)(void);
+
+/* Convenience wrappers over the active table (restart on EINTR). */
+int sys_open(const char *path, int flags);
+int sys_close(int fd);
+int sys_ioctl(int fd, unsigned long request, void *arg);
+void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t offset, int *err);
+int sys_munmap(void *addr, size_t len);
+ssize_t sys_read_file(const char *path, char *buf, size_t size);
+int sys_list_dir(const char *path, void (*fn)(void *arg, const char *name), void *arg);
+int sys_exists(const char *path);
+
+/* Anonymous host memory, page-aligned and zeroed, through the seam so the
+ * mock and the tracer account for it. NULL + *err on failure. */
+void *sys_anon_map(size_t len, int *err);
+int sys_anon_unmap(void *p, size_t len);
+
+#endif
