@@ -1,0 +1,241 @@
+/* hcq/queue.h: devices, queues, programs, graphs and the eager calls.
+ *
+ * ** Model
+ * A device has one compute engine and one copy engine, and owns a timeline:
+ * a signal whose value only grows. Every eager call (copyin, a one-off
+ * launch, a graph replay) is submitted as
+ *     wait(timeline, n - 1) -> work -> signal(timeline, n)
+ * so eager work on a device runs in order across its engines, and the host
+ * waits for "everything so far" with hcq_device_synchronize().
+ *
+ * A queue (hcq_queue) is a recorded list of commands for one engine. Nothing
+ * reaches the device before hcq_queue_submit(). Commands within one queue run
+ * in order, each finishing before the next starts. Any argument may be a
+ * variable (HCQ_VAR(k), see base.h); a recorded queue can be submitted again
+ * and again with new variable values without being re-encoded. A queue whose
+ * commands use kernarg memory (exec) may be in flight once: submitting it
+ * again waits for its previous submission first.
+ *
+ * A recorded queue is not ordered with eager calls unless it says so: to
+ * read what a copyin wrote, wait for the timeline first,
+ *     hcq_queue_wait(q, hcq_device_timeline(dev),
+ *                    HCQ_IMM(hcq_device_timeline_value(dev)));
+ * and to hand results to eager calls, signal a signal and wait for it.
+ *
+ * Threads: calls on one device may come from several threads; one queue or
+ * graph is used by one thread at a time. */
+#ifndef HCQ_QUEUE_H
+#define HCQ_QUEUE_H
+
+#include "base.h"
+#include "compiler.h"
+#include "mem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ** devices */
+typedef struct hcq_device_props {
+    char name[96];           /* "NVIDIA H100 80GB HBM3", "CPU (2 cores, ...)" */
+    char kind[8];            /* "CPU", "NV", "AMD" */
+    char id[16];             /* the open name: "CPU", "NV:0", "AMD:1" */
+    char target[32];         /* compile target: "cpu", "sm_90", "gfx1100" */
+    char driver_version[32]; /* kernel driver version, "" for the CPU */
+    char pci_address[32];    /* "0000:01:00.0", "" if none */
+    uint32_t index;
+    uint32_t compute_units;  /* SMs, CUs, or CPU worker threads */
+    uint64_t memory_bytes;   /* device memory */
+    uint32_t max_threads_per_group;
+    uint32_t max_block[3];
+    uint32_t max_grid[3];
+    uint32_t max_local_bytes;     /* shared memory per work-group */
+    uint64_t fixed_memory_bytes;  /* what an open device holds: rings, staging, signals, kernargs */
+    uint64_t staging_bytes;       /* host staging memory for copyin/out (chunk x slots) */
+    uint64_t staging_chunk_bytes; /* one staging slot: copies larger than this are split */
+    bool is_mock;                 /* an emulated device (HCQ_MOCK=1) */
+} hcq_device_props;
+
+/* Opens a device by name: "CPU", "NV:0", "AMD:1" (":N" defaults to 0), or
+ * NULL for $HCQ_DEVICE, else the best present (NV, then AMD, then CPU).
+ * HCQ_MOCK=1 makes NV and AMD the mock GPU. */
+HCQ_API hcq_device *hcq_device_open(const char *name);
+/* Synchronizes, then releases everything the device holds. NULL is fine.
+ * Buffers, signals, programs, queues and graphs still alive are freed too
+ * (and reported at HCQ_DEBUG=1). */
+HCQ_API hcq_status hcq_device_close(hcq_device *dev);
+HCQ_API const hcq_device_props *hcq_device_get_props(const hcq_device *dev);
+
+/* Names of devices present ("CPU", "NV:0", ...), written into names[i]
+ * (up to max); returns the count found. */
+HCQ_API uint32_t hcq_device_list(char names[][16], uint32_t max);
+
+/* Waits until all work submitted on the timeline so far has completed. */
+HCQ_API hcq_status hcq_device_synchronize(hcq_device *dev);
+/* HCQ_OK, or the sticky fault (HCQ_EFAULT with its message) once the device
+ * has faulted: later calls that would need the device return it too. */
+HCQ_API hcq_status hcq_device_status(hcq_device *dev);
+/* The timeline signal and the last value submitted on it. */
+HCQ_API hcq_signal *hcq_device_timeline(hcq_device *dev);
+HCQ_API uint64_t hcq_device_timeline_value(const hcq_device *dev);
+
+/* ** programs */
+typedef struct hcq_program_info {
+    char name[64];
+    char target[32];
+    uint32_t nparams;
+    uint32_t kernarg_bytes;
+    uint32_t max_threads;  /* per work-group, given registers and the device */
+    uint32_t local_bytes;  /* static shared memory */
+    uint32_t registers;    /* per thread, 0 if unknown */
+    uint32_t code_bytes;
+} hcq_program_info;
+
+/* Loads a binary for the device's target (cubin, code object, shared object,
+ * or an "ir" binary where the device runs the interpreter). A binary for
+ * another target is HCQ_EFORMAT naming both targets. */
+HCQ_API hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size);
+/* Compiles the kernel for the device's target (through the cache), loads it. */
+HCQ_API hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k);
+HCQ_API hcq_status hcq_program_free(hcq_program *prog); /* NULL is fine */
+HCQ_API const hcq_program_info *hcq_program_get_info(const hcq_program *prog);
+HCQ_API hcq_status hcq_program_param(const hcq_program *prog, uint32_t i, hcq_param_info *out);
+
+/* ** launch arguments */
+typedef enum hcq_arg_kind {
+    HCQ_ARG_BUFFER = 0, /* a buffer's address; in a graph, a replaceable input */
+    HCQ_ARG_ADDR = 1,   /* a raw device address (patchable) */
+    HCQ_ARG_SCALAR = 2, /* `size` bytes of val (1, 2, 4, 8; 0 = the param's size) */
+} hcq_arg_kind;
+
+typedef struct hcq_arg {
+    uint32_t kind;
+    uint32_t size;
+    hcq_buffer *buffer;
+    hcq_val val;
+} hcq_arg;
+
+static inline hcq_arg hcq_arg_buffer(hcq_buffer *b)
+{
+    hcq_arg a = {HCQ_ARG_BUFFER, 8, b, HCQ_IMM(0)};
+    return a;
+}
+static inline hcq_arg hcq_arg_addr(hcq_val addr)
+{
+    hcq_arg a = {HCQ_ARG_ADDR, 8, NULL, addr};
+    return a;
+}
+static inline hcq_arg hcq_arg_scalar(uint32_t size, hcq_val v)
+{
+    hcq_arg a = {HCQ_ARG_SCALAR, size, NULL, v};
+    return a;
+}
+static inline hcq_arg hcq_arg_u32(uint32_t v) { return hcq_arg_scalar(4, HCQ_IMM(v)); }
+static inline hcq_arg hcq_arg_i32(int32_t v) { return hcq_arg_scalar(4, HCQ_IMM((uint32_t)v)); }
+static inline hcq_arg hcq_arg_u64(uint64_t v) { return hcq_arg_scalar(8, HCQ_IMM(v)); }
+static inline hcq_arg hcq_arg_i64(int64_t v) { return hcq_arg_scalar(8, HCQ_IMM((uint64_t)v)); }
+static inline hcq_arg hcq_arg_f32(float f)
+{
+    union { float f; uint32_t u; } c = {.f = f};
+    return hcq_arg_scalar(4, HCQ_IMM(c.u));
+}
+static inline hcq_arg hcq_arg_f64(double f)
+{
+    union { double f; uint64_t u; } c = {.f = f};
+    return hcq_arg_scalar(8, HCQ_IMM(c.u));
+}
+
+/* Launch dimensions: grid in work-groups, block in work-items per group. */
+typedef struct hcq_dims {
+    hcq_val grid[3];
+    hcq_val block[3];
+} hcq_dims;
+
+static inline hcq_dims hcq_dims_3d(uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx,
+                                   uint32_t by, uint32_t bz)
+{
+    hcq_dims d = {{HCQ_IMM(gx), HCQ_IMM(gy), HCQ_IMM(gz)}, {HCQ_IMM(bx), HCQ_IMM(by), HCQ_IMM(bz)}};
+    return d;
+}
+static inline hcq_dims hcq_dims_1d(uint32_t groups, uint32_t threads)
+{
+    return hcq_dims_3d(groups, 1, 1, threads, 1, 1);
+}
+
+/* ** queues */
+typedef enum hcq_queue_type {
+    HCQ_QUEUE_COMPUTE = 0, /* exec, barrier, wait, signal, timestamp */
+    HCQ_QUEUE_COPY = 1,    /* copy, wait, signal, timestamp */
+} hcq_queue_type;
+
+HCQ_API hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type);
+/* Waits for the queue's last submission, then frees it. NULL is fine. */
+HCQ_API hcq_status hcq_queue_destroy(hcq_queue *q);
+/* Forgets the recorded commands (waits for the last submission first). */
+HCQ_API hcq_status hcq_queue_reset(hcq_queue *q);
+
+/* Stall the engine until the 64-bit value at the signal is >= value. */
+HCQ_API hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value);
+HCQ_API hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
+/* After all earlier commands complete, write value (and the timestamp). */
+HCQ_API hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value);
+HCQ_API hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
+/* After earlier commands complete, write the device clock to the signal's
+ * timestamp slot. Its value slot may be overwritten: use a signal of its own. */
+HCQ_API hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig);
+HCQ_API hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val signal_va);
+/* Make CPU writes to device memory visible and invalidate caches (compute). */
+HCQ_API hcq_status hcq_queue_barrier(hcq_queue *q);
+/* Run a program (compute). Args are checked against the program's params and
+ * dims against its and the device's limits (HCQ_ELIMIT) when recorded, or at
+ * submit for variable dims. */
+HCQ_API hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *prog, const hcq_arg *args,
+                                  uint32_t nargs, hcq_dims dims);
+/* Copy size bytes between device addresses (copy). A variable size must stay
+ * within the engine's single-command limit, checked at submit. */
+HCQ_API hcq_status hcq_queue_copy(hcq_queue *q, hcq_val dst_va, hcq_val src_va, hcq_val size);
+/* Hand the commands to the engine with vars[0..nvars) for HCQ_VAR(0..).
+ * nvars must cover every variable the queue uses. */
+HCQ_API hcq_status hcq_queue_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars);
+/* How many variables the recorded commands use (max index + 1). */
+HCQ_API uint32_t hcq_queue_var_count(const hcq_queue *q);
+HCQ_API uint32_t hcq_queue_command_count(const hcq_queue *q);
+
+/* ** eager calls, ordered on the device timeline */
+/* One launch; immediates only. Returns once submitted. */
+HCQ_API hcq_status hcq_launch(hcq_program *prog, const hcq_arg *args, uint32_t nargs,
+                              hcq_dims dims);
+/* Host -> device through the staging ring. Returns once the data is copied
+ * out of src (src may be reused at once) and the copies are submitted. */
+HCQ_API hcq_status hcq_buffer_copyin(hcq_buffer *dst, uint64_t dst_offset, const void *src,
+                                     uint64_t size);
+/* Device -> host. Waits for earlier work on the timeline and for the copy. */
+HCQ_API hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t src_offset,
+                                      uint64_t size);
+/* Device -> device, on the same device or between two (both timelines are
+ * respected: the copy waits for both and both timelines move past it). */
+HCQ_API hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t dst_offset, hcq_buffer *src,
+                                   uint64_t src_offset, uint64_t size);
+
+/* ** graphs: capture launches and copies once, replay them with new inputs.
+ * Replays are ordered on the device timeline like eager calls. Variables
+ * HCQ_VAR(k) in args and dims are the graph's; every buffer an arg or copy
+ * names can be swapped for another of at least its size before a replay.
+ * One replay is in flight at a time: a replay waits for the previous one
+ * before patching. */
+HCQ_API hcq_graph *hcq_graph_create(hcq_device *dev);
+HCQ_API hcq_status hcq_graph_destroy(hcq_graph *g); /* waits for the last replay; NULL is fine */
+HCQ_API hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *prog, const hcq_arg *args,
+                                    uint32_t nargs, hcq_dims dims);
+HCQ_API hcq_status hcq_graph_copy(hcq_graph *g, hcq_buffer *dst, uint64_t dst_offset,
+                                  hcq_buffer *src, uint64_t src_offset, uint64_t size);
+/* From the next replay on, `original` (as captured) stands for
+ * `replacement`; NULL replacement restores the original. */
+HCQ_API hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *original, hcq_buffer *replacement);
+HCQ_API hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars);
+HCQ_API uint32_t hcq_graph_node_count(const hcq_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,236 @@
+#include "base/base.h"
+#include "queue/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Eager calls: each is one submission wait(timeline, n-1) -> work ->
+ * signal(timeline, n), recorded into the device's scratch recording for the
+ * engine, with kernargs from the timeline-tracked ring. dev->lock is held
+ * from taking n to submitting, so timeline values reach the engines in
+ * order. */
+
+static hcq_status eager_kernarg(drv_rec *r, uint32_t size, uint32_t align, void **cpu, uint64_t *va)
+{
+    hcq_device *dev = r->dev;
+    return mem_kernarg_alloc(dev, size, align, dev->qd->eager_tag, cpu, va);
+}
+
+hcq_status q_dev_init(hcq_device *dev)
+{
+    struct queue_dev *qd = base_calloc(1, sizeof *qd);
+    if (!qd) return HCQ_ENOMEM;
+    pthread_mutex_init(&qd->list_lock, NULL);
+    for (int t = 0; t < 2; t++) {
+        drv_rec_init(&qd->eager[t], dev, (hcq_queue_type)t);
+        qd->eager[t].aux_alloc = eager_kernarg;
+    }
+    dev->qd = qd;
+    return HCQ_OK;
+}
+
+void q_dev_fini(hcq_device *dev)
+{
+    struct queue_dev *qd = dev->qd;
+    if (!qd) return;
+    unsigned nq = 0;
+    while (qd->queues) {
+        hcq_queue *q = qd->queues;
+        base_handle_remove(q, BASE_H_QUEUE);
+        q_free(q);
+        nq++;
+    }
+    if (nq) BASE_LOG(1, "%s closed with %u queues still alive; freed them", dev->props.id, nq);
+    q_programs_free_all(dev);
+    for (int t = 0; t < 2; t++) drv_rec_fini(&qd->eager[t]);
+    for (int i = 0; i < 2; i++)
+        if (qd->dbg_t[i]) mem_signal_delete(qd->dbg_t[i]);
+    pthread_mutex_destroy(&qd->list_lock);
+    free(qd);
+    dev->qd = NULL;
+}
+
+drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type)
+{
+    drv_rec *r = &dev->qd->eager[type];
+    drv_rec_reset(r);
+    uint64_t n = mem_tl_next(dev);
+    dev->qd->eager_tag = n;
+    dev->be->rec_wait(r, HCQ_IMM(mem_tl_va(dev)), HCQ_IMM(n - 1));
+    return r;
+}
+
+hcq_status q_eager_end(hcq_device *dev, drv_rec *r)
+{
+    uint64_t n = mem_tl_next(dev);
+    hcq_status s = dev->be->rec_signal(r, HCQ_IMM(mem_tl_va(dev)), HCQ_IMM(n));
+    if (!s) s = r->err;
+    if (s) return s;
+    s = dev->be->submit(dev, r);
+    if (s) {
+        /* the engine may hold part of it; the timeline can no longer be
+         * trusted, so the device stops here with the reason */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", hcq_error_message());
+        drv_set_fault(dev, s, "a submission on the timeline failed: %s", msg);
+        return base_err(s, "%s", msg);
+    }
+    mem_tl_advance(dev);
+    return HCQ_OK;
+}
+
+static hcq_status debug_signals(hcq_device *dev)
+{
+    struct queue_dev *qd = dev->qd;
+    for (int i = 0; i < 2; i++)
+        if (!qd->dbg_t[i] && !(qd->dbg_t[i] = mem_signal_new(dev, 0))) return hcq_error_status();
+    return HCQ_OK;
+}
+
+static void debug_report(hcq_device *dev, const hcq_program *p, const hcq_dims *d, uint64_t n)
+{
+    if (mem_tl_wait(dev, n, 0)) {
+        base_log(2, "%s: launch `%s`: %s", dev->props.id, p->info.name, hcq_error_message());
+        return;
+    }
+    uint64_t t0 = hcq_signal_timestamp_ns(dev->qd->dbg_t[0]), t1 = hcq_signal_timestamp_ns(dev->qd->dbg_t[1]);
+    base_log(2, "%s: launch `%s` grid %llux%llux%llu block %llux%llux%llu: %.1f us", dev->props.id, p->info.name,
+             (unsigned long long)d->grid[0].imm, (unsigned long long)d->grid[1].imm, (unsigned long long)d->grid[2].imm,
+             (unsigned long long)d->block[0].imm, (unsigned long long)d->block[1].imm,
+             (unsigned long long)d->block[2].imm, (double)(t1 - t0) / 1000.0);
+}
+
+hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims)
+{
+    if (!p) return base_err(HCQ_EINVAL, "hcq_launch: program is NULL");
+    hcq_device *dev = p->dev;
+    for (int i = 0; i < 3; i++)
+        if (hcq_val_is_var(dims.grid[i]) || hcq_val_is_var(dims.block[i]))
+            return base_err(HCQ_EINVAL, "hcq_launch: dims must be immediates (variables belong to queues and graphs)");
+    hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
+    if (!params) return HCQ_ENOMEM;
+    hcq_status s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_launch");
+    for (uint32_t i = 0; !s && i < nargs; i++)
+        if (hcq_val_is_var(params[i]))
+            s = base_err(HCQ_EINVAL, "hcq_launch: argument %u is a variable; use a queue or a graph for those", i);
+    if (!s) s = q_check_dims(p, &dims, NULL, "hcq_launch");
+    if (!s) s = drv_fault_status(dev);
+    if (!s) {
+        /* HCQ_DEBUG=2: GPU timestamps around the launch, waited for and
+         * printed (this serialises launches: it is a debugging mode) */
+        bool timed = hcq_debug_level() >= 2 && (s = debug_signals(dev)) == HCQ_OK;
+        pthread_mutex_lock(&dev->lock);
+        drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COMPUTE);
+        uint64_t n = mem_tl_next(dev);
+        if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[0]->va));
+        s = dev->be->rec_exec(r, p, params, &dims);
+        if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[1]->va));
+        if (!s) s = q_eager_end(dev, r);
+        pthread_mutex_unlock(&dev->lock);
+        if (!s && timed) debug_report(dev, p, &dims, n);
+    }
+    if (params != stack) free(params);
+    return s;
+}
+
+static hcq_status check_range(const hcq_buffer *b, uint64_t off, uint64_t size, const char *fn)
+{
+    if (!b) return base_err(HCQ_EINVAL, "%s: buffer is NULL", fn);
+    if (off > b->size || size > b->size - off)
+        return base_err(HCQ_EINVAL, "%s: [%llu, +%llu) is outside the %llu-byte buffer", fn, (unsigned long long)off,
+                        (unsigned long long)size, (unsigned long long)b->size);
+    return HCQ_OK;
+}
+
+hcq_status hcq_buffer_copyin(hcq_buffer *dst, uint64_t off, const void *src, uint64_t size)
+{
+    hcq_status s = check_range(dst, off, size, "hcq_buffer_copyin");
+    if (s || !size) return s;
+    if (!src) return base_err(HCQ_EINVAL, "hcq_buffer_copyin: src is NULL");
+    hcq_device *dev = dst->dev;
+    if ((s = drv_fault_status(dev))) return s;
+    pthread_mutex_lock(&dev->lock);
+    for (uint64_t done = 0; done < size && !s;) {
+        mem_stage st;
+        if ((s = mem_staging_acquire(dev, mem_tl_next(dev), &st))) break;
+        uint64_t n = BASE_MIN(st.size, size - done);
+        memcpy(st.cpu, (const uint8_t *)src + done, n);
+        drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
+        s = dev->be->rec_copy(r, HCQ_IMM(dst->va + off + done), HCQ_IMM(st.va), HCQ_IMM(n));
+        if (!s) s = q_eager_end(dev, r);
+        done += n;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return s;
+}
+
+hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t off, uint64_t size)
+{
+    hcq_status s = check_range(src, off, size, "hcq_buffer_copyout");
+    if (s || !size) return s;
+    if (!dst) return base_err(HCQ_EINVAL, "hcq_buffer_copyout: dst is NULL");
+    hcq_device *dev = src->dev;
+    if ((s = drv_fault_status(dev))) return s;
+    /* chunks in flight, copied out in order; fewer than the slots, so the
+     * slot being acquired is never one still waiting to be read */
+    struct pend {
+        uint64_t tag, n;
+        void *cpu;
+        uint8_t *to;
+    } pend[16];
+    uint32_t npend = 0, head = 0, window = BASE_MIN(dev->mem->stage_slots - 1, 16u);
+    pthread_mutex_lock(&dev->lock);
+    for (uint64_t done = 0; (done < size || npend) && !s;) {
+        if (done < size && npend < window) {
+            mem_stage st;
+            if ((s = mem_staging_acquire(dev, mem_tl_next(dev), &st))) break;
+            uint64_t n = BASE_MIN(st.size, size - done);
+            drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
+            uint64_t tag = mem_tl_next(dev);
+            s = dev->be->rec_copy(r, HCQ_IMM(st.va), HCQ_IMM(src->va + off + done), HCQ_IMM(n));
+            if (!s) s = q_eager_end(dev, r);
+            if (s) break;
+            pend[(head + npend++) % 16] = (struct pend){tag, n, st.cpu, (uint8_t *)dst + done};
+            done += n;
+            continue;
+        }
+        struct pend *p = &pend[head];
+        if ((s = mem_tl_wait(dev, p->tag, 0))) break;
+        memcpy(p->to, p->cpu, p->n);
+        head = (head + 1) % 16;
+        npend--;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    return s;
+}
+
+hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint64_t soff, uint64_t size)
+{
+    hcq_status s = check_range(dst, doff, size, "hcq_buffer_copy");
+    if (!s) s = check_range(src, soff, size, "hcq_buffer_copy");
+    if (s || !size) return s;
+    hcq_device *dev = dst->dev;
+    if (src->dev == dev) {
+        if ((s = drv_fault_status(dev))) return s;
+        pthread_mutex_lock(&dev->lock);
+        drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
+        s = dev->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
+        if (!s) s = q_eager_end(dev, r);
+        pthread_mutex_unlock(&dev->lock);
+        return s;
+    }
+    /* Between devices, through host memory: copyout waits for the source's
+     * timeline, copyin is ordered on the destination's. Peer mappings
+     * (where the drivers allow them) are a faster path not taken yet. */
+    uint64_t chunk = BASE_MIN(size, 8ull << 20);
+    uint8_t *tmp = malloc(chunk);
+    if (!tmp) return base_err(HCQ_ENOMEM, "hcq_buffer_copy: no host memory for a %llu-byte bounce buffer",
+                              (unsigned long long)chunk);
+    for (uint64_t done = 0; done < size && !s; done += chunk) {
+        uint64_t n = BASE_MIN(chunk, size - done);
+        s = hcq_buffer_copyout(tmp, src, soff + done, n);
+        if (!s) s = hcq_buffer_copyin(dst, doff + done, tmp, n);
+    }
+    free(tmp);
+    return s;
+}

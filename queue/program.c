@@ -1,0 +1,182 @@
+#include "base/base.h"
+#include "queue/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size)
+{
+    if (!base_handle_live(dev, BASE_H_DEVICE)) {
+        base_err(HCQ_EINVAL, "hcq_program_load: %p is not an open device", (void *)dev);
+        return NULL;
+    }
+    if (!binary || !size) {
+        base_err(HCQ_EINVAL, "hcq_program_load: empty binary");
+        return NULL;
+    }
+    if (drv_fault_status(dev)) return NULL;
+    hcq_program *p = base_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->dev = dev;
+    hcq_status s = dev->be->program_load(dev, binary, size, p);
+    if (s) {
+        free(p);
+        return NULL;
+    }
+    struct queue_dev *qd = dev->qd;
+    pthread_mutex_lock(&qd->list_lock);
+    p->next = qd->programs;
+    if (qd->programs) qd->programs->prev = p;
+    qd->programs = p;
+    pthread_mutex_unlock(&qd->list_lock);
+    base_handle_add(p, BASE_H_PROGRAM);
+    BASE_LOG(1, "%s: loaded `%s` (%s): %u params, %u kernarg bytes, %u local bytes, %u registers, max %u threads",
+             dev->props.id, p->info.name, p->info.target, p->info.nparams, p->info.kernarg_bytes,
+             p->info.local_bytes, p->info.registers, p->info.max_threads);
+    return p;
+}
+
+hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k)
+{
+    if (!base_handle_live(dev, BASE_H_DEVICE)) {
+        base_err(HCQ_EINVAL, "hcq_program_from_kernel: %p is not an open device", (void *)dev);
+        return NULL;
+    }
+    hcq_binary *bin = NULL;
+    if (hcq_compile(k, dev->props.target, &bin)) return NULL;
+    hcq_program *p = hcq_program_load(dev, bin->data, bin->size);
+    hcq_binary_free(bin);
+    return p;
+}
+
+static void program_delete(hcq_program *p)
+{
+    struct queue_dev *qd = p->dev->qd;
+    pthread_mutex_lock(&qd->list_lock);
+    if (p->prev) p->prev->next = p->next;
+    else qd->programs = p->next;
+    if (p->next) p->next->prev = p->prev;
+    pthread_mutex_unlock(&qd->list_lock);
+    p->dev->be->program_free(p->dev, p);
+    free(p);
+}
+
+hcq_status hcq_program_free(hcq_program *p)
+{
+    if (!p) return HCQ_OK;
+    if (!base_handle_remove(p, BASE_H_PROGRAM))
+        return base_err(HCQ_ESTATE, "hcq_program_free: %p is not a live program (freed twice?)", (void *)p);
+    /* launches of it may still be in flight on the timeline */
+    hcq_status s = hcq_device_synchronize(p->dev);
+    if (s && s != HCQ_EFAULT) BASE_LOG(1, "freeing program `%s`: %s", p->info.name, hcq_error_message());
+    program_delete(p);
+    return HCQ_OK;
+}
+
+void q_programs_free_all(hcq_device *dev)
+{
+    unsigned n = 0;
+    while (dev->qd->programs) {
+        hcq_program *p = dev->qd->programs;
+        base_handle_remove(p, BASE_H_PROGRAM);
+        program_delete(p);
+        n++;
+    }
+    if (n) BASE_LOG(1, "%s closed with %u programs still loaded; freed them", dev->props.id, n);
+}
+
+const hcq_program_info *hcq_program_get_info(const hcq_program *p) { return &p->info; }
+
+hcq_status hcq_program_param(const hcq_program *p, uint32_t i, hcq_param_info *out)
+{
+    if (i >= p->info.nparams)
+        return base_err(HCQ_EINVAL, "kernel `%s` has %u params; there is no param %u", p->info.name, p->info.nparams, i);
+    *out = p->params[i];
+    return HCQ_OK;
+}
+
+/* ** argument and dimension checks shared by queues, graphs and launches */
+
+hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_val *params,
+                          q_buffer_val_fn buffer_val, void *ctx, const char *fn)
+{
+    if (nargs != p->info.nparams)
+        return base_err(HCQ_EINVAL, "%s: kernel `%s` takes %u arguments, got %u", fn, p->info.name, p->info.nparams,
+                        nargs);
+    if (nargs && !args) return base_err(HCQ_EINVAL, "%s: args is NULL", fn);
+    for (uint32_t i = 0; i < nargs; i++) {
+        const hcq_arg *a = &args[i];
+        const hcq_param_info *pi = &p->params[i];
+        switch (a->kind) {
+        case HCQ_ARG_BUFFER:
+            if (!a->buffer || !base_handle_live(a->buffer, BASE_H_BUFFER))
+                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is not a live buffer", fn, i, p->info.name);
+            if (a->buffer->dev != p->dev)
+                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a buffer on %s, but the program is on %s", fn, i,
+                                p->info.name, a->buffer->dev->props.id, p->dev->props.id);
+            /* a buffer is an 8-byte address: the checks below apply */
+            __attribute__((fallthrough));
+        case HCQ_ARG_ADDR:
+            /* a param of unknown kind (dtype void, e.g. from a cubin) takes either */
+            if (pi->size != 8 || (!pi->is_buffer && pi->dtype != HCQ_VOID))
+                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is an address, but the parameter is a %u-byte %s",
+                                fn, i, p->info.name, pi->size, pi->is_buffer ? "buffer" : "scalar");
+            if (a->kind == HCQ_ARG_BUFFER) {
+                if (buffer_val) {
+                    hcq_status s = buffer_val(ctx, a->buffer, &params[i]);
+                    if (s) return s;
+                } else {
+                    params[i] = HCQ_IMM(a->buffer->va);
+                }
+            } else {
+                params[i] = a->val;
+            }
+            break;
+        case HCQ_ARG_SCALAR:
+            if (pi->is_buffer)
+                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a scalar, but the parameter is a buffer", fn, i,
+                                p->info.name);
+            if (a->size && a->size != pi->size)
+                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a %u-byte scalar, but the parameter is %u bytes",
+                                fn, i, p->info.name, a->size, pi->size);
+            params[i] = a->val;
+            break;
+        default:
+            return base_err(HCQ_EINVAL, "%s: argument %u of `%s` has unknown kind %u", fn, i, p->info.name, a->kind);
+        }
+    }
+    return HCQ_OK;
+}
+
+hcq_status q_check_dims(const hcq_program *p, const hcq_dims *d, const uint64_t *vars, const char *fn)
+{
+    const hcq_device_props *pr = &p->dev->props;
+    uint64_t threads = 1;
+    bool all = true;
+    for (int i = 0; i < 3; i++) {
+        if ((hcq_val_is_var(d->block[i]) || hcq_val_is_var(d->grid[i])) && !vars) {
+            all = false;
+            continue;
+        }
+        uint64_t b = drv_val(d->block[i], vars), g = drv_val(d->grid[i], vars);
+        if (b == 0 || g == 0)
+            return base_err(HCQ_EINVAL, "%s: launch of `%s` with a zero %s dimension %c", fn, p->info.name,
+                            b == 0 ? "block" : "grid", "xyz"[i]);
+        if (b > pr->max_block[i])
+            return base_err(HCQ_ELIMIT, "%s: block dimension %c of `%s` is %llu; %s allows at most %u", fn, "xyz"[i],
+                            p->info.name, (unsigned long long)b, pr->id, pr->max_block[i]);
+        if (g > pr->max_grid[i])
+            return base_err(HCQ_ELIMIT, "%s: grid dimension %c of `%s` is %llu; %s allows at most %u", fn, "xyz"[i],
+                            p->info.name, (unsigned long long)g, pr->id, pr->max_grid[i]);
+        threads *= b;
+    }
+    if (all) {
+        uint32_t limit = BASE_MIN(p->info.max_threads ? p->info.max_threads : pr->max_threads_per_group,
+                                  pr->max_threads_per_group);
+        if (threads > limit)
+            return base_err(HCQ_ELIMIT, "%s: `%s` launched with %llu threads per group; it can run at most %u on %s%s",
+                            fn, p->info.name, (unsigned long long)threads, limit, pr->id,
+                            p->info.registers ? " with its register use" : "");
+    }
+    return HCQ_OK;
+}

@@ -1,0 +1,306 @@
+#include "base/base.h"
+#include "queue/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Recorded queues. Commands go through the backend's encoders into q->rec;
+ * the kernarg blocks (and QMDs) they need come from chunks of GPU-visible
+ * memory the queue owns, so a resubmission finds them where the recorded
+ * commands point. */
+
+#define CHUNK_MIN (64u * 1024)
+
+static hcq_status aux_alloc(drv_rec *r, uint32_t size, uint32_t align, void **cpu, uint64_t *va)
+{
+    hcq_queue *q = r->aux_ctx;
+    q_chunk *c = q->chunks;
+    uint64_t off = c ? base_align_up(c->used, align) : 0;
+    if (!c || off + size > c->mem.size) {
+        c = base_calloc(1, sizeof *c);
+        if (!c) return HCQ_ENOMEM;
+        hcq_status s = mem_raw_alloc(q->dev, BASE_MAX(CHUNK_MIN, base_align_up(size, 4096)),
+                                     DRV_MEM_HOST | DRV_MEM_CPU | DRV_MEM_LOW, &c->mem);
+        if (s) {
+            free(c);
+            return base_err_prefix(s, "%s: kernarg memory for a queue", q->dev->props.id);
+        }
+        c->next = q->chunks;
+        q->chunks = c;
+        off = 0;
+    }
+    c->used = (uint32_t)(off + size);
+    *cpu = (uint8_t *)c->mem.cpu + off;
+    *va = c->mem.va + off;
+    return HCQ_OK;
+}
+
+hcq_queue *q_create(hcq_device *dev, hcq_queue_type type, bool internal)
+{
+    hcq_queue *q = base_calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->dev = dev;
+    q->type = type;
+    q->internal = internal;
+    drv_rec_init(&q->rec, dev, type);
+    q->rec.aux_alloc = aux_alloc;
+    q->rec.aux_ctx = q;
+    drv_rec_init(&q->done_rec, dev, type);
+    if (!internal) {
+        struct queue_dev *qd = dev->qd;
+        pthread_mutex_lock(&qd->list_lock);
+        q->next = qd->queues;
+        if (qd->queues) qd->queues->prev = q;
+        qd->queues = q;
+        pthread_mutex_unlock(&qd->list_lock);
+    }
+    return q;
+}
+
+hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type)
+{
+    if (!base_handle_live(dev, BASE_H_DEVICE)) {
+        base_err(HCQ_EINVAL, "hcq_queue_create: %p is not an open device", (void *)dev);
+        return NULL;
+    }
+    if (type != HCQ_QUEUE_COMPUTE && type != HCQ_QUEUE_COPY) {
+        base_err(HCQ_EINVAL, "hcq_queue_create: unknown queue type %d", (int)type);
+        return NULL;
+    }
+    hcq_queue *q = q_create(dev, type, false);
+    if (q) base_handle_add(q, BASE_H_QUEUE);
+    return q;
+}
+
+/* Waits until the queue's submissions that use aux memory have completed. */
+static hcq_status q_drain(hcq_queue *q)
+{
+    if (!q->done || hcq_signal_value(q->done) >= q->done_value) return HCQ_OK;
+    return mem_wait(q->dev, q->done->cpu, q->done->va, q->done_value, 0, "a queue's completion signal");
+}
+
+static void free_chunks(hcq_queue *q)
+{
+    while (q->chunks) {
+        q_chunk *c = q->chunks;
+        q->chunks = c->next;
+        mem_raw_free(q->dev, &c->mem, true);
+        free(c);
+    }
+}
+
+void q_free(hcq_queue *q)
+{
+    if (!q->internal) {
+        struct queue_dev *qd = q->dev->qd;
+        pthread_mutex_lock(&qd->list_lock);
+        if (q->prev) q->prev->next = q->next;
+        else qd->queues = q->next;
+        if (q->next) q->next->prev = q->prev;
+        pthread_mutex_unlock(&qd->list_lock);
+    }
+    free_chunks(q);
+    drv_rec_fini(&q->rec);
+    drv_rec_fini(&q->done_rec);
+    if (q->done) mem_signal_delete(q->done);
+    free(q->last_vars);
+    free(q->sizechecks);
+    free(q);
+}
+
+hcq_status hcq_queue_destroy(hcq_queue *q)
+{
+    if (!q) return HCQ_OK;
+    if (!base_handle_remove(q, BASE_H_QUEUE))
+        return base_err(HCQ_ESTATE, "hcq_queue_destroy: %p is not a live queue (destroyed twice?)", (void *)q);
+    hcq_status s = q_drain(q);
+    if (s && s != HCQ_EFAULT) {
+        /* still running on the engine: keeping its memory is the lesser evil */
+        base_handle_add(q, BASE_H_QUEUE);
+        return base_err_prefix(s, "hcq_queue_destroy: the queue's last submission has not completed");
+    }
+    q_free(q);
+    return HCQ_OK;
+}
+
+hcq_status hcq_queue_reset(hcq_queue *q)
+{
+    hcq_status s = q_drain(q);
+    if (s) return base_err_prefix(s, "hcq_queue_reset");
+    drv_rec_reset(&q->rec);
+    free_chunks(q);
+    q->nsizechecks = 0;
+    q->primed = false;
+    return HCQ_OK;
+}
+
+static hcq_status need_type(hcq_queue *q, hcq_queue_type t, const char *fn)
+{
+    if (q->type != t)
+        return base_err(HCQ_EINVAL, "%s: needs a %s queue; this is a %s queue", fn,
+                        t == HCQ_QUEUE_COMPUTE ? "compute" : "copy", q->type == HCQ_QUEUE_COMPUTE ? "compute" : "copy");
+    return HCQ_OK;
+}
+
+static hcq_status done_cmd(hcq_queue *q, hcq_status s)
+{
+    if (!s) q->rec.ncmds++;
+    return s;
+}
+
+hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
+{
+    return done_cmd(q, q->dev->be->rec_wait(&q->rec, addr, value));
+}
+
+hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value)
+{
+    if (!sig) return base_err(HCQ_EINVAL, "hcq_queue_wait: signal is NULL");
+    return hcq_queue_wait_at(q, HCQ_IMM(sig->va), value);
+}
+
+hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
+{
+    return done_cmd(q, q->dev->be->rec_signal(&q->rec, addr, value));
+}
+
+hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value)
+{
+    if (!sig) return base_err(HCQ_EINVAL, "hcq_queue_signal: signal is NULL");
+    return hcq_queue_signal_at(q, HCQ_IMM(sig->va), value);
+}
+
+hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val addr)
+{
+    return done_cmd(q, q->dev->be->rec_timestamp(&q->rec, addr));
+}
+
+hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig)
+{
+    if (!sig) return base_err(HCQ_EINVAL, "hcq_queue_timestamp: signal is NULL");
+    return hcq_queue_timestamp_at(q, HCQ_IMM(sig->va));
+}
+
+hcq_status hcq_queue_barrier(hcq_queue *q)
+{
+    hcq_status s = need_type(q, HCQ_QUEUE_COMPUTE, "hcq_queue_barrier");
+    if (s) return s;
+    return done_cmd(q, q->dev->be->rec_barrier(&q->rec));
+}
+
+hcq_status q_exec(hcq_queue *q, hcq_program *p, const hcq_val *params, const hcq_dims *dims, const char *fn)
+{
+    hcq_status s = need_type(q, HCQ_QUEUE_COMPUTE, fn);
+    if (s) return s;
+    if ((s = q_check_dims(p, dims, NULL, fn))) return s;
+    for (int i = 0; i < 3; i++) {
+        if (hcq_val_is_var(dims->grid[i]) || hcq_val_is_var(dims->block[i])) {
+            drv_rec_dimcheck(&q->rec, p, dims);
+            break;
+        }
+    }
+    return done_cmd(q, q->dev->be->rec_exec(&q->rec, p, params, dims));
+}
+
+hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims)
+{
+    if (!p) return base_err(HCQ_EINVAL, "hcq_queue_exec: program is NULL");
+    if (p->dev != q->dev)
+        return base_err(HCQ_EINVAL, "hcq_queue_exec: the program is loaded on %s, the queue is on %s", p->dev->props.id,
+                        q->dev->props.id);
+    hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
+    if (!params) return HCQ_ENOMEM;
+    hcq_status s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_queue_exec");
+    if (!s) s = q_exec(q, p, params, &dims, "hcq_queue_exec");
+    if (params != stack) free(params);
+    return s;
+}
+
+hcq_status q_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size, const char *fn)
+{
+    hcq_status s = need_type(q, HCQ_QUEUE_COPY, fn);
+    if (s) return s;
+    if (hcq_val_is_var(size)) {
+        if (q->nsizechecks == q->scap) {
+            uint32_t cap = q->scap ? q->scap * 2 : 8;
+            hcq_val *c = base_realloc_array(q->sizechecks, cap, sizeof *c);
+            if (!c) return HCQ_ENOMEM;
+            q->sizechecks = c;
+            q->scap = cap;
+        }
+        q->sizechecks[q->nsizechecks++] = size;
+    }
+    return done_cmd(q, q->dev->be->rec_copy(&q->rec, dst, src, size));
+}
+
+hcq_status hcq_queue_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size)
+{
+    return q_copy(q, dst, src, size, "hcq_queue_copy");
+}
+
+uint32_t hcq_queue_var_count(const hcq_queue *q) { return q->rec.nvars; }
+uint32_t hcq_queue_command_count(const hcq_queue *q) { return q->rec.ncmds; }
+
+static hcq_status submit_checks(hcq_queue *q, const uint64_t *vars, uint32_t nvars)
+{
+    if (q->rec.err) return base_err(q->rec.err, "hcq_queue_submit: recording the queue failed earlier (%s)",
+                                    hcq_status_name(q->rec.err));
+    if (nvars < q->rec.nvars)
+        return base_err(HCQ_EINVAL, "hcq_queue_submit: the queue uses %u variables, %u given", q->rec.nvars, nvars);
+    if (q->rec.nvars && !vars) return base_err(HCQ_EINVAL, "hcq_queue_submit: vars is NULL");
+    for (uint32_t i = 0; i < q->rec.ndimchecks; i++) {
+        const drv_dimcheck *d = &q->rec.dimchecks[i];
+        hcq_status s = q_check_dims(d->prog, &d->dims, vars, "hcq_queue_submit");
+        if (s) return s;
+    }
+    for (uint32_t i = 0; i < q->nsizechecks; i++) {
+        uint64_t sz = drv_val(q->sizechecks[i], vars);
+        if (sz > q->dev->be->copy_max_bytes)
+            return base_err(HCQ_ELIMIT, "hcq_queue_submit: a copy of variable size is %llu bytes; %s copies at most "
+                            "%llu bytes in one command", (unsigned long long)sz, q->dev->props.id,
+                            (unsigned long long)q->dev->be->copy_max_bytes);
+    }
+    return HCQ_OK;
+}
+
+hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool track)
+{
+    hcq_device *dev = q->dev;
+    hcq_status s = submit_checks(q, vars, nvars);
+    if (s) return s;
+    if ((s = drv_fault_status(dev))) return s;
+    /* patching kernarg/QMD memory under a running submission would change
+     * what it reads: wait for it */
+    if (q->rec.nmem_patches && (s = q_drain(q))) return base_err_prefix(s, "hcq_queue_submit");
+    if (q->rec.nvars > q->last_cap) {
+        uint64_t *l = base_realloc_array(q->last_vars, q->rec.nvars, sizeof *l);
+        if (!l) return HCQ_ENOMEM;
+        q->last_vars = l;
+        q->last_cap = q->rec.nvars;
+        q->primed = false;
+    }
+    /* patches recorded since the last submission hold placeholders */
+    bool all = !q->primed || q->primed_npatches != q->rec.npatches;
+    drv_rec_apply(&q->rec, vars, all ? NULL : q->last_vars);
+    if (q->rec.nvars) memcpy(q->last_vars, vars, q->rec.nvars * sizeof *vars);
+    q->primed = true;
+    q->primed_npatches = q->rec.npatches;
+    if ((s = dev->be->submit(dev, &q->rec))) return s;
+    if (!track || !q->rec.uses_aux) return HCQ_OK;
+
+    /* completion marker behind the commands, on the same engine */
+    if (!q->done) {
+        if (!(q->done = mem_signal_new(dev, 0))) return hcq_error_status();
+        if ((s = dev->be->rec_signal(&q->done_rec, HCQ_IMM(q->done->va), HCQ_VAR(0)))) return s;
+    }
+    uint64_t v = q->done_value + 1;
+    drv_rec_apply(&q->done_rec, &v, NULL);
+    if ((s = dev->be->submit(dev, &q->done_rec))) return s;
+    q->done_value = v;
+    return HCQ_OK;
+}
+
+hcq_status hcq_queue_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars)
+{
+    return q_submit(q, vars, nvars, true);
+}
