@@ -1,0 +1,60 @@
+/* Test support shared by the Criterion suites: the device under test, the
+ * small kernels the API suites launch (built from IR, compiled for whatever
+ * target the device has), and assertion helpers that print hcq's message. */
+#ifndef HCQ_TESTS_SUPPORT_H
+#define HCQ_TESTS_SUPPORT_H
+
+#include <criterion/criterion.h>
+#include <hcq/hcq.h>
+
+/* asserts HCQ_OK, printing the expression and hcq_error_message() */
+#define T_OK(expr)                                                                                 \
+    do {                                                                                           \
+        hcq_status t_s_ = (expr);                                                                  \
+        cr_assert_eq(t_s_, HCQ_OK, "%s -> %s: %s", #expr, hcq_status_name(t_s_),                   \
+                     hcq_error_message());                                                         \
+    } while (0)
+/* asserts a specific failure status */
+#define T_FAILS(expr, status)                                                                      \
+    do {                                                                                           \
+        hcq_status t_s_ = (expr);                                                                  \
+        cr_assert_eq(t_s_, (status), "%s -> %s (expected %s): %s", #expr, hcq_status_name(t_s_),   \
+                     hcq_status_name(status), hcq_error_message());                                \
+    } while (0)
+#define T_NONNULL(expr)                                                                            \
+    ({                                                                                             \
+        __typeof__(expr) t_p_ = (expr);                                                            \
+        cr_assert_not_null(t_p_, "%s -> NULL: %s", #expr, hcq_error_message());                    \
+        t_p_;                                                                                      \
+    })
+/* asserts the last error message contains a substring */
+#define T_MSG_HAS(sub)                                                                             \
+    cr_assert(strstr(hcq_error_message(), (sub)) != NULL, "message lacks \"%s\": %s", (sub),       \
+              hcq_error_message())
+
+/* The device the API suites run on: $HCQ_TEST_DEVICE, default "CPU". */
+const char *t_device_name(void);
+hcq_device *t_open(void);
+/* Compiles and loads a kernel for dev; destroys k. */
+hcq_program *t_load(hcq_device *dev, hcq_kernel *k);
+
+/* ** kernels (global id = group id * local size + local id, in x) */
+/* a[i] += 1 for i < n.                     params: u32 *a, u32 n */
+hcq_kernel *t_k_add1(void);
+/* c[i] = a[i] + b[i] for i < n.            params: f32 *a, f32 *b, f32 *c, u32 n */
+hcq_kernel *t_k_vadd(void);
+/* a[i] = a[i] * k + c for i < n.           params: u32 *a, u32 k, u32 c, u32 n */
+hcq_kernel *t_k_muladd(void);
+/* work-item 0 of group 0: a[0] += 1.       params: u32 *a */
+hcq_kernel *t_k_inc(void);
+/* out[lin] = 1 at the linear 3-D global index of each work-item, where
+ * lin = x + X * (y + Y * z) over the launch's global size.  params: u32 *out */
+hcq_kernel *t_k_mark(void);
+/* dst[i] = src[i] for i < n.               params: u32 *dst, u32 *src, u32 n */
+hcq_kernel *t_k_copy(void);
+
+/* a buffer filled from host data / read back */
+hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size);
+void t_read(hcq_buffer *b, void *out, size_t size);
+
+#endif
