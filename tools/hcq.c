@@ -1,0 +1,63 @@
+#include "tools/tools.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"info", tool_info, "devices and their properties (--json)"},
+    {"demo", tool_demo, "the main job: kernels on the default device, checked against C"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hcq COMMAND [ARGS]   (hcq COMMAND --help for more)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nenvironment: HCQ_DEVICE, HCQ_MOCK, HCQ_DEBUG, HCQ_CACHE_DIR, HCQ_CLANG (see the README)\n");
+}
+
+int tool_fail(const char *what)
+{
+    fprintf(stderr, "hcq: %s: %s (%s)\n", what, hcq_error_message(), hcq_status_name(hcq_error_status()));
+    return 1;
+}
+
+int tool_has_flag(int argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], flag)) return 1;
+    return 0;
+}
+
+/* The devices the API test suites run on (scripts/run-tests.sh). "CPU+ir"
+ * is the CPU device running the interpreter target. */
+static int test_devices(void)
+{
+    char names[32][16];
+    uint32_t n = hcq_device_list(names, 32);
+    for (uint32_t i = 0; i < n && i < 32; i++) printf("%s%s", i ? " " : "", names[i]);
+    printf(" CPU+ir\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("hcq %s\n", HCQ_VERSION_STRING);
+        return 0;
+    }
+    if (!strcmp(argv[1], "test-devices")) return test_devices();
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "hcq: unknown command `%s`\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,91 @@
+#include "tools/tools.h"
+
+#include <string.h>
+
+static void json_str(const char *key, const char *v, int last)
+{
+    printf("    \"%s\": \"", key);
+    for (const char *p = v; *p; p++) {
+        if (*p == '"' || *p == '\\') putchar('\\');
+        if ((unsigned char)*p >= 0x20) putchar(*p);
+    }
+    printf("\"%s\n", last ? "" : ",");
+}
+
+static void print_json(const hcq_device_props *p, int last)
+{
+    printf("  {\n");
+    json_str("id", p->id, 0);
+    json_str("name", p->name, 0);
+    json_str("kind", p->kind, 0);
+    json_str("target", p->target, 0);
+    json_str("driver_version", p->driver_version, 0);
+    json_str("pci_address", p->pci_address, 0);
+    printf("    \"mock\": %s,\n", p->is_mock ? "true" : "false");
+    printf("    \"compute_units\": %u,\n", p->compute_units);
+    printf("    \"memory_bytes\": %llu,\n", (unsigned long long)p->memory_bytes);
+    printf("    \"max_threads_per_group\": %u,\n", p->max_threads_per_group);
+    printf("    \"max_block\": [%u, %u, %u],\n", p->max_block[0], p->max_block[1], p->max_block[2]);
+    printf("    \"max_grid\": [%u, %u, %u],\n", p->max_grid[0], p->max_grid[1], p->max_grid[2]);
+    printf("    \"max_local_bytes\": %u,\n", p->max_local_bytes);
+    printf("    \"staging_bytes\": %llu,\n", (unsigned long long)p->staging_bytes);
+    printf("    \"fixed_memory_bytes\": %llu\n", (unsigned long long)p->fixed_memory_bytes);
+    printf("  }%s\n", last ? "" : ",");
+}
+
+static void human(double bytes, char *out, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (bytes >= 1024 && i < 4) {
+        bytes /= 1024;
+        i++;
+    }
+    snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
+}
+
+static void print_text(const hcq_device_props *p)
+{
+    char mem[32], fixed[32], stage[32];
+    human((double)p->memory_bytes, mem, sizeof mem);
+    human((double)p->fixed_memory_bytes, fixed, sizeof fixed);
+    human((double)p->staging_bytes, stage, sizeof stage);
+    printf("%s  %s%s\n", p->id, p->name, p->is_mock ? "  [mock]" : "");
+    printf("    target          %s\n", p->target);
+    if (p->driver_version[0]) printf("    driver          %s\n", p->driver_version);
+    if (p->pci_address[0]) printf("    pci             %s\n", p->pci_address);
+    printf("    compute units   %u\n", p->compute_units);
+    printf("    memory          %s\n", mem);
+    printf("    threads/group   %u (block %u x %u x %u, grid %u x %u x %u)\n", p->max_threads_per_group,
+           p->max_block[0], p->max_block[1], p->max_block[2], p->max_grid[0], p->max_grid[1], p->max_grid[2]);
+    printf("    local memory    %u bytes per group\n", p->max_local_bytes);
+    printf("    fixed memory    %s per open device (rings, kernarg ring, signals; %s of it host staging)\n", fixed,
+           stage);
+}
+
+int tool_info(int argc, char **argv)
+{
+    if (tool_has_flag(argc, argv, "--help")) {
+        printf("usage: hcq info [--json]\n\nLists every device present (with HCQ_MOCK=1, the mock GPUs too), opens "
+               "each and prints its properties,\nincluding the fixed memory an open device holds.\n");
+        return 0;
+    }
+    int json = tool_has_flag(argc, argv, "--json");
+    char names[32][16];
+    uint32_t n = hcq_device_list(names, 32);
+    if (n > 32) n = 32;
+    if (json) printf("[\n");
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        hcq_device *d = hcq_device_open(names[i]);
+        if (!d) {
+            rc = tool_fail(names[i]);
+            continue;
+        }
+        if (json) print_json(hcq_device_get_props(d), i + 1 == n);
+        else print_text(hcq_device_get_props(d));
+        hcq_device_close(d);
+    }
+    if (json) printf("]\n");
+    return rc;
+}
