@@ -18,7 +18,7 @@ LDLIBS := -lm -ldl -lpthread
 CRITERION_LIBS := -lcriterion
 
 # Library sources, layer by layer (each calls only the ones listed before it).
-LIB_DIRS := base compiler drivers drivers/cpu drivers/mock mem queue
+LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/mock mem queue
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 

@@ -73,6 +73,11 @@ uint64_t ir_const_lane(hcq_dtype dt, uint64_t arg);
 /* ** serialization internals (fuzzers skip the checksum to reach the
  * field checks behind it) */
 hcq_status ir_deserialize(const void *data, size_t size, bool check_sum, hcq_kernel **out);
+/* The whole blob's size from its first IR_BLOB_HEADER bytes (HCQ_EFORMAT if
+ * they are not a serialized-IR header): for readers of IR in memory, such
+ * as the mock GPU's shader core. */
+#define IR_BLOB_HEADER 16u
+hcq_status ir_blob_size(const void *header, size_t *size_out);
 
 /* Writes "op 7 (add)" style names into buf for messages. */
 const char *ir_op_label(char *buf, size_t size, const hcq_kernel *k, hcq_ir_ref i);

@@ -52,6 +52,18 @@ static uint32_t get32(const uint8_t *p)
 }
 static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+hcq_status ir_blob_size(const void *header, size_t *size_out)
+{
+    const uint8_t *h = header;
+    if (get32(h) != SER_MAGIC || get32(h + 4) != SER_VERSION)
+        return base_err(HCQ_EFORMAT, "not serialized IR (magic 0x%08x version %u)", get32(h), get32(h + 4));
+    uint32_t nops = get32(h + 8), name_len = get32(h + 12);
+    if (name_len < 1 || name_len > 255 || nops > (1u << 24))
+        return base_err(HCQ_EFORMAT, "serialized IR header claims %u ops and a %u-byte name", nops, name_len);
+    *size_out = SER_HEADER + name_len + (size_t)nops * SER_OP + 4;
+    return HCQ_OK;
+}
+
 hcq_status hcq_kernel_serialize(const hcq_kernel *k, void **out, size_t *out_size)
 {
     if (!k || !out || !out_size) return base_err(HCQ_EINVAL, "hcq_kernel_serialize: NULL argument");

@@ -10,17 +10,22 @@ static const cc_target targets[] = {
     {"ir", CC_BIN_IR_ELF, "ir listing", cc_ir_render, cc_ir_compile, NULL},
 };
 
-const cc_target *cc_target_find(const char *name)
+const cc_target *cc_target_at(size_t i)
 {
-    for (size_t i = 0; name && i < BASE_ARRAY_LEN(targets); i++)
-        if (strcmp(targets[i].name, name) == 0) return &targets[i];
+    if (i < BASE_ARRAY_LEN(targets)) return &targets[i];
+    i -= BASE_ARRAY_LEN(targets);
+    if (i < cc_nv_target_count) return &cc_nv_targets[i];
+    i -= cc_nv_target_count;
+    if (i < cc_amd_target_count) return &cc_amd_targets[i];
     return NULL;
 }
 
-const cc_target *cc_target_list(size_t *count)
+const cc_target *cc_target_find(const char *name)
 {
-    *count = BASE_ARRAY_LEN(targets);
-    return targets;
+    const cc_target *t;
+    for (size_t i = 0; name && (t = cc_target_at(i)); i++)
+        if (strcmp(t->name, name) == 0) return t;
+    return NULL;
 }
 
 bool hcq_target_known(const char *target) { return cc_target_find(target) != NULL; }
@@ -29,8 +34,9 @@ static hcq_status unknown(const char *fn, const char *name)
 {
     char list[256] = "";
     size_t len = 0;
-    for (size_t i = 0; i < BASE_ARRAY_LEN(targets) && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", targets[i].name);
+    const cc_target *t;
+    for (size_t i = 0; (t = cc_target_at(i)) && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", t->name);
     return base_err(HCQ_EINVAL, "%s: unknown target '%s'; this build knows: %s", fn, name ? name : "(null)", list);
 }
 

@@ -37,10 +37,17 @@ struct cc_target {
     const void *arch;    /* per-row data for the functions (NULL for cpu and ir) */
 };
 
+/* Rows each GPU backend owns (compiler/target_nv.c, target_amd.c), so the
+ * two can grow without touching this table. */
+extern const cc_target cc_nv_targets[];
+extern const size_t cc_nv_target_count;
+extern const cc_target cc_amd_targets[];
+extern const size_t cc_amd_target_count;
+
 /* The row named `name`, or NULL. */
 const cc_target *cc_target_find(const char *name);
-/* All rows (for `hcq info` and tests). */
-const cc_target *cc_target_list(size_t *count);
+/* Row i of all the rows (built-in, then NV, then AMD), or NULL past the end. */
+const cc_target *cc_target_at(size_t i);
 
 /* ** the targets built in (target_cpu.c, target_ir.c) */
 hcq_status cc_cpu_render(const cc_target *t, const hcq_kernel *k, char **source_out);

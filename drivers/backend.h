@@ -68,7 +68,8 @@ struct hcq_device {
     struct queue_dev *qd;
 };
 
-/* Engines call this after writing signal memory. */
+/* Engines that run on host threads (the CPU device) call this after
+ * writing signal memory. */
 void drv_progress_notify(hcq_device *dev);
 /* Sleeps until progress_seq moves past seq (read before the caller checked
  * its condition) or max_ns passes. */
@@ -77,6 +78,14 @@ static inline uint64_t drv_progress_seq(hcq_device *dev)
 {
     return atomic_load(&dev->progress_seq);
 }
+/* For waiters on any device: the progress counter that covers its engines
+ * (its own, else the syscall table's for emulated hardware, else none: 0),
+ * and a sleep until it moves or max_ns passes (without a counter, a short
+ * sleep). Returns how long a sleep the caller may choose: long when some
+ * notification exists, short when it must poll. */
+uint64_t drv_waiter_seq(hcq_device *dev);
+void drv_waiter_sleep(hcq_device *dev, uint64_t seq, uint64_t max_ns);
+uint64_t drv_waiter_step_ns(hcq_device *dev);
 /* Initialises/destroys the generic parts of a device record. */
 void drv_device_init(hcq_device *dev);
 void drv_device_fini(hcq_device *dev);
@@ -132,5 +141,7 @@ typedef struct drv_backend {
 /* The backends linked in, best first (NV, AMD, CPU). */
 const drv_backend *const *drv_backends(void);
 extern const drv_backend drv_cpu_backend;
+extern const drv_backend drv_nv_backend;
+extern const drv_backend drv_amd_backend;
 
 #endif

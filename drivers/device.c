@@ -1,5 +1,6 @@
 #include "base/base.h"
 #include "drivers/backend.h"
+#include "drivers/sys.h"
 
 #include <errno.h>
 #include <string.h>
@@ -85,8 +86,33 @@ void drv_progress_wait(hcq_device *dev, uint64_t seq, uint64_t max_ns)
     pthread_mutex_unlock(&dev->progress_lock);
 }
 
+uint64_t drv_waiter_seq(hcq_device *dev)
+{
+    if (dev->be->notifies_progress) return drv_progress_seq(dev);
+    const hcq_sys *s = sys_get();
+    return s->progress_seq ? s->progress_seq(s->ctx) : 0;
+}
+
+uint64_t drv_waiter_step_ns(hcq_device *dev)
+{
+    return dev->be->notifies_progress || sys_get()->progress_wait ? 1000000 : 20000;
+}
+
+void drv_waiter_sleep(hcq_device *dev, uint64_t seq, uint64_t max_ns)
+{
+    if (dev->be->notifies_progress) {
+        drv_progress_wait(dev, seq, max_ns);
+        return;
+    }
+    const hcq_sys *s = sys_get();
+    if (s->progress_wait) s->progress_wait(s->ctx, seq, max_ns);
+    else base_sleep_ns(max_ns);
+}
+
 /* Backends linked in, best first. NV and AMD register here when built. */
 static const drv_backend *const backends[] = {
+    &drv_nv_backend,
+    &drv_amd_backend,
     &drv_cpu_backend,
     NULL,
 };

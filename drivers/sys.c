@@ -1,6 +1,7 @@
 #include "drivers/sys.h"
 
 #include "base/base.h"
+#include "drivers/mock/mock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -107,8 +108,6 @@ static const hcq_sys libc_table = {
     .exists = libc_exists,
 };
 
-const hcq_sys *(*sys_mock_factory)(void);
-
 static _Atomic(const hcq_sys *) active;
 static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -117,7 +116,7 @@ const hcq_sys *sys_libc(void) { return &libc_table; }
 static const hcq_sys *sys_default(void)
 {
     const base_env *e = base_env_get();
-    if (e->mock && sys_mock_factory) return sys_mock_factory();
+    if (e->mock) return mock_sys();
     return &libc_table;
 }
 
@@ -165,6 +164,30 @@ int sys_list_dir(const char *path, void (*fn)(void *, const char *), void *arg)
     return s->list_dir(s->ctx, path, fn, arg);
 }
 int sys_exists(const char *path) { const hcq_sys *s = sys_get(); return s->exists(s->ctx, path); }
+
+void sys_doorbell32(volatile uint32_t *addr, uint32_t value)
+{
+    const hcq_sys *s = sys_get();
+    atomic_thread_fence(memory_order_seq_cst);
+    *addr = value;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (s->doorbell) s->doorbell(s->ctx, addr);
+}
+
+void sys_doorbell64(volatile uint64_t *addr, uint64_t value)
+{
+    const hcq_sys *s = sys_get();
+    atomic_thread_fence(memory_order_seq_cst);
+    *addr = value;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (s->doorbell) s->doorbell(s->ctx, addr);
+}
+
+void sys_notify(uint64_t va)
+{
+    const hcq_sys *s = sys_get();
+    if (s->notify) s->notify(s->ctx, va);
+}
 
 void *sys_anon_map(size_t len, int *err)
 {

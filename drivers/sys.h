@@ -24,6 +24,15 @@ typedef struct hcq_sys {
     int (*list_dir)(void *ctx, const char *path, void (*fn)(void *arg, const char *name), void *arg);
     /* 0 if path exists, else -errno */
     int (*exists)(void *ctx, const char *path);
+    /* Optional hooks for emulated hardware (NULL in the libc table):
+     * the host just stored a doorbell at addr (sys_doorbell32/64 made the
+     * store); the host wrote memory that engines may be waiting on (a
+     * signal); engine progress, so host waiters sleep until an engine
+     * releases a semaphore instead of polling. */
+    void (*doorbell)(void *ctx, volatile void *addr);
+    void (*notify)(void *ctx, uint64_t va);
+    uint64_t (*progress_seq)(void *ctx);
+    void (*progress_wait)(void *ctx, uint64_t seq, uint64_t max_ns);
     void *ctx;
 } hcq_sys;
 
@@ -34,8 +43,6 @@ const hcq_sys *sys_get(void);
 const hcq_sys *sys_set(const hcq_sys *s);
 /* The plain libc table. */
 const hcq_sys *sys_libc(void);
-/* Registered by drivers/mock when it is linked in; NULL otherwise. */
-extern const hcq_sys *(*sys_mock_factory)(void);
 
 /* Convenience wrappers over the active table (restart on EINTR). */
 int sys_open(const char *path, int flags);
@@ -46,6 +53,13 @@ int sys_munmap(void *addr, size_t len);
 ssize_t sys_read_file(const char *path, char *buf, size_t size);
 int sys_list_dir(const char *path, void (*fn)(void *arg, const char *name), void *arg);
 int sys_exists(const char *path);
+
+/* Doorbells: a full barrier (earlier writes to rings and USERD must land
+ * first), the store, then the table's doorbell hook. */
+void sys_doorbell32(volatile uint32_t *addr, uint32_t value);
+void sys_doorbell64(volatile uint64_t *addr, uint64_t value);
+/* The host wrote memory engines may wait on. */
+void sys_notify(uint64_t va);
 
 /* Anonymous host memory, page-aligned and zeroed, through the seam so the
  * mock and the tracer account for it. NULL + *err on failure. */

@@ -135,7 +135,7 @@ hcq_status mem_wait(hcq_device *dev, const uint64_t *cpu, uint64_t va, uint64_t 
     if (!timeout_ns) timeout_ns = base_env_get()->timeout_ns;
     uint64_t start = 0;
     for (unsigned i = 0;; i++) {
-        uint64_t seq = drv_progress_seq(dev);
+        uint64_t seq = drv_waiter_seq(dev);
         if (load_value(cpu) >= target) return HCQ_OK;
         if (atomic_load(&dev->faulted)) return drv_fault_status(dev);
         if (i < 200) {
@@ -162,8 +162,7 @@ hcq_status mem_wait(hcq_device *dev, const uint64_t *cpu, uint64_t va, uint64_t 
                             (unsigned long long)target, (unsigned long long)v, (unsigned long long)tl,
                             (unsigned long long)last, state);
         }
-        uint64_t step = dev->be->notifies_progress ? 1000000 : 20000;
-        drv_progress_wait(dev, seq, BASE_MIN(step, timeout_ns - spent));
+        drv_waiter_sleep(dev, seq, BASE_MIN(drv_waiter_step_ns(dev), timeout_ns - spent));
     }
 }
 

@@ -144,7 +144,7 @@ static void cpu_close(hcq_device *dev)
     cpu_dev *c = cpu_of(dev);
     if (!c) return;
     cpu_engines_stop(dev);
-    cpu_pool_destroy(c->pool);
+    drv_pool_destroy(c->pool);
     pthread_rwlock_destroy(&c->alloc_lock);
     free(c->allocs);
     free(c);
@@ -161,7 +161,7 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     const base_env *env = base_env_get();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = env->cpu_threads > 0 ? (unsigned)env->cpu_threads : (unsigned)(cores > 0 ? cores : 1);
-    c->pool = cpu_pool_create(threads);
+    c->pool = drv_pool_create(threads);
     if (!c->pool) {
         cpu_close(dev);
         return HCQ_ENOMEM;
@@ -176,7 +176,7 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     strcpy(pr->id, "CPU");
     strcpy(pr->target, c->interp_target ? "ir" : "cpu");
     pr->index = 0;
-    pr->compute_units = cpu_pool_threads(c->pool);
+    pr->compute_units = drv_pool_threads(c->pool);
     pr->memory_bytes = read_memtotal();
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = 1024;

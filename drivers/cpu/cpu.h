@@ -11,6 +11,7 @@
 
 #include "compiler/cpu_abi.h"
 #include "drivers/backend.h"
+#include "drivers/pool.h"
 
 #include <hcq/compiler.h>
 #include <pthread.h>
@@ -40,16 +41,6 @@ typedef struct cpu_op_info {
 } cpu_op_info;
 extern const cpu_op_info cpu_ops[CPU_OP_COUNT];
 
-/* ** the worker pool */
-typedef hcq_status (*cpu_task_fn)(void *ctx, uint64_t begin, uint64_t end);
-typedef struct cpu_pool cpu_pool;
-cpu_pool *cpu_pool_create(unsigned nthreads);
-void cpu_pool_destroy(cpu_pool *p);
-unsigned cpu_pool_threads(const cpu_pool *p);
-/* Runs fn over [0, total) in chunks on every thread (the caller's too);
- * returns the first error a chunk returned. */
-hcq_status cpu_pool_run(cpu_pool *p, uint64_t total, uint64_t chunk, cpu_task_fn fn, void *ctx);
-
 /* ** engines */
 #define CPU_RING_DW (1u << 16)
 typedef struct cpu_engine {
@@ -76,7 +67,7 @@ typedef struct cpu_alloc {
 
 typedef struct cpu_dev {
     cpu_engine eng[2]; /* HCQ_QUEUE_COMPUTE, HCQ_QUEUE_COPY */
-    cpu_pool *pool;
+    drv_pool *pool;
     pthread_rwlock_t alloc_lock;
     cpu_alloc *allocs; /* sorted by va */
     size_t nallocs, acap;

@@ -161,10 +161,10 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
     }
     if (!groups || !items) return HCQ_OK;
     cpu_dev *c = cpu_of(dev);
-    unsigned threads = cpu_pool_threads(c->pool);
+    unsigned threads = drv_pool_threads(c->pool);
     /* small launches run on the engine thread: waking the pool costs more */
     uint64_t chunk = groups * items < 4096 ? groups : BASE_MAX(1, groups / (threads * 4ull));
-    if (cp->entry) return cpu_pool_run(c->pool, groups, chunk, run_so, &x);
+    if (cp->entry) return drv_pool_run(c->pool, groups, chunk, run_so, &x);
 
     pthread_mutex_init(&x.lock, NULL);
     x.mem.check = mem_check;
@@ -176,7 +176,7 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
         x.il.local_size[i] = block[i];
     }
     x.il.mem = &x.mem;
-    hcq_status s = cpu_pool_run(c->pool, groups, chunk, run_ir, &x);
+    hcq_status s = drv_pool_run(c->pool, groups, chunk, run_ir, &x);
     pthread_mutex_destroy(&x.lock);
     if (s) return base_err(s, "%s", x.msg[0] ? x.msg : hcq_error_message());
     return HCQ_OK;

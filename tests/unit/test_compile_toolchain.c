@@ -293,8 +293,8 @@ Test(compile_toolchain, targets_and_rendering)
     cr_assert(!hcq_target_known(NULL));
     hcq_kernel *k = unique_kernel(3);
     hcq_binary *b = NULL;
-    cr_assert_eq(hcq_compile(k, "gfx1100", &b), HCQ_EINVAL);
-    cr_assert(strstr(hcq_error_message(), "unknown target 'gfx1100'; this build knows: cpu, ir"), "%s",
+    cr_assert_eq(hcq_compile(k, "tpu9", &b), HCQ_EINVAL);
+    cr_assert(strstr(hcq_error_message(), "unknown target 'tpu9'; this build knows: cpu, ir"), "%s",
               hcq_error_message());
     char *src = NULL;
     cr_assert_eq(hcq_render(k, "cpu", &src), HCQ_OK, "%s", hcq_error_message());
@@ -303,11 +303,9 @@ Test(compile_toolchain, targets_and_rendering)
     cr_assert_eq(hcq_render(k, "ir", &src), HCQ_OK);
     cr_assert(strstr(src, "kernel 'tc_unique'"), "%s", src);
     free(src);
-    size_t n;
-    const cc_target *t = cc_target_list(&n);
-    cr_assert_eq(n, 2);
+    cr_assert_eq(cc_target_at(0), cc_target_find("cpu"));
     cr_assert_eq(cc_target_find("cpu")->kind, CC_BIN_HOST_SO);
-    cr_assert_eq(t[1].kind, CC_BIN_IR_ELF);
+    cr_assert_eq(cc_target_at(1)->kind, CC_BIN_IR_ELF);
     /* an invalid kernel never reaches the compiler */
     hcq_kernel *bad = hcq_kernel_create("bad");
     hcq_ir_unary(bad, HCQ_OP_SQRT, 0);

@@ -1,14 +1,17 @@
-#include "drivers/cpu/cpu.h"
+#include "drivers/pool.h"
 
 #include "base/base.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include <stdlib.h>
 
-/* A fixed pool of worker threads that run one job at a time: the engine
- * thread posts a job (total, chunk, fn), joins in, and returns when every
+/* A fixed pool of worker threads that run one job at a time: an engine
+ * thread (of the CPU device or of the mock GPU) posts a job (total, chunk, fn), joins in, and returns when every
  * chunk is done. Chunks are claimed with an atomic counter, so uneven work
  * balances itself. */
-struct cpu_pool {
+struct drv_pool {
     unsigned nthreads; /* workers, not counting the caller */
     pthread_t *threads;
     pthread_mutex_t lock;
@@ -16,7 +19,7 @@ struct cpu_pool {
     uint64_t gen;  /* bumped per job */
     bool stop;
     /* the current job */
-    cpu_task_fn fn;
+    drv_task_fn fn;
     void *ctx;
     uint64_t total, chunk;
     atomic_uint_fast64_t next;
@@ -24,7 +27,7 @@ struct cpu_pool {
     atomic_int err;
 };
 
-static void run_chunks(cpu_pool *p)
+static void run_chunks(drv_pool *p)
 {
     for (;;) {
         uint64_t b = atomic_fetch_add(&p->next, p->chunk);
@@ -41,7 +44,7 @@ static void run_chunks(cpu_pool *p)
 
 static void *worker(void *arg)
 {
-    cpu_pool *p = arg;
+    drv_pool *p = arg;
     uint64_t seen = 0;
     pthread_mutex_lock(&p->lock);
     for (;;) {
@@ -57,9 +60,9 @@ static void *worker(void *arg)
     return NULL;
 }
 
-cpu_pool *cpu_pool_create(unsigned nthreads)
+drv_pool *drv_pool_create(unsigned nthreads)
 {
-    cpu_pool *p = base_calloc(1, sizeof *p);
+    drv_pool *p = base_calloc(1, sizeof *p);
     if (!p) return NULL;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);
@@ -67,7 +70,7 @@ cpu_pool *cpu_pool_create(unsigned nthreads)
     unsigned workers = nthreads > 1 ? nthreads - 1 : 0;
     p->threads = base_calloc(workers ? workers : 1, sizeof *p->threads);
     if (!p->threads) {
-        cpu_pool_destroy(p);
+        drv_pool_destroy(p);
         return NULL;
     }
     pthread_attr_t attr;
@@ -82,7 +85,7 @@ cpu_pool *cpu_pool_create(unsigned nthreads)
     return p;
 }
 
-void cpu_pool_destroy(cpu_pool *p)
+void drv_pool_destroy(drv_pool *p)
 {
     if (!p) return;
     pthread_mutex_lock(&p->lock);
@@ -97,9 +100,9 @@ void cpu_pool_destroy(cpu_pool *p)
     free(p);
 }
 
-unsigned cpu_pool_threads(const cpu_pool *p) { return p->nthreads + 1; }
+unsigned drv_pool_threads(const drv_pool *p) { return p->nthreads + 1; }
 
-hcq_status cpu_pool_run(cpu_pool *p, uint64_t total, uint64_t chunk, cpu_task_fn fn, void *ctx)
+hcq_status drv_pool_run(drv_pool *p, uint64_t total, uint64_t chunk, drv_task_fn fn, void *ctx)
 {
     if (!total) return HCQ_OK;
     if (!chunk) chunk = 1;

@@ -1,0 +1,205 @@
+/* drivers/mock: the mock GPU. It emulates the kernel drivers and the
+ * hardware behind the syscall seam, never our own driver: the NV and AMD
+ * backends run unchanged on it (HCQ_MOCK=1).
+ *
+ * This header is the core every vendor mock builds on:
+ *   - the syscall table: file descriptors of emulated device files, their
+ *     ioctls and mmaps, and virtual files (sysfs) dispatched to the vendor
+ *     mock that claims the path; everything else passes to libc;
+ *   - memory: buffer objects backed by memfds, and one process-wide map of
+ *     virtual address ranges. An emulated GPU dereferences its virtual
+ *     addresses directly (the drivers give the CPU and the GPU one address
+ *     space), so a range exists as host memory exactly while it is mapped
+ *     for the CPU or for some GPU; every engine and kernel access is checked
+ *     against the GPU's mappings (an MMU), and a bad one is a fault the
+ *     vendor mock reports through the driver's own path;
+ *   - engines: a thread per engine that sees work only through the ring
+ *     pointers in memory, woken by doorbells and by host writes, reporting
+ *     progress so host waiters sleep instead of spinning;
+ *   - the shader core: kernels are the IR interpreter running serialized IR
+ *     that the program's code address points at;
+ *   - configuration and fault injection (HCQ_MOCK_CONFIG, or mock_configure
+ *     in tests), random scheduling (HCQ_MOCK_SCHED), dumps (HCQ_MOCK_DUMP).
+ *
+ * Vendor mocks (mock_nv*.c, mock_amd*.c) fill a mock_driver table each. */
+#ifndef HCQ_DRIVERS_MOCK_H
+#define HCQ_DRIVERS_MOCK_H
+
+#include "compiler/ir.h"
+#include "drivers/pool.h"
+#include "drivers/sys.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ** configuration: HCQ_MOCK_CONFIG="key=value,key=value"
+ *   nv=MODEL[xN]        NVIDIA GPUs (default H100x1; models in mock_nv)
+ *   nv_driver=VERSION   the NVIDIA driver version reported (default 580.95.05)
+ *   amd=TARGET[xN]      AMD GPUs (default gfx1100x1; gfx942)
+ *   vram=BYTES[K|M|G]   device memory of every mock GPU (default: the model's)
+ *   fail_ioctl=N[:E]    the N-th mock ioctl from now fails: E is an errno name
+ *                       (ENOMEM) or number, or 0x.. a driver status (NV RM);
+ *                       default EIO
+ *   mmu_fault=VA        any GPU access to the page holding VA faults
+ *   hang=ENGINE         that engine (e.g. nv0.compute, amd0.sdma) never runs
+ *   ring_shift=N        vendor mocks that size rings from config use 2^N
+ * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
+ * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
+ * stream segment (drivers/dump.h). */
+typedef struct mock_config {
+    char nv_model[32];
+    uint32_t nv_count;
+    char nv_driver[32];
+    char amd_model[32];
+    uint32_t amd_count;
+    uint64_t vram_bytes; /* 0: the model's */
+    uint32_t ring_shift; /* 0: the vendor's default */
+    /* fault injection */
+    uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
+    int fail_errno;
+    uint32_t fail_status;   /* nonzero: a driver status instead of errno */
+    uint64_t mmu_fault_va;  /* 0: none */
+    char hang_engine[32];
+    /* scheduling and dumps */
+    bool sched_random;
+    uint64_t sched_seed;
+    uint32_t sched_max_us;
+    char dump_dir[512];
+} mock_config;
+
+/* The active configuration (parsed from the environment on first use). */
+const mock_config *mock_cfg(void);
+/* Tears the mock down and sets it up again from spec (NULL: the
+ * environment). Every device on the mock must be closed. For tests. */
+hcq_status mock_configure(const char *spec);
+/* The syscall table of the mock (drivers/sys.c asks for it under HCQ_MOCK). */
+const hcq_sys *mock_sys(void);
+
+/* ** fault injection */
+/* The injected failure for the ioctl now being made, if it is the one:
+ * true with *err (errno, positive) or *status (driver status) set. Vendor
+ * mocks call this once per ioctl, first thing. */
+bool mock_ioctl_inject(int *err, uint32_t *status);
+/* Makes the n-th ioctl from now (1 = the next) fail as described. */
+void mock_fail_ioctl(uint64_t n, int err, uint32_t status);
+/* Ioctls made through the mock so far. */
+uint64_t mock_ioctl_count(void);
+
+/* ** memory */
+typedef struct mock_gpu mock_gpu;
+typedef struct mock_bo {
+    int memfd;
+    uint64_t size;
+    mock_gpu *vram_of; /* device memory of that GPU (counted against it), or NULL for system memory */
+    atomic_int refs;
+} mock_bo;
+
+/* A buffer object of size bytes; device memory of gpu when gpu != NULL.
+ * NULL with *err = ENOMEM when the GPU's memory is used up. */
+mock_bo *mock_bo_new(mock_gpu *gpu, uint64_t size, int *err);
+void mock_bo_ref(mock_bo *bo);
+void mock_bo_unref(mock_bo *bo);
+
+enum { MOCK_MAP_CPU = 1u << 31 }; /* with bit g: mapped for mock GPU g */
+/* Maps [va, va + size) to bo at bo_offset (bo NULL: host memory the process
+ * already has there, a userptr) for the CPU (MOCK_MAP_CPU) and/or GPUs
+ * (bit gpu->index). The host mapping is made when the range first becomes
+ * mapped by anyone. Returns 0 or -errno (EEXIST: a different object is
+ * already mapped there). */
+int mock_va_map(uint64_t va, uint64_t size, mock_bo *bo, uint64_t bo_offset, uint32_t who, bool writable);
+/* A free range of size bytes of address space (reserved, inaccessible), for
+ * mmaps that let the kernel choose; 0 on failure. */
+uint64_t mock_va_reserve(uint64_t size);
+/* Removes `who` from the mappings in [va, va + size); the host memory goes
+ * when nobody maps it any more. 0 or -errno. */
+int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who);
+/* May gpu access [va, va + size)? On false, why describes the mapping seen. */
+bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size);
+
+/* ** GPUs */
+struct mock_gpu {
+    uint32_t index;      /* bit in mapping masks; 0..30 */
+    char name[16];       /* "nv0", "amd1" */
+    char model[32];
+    uint64_t vram_bytes;
+    atomic_uint_fast64_t vram_used;
+    struct drv_pool *pool; /* runs kernels, made on first use */
+    pthread_mutex_t pool_lock;
+    void *vendor;        /* the vendor mock's state */
+};
+
+/* Adds a GPU (vendor mocks at init). */
+mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes);
+
+/* ** engines */
+typedef enum mock_step {
+    MOCK_STEP_IDLE,     /* nothing to do: sleep until kicked */
+    MOCK_STEP_PROGRESS, /* did something: step again */
+    MOCK_STEP_BLOCKED,  /* waiting on memory: sleep until a write or a short timeout */
+    MOCK_STEP_STOPPED,  /* faulted: do nothing more */
+} mock_step;
+
+typedef struct mock_engine mock_engine;
+typedef mock_step (*mock_step_fn)(mock_engine *e, void *ctx);
+
+/* Starts a thread that calls step until stopped; name is e.g. "nv0.copy". */
+mock_engine *mock_engine_start(mock_gpu *gpu, const char *name, mock_step_fn step, void *ctx);
+void mock_engine_stop(mock_engine *e); /* joins; NULL is fine */
+void mock_engine_kick(mock_engine *e);
+/* Doorbell stores into [addr, addr + size) kick this engine. */
+void mock_engine_set_doorbell(mock_engine *e, const volatile void *addr, size_t size);
+const char *mock_engine_name(const mock_engine *e);
+/* Called by vendor mocks after every semaphore/fence write an engine makes:
+ * wakes host waiters and blocked engines. */
+void mock_progress(void);
+/* A random pause under HCQ_MOCK_SCHED=random (engines call it between
+ * packets). */
+void mock_sched_point(mock_engine *e);
+
+/* ** the shader core */
+typedef struct mock_fault {
+    uint64_t va;      /* the faulting address */
+    bool write;
+    char what[768];   /* kernel, op, buffer, index, mapping seen */
+} mock_fault;
+
+/* Runs the kernel whose serialized IR sits at code_va, with its kernargs at
+ * kernarg_va, over grid x block, on gpu. HCQ_EFAULT fills *fault (an access
+ * the GPU's mappings refuse, including reading the code or the kernargs);
+ * other errors (malformed code) are HCQ_EFORMAT / HCQ_ELIMIT with a message. */
+hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
+                           const uint32_t block[3], mock_fault *fault);
+
+/* ** dumps: writes a segment when HCQ_MOCK_DUMP is set */
+void mock_dump(const mock_engine *e, const char *format, uint32_t arch, uint64_t va, const uint32_t *dw,
+               uint32_t ndw);
+
+/* ** vendor mocks */
+typedef struct mock_driver {
+    const char *name; /* "nv", "amd" */
+    /* creates its GPUs from the config; 0 or -errno */
+    int (*init)(const mock_config *cfg);
+    /* stops its engines and frees everything */
+    void (*fini)(void);
+    /* 1 and *priv when the path is one of its device files, 0 if not its
+     * path, -errno if it is but cannot be opened */
+    int (*open)(const char *path, int flags, void **priv);
+    int (*close)(void *priv);
+    int (*ioctl)(void *priv, unsigned long request, void *arg);
+    /* NULL with *err on failure */
+    void *(*mmap)(void *priv, void *addr, size_t len, int prot, int flags, off_t offset, int *err);
+    /* virtual files: 1 = handled (result in *rc), 0 = not its path */
+    int (*read_file)(const char *path, char *buf, size_t size, ssize_t *rc);
+    int (*list_dir)(const char *path, void (*fn)(void *, const char *), void *arg, int *rc);
+    int (*exists)(const char *path);
+} mock_driver;
+
+extern const mock_driver mock_nv_driver;
+extern const mock_driver mock_amd_driver;
+
+/* The private state of a mock fd opened by drv (NULL if fd is not one). */
+void *mock_fd_priv(int fd, const mock_driver *drv);
+
+#endif

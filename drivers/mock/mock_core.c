@@ -1,0 +1,378 @@
+/* The mock's syscall table, its file descriptors, configuration and ioctl
+ * fault injection. The mock's own real syscalls (mmap of memfds, munmap)
+ * go through the libc table of drivers/sys.c, like every other. */
+#include "drivers/mock/mock_internal.h"
+
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static const mock_driver *const drivers[] = {&mock_nv_driver, &mock_amd_driver};
+
+/* ** file descriptors: numbers from MOCK_FD_BASE, far above real ones */
+#define MOCK_FD_BASE (1 << 29)
+#define MOCK_FD_MAX 4096
+
+typedef struct mock_fd {
+    const mock_driver *drv;
+    void *priv;
+} mock_fd;
+
+static mock_fd fds[MOCK_FD_MAX];
+static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static mock_fd *fd_get(int fd)
+{
+    if (fd < MOCK_FD_BASE || fd >= MOCK_FD_BASE + MOCK_FD_MAX) return NULL;
+    mock_fd *f = &fds[fd - MOCK_FD_BASE];
+    return f->drv ? f : NULL;
+}
+
+void *mock_fd_priv(int fd, const mock_driver *drv)
+{
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *f = fd_get(fd);
+    void *p = f && f->drv == drv ? f->priv : NULL;
+    pthread_mutex_unlock(&fd_lock);
+    return p;
+}
+
+/* ** configuration */
+static mock_config cfg;
+static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool up;
+
+static uint64_t parse_size(const char *v)
+{
+    char *end;
+    uint64_t n = strtoull(v, &end, 0);
+    switch (*end) {
+    case 'k': case 'K': return n << 10;
+    case 'm': case 'M': return n << 20;
+    case 'g': case 'G': return n << 30;
+    }
+    return n;
+}
+
+static void parse_gpus(const char *v, char *model, size_t size, uint32_t *count)
+{
+    const char *x = strrchr(v, 'x');
+    size_t n = x && x[1] >= '0' && x[1] <= '9' ? (size_t)(x - v) : strlen(v);
+    if (n >= size) n = size - 1;
+    memcpy(model, v, n);
+    model[n] = 0;
+    *count = x && x[1] >= '0' && x[1] <= '9' ? (uint32_t)atoi(x + 1) : 1;
+}
+
+static int parse_errno(const char *s)
+{
+    static const struct {
+        const char *name;
+        int v;
+    } names[] = {{"ENOMEM", ENOMEM}, {"EINVAL", EINVAL}, {"EIO", EIO},     {"EFAULT", EFAULT}, {"EBUSY", EBUSY},
+                 {"ENODEV", ENODEV}, {"EPERM", EPERM},   {"EAGAIN", EAGAIN}, {"ENOSPC", ENOSPC}, {"EACCES", EACCES}};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(names); i++)
+        if (!strcmp(s, names[i].name)) return names[i].v;
+    return atoi(s);
+}
+
+static hcq_status parse(const char *spec, mock_config *c)
+{
+    memset(c, 0, sizeof *c);
+    strcpy(c->nv_model, "H100");
+    c->nv_count = 1;
+    strcpy(c->nv_driver, "580.95.05");
+    strcpy(c->amd_model, "gfx1100");
+    c->amd_count = 1;
+    char *copy = strdup(spec ? spec : "");
+    if (!copy) return base_err(HCQ_ENOMEM, "mock: out of memory");
+    hcq_status s = HCQ_OK;
+    for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *v = strchr(kv, '=');
+        if (!v) {
+            s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: `%s` is not key=value", kv);
+            break;
+        }
+        *v++ = 0;
+        if (!strcmp(kv, "nv")) parse_gpus(v, c->nv_model, sizeof c->nv_model, &c->nv_count);
+        else if (!strcmp(kv, "amd")) parse_gpus(v, c->amd_model, sizeof c->amd_model, &c->amd_count);
+        else if (!strcmp(kv, "nv_driver")) snprintf(c->nv_driver, sizeof c->nv_driver, "%s", v);
+        else if (!strcmp(kv, "vram")) c->vram_bytes = parse_size(v);
+        else if (!strcmp(kv, "ring_shift")) c->ring_shift = (uint32_t)atoi(v);
+        else if (!strcmp(kv, "mmu_fault")) c->mmu_fault_va = strtoull(v, NULL, 0);
+        else if (!strcmp(kv, "hang")) snprintf(c->hang_engine, sizeof c->hang_engine, "%s", v);
+        else if (!strcmp(kv, "fail_ioctl")) {
+            c->fail_ioctl_at = strtoull(v, NULL, 0);
+            c->fail_errno = EIO;
+            char *e = strchr(v, ':');
+            if (e && !strncmp(e + 1, "0x", 2)) c->fail_status = (uint32_t)strtoul(e + 1, NULL, 16);
+            else if (e) c->fail_errno = parse_errno(e + 1);
+        } else {
+            s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
+                         "fail_ioctl, mmu_fault, hang, ring_shift)", kv);
+            break;
+        }
+    }
+    free(copy);
+    if (c->nv_count > 8 || c->amd_count > 8) s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: at most 8 GPUs of a kind");
+    const base_env *env = base_env_get();
+    if (env->mock_sched && !strncmp(env->mock_sched, "random:", 7)) {
+        c->sched_random = true;
+        char *end;
+        c->sched_seed = strtoull(env->mock_sched + 7, &end, 0);
+        c->sched_max_us = *end == ':' ? (uint32_t)atoi(end + 1) : 200;
+    } else if (env->mock_sched) {
+        s = base_err(HCQ_EINVAL, "HCQ_MOCK_SCHED: `%s`: use random:SEED[:MAX_US]", env->mock_sched);
+    }
+    if (env->mock_dump) snprintf(c->dump_dir, sizeof c->dump_dir, "%s", env->mock_dump);
+    return s;
+}
+
+const mock_config *mock_cfg(void) { return &cfg; }
+
+static void teardown(void)
+{
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
+        if (drivers[i]->fini) drivers[i]->fini();
+    mock_gpus_free();
+    up = false;
+}
+
+static hcq_status setup(const char *spec)
+{
+    mock_config c;
+    hcq_status s = parse(spec, &c);
+    if (s) return s;
+    cfg = c;
+    mock_injection_reset();
+    if (cfg.fail_ioctl_at) mock_fail_ioctl(cfg.fail_ioctl_at, cfg.fail_errno, cfg.fail_status);
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
+        int rc = drivers[i]->init ? drivers[i]->init(&cfg) : 0;
+        if (rc < 0) {
+            teardown();
+            return base_err(HCQ_EINVAL, "mock: the %s mock did not start: %s", drivers[i]->name, strerror(-rc));
+        }
+    }
+    up = true;
+    return HCQ_OK;
+}
+
+hcq_status mock_configure(const char *spec)
+{
+    pthread_mutex_lock(&cfg_lock);
+    pthread_mutex_lock(&fd_lock);
+    int open_fds = 0;
+    for (int i = 0; i < MOCK_FD_MAX; i++) open_fds += fds[i].drv != NULL;
+    pthread_mutex_unlock(&fd_lock);
+    hcq_status s = HCQ_OK;
+    if (open_fds) {
+        s = base_err(HCQ_ESTATE, "mock_configure: %d mock device files are still open; close the devices first",
+                     open_fds);
+    } else {
+        if (up) teardown();
+        s = setup(spec ? spec : base_env_get()->mock_config);
+    }
+    pthread_mutex_unlock(&cfg_lock);
+    return s;
+}
+
+static void ensure_up(void)
+{
+    pthread_mutex_lock(&cfg_lock);
+    if (!up && setup(base_env_get()->mock_config))
+        BASE_LOG(0, "mock: %s; running with no mock GPUs", hcq_error_message());
+    up = true;
+    pthread_mutex_unlock(&cfg_lock);
+}
+
+/* ** ioctl fault injection */
+static atomic_uint_fast64_t ioctl_count;
+static struct {
+    uint64_t at; /* absolute ioctl number to fail; 0 none */
+    int err;
+    uint32_t status;
+} inject;
+static pthread_mutex_t inject_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mock_injection_reset(void)
+{
+    pthread_mutex_lock(&inject_lock);
+    inject.at = 0;
+    pthread_mutex_unlock(&inject_lock);
+}
+
+void mock_fail_ioctl(uint64_t n, int err, uint32_t status)
+{
+    pthread_mutex_lock(&inject_lock);
+    inject.at = n ? atomic_load(&ioctl_count) + n : 0;
+    inject.err = err ? err : EIO;
+    inject.status = status;
+    pthread_mutex_unlock(&inject_lock);
+}
+
+uint64_t mock_ioctl_count(void) { return atomic_load(&ioctl_count); }
+
+bool mock_ioctl_inject(int *err, uint32_t *status)
+{
+    uint64_t n = atomic_fetch_add(&ioctl_count, 1) + 1;
+    pthread_mutex_lock(&inject_lock);
+    bool hit = inject.at && n == inject.at;
+    if (hit) {
+        *err = inject.status ? 0 : inject.err;
+        *status = inject.status;
+        inject.at = 0;
+        BASE_LOG(1, "mock: failing ioctl #%llu as injected (%s %d / status 0x%x)", (unsigned long long)n,
+                 *status ? "status" : "errno", *err, *status);
+    }
+    pthread_mutex_unlock(&inject_lock);
+    return hit;
+}
+
+/* ** the syscall table */
+static const hcq_sys *libc(void) { return sys_libc(); }
+
+static int m_open(void *ctx, const char *path, int flags)
+{
+    (void)ctx;
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
+        if (!drivers[i]->open) continue;
+        void *priv = NULL;
+        int rc = drivers[i]->open(path, flags, &priv);
+        if (rc < 0) return rc;
+        if (rc == 0) continue;
+        pthread_mutex_lock(&fd_lock);
+        for (int k = 0; k < MOCK_FD_MAX; k++) {
+            if (!fds[k].drv) {
+                fds[k].drv = drivers[i];
+                fds[k].priv = priv;
+                pthread_mutex_unlock(&fd_lock);
+                return MOCK_FD_BASE + k;
+            }
+        }
+        pthread_mutex_unlock(&fd_lock);
+        drivers[i]->close(priv);
+        return -EMFILE;
+    }
+    /* the real device files are hidden: under the mock, a GPU is emulated
+     * or absent, never half real */
+    if (!strncmp(path, "/dev/nvidia", 11) || !strcmp(path, "/dev/kfd") || !strncmp(path, "/dev/dri/", 9))
+        return -ENOENT;
+    return libc()->open(libc()->ctx, path, flags);
+}
+
+static int m_close(void *ctx, int fd)
+{
+    (void)ctx;
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *f = fd_get(fd);
+    if (!f) {
+        pthread_mutex_unlock(&fd_lock);
+        return fd >= MOCK_FD_BASE ? -EBADF : libc()->close(libc()->ctx, fd);
+    }
+    mock_fd copy = *f;
+    f->drv = NULL;
+    f->priv = NULL;
+    pthread_mutex_unlock(&fd_lock);
+    return copy.drv->close ? copy.drv->close(copy.priv) : 0;
+}
+
+static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+{
+    (void)ctx;
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *f = fd_get(fd);
+    mock_fd copy = f ? *f : (mock_fd){0};
+    pthread_mutex_unlock(&fd_lock);
+    if (!copy.drv) return fd >= MOCK_FD_BASE ? -EBADF : libc()->ioctl(libc()->ctx, fd, req, arg);
+    return copy.drv->ioctl ? copy.drv->ioctl(copy.priv, req, arg) : -ENOTTY;
+}
+
+static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+{
+    (void)ctx;
+    if (fd < 0) return libc()->mmap(libc()->ctx, addr, len, prot, flags, fd, off, err);
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *f = fd_get(fd);
+    mock_fd copy = f ? *f : (mock_fd){0};
+    pthread_mutex_unlock(&fd_lock);
+    if (!copy.drv) {
+        if (fd >= MOCK_FD_BASE) {
+            if (err) *err = EBADF;
+            return NULL;
+        }
+        return libc()->mmap(libc()->ctx, addr, len, prot, flags, fd, off, err);
+    }
+    if (!copy.drv->mmap) {
+        if (err) *err = ENODEV;
+        return NULL;
+    }
+    return copy.drv->mmap(copy.priv, addr, len, prot, flags, off, err);
+}
+
+static int m_munmap(void *ctx, void *addr, size_t len)
+{
+    (void)ctx;
+    /* a CPU mapping of a mock object: drop the CPU's share; the memory
+     * stays while a GPU still maps it */
+    int rc = mock_va_unmap((uint64_t)(uintptr_t)addr, len, MOCK_MAP_CPU);
+    if (rc != -ENOENT) return rc;
+    return libc()->munmap(libc()->ctx, addr, len);
+}
+
+static ssize_t m_read_file(void *ctx, const char *path, char *buf, size_t size)
+{
+    (void)ctx;
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
+        ssize_t rc;
+        if (drivers[i]->read_file && drivers[i]->read_file(path, buf, size, &rc)) return rc;
+    }
+    if (!strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14)) return -ENOENT;
+    return libc()->read_file(libc()->ctx, path, buf, size);
+}
+
+static int m_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
+{
+    (void)ctx;
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
+        int rc;
+        if (drivers[i]->list_dir && drivers[i]->list_dir(path, fn, arg, &rc)) return rc;
+    }
+    if (!strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14)) return -ENOENT;
+    return libc()->list_dir(libc()->ctx, path, fn, arg);
+}
+
+static int m_exists(void *ctx, const char *path)
+{
+    (void)ctx;
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
+        if (drivers[i]->exists && drivers[i]->exists(path)) return 0;
+    if (!strncmp(path, "/dev/nvidia", 11) || !strcmp(path, "/dev/kfd") || !strncmp(path, "/dev/dri/", 9) ||
+        !strncmp(path, "/sys/devices/virtual/kfd", 24))
+        return -ENOENT;
+    return libc()->exists(libc()->ctx, path);
+}
+
+static const hcq_sys mock_table = {
+    .name = "mock",
+    .open = m_open,
+    .close = m_close,
+    .ioctl = m_ioctl,
+    .mmap = m_mmap,
+    .munmap = m_munmap,
+    .read_file = m_read_file,
+    .list_dir = m_list_dir,
+    .exists = m_exists,
+    .doorbell = mock_sys_doorbell,
+    .notify = mock_sys_notify,
+    .progress_seq = mock_sys_progress_seq,
+    .progress_wait = mock_sys_progress_wait,
+};
+
+const hcq_sys *mock_sys(void) { return &mock_table; }

@@ -1,0 +1,16 @@
+/* What the files of the mock core share among themselves. */
+#ifndef HCQ_DRIVERS_MOCK_INTERNAL_H
+#define HCQ_DRIVERS_MOCK_INTERNAL_H
+
+#include "drivers/mock/mock.h"
+
+void mock_gpus_free(void);
+void mock_injection_reset(void);
+
+/* syscall-table hooks (mock_engine.c) */
+void mock_sys_doorbell(void *ctx, volatile void *addr);
+void mock_sys_notify(void *ctx, uint64_t va);
+uint64_t mock_sys_progress_seq(void *ctx);
+void mock_sys_progress_wait(void *ctx, uint64_t seq, uint64_t max_ns);
+
+#endif

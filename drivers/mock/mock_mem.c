@@ -1,0 +1,223 @@
+/* Memory of the mock GPUs: memfd-backed buffer objects and one process-wide
+ * map of virtual address ranges. A range is host memory exactly while the
+ * CPU or some GPU maps it, at the same address for all of them, so engines
+ * and kernels dereference GPU addresses directly, after asking
+ * mock_gpu_access whether that GPU may. */
+#include "drivers/mock/mock_internal.h"
+
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ** GPUs */
+static mock_gpu *gpus[31];
+static uint32_t ngpus;
+
+mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes)
+{
+    if (ngpus >= BASE_ARRAY_LEN(gpus)) return NULL;
+    mock_gpu *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->index = ngpus;
+    snprintf(g->name, sizeof g->name, "%s", name);
+    snprintf(g->model, sizeof g->model, "%s", model);
+    g->vram_bytes = mock_cfg()->vram_bytes ? mock_cfg()->vram_bytes : vram_bytes;
+    pthread_mutex_init(&g->pool_lock, NULL);
+    gpus[ngpus++] = g;
+    return g;
+}
+
+void mock_gpus_free(void)
+{
+    for (uint32_t i = 0; i < ngpus; i++) {
+        drv_pool_destroy(gpus[i]->pool);
+        pthread_mutex_destroy(&gpus[i]->pool_lock);
+        free(gpus[i]);
+        gpus[i] = NULL;
+    }
+    ngpus = 0;
+}
+
+/* ** buffer objects */
+mock_bo *mock_bo_new(mock_gpu *gpu, uint64_t size, int *err)
+{
+    if (gpu) {
+        uint64_t used = atomic_fetch_add(&gpu->vram_used, size);
+        if (used + size > gpu->vram_bytes) {
+            atomic_fetch_sub(&gpu->vram_used, size);
+            *err = ENOMEM;
+            return NULL;
+        }
+    }
+    mock_bo *bo = calloc(1, sizeof *bo);
+    int fd = memfd_create("hcq-mock-bo", MFD_CLOEXEC);
+    if (!bo || fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+        *err = fd < 0 || !bo ? ENOMEM : errno;
+        if (fd >= 0) close(fd);
+        free(bo);
+        if (gpu) atomic_fetch_sub(&gpu->vram_used, size);
+        return NULL;
+    }
+    bo->memfd = fd;
+    bo->size = size;
+    bo->vram_of = gpu;
+    atomic_init(&bo->refs, 1);
+    return bo;
+}
+
+void mock_bo_ref(mock_bo *bo) { atomic_fetch_add(&bo->refs, 1); }
+
+void mock_bo_unref(mock_bo *bo)
+{
+    if (!bo || atomic_fetch_sub(&bo->refs, 1) != 1) return;
+    close(bo->memfd);
+    if (bo->vram_of) atomic_fetch_sub(&bo->vram_of->vram_used, bo->size);
+    free(bo);
+}
+
+/* ** the address map: sorted, non-overlapping ranges */
+typedef struct va_range {
+    uint64_t va, size;
+    mock_bo *bo; /* NULL: userptr */
+    uint64_t bo_offset;
+    uint32_t who; /* MOCK_MAP_CPU | GPU bits */
+    bool writable;
+} va_range;
+
+static va_range *ranges;
+static size_t nranges, rcap;
+static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+/* index of the first range whose end is > va */
+static size_t find(uint64_t va)
+{
+    size_t lo = 0, hi = nranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ranges[mid].va + ranges[mid].size <= va) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int host_map(const va_range *r)
+{
+    if (!r->bo) return 0; /* userptr: the process's own memory is there */
+    int err = 0;
+    void *p = sys_libc()->mmap(NULL, (void *)(uintptr_t)r->va, r->size, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_FIXED, r->bo->memfd, (off_t)r->bo_offset, &err);
+    return p ? 0 : -err;
+}
+
+static void host_unmap(const va_range *r)
+{
+    if (!r->bo) return;
+    /* keep the address reserved (the runtime may have reserved it) but
+     * drop the pages */
+    int err;
+    sys_libc()->mmap(NULL, (void *)(uintptr_t)r->va, r->size, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0, &err);
+}
+
+uint64_t mock_va_reserve(uint64_t size)
+{
+    int err;
+    void *p = sys_libc()->mmap(NULL, NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &err);
+    return (uint64_t)(uintptr_t)p;
+}
+
+int mock_va_map(uint64_t va, uint64_t size, mock_bo *bo, uint64_t bo_offset, uint32_t who, bool writable)
+{
+    if (!size || va + size < va) return -EINVAL;
+    if (bo && bo_offset + size > bo->size) return -EINVAL;
+    pthread_rwlock_wrlock(&map_lock);
+    size_t i = find(va);
+    int rc = 0;
+    if (i < nranges && ranges[i].va < va + size) {
+        va_range *r = &ranges[i];
+        if (r->va == va && r->size == size && r->bo == bo && r->bo_offset == bo_offset) r->who |= who;
+        else rc = -EEXIST;
+        goto out;
+    }
+    if (nranges == rcap) {
+        size_t cap = rcap ? rcap * 2 : 64;
+        va_range *n = realloc(ranges, cap * sizeof *n);
+        if (!n) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        ranges = n;
+        rcap = cap;
+    }
+    va_range r = {va, size, bo, bo_offset, who, writable};
+    if ((rc = host_map(&r))) goto out;
+    if (bo) mock_bo_ref(bo);
+    memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
+    ranges[i] = r;
+    nranges++;
+out:
+    pthread_rwlock_unlock(&map_lock);
+    return rc;
+}
+
+int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who)
+{
+    pthread_rwlock_wrlock(&map_lock);
+    size_t i = find(va);
+    int rc = -ENOENT;
+    while (i < nranges && ranges[i].va < va + size) {
+        va_range *r = &ranges[i];
+        if (r->va < va || r->va + r->size > va + size) {
+            rc = -EINVAL; /* only whole ranges are unmapped */
+            break;
+        }
+        rc = 0;
+        r->who &= ~who;
+        if (r->who) {
+            i++;
+            continue;
+        }
+        host_unmap(r);
+        mock_bo_unref(r->bo);
+        memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);
+        nranges--;
+    }
+    pthread_rwlock_unlock(&map_lock);
+    return rc;
+}
+
+bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size)
+{
+    uint64_t inj = mock_cfg()->mmu_fault_va;
+    if (inj && va <= (inj | 4095) && (inj & ~4095ull) < va + size) {
+        snprintf(why, why_size, "page 0x%llx faults by injection (HCQ_MOCK_CONFIG mmu_fault)",
+                 (unsigned long long)(inj & ~4095ull));
+        return false;
+    }
+    uint32_t bit = 1u << gpu->index;
+    pthread_rwlock_rdlock(&map_lock);
+    size_t i = find(va);
+    bool ok = false;
+    if (i == nranges || ranges[i].va > va) {
+        snprintf(why, why_size, "0x%llx is not mapped for %s", (unsigned long long)va, gpu->name);
+    } else {
+        const va_range *r = &ranges[i];
+        if (!(r->who & bit))
+            snprintf(why, why_size, "0x%llx lies in [0x%llx, +0x%llx), which is not mapped for %s",
+                     (unsigned long long)va, (unsigned long long)r->va, (unsigned long long)r->size, gpu->name);
+        else if (va + size > r->va + r->size)
+            snprintf(why, why_size, "the access runs past the end of the mapping [0x%llx, +0x%llx)",
+                     (unsigned long long)r->va, (unsigned long long)r->size);
+        else if (write && !r->writable)
+            snprintf(why, why_size, "write to the read-only mapping [0x%llx, +0x%llx)", (unsigned long long)r->va,
+                     (unsigned long long)r->size);
+        else
+            ok = true;
+    }
+    pthread_rwlock_unlock(&map_lock);
+    return ok;
+}
