@@ -3,14 +3,27 @@
 # does not stop the others. Prints a line per suite, then the totals, ending
 # with "tests: N passed, N failed"; exits non-zero if anything failed.
 #
-# API suites (tests/mock/test_api_*) run once per device in HCQ_TEST_DEVICES
-# (default: what `hcq test-devices` lists: the CPU device, "CPU+ir" — the CPU
-# device interpreting kernels — and the mock GPUs where they exist), with
-# HCQ_TEST_DEVICE set for each run.
+# API suites (tests/mock/test_api_*) run once per device in HCQ_TEST_DEVICES,
+# with HCQ_TEST_DEVICE set for each run. A device token is
+#   NAME            a device present (CPU, NV:0, ...)
+#   CPU+ir          the CPU device interpreting kernels (HCQ_CPU_TARGET=ir)
+#   mock:NAME       NAME on the mock GPU (HCQ_MOCK=1)
+#   mock[CFG]:NAME  the same with HCQ_MOCK_CONFIG=CFG (e.g. amd=gfx942)
+# The default is every device present, CPU+ir, every mock GPU of the default
+# mock, and the mock variants in HCQ_TEST_MOCK_VARIANTS.
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
-devices=${HCQ_TEST_DEVICES:-$("$B/hcq" test-devices 2>/dev/null || echo CPU)}
+if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
+    HCQ_TEST_DEVICES="$("$B/hcq" test-devices 2>/dev/null || echo CPU)"
+    for d in $(HCQ_MOCK=1 "$B/hcq" test-devices --gpus 2>/dev/null); do HCQ_TEST_DEVICES+=" mock:$d"; done
+    for v in ${HCQ_TEST_MOCK_VARIANTS:-}; do
+        for d in $(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$v" "$B/hcq" test-devices --gpus 2>/dev/null); do
+            HCQ_TEST_DEVICES+=" mock[$v]:$d"
+        done
+    done
+fi
+devices=$HCQ_TEST_DEVICES
 # a kernel cache of the build's own, so a run starts from what it compiles
 export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/$B/kernel-cache}
 limit=${HCQ_TEST_TIMEOUT:-900}
@@ -50,6 +63,9 @@ for t in "$@"; do
         for d in $devices; do
             case "$d" in
             *+ir) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
+            mock\[*) cfg=${d#mock[}; cfg=${cfg%%]:*}
+                run_one "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" "$t" ;;
+            mock:*) run_one "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
             *) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
             esac
         done ;;

@@ -33,14 +33,21 @@ int tool_has_flag(int argc, char **argv, const char *flag)
     return 0;
 }
 
-/* The devices the API test suites run on (scripts/run-tests.sh). "CPU+ir"
- * is the CPU device running the interpreter target. */
-static int test_devices(void)
+/* The devices the API test suites run on (scripts/run-tests.sh): those
+ * present, and "CPU+ir", the CPU device running the interpreter target.
+ * With --gpus only the NV and AMD ones (run under HCQ_MOCK=1 for the mock). */
+static int test_devices(int gpus_only)
 {
     char names[32][16];
     uint32_t n = hcq_device_list(names, 32);
-    for (uint32_t i = 0; i < n && i < 32; i++) printf("%s%s", i ? " " : "", names[i]);
-    printf(" CPU+ir\n");
+    const char *sep = "";
+    for (uint32_t i = 0; i < n && i < 32; i++) {
+        if (gpus_only && !strcmp(names[i], "CPU")) continue;
+        printf("%s%s", sep, names[i]);
+        sep = " ";
+    }
+    if (!gpus_only) printf("%sCPU+ir", sep);
+    printf("\n");
     return 0;
 }
 
@@ -54,7 +61,7 @@ int main(int argc, char **argv)
         printf("hcq %s\n", HCQ_VERSION_STRING);
         return 0;
     }
-    if (!strcmp(argv[1], "test-devices")) return test_devices();
+    if (!strcmp(argv[1], "test-devices")) return test_devices(argc > 2 && !strcmp(argv[2], "--gpus"));
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "hcq: unknown command `%s`\n\n", argv[1]);

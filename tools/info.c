@@ -18,6 +18,7 @@ static void print_json(const hcq_device_props *p, int last)
     json_str("id", p->id, 0);
     json_str("name", p->name, 0);
     json_str("kind", p->kind, 0);
+    json_str("arch", p->arch, 0);
     json_str("target", p->target, 0);
     json_str("driver_version", p->driver_version, 0);
     json_str("pci_address", p->pci_address, 0);
@@ -51,6 +52,7 @@ static void print_text(const hcq_device_props *p)
     human((double)p->fixed_memory_bytes, fixed, sizeof fixed);
     human((double)p->staging_bytes, stage, sizeof stage);
     printf("%s  %s%s\n", p->id, p->name, p->is_mock ? "  [mock]" : "");
+    printf("    arch            %s\n", p->arch);
     printf("    target          %s\n", p->target);
     if (p->driver_version[0]) printf("    driver          %s\n", p->driver_version);
     if (p->pci_address[0]) printf("    pci             %s\n", p->pci_address);

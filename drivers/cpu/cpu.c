@@ -175,6 +175,13 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     strcpy(pr->kind, "CPU");
     strcpy(pr->id, "CPU");
     strcpy(pr->target, c->interp_target ? "ir" : "cpu");
+#if defined(__x86_64__)
+    strcpy(pr->arch, "x86_64");
+#elif defined(__aarch64__)
+    strcpy(pr->arch, "aarch64");
+#else
+    strcpy(pr->arch, "unknown");
+#endif
     pr->index = 0;
     pr->compute_units = drv_pool_threads(c->pool);
     pr->memory_bytes = read_memtotal();

@@ -40,7 +40,9 @@ typedef struct hcq_device_props {
     char name[96];           /* "NVIDIA H100 80GB HBM3", "CPU (2 cores, ...)" */
     char kind[8];            /* "CPU", "NV", "AMD" */
     char id[16];             /* the open name: "CPU", "NV:0", "AMD:1" */
-    char target[32];         /* compile target: "cpu", "sm_90", "gfx1100" */
+    char arch[32];           /* the hardware: "x86_64", "sm_90", "gfx1100" */
+    char target[32];         /* what kernels compile for: "cpu", "sm_90", "gfx1100", or a
+                                mock target ("mock-sm_90") whose binaries carry IR */
     char driver_version[32]; /* kernel driver version, "" for the CPU */
     char pci_address[32];    /* "0000:01:00.0", "" if none */
     uint32_t index;
