@@ -59,7 +59,8 @@ static uint64_t parse_size(const char *v)
 
 static void parse_gpus(const char *v, char *model, size_t size, uint32_t *count)
 {
-    const char *x = strrchr(v, 'x');
+    /* MODEL or MODELxN; the x of "gfx" is part of the model */
+    const char *x = strlen(v) > 3 ? strrchr(v + 3, 'x') : NULL;
     size_t n = x && x[1] >= '0' && x[1] <= '9' ? (size_t)(x - v) : strlen(v);
     if (n >= size) n = size - 1;
     memcpy(model, v, n);
