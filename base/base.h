@@ -37,6 +37,8 @@ typedef struct base_env {
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
     uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */
     uint32_t staging_slots;  /* HCQ_STAGING_SLOTS (default 8) */
+    uint64_t timeline_start; /* HCQ_TIMELINE_START: first timeline value (tests of wrap) */
+    uint32_t ring_shift;     /* HCQ_RING_SHIFT: command rings of 2^N entries/dwords (0: the backend's) */
     /* not ours, read for defaults (compiler/): */
     const char *path;           /* PATH: where clang-NN is looked for */
     const char *home;           /* HOME: ~/.cache/hcq */

@@ -47,6 +47,9 @@ static void env_read(void)
     e.kernarg_ring_kib = (uint32_t)env_int("HCQ_KERNARG_RING_KIB", 4096);
     e.staging_chunk_kib = (uint32_t)env_int("HCQ_STAGING_CHUNK_KIB", 2048);
     e.staging_slots = (uint32_t)env_int("HCQ_STAGING_SLOTS", 8);
+    const char *ts = env_str("HCQ_TIMELINE_START");
+    e.timeline_start = ts ? strtoull(ts, NULL, 0) : 0;
+    e.ring_shift = (uint32_t)env_int("HCQ_RING_SHIFT", 0);
     env = e;
 }
 

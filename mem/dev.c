@@ -16,10 +16,14 @@ hcq_status mem_dev_init(hcq_device *dev)
     if (!m) return HCQ_ENOMEM;
     pthread_mutex_init(&m->alloc_lock, NULL);
     dev->mem = m;
-    m->tl_next = 1;
+    /* HCQ_TIMELINE_START lets tests begin near 2^32 or 2^64 - 2^16 to prove
+     * every field the engines write holds the whole value */
+    uint64_t start = env->timeline_start;
+    if (start > UINT64_MAX - (1ull << 32)) start = UINT64_MAX - (1ull << 32);
+    m->tl_next = start + 1;
 
     hcq_status s;
-    m->timeline = mem_signal_new(dev, 0);
+    m->timeline = mem_signal_new(dev, start);
     if (!m->timeline) {
         s = base_err_prefix(hcq_error_status(), "%s: creating the timeline signal", dev->props.id);
         goto fail;

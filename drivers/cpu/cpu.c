@@ -75,6 +75,24 @@ bool cpu_alloc_check(cpu_dev *c, uint64_t va, uint64_t size, char *why, size_t w
     return ok;
 }
 
+bool cpu_alloc_check_in(cpu_dev *c, uint64_t base, uint64_t va, uint64_t size, char *why, size_t why_size)
+{
+    pthread_rwlock_rdlock(&c->alloc_lock);
+    size_t i = alloc_find(c, base);
+    bool ok = false;
+    if (i > 0 && base - c->allocs[i - 1].va < c->allocs[i - 1].size) {
+        const cpu_alloc *a = &c->allocs[i - 1];
+        ok = va >= a->va && va - a->va < a->size && size <= a->size - (va - a->va);
+        if (!ok)
+            snprintf(why, why_size, "address 0x%llx is outside the %llu-byte allocation at 0x%llx that holds the buffer",
+                     (unsigned long long)va, (unsigned long long)a->size, (unsigned long long)a->va);
+    } else {
+        snprintf(why, why_size, "the buffer address 0x%llx is not inside any allocation", (unsigned long long)base);
+    }
+    pthread_rwlock_unlock(&c->alloc_lock);
+    return ok;
+}
+
 /* ** memory */
 
 static hcq_status cpu_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out)

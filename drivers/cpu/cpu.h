@@ -42,11 +42,12 @@ typedef struct cpu_op_info {
 extern const cpu_op_info cpu_ops[CPU_OP_COUNT];
 
 /* ** engines */
-#define CPU_RING_DW (1u << 16)
+#define CPU_RING_SHIFT 16 /* default: 64 Ki dwords; HCQ_RING_SHIFT overrides */
 typedef struct cpu_engine {
     hcq_device *dev;
     const char *name; /* "compute", "copy" */
-    uint32_t *ring;   /* CPU_RING_DW dwords */
+    uint32_t *ring;   /* ring_dw dwords */
+    uint32_t ring_dw; /* a power of two, at least CPU_MAX_PKT_DW */
     atomic_uint_fast64_t wptr, rptr; /* dword counters, position = counter % size */
     pthread_mutex_t submit_lock;     /* one submitter at a time */
     pthread_mutex_t lock;            /* doorbell sleep */
@@ -89,6 +90,8 @@ typedef struct cpu_prog {
     hcq_cpu_entry_fn entry;
     char name[64];
     uint32_t kernarg_bytes;
+    const hcq_param_info *params; /* the program's (owned by the hcq_program) */
+    uint32_t nparams;
 } cpu_prog;
 #define CPU_PROG_MAGIC 0x43505247u
 hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
@@ -110,5 +113,9 @@ void cpu_alloc_add(cpu_dev *c, uint64_t va, uint64_t size);
 void cpu_alloc_remove(cpu_dev *c, uint64_t va);
 /* true if [va, va + size) lies in one allocation; else describes why */
 bool cpu_alloc_check(cpu_dev *c, uint64_t va, uint64_t size, char *why, size_t why_size);
+/* true if [va, va + size) lies in the allocation that holds base (an access
+ * through a buffer must stay in that buffer's allocation, not run on into a
+ * neighbouring one) */
+bool cpu_alloc_check_in(cpu_dev *c, uint64_t base, uint64_t va, uint64_t size, char *why, size_t why_size);
 
 #endif

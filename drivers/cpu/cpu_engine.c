@@ -157,7 +157,7 @@ static void *engine_main(void *arg)
             continue;
         }
         idle_spins = 0;
-        uint32_t h = e->ring[r % CPU_RING_DW];
+        uint32_t h = e->ring[r % e->ring_dw];
         uint32_t op = CPU_PKT_OP(h), n = CPU_PKT_NDW(h);
         if (op >= CPU_OP_COUNT || n != cpu_ops[op].ndw || r + n > w) {
             char d[96];
@@ -165,7 +165,7 @@ static void *engine_main(void *arg)
             engine_fault(dev, e, HCQ_EFAULT, "%s %s engine: invalid packet header %s", d);
             continue;
         }
-        for (uint32_t i = 0; i < n; i++) pk[i] = e->ring[(r + i) % CPU_RING_DW];
+        for (uint32_t i = 0; i < n; i++) pk[i] = e->ring[(r + i) % e->ring_dw];
         if (!engine_exec(dev, e, pk)) continue;
         atomic_fetch_add(&e->executed, 1);
         atomic_store(&e->state, ST_IDLE);
@@ -199,7 +199,7 @@ hcq_status cpu_submit(hcq_device *dev, drv_rec *r)
         }
         /* backpressure: wait for the engine to free ring space, never
          * overwriting packets it has not read */
-        while (w + n - atomic_load_explicit(&e->rptr, memory_order_acquire) > CPU_RING_DW) {
+        while (w + n - atomic_load_explicit(&e->rptr, memory_order_acquire) > e->ring_dw) {
             atomic_store_explicit(&e->wptr, w, memory_order_release);
             ring_doorbell(e);
             if ((s = drv_fault_status(dev))) break;
@@ -215,7 +215,7 @@ hcq_status cpu_submit(hcq_device *dev, drv_rec *r)
             base_sleep_ns(20000);
         }
         if (s) break;
-        for (uint32_t k = 0; k < n; k++) e->ring[(w + k) % CPU_RING_DW] = r->dw[i + k];
+        for (uint32_t k = 0; k < n; k++) e->ring[(w + k) % e->ring_dw] = r->dw[i + k];
         w += n;
         i += n;
     }
@@ -235,8 +235,11 @@ hcq_status cpu_engines_start(hcq_device *dev)
         cpu_engine *e = &c->eng[i];
         e->dev = dev;
         e->name = names[i];
-        e->ring = calloc(CPU_RING_DW, sizeof *e->ring);
-        if (!e->ring) return base_err(HCQ_ENOMEM, "CPU: out of host memory for a %u-dword ring", CPU_RING_DW);
+        uint32_t shift = base_env_get()->ring_shift ? base_env_get()->ring_shift : CPU_RING_SHIFT;
+        shift = BASE_MAX(BASE_MIN(shift, 24u), 5u); /* a packet must fit */
+        e->ring_dw = 1u << shift;
+        e->ring = calloc(e->ring_dw, sizeof *e->ring);
+        if (!e->ring) return base_err(HCQ_ENOMEM, "CPU: out of host memory for a %u-dword ring", e->ring_dw);
         pthread_mutex_init(&e->submit_lock, NULL);
         pthread_mutex_init(&e->lock, NULL);
         pthread_cond_init(&e->doorbell, NULL);

@@ -56,6 +56,8 @@ static hcq_status load_ir(hcq_device *dev, const void *bin, size_t size, cpu_pro
     p->info.nparams = n;
     p->info.kernarg_bytes = hcq_kernel_param_layout(cp->ir, p->params);
     cp->kernarg_bytes = p->info.kernarg_bytes;
+    cp->params = p->params;
+    cp->nparams = n;
     p->info.local_bytes = hcq_kernel_local_bytes(cp->ir);
     snprintf(p->info.target, sizeof p->info.target, "ir");
     p->info.code_bytes = (uint32_t)BASE_MIN(size, UINT32_MAX);
@@ -122,7 +124,14 @@ typedef struct exec_ctx {
 
 static bool mem_check(void *ctx, const hcq_interp_access *a, char *why, size_t why_size)
 {
-    return cpu_alloc_check(ctx, a->addr, a->size, why, why_size);
+    exec_ctx *x = ctx;
+    cpu_dev *c = cpu_of(x->dev);
+    if (a->param < x->cp->nparams && x->cp->params[a->param].size == 8) {
+        uint64_t base;
+        memcpy(&base, x->kernargs + x->cp->params[a->param].offset, 8);
+        return cpu_alloc_check_in(c, base, a->addr, a->size, why, why_size);
+    }
+    return cpu_alloc_check(c, a->addr, a->size, why, why_size);
 }
 
 static hcq_status run_so(void *ctx, uint64_t b, uint64_t e)
@@ -168,7 +177,7 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
 
     pthread_mutex_init(&x.lock, NULL);
     x.mem.check = mem_check;
-    x.mem.ctx = c;
+    x.mem.ctx = &x;
     x.il.kernargs = kernargs;
     x.il.kernarg_size = cp->kernarg_bytes;
     for (int i = 0; i < 3; i++) {
