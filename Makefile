@@ -26,7 +26,7 @@ TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/%.o)
 
 TEST_DIRS := tests/unit tests/mock tests/hw
-TEST_SUPPORT_SRC := $(wildcard tests/support/*.c)
+TEST_SUPPORT_SRC := $(wildcard tests/support/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(foreach d,$(TEST_DIRS),$(wildcard $(d)/test_*.c))
 TEST_BIN := $(TEST_SRC:%.c=$(B)/%)
@@ -43,7 +43,7 @@ HCQ_BIN := $(B)/hcq
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: all lib test test-build asan demo bench examples install clean deps check-deps
+.PHONY: all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps check-deps
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -62,9 +62,17 @@ $(HCQ_BIN): $(TOOL_OBJ) $(STATIC_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS)
 
 # Tests link the static library so internal (hidden) symbols are reachable.
+# TEST_SHIM=1 (make tsan) builds them against tests/tsan's stand-in for
+# Criterion instead, since Criterion cannot run under ThreadSanitizer.
+ifeq ($(TEST_SHIM),1)
+TEST_INC := -Itests/tsan
+TEST_SUPPORT_OBJ += $(B)/tests/tsan/shim.o
+CRITERION_LIBS :=
+$(B)/tests/support/%.o $(B)/tests/fuzz/%.o $(B)/tests/tsan/%.o: ALL_CFLAGS += -Itests/tsan
+endif
 $(B)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/support -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_INC) -Itests/support -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS)
 
 $(B)/bench/%: bench/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
@@ -83,6 +91,41 @@ test: check-deps test-build
 
 asan:
 	$(MAKE) B=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+
+# ThreadSanitizer over the whole suite: the engines are threads. Built with
+# clang, whose TSan understands the fences the rings use (gcc's refuses them).
+TSAN_CC ?= $(shell command -v clang-22 || command -v clang)
+tsan:
+	$(MAKE) B=build-tsan CC=$(TSAN_CC) OPT=-O1 SAN="-fsanitize=thread" TEST_SHIM=1 test
+
+# The suites that run on devices, with the engines pausing at random points
+# (HCQ_MOCK_SCHED), under several seeds: a missing wait or an early reuse of
+# memory becomes a wrong result.
+SCHED_SEEDS ?= 1 2 3
+test-sched: check-deps test-build
+	@for seed in $(SCHED_SEEDS); do echo "== HCQ_MOCK_SCHED=random:$$seed:100"; \
+	  HCQ_MOCK_SCHED=random:$$seed:100 scripts/run-tests.sh $(B) $(filter %/test_api_%,$(TEST_BIN)) || exit 1; done
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan.
+# `make fuzz-run` runs each for FUZZ_SECONDS from its corpus; a crash leaves
+# the input in build-fuzz/crashes/: copy it to tests/fuzz/regressions/NAME/
+# and `make test` replays it from then on.
+FUZZ_CC ?= $(shell command -v clang-22 || command -v clang)
+FUZZ_SECONDS ?= 20
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+fuzz:
+	$(MAKE) B=build-fuzz CC=$(FUZZ_CC) OPT=-O1 SAN="-fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libhcq.a
+	@for f in $(FUZZ_SRC); do n=$$(basename $$f .c); echo "fuzz target $$n"; \
+	  $(FUZZ_CC) $(CFLAGS_BASE:$(OPT)=-O1) -fsanitize=fuzzer,address,undefined -DHCQ_LIBFUZZER -Itests/fuzz \
+	    -o build-fuzz/$$n $$f build-fuzz/libhcq.a $(LDLIBS) || exit 1; done
+fuzz-run: fuzz
+	@mkdir -p build-fuzz/crashes
+	@for b in $(FUZZ_BIN); do n=$$(basename $$b); mkdir -p build-fuzz/corpus/$$n; \
+	  echo "== $$n for $(FUZZ_SECONDS) s"; \
+	  $$b -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/crashes/$$n- -print_final_stats=1 \
+	    build-fuzz/corpus/$$n tests/fuzz/seeds/$$n 2>&1 | grep -E "^(stat::number_of_executed_units|==|INFO: Running|SUMMARY)|ERROR" || true; \
+	  if ls build-fuzz/crashes/$$n-* >/dev/null 2>&1; then echo "$$n: crash found, see build-fuzz/crashes"; exit 1; fi; done
 
 demo: check-deps $(HCQ_BIN)
 	$(HCQ_BIN) demo
@@ -109,6 +152,6 @@ install: all
 	    scripts/hcq.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hcq.pc
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -56,6 +56,8 @@ typedef struct cpu_engine {
     atomic_int stop;
     atomic_uint_fast64_t executed;   /* packets executed */
     atomic_int state;                /* what it does now, for describe() */
+    uint64_t rng;                    /* HCQ_MOCK_SCHED=random: pauses between packets */
+    uint32_t sched_max_us;
     uint64_t state_arg;
     pthread_t thread;
     bool started;

@@ -133,6 +133,31 @@ static bool engine_exec(hcq_device *dev, cpu_engine *e, const uint32_t *pk)
     return false;
 }
 
+/* HCQ_MOCK_SCHED=random:SEED[:MAX_US] shakes the CPU device's engines like
+ * the mock GPU's: a random pause at about one packet in four, so a missing
+ * wait or an early reuse of memory shows up as a wrong result. */
+static void sched_init(cpu_engine *e)
+{
+    const char *s = base_env_get()->mock_sched;
+    if (!s || strncmp(s, "random:", 7)) return;
+    char *end;
+    uint64_t seed = strtoull(s + 7, &end, 0);
+    e->sched_max_us = *end == ':' ? (uint32_t)atoi(end + 1) : 200;
+    e->rng = (seed + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)e->name;
+    if (!e->rng) e->rng = 1;
+}
+
+static void sched_point(cpu_engine *e)
+{
+    if (!e->sched_max_us) return;
+    uint64_t x = e->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    e->rng = x;
+    if (x % 4 == 0) base_sleep_ns((x >> 8) % ((uint64_t)e->sched_max_us * 1000 + 1));
+}
+
 static void *engine_main(void *arg)
 {
     cpu_engine *e = arg;
@@ -166,6 +191,7 @@ static void *engine_main(void *arg)
             continue;
         }
         for (uint32_t i = 0; i < n; i++) pk[i] = e->ring[(r + i) % e->ring_dw];
+        sched_point(e);
         if (!engine_exec(dev, e, pk)) continue;
         atomic_fetch_add(&e->executed, 1);
         atomic_store(&e->state, ST_IDLE);
@@ -235,6 +261,7 @@ hcq_status cpu_engines_start(hcq_device *dev)
         cpu_engine *e = &c->eng[i];
         e->dev = dev;
         e->name = names[i];
+        sched_init(e);
         uint32_t shift = base_env_get()->ring_shift ? base_env_get()->ring_shift : CPU_RING_SHIFT;
         shift = BASE_MAX(BASE_MIN(shift, 24u), 5u); /* a packet must fit */
         e->ring_dw = 1u << shift;

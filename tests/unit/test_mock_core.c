@@ -4,6 +4,7 @@
  * waiters, and the shader core running IR from mapped memory. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 

@@ -1,0 +1,121 @@
+/* The runner behind tests/tsan/criterion/criterion.h: every registered test
+ * in a forked child (suite init, test, fini), a time limit each, and a
+ * Criterion-style summary. */
+#include "criterion/criterion.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_TESTS 1024
+
+static struct test {
+    const char *suite, *name;
+    void (*fn)(void);
+    const struct criterion_test_extra_data *opts;
+} tests[MAX_TESTS];
+static int ntests;
+static struct suite {
+    const char *name;
+    const struct criterion_test_extra_data *opts;
+} suites[64];
+static int nsuites;
+
+void shim_register_test(const char *suite, const char *name, void (*fn)(void),
+                        const struct criterion_test_extra_data *opts)
+{
+    if (ntests < MAX_TESTS) tests[ntests++] = (struct test){suite, name, fn, opts};
+}
+
+void shim_register_suite(const char *suite, const struct criterion_test_extra_data *opts)
+{
+    if (nsuites < 64) suites[nsuites++] = (struct suite){suite, opts};
+}
+
+void shim_fail(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    fprintf(stderr, "[----] %s:%d: Assertion Failed\n[----]   %s\n[----]   ", file, line, expr);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    _exit(1);
+}
+
+void shim_skip(const char *fmt, ...)
+{
+    fprintf(stderr, "[SKIP] ");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+    _exit(77);
+}
+
+void shim_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+}
+
+static const struct criterion_test_extra_data *suite_opts(const char *name)
+{
+    for (int i = 0; i < nsuites; i++)
+        if (!strcmp(suites[i].name, name)) return suites[i].opts;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = NULL; /* --filter SUITE/NAME (a prefix) */
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--filter=", 9)) filter = argv[i] + 9;
+    int passed = 0, failed = 0, crashed = 0, tested = 0;
+    for (int i = 0; i < ntests; i++) {
+        struct test *t = &tests[i];
+        char full[256];
+        snprintf(full, sizeof full, "%s/%s", t->suite, t->name);
+        if (filter && strncmp(full, filter, strlen(filter))) continue;
+        const struct criterion_test_extra_data *so = suite_opts(t->suite);
+        double timeout = t->opts->timeout ? t->opts->timeout : so && so->timeout ? so->timeout : 300;
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm((unsigned)(timeout * 4) + 1); /* TSan is slow */
+            void (*init)(void) = t->opts->init ? t->opts->init : so ? so->init : NULL;
+            void (*fini)(void) = t->opts->fini ? t->opts->fini : so ? so->fini : NULL;
+            if (init) init();
+            t->fn();
+            if (fini) fini();
+            fflush(NULL);
+            exit(0); /* exit, not _exit: TSan reports at exit */
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+            fprintf(stderr, "[SKIP] %s\n", full);
+            continue;
+        }
+        tested++;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+            passed++;
+        } else if (WIFEXITED(st)) {
+            failed++;
+            fprintf(stderr, "[FAIL] %s (exit %d)\n", full, WEXITSTATUS(st));
+        } else {
+            crashed++;
+            fprintf(stderr, "[FAIL] %s: crashed with signal %d\n", full, WTERMSIG(st));
+        }
+    }
+    fprintf(stderr, "[====] Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: %d \n", tested, passed,
+            failed, crashed);
+    return failed || crashed ? 1 : 0;
+}
