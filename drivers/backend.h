@@ -64,6 +64,10 @@ struct hcq_device {
     atomic_int progress_waiters;
     pthread_mutex_t progress_lock;
     pthread_cond_t progress_cond;
+    /* what the engines' streams are, for HCQ_DUMP and HCQ_DEBUG=4
+     * (drivers/dump.h formats; arch: class id or gfx version), by engine */
+    const char *stream_format[2];
+    uint32_t stream_arch[2];
     struct mem_dev *mem;
     struct queue_dev *qd;
 };
@@ -137,6 +141,10 @@ typedef struct drv_backend {
     /* one line per engine: read/write positions, what it is doing */
     void (*describe)(hcq_device *dev, char *buf, size_t size);
 } drv_backend;
+
+/* Hands r to the backend's submit, first dumping the stream (HCQ_DUMP=dir)
+ * and printing it decoded (HCQ_DEBUG=4) when asked. */
+hcq_status drv_submit(hcq_device *dev, drv_rec *r);
 
 /* The backends linked in, best first (NV, AMD, CPU). */
 const drv_backend *const *drv_backends(void);

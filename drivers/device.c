@@ -1,5 +1,7 @@
 #include "base/base.h"
 #include "drivers/backend.h"
+#include "drivers/decode.h"
+#include "drivers/dump.h"
 #include "drivers/sys.h"
 
 #include <errno.h>
@@ -107,6 +109,29 @@ void drv_waiter_sleep(hcq_device *dev, uint64_t seq, uint64_t max_ns)
     const hcq_sys *s = sys_get();
     if (s->progress_wait) s->progress_wait(s->ctx, seq, max_ns);
     else base_sleep_ns(max_ns);
+}
+
+hcq_status drv_submit(hcq_device *dev, drv_rec *r)
+{
+    const base_env *e = base_env_get();
+    const char *fmt = dev->stream_format[r->type];
+    if ((e->dump || e->debug >= 4) && fmt && r->ndw) {
+        /* "NV:0" -> "nv0.compute", like the mock's engine names */
+        char engine[32];
+        size_t n = 0;
+        for (const char *p = dev->props.id; *p && n < 16; p++)
+            if (*p != ':') engine[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        snprintf(engine + n, sizeof engine - n, ".%s", r->type == HCQ_QUEUE_COPY ? "copy" : "compute");
+        if (e->dump) drv_dump_write(e->dump, engine, fmt, dev->stream_arch[r->type], 0, r->dw, r->ndw);
+        const drv_decoder *d = e->debug >= 4 ? drv_decoder_find(fmt) : NULL;
+        if (d) {
+            flockfile(stderr);
+            fprintf(stderr, "hcq[4] %s: submit %u dwords\n", engine, r->ndw);
+            d->decode(dev->stream_arch[r->type], 0, r->dw, r->ndw, stderr);
+            funlockfile(stderr);
+        }
+    }
+    return dev->be->submit(dev, r);
 }
 
 /* Backends linked in, best first. NV and AMD register here when built. */

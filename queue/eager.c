@@ -66,7 +66,7 @@ hcq_status q_eager_end(hcq_device *dev, drv_rec *r)
     hcq_status s = dev->be->rec_signal(r, HCQ_IMM(mem_tl_va(dev)), HCQ_IMM(n));
     if (!s) s = r->err;
     if (s) return s;
-    s = dev->be->submit(dev, r);
+    s = drv_submit(dev, r);
     if (s) {
         /* the engine may hold part of it; the timeline can no longer be
          * trusted, so the device stops here with the reason */

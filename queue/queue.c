@@ -285,7 +285,7 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
     if (q->rec.nvars) memcpy(q->last_vars, vars, q->rec.nvars * sizeof *vars);
     q->primed = true;
     q->primed_npatches = q->rec.npatches;
-    if ((s = dev->be->submit(dev, &q->rec))) return s;
+    if ((s = drv_submit(dev, &q->rec))) return s;
     if (!track || !q->rec.uses_aux) return HCQ_OK;
 
     /* completion marker behind the commands, on the same engine */
@@ -295,7 +295,7 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
     }
     uint64_t v = q->done_value + 1;
     drv_rec_apply(&q->done_rec, &v, NULL);
-    if ((s = dev->be->submit(dev, &q->done_rec))) return s;
+    if ((s = drv_submit(dev, &q->done_rec))) return s;
     q->done_value = v;
     return HCQ_OK;
 }

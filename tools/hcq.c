@@ -10,6 +10,7 @@ static const struct {
 } commands[] = {
     {"info", tool_info, "devices and their properties (--json)"},
     {"demo", tool_demo, "the main job: kernels on the default device, checked against C"},
+    {"decode", tool_decode, "command streams (HCQ_MOCK_DUMP / HCQ_DUMP dumps) as text"},
 };
 
 static void usage(FILE *f)

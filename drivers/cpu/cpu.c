@@ -212,6 +212,7 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     pr->max_grid[2] = 65535;
     pr->max_local_bytes = 64 * 1024;
     dev->ts_mul = dev->ts_div = 1; /* timestamps are CLOCK_MONOTONIC ns */
+    dev->stream_format[0] = dev->stream_format[1] = "cpu";
 
     hcq_status s = cpu_engines_start(dev);
     if (s) {

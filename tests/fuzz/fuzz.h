@@ -19,6 +19,9 @@ int hcq_fuzz_ir(const uint8_t *data, size_t size);
  * "ir" binary */
 int hcq_fuzz_elf(const uint8_t *data, size_t size);
 
+/* command streams: every registered decoder (the first byte picks it) */
+int hcq_fuzz_decode(const uint8_t *data, size_t size);
+
 #define HCQ_FUZZ_MAIN(fn)                                                                          \
     int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                  \
     int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fn(data, size); }
