@@ -116,6 +116,7 @@ hcq_device *hcq_device_open(const char *name)
         return NULL;
     }
     base_handle_add(dev, BASE_H_DEVICE);
+    q_prof_open(dev);
     char fixed[32];
     BASE_LOG(1, "opened %s: %s, target %s, %u compute units, fixed memory %s", dev->props.id, dev->props.name,
              dev->props.target, dev->props.compute_units,
@@ -132,6 +133,8 @@ hcq_status hcq_device_close(hcq_device *dev)
     hcq_status s = hcq_device_synchronize(dev);
     if (s && s != HCQ_EFAULT) BASE_LOG(1, "closing %s: %s", dev->props.id, hcq_error_message());
     q_graph_destroy_all(dev);
+    if (q_prof_on()) q_queues_harvest_all(dev);
+    q_prof_close(dev);
     q_dev_fini(dev);
     mem_dev_fini(dev);
     dev->be->close(dev);
@@ -147,7 +150,9 @@ hcq_status hcq_device_synchronize(hcq_device *dev)
     pthread_mutex_lock(&dev->lock);
     uint64_t last = mem_tl_next(dev) - 1;
     pthread_mutex_unlock(&dev->lock);
-    return mem_tl_wait(dev, last, 0);
+    hcq_status s = mem_tl_wait(dev, last, 0);
+    if (!s && dev->qd->prof_pending) q_prof_harvest(dev, false);
+    return s;
 }
 
 hcq_status hcq_device_status(hcq_device *dev)

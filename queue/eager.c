@@ -119,14 +119,19 @@ hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_d
         /* HCQ_DEBUG=2: GPU timestamps around the launch, waited for and
          * printed (this serialises launches: it is a debugging mode) */
         bool timed = hcq_debug_level() >= 2 && (s = debug_signals(dev)) == HCQ_OK;
+        bool prof = q_prof_on();
+        uint64_t h0 = prof ? hcq_now_ns() : 0;
         pthread_mutex_lock(&dev->lock);
         drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COMPUTE);
         uint64_t n = mem_tl_next(dev);
         if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[0]->va));
+        q_prof_span *sp = prof ? q_prof_begin(dev, r, p->info.name) : NULL;
         s = dev->be->rec_exec(r, p, params, &dims);
+        if (prof) q_prof_end(dev, r, sp);
         if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[1]->va));
         if (!s) s = q_eager_end(dev, r);
         pthread_mutex_unlock(&dev->lock);
+        if (prof) q_prof_host(dev, p->info.name, h0, hcq_now_ns());
         if (!s && timed) debug_report(dev, p, &dims, n);
     }
     if (params != stack) free(params);
@@ -156,7 +161,9 @@ hcq_status hcq_buffer_copyin(hcq_buffer *dst, uint64_t off, const void *src, uin
         uint64_t n = BASE_MIN(st.size, size - done);
         memcpy(st.cpu, (const uint8_t *)src + done, n);
         drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
+        q_prof_span *sp = q_prof_on() ? q_prof_begin(dev, r, "copyin") : NULL;
         s = dev->be->rec_copy(r, HCQ_IMM(dst->va + off + done), HCQ_IMM(st.va), HCQ_IMM(n));
+        if (sp) q_prof_end(dev, r, sp);
         if (!s) s = q_eager_end(dev, r);
         done += n;
     }
@@ -187,7 +194,9 @@ hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t off, uint64_t
             uint64_t n = BASE_MIN(st.size, size - done);
             drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
             uint64_t tag = mem_tl_next(dev);
+            q_prof_span *sp = q_prof_on() ? q_prof_begin(dev, r, "copyout") : NULL;
             s = dev->be->rec_copy(r, HCQ_IMM(st.va), HCQ_IMM(src->va + off + done), HCQ_IMM(n));
+            if (sp) q_prof_end(dev, r, sp);
             if (!s) s = q_eager_end(dev, r);
             if (s) break;
             pend[(head + npend++) % 16] = (struct pend){tag, n, st.cpu, (uint8_t *)dst + done};
@@ -214,7 +223,9 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
         if ((s = drv_fault_status(dev))) return s;
         pthread_mutex_lock(&dev->lock);
         drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
+        q_prof_span *sp = q_prof_on() ? q_prof_begin(dev, r, "copy") : NULL;
         s = dev->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
+        if (sp) q_prof_end(dev, r, sp);
         if (!s) s = q_eager_end(dev, r);
         pthread_mutex_unlock(&dev->lock);
         return s;

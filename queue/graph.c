@@ -51,6 +51,7 @@ struct hcq_graph {
     uint64_t last_tl; /* the timeline value of the last replay, 0 if none */
     uint64_t *vars;
     uint32_t nvars;
+    q_prof_points prof; /* HCQ_PROFILE: around each node */
     hcq_graph *next, *prev;
 };
 
@@ -159,7 +160,10 @@ hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *p, const hcq_arg *args, u
     if (!params) return HCQ_ENOMEM;
     s = q_resolve_args(p, args, nargs, params, arg_buf_var, g, fn);
     if (!s) s = switch_engine(g, HCQ_QUEUE_COMPUTE);
+    q_prof_point *pr = NULL;
+    if (!s) s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COMPUTE], p->info.name, &pr);
     if (!s) s = q_exec(g->q[HCQ_QUEUE_COMPUTE], p, params, &dims, fn);
+    if (!s) s = q_prof_point_end(g->q[HCQ_QUEUE_COMPUTE], pr);
     if (params != stack) free(params);
     if (!s) g->nodes++;
     return s;
@@ -186,7 +190,10 @@ hcq_status hcq_graph_copy(hcq_graph *g, hcq_buffer *dst, uint64_t doff, hcq_buff
     hcq_val vd, vs;
     if ((s = buf_var(g, dst, doff, &vd)) || (s = buf_var(g, src, soff, &vs))) return s;
     if ((s = switch_engine(g, HCQ_QUEUE_COPY))) return s;
+    q_prof_point *pr = NULL;
+    if ((s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COPY], "graph copy", &pr))) return s;
     if ((s = q_copy(g->q[HCQ_QUEUE_COPY], vd, vs, HCQ_IMM(size), fn))) return s;
+    if ((s = q_prof_point_end(g->q[HCQ_QUEUE_COPY], pr))) return s;
     g->nodes++;
     return HCQ_OK;
 }
@@ -284,11 +291,13 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
     }
     if ((s = drv_fault_status(dev))) return s;
 
+    uint64_t h0 = hcq_now_ns();
     pthread_mutex_lock(&dev->lock);
     if (g->last_tl && (s = mem_tl_wait(dev, g->last_tl, 0))) {
         pthread_mutex_unlock(&dev->lock);
         return base_err_prefix(s, "hcq_graph_replay: waiting for the previous replay");
     }
+    if (g->last_tl) q_prof_points_harvest(dev, &g->prof);
     if (g->sync) hcq_signal_set(g->sync, 0);
     uint64_t n = mem_tl_next(dev);
     iv[IV_TL_ADDR] = mem_tl_va(dev);
@@ -308,6 +317,11 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
     mem_tl_advance(dev);
     g->last_tl = n;
     pthread_mutex_unlock(&dev->lock);
+    if (g->prof.n) {
+        char name[64];
+        snprintf(name, sizeof name, "graph replay (%u nodes)", g->nodes);
+        q_prof_host(dev, name, h0, hcq_now_ns());
+    }
     return HCQ_OK;
 }
 
@@ -324,6 +338,7 @@ static void graph_delete(hcq_graph *g)
     for (int e = 0; e < 2; e++)
         if (g->q[e]) q_free(g->q[e]);
     if (g->sync) mem_signal_delete(g->sync);
+    q_prof_points_free(&g->prof);
     free(g->bufs);
     free(g->vars);
     free(g);
@@ -340,6 +355,7 @@ hcq_status hcq_graph_destroy(hcq_graph *g)
             base_handle_add(g, BASE_H_GRAPH);
             return base_err_prefix(s, "hcq_graph_destroy: the last replay has not completed");
         }
+        if (!s) q_prof_points_harvest(g->dev, &g->prof);
     }
     graph_delete(g);
     return HCQ_OK;
@@ -351,6 +367,7 @@ void q_graph_destroy_all(hcq_device *dev)
     while (dev->qd && dev->qd->graphs) {
         hcq_graph *g = dev->qd->graphs;
         base_handle_remove(g, BASE_H_GRAPH);
+        if (g->last_tl && hcq_signal_value(dev->mem->timeline) >= g->last_tl) q_prof_points_harvest(dev, &g->prof);
         graph_delete(g);
         n++;
     }

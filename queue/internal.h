@@ -8,6 +8,21 @@
 
 #include <hcq/queue.h>
 
+typedef struct q_prof_span q_prof_span;
+
+/* HCQ_PROFILE in recorded queues and graphs: a timestamp pair around a
+ * command, read back once a submission completes and cleared for the next */
+typedef struct q_prof_point {
+    hcq_signal *t0, *t1;
+    uint32_t tid;
+    char name[64];
+} q_prof_point;
+
+typedef struct q_prof_points {
+    q_prof_point *p;
+    uint32_t n, cap;
+} q_prof_points;
+
 /* memory a recorded queue owns for its kernargs / QMDs */
 typedef struct q_chunk {
     drv_mem mem;
@@ -36,6 +51,7 @@ struct hcq_queue {
     uint64_t done_value;
     drv_rec done_rec;
     bool internal; /* owned by a graph: not in the device's list */
+    q_prof_points prof; /* HCQ_PROFILE: around each exec of a user queue */
     hcq_queue *next, *prev;
 };
 
@@ -46,6 +62,10 @@ struct queue_dev {
     hcq_graph *graphs;
     hcq_program *programs;
     hcq_signal *dbg_t[2]; /* HCQ_DEBUG=2 launch timestamps */
+    /* HCQ_PROFILE */
+    uint32_t prof_slot;      /* this device's process in the trace */
+    int64_t prof_offset;     /* device clock - host clock, ns */
+    q_prof_span *prof_pending; /* spans whose end may not have landed */
     pthread_mutex_t list_lock;
 };
 
@@ -76,6 +96,29 @@ drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type);
 hcq_status q_eager_end(hcq_device *dev, drv_rec *r);
 
 void q_graph_destroy_all(hcq_device *dev);
+
+/* ** HCQ_PROFILE (profile.c) */
+bool q_prof_on(void);
+void q_prof_open(hcq_device *dev);
+void q_prof_close(hcq_device *dev);
+/* a timestamp into r now; q_prof_end puts the closing one and queues the span */
+q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name);
+void q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp);
+/* a host-side event [t0, t1] on the device's host track */
+void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1);
+/* turns finished spans into events (all: drop unfinished ones too) */
+void q_prof_harvest(hcq_device *dev, bool all);
+/* records the opening timestamp of a command about to be recorded on q
+ * (and *out for the closing one); nothing when profiling is off */
+hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name, q_prof_point **out);
+hcq_status q_prof_point_end(hcq_queue *q, q_prof_point *p);
+/* reads every point's span (after the submission completed) and clears it */
+void q_prof_points_harvest(hcq_device *dev, q_prof_points *pts);
+void q_prof_points_free(q_prof_points *pts);
+/* reads the points of every user queue whose submissions completed */
+void q_queues_harvest_all(hcq_device *dev);
+/* one span from two timestamp signals; false if the end has not landed */
+bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name);
 void q_programs_free_all(hcq_device *dev);
 
 #endif

@@ -100,6 +100,7 @@ void q_free(hcq_queue *q)
         pthread_mutex_unlock(&qd->list_lock);
     }
     free_chunks(q);
+    q_prof_points_free(&q->prof);
     drv_rec_fini(&q->rec);
     drv_rec_fini(&q->done_rec);
     if (q->done) mem_signal_delete(q->done);
@@ -119,14 +120,26 @@ hcq_status hcq_queue_destroy(hcq_queue *q)
         base_handle_add(q, BASE_H_QUEUE);
         return base_err_prefix(s, "hcq_queue_destroy: the queue's last submission has not completed");
     }
+    if (!s && q->done_value) q_prof_points_harvest(q->dev, &q->prof);
     q_free(q);
     return HCQ_OK;
+}
+
+void q_queues_harvest_all(hcq_device *dev)
+{
+    pthread_mutex_lock(&dev->qd->list_lock);
+    for (hcq_queue *q = dev->qd->queues; q; q = q->next)
+        if (q->prof.n && q->done_value && hcq_signal_value(q->done) >= q->done_value)
+            q_prof_points_harvest(dev, &q->prof);
+    pthread_mutex_unlock(&dev->qd->list_lock);
 }
 
 hcq_status hcq_queue_reset(hcq_queue *q)
 {
     hcq_status s = q_drain(q);
     if (s) return base_err_prefix(s, "hcq_queue_reset");
+    if (q->done_value) q_prof_points_harvest(q->dev, &q->prof);
+    q_prof_points_free(&q->prof);
     drv_rec_reset(&q->rec);
     free_chunks(q);
     q->nsizechecks = 0;
@@ -211,7 +224,10 @@ hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *p, const hcq_arg *args, uin
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
     hcq_status s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_queue_exec");
+    q_prof_point *pr = NULL;
+    if (!s && q->type == HCQ_QUEUE_COMPUTE) s = q_prof_point_begin(&q->prof, q, p->info.name, &pr);
     if (!s) s = q_exec(q, p, params, &dims, "hcq_queue_exec");
+    if (!s) s = q_prof_point_end(q, pr);
     if (params != stack) free(params);
     return s;
 }
@@ -270,8 +286,10 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
     if (s) return s;
     if ((s = drv_fault_status(dev))) return s;
     /* patching kernarg/QMD memory under a running submission would change
-     * what it reads: wait for it */
-    if (q->rec.nmem_patches && (s = q_drain(q))) return base_err_prefix(s, "hcq_queue_submit");
+     * what it reads: wait for it. Profiled queues wait too, to read their
+     * timestamps before this submission overwrites them. */
+    if ((q->rec.nmem_patches || q->prof.n) && (s = q_drain(q))) return base_err_prefix(s, "hcq_queue_submit");
+    if (q->prof.n && q->done_value) q_prof_points_harvest(dev, &q->prof);
     if (q->rec.nvars > q->last_cap) {
         uint64_t *l = base_realloc_array(q->last_vars, q->rec.nvars, sizeof *l);
         if (!l) return HCQ_ENOMEM;

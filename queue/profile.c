@@ -1,0 +1,282 @@
+/* HCQ_PROFILE=trace.json: a Chrome / Perfetto trace of everything the
+ * timeline runs. Each eager kernel, copy and graph node is bracketed by two
+ * timestamp commands on its engine; the host's submit calls are recorded
+ * too. Spans are read back once their end timestamp has landed (at
+ * synchronize, at the next replay of a graph, at close) and the whole trace
+ * is rewritten at every device close and at exit, so a crash loses only the
+ * spans since the last close.
+ *
+ * Tracks: a process per device, threads "compute", "copy" and "host".
+ * Device timestamps are put in the host's clock by an offset measured at
+ * open (the median of a few submit/timestamp round trips); on the CPU device
+ * and the mock they are the host clock already. */
+#include "base/base.h"
+#include "queue/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct prof_event {
+    uint32_t pid, tid; /* device index + 1; 1 compute, 2 copy, 3 host */
+    char name[64];
+    uint64_t ts_ns, dur_ns;
+} prof_event;
+
+static struct {
+    pthread_mutex_t lock;
+    prof_event *ev;
+    size_t n, cap;
+    char devices[16][192]; /* process names */
+    bool atexit_set;
+} P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct q_prof_span {
+    hcq_signal *t0, *t1;
+    uint32_t tid;
+    char name[64];
+    q_prof_span *next;
+};
+
+bool q_prof_on(void) { return base_env_get()->profile != NULL; }
+
+static void add_event(uint32_t pid, uint32_t tid, const char *name, uint64_t ts, uint64_t dur)
+{
+    pthread_mutex_lock(&P.lock);
+    if (P.n == P.cap) {
+        size_t cap = P.cap ? P.cap * 2 : 1024;
+        prof_event *e = realloc(P.ev, cap * sizeof *e);
+        if (!e) {
+            pthread_mutex_unlock(&P.lock);
+            return; /* a profile with a gap beats no program */
+        }
+        P.ev = e;
+        P.cap = cap;
+    }
+    prof_event *e = &P.ev[P.n++];
+    e->pid = pid;
+    e->tid = tid;
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->ts_ns = ts;
+    e->dur_ns = dur;
+    pthread_mutex_unlock(&P.lock);
+}
+
+static void json_name(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s >= 0x20) fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_trace(void)
+{
+    const char *path = base_env_get()->profile;
+    if (!path) return;
+    pthread_mutex_lock(&P.lock);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        pthread_mutex_unlock(&P.lock);
+        BASE_LOG(0, "HCQ_PROFILE: cannot write %s", path);
+        return;
+    }
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    static const char *threads[] = {"", "compute", "copy", "host"};
+    bool first = true;
+    for (uint32_t d = 0; d < 16; d++) {
+        if (!P.devices[d][0]) continue;
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"args\": {\"name\": ", first ? "" : ",\n",
+                d + 1);
+        json_name(f, P.devices[d]);
+        fprintf(f, "}}");
+        first = false;
+        for (uint32_t t = 1; t <= 3; t++)
+            fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %u, \"args\": {\"name\": \"%s\"}}",
+                    d + 1, t, threads[t]);
+    }
+    for (size_t i = 0; i < P.n; i++) {
+        const prof_event *e = &P.ev[i];
+        fprintf(f, "%s{\"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"name\": ", first ? "" : ",\n",
+                e->pid, e->tid, (double)e->ts_ns / 1000.0, (double)e->dur_ns / 1000.0);
+        json_name(f, e->name);
+        fprintf(f, "}");
+        first = false;
+    }
+    fprintf(f, "\n]}\n");
+    fclose(f);
+    pthread_mutex_unlock(&P.lock);
+}
+
+static void write_at_exit(void) { write_trace(); }
+
+static uint32_t pid_of(hcq_device *dev) { return (dev->qd->prof_slot % 16) + 1; }
+
+void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1)
+{
+    add_event(pid_of(dev), 3, name, t0, t1 > t0 ? t1 - t0 : 0);
+}
+
+/* The device clock minus the host clock, from round trips of a timestamp
+ * command: the median of several (dev->lock held by nobody). */
+static int64_t calibrate(hcq_device *dev)
+{
+    enum { N = 5 };
+    int64_t off[N];
+    int got = 0;
+    hcq_signal *s = mem_signal_new(dev, 0);
+    if (!s) return 0;
+    for (int i = 0; i < N; i++) {
+        pthread_mutex_lock(&dev->lock);
+        drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COMPUTE);
+        dev->be->rec_timestamp(r, HCQ_IMM(s->va));
+        uint64_t n = mem_tl_next(dev), h0 = hcq_now_ns();
+        hcq_status st = q_eager_end(dev, r);
+        pthread_mutex_unlock(&dev->lock);
+        if (st || mem_tl_wait(dev, n, 0)) break;
+        uint64_t h1 = hcq_now_ns();
+        off[got++] = (int64_t)hcq_signal_timestamp_ns(s) - (int64_t)((h0 + h1) / 2);
+    }
+    mem_signal_delete(s);
+    if (!got) return 0;
+    for (int i = 0; i < got; i++) /* sort (tiny) */
+        for (int j = i + 1; j < got; j++)
+            if (off[j] < off[i]) {
+                int64_t t = off[i];
+                off[i] = off[j];
+                off[j] = t;
+            }
+    return off[got / 2];
+}
+
+void q_prof_open(hcq_device *dev)
+{
+    if (!q_prof_on()) return;
+    static atomic_uint next_slot;
+    struct queue_dev *qd = dev->qd;
+    qd->prof_slot = atomic_fetch_add(&next_slot, 1);
+    pthread_mutex_lock(&P.lock);
+    snprintf(P.devices[qd->prof_slot % 16], sizeof P.devices[0], "%s %s", dev->props.id, dev->props.name);
+    if (!P.atexit_set) P.atexit_set = atexit(write_at_exit) == 0;
+    pthread_mutex_unlock(&P.lock);
+    /* the CPU device and the mock stamp with the host clock already */
+    qd->prof_offset = dev->ts_mul == 1 && dev->ts_div == 1 && (!strcmp(dev->props.kind, "CPU") || dev->props.is_mock)
+                          ? 0
+                          : calibrate(dev);
+}
+
+q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name)
+{
+    q_prof_span *sp = calloc(1, sizeof *sp);
+    if (!sp) return NULL;
+    sp->t0 = mem_signal_new(dev, 0);
+    sp->t1 = mem_signal_new(dev, 0);
+    if (!sp->t0 || !sp->t1) {
+        if (sp->t0) mem_signal_delete(sp->t0);
+        if (sp->t1) mem_signal_delete(sp->t1);
+        free(sp);
+        return NULL;
+    }
+    sp->tid = r->type == HCQ_QUEUE_COPY ? 2 : 1;
+    snprintf(sp->name, sizeof sp->name, "%s", name);
+    dev->be->rec_timestamp(r, HCQ_IMM(sp->t0->va));
+    return sp;
+}
+
+void q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp)
+{
+    if (!sp) return;
+    dev->be->rec_timestamp(r, HCQ_IMM(sp->t1->va));
+    pthread_mutex_lock(&dev->qd->list_lock);
+    sp->next = dev->qd->prof_pending;
+    dev->qd->prof_pending = sp;
+    pthread_mutex_unlock(&dev->qd->list_lock);
+}
+
+void q_prof_discard(q_prof_span *sp)
+{
+    if (!sp) return;
+    mem_signal_delete(sp->t0);
+    mem_signal_delete(sp->t1);
+    free(sp);
+}
+
+/* Turns a finished span into an event; false while its end has not landed. */
+bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name)
+{
+    uint64_t a = hcq_signal_timestamp_ns(t0), b = hcq_signal_timestamp_ns(t1);
+    if (!b) return false;
+    int64_t off = dev->qd->prof_offset;
+    add_event(pid_of(dev), tid, name, (uint64_t)((int64_t)a - off), b > a ? b - a : 0);
+    return true;
+}
+
+hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name, q_prof_point **out)
+{
+    *out = NULL;
+    if (!q_prof_on()) return HCQ_OK;
+    if (pts->n == pts->cap) {
+        uint32_t cap = pts->cap ? pts->cap * 2 : 64;
+        q_prof_point *p = base_realloc_array(pts->p, cap, sizeof *p);
+        if (!p) return HCQ_ENOMEM;
+        pts->p = p;
+        pts->cap = cap;
+    }
+    q_prof_point *p = &pts->p[pts->n];
+    memset(p, 0, sizeof *p);
+    if (!(p->t0 = mem_signal_new(q->dev, 0)) || !(p->t1 = mem_signal_new(q->dev, 0))) {
+        if (p->t0) mem_signal_delete(p->t0);
+        return hcq_error_status();
+    }
+    pts->n++;
+    p->tid = q->type == HCQ_QUEUE_COPY ? 2 : 1;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    *out = p;
+    return hcq_queue_timestamp(q, p->t0);
+}
+
+hcq_status q_prof_point_end(hcq_queue *q, q_prof_point *p) { return p ? hcq_queue_timestamp(q, p->t1) : HCQ_OK; }
+
+void q_prof_points_harvest(hcq_device *dev, q_prof_points *pts)
+{
+    for (uint32_t i = 0; i < pts->n; i++) {
+        q_prof_point *p = &pts->p[i];
+        q_prof_resolve(dev, p->t0, p->t1, p->tid, p->name);
+        p->t0->cpu[1] = p->t1->cpu[1] = 0;
+    }
+}
+
+void q_prof_points_free(q_prof_points *pts)
+{
+    for (uint32_t i = 0; i < pts->n; i++) {
+        mem_signal_delete(pts->p[i].t0);
+        mem_signal_delete(pts->p[i].t1);
+    }
+    free(pts->p);
+    memset(pts, 0, sizeof *pts);
+}
+
+void q_prof_harvest(hcq_device *dev, bool all)
+{
+    struct queue_dev *qd = dev->qd;
+    pthread_mutex_lock(&qd->list_lock);
+    q_prof_span **pp = &qd->prof_pending;
+    while (*pp) {
+        q_prof_span *sp = *pp;
+        if (q_prof_resolve(dev, sp->t0, sp->t1, sp->tid, sp->name) || all) {
+            *pp = sp->next;
+            q_prof_discard(sp);
+        } else {
+            pp = &sp->next;
+        }
+    }
+    pthread_mutex_unlock(&qd->list_lock);
+}
+
+void q_prof_close(hcq_device *dev)
+{
+    if (!q_prof_on() || !dev->qd) return;
+    q_prof_harvest(dev, true);
+    write_trace();
+}

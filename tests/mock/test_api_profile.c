@@ -1,0 +1,115 @@
+/* HCQ_PROFILE on the device under test: the trace names every kernel, copy
+ * and graph node; GPU spans are monotonic on each engine's track and start
+ * after their host-side submit began. */
+#include "hcqtest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+TestSuite(api_profile, .timeout = 120);
+
+typedef struct ev {
+    unsigned pid, tid;
+    double ts, dur;
+    char name[64];
+} ev;
+
+/* The writer puts one event per line; complete events ("X") only. */
+static ev *read_trace(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no trace at %s", path);
+    ev *v = calloc(4096, sizeof *v);
+    char line[512];
+    *n = 0;
+    while (fgets(line, sizeof line, f) && *n < 4096) {
+        ev e;
+        const char *x = strstr(line, "{\"ph\": \"X\"");
+        if (x && sscanf(x, "{\"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %lf, \"dur\": %lf, \"name\": \"%63[^\"]",
+                        &e.pid, &e.tid, &e.ts, &e.dur, e.name) == 5)
+            v[(*n)++] = e;
+    }
+    fclose(f);
+    return v;
+}
+
+static int by_ts(const void *a, const void *b)
+{
+    double x = ((const ev *)a)->ts, y = ((const ev *)b)->ts;
+    return (x > y) - (x < y);
+}
+
+static unsigned count(const ev *v, size_t n, unsigned tid, const char *name)
+{
+    unsigned c = 0;
+    for (size_t i = 0; i < n; i++) c += v[i].tid == tid && !strcmp(v[i].name, name);
+    return c;
+}
+
+Test(api_profile, trace_names_spans_in_order)
+{
+    char path[] = "/tmp/hcq-profile-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    setenv("HCQ_PROFILE", path, 1);
+    base_env_reload();
+    hcq_device *dev = t_open();
+    hcq_program *add1 = t_load(dev, t_k_add1());
+    enum { N = 4096 };
+    static uint32_t host[N];
+    hcq_buffer *b = t_buffer_from(dev, host, sizeof host);
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_u32(N)};
+    for (int i = 0; i < 5; i++) T_OK(hcq_launch(add1, a, 2, hcq_dims_1d(N / 64, 64)));
+    hcq_graph *g = T_NONNULL(hcq_graph_create(dev));
+    hcq_buffer *c = T_NONNULL(hcq_buffer_alloc(dev, sizeof host, HCQ_MEM_DEVICE));
+    T_OK(hcq_graph_launch(g, add1, a, 2, hcq_dims_1d(N / 64, 64)));
+    T_OK(hcq_graph_copy(g, c, 0, b, 0, sizeof host));
+    T_OK(hcq_graph_replay(g, NULL, 0));
+    T_OK(hcq_graph_replay(g, NULL, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE));
+    hcq_signal *s = T_NONNULL(hcq_signal_create(dev, 0));
+    T_OK(hcq_device_synchronize(dev));
+    T_OK(hcq_queue_exec(q, add1, a, 2, hcq_dims_1d(N / 64, 64)));
+    T_OK(hcq_queue_signal(q, s, HCQ_VAR(0)));
+    for (uint64_t i = 1; i <= 3; i++) T_OK(hcq_queue_submit(q, &i, 1));
+    T_OK(hcq_signal_wait(s, 3, 0));
+    t_read(b, host, sizeof host);
+    cr_assert_eq(host[7], 5 + 2 + 3, "the profiled work still computes the same");
+    T_OK(hcq_device_close(dev));
+
+    size_t n;
+    ev *v = read_trace(path, &n);
+    unlink(path);
+    cr_assert_eq(count(v, n, 1, "add1"), 5 + 2 + 3, "eager, graph and queue launches on the compute track");
+    cr_assert_eq(count(v, n, 2, "graph copy"), 2);
+    cr_assert_geq(count(v, n, 2, "copyin"), 1);
+    cr_assert_geq(count(v, n, 3, "add1"), 5, "host submit events");
+    qsort(v, n, sizeof *v, by_ts);
+    for (unsigned tid = 1; tid <= 2; tid++) {
+        double prev_end = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (v[i].tid != tid) continue;
+            cr_assert_geq(v[i].dur, 0.0);
+            /* in-order engines: a span starts after the one before ended
+             * (0.5 µs of slack for the rounding of ts and dur) */
+            cr_assert_geq(v[i].ts + 0.5, prev_end, "track %u: %s at %.3f starts before %.3f", tid, v[i].name, v[i].ts,
+                          prev_end);
+            prev_end = v[i].ts + v[i].dur;
+        }
+    }
+    /* the k-th eager add1 on the GPU starts after the k-th submit began */
+    double host_ts[8], gpu_ts[16];
+    int nh = 0, ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i].name, "add1")) continue;
+        if (v[i].tid == 3 && nh < 8) host_ts[nh++] = v[i].ts;
+        if (v[i].tid == 1 && ng < 16) gpu_ts[ng++] = v[i].ts;
+    }
+    for (int k = 0; k < nh && k < 5; k++)
+        cr_assert_geq(gpu_ts[k] + 0.5, host_ts[k], "launch %d ran before it was submitted", k);
+    free(v);
+}
