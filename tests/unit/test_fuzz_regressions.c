@@ -40,3 +40,4 @@ static void replay(const char *name, hcq_fuzz_fn fn)
 
 Test(fuzz_regressions, ir) { replay("fuzz_ir", hcq_fuzz_ir); }
 Test(fuzz_regressions, elf) { replay("fuzz_elf", hcq_fuzz_elf); }
+Test(fuzz_regressions, decode) { replay("fuzz_decode", hcq_fuzz_decode); }
