@@ -26,6 +26,8 @@ fi
 devices=$HCQ_TEST_DEVICES
 # a kernel cache of the build's own, so a run starts from what it compiles
 export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/$B/kernel-cache}
+# the hcq command the tool tests run
+export HCQ_TEST_HCQ_BIN=$PWD/$B/hcq
 limit=${HCQ_TEST_TIMEOUT:-900}
 
 run_one() { # label, [VAR=value...], program

@@ -11,6 +11,7 @@ static const struct {
     {"info", tool_info, "devices and their properties (--json)"},
     {"demo", tool_demo, "the main job: kernels on the default device, checked against C"},
     {"decode", tool_decode, "command streams (HCQ_MOCK_DUMP / HCQ_DUMP dumps) as text"},
+    {"bench", tool_bench, "launch overhead, graph replay, copy and kernel figures (--json, --vs-cuda)"},
 };
 
 static void usage(FILE *f)
