@@ -22,7 +22,7 @@ LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/moc
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 
-TOOL_SRC := $(wildcard tools/*.c)
+TOOL_SRC := $(filter-out tools/trace_preload.c,$(wildcard tools/*.c))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/%.o)
 
 TEST_DIRS := tests/unit tests/mock tests/hw
@@ -39,12 +39,13 @@ EXAMPLE_BIN := $(EXAMPLE_SRC:%.c=$(B)/%)
 STATIC_LIB := $(B)/libhcq.a
 SHARED_LIB := $(B)/libhcq.so
 HCQ_BIN := $(B)/hcq
+TRACE_LIB := $(B)/libhcqtrace.so
 
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
 .PHONY: all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps check-deps
-all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN)
+all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
 $(B)/%.o: %.c
@@ -57,6 +58,11 @@ $(STATIC_LIB): $(LIB_OBJ)
 
 $(SHARED_LIB): $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libhcq.so.0 -o $@ $^ $(LDLIBS)
+
+# the LD_PRELOAD library of `hcq trace`: the tracer and its decoders, from
+# the static library, and nothing of it exported but libc's names
+$(TRACE_LIB): $(B)/tools/trace_preload.o $(STATIC_LIB)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $< $(STATIC_LIB) -ldl -lpthread
 
 $(HCQ_BIN): $(TOOL_OBJ) $(STATIC_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS)
@@ -82,7 +88,7 @@ $(B)/examples/%: examples/%.c $(SHARED_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS)
 
-test-build: $(TEST_BIN) $(HCQ_BIN)
+test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB)
 
 # Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
 # devices the API suites run on (scripts/run-tests.sh says how).
@@ -148,6 +154,7 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libhcq.so.0
 	ln -sf libhcq.so.0 $(DESTDIR)$(PREFIX)/lib/libhcq.so
 	install -m 755 $(HCQ_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(TRACE_LIB) $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*HCQ_VERSION_STRING "\(.*\)"/\1/p' include/hcq/base.h)|' \
 	    scripts/hcq.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hcq.pc
 

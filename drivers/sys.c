@@ -2,6 +2,7 @@
 
 #include "base/base.h"
 #include "drivers/mock/mock.h"
+#include "drivers/trace.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -116,8 +117,8 @@ const hcq_sys *sys_libc(void) { return &libc_table; }
 static const hcq_sys *sys_default(void)
 {
     const base_env *e = base_env_get();
-    if (e->mock) return mock_sys();
-    return &libc_table;
+    const hcq_sys *s = e->mock ? mock_sys() : &libc_table;
+    return e->trace ? trace_sys(s) : s;
 }
 
 const hcq_sys *sys_get(void)

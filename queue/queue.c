@@ -128,9 +128,9 @@ hcq_status hcq_queue_destroy(hcq_queue *q)
 void q_queues_harvest_all(hcq_device *dev)
 {
     pthread_mutex_lock(&dev->qd->list_lock);
+    /* the queue's last completion marker may still be on its way */
     for (hcq_queue *q = dev->qd->queues; q; q = q->next)
-        if (q->prof.n && q->done_value && hcq_signal_value(q->done) >= q->done_value)
-            q_prof_points_harvest(dev, &q->prof);
+        if (q->prof.n && q->done_value && q_drain(q) == HCQ_OK) q_prof_points_harvest(dev, &q->prof);
     pthread_mutex_unlock(&dev->qd->list_lock);
 }
 

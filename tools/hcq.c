@@ -11,6 +11,7 @@ static const struct {
     {"info", tool_info, "devices and their properties (--json)"},
     {"demo", tool_demo, "the main job: kernels on the default device, checked against C"},
     {"decode", tool_decode, "command streams (HCQ_MOCK_DUMP / HCQ_DUMP dumps) as text"},
+    {"trace", tool_trace, "run a program and decode its driver ioctls (LD_PRELOAD)"},
     {"bench", tool_bench, "launch overhead, graph replay, copy and kernel figures (--json, --vs-cuda)"},
 };
 

@@ -10,6 +10,7 @@ int tool_info(int argc, char **argv);
 int tool_demo(int argc, char **argv);
 int tool_decode(int argc, char **argv);
 int tool_bench(int argc, char **argv);
+int tool_trace(int argc, char **argv);
 
 /* prints "hcq: what: message" to stderr and returns 1 */
 int tool_fail(const char *what);
