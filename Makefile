@@ -18,7 +18,7 @@ LDLIBS := -lm -ldl -lpthread
 CRITERION_LIBS := -lcriterion
 
 # Library sources, layer by layer (each calls only the ones listed before it).
-LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/mock mem queue
+LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/mock mem queue tensor
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 
@@ -108,9 +108,10 @@ tsan:
 # (HCQ_MOCK_SCHED), under several seeds: a missing wait or an early reuse of
 # memory becomes a wrong result.
 SCHED_SEEDS ?= 1 2 3
+API_TEST_BIN := $(foreach t,$(TEST_BIN),$(if $(findstring /test_api_,$(t)),$(t)))
 test-sched: check-deps test-build
 	@for seed in $(SCHED_SEEDS); do echo "== HCQ_MOCK_SCHED=random:$$seed:100"; \
-	  HCQ_MOCK_SCHED=random:$$seed:100 scripts/run-tests.sh $(B) $(filter %/test_api_%,$(TEST_BIN)) || exit 1; done
+	  HCQ_MOCK_SCHED=random:$$seed:100 scripts/run-tests.sh $(B) $(API_TEST_BIN) || exit 1; done
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan.
 # `make fuzz-run` runs each for FUZZ_SECONDS from its corpus; a crash leaves
