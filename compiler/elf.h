@@ -13,7 +13,7 @@
  * (header, section data, .symtab/.strtab/.shstrtab, section headers) with
  * the e_machine / e_type / e_flags / OSABI the caller picks. The mock
  * targets use it to make IR-carrying ELFs shaped like a cubin or an AMD
- * code object. It writes no program headers.
+ * code object, with program headers for the segments the caller adds.
  *
  * Locking: none; a cc_elf is read-only after open and may be shared. */
 #ifndef HCQ_COMPILER_ELF_H
@@ -121,6 +121,11 @@ uint32_t cc_elf_add_section(cc_elf_builder *b, const cc_elf_section_spec *s);
  * Local symbols are written first, as ELF requires; order is otherwise kept. */
 void cc_elf_add_symbol(cc_elf_builder *b, const char *name, uint64_t value, uint64_t size, uint8_t info,
                        uint8_t other, uint16_t shndx);
+/* A segment (PT_LOAD etc.; PF_* flags) over sections first..last (indexes
+ * from cc_elf_add_section, addresses increasing). Its file offset is made
+ * congruent to its address modulo CC_ELF_SEGMENT_ALIGN. */
+#define CC_ELF_SEGMENT_ALIGN 4096u
+void cc_elf_add_segment(cc_elf_builder *b, uint32_t type, uint32_t flags, uint32_t first, uint32_t last);
 /* Lays out the file into a malloc'd buffer. The builder stays usable (and
  * must still be destroyed). */
 hcq_status cc_elf_builder_finish(cc_elf_builder *b, void **out, size_t *out_size);

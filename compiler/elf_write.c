@@ -1,4 +1,5 @@
-/* ELF64 writer: user sections first (indexes 1..n, in the order added),
+/* ELF64 writer: the program headers (when segments were added) right after
+ * the ELF header, user sections next (indexes 1..n, in the order added),
  * then .symtab/.strtab when there are symbols, then .shstrtab; section
  * headers last. Enough for the "ir" target and for mock binaries shaped
  * like cubins and code objects; real linking is clang's job. */
@@ -12,6 +13,11 @@ typedef struct wsec {
     char *name;
     uint8_t *data;
 } wsec;
+
+typedef struct wseg {
+    uint32_t type, flags;
+    uint32_t first, last; /* section indexes it covers */
+} wseg;
 
 typedef struct wsym {
     char *name;
@@ -28,6 +34,8 @@ struct cc_elf_builder {
     uint32_t nsecs;
     wsym *syms;
     uint32_t nsyms;
+    wseg *segs;
+    uint32_t nsegs;
     hcq_status err;
     char msg[512];
 };
@@ -124,9 +132,31 @@ void cc_elf_add_symbol(cc_elf_builder *b, const char *name, uint64_t value, uint
     b->nsyms++;
 }
 
+void cc_elf_add_segment(cc_elf_builder *b, uint32_t type, uint32_t flags, uint32_t first, uint32_t last)
+{
+    if (b->err) return;
+    if (!first || first > last || last > b->nsecs) {
+        fail(b, HCQ_EINVAL, "segment over sections %u..%u: %u sections added", first, last, b->nsecs);
+        return;
+    }
+    for (uint32_t i = first; i < last; i++)
+        if (b->secs[i].spec.addr < b->secs[i - 1].spec.addr + b->secs[i - 1].spec.size) {
+            fail(b, HCQ_EINVAL, "segment: section %s overlaps or precedes %s", b->secs[i].name, b->secs[i - 1].name);
+            return;
+        }
+    wseg *n = base_realloc_array(b->segs, b->nsegs + 1, sizeof *n);
+    if (!n) {
+        fail(b, HCQ_ENOMEM, "out of memory adding a segment");
+        return;
+    }
+    b->segs = n;
+    b->segs[b->nsegs++] = (wseg){type, flags, first, last};
+}
+
 void cc_elf_builder_destroy(cc_elf_builder *b)
 {
     if (!b) return;
+    free(b->segs);
     for (uint32_t i = 0; i < b->nsecs; i++) {
         free(b->secs[i].name);
         free(b->secs[i].data);
@@ -201,11 +231,16 @@ static void put_shdr(uint8_t *dst, const Elf64_Shdr *s) { memcpy(dst, s, sizeof 
 
 static hcq_status emit(const cc_elf_builder *b, layout *L, void **out, size_t *out_size)
 {
-    /* offsets: header, user sections, symtab, strtab, shstrtab, headers */
-    uint64_t off = sizeof(Elf64_Ehdr);
+    /* offsets: header, program headers, user sections, symtab, strtab,
+     * shstrtab, section headers. A section that starts a segment lands at a
+     * file offset congruent to its address modulo the page, as loaders that
+     * map files expect. */
+    uint64_t off = sizeof(Elf64_Ehdr) + (uint64_t)b->nsegs * sizeof(Elf64_Phdr);
     for (uint32_t i = 0; i < b->nsecs; i++) {
         const cc_elf_section_spec *s = &b->secs[i].spec;
         off = base_align_up(off, s->align ? s->align : 1);
+        for (uint32_t g = 0; g < b->nsegs; g++)
+            if (b->segs[g].first == i + 1) off += (s->addr - off) % CC_ELF_SEGMENT_ALIGN;
         L->offset[i + 1] = off;
         if (s->type != SHT_NOBITS) off += s->size;
     }
@@ -234,11 +269,25 @@ static hcq_status emit(const cc_elf_builder *b, layout *L, void **out, size_t *o
     h.e_version = EV_CURRENT;
     h.e_flags = b->flags;
     h.e_ehsize = sizeof h;
+    if (b->nsegs) {
+        h.e_phoff = sizeof h;
+        h.e_phentsize = sizeof(Elf64_Phdr);
+        h.e_phnum = (uint16_t)b->nsegs;
+    }
     h.e_shoff = shoff;
     h.e_shentsize = sizeof(Elf64_Shdr);
     h.e_shnum = (uint16_t)L->nshdr;
     h.e_shstrndx = (uint16_t)L->shstrtab_idx;
     memcpy(f, &h, sizeof h);
+    for (uint32_t g = 0; g < b->nsegs; g++) {
+        const wseg *w = &b->segs[g];
+        const cc_elf_section_spec *first = &b->secs[w->first - 1].spec, *last = &b->secs[w->last - 1].spec;
+        uint64_t file_end = L->offset[w->last] + (last->type == SHT_NOBITS ? 0 : last->size);
+        Elf64_Phdr p = {.p_type = w->type, .p_flags = w->flags, .p_offset = L->offset[w->first],
+                        .p_vaddr = first->addr, .p_paddr = first->addr, .p_filesz = file_end - L->offset[w->first],
+                        .p_memsz = last->addr + last->size - first->addr, .p_align = CC_ELF_SEGMENT_ALIGN};
+        memcpy(f + sizeof h + g * sizeof p, &p, sizeof p);
+    }
 
     uint8_t *sh = f + shoff;
     for (uint32_t i = 0; i < b->nsecs; i++) {

@@ -5,7 +5,8 @@
 #include <string.h>
 
 /* Decoders built in; the NV and AMD backends add theirs here. */
-static const drv_decoder *const decoders[] = {&drv_cpu_decoder};
+static const drv_decoder *const decoders[] = {&drv_cpu_decoder, &drv_nv_gpfifo_decoder, &drv_nv_qmd_decoder,
+                                              &drv_amd_pm4_decoder, &drv_amd_sdma_decoder};
 
 const drv_decoder *drv_decoder_find(const char *format)
 {

@@ -25,5 +25,9 @@ const drv_decoder *drv_decoder_at(size_t i);
 const char *drv_decoder_formats(void);
 
 extern const drv_decoder drv_cpu_decoder;
+extern const drv_decoder drv_nv_gpfifo_decoder; /* drivers/nv/nv_decode.c */
+extern const drv_decoder drv_nv_qmd_decoder;
+extern const drv_decoder drv_amd_pm4_decoder;  /* drivers/amd/amd_decode.c */
+extern const drv_decoder drv_amd_sdma_decoder; /* drivers/amd/amd_decode.c */
 
 #endif

@@ -51,7 +51,7 @@ hcq_status mem_dev_init(hcq_device *dev)
         goto fail;
     }
     m->fixed_bytes += m->kernargs.mem.size + m->staging.size;
-    dev->props.fixed_memory_bytes = m->fixed_bytes;
+    dev->props.fixed_memory_bytes += m->fixed_bytes; /* the backend may have counted its own */
     dev->props.staging_bytes = m->staging.size;
     dev->props.staging_chunk_bytes = m->stage_chunk;
     return HCQ_OK;

@@ -10,16 +10,20 @@
 #   mock:NAME       NAME on the mock GPU (HCQ_MOCK=1)
 #   mock[CFG]:NAME  the same with HCQ_MOCK_CONFIG=CFG (e.g. amd=gfx942)
 # The default is every device present, CPU+ir, every mock GPU of the default
-# mock, and the mock variants in HCQ_TEST_MOCK_VARIANTS.
+# mock, and the mock variants in HCQ_TEST_MOCK_VARIANTS (default amd=gfx942:
+# the multi-XCC AMD part).
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
 if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
     HCQ_TEST_DEVICES="$("$B/hcq" test-devices 2>/dev/null || echo CPU)"
     for d in $(HCQ_MOCK=1 "$B/hcq" test-devices --gpus 2>/dev/null); do HCQ_TEST_DEVICES+=" mock:$d"; done
-    for v in ${HCQ_TEST_MOCK_VARIANTS:-}; do
+    for v in ${HCQ_TEST_MOCK_VARIANTS-amd=gfx942}; do
         for d in $(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$v" "$B/hcq" test-devices --gpus 2>/dev/null); do
-            HCQ_TEST_DEVICES+=" mock[$v]:$d"
+            # a variant is about the kinds it configures (amd=... -> AMD:N):
+            # the others ran already with the default mock
+            kind=$(tr 'A-Z' 'a-z' <<<"${d%%:*}")
+            case ",$v" in *",$kind="*) HCQ_TEST_DEVICES+=" mock[$v]:$d" ;; esac
         done
     done
 fi

@@ -8,6 +8,7 @@
 
 int tool_info(int argc, char **argv);
 int tool_demo(int argc, char **argv);
+int tool_compile(int argc, char **argv);
 int tool_decode(int argc, char **argv);
 int tool_bench(int argc, char **argv);
 int tool_trace(int argc, char **argv);

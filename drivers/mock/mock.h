@@ -172,6 +172,16 @@ typedef struct mock_fault {
 hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
                            const uint32_t block[3], mock_fault *fault);
 
+/* A share of a launch's work-groups, for GPUs whose dispatch is split over
+ * several partitions (AMD XCCs): work-group g (linear, x fastest) runs in
+ * part (g / chunk) % nparts. */
+typedef struct mock_split {
+    uint32_t part, nparts, chunk;
+} mock_split;
+/* mock_shader_run over the work-groups of one part only (split NULL: all). */
+hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
+                                 const uint32_t block[3], const mock_split *split, mock_fault *fault);
+
 /* ** dumps: writes a segment when HCQ_MOCK_DUMP is set */
 void mock_dump(const mock_engine *e, const char *format, uint32_t arch, uint64_t va, const uint32_t *dw,
                uint32_t ndw);

@@ -1,6 +1,393 @@
-/* The AMD part of the mock GPU: an emulated amdkfd with its sysfs topology
- * and the GPU behind it. Not written yet: it emulates no GPU, so under
- * HCQ_MOCK=1 there is no AMD device (the AMD issue fills this in). */
-#include "drivers/mock/mock.h"
+/* The AMD part of the mock GPU: an emulated amdkfd. It publishes a KFD
+ * topology in sysfs (a 7900 XTX-like gfx1100 by default; gfx942 and gfx90a
+ * by HCQ_MOCK_CONFIG amd=), answers /dev/kfd's ioctls with the kernel's
+ * checks (torvalds/linux drivers/gpu/drm/amd/amdkfd/kfd_chardev.c and
+ * kfd_queue.c: sizes, flags, the VM binding, queue buffers of exactly the
+ * sizes KFD validates), keeps buffer objects as mock_bos at the addresses
+ * the process chose, mmaps them through the render node and the doorbells
+ * through /dev/kfd, and reports GPU faults through memory and hardware
+ * exception events. Its KFD process lives as long as the mock, as the
+ * kernel's lives as long as the process: closing /dev/kfd forgets nothing.
+ * The queues' engines are in mock_amd_cp.c and mock_amd_sdma.c. */
+#include "drivers/mock/mock_amd.h"
 
-const mock_driver mock_amd_driver = {.name = "amd"};
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static const mock_amd_model models[] = {
+    /* the properties amdkfd shows for a Radeon RX 7900 XTX (tinygrad's mock
+     * copies them from one, ../shared/reference/amd-facts.md §1.2) */
+    {"gfx1100", 110000, 0x744c, 192, 2, 16, 12, 2, 1, 64, 32, 24ull << 30, false},
+    /* an Instinct MI300X in SPX mode: 304 CUs in 8 XCCs */
+    {"gfx942", 90402, 0x74a1, 1216, 4, 8, 32, 1, 8, 64, 64, 192ull << 30, true},
+    /* an Instinct MI210 */
+    {"gfx90a", 90010, 0x740f, 416, 4, 8, 8, 1, 1, 64, 64, 64ull << 30, false},
+};
+
+#define TOPO AMD_KFD_TOPOLOGY_PATH
+#define AMD_KFD_TOPOLOGY_PATH "/sys/devices/virtual/kfd/kfd/topology/nodes"
+
+mock_amd_proc mock_amd_P = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+mock_amd_gpu *mock_amd_gpu_at(uint32_t i) { return i < mock_amd_P.ngpus ? mock_amd_P.gpus[i] : NULL; }
+
+uint64_t mock_amd_clock(void) { return hcq_now_ns() / 10; }
+
+uint64_t mock_amd_doorbell(const mock_amd_queue *q)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)(q->gpu->doorbell_cpu + 8ull * q->doorbell), memory_order_acquire);
+}
+
+/* ** topology */
+static void make_properties(mock_amd_gpu *a)
+{
+    const mock_amd_model *m = a->model;
+    char extra[128] = "";
+    if (m->publishes_queue_sizes)
+        snprintf(extra, sizeof extra, "cwsr_size %u\nctl_stack_size %u\n", a->cwsr_size, a->ctl_stack_size);
+    snprintf(a->properties, sizeof a->properties,
+             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count 0\nio_links_count 0\n"
+             "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 2147487744\nmax_waves_per_simd %u\n"
+             "lds_size_in_kb %u\ngds_size_in_kb 0\nnum_gws 64\nwave_front_size %u\narray_count %u\n"
+             "simd_arrays_per_engine %u\ncu_per_simd_array %u\nsimd_per_cu %u\nmax_slots_scratch_cu 32\n"
+             "gfx_target_version %u\nvendor_id 4098\ndevice_id %u\nlocation_id %u\ndomain 0\n"
+             "drm_render_minor %u\nhive_id 0\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 0\n"
+             "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
+             "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
+             "max_engine_clk_ccompute 3000\n%s",
+             m->simd_count, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
+             m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
+             m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,
+             0x5eed0000u + a->index, m->num_xcc, extra);
+}
+
+static int node_of(const char *path, const char **rest)
+{
+    size_t n = strlen(TOPO);
+    if (strncmp(path, TOPO, n) || path[n] != '/') return -1;
+    char *end;
+    long v = strtol(path + n + 1, &end, 10);
+    if (end == path + n + 1 || v < 0 || v > (long)mock_amd_P.ngpus) return -1;
+    *rest = end;
+    return (int)v;
+}
+
+static int put(char *buf, size_t size, ssize_t *rc, const char *text)
+{
+    size_t n = strlen(text);
+    if (n >= size) n = size - 1;
+    memcpy(buf, text, n);
+    buf[n] = 0;
+    *rc = (ssize_t)n;
+    return 1;
+}
+
+static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
+{
+    if (!mock_amd_P.ngpus) return 0;
+    const char *rest;
+    int node = node_of(path, &rest);
+    if (node < 0) {
+        if (!strncmp(path, "/sys/devices/virtual/kfd", 24)) return *rc = -ENOENT, 1;
+        return 0;
+    }
+    char tmp[256];
+    if (node == 0) { /* the CPU */
+        if (!strcmp(rest, "/gpu_id")) return put(buf, size, rc, "0\n");
+        if (!strcmp(rest, "/name")) return put(buf, size, rc, "\n");
+        if (!strcmp(rest, "/properties"))
+            return put(buf, size, rc, "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ngfx_target_version 0\n"
+                                      "vendor_id 0\ndevice_id 0\ndrm_render_minor 0\n");
+        return *rc = -ENOENT, 1;
+    }
+    mock_amd_gpu *a = mock_amd_P.gpus[node - 1];
+    if (!strcmp(rest, "/gpu_id")) {
+        snprintf(tmp, sizeof tmp, "%u\n", a->gpu_id);
+        return put(buf, size, rc, tmp);
+    }
+    if (!strcmp(rest, "/name")) {
+        snprintf(tmp, sizeof tmp, "%s\n", a->model->name);
+        return put(buf, size, rc, tmp);
+    }
+    if (!strcmp(rest, "/properties")) return put(buf, size, rc, a->properties);
+    if (!strcmp(rest, "/mem_banks/0/properties")) {
+        snprintf(tmp, sizeof tmp, "heap_type 1\nsize_in_bytes %llu\nflags 0\nwidth 4096\nmem_clk_max 2500\n",
+                 (unsigned long long)a->g->vram_bytes);
+        return put(buf, size, rc, tmp);
+    }
+    return *rc = -ENOENT, 1;
+}
+
+static int amd_list_dir(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+{
+    if (!mock_amd_P.ngpus) return 0;
+    char name[16];
+    if (!strcmp(path, TOPO)) {
+        for (uint32_t i = 0; i <= mock_amd_P.ngpus; i++) {
+            snprintf(name, sizeof name, "%u", i);
+            fn(arg, name);
+        }
+        return *rc = 0, 1;
+    }
+    const char *rest;
+    int node = node_of(path, &rest);
+    if (node > 0 && !strcmp(rest, "/mem_banks")) {
+        fn(arg, "0");
+        return *rc = 0, 1;
+    }
+    if (node >= 0 || !strncmp(path, "/sys/devices/virtual/kfd", 24)) return *rc = -ENOENT, 1;
+    return 0;
+}
+
+static mock_amd_gpu *gpu_by_render(const char *path)
+{
+    unsigned minor;
+    char tail;
+    if (sscanf(path, "/dev/dri/renderD%u%c", &minor, &tail) != 1) return NULL;
+    for (uint32_t i = 0; i < mock_amd_P.ngpus; i++)
+        if (mock_amd_P.gpus[i]->render_minor == minor) return mock_amd_P.gpus[i];
+    return NULL;
+}
+
+static int amd_exists(const char *path)
+{
+    if (!mock_amd_P.ngpus) return 0;
+    const char *rest;
+    return !strcmp(path, "/dev/kfd") || gpu_by_render(path) != NULL || node_of(path, &rest) >= 0 ||
+           !strcmp(path, TOPO);
+}
+
+/* ** lifetime */
+static void fini(void);
+
+static int init(const mock_config *cfg)
+{
+    const mock_amd_model *m = NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
+        if (!strcmp(cfg->amd_model, models[i].name)) m = &models[i];
+    if (!m) {
+        BASE_LOG(0, "mock: unknown AMD model `%s` (known: gfx1100, gfx942, gfx90a)", cfg->amd_model);
+        return -EINVAL;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&mock_amd_P.events_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    mock_amd_P.up = true;
+    for (uint32_t i = 0; i < cfg->amd_count && i < BASE_ARRAY_LEN(mock_amd_P.gpus); i++) {
+        char name[16];
+        snprintf(name, sizeof name, "amd%u", i);
+        mock_amd_gpu *a = calloc(1, sizeof *a);
+        mock_gpu *g = a ? mock_gpu_add(name, m->name, m->vram_bytes) : NULL;
+        int err = 0;
+        mock_bo *db = g ? mock_bo_new(NULL, KFD_DOORBELL_SLICE_BYTES, &err) : NULL;
+        void *dcpu = db ? sys_libc()->mmap(NULL, NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+                                           db->memfd, 0, &err)
+                        : NULL;
+        if (!dcpu) {
+            mock_bo_unref(db);
+            free(a);
+            fini();
+            return -ENOMEM;
+        }
+        a->g = g;
+        a->model = m;
+        a->arch = amd_arch_by_version(m->gfx_version);
+        a->index = i;
+        a->node = i + 1;
+        a->gpu_id = 0x3a1c + 0x1111 * i; /* KFD's ids are hashes: any nonzero */
+        a->render_minor = 128 + i;
+        a->doorbells = db;
+        a->doorbell_cpu = dcpu;
+        g->vendor = a;
+        /* what KFD checks the queue buffers against (kfd_queue.c) */
+        uint32_t cu = m->simd_count / m->simd_per_cu / m->num_xcc, v = m->gfx_version;
+        uint32_t waves = v < 100100 ? BASE_MIN(cu * 40, m->array_count / m->simd_arrays_per_engine * 512) : cu * 32;
+        uint32_t vgpr = v == 90402 || v == 90010 ? 0x80000 : v == 110000 ? 0x60000 : 0x40000;
+        a->ctl_stack_size = (uint32_t)base_align_up(40 + waves * (v >= 100100 ? 12u : 8u) + 8, 4096);
+        a->cwsr_size = a->ctl_stack_size + (uint32_t)base_align_up((uint64_t)cu * (vgpr + 0x4000 + 0x10000 + 0x1000), 4096);
+        a->debug_memory_size = (uint32_t)base_align_up(waves * 32ull, 64);
+        a->eop_size = 4096;
+        make_properties(a);
+        mock_amd_P.gpus[mock_amd_P.ngpus++] = a;
+    }
+    return 0;
+}
+
+void mock_amd_queue_free(mock_amd_queue *q)
+{
+    mock_amd_queue_stop(q);
+    pthread_mutex_destroy(&q->xcc_lock);
+    for (uint32_t i = 0; i < q->ncp; i++) free(q->cp[i].ib);
+    free(q);
+}
+
+static void fini(void)
+{
+    if (!mock_amd_P.up) return;
+    while (mock_amd_P.queues) {
+        mock_amd_queue *q = mock_amd_P.queues;
+        mock_amd_P.queues = q->next;
+        mock_amd_queue_free(q);
+    }
+    for (size_t i = 0; i < mock_amd_P.nbos; i++) {
+        for (uint32_t g = 0; g < mock_amd_P.ngpus; g++)
+            if (mock_amd_P.bos[i].mapped & (1u << mock_amd_P.gpus[g]->g->index))
+                mock_va_unmap(mock_amd_P.bos[i].va, mock_amd_P.bos[i].size, 1u << mock_amd_P.gpus[g]->g->index);
+        mock_bo_unref(mock_amd_P.bos[i].bo);
+    }
+    free(mock_amd_P.bos);
+    free(mock_amd_P.events);
+    for (uint32_t i = 0; i < mock_amd_P.ngpus; i++) {
+        sys_libc()->munmap(NULL, mock_amd_P.gpus[i]->doorbell_cpu, KFD_DOORBELL_SLICE_BYTES);
+        mock_bo_unref(mock_amd_P.gpus[i]->doorbells);
+        free(mock_amd_P.gpus[i]);
+    }
+    pthread_cond_destroy(&mock_amd_P.events_cond);
+    pthread_mutex_t l = mock_amd_P.lock;
+    memset(&mock_amd_P, 0, sizeof mock_amd_P);
+    mock_amd_P.lock = l;
+}
+
+/* ** files */
+static int amd_open(const char *path, int flags, void **priv)
+{
+    (void)flags;
+    if (!mock_amd_P.ngpus) return 0;
+    mock_amd_gpu *g = NULL;
+    if (strcmp(path, "/dev/kfd") && !(g = gpu_by_render(path))) return 0;
+    mock_amd_file *f = calloc(1, sizeof *f);
+    if (!f) return -ENOMEM;
+    pthread_mutex_lock(&mock_amd_P.lock);
+    f->kind = g ? MOCK_AMD_FILE_RENDER : MOCK_AMD_FILE_KFD;
+    f->id = ++mock_amd_P.next_file;
+    f->gpu = g;
+    pthread_mutex_unlock(&mock_amd_P.lock);
+    *priv = f;
+    return 1;
+}
+
+static int amd_close(void *priv)
+{
+    /* KFD keeps what the process set up: its binding to a render file
+     * holds that file, and the process outlives its /dev/kfd fd */
+    free(priv);
+    return 0;
+}
+
+/* ** mmap: buffers through the render node, doorbells through /dev/kfd */
+static void *amd_mmap(void *priv, void *addr, size_t len, int prot, int flags, off_t off, int *err)
+{
+    mock_amd_file *f = priv;
+    pthread_mutex_lock(&mock_amd_P.lock);
+    void *ret = NULL;
+    *err = EINVAL;
+    if (f->kind == MOCK_AMD_FILE_KFD) {
+        uint64_t o = (uint64_t)off;
+        mock_amd_gpu *g = mock_amd_gpu_by_id((uint32_t)(o >> KFD_MMAP_GPU_ID_SHIFT & 0xffff));
+        if ((o & KFD_MMAP_TYPE_DOORBELL) == KFD_MMAP_TYPE_DOORBELL && g && len == KFD_DOORBELL_SLICE_BYTES &&
+            !(o & (KFD_DOORBELL_SLICE_BYTES - 1))) {
+            ret = sys_libc()->mmap(NULL, addr, len, prot, flags, g->doorbells->memfd, 0, err);
+            if (ret) {
+                g->doorbell_user = ret;
+                for (mock_amd_queue *q = mock_amd_P.queues; q; q = q->next)
+                    if (q->gpu == g) mock_amd_queue_bell(q);
+            }
+        } else {
+            BASE_LOG(1, "mock amdkfd: mmap of /dev/kfd at offset 0x%llx, %zu bytes: only the doorbell slice",
+                     (unsigned long long)o, len);
+        }
+    } else {
+        for (size_t i = 0; i < mock_amd_P.nbos; i++) {
+            mock_amd_bo *b = &mock_amd_P.bos[i];
+            if (b->mmap_offset != (uint64_t)off || !b->bo || b->gpu != f->gpu) continue;
+            if (len != b->size || (uint64_t)(uintptr_t)addr != b->va) {
+                BASE_LOG(1, "mock amdkfd: mmap of buffer 0x%llx: the mock maps it whole at its GPU address",
+                         (unsigned long long)b->va);
+                break;
+            }
+            int rc = mock_va_map(b->va, len, b->bo, 0, MOCK_MAP_CPU, (prot & PROT_WRITE) != 0);
+            if (rc) *err = -rc;
+            else ret = addr;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mock_amd_P.lock);
+    return ret;
+}
+
+/* ** faults */
+static void signal_events(uint32_t type, const kfd_event_data *data)
+{
+    for (size_t i = 0; i < mock_amd_P.nevents; i++)
+        if (mock_amd_P.events[i].type == type) {
+            mock_amd_P.events[i].signaled = true;
+            mock_amd_P.events[i].data = *data;
+        }
+    pthread_cond_broadcast(&mock_amd_P.events_cond);
+}
+
+static void stop_gpu_queues(mock_amd_gpu *g)
+{
+    for (mock_amd_queue *q = mock_amd_P.queues; q; q = q->next)
+        if (q->gpu == g) atomic_store(&q->stopped, 1);
+}
+
+void mock_amd_memory_fault(mock_amd_gpu *g, uint64_t va, bool read_only, const char *what)
+{
+    BASE_LOG(1, "mock %s: GPU memory fault at 0x%llx: %s", g->g->name, (unsigned long long)va, what);
+    kfd_event_data d;
+    memset(&d, 0, sizeof d);
+    d.memory_exception_data.va = va;
+    d.memory_exception_data.gpu_id = g->gpu_id;
+    d.memory_exception_data.failure.not_present = !read_only;
+    d.memory_exception_data.failure.read_only = read_only;
+    pthread_mutex_lock(&mock_amd_P.lock);
+    stop_gpu_queues(g);
+    signal_events(KFD_EVENT_MEMORY, &d);
+    pthread_mutex_unlock(&mock_amd_P.lock);
+    mock_progress();
+}
+
+void mock_amd_hang(mock_amd_queue *q, const char *why)
+{
+    /* a stream the hardware would choke on is an encoder bug: say it */
+    base_log(0, "mock %s: %s; the GPU would hang here (KFD resets it)", q->name, why);
+    kfd_event_data d;
+    memset(&d, 0, sizeof d);
+    d.hw_exception_data.gpu_id = q->gpu->gpu_id;
+    pthread_mutex_lock(&mock_amd_P.lock);
+    stop_gpu_queues(q->gpu);
+    signal_events(KFD_EVENT_HW_EXCEPTION, &d);
+    pthread_mutex_unlock(&mock_amd_P.lock);
+    mock_progress();
+}
+
+bool mock_amd_access(mock_amd_queue *q, uint64_t va, uint64_t size, bool write, const char *what)
+{
+    char why[256];
+    if (mock_gpu_access(q->gpu->g, va, size, write, why, sizeof why)) return true;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s %s: %s", q->name, what, why);
+    mock_amd_memory_fault(q->gpu, va, strstr(why, "read-only") != NULL, msg);
+    return false;
+}
+
+const mock_driver mock_amd_driver = {
+    .name = "amd",
+    .init = init,
+    .fini = fini,
+    .open = amd_open,
+    .close = amd_close,
+    .ioctl = mock_amd_ioctl,
+    .mmap = amd_mmap,
+    .read_file = amd_read_file,
+    .list_dir = amd_list_dir,
+    .exists = amd_exists,
+};

@@ -318,8 +318,12 @@ static int m_munmap(void *ctx, void *addr, size_t len)
 {
     (void)ctx;
     /* a CPU mapping of a mock object: drop the CPU's share; the memory
-     * stays while a GPU still maps it */
-    int rc = mock_va_unmap((uint64_t)(uintptr_t)addr, len, MOCK_MAP_CPU);
+     * stays while a GPU still maps it. Once nobody does, the address is
+     * free again, as after munmap of any mapping (the range was kept
+     * reserved only while a GPU used it). */
+    bool released;
+    int rc = mock_va_unmap_released((uint64_t)(uintptr_t)addr, len, MOCK_MAP_CPU, &released);
+    if (rc == 0 && released) return libc()->munmap(libc()->ctx, addr, len);
     if (rc != -ENOENT) return rc;
     return libc()->munmap(libc()->ctx, addr, len);
 }

@@ -5,6 +5,9 @@
 #include "drivers/mock/mock.h"
 
 void mock_gpus_free(void);
+/* mock_va_unmap that also says whether host memory of a buffer object was
+ * dropped there (nobody maps the range any more) */
+int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *released);
 void mock_injection_reset(void);
 
 /* syscall-table hooks (mock_engine.c) */

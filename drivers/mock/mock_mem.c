@@ -166,6 +166,13 @@ out:
 
 int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who)
 {
+    bool released;
+    return mock_va_unmap_released(va, size, who, &released);
+}
+
+int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *released)
+{
+    *released = false;
     pthread_rwlock_wrlock(&map_lock);
     size_t i = find(va);
     int rc = -ENOENT;
@@ -181,6 +188,7 @@ int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who)
             i++;
             continue;
         }
+        if (r->bo) *released = true;
         host_unmap(r);
         mock_bo_unref(r->bo);
         memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);

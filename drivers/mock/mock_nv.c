@@ -1,6 +1,402 @@
-/* The NVIDIA part of the mock GPU: an emulated nvidia.ko + nvidia-uvm.ko and
- * the GPU behind them. Not written yet: it emulates no GPU, so under
- * HCQ_MOCK=1 there is no NV device (the NV issue fills this in). */
-#include "drivers/mock/mock.h"
+/* The NVIDIA part of the mock GPU: the GPU models, the device files
+ * (/dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm) with their ioctls and
+ * mmaps, and nvidia-uvm.ko's part: GPU and vaspace registration, external
+ * ranges and their mappings into the GPUs' address space. See mock_nv.h. */
+#include "drivers/mock/mock_nv.h"
 
-const mock_driver mock_nv_driver = {.name = "nv"};
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ** models: numbers as the driver reports them for these parts; litter
+ * counts chosen so their product is the part's SM count */
+static const mnv_model models[] = {
+    {"H100", "NVIDIA H100 80GB HBM3", 0x2330, 0x900, 6, 11, 2, 64, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
+     {HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
+     {HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 4, 0x210},
+    {"A100", "NVIDIA A100-SXM4-40GB", 0x20B0, 0x800, 6, 9, 2, 64, 40ull << 30, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A,
+     {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
+     {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 3, 0x160},
+    {"RTX4090", "NVIDIA GeForce RTX 4090", 0x2684, 0x809, 8, 8, 2, 48, 24ull << 30, ADA_COMPUTE_A, AMPERE_DMA_COPY_B,
+     {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
+     {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 3, 0x160},
+    {"RTX3090", "NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 24ull << 30, AMPERE_COMPUTE_B,
+     AMPERE_DMA_COPY_B, {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
+     {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 3, 0x160},
+};
+
+static mnv_gpu gpus[8];
+static uint32_t ngpus;
+static char version[32];
+
+mnv_gpu *mnv_gpu_by_index(uint32_t i) { return i < ngpus ? &gpus[i] : NULL; }
+uint32_t mnv_gpu_count(void) { return ngpus; }
+const char *mnv_driver_version(void) { return version; }
+
+static int nv_init(const mock_config *cfg)
+{
+    ngpus = 0;
+    snprintf(version, sizeof version, "%s", cfg->nv_driver);
+    const mnv_model *m = NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
+        if (!strcasecmp(cfg->nv_model, models[i].name)) m = &models[i];
+    if (!m) {
+        char list[128] = "";
+        for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", models[i].name);
+        BASE_LOG(0, "mock: unknown NVIDIA model `%s` (models: %s)", cfg->nv_model, list);
+        return -EINVAL;
+    }
+    for (uint32_t i = 0; i < cfg->nv_count && i < BASE_ARRAY_LEN(gpus); i++) {
+        mnv_gpu *g = &gpus[i];
+        memset(g, 0, sizeof *g);
+        char name[16];
+        snprintf(name, sizeof name, "nv%u", i);
+        g->g = mock_gpu_add(name, m->name, m->vram_bytes);
+        if (!g->g) return -ENOMEM;
+        g->g->vendor = g;
+        g->m = m;
+        g->index = i;
+        g->minor = i;
+        g->gpu_id = (0x41u + i) << 8; /* as RM derives it from the PCI bus */
+        static const uint8_t tag[4] = {0x68, 0x63, 0x71, 0x6d}; /* "hcqm" */
+        memcpy(g->uuid, tag, 4);
+        g->uuid[4] = (uint8_t)i;
+        for (int k = 5; k < 16; k++) g->uuid[k] = (uint8_t)(m->pci_device >> (k % 2 * 8)) ^ (uint8_t)(k * 37);
+        pthread_mutex_init(&g->fault_lock, NULL);
+        ngpus++;
+    }
+    return 0;
+}
+
+static void nv_fini(void)
+{
+    mnv_rm_fini();
+    for (uint32_t i = 0; i < ngpus; i++) pthread_mutex_destroy(&gpus[i].fault_lock);
+    ngpus = 0;
+}
+
+/* ** device files */
+static int path_minor(const char *path)
+{
+    if (strncmp(path, "/dev/nvidia", 11)) return -1;
+    const char *d = path + 11;
+    if (!*d) return -1;
+    int n = 0;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9') return -1;
+        n = n * 10 + (*d - '0');
+    }
+    return n;
+}
+
+static int nv_exists(const char *path)
+{
+    if (!ngpus) return 0;
+    if (!strcmp(path, "/dev/nvidiactl") || !strcmp(path, "/dev/nvidia-uvm")) return 1;
+    int minor = path_minor(path);
+    return minor >= 0 && (uint32_t)minor < ngpus;
+}
+
+static int nv_open(const char *path, int flags, void **priv)
+{
+    (void)flags;
+    int kind = !strcmp(path, "/dev/nvidiactl") ? MNV_FD_CTL : !strcmp(path, "/dev/nvidia-uvm") ? MNV_FD_UVM : 0;
+    int minor = path_minor(path);
+    if (!kind && minor < 0) return 0;
+    if (!nv_exists(path)) return -ENOENT;
+    mnv_fd *f = calloc(1, sizeof *f);
+    if (!f) return -ENOMEM;
+    f->kind = kind ? kind : MNV_FD_DEV;
+    if (f->kind == MNV_FD_DEV) {
+        f->gpu = &gpus[minor];
+        atomic_fetch_add(&f->gpu->opened, 1);
+    }
+    *priv = f;
+    return 1;
+}
+
+static int nv_close(void *priv)
+{
+    mnv_fd *f = priv;
+    if (f->kind == MNV_FD_UVM) mnv_uvm_close_fd(f);
+    else mnv_rm_close_fd(f);
+    if (f->kind == MNV_FD_DEV) atomic_fetch_sub(&f->gpu->opened, 1);
+    free(f);
+    return 0;
+}
+
+uint32_t *mnv_status_field(int kind, unsigned long req, void *arg)
+{
+    uint8_t *a = arg;
+    if (kind == MNV_FD_UVM) {
+        switch (req) {
+        case NV_UVM_INITIALIZE: return (uint32_t *)(a + offsetof(nv_uvm_initialize, rmStatus));
+        case NV_UVM_MM_INITIALIZE: return (uint32_t *)(a + offsetof(nv_uvm_mm_initialize, rmStatus));
+        case NV_UVM_REGISTER_GPU: return (uint32_t *)(a + offsetof(nv_uvm_register_gpu, rmStatus));
+        case NV_UVM_UNREGISTER_GPU:
+        case NV_UVM_UNREGISTER_GPU_VASPACE: return (uint32_t *)(a + offsetof(nv_uvm_unregister_gpu, rmStatus));
+        case NV_UVM_REGISTER_GPU_VASPACE: return (uint32_t *)(a + offsetof(nv_uvm_register_gpu_vaspace, rmStatus));
+        case NV_UVM_REGISTER_CHANNEL: return (uint32_t *)(a + offsetof(nv_uvm_register_channel, rmStatus));
+        case NV_UVM_UNREGISTER_CHANNEL: return (uint32_t *)(a + offsetof(nv_uvm_unregister_channel, rmStatus));
+        case NV_UVM_CREATE_EXTERNAL_RANGE: return (uint32_t *)(a + offsetof(nv_uvm_create_external_range, rmStatus));
+        case NV_UVM_MAP_EXTERNAL_ALLOCATION:
+            return (uint32_t *)(a + offsetof(nv_uvm_map_external_allocation, rmStatus));
+        case NV_UVM_FREE: return (uint32_t *)(a + offsetof(nv_uvm_free, rmStatus));
+        default: return NULL;
+        }
+    }
+    switch (NV_IOC_NR(req)) {
+    case NV_ESC_RM_ALLOC: return (uint32_t *)(a + offsetof(nv_rm_alloc, status));
+    case NV_ESC_RM_CONTROL: return (uint32_t *)(a + offsetof(nv_rm_control, status));
+    case NV_ESC_RM_FREE: return (uint32_t *)(a + offsetof(nv_rm_free, status));
+    case NV_ESC_RM_ALLOC_MEMORY: return (uint32_t *)(a + offsetof(nv_rm_alloc_memory, status));
+    case NV_ESC_RM_MAP_MEMORY: return (uint32_t *)(a + offsetof(nv_rm_map_memory, status));
+    default: return NULL;
+    }
+}
+
+static int nv_ioctl(void *priv, unsigned long req, void *arg)
+{
+    mnv_fd *f = priv;
+    int err = 0;
+    uint32_t status = 0;
+    if (mock_ioctl_inject(&err, &status)) {
+        uint32_t *sf = status ? mnv_status_field(f->kind, req, arg) : NULL;
+        if (!sf) return -(err ? err : EIO);
+        *sf = status;
+        return 0;
+    }
+    if (!arg) return -EFAULT;
+    return f->kind == MNV_FD_UVM ? mnv_uvm_ioctl(f, req, arg) : mnv_rm_ioctl(f, req, arg);
+}
+
+/* mmap of a device file: the mapping RM_MAP_MEMORY prepared on this fd */
+static void *nv_mmap(void *priv, void *addr, size_t len, int prot, int flags, off_t off, int *err)
+{
+    mnv_fd *f = priv;
+    if (!f->map_bo || off != 0 || len != f->map_len) {
+        if (err) *err = EINVAL;
+        return NULL;
+    }
+    uint64_t va = (flags & MAP_FIXED) ? (uint64_t)(uintptr_t)addr : mock_va_reserve(len);
+    if (!va) {
+        if (err) *err = ENOMEM;
+        return NULL;
+    }
+    int rc = mock_va_map(va, len, f->map_bo, f->map_off, MOCK_MAP_CPU, (prot & PROT_WRITE) != 0);
+    if (rc) {
+        if (err) *err = -rc;
+        return NULL;
+    }
+    if (f->map_usermode) f->map_gpu->usermode = (volatile uint8_t *)(uintptr_t)va;
+    return (void *)(uintptr_t)va;
+}
+
+const mock_driver mock_nv_driver = {
+    .name = "nv",
+    .init = nv_init,
+    .fini = nv_fini,
+    .open = nv_open,
+    .close = nv_close,
+    .ioctl = nv_ioctl,
+    .mmap = nv_mmap,
+    .exists = nv_exists,
+};
+
+/* ** test hooks */
+void mock_nv_pause(uint32_t index, bool paused)
+{
+    mnv_gpu *g = mnv_gpu_by_index(index);
+    if (!g) return;
+    atomic_store(&g->paused, paused);
+    mnv_gpu_pause_doorbells(g, paused);
+    mock_progress(); /* resumed engines look at their rings again */
+}
+
+uint32_t mock_nv_live_objects(void) { return mnv_rm_objects(); }
+
+/* ** UVM: per fd (a UVM va_space), the registered GPUs and the external
+ * ranges with the GPUs each is mapped on */
+typedef struct uvm_range {
+    uint64_t va, size;
+    uint32_t gpus; /* mapping bits (mock_gpu index) */
+} uvm_range;
+
+typedef struct mnv_uvm {
+    uint32_t registered;  /* our GPU indexes with UVM_REGISTER_GPU */
+    uint32_t vaspaces;    /* ... with their vaspace registered */
+    uvm_range *ranges;
+    size_t nranges, cap;
+} mnv_uvm;
+
+static pthread_mutex_t uvm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static mnv_gpu *gpu_by_uuid(const uint8_t *uuid)
+{
+    for (uint32_t i = 0; i < ngpus; i++)
+        if (!memcmp(gpus[i].uuid, uuid, 16)) return &gpus[i];
+    return NULL;
+}
+
+static void range_unmap(uvm_range *r)
+{
+    for (uint32_t b = 0; b < 31; b++)
+        if (r->gpus & (1u << b)) mock_va_unmap(r->va, r->size, 1u << b);
+    r->gpus = 0;
+}
+
+void mnv_uvm_close_fd(mnv_fd *f)
+{
+    pthread_mutex_lock(&uvm_lock);
+    if (f->uvm) {
+        for (size_t i = 0; i < f->uvm->nranges; i++) range_unmap(&f->uvm->ranges[i]);
+        free(f->uvm->ranges);
+        free(f->uvm);
+        f->uvm = NULL;
+    }
+    pthread_mutex_unlock(&uvm_lock);
+}
+
+static uint32_t map_external(mnv_uvm *u, nv_uvm_map_external_allocation *m)
+{
+    uvm_range *r = NULL;
+    for (size_t i = 0; i < u->nranges && !r; i++)
+        if (m->base >= u->ranges[i].va && m->base + m->length <= u->ranges[i].va + u->ranges[i].size)
+            r = &u->ranges[i];
+    if (!r || !m->length) return NV_ERR_INVALID_ADDRESS;
+    if (!m->gpuAttributesCount || m->gpuAttributesCount > NV_UVM_MAX_GPUS) return NV_ERR_INVALID_ARGUMENT;
+    if (!mnv_is_ctl_fd(m->rmCtrlFd)) return NV_ERR_INVALID_ARGUMENT;
+    mock_bo *bo = NULL;
+    uint64_t size = 0, host_va = 0;
+    if (!mnv_rm_memory(m->hClient, m->hMemory, &bo, &size, &host_va)) return NV_ERR_OBJECT_NOT_FOUND;
+    if (m->offset + m->length > size || m->offset + m->length < m->offset) return NV_ERR_INVALID_LIMIT;
+    /* host memory described by address is GPU-mapped where it lives */
+    if (!bo && host_va + m->offset != m->base) return NV_ERR_NOT_SUPPORTED;
+    for (uint64_t i = 0; i < m->gpuAttributesCount; i++) {
+        mnv_gpu *g = gpu_by_uuid(m->perGpuAttributes[i].gpuUuid);
+        if (!g || !(u->vaspaces & (1u << g->index))) {
+            if (bo) mock_bo_unref(bo);
+            return NV_ERR_INVALID_DEVICE;
+        }
+        uint32_t bit = 1u << g->g->index;
+        int rc = mock_va_map(m->base, m->length, bo, m->offset, bit, m->perGpuAttributes[i].gpuMappingType != 3);
+        if (rc) {
+            if (bo) mock_bo_unref(bo);
+            return rc == -EEXIST ? NV_ERR_UVM_ADDRESS_IN_USE : NV_ERR_NO_MEMORY;
+        }
+        r->gpus |= bit;
+    }
+    if (bo) mock_bo_unref(bo);
+    return NV_OK;
+}
+
+int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
+{
+    uint32_t *sf = mnv_status_field(MNV_FD_UVM, cmd, arg);
+    if (!sf) return -ENOTTY;
+    pthread_mutex_lock(&uvm_lock);
+    uint32_t st = NV_OK;
+    if (cmd == NV_UVM_INITIALIZE) {
+        if (f->uvm_init) st = NV_ERR_INVALID_STATE;
+        else if (!(f->uvm = calloc(1, sizeof *f->uvm))) st = NV_ERR_NO_MEMORY;
+        else f->uvm_init = true;
+        goto out;
+    }
+    if (cmd == NV_UVM_MM_INITIALIZE) goto out; /* nothing to keep alive here */
+    if (!f->uvm_init) {
+        st = NV_ERR_ILLEGAL_ACTION;
+        goto out;
+    }
+    mnv_uvm *u = f->uvm;
+    switch (cmd) {
+    case NV_UVM_REGISTER_GPU: {
+        nv_uvm_register_gpu *r = arg;
+        mnv_gpu *g = gpu_by_uuid(r->gpu_uuid);
+        if (!g || !atomic_load(&g->opened)) st = NV_ERR_GPU_UUID_NOT_FOUND;
+        else if (u->registered & (1u << g->index)) st = NV_ERR_IN_USE;
+        else u->registered |= 1u << g->index;
+        break;
+    }
+    case NV_UVM_UNREGISTER_GPU: {
+        mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu *)arg)->gpu_uuid);
+        if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        else u->registered &= ~(1u << g->index), u->vaspaces &= ~(1u << g->index);
+        break;
+    }
+    case NV_UVM_REGISTER_GPU_VASPACE: {
+        nv_uvm_register_gpu_vaspace *r = arg;
+        mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
+        uint32_t flags = 0;
+        if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        else if (!mnv_is_ctl_fd(r->rmCtrlFd)) st = NV_ERR_INVALID_ARGUMENT;
+        else if (!mnv_rm_vaspace(r->hClient, r->hVaSpace, &flags)) st = NV_ERR_OBJECT_NOT_FOUND;
+        /* UVM duplicates the vaspace only when RM lets it own it */
+        else if (!(flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED)) st = NV_ERR_INVALID_FLAGS;
+        else if (u->vaspaces & (1u << g->index)) st = NV_ERR_IN_USE;
+        else u->vaspaces |= 1u << g->index;
+        break;
+    }
+    case NV_UVM_UNREGISTER_GPU_VASPACE: {
+        mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu_vaspace *)arg)->gpu_uuid);
+        if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        else u->vaspaces &= ~(1u << g->index);
+        break;
+    }
+    case NV_UVM_REGISTER_CHANNEL: {
+        nv_uvm_register_channel *r = arg;
+        mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
+        if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        else if (!mnv_is_ctl_fd(r->rmCtrlFd) || !r->length || (r->base | r->length) & 4095) st = NV_ERR_INVALID_ARGUMENT;
+        /* UVM maps the channel's context buffers, which exist once the
+         * engine object does */
+        else if (!mnv_rm_channel_ready(r->hClient, r->hChannel)) st = NV_ERR_INVALID_CHANNEL;
+        break;
+    }
+    case NV_UVM_UNREGISTER_CHANNEL: break;
+    case NV_UVM_CREATE_EXTERNAL_RANGE: {
+        nv_uvm_create_external_range *r = arg;
+        if (!r->length || (r->base | r->length) & 4095 || r->base + r->length < r->base) {
+            st = NV_ERR_INVALID_ADDRESS;
+            break;
+        }
+        for (size_t i = 0; i < u->nranges; i++)
+            if (r->base < u->ranges[i].va + u->ranges[i].size && u->ranges[i].va < r->base + r->length)
+                st = NV_ERR_UVM_ADDRESS_IN_USE;
+        if (st) break;
+        if (u->nranges == u->cap) {
+            size_t cap = u->cap ? u->cap * 2 : 32;
+            uvm_range *n = realloc(u->ranges, cap * sizeof *n);
+            if (!n) {
+                st = NV_ERR_NO_MEMORY;
+                break;
+            }
+            u->ranges = n;
+            u->cap = cap;
+        }
+        u->ranges[u->nranges++] = (uvm_range){r->base, r->length, 0};
+        break;
+    }
+    case NV_UVM_MAP_EXTERNAL_ALLOCATION: st = map_external(u, arg); break;
+    case NV_UVM_FREE: {
+        nv_uvm_free *r = arg;
+        st = NV_ERR_INVALID_ADDRESS;
+        for (size_t i = 0; i < u->nranges; i++) {
+            if (u->ranges[i].va != r->base) continue;
+            range_unmap(&u->ranges[i]);
+            u->ranges[i] = u->ranges[--u->nranges];
+            st = NV_OK;
+            break;
+        }
+        break;
+    }
+    default: st = NV_ERR_NOT_SUPPORTED; break;
+    }
+out:
+    pthread_mutex_unlock(&uvm_lock);
+    *sf = st;
+    return 0;
+}

@@ -89,6 +89,8 @@ static hcq_status code_at(mock_gpu *gpu, uint64_t va, hcq_kernel **out, uint32_t
 /* ** running */
 typedef struct run_ctx {
     mock_gpu *gpu;
+    const mock_split *split;
+    uint64_t groups;
     hcq_kernel *k;
     hcq_interp_launch il;
     hcq_interp_mem mem;
@@ -128,11 +130,32 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     return s;
 }
 
+/* a split launch: task r runs this part's groups of round r */
+static hcq_status run_rounds(void *ctx, uint64_t begin, uint64_t end)
+{
+    run_ctx *x = ctx;
+    const mock_split *sp = x->split;
+    uint64_t stride = (uint64_t)sp->chunk * sp->nparts;
+    for (uint64_t r = begin; r < end; r++) {
+        uint64_t gb = r * stride + (uint64_t)sp->part * sp->chunk;
+        if (gb >= x->groups) continue;
+        hcq_status s = run_groups(ctx, gb, BASE_MIN(gb + sp->chunk, x->groups));
+        if (s) return s;
+    }
+    return HCQ_OK;
+}
+
 hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
                            const uint32_t block[3], mock_fault *fault)
 {
+    return mock_shader_run_split(gpu, code_va, kernarg_va, grid, block, NULL, fault);
+}
+
+hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
+                                 const uint32_t block[3], const mock_split *split, mock_fault *fault)
+{
     memset(fault, 0, sizeof *fault);
-    run_ctx x = {.gpu = gpu};
+    run_ctx x = {.gpu = gpu, .split = split && split->nparts > 1 && split->chunk ? split : NULL};
     uint32_t kb = 0;
     hcq_status s = code_at(gpu, code_va, &x.k, &kb, fault);
     if (s) return s;
@@ -150,10 +173,19 @@ hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va,
         hcq_kernel_destroy(x.k);
         return HCQ_OK;
     }
+    /* the kernargs as the launch starts (checked just above): the
+     * interpreter reads them directly, so a range unmapped while the launch
+     * runs (a faulted device torn down) must not be read again */
+    void *args = malloc(kb ? kb : 1);
+    if (!args) {
+        hcq_kernel_destroy(x.k);
+        return base_err(HCQ_ENOMEM, "%s: no host memory for %u kernarg bytes", gpu->name, kb);
+    }
+    if (kb) memcpy(args, (const void *)(uintptr_t)kernarg_va, kb);
     pthread_mutex_init(&x.lock, NULL);
     x.mem.check = check;
     x.mem.ctx = &x;
-    x.il.kernargs = (const void *)(uintptr_t)kernarg_va;
+    x.il.kernargs = args;
     x.il.kernarg_size = kb;
     for (int i = 0; i < 3; i++) {
         x.il.num_groups[i] = grid[i];
@@ -166,9 +198,17 @@ hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va,
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         gpu->pool = drv_pool_create(n > 0 ? (unsigned)n : 1);
     }
-    uint64_t chunk = groups * items < 4096 || !gpu->pool ? groups : BASE_MAX(1, groups / 8);
-    if (gpu->pool) s = drv_pool_run(gpu->pool, groups, chunk, run_groups, &x);
-    else s = run_groups(&x, 0, groups);
+    x.groups = groups;
+    if (x.split) {
+        uint64_t stride = (uint64_t)x.split->chunk * x.split->nparts, rounds = (groups + stride - 1) / stride;
+        uint64_t chunk = rounds * items < 4096 || !gpu->pool ? rounds : BASE_MAX(1, rounds / 8);
+        if (gpu->pool) s = drv_pool_run(gpu->pool, rounds, chunk, run_rounds, &x);
+        else s = run_rounds(&x, 0, rounds);
+    } else {
+        uint64_t chunk = groups * items < 4096 || !gpu->pool ? groups : BASE_MAX(1, groups / 8);
+        if (gpu->pool) s = drv_pool_run(gpu->pool, groups, chunk, run_groups, &x);
+        else s = run_groups(&x, 0, groups);
+    }
     pthread_mutex_unlock(&gpu->pool_lock);
 
     if (s) {
@@ -178,5 +218,6 @@ hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va,
     }
     pthread_mutex_destroy(&x.lock);
     hcq_kernel_destroy(x.k);
+    free(args);
     return s;
 }

@@ -2,6 +2,7 @@
  * in a forked child (suite init, test, fini), a time limit each, and a
  * Criterion-style summary. */
 #include "criterion/criterion.h"
+#include "criterion/parameterized.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +16,8 @@ static struct test {
     const char *suite, *name;
     void (*fn)(void);
     const struct criterion_test_extra_data *opts;
+    void (*pfn)(void *); /* parameterized: fn is NULL */
+    struct criterion_test_params (*params)(void);
 } tests[MAX_TESTS];
 static int ntests;
 static struct suite {
@@ -26,7 +29,14 @@ static int nsuites;
 void shim_register_test(const char *suite, const char *name, void (*fn)(void),
                         const struct criterion_test_extra_data *opts)
 {
-    if (ntests < MAX_TESTS) tests[ntests++] = (struct test){suite, name, fn, opts};
+    if (ntests < MAX_TESTS) tests[ntests++] = (struct test){suite, name, fn, opts, NULL, NULL};
+}
+
+void shim_register_param_test(const char *suite, const char *name, void (*fn)(void *),
+                              struct criterion_test_params (*params)(void),
+                              const struct criterion_test_extra_data *opts)
+{
+    if (ntests < MAX_TESTS) tests[ntests++] = (struct test){suite, name, NULL, opts, fn, params};
 }
 
 void shim_register_suite(const char *suite, const struct criterion_test_extra_data *opts)
@@ -81,9 +91,12 @@ int main(int argc, char **argv)
         if (!strncmp(argv[i], "--filter=", 9)) filter = argv[i] + 9;
     int passed = 0, failed = 0, crashed = 0, tested = 0;
     for (int i = 0; i < ntests; i++) {
-        struct test *t = &tests[i];
+      struct test *t = &tests[i];
+      struct criterion_test_params ps = t->params ? t->params() : (struct criterion_test_params){0, NULL, 1};
+      for (size_t pi = 0; pi < ps.length; pi++) {
         char full[256];
-        snprintf(full, sizeof full, "%s/%s", t->suite, t->name);
+        if (t->params) snprintf(full, sizeof full, "%s/%s[%zu]", t->suite, t->name, pi);
+        else snprintf(full, sizeof full, "%s/%s", t->suite, t->name);
         if (filter && strncmp(full, filter, strlen(filter))) continue;
         const struct criterion_test_extra_data *so = suite_opts(t->suite);
         double timeout = t->opts->timeout ? t->opts->timeout : so && so->timeout ? so->timeout : 300;
@@ -93,7 +106,8 @@ int main(int argc, char **argv)
             void (*init)(void) = t->opts->init ? t->opts->init : so ? so->init : NULL;
             void (*fini)(void) = t->opts->fini ? t->opts->fini : so ? so->fini : NULL;
             if (init) init();
-            t->fn();
+            if (t->fn) t->fn();
+            else t->pfn((char *)ps.params + pi * ps.size);
             if (fini) fini();
             fflush(NULL);
             exit(0); /* exit, not _exit: TSan reports at exit */
@@ -114,6 +128,7 @@ int main(int argc, char **argv)
             crashed++;
             fprintf(stderr, "[FAIL] %s: crashed with signal %d\n", full, WTERMSIG(st));
         }
+      }
     }
     fprintf(stderr, "[====] Synthesis: Tested: %d | Passing: %d | Failing: %d | Crashing: %d \n", tested, passed,
             failed, crashed);

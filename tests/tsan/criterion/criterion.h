@@ -53,6 +53,7 @@ __attribute__((format(printf, 1, 2))) void shim_log(const char *fmt, ...);
     do {                                                                                           \
         if (!(cond)) shim_fail(__FILE__, __LINE__, #cond, "" __VA_ARGS__);                         \
     } while (0)
+#define cr_assert_not(cond, ...) cr_assert(!(cond), __VA_ARGS__)
 #define cr_assert_fail(...) shim_fail(__FILE__, __LINE__, "fail", "" __VA_ARGS__)
 #define cr_assert_eq(a, b, ...) cr_assert((a) == (b), __VA_ARGS__)
 #define cr_assert_neq(a, b, ...) cr_assert((a) != (b), __VA_ARGS__)

@@ -1,0 +1,340 @@
+/* drivers/amd/amd_abi.h: the amdkfd kernel ABI we speak, as our own
+ * definitions, plus the in-memory layouts the hardware and firmware read
+ * (the AMDGPU kernel descriptor, AQL packets, the queue's amd_queue_t page).
+ *
+ * Every struct below mirrors include/uapi/linux/kfd_ioctl.h of
+ * torvalds/linux (KFD ioctl ABI 1.15) field for field; the asserts pin the
+ * sizes and key offsets to the numbers in that header, so a mistake here
+ * fails the build instead of corrupting a kernel call. The mock
+ * (drivers/mock/mock_amd*.c) decodes the same structs. */
+#ifndef HCQ_DRIVERS_AMD_ABI_H
+#define HCQ_DRIVERS_AMD_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ** ioctl numbers: _IOC(dir, 'K', nr, size), as linux/ioctl.h encodes them
+ * (dir in bits 30-31: 1 write, 2 read; size in bits 16-29; type in 8-15). */
+#define AMD_IOC(dir, nr, size) (((unsigned long)(dir) << 30) | ((unsigned long)(size) << 16) | (0x4Bul << 8) | (nr))
+#define AMD_IOC_W 1u
+#define AMD_IOC_R 2u
+#define AMD_IOC_WR 3u
+#define AMD_IOC_NR(cmd) ((unsigned)((cmd) & 0xff))
+#define AMD_IOC_SIZE(cmd) ((unsigned)(((cmd) >> 16) & 0x3fff))
+#define AMD_IOC_TYPE(cmd) ((unsigned)(((cmd) >> 8) & 0xff))
+
+/* kfd_ioctl.h: struct kfd_ioctl_get_version_args */
+typedef struct kfd_get_version_args {
+    uint32_t major_version; /* out */
+    uint32_t minor_version; /* out */
+} kfd_get_version_args;
+
+/* struct kfd_ioctl_create_queue_args (88 bytes up to ABI 1.15; 1.17 adds
+ * sdma_engine_id and pad, and the kernel zero-extends the short form) */
+typedef struct kfd_create_queue_args {
+    uint64_t ring_base_address;     /* in */
+    uint64_t write_pointer_address; /* in */
+    uint64_t read_pointer_address;  /* in */
+    uint64_t doorbell_offset;       /* out */
+    uint32_t ring_size;             /* in: bytes, a power of two */
+    uint32_t gpu_id;                /* in */
+    uint32_t queue_type;            /* in: KFD_QUEUE_* */
+    uint32_t queue_percentage;      /* in: bits 0-7 percent, 8-15 PM4 target XCC */
+    uint32_t queue_priority;        /* in: 0..15 */
+    uint32_t queue_id;              /* out */
+    uint64_t eop_buffer_address;    /* in */
+    uint64_t eop_buffer_size;       /* in */
+    uint64_t ctx_save_restore_address; /* in */
+    uint32_t ctx_save_restore_size; /* in */
+    uint32_t ctl_stack_size;        /* in */
+} kfd_create_queue_args;
+
+typedef struct kfd_destroy_queue_args {
+    uint32_t queue_id; /* in */
+    uint32_t pad;
+} kfd_destroy_queue_args;
+
+typedef struct kfd_create_event_args {
+    uint64_t event_page_offset;  /* in: the event page's BO handle (signal events) */
+    uint32_t event_trigger_data; /* out */
+    uint32_t event_type;         /* in: KFD_EVENT_* */
+    uint32_t auto_reset;         /* in */
+    uint32_t node_id;            /* in */
+    uint32_t event_id;           /* out */
+    uint32_t event_slot_index;   /* out */
+} kfd_create_event_args;
+
+typedef struct kfd_destroy_event_args {
+    uint32_t event_id; /* in */
+    uint32_t pad;
+} kfd_destroy_event_args;
+
+typedef struct kfd_memory_exception_failure {
+    uint32_t not_present; /* page not present or supervisor privilege */
+    uint32_t read_only;   /* write to a read-only page */
+    uint32_t no_execute;  /* execute access to a page marked NX */
+    uint32_t imprecise;   /* the exact address is unknown */
+} kfd_memory_exception_failure;
+
+typedef struct kfd_memory_exception_data {
+    kfd_memory_exception_failure failure;
+    uint64_t va;
+    uint32_t gpu_id;
+    uint32_t error_type; /* 0 no RAS error, 1 SRAM ECC, 2 poison, 3 hang */
+} kfd_memory_exception_data;
+
+typedef struct kfd_hw_exception_data {
+    uint32_t reset_type;
+    uint32_t reset_cause;
+    uint32_t memory_lost;
+    uint32_t gpu_id;
+} kfd_hw_exception_data;
+
+/* struct kfd_event_data: one per waited event */
+typedef struct kfd_event_data {
+    union {
+        kfd_memory_exception_data memory_exception_data; /* out */
+        kfd_hw_exception_data hw_exception_data;         /* out */
+        uint64_t last_event_age;                         /* signal events, in/out (1.14) */
+    };
+    uint64_t kfd_event_data_ext;
+    uint32_t event_id; /* in */
+    uint32_t pad;
+} kfd_event_data;
+
+typedef struct kfd_wait_events_args {
+    uint64_t events_ptr;   /* in: kfd_event_data[num_events] */
+    uint32_t num_events;   /* in */
+    uint32_t wait_for_all; /* in */
+    uint32_t timeout;      /* in: ms */
+    uint32_t wait_result;  /* out: KFD_WAIT_* */
+} kfd_wait_events_args;
+
+typedef struct kfd_acquire_vm_args {
+    uint32_t drm_fd; /* in: the render node */
+    uint32_t gpu_id; /* in */
+} kfd_acquire_vm_args;
+
+typedef struct kfd_alloc_memory_args {
+    uint64_t va_addr;     /* in */
+    uint64_t size;        /* in */
+    uint64_t handle;      /* out */
+    uint64_t mmap_offset; /* in (userptr: the CPU address), out (the render node offset) */
+    uint32_t gpu_id;      /* in */
+    uint32_t flags;       /* in: KFD_ALLOC_* */
+} kfd_alloc_memory_args;
+
+typedef struct kfd_free_memory_args {
+    uint64_t handle; /* in */
+} kfd_free_memory_args;
+
+/* map and unmap share this layout */
+typedef struct kfd_map_memory_args {
+    uint64_t handle;               /* in */
+    uint64_t device_ids_array_ptr; /* in: uint32_t gpu_id[n_devices] */
+    uint32_t n_devices;            /* in */
+    uint32_t n_success;            /* in/out: devices done so far */
+} kfd_map_memory_args;
+
+typedef struct kfd_runtime_enable_args {
+    uint64_t r_debug;
+    uint32_t mode_mask;
+    uint32_t capabilities_mask;
+} kfd_runtime_enable_args;
+
+_Static_assert(sizeof(kfd_get_version_args) == 8, "kfd_ioctl_get_version_args");
+_Static_assert(sizeof(kfd_create_queue_args) == 88, "kfd_ioctl_create_queue_args (ABI 1.15)");
+_Static_assert(offsetof(kfd_create_queue_args, ring_size) == 32, "create_queue.ring_size");
+_Static_assert(offsetof(kfd_create_queue_args, queue_id) == 52, "create_queue.queue_id");
+_Static_assert(offsetof(kfd_create_queue_args, eop_buffer_address) == 56, "create_queue.eop_buffer_address");
+_Static_assert(offsetof(kfd_create_queue_args, ctx_save_restore_size) == 80, "create_queue.ctx_save_restore_size");
+_Static_assert(sizeof(kfd_destroy_queue_args) == 8, "kfd_ioctl_destroy_queue_args");
+_Static_assert(sizeof(kfd_create_event_args) == 32, "kfd_ioctl_create_event_args");
+_Static_assert(offsetof(kfd_create_event_args, event_id) == 24, "create_event.event_id");
+_Static_assert(sizeof(kfd_destroy_event_args) == 8, "kfd_ioctl_destroy_event_args");
+_Static_assert(sizeof(kfd_memory_exception_data) == 32, "kfd_hsa_memory_exception_data");
+_Static_assert(offsetof(kfd_memory_exception_data, va) == 16, "memory_exception_data.va");
+_Static_assert(sizeof(kfd_event_data) == 48, "kfd_event_data");
+_Static_assert(offsetof(kfd_event_data, event_id) == 40, "kfd_event_data.event_id");
+_Static_assert(sizeof(kfd_wait_events_args) == 24, "kfd_ioctl_wait_events_args");
+_Static_assert(sizeof(kfd_acquire_vm_args) == 8, "kfd_ioctl_acquire_vm_args");
+_Static_assert(sizeof(kfd_alloc_memory_args) == 40, "kfd_ioctl_alloc_memory_of_gpu_args");
+_Static_assert(offsetof(kfd_alloc_memory_args, gpu_id) == 32, "alloc_memory.gpu_id");
+_Static_assert(sizeof(kfd_free_memory_args) == 8, "kfd_ioctl_free_memory_of_gpu_args");
+_Static_assert(sizeof(kfd_map_memory_args) == 24, "kfd_ioctl_map_memory_to_gpu_args");
+_Static_assert(sizeof(kfd_runtime_enable_args) == 16, "kfd_ioctl_runtime_enable_args");
+
+/* the commands (AMDKFD_IOC_* in kfd_ioctl.h) */
+#define KFD_IOC_GET_VERSION AMD_IOC(AMD_IOC_R, 0x01, sizeof(kfd_get_version_args))
+#define KFD_IOC_CREATE_QUEUE AMD_IOC(AMD_IOC_WR, 0x02, sizeof(kfd_create_queue_args))
+#define KFD_IOC_DESTROY_QUEUE AMD_IOC(AMD_IOC_WR, 0x03, sizeof(kfd_destroy_queue_args))
+#define KFD_IOC_CREATE_EVENT AMD_IOC(AMD_IOC_WR, 0x08, sizeof(kfd_create_event_args))
+#define KFD_IOC_DESTROY_EVENT AMD_IOC(AMD_IOC_W, 0x09, sizeof(kfd_destroy_event_args))
+#define KFD_IOC_WAIT_EVENTS AMD_IOC(AMD_IOC_WR, 0x0C, sizeof(kfd_wait_events_args))
+#define KFD_IOC_ACQUIRE_VM AMD_IOC(AMD_IOC_W, 0x15, sizeof(kfd_acquire_vm_args))
+#define KFD_IOC_ALLOC_MEMORY AMD_IOC(AMD_IOC_WR, 0x16, sizeof(kfd_alloc_memory_args))
+#define KFD_IOC_FREE_MEMORY AMD_IOC(AMD_IOC_W, 0x17, sizeof(kfd_free_memory_args))
+#define KFD_IOC_MAP_MEMORY AMD_IOC(AMD_IOC_WR, 0x18, sizeof(kfd_map_memory_args))
+#define KFD_IOC_UNMAP_MEMORY AMD_IOC(AMD_IOC_WR, 0x19, sizeof(kfd_map_memory_args))
+#define KFD_IOC_RUNTIME_ENABLE AMD_IOC(AMD_IOC_WR, 0x25, sizeof(kfd_runtime_enable_args))
+_Static_assert(KFD_IOC_GET_VERSION == 0x80084B01ul, "AMDKFD_IOC_GET_VERSION");
+_Static_assert(KFD_IOC_CREATE_QUEUE == 0xC0584B02ul, "AMDKFD_IOC_CREATE_QUEUE");
+_Static_assert(KFD_IOC_ACQUIRE_VM == 0x40084B15ul, "AMDKFD_IOC_ACQUIRE_VM");
+_Static_assert(KFD_IOC_ALLOC_MEMORY == 0xC0284B16ul, "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU");
+_Static_assert(KFD_IOC_RUNTIME_ENABLE == 0xC0104B25ul, "AMDKFD_IOC_RUNTIME_ENABLE");
+
+/* "CREATE_QUEUE", ... for an AMDKFD_IOC_* command, or NULL */
+static inline const char *kfd_ioctl_name(unsigned long cmd)
+{
+    if (AMD_IOC_TYPE(cmd) != 'K') return NULL;
+    switch (AMD_IOC_NR(cmd)) {
+    case 0x01: return "GET_VERSION";
+    case 0x02: return "CREATE_QUEUE";
+    case 0x03: return "DESTROY_QUEUE";
+    case 0x04: return "SET_MEMORY_POLICY";
+    case 0x05: return "GET_CLOCK_COUNTERS";
+    case 0x06: return "GET_PROCESS_APERTURES";
+    case 0x07: return "UPDATE_QUEUE";
+    case 0x08: return "CREATE_EVENT";
+    case 0x09: return "DESTROY_EVENT";
+    case 0x0A: return "SET_EVENT";
+    case 0x0B: return "RESET_EVENT";
+    case 0x0C: return "WAIT_EVENTS";
+    case 0x11: return "SET_SCRATCH_BACKING_VA";
+    case 0x12: return "GET_TILE_CONFIG";
+    case 0x13: return "SET_TRAP_HANDLER";
+    case 0x14: return "GET_PROCESS_APERTURES_NEW";
+    case 0x15: return "ACQUIRE_VM";
+    case 0x16: return "ALLOC_MEMORY_OF_GPU";
+    case 0x17: return "FREE_MEMORY_OF_GPU";
+    case 0x18: return "MAP_MEMORY_TO_GPU";
+    case 0x19: return "UNMAP_MEMORY_FROM_GPU";
+    case 0x1A: return "SET_CU_MASK";
+    case 0x1B: return "GET_QUEUE_WAVE_STATE";
+    case 0x1C: return "GET_DMABUF_INFO";
+    case 0x1D: return "IMPORT_DMABUF";
+    case 0x1E: return "ALLOC_QUEUE_GWS";
+    case 0x1F: return "SMI_EVENTS";
+    case 0x20: return "SVM";
+    case 0x21: return "SET_XNACK_MODE";
+    case 0x22: return "CRIU_OP";
+    case 0x23: return "AVAILABLE_MEMORY";
+    case 0x24: return "EXPORT_DMABUF";
+    case 0x25: return "RUNTIME_ENABLE";
+    case 0x26: return "DBG_TRAP";
+    }
+    return NULL;
+}
+
+/* RUNTIME_ENABLE exists from ABI 1.14 (kfd_ioctl.h version history) */
+#define KFD_VERSION_RUNTIME_ENABLE 14u
+
+/* kfd_ioctl.h: KFD_IOC_QUEUE_TYPE_* */
+enum {
+    KFD_QUEUE_COMPUTE = 0, /* PM4 */
+    KFD_QUEUE_SDMA = 1,
+    KFD_QUEUE_COMPUTE_AQL = 2,
+    KFD_QUEUE_SDMA_XGMI = 3,
+};
+#define KFD_MAX_QUEUE_PERCENTAGE 100u
+#define KFD_MAX_QUEUE_PRIORITY 15u
+
+/* kfd_ioctl.h: KFD_IOC_EVENT_*, KFD_IOC_WAIT_RESULT_* */
+enum { KFD_EVENT_SIGNAL = 0, KFD_EVENT_HW_EXCEPTION = 3, KFD_EVENT_MEMORY = 8 };
+enum { KFD_WAIT_COMPLETE = 0, KFD_WAIT_TIMEOUT = 1, KFD_WAIT_FAIL = 2 };
+#define KFD_SIGNAL_EVENT_LIMIT 4096u
+
+/* kfd_ioctl.h: KFD_IOC_ALLOC_MEM_FLAGS_* */
+enum {
+    KFD_ALLOC_VRAM = 1u << 0,
+    KFD_ALLOC_GTT = 1u << 1,
+    KFD_ALLOC_USERPTR = 1u << 2,
+    KFD_ALLOC_DOORBELL = 1u << 3,
+    KFD_ALLOC_MMIO_REMAP = 1u << 4,
+    KFD_ALLOC_EXT_COHERENT = 1u << 24,
+    KFD_ALLOC_UNCACHED = 1u << 25,
+    KFD_ALLOC_COHERENT = 1u << 26,
+    KFD_ALLOC_AQL_QUEUE_MEM = 1u << 27,
+    KFD_ALLOC_NO_SUBSTITUTE = 1u << 28,
+    KFD_ALLOC_PUBLIC = 1u << 29,
+    KFD_ALLOC_EXECUTABLE = 1u << 30,
+    KFD_ALLOC_WRITABLE = 1u << 31,
+};
+#define KFD_ALLOC_DOMAINS (KFD_ALLOC_VRAM | KFD_ALLOC_GTT | KFD_ALLOC_USERPTR | KFD_ALLOC_DOORBELL | KFD_ALLOC_MMIO_REMAP)
+
+/* /dev/kfd mmap offsets: the type in bits 62-63, the gpu_id from bit 46
+ * (amdkfd kfd_priv.h: KFD_MMAP_TYPE_SHIFT, KFD_MMAP_GPU_ID_SHIFT). The
+ * doorbell offset CREATE_QUEUE returns already carries both, plus the
+ * queue's byte offset inside the process's doorbell slice on SOC15. */
+#define KFD_MMAP_TYPE_SHIFT 62
+#define KFD_MMAP_TYPE_DOORBELL (3ull << KFD_MMAP_TYPE_SHIFT)
+#define KFD_MMAP_GPU_ID_SHIFT 46
+/* the per-process doorbell slice: 1024 queues x 8-byte doorbells
+ * (kfd_doorbell.c: kfd_doorbell_process_slice), mapped whole */
+#define KFD_DOORBELL_SLICE_BYTES 0x2000u
+
+/* ** the AMDGPU kernel descriptor (llvm AMDGPUUsage "Kernel Descriptor",
+ * llvm-project llvm/include/llvm/Support/AMDHSAKernelDescriptor.h): 64 bytes
+ * at the symbol <kernel>.kd */
+typedef struct amd_kernel_descriptor {
+    uint32_t group_segment_fixed_size;   /* LDS bytes */
+    uint32_t private_segment_fixed_size; /* scratch bytes per work-item */
+    uint32_t kernarg_size;
+    uint8_t reserved0[4];
+    int64_t kernel_code_entry_byte_offset; /* entry = descriptor address + this */
+    uint8_t reserved1[20];
+    uint32_t compute_pgm_rsrc3;
+    uint32_t compute_pgm_rsrc1;
+    uint32_t compute_pgm_rsrc2;
+    uint16_t kernel_code_properties; /* AMD_KCP_* */
+    uint16_t kernarg_preload;
+    uint8_t reserved2[4];
+} amd_kernel_descriptor;
+_Static_assert(sizeof(amd_kernel_descriptor) == 64, "kernel descriptor");
+_Static_assert(offsetof(amd_kernel_descriptor, kernel_code_entry_byte_offset) == 16, "kd.entry");
+_Static_assert(offsetof(amd_kernel_descriptor, compute_pgm_rsrc3) == 44, "kd.rsrc3");
+_Static_assert(offsetof(amd_kernel_descriptor, kernel_code_properties) == 56, "kd.properties");
+
+/* kernel_code_properties bits: the user SGPRs the kernel expects, in this
+ * order (AMDGPUUsage "Initial Kernel Execution State") */
+enum {
+    AMD_KCP_PRIVATE_SEGMENT_BUFFER = 1u << 0, /* 4 SGPRs */
+    AMD_KCP_DISPATCH_PTR = 1u << 1,           /* 2 */
+    AMD_KCP_QUEUE_PTR = 1u << 2,              /* 2 */
+    AMD_KCP_KERNARG_SEGMENT_PTR = 1u << 3,    /* 2 */
+    AMD_KCP_DISPATCH_ID = 1u << 4,            /* 2 */
+    AMD_KCP_FLAT_SCRATCH_INIT = 1u << 5,      /* 2 */
+    AMD_KCP_PRIVATE_SEGMENT_SIZE = 1u << 6,   /* 1 */
+    AMD_KCP_WAVEFRONT_SIZE32 = 1u << 10,
+    AMD_KCP_USES_DYNAMIC_STACK = 1u << 11,
+};
+
+/* ** AQL packets (HSA Platform System Architecture spec, "Architected
+ * Queuing Language"; ROCR hsa.h / amd_hsa_queue.h for the AMD vendor
+ * format): 64 bytes each */
+enum {
+    AQL_TYPE_VENDOR = 0,
+    AQL_TYPE_INVALID = 1,
+    AQL_TYPE_KERNEL_DISPATCH = 2,
+    AQL_TYPE_BARRIER_AND = 3,
+};
+#define AQL_HDR_TYPE_SHIFT 0
+#define AQL_HDR_BARRIER (1u << 8)
+#define AQL_HDR_ACQUIRE_SHIFT 9 /* fence scope: 0 none, 1 agent, 2 system */
+#define AQL_HDR_RELEASE_SHIFT 11
+#define AQL_SCOPE_SYSTEM 2u
+/* AMD vendor packet carrying a PM4 indirect buffer (ROCR amd_hsa_queue.h
+ * AMD_AQL_FORMAT_PM4_IB) */
+#define AQL_AMD_FORMAT_PM4_IB 1u
+#define AQL_PACKET_BYTES 64u
+/* dw_cnt_remain of the vendor packet: the dwords after the IB packet */
+#define AQL_PM4_IB_REMAIN 10u
+
+/* ** the queue's control page: the CP's rptr and wptr slots live where
+ * amd_queue_t (ROCR amd_hsa_queue.h) keeps its write and read dispatch ids,
+ * so the same page layout serves PM4, SDMA and AQL queues */
+#define AMD_QUEUE_WPTR_OFF 0x38u /* amd_queue_t.write_dispatch_id */
+#define AMD_QUEUE_RPTR_OFF 0x80u /* amd_queue_t.read_dispatch_id */
+#define AMD_QUEUE_PAGE_BYTES 0x1000u
+
+#endif

@@ -1,0 +1,175 @@
+/* Memory: KFD buffer objects at virtual addresses the CPU and the GPU share
+ * (../shared/reference/amd-facts.md §2.3, tinygrad ops_amd.py KFDIface.alloc).
+ *
+ * Addresses are process-wide: every buffer's address is first reserved with
+ * an inaccessible anonymous mapping, so the kernel's mmap allocator hands
+ * each buffer of every GPU a range no other mapping in the process has, and
+ * two GPUs never collide. The buffer is then allocated at that address,
+ * mapped for the GPU, and, when the CPU needs it, mapped over the
+ * reservation from the render node (MAP_FIXED) at the same address.
+ * Userptr memory is ordinary anonymous memory the GPU maps where it is.
+ * Freeing goes the other way: unmap from the GPU, free, and only then give
+ * the address back, so no other buffer can land on it while the GPU still
+ * maps it.
+ *
+ * Every buffer but userptr memory is followed by an unmapped guard range
+ * that stays reserved: a kernel running off the end of a buffer takes a
+ * GPU page fault that names the address, instead of silently writing the
+ * next buffer. Address space is plentiful (47 bits); the guard costs none
+ * of memory. */
+#include "drivers/amd/amd.h"
+
+#include "base/base.h"
+#include "drivers/sys.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PAGE 4096ull
+#define BIG_PAGE (2ull << 20)
+#define GUARD (2ull << 20)
+
+/* the guard behind a buffer of these KFD flags */
+static uint64_t guard_of(uint32_t flags) { return flags & KFD_ALLOC_USERPTR ? 0 : GUARD; }
+
+/* reserves size + guard bytes aligned to align; *va is the start */
+static hcq_status va_reserve(uint64_t size, uint64_t guard, uint64_t align, uint64_t *va)
+{
+    int err = 0;
+    size += guard;
+    uint64_t span = size + align - PAGE;
+    void *p = sys_mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &err);
+    if (!p) {
+        char b[32];
+        return base_err(HCQ_ENOMEM, "cannot reserve %s of address space: %s", base_fmt_bytes(b, sizeof b, size),
+                        strerror(err));
+    }
+    uint64_t a = (uint64_t)(uintptr_t)p, start = base_align_up(a, align);
+    if (start > a) sys_munmap(p, start - a);
+    if (start + size < a + span) sys_munmap((void *)(uintptr_t)(start + size), a + span - start - size);
+    *va = start;
+    return HCQ_OK;
+}
+
+static const char *domain_name(uint32_t f)
+{
+    return f & KFD_ALLOC_VRAM ? "device memory" : f & KFD_ALLOC_GTT ? "GTT system memory" : "pinned host memory";
+}
+
+static hcq_status map_gpu(amd_dev *ad, uint64_t handle, bool map)
+{
+    uint32_t ids[1] = {ad->node.gpu_id};
+    kfd_map_memory_args m = {.handle = handle, .device_ids_array_ptr = (uint64_t)(uintptr_t)ids, .n_devices = 1};
+    unsigned long cmd = map ? KFD_IOC_MAP_MEMORY : KFD_IOC_UNMAP_MEMORY;
+    int rc = amd_kfd_ioctl(cmd, &m);
+    if (rc < 0 || m.n_success != 1)
+        return base_err(rc == -ENOMEM ? HCQ_ENOMEM : HCQ_EIO, "amdkfd %s failed (%s, %u of 1 GPUs done)",
+                        amd_kfd_ioctl_name(cmd), rc < 0 ? strerror(-rc) : "no error", m.n_success);
+    return HCQ_OK;
+}
+
+hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t flags, bool cpu, drv_mem *out)
+{
+    char b[32];
+    size = base_align_up(size ? size : 1, PAGE);
+    bool userptr = flags & KFD_ALLOC_USERPTR;
+    uint64_t va = 0;
+    int err = 0;
+    hcq_status s;
+    if (userptr) {
+        void *p = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0, &err);
+        if (!p) return base_err(HCQ_ENOMEM, "cannot allocate %s of host memory: %s", base_fmt_bytes(b, sizeof b, size),
+                                strerror(err));
+        va = (uint64_t)(uintptr_t)p;
+    } else if ((s = va_reserve(size, guard_of(flags), size >= BIG_PAGE ? BIG_PAGE : PAGE, &va))) {
+        return s;
+    }
+    kfd_alloc_memory_args a = {.va_addr = va, .size = size, .gpu_id = ad->node.gpu_id, .flags = flags,
+                               .mmap_offset = userptr ? va : 0};
+    uint64_t span = size + guard_of(flags);
+    int rc = amd_kfd_ioctl(KFD_IOC_ALLOC_MEMORY, &a);
+    if (rc < 0) {
+        sys_munmap((void *)(uintptr_t)va, span);
+        if (rc == -ENOMEM) {
+            char t[32];
+            return base_err(HCQ_ENOMEM, "cannot allocate %s of %s: out of memory (the GPU has %s of device memory)",
+                            base_fmt_bytes(b, sizeof b, size), domain_name(flags),
+                            base_fmt_bytes(t, sizeof t, ad->node.vram_bytes));
+        }
+        if (rc == -EINVAL && (flags & KFD_ALLOC_VRAM) && (flags & KFD_ALLOC_PUBLIC))
+            return base_err(HCQ_ENOTSUP, "cannot allocate %s of CPU-visible device memory: amdkfd refused (EINVAL); "
+                            "enable Resizable BAR (Above 4G decoding) in the firmware setup",
+                            base_fmt_bytes(b, sizeof b, size));
+        return base_err(HCQ_EIO, "amdkfd ALLOC_MEMORY_OF_GPU of %s of %s (flags 0x%08x) failed: %s",
+                        base_fmt_bytes(b, sizeof b, size), domain_name(flags), flags, strerror(-rc));
+    }
+    if ((s = map_gpu(ad, a.handle, true))) {
+        kfd_free_memory_args f = {.handle = a.handle};
+        amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
+        sys_munmap((void *)(uintptr_t)va, span);
+        return base_err_prefix(s, "mapping %s of %s for the GPU", base_fmt_bytes(b, sizeof b, size), domain_name(flags));
+    }
+    void *cpu_ptr = userptr ? (void *)(uintptr_t)va : NULL;
+    if (cpu && !userptr) {
+        /* the offset is a DRM fake offset: it belongs to the render node
+         * ACQUIRE_VM bound, not to /dev/kfd */
+        cpu_ptr = sys_mmap((void *)(uintptr_t)va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, ad->render_fd,
+                           (off_t)a.mmap_offset, &err);
+        if (!cpu_ptr || cpu_ptr != (void *)(uintptr_t)va) {
+            map_gpu(ad, a.handle, false);
+            kfd_free_memory_args f = {.handle = a.handle};
+            amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
+            sys_munmap((void *)(uintptr_t)va, span);
+            return base_err(HCQ_EIO, "mapping %s of %s for the CPU at 0x%llx (render node offset 0x%llx): %s",
+                            base_fmt_bytes(b, sizeof b, size), domain_name(flags), (unsigned long long)va,
+                            (unsigned long long)a.mmap_offset, strerror(err ? err : EINVAL));
+        }
+    }
+    memset(out, 0, sizeof *out);
+    out->va = va;
+    out->cpu = cpu_ptr;
+    out->size = size;
+    out->handle = a.handle;
+    out->priv = (void *)(uintptr_t)flags;
+    return HCQ_OK;
+}
+
+void amd_bo_free(amd_dev *ad, drv_mem *m)
+{
+    if (!m->size) return;
+    map_gpu(ad, m->handle, false);
+    kfd_free_memory_args f = {.handle = m->handle};
+    int rc = amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
+    if (rc < 0) BASE_LOG(1, "%s: amdkfd FREE_MEMORY_OF_GPU of 0x%llx: %s", ad->dev->props.id,
+                         (unsigned long long)m->va, strerror(-rc));
+    uint64_t guard = guard_of((uint32_t)(uintptr_t)m->priv);
+    sys_munmap((void *)(uintptr_t)m->va, m->size);
+    if (guard) sys_munmap((void *)(uintptr_t)(m->va + m->size), guard);
+    memset(m, 0, sizeof *m);
+}
+
+hcq_status amd_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out)
+{
+    amd_dev *ad = amd_of(dev);
+    uint32_t kf = KFD_ALLOC_WRITABLE | KFD_ALLOC_EXECUTABLE | KFD_ALLOC_NO_SUBSTITUTE;
+    bool cpu = flags & (DRV_MEM_CPU | DRV_MEM_HOST | DRV_MEM_CODE);
+    if (flags & DRV_MEM_HOST) {
+        /* signals and the like: uncached GTT, coherent with the CPU without
+         * flushes; the rest (staging, kernargs): plain pinned user memory */
+        kf |= flags & DRV_MEM_UNCACHED ? KFD_ALLOC_GTT | KFD_ALLOC_COHERENT | KFD_ALLOC_UNCACHED : KFD_ALLOC_USERPTR;
+    } else {
+        kf |= KFD_ALLOC_VRAM | (cpu ? KFD_ALLOC_PUBLIC : 0);
+    }
+    hcq_status s = amd_bo_alloc(ad, size, kf, cpu, out);
+    if (s == HCQ_ENOTSUP && (flags & DRV_MEM_CODE)) {
+        /* no large BAR: code runs from system memory instead */
+        kf = (kf & ~(KFD_ALLOC_VRAM | KFD_ALLOC_PUBLIC)) | KFD_ALLOC_GTT;
+        s = amd_bo_alloc(ad, size, kf, true, out);
+    }
+    if (s) return base_err_prefix(s, "%s", dev->props.id);
+    out->flags = flags;
+    return HCQ_OK;
+}
+
+void amd_mem_free(hcq_device *dev, drv_mem *m) { amd_bo_free(amd_of(dev), m); }

@@ -1,0 +1,142 @@
+/* The AMD register and target tables (see amd_regs.h for the sources). */
+#include "drivers/amd/amd_regs.h"
+#include "drivers/amd/amd_sdma.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SH(o) (0x2C00u + (o))
+#define BOTH(o) {SH(o), SH(o)}
+
+const amd_reg_info amd_regs[AMD_REG_COUNT] = {
+    /* {gfx9, gfx11} */
+    [AMD_REG_DISPATCH_INITIATOR] = {"COMPUTE_DISPATCH_INITIATOR", BOTH(0x200)},
+    [AMD_REG_DIM_X] = {"COMPUTE_DIM_X", BOTH(0x201)},
+    [AMD_REG_DIM_Y] = {"COMPUTE_DIM_Y", BOTH(0x202)},
+    [AMD_REG_DIM_Z] = {"COMPUTE_DIM_Z", BOTH(0x203)},
+    [AMD_REG_START_X] = {"COMPUTE_START_X", BOTH(0x204)},
+    [AMD_REG_START_Y] = {"COMPUTE_START_Y", BOTH(0x205)},
+    [AMD_REG_START_Z] = {"COMPUTE_START_Z", BOTH(0x206)},
+    [AMD_REG_NUM_THREAD_X] = {"COMPUTE_NUM_THREAD_X", BOTH(0x207)},
+    [AMD_REG_NUM_THREAD_Y] = {"COMPUTE_NUM_THREAD_Y", BOTH(0x208)},
+    [AMD_REG_NUM_THREAD_Z] = {"COMPUTE_NUM_THREAD_Z", BOTH(0x209)},
+    [AMD_REG_PIPELINESTAT_ENABLE] = {"COMPUTE_PIPELINESTAT_ENABLE", BOTH(0x20A)},
+    [AMD_REG_PERFCOUNT_ENABLE] = {"COMPUTE_PERFCOUNT_ENABLE", BOTH(0x20B)},
+    [AMD_REG_PGM_LO] = {"COMPUTE_PGM_LO", BOTH(0x20C)},
+    [AMD_REG_PGM_HI] = {"COMPUTE_PGM_HI", BOTH(0x20D)},
+    [AMD_REG_DISPATCH_PKT_ADDR_LO] = {"COMPUTE_DISPATCH_PKT_ADDR_LO", BOTH(0x20E)},
+    [AMD_REG_DISPATCH_PKT_ADDR_HI] = {"COMPUTE_DISPATCH_PKT_ADDR_HI", BOTH(0x20F)},
+    [AMD_REG_DISPATCH_SCRATCH_BASE_LO] = {"COMPUTE_DISPATCH_SCRATCH_BASE_LO", BOTH(0x210)},
+    [AMD_REG_DISPATCH_SCRATCH_BASE_HI] = {"COMPUTE_DISPATCH_SCRATCH_BASE_HI", BOTH(0x211)},
+    [AMD_REG_PGM_RSRC1] = {"COMPUTE_PGM_RSRC1", BOTH(0x212)},
+    [AMD_REG_PGM_RSRC2] = {"COMPUTE_PGM_RSRC2", BOTH(0x213)},
+    [AMD_REG_RESOURCE_LIMITS] = {"COMPUTE_RESOURCE_LIMITS", BOTH(0x215)},
+    [AMD_REG_TMPRING_SIZE] = {"COMPUTE_TMPRING_SIZE", BOTH(0x218)},
+    [AMD_REG_RESTART_X] = {"COMPUTE_RESTART_X", BOTH(0x21B)},
+    [AMD_REG_RESTART_Y] = {"COMPUTE_RESTART_Y", BOTH(0x21C)},
+    [AMD_REG_RESTART_Z] = {"COMPUTE_RESTART_Z", BOTH(0x21D)},
+    [AMD_REG_THREAD_TRACE_ENABLE] = {"COMPUTE_THREAD_TRACE_ENABLE", BOTH(0x21E)},
+    [AMD_REG_CURRENT_LOGIC_XCC_ID] = {"COMPUTE_CURRENT_LOGIC_XCC_ID", {SH(0x225), 0}},
+    [AMD_REG_TG_CHUNK_SIZE] = {"COMPUTE_TG_CHUNK_SIZE", {SH(0x227), 0}},
+    /* on gfx11, 0x22D is COMPUTE_STATIC_THREAD_MGMT_SE6: writing RSRC3 there
+     * would silently change the CU mask */
+    [AMD_REG_PGM_RSRC3] = {"COMPUTE_PGM_RSRC3", {SH(0x22D), SH(0x228)}},
+    [AMD_REG_USER_DATA_0] = {"COMPUTE_USER_DATA_0", BOTH(0x240)},
+};
+
+const char *amd_reg_name(amd_family fam, uint32_t off)
+{
+    static const char *user[AMD_USER_DATA_COUNT] = {
+        "COMPUTE_USER_DATA_0",  "COMPUTE_USER_DATA_1",  "COMPUTE_USER_DATA_2",  "COMPUTE_USER_DATA_3",
+        "COMPUTE_USER_DATA_4",  "COMPUTE_USER_DATA_5",  "COMPUTE_USER_DATA_6",  "COMPUTE_USER_DATA_7",
+        "COMPUTE_USER_DATA_8",  "COMPUTE_USER_DATA_9",  "COMPUTE_USER_DATA_10", "COMPUTE_USER_DATA_11",
+        "COMPUTE_USER_DATA_12", "COMPUTE_USER_DATA_13", "COMPUTE_USER_DATA_14", "COMPUTE_USER_DATA_15"};
+    uint32_t u0 = amd_regs[AMD_REG_USER_DATA_0].off[fam];
+    if (off >= u0 && off < u0 + AMD_USER_DATA_COUNT) return user[off - u0];
+    for (unsigned i = 0; i < AMD_REG_COUNT; i++)
+        if (amd_regs[i].off[fam] == off) return amd_regs[i].name;
+    return NULL;
+}
+
+/* The targets. Cache settings follow amdgpu's own compute rings
+ * (gfx_v11_0.c / gfx_v9_0.c emit_mem_sync and emit_fence); SDMA limits
+ * follow sdma_v6_0.c / sdma_v4_4_2.c (copy_max_bytes 0x400000), kept at
+ * 4 MiB on every part: the raised 1 GiB limit of newer kernels is not
+ * verified here. */
+#define GFX11_ACQUIRE_FULL                                                                                  \
+    (AMD_GCR_GLI_INV | AMD_GCR_GLM_WB | AMD_GCR_GLM_INV | AMD_GCR_GLK_WB | AMD_GCR_GLK_INV | AMD_GCR_GLV_INV | \
+     AMD_GCR_GL1_INV | AMD_GCR_GL2_INV | AMD_GCR_GL2_WB)
+#define GFX11_RELEASE_FLUSH                                                                              \
+    (AMD_REL_GCR_GLM_WB | AMD_REL_GCR_GLM_INV | AMD_REL_GCR_GLV_INV | AMD_REL_GCR_GL1_INV | AMD_REL_GCR_GL2_INV | \
+     AMD_REL_GCR_GL2_WB | AMD_REL_GCR_SEQ)
+#define GFX9_ACQUIRE_FULL                                                                                    \
+    (AMD_COHER_TC_WB_ACTION_ENA | AMD_COHER_TCL1_ACTION_ENA | AMD_COHER_TC_ACTION_ENA | AMD_COHER_SH_KCACHE_ACTION_ENA | \
+     AMD_COHER_SH_ICACHE_ACTION_ENA)
+#define GFX9_RELEASE_FLUSH (AMD_REL_TC_WB_ACTION_EN | AMD_REL_TC_NC_ACTION_EN)
+
+const amd_arch amd_archs[] = {
+    {.name = "gfx1100", .gfx_version = 110000, .family = AMD_FAMILY_GFX11, .elf_mach = 0x41, .sdma_major = 6,
+     .aql_compute = false, .wave32 = true, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 256,
+     .acquire_body_dw = 7, .acquire_full = GFX11_ACQUIRE_FULL, .release_flush = GFX11_RELEASE_FLUSH,
+     .sdma_copy_max = 4u << 20, .sdma_count_bits = 30, .sdma_fence_mtype = true, .sdma_gcr = true},
+    {.name = "gfx90a", .gfx_version = 90010, .family = AMD_FAMILY_GFX9, .elf_mach = 0x3F, .sdma_major = 4,
+     .aql_compute = false, .wave32 = false, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 1024,
+     .acquire_body_dw = 6, .acquire_full = GFX9_ACQUIRE_FULL, .release_flush = GFX9_RELEASE_FLUSH,
+     .sdma_copy_max = 4u << 20, .sdma_count_bits = 22, .sdma_fence_mtype = false, .sdma_gcr = false},
+    {.name = "gfx942", .gfx_version = 90402, .family = AMD_FAMILY_GFX9, .elf_mach = 0x4C, .sdma_major = 4,
+     .aql_compute = true, .wave32 = false, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 1024,
+     .acquire_body_dw = 6, .acquire_full = GFX9_ACQUIRE_FULL, .release_flush = GFX9_RELEASE_FLUSH,
+     .sdma_copy_max = 4u << 20, .sdma_count_bits = 22, .sdma_fence_mtype = false, .sdma_gcr = false},
+};
+const unsigned amd_arch_count = sizeof amd_archs / sizeof amd_archs[0];
+
+const amd_arch *amd_arch_by_version(uint32_t v)
+{
+    for (unsigned i = 0; i < amd_arch_count; i++)
+        if (amd_archs[i].gfx_version == v) return &amd_archs[i];
+    return NULL;
+}
+
+const amd_arch *amd_arch_by_name(const char *name)
+{
+    for (unsigned i = 0; name && i < amd_arch_count; i++)
+        if (!strcmp(amd_archs[i].name, name)) return &amd_archs[i];
+    return NULL;
+}
+
+void amd_arch_name_of(uint32_t v, char *buf, unsigned size)
+{
+    /* the LLVM processor name prints minor and stepping as hex digits */
+    snprintf(buf, size, "gfx%u%x%x", v / 10000, (v / 100) % 100, v % 100);
+}
+
+const char *pm4_op_name(uint32_t op)
+{
+    switch (op) {
+    case 0x10: return "NOP";
+    case 0x15: return "DISPATCH_DIRECT";
+    case 0x23: return "PRED_EXEC";
+    case 0x3C: return "WAIT_REG_MEM";
+    case 0x3F: return "INDIRECT_BUFFER";
+    case 0x46: return "EVENT_WRITE";
+    case 0x49: return "RELEASE_MEM";
+    case 0x58: return "ACQUIRE_MEM";
+    case 0x76: return "SET_SH_REG";
+    case 0x93: return "WAIT_REG_MEM64";
+    }
+    return NULL;
+}
+
+const char *sdma_op_name(uint32_t dw0)
+{
+    switch (dw0 & 0xff) {
+    case 0: return "NOP";
+    case 1: return (dw0 >> 8 & 0xff) == 0 ? "COPY_LINEAR" : NULL;
+    case 5: return "FENCE";
+    case 6: return "TRAP";
+    case 8: return "POLL_REGMEM";
+    case 13: return (dw0 >> 8 & 0xff) == 2 ? "TIMESTAMP" : NULL;
+    case 17: return "GCR_REQ";
+    }
+    return NULL;
+}

@@ -1,0 +1,191 @@
+/* drivers/amd/amd_regs.h: what differs between the AMD GPUs we drive, as
+ * data written once and shared by the encoders, the mock GPU and a future
+ * decoder: the per-target facts (amd_arch), the compute registers with
+ * their offsets per register family (one table, gfx9's differences in its
+ * own column), and the bit fields of the registers and packet dwords we
+ * fill (amd_field).
+ *
+ * Sources (numbers checked against these, definitions our own):
+ *   register offsets: tinygrad/tinygrad tinygrad/runtime/autogen/am/regs.py
+ *     with the gc_11_0_0 / gc_9_4_3 IP base tables, as collected in
+ *     ../shared/reference/amd-facts.md §3.2; torvalds/linux
+ *     drivers/gpu/drm/amd/include/asic_reg/gc/gc_11_0_0_offset.h and
+ *     gc_9_4_3_offset.h (same numbers);
+ *   field layouts: the *_sh_mask.h headers beside them;
+ *   HDP flush registers: NBIO 4.3.0 / 7.9.0 (amdgpu nbio_v4_3.c,
+ *     nbio_v7_9.c: BIF_BX_PF0_GPU_HDP_FLUSH_REQ/DONE in segment 2 at 0xD20).
+ * Unverified on hardware (none is available to this project): gfx90a's
+ * HDP registers are taken to match gfx942's. */
+#ifndef HCQ_DRIVERS_AMD_REGS_H
+#define HCQ_DRIVERS_AMD_REGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ** bit fields: shift/mask, never C bitfields */
+typedef struct amd_field {
+    const char *name;
+    uint8_t shift, width;
+} amd_field;
+
+static inline uint32_t amd_fmask(amd_field f) { return f.width >= 32 ? 0xffffffffu : ((1u << f.width) - 1u) << f.shift; }
+static inline uint32_t amd_fset(amd_field f, uint32_t v)
+{
+    return (f.width >= 32 ? v : (v & ((1u << f.width) - 1u))) << f.shift;
+}
+static inline uint32_t amd_fget(amd_field f, uint32_t dw)
+{
+    return f.width >= 32 ? dw : (dw >> f.shift) & ((1u << f.width) - 1u);
+}
+/* true when v fits the field */
+static inline bool amd_ffits(amd_field f, uint64_t v) { return f.width >= 32 ? v <= 0xffffffffu : v < (1ull << f.width); }
+
+/* ** register families: gfx11 (gc 11.x) and gfx9 (gc 9.4.x: gfx90a, gfx942) */
+typedef enum amd_family { AMD_FAMILY_GFX9 = 0, AMD_FAMILY_GFX11 = 1, AMD_FAMILY_COUNT } amd_family;
+
+/* ** compute registers (SH space: SET_SH_REG writes them) */
+typedef enum amd_reg {
+    AMD_REG_DISPATCH_INITIATOR,
+    AMD_REG_DIM_X,
+    AMD_REG_DIM_Y,
+    AMD_REG_DIM_Z,
+    AMD_REG_START_X,
+    AMD_REG_START_Y,
+    AMD_REG_START_Z,
+    AMD_REG_NUM_THREAD_X,
+    AMD_REG_NUM_THREAD_Y,
+    AMD_REG_NUM_THREAD_Z,
+    AMD_REG_PIPELINESTAT_ENABLE,
+    AMD_REG_PERFCOUNT_ENABLE,
+    AMD_REG_PGM_LO,
+    AMD_REG_PGM_HI,
+    AMD_REG_DISPATCH_PKT_ADDR_LO,
+    AMD_REG_DISPATCH_PKT_ADDR_HI,
+    AMD_REG_DISPATCH_SCRATCH_BASE_LO,
+    AMD_REG_DISPATCH_SCRATCH_BASE_HI,
+    AMD_REG_PGM_RSRC1,
+    AMD_REG_PGM_RSRC2,
+    AMD_REG_RESOURCE_LIMITS,
+    AMD_REG_TMPRING_SIZE,
+    AMD_REG_RESTART_X,
+    AMD_REG_RESTART_Y,
+    AMD_REG_RESTART_Z,
+    AMD_REG_THREAD_TRACE_ENABLE,
+    AMD_REG_CURRENT_LOGIC_XCC_ID, /* gfx9.4 only: which share of a split dispatch this XCC runs */
+    AMD_REG_TG_CHUNK_SIZE,        /* gfx9.4 only: work-groups per XCC turn (0: no split) */
+    AMD_REG_PGM_RSRC3,            /* differs: 0x2E28 gfx11, 0x2E2D gfx9 */
+    AMD_REG_USER_DATA_0,          /* ..15 follow */
+    AMD_REG_COUNT
+} amd_reg;
+
+typedef struct amd_reg_info {
+    const char *name;
+    uint32_t off[AMD_FAMILY_COUNT]; /* absolute dword offset; 0: absent */
+} amd_reg_info;
+extern const amd_reg_info amd_regs[AMD_REG_COUNT];
+
+#define AMD_SH_REG_BASE 0x2C00u
+#define AMD_SH_REG_END 0x3000u
+#define AMD_UCONFIG_REG_BASE 0xC000u
+#define AMD_USER_DATA_COUNT 16u
+
+/* The name of the register at an absolute offset for family fam, or NULL. */
+const char *amd_reg_name(amd_family fam, uint32_t off);
+
+/* ** register fields */
+/* COMPUTE_PGM_RSRC1 */
+#define AMD_RSRC1_VGPRS ((amd_field){"VGPRS", 0, 6})
+#define AMD_RSRC1_SGPRS ((amd_field){"SGPRS", 6, 4})
+#define AMD_RSRC1_PRIV ((amd_field){"PRIV", 20, 1})
+#define AMD_RSRC1_WGP_MODE ((amd_field){"WGP_MODE", 29, 1}) /* gfx10+ */
+/* COMPUTE_PGM_RSRC2 */
+#define AMD_RSRC2_SCRATCH_EN ((amd_field){"SCRATCH_EN", 0, 1})
+#define AMD_RSRC2_USER_SGPR ((amd_field){"USER_SGPR", 1, 5})
+#define AMD_RSRC2_TRAP_PRESENT ((amd_field){"TRAP_PRESENT", 6, 1})
+#define AMD_RSRC2_TGID_X_EN ((amd_field){"TGID_X_EN", 7, 1})
+#define AMD_RSRC2_TGID_Y_EN ((amd_field){"TGID_Y_EN", 8, 1})
+#define AMD_RSRC2_TGID_Z_EN ((amd_field){"TGID_Z_EN", 9, 1})
+#define AMD_RSRC2_TG_SIZE_EN ((amd_field){"TG_SIZE_EN", 10, 1})
+#define AMD_RSRC2_TIDIG_COMP_CNT ((amd_field){"TIDIG_COMP_CNT", 11, 2})
+#define AMD_RSRC2_LDS_SIZE ((amd_field){"LDS_SIZE", 15, 9}) /* 512-byte blocks (128 dwords) */
+#define AMD_LDS_BLOCK_BYTES 512u
+/* COMPUTE_DISPATCH_INITIATOR */
+#define AMD_INIT_COMPUTE_SHADER_EN ((amd_field){"COMPUTE_SHADER_EN", 0, 1})
+#define AMD_INIT_PARTIAL_TG_EN ((amd_field){"PARTIAL_TG_EN", 1, 1})
+#define AMD_INIT_FORCE_START_AT_000 ((amd_field){"FORCE_START_AT_000", 2, 1})
+#define AMD_INIT_ORDER_MODE ((amd_field){"ORDER_MODE", 6, 1})
+#define AMD_INIT_CS_W32_EN ((amd_field){"CS_W32_EN", 15, 1}) /* gfx10+ */
+/* COMPUTE_TMPRING_SIZE: WAVESIZE is 15 bits on gfx11, 13 on gfx9 */
+#define AMD_TMPRING_WAVES ((amd_field){"WAVES", 0, 12})
+#define AMD_TMPRING_WAVESIZE_GFX11 ((amd_field){"WAVESIZE", 12, 15})
+#define AMD_TMPRING_WAVESIZE_GFX9 ((amd_field){"WAVESIZE", 12, 13})
+
+/* ** cache control: ACQUIRE_MEM's GCR_CNTL (gfx11) and CP_COHER_CNTL (gfx9),
+ * RELEASE_MEM's cache action bits (nvd.h / soc15d.h in amdgpu) */
+enum {
+    AMD_GCR_GLI_INV = 1u << 0, /* GLI_INV = 1: the whole I$ */
+    AMD_GCR_GLM_WB = 1u << 4,
+    AMD_GCR_GLM_INV = 1u << 5,
+    AMD_GCR_GLK_WB = 1u << 6,
+    AMD_GCR_GLK_INV = 1u << 7,
+    AMD_GCR_GLV_INV = 1u << 8,
+    AMD_GCR_GL1_INV = 1u << 9,
+    AMD_GCR_GL2_INV = 1u << 14,
+    AMD_GCR_GL2_WB = 1u << 15,
+    AMD_GCR_KNOWN = 0x0007ffffu, /* bits 0-18 are defined */
+};
+enum {
+    AMD_COHER_TC_WB_ACTION_ENA = 1u << 18,
+    AMD_COHER_TCL1_ACTION_ENA = 1u << 22,
+    AMD_COHER_TC_ACTION_ENA = 1u << 23,
+    AMD_COHER_SH_KCACHE_ACTION_ENA = 1u << 27,
+    AMD_COHER_SH_ICACHE_ACTION_ENA = 1u << 29,
+};
+enum {
+    /* gfx11 RELEASE_MEM DW1 */
+    AMD_REL_GCR_GLM_WB = 1u << 12,
+    AMD_REL_GCR_GLM_INV = 1u << 13,
+    AMD_REL_GCR_GLV_INV = 1u << 14,
+    AMD_REL_GCR_GL1_INV = 1u << 15,
+    AMD_REL_GCR_GL2_INV = 1u << 20,
+    AMD_REL_GCR_GL2_WB = 1u << 21,
+    AMD_REL_GCR_SEQ = 1u << 22,
+    /* gfx9 RELEASE_MEM DW1 */
+    AMD_REL_TC_WB_ACTION_EN = 1u << 15,
+    AMD_REL_TC_NC_ACTION_EN = 1u << 19,
+};
+
+/* ** the targets */
+typedef struct amd_arch {
+    const char *name;        /* "gfx1100" */
+    uint32_t gfx_version;    /* KFD gfx_target_version: 110000 */
+    amd_family family;
+    uint8_t elf_mach;        /* EF_AMDGPU_MACH_AMDGCN_GFX1100 = 0x41 */
+    uint8_t sdma_major;      /* SDMA IP major version: 6, 4 */
+    bool aql_compute;        /* the compute queue is AQL carrying PM4 (multi-XCC parts; docs/amd-xcc.md) */
+    bool wave32;             /* kernels are compiled wave32 by default */
+    uint32_t hdp_flush_req;  /* NBIO BIF_BX_PF0_GPU_HDP_FLUSH_REQ (dword offset) */
+    uint32_t hdp_flush_done;
+    uint32_t scratch_unit;   /* TMPRING WAVESIZE unit in bytes: 256 gfx11, 1024 gfx9 */
+    uint32_t acquire_body_dw;/* ACQUIRE_MEM body dwords: 7 gfx11, 6 gfx9 */
+    /* full cache invalidate + write-back before a dispatch (ACQUIRE_MEM) */
+    uint32_t acquire_full;   /* GCR_CNTL (gfx11) or CP_COHER_CNTL (gfx9) */
+    /* RELEASE_MEM DW1 cache actions that make results visible to the host */
+    uint32_t release_flush;
+    uint64_t sdma_copy_max;  /* bytes one COPY_LINEAR moves at most */
+    uint8_t sdma_count_bits; /* width of COPY_LINEAR's count field */
+    bool sdma_fence_mtype;   /* FENCE takes an MTYPE in its header (SDMA 5+) */
+    bool sdma_gcr;           /* SDMA has GCR_REQ (SDMA 5+) */
+} amd_arch;
+
+extern const amd_arch amd_archs[];
+extern const unsigned amd_arch_count;
+/* The arch for a KFD gfx_target_version (110000) or a name ("gfx942"). */
+const amd_arch *amd_arch_by_version(uint32_t gfx_version);
+const amd_arch *amd_arch_by_name(const char *name);
+/* "gfx" + major + minor and stepping in hex: 110000 -> "gfx1100", 90402 -> "gfx942" */
+void amd_arch_name_of(uint32_t gfx_version, char *buf, unsigned size);
+
+static inline uint32_t amd_reg_off(const amd_arch *a, amd_reg r) { return amd_regs[r].off[a->family]; }
+
+#endif

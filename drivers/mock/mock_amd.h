@@ -1,0 +1,154 @@
+/* What the AMD mock's files share: the emulated amdkfd process (GPUs,
+ * buffer objects, events, queues) in mock_amd.c, and the engines that run
+ * the queues: the command processor (PM4, AQL, the XCCs of multi-XCC parts)
+ * in mock_amd_cp.c and the SDMA engine in mock_amd_sdma.c. */
+#ifndef HCQ_DRIVERS_MOCK_AMD_H
+#define HCQ_DRIVERS_MOCK_AMD_H
+
+#include "drivers/amd/amd_abi.h"
+#include "drivers/amd/amd_regs.h"
+#include "drivers/mock/mock.h"
+
+#include <pthread.h>
+
+#define MOCK_AMD_MAX_XCC 8
+
+typedef struct mock_amd_model {
+    const char *name; /* "gfx1100" */
+    uint32_t gfx_version, device_id;
+    uint32_t simd_count, simd_per_cu, max_waves_per_simd, array_count, simd_arrays_per_engine;
+    uint32_t num_xcc, lds_kib, wave_front_size;
+    uint64_t vram_bytes;
+    bool publishes_queue_sizes; /* a kernel new enough to show cwsr_size, ctl_stack_size */
+} mock_amd_model;
+
+typedef struct mock_amd_gpu {
+    mock_gpu *g;
+    const mock_amd_model *model;
+    const amd_arch *arch;
+    uint32_t index;    /* among AMD GPUs */
+    uint32_t node;     /* KFD topology node */
+    uint32_t gpu_id;
+    uint32_t render_minor;
+    /* what KFD checks queue buffers against (kfd_queue.c) */
+    uint32_t eop_size, ctl_stack_size, cwsr_size, debug_memory_size;
+    char properties[2048];
+    /* the process's binding: which render file ACQUIRE_VM used (0: none) */
+    uint64_t acquired_file;
+    /* the doorbell slice: the mock's own view and the process's mapping */
+    mock_bo *doorbells;
+    uint8_t *doorbell_cpu;
+    uint8_t *doorbell_user;
+    uint32_t next_doorbell;
+    uint32_t next_logical_xcc; /* KFD rotates the first logical XCC per queue */
+} mock_amd_gpu;
+
+typedef struct mock_amd_queue mock_amd_queue;
+
+/* one XCC's command processor on a compute queue */
+typedef struct mock_amd_cp {
+    mock_amd_queue *q;
+    uint32_t xcc;
+    mock_engine *engine;  /* cleared (under the queue's xcc_lock) before it stops */
+    mock_engine *running; /* the engine running this XCC, as its step saw it */
+    uint32_t regs[AMD_SH_REG_END - AMD_SH_REG_BASE];
+    uint64_t rptr;      /* next dword (PM4) or packet (AQL) */
+    /* an indirect buffer being run (AQL packets, INDIRECT_BUFFER) */
+    bool in_ib;
+    uint64_t ib_va;
+    uint32_t ib_ndw, ib_pos;
+    uint32_t *ib;       /* a copy of the IB's dwords */
+    uint64_t dumped;    /* ring dumped up to here (HCQ_MOCK_DUMP) */
+} mock_amd_cp;
+
+struct mock_amd_queue {
+    uint32_t id;
+    uint32_t type; /* KFD_QUEUE_* */
+    mock_amd_gpu *gpu;
+    uint64_t ring_va, ring_size, wptr_va, rptr_va;
+    uint32_t doorbell; /* slot in the gpu's doorbell slice */
+    char name[32];
+    atomic_int stopped; /* evicted after a fault, or destroyed */
+    /* compute: one command processor per XCC */
+    uint32_t ncp;
+    mock_amd_cp cp[MOCK_AMD_MAX_XCC];
+    pthread_mutex_t xcc_lock; /* the read pointer all XCCs agree on */
+    /* sdma */
+    mock_engine *sdma;
+    uint64_t sdma_rptr, sdma_dumped;
+    mock_amd_queue *next;
+};
+
+
+/* ** the emulated KFD process (mock_amd.c owns it, mock_amd_kfd.c answers
+ * its ioctls); lock guards everything in it */
+typedef struct mock_amd_bo {
+    uint64_t handle, va, size, mmap_offset;
+    uint32_t flags;
+    mock_amd_gpu *gpu;
+    mock_bo *bo; /* NULL for userptr */
+    uint32_t mapped; /* GPU index bits */
+} mock_amd_bo;
+
+typedef struct mock_amd_event {
+    uint32_t id, type;
+    bool signaled;
+    kfd_event_data data;
+} mock_amd_event;
+
+enum { MOCK_AMD_FILE_KFD = 1, MOCK_AMD_FILE_RENDER = 2 };
+typedef struct mock_amd_file {
+    int kind;
+    uint64_t id;
+    mock_amd_gpu *gpu;
+} mock_amd_file;
+
+typedef struct mock_amd_proc {
+    pthread_mutex_t lock;
+    pthread_cond_t events_cond;
+    bool up;
+    mock_amd_gpu *gpus[8];
+    uint32_t ngpus;
+    bool runtime_enabled;
+    uint64_t next_file, next_handle, next_offset;
+    uint32_t next_event, next_queue;
+    mock_amd_bo *bos;
+    size_t nbos, cbos;
+    mock_amd_event *events;
+    size_t nevents, cevents;
+    mock_amd_queue *queues;
+} mock_amd_proc;
+
+extern mock_amd_proc mock_amd_P;
+
+mock_amd_gpu *mock_amd_gpu_by_id(uint32_t id);
+void mock_amd_queue_free(mock_amd_queue *q);
+/* /dev/kfd's ioctls (mock_amd_kfd.c) */
+int mock_amd_ioctl(void *priv, unsigned long req, void *arg);
+
+/* ** the process (mock_amd.c) */
+/* The GPU with index i among AMD GPUs, or NULL. */
+mock_amd_gpu *mock_amd_gpu_at(uint32_t i);
+/* 64-bit value of the queue's doorbell. */
+uint64_t mock_amd_doorbell(const mock_amd_queue *q);
+/* The engine stopped on a fault: records KFD's memory exception (va,
+ * whether a write to read-only memory), stops every queue of the GPU (KFD
+ * evicts them) and wakes event waiters. */
+void mock_amd_memory_fault(mock_amd_gpu *gpu, uint64_t va, bool read_only, const char *what);
+/* A hang-class error (a malformed packet): the queue stops, KFD would
+ * reset the GPU; reported as a HW exception. why is printed. */
+void mock_amd_hang(mock_amd_queue *q, const char *why);
+/* GPU access check with the fault path: false after reporting a fault. */
+bool mock_amd_access(mock_amd_queue *q, uint64_t va, uint64_t size, bool write, const char *what);
+/* The GPU clock (100 MHz). */
+uint64_t mock_amd_clock(void);
+
+/* ** engines */
+hcq_status mock_amd_cp_start(mock_amd_queue *q);
+hcq_status mock_amd_sdma_start(mock_amd_queue *q);
+/* Stops the queue's engines (joins them). */
+void mock_amd_queue_stop(mock_amd_queue *q);
+/* Tells the engines where the process mapped the doorbell. */
+void mock_amd_queue_bell(mock_amd_queue *q);
+
+#endif

@@ -1,0 +1,428 @@
+/* The mock GPU's compute command processor: it executes the PM4 we emit,
+ * one XCC per engine thread, reading only what hardware reads: the ring
+ * between its read position and the doorbell's write pointer, packets and
+ * indirect buffers from GPU memory (MMU-checked), SET_SH_REG writes into a
+ * register file, and at DISPATCH_DIRECT the program address, user SGPRs,
+ * work-group size, LDS size and initiator from those registers. The kernel
+ * (mock code: compiler/mock_amd_code.h) says which user SGPRs hold its
+ * kernarg pointer, as real code does. Waits park the engine; releases
+ * write memory and wake waiters; cache operations are checked for shape
+ * and otherwise do nothing. Anything the hardware would choke on stops the
+ * queue with the reason (mock_amd_hang).
+ *
+ * Multi-XCC parts (gfx942): KFD instantiates a compute queue on every XCC
+ * (kfd_mqd_manager_v9.c init_mqd_v9_4_3), so every XCC here runs every
+ * packet. A dispatch is split between them by COMPUTE_TG_CHUNK_SIZE and
+ * COMPUTE_CURRENT_LOGIC_XCC_ID, which KFD sets to 1 and a rotation of the
+ * XCCs for AQL queues and to 0 (no split: each XCC runs the whole grid)
+ * for PM4 queues. PRED_EXEC selects XCCs inside indirect buffers only. An
+ * AQL packet with the barrier bit starts only once every XCC has finished
+ * the packets before it. docs/amd-xcc.md says why the backend relies on
+ * exactly this. */
+#include "drivers/mock/mock_amd.h"
+
+#include "base/base.h"
+#include "compiler/mock_amd_code.h"
+#include "drivers/amd/amd_pm4.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum ex { EX_DONE, EX_BLOCKED, EX_STOP, EX_IB } ex;
+
+#define REG(cp, id) ((cp)->regs[amd_regs[id].off[(cp)->q->gpu->arch->family] - AMD_SH_REG_BASE])
+
+static ex hang(mock_amd_cp *cp, const char *fmt, ...) HCQ_PRINTF(2, 3);
+static ex hang(mock_amd_cp *cp, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    char msg[600];
+    snprintf(msg, sizeof msg, "xcc %u: %s", cp->xcc, why);
+    mock_amd_hang(cp->q, msg);
+    return EX_STOP;
+}
+
+static bool compare(uint32_t func, uint64_t v, uint64_t ref)
+{
+    switch (func) {
+    case PM4_FUNC_ALWAYS: return true;
+    case PM4_FUNC_LT: return v < ref;
+    case PM4_FUNC_LE: return v <= ref;
+    case PM4_FUNC_EQ: return v == ref;
+    case PM4_FUNC_NE: return v != ref;
+    case PM4_FUNC_GE: return v >= ref;
+    case PM4_FUNC_GT: return v > ref;
+    }
+    return false;
+}
+
+static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
+{
+    mock_amd_queue *q = cp->q;
+    const amd_arch *a = q->gpu->arch;
+    uint64_t entry = (uint64_t)REG(cp, AMD_REG_PGM_HI) << 40 | (uint64_t)REG(cp, AMD_REG_PGM_LO) << 8;
+    if (!mock_amd_access(q, entry, sizeof(cc_mock_amd_code), false, "fetching the program")) return EX_STOP;
+    cc_mock_amd_code h;
+    memcpy(&h, (const void *)(uintptr_t)entry, sizeof h);
+    if (memcmp(h.magic, CC_MOCK_AMD_MAGIC, 8))
+        return hang(cp, "DISPATCH_DIRECT: COMPUTE_PGM_LO/HI point at 0x%llx, which holds no mock code (machine code, "
+                    "or a wrong program address)", (unsigned long long)entry);
+    uint32_t rsrc2 = REG(cp, AMD_REG_PGM_RSRC2), user = amd_fget(AMD_RSRC2_USER_SGPR, rsrc2);
+    if (h.kernarg_sgpr + 2 > user || h.kernarg_sgpr + 2 > AMD_USER_DATA_COUNT)
+        return hang(cp, "DISPATCH_DIRECT: the kernel reads its kernarg pointer from s[%u:%u], but RSRC2.USER_SGPR loads "
+                    "%u user SGPRs", h.kernarg_sgpr, h.kernarg_sgpr + 1, user);
+    uint32_t lds = amd_fget(AMD_RSRC2_LDS_SIZE, rsrc2) * AMD_LDS_BLOCK_BYTES;
+    if (lds < h.local_bytes)
+        return hang(cp, "DISPATCH_DIRECT: RSRC2.LDS_SIZE allocates %u bytes of LDS; the kernel uses %u", lds,
+                    h.local_bytes);
+    uint32_t init = p[4];
+    if (!amd_fget(AMD_INIT_COMPUTE_SHADER_EN, init)) return hang(cp, "DISPATCH_DIRECT: COMPUTE_SHADER_EN is off");
+    bool w32 = amd_fget(AMD_INIT_CS_W32_EN, init);
+    if (a->family == AMD_FAMILY_GFX11 ? w32 != !!(h.flags & CC_MOCK_AMD_WAVE32) : w32)
+        return hang(cp, "DISPATCH_DIRECT: CS_W32_EN is %d for a wave%d kernel", w32,
+                    h.flags & CC_MOCK_AMD_WAVE32 ? 32 : 64);
+    if (REG(cp, AMD_REG_START_X) || REG(cp, AMD_REG_START_Y) || REG(cp, AMD_REG_START_Z))
+        return hang(cp, "DISPATCH_DIRECT: COMPUTE_START_X/Y/Z are not 0");
+    uint32_t grid[3] = {p[1], p[2], p[3]}, block[3];
+    for (int i = 0; i < 3; i++) {
+        block[i] = (&REG(cp, AMD_REG_NUM_THREAD_X))[i] & 0xffff; /* NUM_THREAD_FULL */
+        if (!block[i]) return hang(cp, "DISPATCH_DIRECT: COMPUTE_NUM_THREAD_%c is 0", "XYZ"[i]);
+    }
+    const uint32_t *user_data = &REG(cp, AMD_REG_USER_DATA_0);
+    uint64_t kernargs = user_data[h.kernarg_sgpr] | (uint64_t)user_data[h.kernarg_sgpr + 1] << 32;
+    mock_split split = {0, 1, 0};
+    if (a->family == AMD_FAMILY_GFX9 && q->ncp > 1) {
+        split.nparts = q->ncp;
+        split.chunk = REG(cp, AMD_REG_TG_CHUNK_SIZE);
+        split.part = REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) % q->ncp;
+    }
+    mock_fault f;
+    hcq_status s = mock_shader_run_split(q->gpu->g, entry + h.ir_offset, kernargs, grid, block, &split, &f);
+    if (s == HCQ_EFAULT) {
+        char what[900];
+        snprintf(what, sizeof what, "%s xcc %u: %s", q->name, cp->xcc, f.what);
+        mock_amd_memory_fault(q->gpu, f.va, strstr(f.what, "read-only") != NULL, what);
+        return EX_STOP;
+    }
+    if (s) return hang(cp, "DISPATCH_DIRECT: %s", hcq_error_message());
+    return EX_DONE;
+}
+
+static ex set_sh_reg(mock_amd_cp *cp, const uint32_t *p, uint32_t n)
+{
+    amd_family fam = cp->q->gpu->arch->family;
+    if (n < 3) return hang(cp, "SET_SH_REG with no value");
+    for (uint32_t i = 0; i < n - 2; i++) {
+        uint32_t reg = AMD_SH_REG_BASE + p[1] + i;
+        if (reg >= AMD_SH_REG_END || !amd_reg_name(fam, reg))
+            return hang(cp, "SET_SH_REG of register 0x%x, which the mock does not model for this GPU (0x2E2D is "
+                        "COMPUTE_PGM_RSRC3 on gfx9 but COMPUTE_STATIC_THREAD_MGMT_SE6 on gfx11)", reg);
+        cp->regs[reg - AMD_SH_REG_BASE] = p[2 + i];
+    }
+    return EX_DONE;
+}
+
+static ex release_mem(mock_amd_cp *cp, const uint32_t *p)
+{
+    mock_amd_queue *q = cp->q;
+    if (amd_fget(PM4_EVENT_TYPE, p[1]) != PM4_EV_CACHE_FLUSH_AND_INV_TS || amd_fget(PM4_EVENT_INDEX, p[1]) != 5)
+        return hang(cp, "RELEASE_MEM with event 0x%x index %u (the mock knows end-of-pipe 0x14/5)",
+                    amd_fget(PM4_EVENT_TYPE, p[1]), amd_fget(PM4_EVENT_INDEX, p[1]));
+    uint32_t sel = amd_fget(PM4_REL_DATA_SEL, p[2]);
+    uint64_t addr = p[3] | (uint64_t)p[4] << 32, data = p[5] | (uint64_t)p[6] << 32;
+    if (sel == PM4_DATA_NONE) return EX_DONE;
+    if (sel > PM4_DATA_CLOCK) return hang(cp, "RELEASE_MEM data_sel %u", sel);
+    uint32_t size = sel == PM4_DATA_32 ? 4 : 8;
+    if (addr % size) return hang(cp, "RELEASE_MEM to 0x%llx, not %u-byte aligned", (unsigned long long)addr, size);
+    if (!mock_amd_access(q, addr, size, true, "RELEASE_MEM")) return EX_STOP;
+    if (sel == PM4_DATA_CLOCK) data = mock_amd_clock();
+    if (size == 4) atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)addr, (uint32_t)data, memory_order_release);
+    else atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)addr, data, memory_order_release);
+    mock_progress();
+    return EX_DONE;
+}
+
+static ex acquire_mem(mock_amd_cp *cp, const uint32_t *p, uint32_t n)
+{
+    const amd_arch *a = cp->q->gpu->arch;
+    if (n - 1 != a->acquire_body_dw)
+        return hang(cp, "ACQUIRE_MEM of %u body dwords; %s takes %u", n - 1, a->name, a->acquire_body_dw);
+    if (p[3] > 0xffffff || p[5] > 0xffffff) return hang(cp, "ACQUIRE_MEM with a size or base above 56 bits");
+    if (a->family == AMD_FAMILY_GFX11 && (p[1] || (p[7] & ~(uint32_t)AMD_GCR_KNOWN)))
+        return hang(cp, "ACQUIRE_MEM: COHER_CNTL 0x%x (must be 0 on gfx11) or GCR_CNTL 0x%x with undefined bits", p[1],
+                    p[7]);
+    return EX_DONE; /* the mock has no caches to act on */
+}
+
+static ex wait_reg_mem(mock_amd_cp *cp, const uint32_t *p, bool is64)
+{
+    const amd_arch *a = cp->q->gpu->arch;
+    uint32_t func = amd_fget(PM4_WAIT_FUNCTION, p[1]), space = amd_fget(PM4_WAIT_MEM_SPACE, p[1]),
+             op = amd_fget(PM4_WAIT_OPERATION, p[1]);
+    if (func > PM4_FUNC_GT) return hang(cp, "WAIT_REG_MEM function %u", func);
+    if (!is64 && space == PM4_SPACE_REG && op == PM4_OP_WRITE_WAIT) {
+        /* the HDP flush handshake: the flush is done at once */
+        if (p[2] != a->hdp_flush_req || p[3] != a->hdp_flush_done)
+            return hang(cp, "WAIT_REG_MEM writes register 0x%x and polls 0x%x, not the HDP flush pair 0x%x/0x%x: "
+                        "on hardware it would poll a register that never changes", p[2], p[3], a->hdp_flush_req,
+                        a->hdp_flush_done);
+        return EX_DONE;
+    }
+    if (space != PM4_SPACE_MEM || op != PM4_OP_WAIT)
+        return hang(cp, "WAIT_REG_MEM%s on space %u operation %u", is64 ? "64" : "", space, op);
+    uint64_t addr = p[2] | (uint64_t)p[3] << 32;
+    uint32_t size = is64 ? 8 : 4;
+    if (addr % size) return hang(cp, "WAIT_REG_MEM%s on 0x%llx, not %u-byte aligned", is64 ? "64" : "",
+                                 (unsigned long long)addr, size);
+    if (!mock_amd_access(cp->q, addr, size, false, "WAIT_REG_MEM")) return EX_STOP;
+    uint64_t v, ref, mask;
+    if (is64) {
+        v = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)addr, memory_order_acquire);
+        ref = p[4] | (uint64_t)p[5] << 32;
+        mask = p[6] | (uint64_t)p[7] << 32;
+    } else {
+        v = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)addr, memory_order_acquire);
+        ref = p[4];
+        mask = p[5];
+    }
+    return compare(func, v & mask, ref) ? EX_DONE : EX_BLOCKED;
+}
+
+static ex begin_ib(mock_amd_cp *cp, uint64_t va, uint32_t ndw)
+{
+    mock_amd_queue *q = cp->q;
+    if (va % 4 || !ndw) return hang(cp, "INDIRECT_BUFFER at 0x%llx of %u dwords", (unsigned long long)va, ndw);
+    if (!mock_amd_access(q, va, ndw * 4ull, false, "fetching an indirect buffer")) return EX_STOP;
+    uint32_t *ib = realloc(cp->ib, ndw * 4ull);
+    if (!ib) return hang(cp, "out of host memory for a %u-dword IB", ndw);
+    memcpy(ib, (const void *)(uintptr_t)va, ndw * 4ull);
+    cp->ib = ib;
+    cp->ib_va = va;
+    cp->ib_ndw = ndw;
+    cp->ib_pos = 0;
+    cp->in_ib = true;
+    if (cp->xcc == 0) mock_dump(cp->running, "amd-pm4", q->gpu->arch->gfx_version, va, ib, ndw);
+    return EX_IB;
+}
+
+/* one packet (n dwords at p) */
+static ex packet(mock_amd_cp *cp, const uint32_t *p, uint32_t n, bool in_ib)
+{
+    uint32_t h = p[0], op = PM4_HDR_OP(h), body = n - 1;
+    switch (op) {
+    case PM4_NOP: return EX_DONE;
+    case PM4_SET_SH_REG: return set_sh_reg(cp, p, n);
+    case PM4_DISPATCH_DIRECT: return body == 4 ? dispatch(cp, p) : hang(cp, "DISPATCH_DIRECT of %u dwords", body);
+    case PM4_RELEASE_MEM: return body == 7 ? release_mem(cp, p) : hang(cp, "RELEASE_MEM of %u dwords", body);
+    case PM4_ACQUIRE_MEM: return acquire_mem(cp, p, n);
+    case PM4_WAIT_REG_MEM: return body == 6 ? wait_reg_mem(cp, p, false) : hang(cp, "WAIT_REG_MEM of %u dwords", body);
+    case PM4_WAIT_REG_MEM64: return body == 8 ? wait_reg_mem(cp, p, true) : hang(cp, "WAIT_REG_MEM64 of %u dwords", body);
+    case PM4_EVENT_WRITE:
+        /* dispatches finish before the next packet here: a partial flush
+         * has nothing to wait for */
+        if (body != 1 || amd_fget(PM4_EVENT_TYPE, p[1]) != PM4_EV_CS_PARTIAL_FLUSH)
+            return hang(cp, "EVENT_WRITE 0x%x (the mock knows CS_PARTIAL_FLUSH)", p[1]);
+        return EX_DONE;
+    case PM4_INDIRECT_BUFFER:
+        if (in_ib) return hang(cp, "INDIRECT_BUFFER inside an indirect buffer (chaining is not modelled)");
+        if (body != 3 || !amd_fget(PM4_IB_VALID, p[3])) return hang(cp, "INDIRECT_BUFFER without VALID");
+        return begin_ib(cp, p[1] | (uint64_t)p[2] << 32, amd_fget(PM4_IB_SIZE, p[3]));
+    case PM4_PRED_EXEC:
+        return hang(cp, "PRED_EXEC in the ring: the CP honours it only inside indirect buffers");
+    }
+    return hang(cp, "PM4 opcode 0x%02x (header 0x%08x)", op, h);
+}
+
+/* runs the current IB from where it stopped */
+static ex run_ib(mock_amd_cp *cp)
+{
+    while (cp->ib_pos < cp->ib_ndw) {
+        const uint32_t *p = cp->ib + cp->ib_pos;
+        uint32_t h = p[0], n = PM4_HDR_BODY(h) + 1;
+        if (PM4_HDR_TYPE(h) != 3 || cp->ib_pos + n > cp->ib_ndw)
+            return hang(cp, "IB at 0x%llx, dword %u: header 0x%08x is not a type-3 packet that fits the IB",
+                        (unsigned long long)cp->ib_va, cp->ib_pos, h);
+        if (PM4_HDR_OP(h) == PM4_PRED_EXEC) {
+            uint32_t devs = amd_fget(PM4_PRED_DEVICES, p[1]), count = amd_fget(PM4_PRED_COUNT, p[1]);
+            cp->ib_pos += n + ((devs >> cp->xcc) & 1 ? 0 : count);
+            continue;
+        }
+        ex r = packet(cp, p, n, true);
+        if (r != EX_DONE) return r;
+        cp->ib_pos += n;
+    }
+    cp->in_ib = false;
+    return EX_DONE;
+}
+
+/* the read pointer in memory: the slowest XCC's */
+static bool report_rptr(mock_amd_cp *cp)
+{
+    mock_amd_queue *q = cp->q;
+    pthread_mutex_lock(&q->xcc_lock);
+    uint64_t r = cp->rptr;
+    for (uint32_t i = 0; i < q->ncp; i++) r = BASE_MIN(r, q->cp[i].rptr);
+    pthread_mutex_unlock(&q->xcc_lock);
+    if (!mock_amd_access(q, q->rptr_va, 8, true, "writing the read pointer")) return false;
+    /* PM4 rings report a position in the ring, AQL a packet count */
+    uint64_t v = q->type == KFD_QUEUE_COMPUTE_AQL ? r : r % (q->ring_size / 4);
+    atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)q->rptr_va, v, memory_order_release);
+    /* XCCs parked on a barrier packet look again; under the lock, as the
+     * queue's teardown clears the engines there before freeing any */
+    pthread_mutex_lock(&q->xcc_lock);
+    for (uint32_t i = 0; i < q->ncp; i++)
+        if (&q->cp[i] != cp && q->cp[i].engine) mock_engine_kick(q->cp[i].engine);
+    pthread_mutex_unlock(&q->xcc_lock);
+    return true;
+}
+
+static void advance(mock_amd_cp *cp, uint64_t by)
+{
+    pthread_mutex_lock(&cp->q->xcc_lock);
+    cp->rptr += by;
+    pthread_mutex_unlock(&cp->q->xcc_lock);
+}
+
+static mock_step pm4_step(mock_engine *e, void *ctx)
+{
+    mock_amd_cp *cp = ctx;
+    cp->running = e;
+    mock_amd_queue *q = cp->q;
+    if (atomic_load(&q->stopped)) return MOCK_STEP_STOPPED;
+    uint64_t ring_dw = q->ring_size / 4;
+    if (cp->in_ib) {
+        ex r = run_ib(cp);
+        if (r == EX_BLOCKED) return MOCK_STEP_BLOCKED;
+        if (r == EX_STOP) return MOCK_STEP_STOPPED;
+        advance(cp, 4); /* past the INDIRECT_BUFFER packet */
+        return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
+    }
+    uint64_t wptr = mock_amd_doorbell(q);
+    if (cp->rptr >= wptr) return MOCK_STEP_IDLE;
+    if (!mock_amd_access(q, q->ring_va, q->ring_size, false, "fetching the ring")) return MOCK_STEP_STOPPED;
+    const uint32_t *ring = (const uint32_t *)(uintptr_t)q->ring_va;
+    if (cp->xcc == 0 && cp->dumped < wptr) {
+        for (uint64_t d = BASE_MAX(cp->dumped, cp->rptr); d < wptr;) {
+            uint64_t pos = d % ring_dw, n = BASE_MIN(wptr - d, ring_dw - pos);
+            mock_dump(e, "amd-pm4", q->gpu->arch->gfx_version, q->ring_va + pos * 4, ring + pos, (uint32_t)n);
+            d += n;
+        }
+        cp->dumped = wptr;
+    }
+    uint32_t h = ring[cp->rptr % ring_dw], n = PM4_HDR_BODY(h) + 1;
+    if (PM4_HDR_TYPE(h) != 3 || n > ring_dw)
+        return hang(cp, "ring dword %llu: header 0x%08x is not a type-3 packet", (unsigned long long)cp->rptr, h),
+               MOCK_STEP_STOPPED;
+    if (cp->rptr + n > wptr) return MOCK_STEP_IDLE; /* the rest is not published yet */
+    uint32_t local[64], *p = n <= 64 ? local : malloc(n * 4ull);
+    if (!p) return hang(cp, "out of host memory"), MOCK_STEP_STOPPED;
+    for (uint32_t k = 0; k < n; k++) p[k] = ring[(cp->rptr + k) % ring_dw]; /* packets may wrap */
+    ex r = packet(cp, p, n, false);
+    if (p != local) free(p);
+    switch (r) {
+    case EX_BLOCKED: return MOCK_STEP_BLOCKED;
+    case EX_STOP: return MOCK_STEP_STOPPED;
+    case EX_IB: return MOCK_STEP_PROGRESS; /* the ring moves past it when the IB is done */
+    case EX_DONE: break;
+    }
+    advance(cp, n);
+    return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
+}
+
+static mock_step aql_step(mock_engine *e, void *ctx)
+{
+    mock_amd_cp *cp = ctx;
+    cp->running = e;
+    mock_amd_queue *q = cp->q;
+    if (atomic_load(&q->stopped)) return MOCK_STEP_STOPPED;
+    if (cp->in_ib) {
+        ex r = run_ib(cp);
+        if (r == EX_BLOCKED) return MOCK_STEP_BLOCKED;
+        if (r == EX_STOP) return MOCK_STEP_STOPPED;
+        advance(cp, 1); /* the packet is done on this XCC */
+        return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
+    }
+    /* the doorbell holds the index of the last packet written */
+    uint64_t avail = mock_amd_doorbell(q) + 1, slots = q->ring_size / AQL_PACKET_BYTES;
+    if (cp->rptr >= avail) return MOCK_STEP_IDLE;
+    uint64_t va = q->ring_va + (cp->rptr % slots) * AQL_PACKET_BYTES;
+    if (!mock_amd_access(q, va, AQL_PACKET_BYTES, false, "fetching an AQL packet")) return MOCK_STEP_STOPPED;
+    const uint32_t *pkt = (const uint32_t *)(uintptr_t)va;
+    uint32_t hdr = atomic_load_explicit((_Atomic uint32_t *)pkt, memory_order_acquire);
+    uint32_t type = hdr & 0xff;
+    if (type == AQL_TYPE_INVALID) return MOCK_STEP_IDLE; /* not written yet */
+    if (hdr & AQL_HDR_BARRIER) {
+        /* every XCC done with the packets before this one */
+        pthread_mutex_lock(&q->xcc_lock);
+        bool ready = true;
+        for (uint32_t i = 0; i < q->ncp; i++) ready = ready && q->cp[i].rptr >= cp->rptr;
+        pthread_mutex_unlock(&q->xcc_lock);
+        if (!ready) return MOCK_STEP_BLOCKED;
+    }
+    if (type != AQL_TYPE_VENDOR || hdr >> 16 != AQL_AMD_FORMAT_PM4_IB)
+        return hang(cp, "AQL packet %llu: header 0x%08x (the mock runs AMD PM4-IB vendor packets)",
+                    (unsigned long long)cp->rptr, hdr), MOCK_STEP_STOPPED;
+    if (pkt[1] != PM4_HDR(PM4_INDIRECT_BUFFER, 3) || !amd_fget(PM4_IB_VALID, pkt[4]) || pkt[5] != AQL_PM4_IB_REMAIN)
+        return hang(cp, "AQL packet %llu: not an INDIRECT_BUFFER with VALID and dw_cnt_remain %u",
+                    (unsigned long long)cp->rptr, AQL_PM4_IB_REMAIN), MOCK_STEP_STOPPED;
+    ex r = begin_ib(cp, pkt[2] | (uint64_t)pkt[3] << 32, amd_fget(PM4_IB_SIZE, pkt[4]));
+    return r == EX_STOP ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
+}
+
+hcq_status mock_amd_cp_start(mock_amd_queue *q)
+{
+    mock_amd_gpu *g = q->gpu;
+    bool aql = q->type == KFD_QUEUE_COMPUTE_AQL;
+    q->ncp = BASE_MIN(g->model->num_xcc, (uint32_t)MOCK_AMD_MAX_XCC);
+    uint32_t first = g->next_logical_xcc++;
+    for (uint32_t x = 0; x < q->ncp; x++) {
+        mock_amd_cp *cp = &q->cp[x];
+        cp->q = q;
+        cp->xcc = x;
+        if (g->arch->family == AMD_FAMILY_GFX9) {
+            /* what KFD's MQD loads (init_mqd_v9_4_3) */
+            REG(cp, AMD_REG_TG_CHUNK_SIZE) = aql && q->ncp > 1 ? 1 : 0;
+            REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) = aql ? (first + x) % q->ncp : 0;
+        }
+    }
+    for (uint32_t x = 0; x < q->ncp; x++) {
+        mock_engine *e = mock_engine_start(g->g, q->name, aql ? aql_step : pm4_step, &q->cp[x]);
+        if (!e) return HCQ_ENOMEM;
+        pthread_mutex_lock(&q->xcc_lock);
+        q->cp[x].engine = e;
+        pthread_mutex_unlock(&q->xcc_lock);
+    }
+    return HCQ_OK;
+}
+
+void mock_amd_queue_stop(mock_amd_queue *q)
+{
+    atomic_store(&q->stopped, 1);
+    /* an XCC still finishing a packet kicks its siblings: none may be
+     * freed while another can reach it */
+    mock_engine *e[MOCK_AMD_MAX_XCC];
+    pthread_mutex_lock(&q->xcc_lock);
+    for (uint32_t x = 0; x < q->ncp; x++) {
+        e[x] = q->cp[x].engine;
+        q->cp[x].engine = NULL;
+    }
+    pthread_mutex_unlock(&q->xcc_lock);
+    for (uint32_t x = 0; x < q->ncp; x++) mock_engine_stop(e[x]);
+    mock_engine_stop(q->sdma);
+    q->sdma = NULL;
+}
+
+void mock_amd_queue_bell(mock_amd_queue *q)
+{
+    uint8_t *u = q->gpu->doorbell_user;
+    if (!u) return;
+    pthread_mutex_lock(&q->xcc_lock);
+    for (uint32_t x = 0; x < q->ncp; x++)
+        if (q->cp[x].engine) mock_engine_set_doorbell(q->cp[x].engine, u + 8ull * q->doorbell, 8);
+    pthread_mutex_unlock(&q->xcc_lock);
+    if (q->sdma) mock_engine_set_doorbell(q->sdma, u + 8ull * q->doorbell, 8);
+}

@@ -1,0 +1,348 @@
+/* The emulated amdkfd's ioctls on /dev/kfd, with the kernel's checks
+ * (torvalds/linux drivers/gpu/drm/amd/amdkfd/kfd_chardev.c, kfd_queue.c):
+ * the argument copied at the caller's size and zero-extended, the VM
+ * binding, memory flags and page granularity, address overlap, queue
+ * buffers of exactly the sizes KFD validates, events and their waits. */
+#include "drivers/mock/mock_amd.h"
+
+#include "base/base.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ** ioctl helpers */
+mock_amd_gpu *mock_amd_gpu_by_id(uint32_t id)
+{
+    for (uint32_t i = 0; i < mock_amd_P.ngpus; i++)
+        if (mock_amd_P.gpus[i]->gpu_id == id) return mock_amd_P.gpus[i];
+    return NULL;
+}
+
+static mock_amd_bo *bo_by_handle(uint64_t h)
+{
+    for (size_t i = 0; i < mock_amd_P.nbos; i++)
+        if (mock_amd_P.bos[i].handle == h) return &mock_amd_P.bos[i];
+    return NULL;
+}
+
+static int refuse(int err, const char *fmt, ...) HCQ_PRINTF(2, 3);
+static int refuse(int err, const char *fmt, ...)
+{
+    if (hcq_debug_level() >= 1) {
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        base_log(1, "mock amdkfd: %s -> %s", msg, strerror(err));
+    }
+    return -err;
+}
+
+/* kfd_queue_buffer_get: the address must start a buffer mapped on the GPU
+ * whose size is the expected one (when that is a page or more) */
+static int queue_buffer(mock_amd_gpu *g, uint64_t addr, uint64_t expected, const char *what)
+{
+    uint64_t page = addr & ~4095ull;
+    for (size_t i = 0; i < mock_amd_P.nbos; i++) {
+        mock_amd_bo *b = &mock_amd_P.bos[i];
+        if (page < b->va || page >= b->va + b->size) continue;
+        if (!(b->mapped & (1u << g->g->index)))
+            return refuse(EINVAL, "CREATE_QUEUE: the %s at 0x%llx is not mapped on gpu %u", what,
+                          (unsigned long long)addr, g->gpu_id);
+        if (b->va != page || (expected >= 4096 && b->size != base_align_up(expected, 4096)))
+            return refuse(EINVAL, "CREATE_QUEUE: the %s at 0x%llx must start a buffer of %llu bytes; its buffer is "
+                          "[0x%llx, +%llu)", what, (unsigned long long)addr, (unsigned long long)expected,
+                          (unsigned long long)b->va, (unsigned long long)b->size);
+        return 0;
+    }
+    return refuse(EINVAL, "CREATE_QUEUE: the %s at 0x%llx is in no buffer of this process", what,
+                  (unsigned long long)addr);
+}
+
+static int create_queue(kfd_create_queue_args *a)
+{
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    if (!g || !g->acquired_file) return refuse(EINVAL, "CREATE_QUEUE: gpu_id %u unknown or its VM not acquired", a->gpu_id);
+    if (a->queue_type > KFD_QUEUE_COMPUTE_AQL)
+        return refuse(EINVAL, "CREATE_QUEUE: queue type %u (the mock runs PM4, SDMA and AQL)", a->queue_type);
+    if ((a->queue_percentage & 0xff) > KFD_MAX_QUEUE_PERCENTAGE || a->queue_priority > KFD_MAX_QUEUE_PRIORITY)
+        return refuse(EINVAL, "CREATE_QUEUE: percentage %u / priority %u out of range", a->queue_percentage & 0xff,
+                      a->queue_priority);
+    if (a->ring_size && (a->ring_size & (a->ring_size - 1)))
+        return refuse(EINVAL, "CREATE_QUEUE: ring size %u is not a power of two", a->ring_size);
+    if (a->ring_size < 1024) a->ring_size = 1024; /* KFD_MIN_QUEUE_RING_SIZE: KFD clamps */
+    int rc;
+    if ((rc = queue_buffer(g, a->write_pointer_address, 4096, "write pointer")) ||
+        (rc = queue_buffer(g, a->read_pointer_address, 4096, "read pointer")) ||
+        (rc = queue_buffer(g, a->ring_base_address, a->ring_size, "ring")))
+        return rc;
+    bool compute = a->queue_type != KFD_QUEUE_SDMA;
+    if (compute) {
+        if (!a->eop_buffer_address || a->eop_buffer_size != g->eop_size)
+            return refuse(EINVAL, "CREATE_QUEUE: EOP buffer of %llu bytes; the node's is %u",
+                          (unsigned long long)a->eop_buffer_size, g->eop_size);
+        if ((rc = queue_buffer(g, a->eop_buffer_address, a->eop_buffer_size, "EOP buffer"))) return rc;
+        if (a->ctl_stack_size != g->ctl_stack_size)
+            return refuse(EINVAL, "CREATE_QUEUE: ctl stack size 0x%x, the node's is 0x%x", a->ctl_stack_size,
+                          g->ctl_stack_size);
+        if (a->ctx_save_restore_size < g->cwsr_size)
+            return refuse(EINVAL, "CREATE_QUEUE: context save size 0x%x, the node needs 0x%x",
+                          a->ctx_save_restore_size, g->cwsr_size);
+        uint64_t total = base_align_up(((uint64_t)a->ctx_save_restore_size + g->debug_memory_size) * g->model->num_xcc,
+                                       4096);
+        if ((rc = queue_buffer(g, a->ctx_save_restore_address, total, "context save area"))) return rc;
+    }
+    mock_amd_queue *q = calloc(1, sizeof *q);
+    if (!q) return -ENOMEM;
+    q->id = ++mock_amd_P.next_queue;
+    q->type = a->queue_type;
+    q->gpu = g;
+    q->ring_va = a->ring_base_address;
+    q->ring_size = a->ring_size;
+    q->wptr_va = a->write_pointer_address;
+    q->rptr_va = a->read_pointer_address;
+    q->doorbell = g->next_doorbell++ % (KFD_DOORBELL_SLICE_BYTES / 8);
+    pthread_mutex_init(&q->xcc_lock, NULL);
+    snprintf(q->name, sizeof q->name, "amd%u.%s", g->index, compute ? "compute" : "sdma");
+    hcq_status s = compute ? mock_amd_cp_start(q) : mock_amd_sdma_start(q);
+    if (s) {
+        mock_amd_queue_free(q);
+        return -ENOMEM;
+    }
+    q->next = mock_amd_P.queues;
+    mock_amd_P.queues = q;
+    mock_amd_queue_bell(q);
+    a->queue_id = q->id;
+    a->doorbell_offset = KFD_MMAP_TYPE_DOORBELL | (uint64_t)g->gpu_id << KFD_MMAP_GPU_ID_SHIFT | 8ull * q->doorbell;
+    return 0;
+}
+
+static int destroy_queue(kfd_destroy_queue_args *a)
+{
+    for (mock_amd_queue **p = &mock_amd_P.queues; *p; p = &(*p)->next)
+        if ((*p)->id == a->queue_id) {
+            mock_amd_queue *q = *p;
+            *p = q->next;
+            pthread_mutex_unlock(&mock_amd_P.lock); /* engines may be reporting a fault */
+            mock_amd_queue_free(q);
+            pthread_mutex_lock(&mock_amd_P.lock);
+            return 0;
+        }
+    return refuse(EINVAL, "DESTROY_QUEUE: no queue %u", a->queue_id);
+}
+
+static int alloc_memory(kfd_alloc_memory_args *a)
+{
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    if (!g || !g->acquired_file)
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: gpu_id %u unknown or its VM not acquired", a->gpu_id);
+    uint32_t dom = a->flags & KFD_ALLOC_DOMAINS;
+    if (dom != KFD_ALLOC_VRAM && dom != KFD_ALLOC_GTT && dom != KFD_ALLOC_USERPTR)
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: flags 0x%08x: one of VRAM, GTT, USERPTR (the mock has no doorbell "
+                      "or MMIO buffers)", a->flags);
+    if (!a->size || a->size % 4096 || !a->va_addr || a->va_addr % 4096)
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: address 0x%llx size %llu not page-granular",
+                      (unsigned long long)a->va_addr, (unsigned long long)a->size);
+    if (dom == KFD_ALLOC_USERPTR && a->mmap_offset != a->va_addr)
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: userptr 0x%llx at GPU address 0x%llx (the mock shares one address "
+                      "space)", (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr);
+    for (size_t i = 0; i < mock_amd_P.nbos; i++)
+        if (a->va_addr < mock_amd_P.bos[i].va + mock_amd_P.bos[i].size && mock_amd_P.bos[i].va < a->va_addr + a->size)
+            return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: [0x%llx, +%llu) overlaps the buffer at 0x%llx",
+                          (unsigned long long)a->va_addr, (unsigned long long)a->size, (unsigned long long)mock_amd_P.bos[i].va);
+    int err = 0;
+    mock_bo *bo = NULL;
+    if (dom != KFD_ALLOC_USERPTR && !(bo = mock_bo_new(dom == KFD_ALLOC_VRAM ? g->g : NULL, a->size, &err)))
+        return -err;
+    if (mock_amd_P.nbos == mock_amd_P.cbos) {
+        size_t cap = mock_amd_P.cbos ? mock_amd_P.cbos * 2 : 64;
+        mock_amd_bo *n = realloc(mock_amd_P.bos, cap * sizeof *n);
+        if (!n) {
+            mock_bo_unref(bo);
+            return -ENOMEM;
+        }
+        mock_amd_P.bos = n;
+        mock_amd_P.cbos = cap;
+    }
+    mock_amd_bo *b = &mock_amd_P.bos[mock_amd_P.nbos++];
+    *b = (mock_amd_bo){.handle = (uint64_t)g->gpu_id << 32 | ++mock_amd_P.next_handle, .va = a->va_addr, .size = a->size,
+               .flags = a->flags, .gpu = g, .bo = bo};
+    b->mmap_offset = dom == KFD_ALLOC_USERPTR ? a->mmap_offset : ++mock_amd_P.next_offset << 32;
+    a->handle = b->handle;
+    a->mmap_offset = b->mmap_offset;
+    return 0;
+}
+
+static int free_memory(kfd_free_memory_args *a)
+{
+    mock_amd_bo *b = bo_by_handle(a->handle);
+    if (!b) return refuse(EINVAL, "FREE_MEMORY_OF_GPU: no buffer 0x%llx", (unsigned long long)a->handle);
+    if (b->mapped) return refuse(EBUSY, "FREE_MEMORY_OF_GPU: buffer 0x%llx is still mapped on a GPU", (unsigned long long)b->va);
+    mock_bo_unref(b->bo); /* a CPU mapping keeps its own reference */
+    *b = mock_amd_P.bos[--mock_amd_P.nbos];
+    return 0;
+}
+
+static int map_memory(kfd_map_memory_args *a, bool map)
+{
+    mock_amd_bo *b = bo_by_handle(a->handle);
+    if (!b) return refuse(EINVAL, "%s: no buffer 0x%llx", map ? "MAP" : "UNMAP", (unsigned long long)a->handle);
+    if (!a->n_devices || a->n_devices > mock_amd_P.ngpus || a->n_success > a->n_devices || !a->device_ids_array_ptr)
+        return refuse(EINVAL, "%s: %u devices", map ? "MAP" : "UNMAP", a->n_devices);
+    const uint32_t *ids = (const uint32_t *)(uintptr_t)a->device_ids_array_ptr;
+    for (uint32_t i = a->n_success; i < a->n_devices; i++) {
+        mock_amd_gpu *g = mock_amd_gpu_by_id(ids[i]);
+        if (!g || !g->acquired_file) return refuse(EINVAL, "MAP: gpu_id %u unknown or not acquired", ids[i]);
+        uint32_t bit = 1u << g->g->index;
+        if (map && !(b->mapped & bit)) {
+            int rc = mock_va_map(b->va, b->size, b->bo, 0, bit, b->flags & KFD_ALLOC_WRITABLE);
+            if (rc) return refuse(-rc == EEXIST ? EINVAL : -rc, "MAP: 0x%llx: %s", (unsigned long long)b->va,
+                                  strerror(-rc));
+            b->mapped |= bit;
+        } else if (!map) {
+            if (!(b->mapped & bit)) return refuse(EINVAL, "UNMAP: 0x%llx is not mapped on gpu %u",
+                                                  (unsigned long long)b->va, ids[i]);
+            mock_va_unmap(b->va, b->size, bit);
+            b->mapped &= ~bit;
+        }
+        a->n_success = i + 1;
+    }
+    return 0;
+}
+
+static mock_amd_event *event_by_id(uint32_t id)
+{
+    for (size_t i = 0; i < mock_amd_P.nevents; i++)
+        if (mock_amd_P.events[i].id == id) return &mock_amd_P.events[i];
+    return NULL;
+}
+
+static int create_event(kfd_create_event_args *a)
+{
+    if (a->event_type != KFD_EVENT_SIGNAL && a->event_type != KFD_EVENT_MEMORY && a->event_type != KFD_EVENT_HW_EXCEPTION)
+        return refuse(EINVAL, "CREATE_EVENT: type %u", a->event_type);
+    if (mock_amd_P.nevents == mock_amd_P.cevents) {
+        size_t cap = mock_amd_P.cevents ? mock_amd_P.cevents * 2 : 16;
+        mock_amd_event *n = realloc(mock_amd_P.events, cap * sizeof *n);
+        if (!n) return -ENOMEM;
+        mock_amd_P.events = n;
+        mock_amd_P.cevents = cap;
+    }
+    mock_amd_event *e = &mock_amd_P.events[mock_amd_P.nevents++];
+    memset(e, 0, sizeof *e);
+    e->id = ++mock_amd_P.next_event;
+    e->type = a->event_type;
+    a->event_id = e->id;
+    a->event_slot_index = a->event_type == KFD_EVENT_SIGNAL ? e->id : 0;
+    a->event_trigger_data = e->id;
+    return 0;
+}
+
+static int wait_events(kfd_wait_events_args *a)
+{
+    if (!a->num_events || a->num_events > 4096 || !a->events_ptr) return refuse(EINVAL, "WAIT_EVENTS: %u events", a->num_events);
+    kfd_event_data *d = (kfd_event_data *)(uintptr_t)a->events_ptr;
+    for (uint32_t i = 0; i < a->num_events; i++)
+        if (!event_by_id(d[i].event_id)) return refuse(EINVAL, "WAIT_EVENTS: no event %u", d[i].event_id);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)a->timeout * 1000000ull;
+    ts.tv_sec += (time_t)(ns / 1000000000ull);
+    ts.tv_nsec = (long)(ns % 1000000000ull);
+    for (;;) {
+        uint32_t hit = 0;
+        for (uint32_t i = 0; i < a->num_events; i++) {
+            mock_amd_event *e = event_by_id(d[i].event_id);
+            if (!e || !e->signaled) continue;
+            hit++;
+            uint32_t id = d[i].event_id;
+            d[i] = e->data;
+            d[i].event_id = id;
+            e->signaled = false; /* auto reset */
+            memset(&e->data, 0, sizeof e->data);
+        }
+        if (hit && (!a->wait_for_all || hit == a->num_events)) {
+            a->wait_result = KFD_WAIT_COMPLETE;
+            return 0;
+        }
+        if (!a->timeout || pthread_cond_timedwait(&mock_amd_P.events_cond, &mock_amd_P.lock, &ts) == ETIMEDOUT) {
+            a->wait_result = KFD_WAIT_TIMEOUT;
+            return 0;
+        }
+    }
+}
+
+int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
+{
+    int err;
+    uint32_t status;
+    if (mock_ioctl_inject(&err, &status)) return -(err ? err : EIO);
+    mock_amd_file *f = priv;
+    if (f->kind != MOCK_AMD_FILE_KFD) return -ENOTTY; /* hcq issues no DRM ioctls */
+    if (AMD_IOC_TYPE(req) != 'K') return -ENOTTY;
+    /* like kfd_ioctl: the argument is copied in at the caller's size and
+     * zero-extended to the kernel's struct (older and newer layouts work) */
+    union {
+        kfd_get_version_args ver;
+        kfd_create_queue_args cq;
+        uint8_t cq96[96];
+        kfd_destroy_queue_args dq;
+        kfd_create_event_args ce;
+        kfd_destroy_event_args de;
+        kfd_wait_events_args we;
+        kfd_acquire_vm_args av;
+        kfd_alloc_memory_args am;
+        kfd_free_memory_args fm;
+        kfd_map_memory_args mm;
+        kfd_runtime_enable_args re;
+    } u;
+    unsigned usize = AMD_IOC_SIZE(req);
+    if (usize > sizeof u) return -EINVAL;
+    memset(&u, 0, sizeof u);
+    if (req >> 30 & AMD_IOC_W) memcpy(&u, arg, usize);
+    int rc = 0;
+    pthread_mutex_lock(&mock_amd_P.lock);
+    switch (AMD_IOC_NR(req)) {
+    case 0x01:
+        u.ver.major_version = 1;
+        u.ver.minor_version = 15;
+        break;
+    case 0x02: rc = create_queue(&u.cq); break;
+    case 0x03: rc = destroy_queue(&u.dq); break;
+    case 0x08: rc = create_event(&u.ce); break;
+    case 0x09: {
+        mock_amd_event *e = event_by_id(u.de.event_id);
+        if (!e) rc = refuse(EINVAL, "DESTROY_EVENT: no event %u", u.de.event_id);
+        else *e = mock_amd_P.events[--mock_amd_P.nevents];
+        break;
+    }
+    case 0x0C: rc = wait_events(&u.we); break;
+    case 0x15: {
+        mock_amd_gpu *g = mock_amd_gpu_by_id(u.av.gpu_id);
+        mock_amd_file *r = mock_fd_priv((int)u.av.drm_fd, &mock_amd_driver);
+        if (!g || !r || r->kind != MOCK_AMD_FILE_RENDER || r->gpu != g)
+            rc = refuse(EINVAL, "ACQUIRE_VM: fd %d is not gpu %u's render node", (int)u.av.drm_fd, u.av.gpu_id);
+        else if (g->acquired_file && g->acquired_file != r->id)
+            rc = refuse(EBUSY, "ACQUIRE_VM: gpu %u is bound to another render file", u.av.gpu_id);
+        else g->acquired_file = r->id;
+        break;
+    }
+    case 0x16: rc = alloc_memory(&u.am); break;
+    case 0x17: rc = free_memory(&u.fm); break;
+    case 0x18: rc = map_memory(&u.mm, true); break;
+    case 0x19: rc = map_memory(&u.mm, false); break;
+    case 0x25:
+        if (mock_amd_P.runtime_enabled) rc = -EBUSY;
+        else if (mock_amd_P.queues) rc = refuse(EEXIST, "RUNTIME_ENABLE after queues were created");
+        else mock_amd_P.runtime_enabled = true;
+        break;
+    default: rc = refuse(EINVAL, "kfd ioctl 0x%02x", AMD_IOC_NR(req));
+    }
+    pthread_mutex_unlock(&mock_amd_P.lock);
+    if (rc == 0 && (req >> 30 & AMD_IOC_R)) memcpy(arg, &u, usize);
+    return rc;
+}
+

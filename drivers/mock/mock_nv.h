@@ -1,0 +1,124 @@
+/* drivers/mock/mock_nv*: the NVIDIA part of the mock GPU.
+ *   mock_nv.c      models, the device files and their ioctl dispatch,
+ *                  mmaps, UVM (nvidia-uvm.ko)
+ *   mock_nv_rm.c   the RM object tree: allocations, frees, controls,
+ *                  memory mappings (nvidia.ko's resource server)
+ *   mock_nv_gpu.c  the GPU: a thread per channel that fetches GPFIFO
+ *                  entries through GPPut, decodes the pushbuffer, runs host
+ *                  semaphores, QMD launches (on the IR interpreter) and
+ *                  copy-engine work, and reports through semaphores and the
+ *                  channel's error notifier.
+ * The ABI structs and command formats are the backend's own definitions
+ * (drivers/nv/nv_abi.h, nv_hw.h): the mock checks what it receives against
+ * the same layouts the driver defines. Internal to drivers/mock, except the
+ * test hooks at the end. */
+#ifndef HCQ_DRIVERS_MOCK_NV_H
+#define HCQ_DRIVERS_MOCK_NV_H
+
+#include "drivers/mock/mock.h"
+#include "drivers/nv/nv_abi.h"
+#include "drivers/nv/nv_hw.h"
+
+#include <stdatomic.h>
+
+/* ** GPU models */
+typedef struct mnv_model {
+    const char *name;      /* the config name: "H100" */
+    const char *full_name; /* what the name-string control reports */
+    uint16_t pci_device;
+    uint32_t sm_version;   /* GR SM_VERSION: 0x900 */
+    uint32_t gpcs, tpcs_per_gpc, sms_per_tpc, max_warps_per_sm;
+    uint64_t vram_bytes;
+    uint32_t compute_cls, copy_cls;
+    uint32_t channel_cls[4], usermode_cls[4]; /* 0-terminated */
+    uint32_t qmd_major;   /* the QMD version its compute class takes */
+    uint32_t param_base;  /* kernargs in constant bank 0 */
+} mnv_model;
+
+/* ** one emulated GPU */
+typedef struct mnv_gpu {
+    mock_gpu *g;
+    const mnv_model *m;
+    uint32_t index, gpu_id, minor;
+    uint8_t uuid[16];
+    atomic_int opened;  /* /dev/nvidiaN fds open (RM needs one before GET_ID_INFO) */
+    atomic_bool paused; /* test hook: engines take no work */
+    pthread_mutex_t fault_lock;
+    nv_mmu_fault_entry faults[4];
+    uint32_t nfaults;
+    volatile uint8_t *usermode; /* CPU mapping of the usermode page, doorbell at +0x90 */
+} mnv_gpu;
+
+mnv_gpu *mnv_gpu_by_index(uint32_t i);
+uint32_t mnv_gpu_count(void);
+const char *mnv_driver_version(void);
+
+/* ** channels (mock_nv_gpu.c) */
+typedef struct mnv_chan mnv_chan;
+typedef struct mnv_chan_args {
+    mnv_gpu *gpu;
+    uint32_t cls, chid;
+    uint64_t gpfifo_va;
+    uint32_t entries;
+    mock_bo *userd_bo;
+    uint64_t userd_off;
+    mock_bo *notifier_bo;
+    atomic_bool *scheduled; /* the channel group's */
+} mnv_chan_args;
+/* NULL on out of memory */
+mnv_chan *mnv_chan_create(const mnv_chan_args *a);
+/* binds the engine object and starts the engine thread */
+int mnv_chan_bind(mnv_chan *c, uint32_t engine_cls);
+bool mnv_chan_has_engine(const mnv_chan *c);
+void mnv_chan_destroy(mnv_chan *c);
+/* the usermode page of c's GPU was mapped at addr (or moved): doorbells */
+void mnv_chan_set_doorbell(mnv_chan *c, volatile uint8_t *usermode);
+/* connects (or, paused, disconnects) the doorbells of g's channels */
+void mnv_gpu_pause_doorbells(mnv_gpu *g, bool paused);
+
+/* ** the RM side (mock_nv_rm.c); fd kinds for ioctls */
+enum { MNV_FD_CTL = 1, MNV_FD_DEV, MNV_FD_UVM };
+typedef struct mnv_fd mnv_fd;
+struct mnv_fd {
+    int kind;
+    mnv_gpu *gpu;       /* MNV_FD_DEV */
+    bool registered;    /* REGISTER_FD done (MNV_FD_DEV) */
+    /* a pending CPU mapping set up by RM_MAP_MEMORY with this fd */
+    mock_bo *map_bo;
+    uint64_t map_off, map_len;
+    bool map_usermode;
+    mnv_gpu *map_gpu;
+    /* UVM state (MNV_FD_UVM) */
+    bool uvm_init;
+    struct mnv_uvm *uvm;
+};
+int mnv_rm_ioctl(mnv_fd *f, unsigned long req, void *arg);
+void mnv_rm_close_fd(mnv_fd *f);
+void mnv_rm_fini(void);
+/* live RM objects (tests check that a failed bring-up freed everything) */
+uint32_t mnv_rm_objects(void);
+/* a memory object of a client for UVM: its bo (NULL for host memory
+ * described by address) and size; false if there is none */
+bool mnv_rm_memory(uint32_t hclient, uint32_t hmem, mock_bo **bo, uint64_t *size, uint64_t *host_va);
+/* the vaspace's flags, for UVM's checks; false if not a vaspace */
+bool mnv_rm_vaspace(uint32_t hclient, uint32_t hvaspace, uint32_t *flags);
+/* whether the channel exists with its engine object bound */
+bool mnv_rm_channel_ready(uint32_t hclient, uint32_t hchannel);
+/* whether fd is an open /dev/nvidiactl of the mock */
+bool mnv_is_ctl_fd(int fd);
+
+/* ** UVM (mock_nv.c) */
+int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg);
+void mnv_uvm_close_fd(mnv_fd *f);
+
+/* the RM status field of an escape / UVM command (fault injection) */
+uint32_t *mnv_status_field(int kind, unsigned long req, void *arg);
+
+/* ** test hooks (tests and bench/ include this header) */
+/* Engines of NV GPU `index` take no new work while paused (their doorbells
+ * are disconnected too, so submitting costs what it costs on hardware). */
+void mock_nv_pause(uint32_t index, bool paused);
+/* RM objects alive in the emulated driver. */
+uint32_t mock_nv_live_objects(void);
+
+#endif

@@ -1,0 +1,456 @@
+/* The GPU of the NV mock: one engine thread per channel. It sees work only
+ * through GPPut in USERD, fetches GPFIFO entries and their pushbuffer
+ * segments through the GPU's MMU (advancing GPGet as it fetches), decodes
+ * method headers, and executes:
+ *   host methods   SET_OBJECT, semaphore acquire (STRICT_GEQ, CIRC_GEQ,
+ *                  AND, NOR, equal) and release (32/64-bit, timestamp);
+ *   compute        QMD launches (SEND_SIGNALING_PCAS2_B): grid, block,
+ *                  constant bank 0 and the program address read from the QMD
+ *                  with the field table, run on the IR interpreter, then the
+ *                  QMD's release semaphores; inline uploads (LAUNCH_DMA +
+ *                  LOAD_INLINE_DATA); window and local-memory state;
+ *   copy engine    LAUNCH_DMA copies (pitch, lines) and semaphore releases.
+ * A bad address is an MMU fault, a malformed stream or launch a channel
+ * error: either writes the channel's error notifier (as RM does) and stops
+ * the channel. Timestamps are CLOCK_MONOTONIC nanoseconds. */
+#include "drivers/mock/mock_nv.h"
+
+#include "base/base.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MTHD_REGS 0x800u /* dwords of method state per subchannel */
+
+struct mnv_chan {
+    mnv_gpu *gpu;
+    uint32_t cls, chid, engine_cls;
+    uint64_t gpfifo_va;
+    uint32_t entries;
+    mock_bo *userd_bo, *notifier_bo;
+    uint8_t *userd_map, *notifier_map; /* the mock's own mappings of those objects */
+    volatile uint8_t *userd;
+    atomic_bool *scheduled;
+    mock_engine *eng;
+    char name[32];
+    /* execution state (the engine thread's) */
+    uint32_t get;
+    uint32_t *seg;
+    uint32_t seg_n, seg_cap, pos, sub;
+    uint64_t seg_va;
+    uint32_t subch_cls[8];
+    uint32_t regs[8][MTHD_REGS];
+    uint64_t inline_dst;
+    uint32_t inline_left;
+    atomic_bool dead;
+    mnv_chan *next_live;
+};
+
+/* every live channel, for doorbell changes (pauses) */
+static mnv_chan *live;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mnv_gpu_pause_doorbells(mnv_gpu *g, bool paused)
+{
+    pthread_mutex_lock(&live_lock);
+    for (mnv_chan *c = live; c; c = c->next_live)
+        if (c->gpu == g && c->eng && g->usermode)
+            mock_engine_set_doorbell(c->eng, paused ? NULL : g->usermode + NV_USERMODE_DOORBELL, paused ? 0 : 4);
+    pthread_mutex_unlock(&live_lock);
+}
+
+enum { M_OK, M_BLOCKED, M_FAULT };
+
+/* ** memory the mock maps for itself (USERD, notifiers are RM's memory,
+ * which it reaches physically, not through the GPU's MMU) */
+static uint8_t *map_bo(mock_bo *bo)
+{
+    int err;
+    return sys_libc()->mmap(NULL, NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, bo->memfd, 0, &err);
+}
+
+mnv_chan *mnv_chan_create(const mnv_chan_args *a)
+{
+    mnv_chan *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->gpu = a->gpu;
+    c->cls = a->cls;
+    c->chid = a->chid;
+    c->gpfifo_va = a->gpfifo_va;
+    c->entries = a->entries;
+    c->scheduled = a->scheduled;
+    c->userd_bo = a->userd_bo;
+    c->notifier_bo = a->notifier_bo;
+    mock_bo_ref(c->userd_bo);
+    mock_bo_ref(c->notifier_bo);
+    c->userd_map = map_bo(c->userd_bo);
+    c->notifier_map = map_bo(c->notifier_bo);
+    if (!c->userd_map || !c->notifier_map) {
+        mnv_chan_destroy(c);
+        return NULL;
+    }
+    c->userd = c->userd_map + a->userd_off;
+    pthread_mutex_lock(&live_lock);
+    c->next_live = live;
+    live = c;
+    pthread_mutex_unlock(&live_lock);
+    return c;
+}
+
+void mnv_chan_destroy(mnv_chan *c)
+{
+    if (!c) return;
+    pthread_mutex_lock(&live_lock);
+    for (mnv_chan **p = &live; *p; p = &(*p)->next_live)
+        if (*p == c) {
+            *p = c->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&live_lock);
+    mock_engine_stop(c->eng);
+    if (c->userd_map) sys_libc()->munmap(NULL, c->userd_map, c->userd_bo->size);
+    if (c->notifier_map) sys_libc()->munmap(NULL, c->notifier_map, c->notifier_bo->size);
+    mock_bo_unref(c->userd_bo);
+    mock_bo_unref(c->notifier_bo);
+    free(c->seg);
+    free(c);
+}
+
+bool mnv_chan_has_engine(const mnv_chan *c) { return c && c->engine_cls; }
+
+void mnv_chan_set_doorbell(mnv_chan *c, volatile uint8_t *usermode)
+{
+    if (c->eng) mock_engine_set_doorbell(c->eng, usermode + NV_USERMODE_DOORBELL, 4);
+}
+
+/* ** errors: the notifier RM writes, then a stopped channel */
+static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...) HCQ_PRINTF(3, 4);
+static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    BASE_LOG(1, "mock %s: channel error (Xid %u): %s", c->name, code, msg);
+    nv_notification *n = (nv_notification *)(void *)c->notifier_map;
+    uint64_t now = hcq_now_ns();
+    n->timestamp_ns[0] = (uint32_t)now;
+    n->timestamp_ns[1] = (uint32_t)(now >> 32);
+    n->info32 = code;
+    n->info16 = (uint16_t)c->chid;
+    atomic_store_explicit((_Atomic uint16_t *)&n->status, 0xffff, memory_order_release);
+    atomic_store(&c->dead, true);
+    mock_progress();
+    return M_FAULT;
+}
+
+static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
+{
+    mnv_gpu *g = c->gpu;
+    pthread_mutex_lock(&g->fault_lock);
+    /* newest first, as the debugger's fault cache reports */
+    memmove(&g->faults[1], &g->faults[0], sizeof g->faults - sizeof g->faults[0]);
+    g->faults[0] = (nv_mmu_fault_entry){va, 2 /* unbound / invalid PTE */, write ? 1u : 0u};
+    if (g->nfaults < 4) g->nfaults++;
+    pthread_mutex_unlock(&g->fault_lock);
+    return channel_error(c, NV_RC_FIFO_ERROR_MMU_ERR_FLT, "MMU fault at 0x%llx (%s): %s", (unsigned long long)va,
+                         write ? "write" : "read", what);
+}
+
+/* the GPU's MMU for an access of the engine itself */
+static bool gpu_ok(mnv_chan *c, uint64_t va, uint64_t size, bool write, const char *what, int *rc)
+{
+    char why[256];
+    if (mock_gpu_access(c->gpu->g, va, size, write, why, sizeof why)) return true;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: %s", what, why);
+    *rc = mmu_fault(c, va, write, msg);
+    return false;
+}
+
+/* ** host semaphores */
+static uint64_t sem_read(uint64_t va, bool b64)
+{
+    return b64 ? atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)va, memory_order_acquire)
+               : atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)va, memory_order_acquire);
+}
+
+static void sem_write(uint64_t va, uint64_t v, bool b64, bool timestamp)
+{
+    if (timestamp) /* before the value: a waiter that sees the value sees the time */
+        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)(va + 8), hcq_now_ns(), memory_order_relaxed);
+    if (b64) atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)va, v, memory_order_release);
+    else atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)va, (uint32_t)v, memory_order_release);
+    mock_progress();
+}
+
+static int sem_execute(mnv_chan *c, uint32_t v)
+{
+    const uint32_t *r = c->regs[0];
+    /* SEM_ADDR_HI is 8 bits on AMPERE_CHANNEL_GPFIFO_A, 25 on HOPPER_CHANNEL_GPFIFO_A */
+    uint32_t hi_mask = c->cls == HOPPER_CHANNEL_GPFIFO_A ? 0x1FFFFFFu : 0xFFu;
+    uint64_t va = (uint64_t)(r[NV_HOST_SEM_ADDR_HI / 4] & hi_mask) << 32 | (r[NV_HOST_SEM_ADDR_LO / 4] & ~3u);
+    bool b64 = v & NV_SEM_EXECUTE_PAYLOAD_SIZE_64BIT;
+    uint64_t payload = b64 ? (uint64_t)r[NV_HOST_SEM_PAYLOAD_HI / 4] << 32 | r[NV_HOST_SEM_PAYLOAD_LO / 4]
+                           : r[NV_HOST_SEM_PAYLOAD_LO / 4];
+    uint32_t op = NV_SEM_EXECUTE_OPERATION(v);
+    bool release = op == NV_SEM_OP_RELEASE, ts = release && (v & NV_SEM_EXECUTE_RELEASE_TIMESTAMP);
+    int rc;
+    if ((va & (b64 ? 7 : 3)) != 0)
+        return channel_error(c, NV_RC_PBDMA_ERROR, "semaphore address 0x%llx is not %d-byte aligned",
+                             (unsigned long long)va, b64 ? 8 : 4);
+    if (!gpu_ok(c, va, ts ? 16 : b64 ? 8 : 4, release, "host semaphore", &rc)) return rc;
+    if (release) {
+        sem_write(va, payload, b64, ts);
+        return M_OK;
+    }
+    uint64_t cur = sem_read(va, b64);
+    bool ok;
+    switch (op) {
+    case NV_SEM_OP_ACQUIRE: ok = cur == payload; break;
+    case NV_SEM_OP_ACQ_STRICT_GEQ: ok = cur >= payload; break;
+    case NV_SEM_OP_ACQ_CIRC_GEQ: ok = b64 ? (int64_t)(cur - payload) >= 0 : (int32_t)(uint32_t)(cur - payload) >= 0; break;
+    case NV_SEM_OP_ACQ_AND: ok = (cur & payload) != 0; break;
+    case NV_SEM_OP_ACQ_NOR: ok = ~(cur | payload) != 0; break;
+    default: return channel_error(c, NV_RC_PBDMA_ERROR, "SEM_EXECUTE operation %u is not emulated", op);
+    }
+    return ok ? M_OK : M_BLOCKED;
+}
+
+/* ** compute: QMD launches */
+static int launch(mnv_chan *c, uint64_t qmd_va)
+{
+    const mnv_model *m = c->gpu->m;
+    int ver = m->qmd_major >= 4 ? NV_QMD_V04 : NV_QMD_V03, rc;
+    uint32_t bytes = nv_qmd_bytes(ver), q[NV_QMD_MAX_DW];
+    if (!gpu_ok(c, qmd_va, bytes, false, "fetching a QMD", &rc)) return rc;
+    memcpy(q, (const void *)(uintptr_t)qmd_va, bytes);
+    mock_dump(c->eng, "nv-qmd", c->engine_cls, qmd_va, q, bytes / 4);
+    uint32_t major = (uint32_t)nv_qmd_get(q, ver, NV_QMD_MAJOR_VERSION, 0);
+    if (major != m->qmd_major)
+        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u; %s (class 0x%04x) takes "
+                             "version %u", (unsigned long long)qmd_va, major, m->name, c->engine_cls, m->qmd_major);
+    uint64_t prog = nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_LOWER, 0) |
+                    nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_UPPER, 0) << 32;
+    uint32_t grid[3] = {(uint32_t)nv_qmd_get(q, ver, NV_QMD_GRID_WIDTH, 0),
+                        (uint32_t)nv_qmd_get(q, ver, NV_QMD_GRID_HEIGHT, 0),
+                        (uint32_t)nv_qmd_get(q, ver, NV_QMD_GRID_DEPTH, 0)};
+    uint32_t block[3] = {(uint32_t)nv_qmd_get(q, ver, NV_QMD_CTA_THREAD_DIMENSION0, 0),
+                         (uint32_t)nv_qmd_get(q, ver, NV_QMD_CTA_THREAD_DIMENSION1, 0),
+                         (uint32_t)nv_qmd_get(q, ver, NV_QMD_CTA_THREAD_DIMENSION2, 0)};
+    if (!nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_VALID, 0))
+        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx launches without constant bank 0",
+                             (unsigned long long)qmd_va);
+    unsigned shift = ver == NV_QMD_V04 ? 6 : 0;
+    uint64_t cb0 = (nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_LOWER, 0) |
+                    nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, 0) << 32)
+                   << shift;
+    uint64_t cb0_size = nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0) << 4;
+    if (cb0_size < m->param_base)
+        return channel_error(c, NV_RC_GR_EXCEPTION, "constant bank 0 is %llu bytes, below the parameter base 0x%x",
+                             (unsigned long long)cb0_size, m->param_base);
+    if ((uint64_t)block[0] * block[1] * block[2] > 1024)
+        return channel_error(c, NV_RC_GR_EXCEPTION, "a block of %ux%ux%u threads", block[0], block[1], block[2]);
+    mock_fault f;
+    hcq_status s = mock_shader_run(c->gpu->g, prog, cb0 + m->param_base, grid, block, &f);
+    if (s == HCQ_EFAULT) return mmu_fault(c, f.va, f.write, f.what);
+    if (s) return channel_error(c, NV_RC_GR_EXCEPTION, "the kernel at 0x%llx: %s", (unsigned long long)prog,
+                                hcq_error_message());
+    unsigned slots = ver == NV_QMD_V04 ? 3 : 2;
+    for (unsigned i = 0; i < slots; i++) {
+        if (!nv_qmd_get(q, ver, NV_QMD_RELEASE_ENABLE, i)) continue;
+        uint64_t va = nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_LOWER, i) |
+                      nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_UPPER, i) << 32;
+        bool b64 = nv_qmd_get(q, ver, NV_QMD_RELEASE_PAYLOAD64B, i);
+        bool ts = nv_qmd_get(q, ver, NV_QMD_RELEASE_STRUCTURE_SIZE, i) == 0; /* four words */
+        uint64_t v = nv_qmd_get(q, ver, NV_QMD_RELEASE_PAYLOAD_LOWER, i) |
+                     (b64 ? nv_qmd_get(q, ver, NV_QMD_RELEASE_PAYLOAD_UPPER, i) << 32 : 0);
+        if (!gpu_ok(c, va, ts ? 16 : b64 ? 8 : 4, true, "a QMD release semaphore", &rc)) return rc;
+        sem_write(va, v, b64, ts);
+    }
+    return M_OK;
+}
+
+static int compute_method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v)
+{
+    const uint32_t *r = c->regs[subch];
+    int rc;
+    switch (mthd) {
+    case NV_COMPUTE_SEND_SIGNALING_PCAS2_B:
+        return launch(c, (uint64_t)r[NV_COMPUTE_SEND_PCAS_A / 4] << 8);
+    case NV_COMPUTE_LAUNCH_DMA: {
+        uint64_t bytes = (uint64_t)r[NV_COMPUTE_LINE_LENGTH_IN / 4] * BASE_MAX(r[NV_COMPUTE_LINE_COUNT / 4], 1u);
+        c->inline_dst = (uint64_t)r[NV_COMPUTE_OFFSET_OUT_UPPER / 4] << 32 | r[NV_COMPUTE_OFFSET_OUT / 4];
+        c->inline_left = (uint32_t)((bytes + 3) / 4);
+        return M_OK;
+    }
+    case NV_COMPUTE_LOAD_INLINE_DATA:
+        if (!c->inline_left)
+            return channel_error(c, NV_RC_GR_EXCEPTION, "LOAD_INLINE_DATA without a LAUNCH_DMA expecting it");
+        if (!gpu_ok(c, c->inline_dst, 4, true, "an inline upload", &rc)) return rc;
+        memcpy((void *)(uintptr_t)c->inline_dst, &v, 4);
+        c->inline_dst += 4;
+        c->inline_left--;
+        return M_OK;
+    case NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_B:
+        /* Hopper's shared window must be 4 GiB aligned */
+        if (c->gpu->m->qmd_major >= 4 && v != 0)
+            return channel_error(c, NV_RC_GR_EXCEPTION, "shared memory window 0x%x%08x is not 4 GiB aligned",
+                                 r[NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_A / 4], v);
+        return M_OK;
+    default: return M_OK; /* state methods: kept in regs */
+    }
+}
+
+/* ** copy engine */
+static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
+{
+    const uint32_t *r = c->regs[subch];
+    int rc;
+    if (NV_COPY_DMA_TRANSFER_TYPE(v)) {
+        uint64_t src = (uint64_t)(r[NV_COPY_OFFSET_IN_UPPER / 4] & 0x1FFFFFFu) << 32 | r[NV_COPY_OFFSET_IN_LOWER / 4];
+        uint64_t dst = (uint64_t)(r[NV_COPY_OFFSET_OUT_UPPER / 4] & 0x1FFFFFFu) << 32 | r[NV_COPY_OFFSET_OUT_LOWER / 4];
+        uint64_t len = r[NV_COPY_LINE_LENGTH_IN / 4];
+        uint32_t lines = (v & NV_COPY_DMA_MULTI_LINE) ? r[NV_COPY_LINE_COUNT / 4] : 1;
+        uint64_t pin = (v & NV_COPY_DMA_MULTI_LINE) ? r[NV_COPY_PITCH_IN / 4] : len;
+        uint64_t pout = (v & NV_COPY_DMA_MULTI_LINE) ? r[NV_COPY_PITCH_OUT / 4] : len;
+        if (!(v & NV_COPY_DMA_SRC_PITCH) || !(v & NV_COPY_DMA_DST_PITCH))
+            return channel_error(c, NV_RC_CE_ERROR_BASE, "block-linear copies are not emulated (LAUNCH_DMA 0x%x)", v);
+        for (uint32_t l = 0; l < lines && len; l++) {
+            if (!gpu_ok(c, src + l * pin, len, false, "copy engine source", &rc)) return rc;
+            if (!gpu_ok(c, dst + l * pout, len, true, "copy engine destination", &rc)) return rc;
+            memmove((void *)(uintptr_t)(dst + l * pout), (const void *)(uintptr_t)(src + l * pin), len);
+        }
+    }
+    uint32_t st = NV_COPY_DMA_SEMAPHORE_TYPE(v);
+    if (st) {
+        uint64_t va = (uint64_t)(r[NV_COPY_SET_SEMAPHORE_A / 4] & 0x1FFFFFFu) << 32 | r[NV_COPY_SET_SEMAPHORE_B / 4];
+        /* the 64-bit payload exists from HOPPER_DMA_COPY_A on */
+        bool b64 = (v & NV_COPY_DMA_SEMAPHORE_PAYLOAD_64) && c->engine_cls >= HOPPER_DMA_COPY_A;
+        uint64_t payload = r[NV_COPY_SET_SEMAPHORE_PAYLOAD / 4] |
+                           (b64 ? (uint64_t)r[NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER / 4] << 32 : 0);
+        bool ts = st == 2;
+        if (!gpu_ok(c, va, ts ? 16 : b64 ? 8 : 4, true, "copy engine semaphore", &rc)) return rc;
+        if (ts && !b64) { /* four words: payload, 0, timestamp */
+            sem_write(va, payload, true, true);
+        } else {
+            sem_write(va, payload, b64, ts);
+        }
+    }
+    return M_OK;
+}
+
+/* ** method dispatch */
+static int method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v)
+{
+    if (mthd < NV_HOST_MTHD_LIMIT) {
+        c->regs[0][mthd / 4] = v;
+        if (mthd == NV_HOST_SET_OBJECT) {
+            if ((v & 0xFFFFu) != c->engine_cls)
+                return channel_error(c, NV_RC_GR_EXCEPTION, "SET_OBJECT of class 0x%04x on subchannel %u, but the "
+                                     "channel's object is class 0x%04x", v & 0xFFFFu, subch, c->engine_cls);
+            c->subch_cls[subch] = v & 0xFFFFu;
+            return M_OK;
+        }
+        if (mthd == NV_HOST_SEM_EXECUTE) return sem_execute(c, v);
+        return M_OK;
+    }
+    uint32_t cls = c->subch_cls[subch];
+    if (!cls) {
+        const char *n = nv_method_name(c->engine_cls == c->gpu->m->compute_cls ? 1 : 2, mthd);
+        return channel_error(c, NV_RC_GR_EXCEPTION, "method 0x%04x (%s) on subchannel %u, which has no object (no "
+                             "SET_OBJECT)", mthd, n ? n : "unknown", subch);
+    }
+    if (mthd / 4 < MTHD_REGS) c->regs[subch][mthd / 4] = v;
+    if (cls == c->gpu->m->compute_cls) return compute_method(c, subch, mthd, v);
+    if (mthd == NV_COPY_LAUNCH_DMA) return copy_launch(c, subch, v);
+    return M_OK;
+}
+
+/* Runs the current segment from (pos, sub) on; M_BLOCKED leaves the
+ * position at the blocked method so it runs again. */
+static int run_segment(mnv_chan *c)
+{
+    while (c->pos < c->seg_n) {
+        uint32_t h = c->seg[c->pos], op = nv_mthd_sec_op(h), count = nv_mthd_count(h);
+        uint32_t subch = nv_mthd_subch(h), addr = nv_mthd_addr(h);
+        if (op == NV_SEC_OP_IMMD) {
+            int rc = method(c, subch, addr, count);
+            if (rc != M_OK) return rc;
+            c->pos++;
+            continue;
+        }
+        if (op != NV_SEC_OP_INC && op != NV_SEC_OP_NON_INC && op != NV_SEC_OP_ONE_INC)
+            return channel_error(c, NV_RC_PBDMA_ERROR, "pushbuffer at 0x%llx: header 0x%08x has SEC_OP %u",
+                                 (unsigned long long)(c->seg_va + 4ull * c->pos), h, op);
+        if (c->pos + 1 + count > c->seg_n)
+            return channel_error(c, NV_RC_PBDMA_ERROR, "pushbuffer at 0x%llx: header 0x%08x wants %u data words; the "
+                                 "segment has %u", (unsigned long long)(c->seg_va + 4ull * c->pos), h, count,
+                                 c->seg_n - c->pos - 1);
+        for (; c->sub < count; c->sub++) {
+            uint32_t m = op == NV_SEC_OP_INC ? addr + 4 * c->sub
+                         : op == NV_SEC_OP_NON_INC ? addr
+                         : addr + (c->sub ? 4 : 0);
+            int rc = method(c, subch, m, c->seg[c->pos + 1 + c->sub]);
+            if (rc != M_OK) return rc;
+        }
+        c->pos += 1 + count;
+        c->sub = 0;
+    }
+    return M_OK;
+}
+
+static mock_step step(mock_engine *e, void *ctx)
+{
+    mnv_chan *c = ctx;
+    (void)e;
+    if (atomic_load(&c->dead)) return MOCK_STEP_STOPPED;
+    if (!atomic_load(c->scheduled) || atomic_load(&c->gpu->paused)) return MOCK_STEP_IDLE;
+    if (c->pos >= c->seg_n) {
+        uint32_t put = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_PUT),
+                                            memory_order_acquire);
+        if (put == c->get) return MOCK_STEP_IDLE;
+        int rc;
+        if (put >= c->entries) {
+            channel_error(c, NV_RC_PBDMA_ERROR, "GPPut %u is past the ring's %u entries", put, c->entries);
+            return MOCK_STEP_STOPPED;
+        }
+        uint64_t eva = c->gpfifo_va + 8ull * c->get;
+        if (!gpu_ok(c, eva, 8, false, "fetching a GPFIFO entry", &rc)) return MOCK_STEP_STOPPED;
+        uint64_t entry = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)eva, memory_order_acquire);
+        uint64_t va = nv_gp_entry_va(entry);
+        uint32_t n = nv_gp_entry_len(entry);
+        if (n && !gpu_ok(c, va, 4ull * n, false, "fetching a pushbuffer segment", &rc)) return MOCK_STEP_STOPPED;
+        if (n > c->seg_cap) {
+            uint32_t *s = realloc(c->seg, (size_t)n * 4);
+            if (!s) {
+                channel_error(c, NV_RC_PBDMA_ERROR, "the mock ran out of memory for a %u-dword segment", n);
+                return MOCK_STEP_STOPPED;
+            }
+            c->seg = s;
+            c->seg_cap = n;
+        }
+        memcpy(c->seg, (const void *)(uintptr_t)va, (size_t)n * 4);
+        c->seg_n = n;
+        c->seg_va = va;
+        c->pos = c->sub = 0;
+        mock_dump(c->eng, "nv-gpfifo", c->engine_cls, va, c->seg, n);
+        /* fetched: the host may reuse the entry (and, with it, the segment) */
+        c->get = (c->get + 1) % c->entries;
+        atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), c->get,
+                              memory_order_release);
+    }
+    int rc = run_segment(c);
+    return rc == M_BLOCKED ? MOCK_STEP_BLOCKED : rc == M_FAULT ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
+}
+
+int mnv_chan_bind(mnv_chan *c, uint32_t engine_cls)
+{
+    c->engine_cls = engine_cls;
+    snprintf(c->name, sizeof c->name, "nv%u.%s", c->gpu->index, engine_cls == c->gpu->m->compute_cls ? "compute" : "copy");
+    c->eng = mock_engine_start(c->gpu->g, c->name, step, c);
+    return c->eng ? 0 : -1;
+}

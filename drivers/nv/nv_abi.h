@@ -1,0 +1,545 @@
+/* drivers/nv/nv_abi.h: our own definitions of the NVIDIA kernel driver's
+ * interface as the NV backend and the NV mock use it: the RM escapes of
+ * nvidia.ko (/dev/nvidiactl, /dev/nvidiaN), the ioctls of nvidia-uvm.ko, the
+ * allocation and control parameters we send, the class ids, RM status codes
+ * and the error notifier. Layouts are those of driver 580.x; each struct
+ * carries _Static_asserts on its size and key offsets, checked against the
+ * 580.142 headers (numbers in ../shared/reference/nv-facts.md §1, §8).
+ *
+ * Where 570 and 580 differ, the size is not a sizeof here but a row of
+ * nv_abi_revs (nv_rm.c): one table of per-version differences. */
+#ifndef HCQ_DRIVERS_NV_ABI_H
+#define HCQ_DRIVERS_NV_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NV_ABI_ASSERT(type, size) _Static_assert(sizeof(type) == (size), #type " size")
+#define NV_ABI_AT(type, field, off) _Static_assert(offsetof(type, field) == (off), #type "." #field " offset")
+
+/* ** ioctl numbers
+ * _IOWR('F', nr, size); nvidia.ko reads only the number and the size, and
+ * requires the size to equal the struct's exactly.
+ * (open-gpu-kernel-modules src/nvidia/arch/nvalloc/unix/include/nv-ioctl-numbers.h,
+ *  nv_escape.h) */
+#define NV_IOWR(nr, size) ((unsigned long)((3u << 30) | ((uint32_t)(size) << 16) | (0x46u << 8) | (uint32_t)(nr)))
+#define NV_IOC_NR(req) ((uint32_t)(req) & 0xffu)
+#define NV_IOC_SIZE(req) (((uint32_t)(req) >> 16) & 0x3fffu)
+
+enum nv_escape {
+    NV_ESC_RM_ALLOC_MEMORY = 0x27, /* device fd only */
+    NV_ESC_RM_FREE = 0x29,
+    NV_ESC_RM_CONTROL = 0x2A,
+    NV_ESC_RM_ALLOC = 0x2B,
+    NV_ESC_RM_MAP_MEMORY = 0x4E,
+    NV_ESC_CARD_INFO = 200,
+    NV_ESC_REGISTER_FD = 201,
+    NV_ESC_CHECK_VERSION_STR = 210,
+};
+
+/* ** RM escapes (open-gpu-kernel-modules src/common/sdk/nvidia/inc/nvos.h,
+ * src/nvidia/arch/nvalloc/unix/include/nv-unix-nvos-params-wrappers.h) */
+typedef struct nv_rm_alloc { /* NVOS21_PARAMETERS */
+    uint32_t hRoot, hObjectParent;
+    uint32_t hObjectNew; /* in/out: 0 lets RM choose */
+    uint32_t hClass;
+    uint64_t pAllocParms;
+    uint32_t paramsSize; /* ignored by RM: it copies the class's own size */
+    uint32_t status;
+} nv_rm_alloc;
+NV_ABI_ASSERT(nv_rm_alloc, 32);
+NV_ABI_AT(nv_rm_alloc, pAllocParms, 16);
+NV_ABI_AT(nv_rm_alloc, status, 28);
+
+typedef struct nv_rm_control { /* NVOS54_PARAMETERS */
+    uint32_t hClient, hObject, cmd, flags;
+    uint64_t params;
+    uint32_t paramsSize; /* must equal the command's size exactly */
+    uint32_t status;
+} nv_rm_control;
+NV_ABI_ASSERT(nv_rm_control, 32);
+NV_ABI_AT(nv_rm_control, params, 16);
+NV_ABI_AT(nv_rm_control, status, 28);
+
+typedef struct nv_rm_free { /* NVOS00_PARAMETERS */
+    uint32_t hRoot, hObjectParent, hObjectOld, status;
+} nv_rm_free;
+NV_ABI_ASSERT(nv_rm_free, 16);
+
+typedef struct nv_rm_alloc_memory { /* nv_ioctl_nvos02_parameters_with_fd */
+    uint32_t hRoot, hObjectParent;
+    uint32_t hObjectNew; /* chosen by the client */
+    uint32_t hClass, flags, _pad0;
+    uint64_t pMemory, limit;
+    uint32_t status, _pad1;
+    int32_t fd;
+    uint32_t _pad2;
+} nv_rm_alloc_memory;
+NV_ABI_ASSERT(nv_rm_alloc_memory, 56);
+NV_ABI_AT(nv_rm_alloc_memory, pMemory, 24);
+NV_ABI_AT(nv_rm_alloc_memory, limit, 32);
+NV_ABI_AT(nv_rm_alloc_memory, status, 40);
+NV_ABI_AT(nv_rm_alloc_memory, fd, 48);
+
+typedef struct nv_rm_map_memory { /* nv_ioctl_nvos33_parameters_with_fd */
+    uint32_t hClient, hDevice, hMemory, _pad0;
+    uint64_t offset, length, pLinearAddress;
+    uint32_t status, flags;
+    int32_t fd; /* the fresh fd the mmap will use */
+    uint32_t _pad1;
+} nv_rm_map_memory;
+NV_ABI_ASSERT(nv_rm_map_memory, 56);
+NV_ABI_AT(nv_rm_map_memory, offset, 16);
+NV_ABI_AT(nv_rm_map_memory, status, 40);
+NV_ABI_AT(nv_rm_map_memory, flags, 44);
+NV_ABI_AT(nv_rm_map_memory, fd, 48);
+
+/* (src/nvidia/arch/nvalloc/unix/include/nv-ioctl.h) */
+typedef struct nv_card_info {
+    uint8_t valid, _pad0[3];
+    uint32_t pci_domain;
+    uint8_t pci_bus, pci_slot, pci_function, _pad1;
+    uint16_t pci_vendor_id, pci_device_id;
+    uint32_t gpu_id;
+    uint16_t interrupt_line, _pad2[1];
+    uint64_t reg_address, reg_size, fb_address, fb_size;
+    uint32_t minor_number;
+    char dev_name[10];
+    uint8_t _pad3[2];
+} nv_card_info;
+NV_ABI_ASSERT(nv_card_info, 72);
+NV_ABI_AT(nv_card_info, pci_domain, 4);
+NV_ABI_AT(nv_card_info, gpu_id, 16);
+NV_ABI_AT(nv_card_info, reg_address, 24);
+NV_ABI_AT(nv_card_info, fb_size, 48);
+NV_ABI_AT(nv_card_info, minor_number, 56);
+NV_ABI_AT(nv_card_info, dev_name, 60);
+#define NV_CARD_INFO_MAX 64
+
+typedef struct nv_register_fd {
+    int32_t ctl_fd;
+} nv_register_fd;
+NV_ABI_ASSERT(nv_register_fd, 4);
+
+#define NV_IOCTL_RM_ALLOC NV_IOWR(NV_ESC_RM_ALLOC, sizeof(nv_rm_alloc))
+#define NV_IOCTL_RM_CONTROL NV_IOWR(NV_ESC_RM_CONTROL, sizeof(nv_rm_control))
+#define NV_IOCTL_RM_FREE NV_IOWR(NV_ESC_RM_FREE, sizeof(nv_rm_free))
+#define NV_IOCTL_RM_ALLOC_MEMORY NV_IOWR(NV_ESC_RM_ALLOC_MEMORY, sizeof(nv_rm_alloc_memory))
+#define NV_IOCTL_RM_MAP_MEMORY NV_IOWR(NV_ESC_RM_MAP_MEMORY, sizeof(nv_rm_map_memory))
+#define NV_IOCTL_CARD_INFO NV_IOWR(NV_ESC_CARD_INFO, sizeof(nv_card_info) * NV_CARD_INFO_MAX)
+#define NV_IOCTL_REGISTER_FD NV_IOWR(NV_ESC_REGISTER_FD, sizeof(nv_register_fd))
+_Static_assert(NV_IOCTL_RM_ALLOC == 0xC020462Bul, "RM_ALLOC ioctl number");
+_Static_assert(NV_IOCTL_CARD_INFO == 0xD20046C8ul, "CARD_INFO ioctl number");
+_Static_assert(NV_IOCTL_RM_MAP_MEMORY == 0xC038464Eul, "RM_MAP_MEMORY ioctl number");
+
+/* ** UVM (open-gpu-kernel-modules kernel-open/nvidia-uvm/uvm_ioctl.h,
+ * uvm_linux_ioctl.h): the command is the plain number, the kernel copies
+ * sizeof(params) both ways and reports in rmStatus. */
+enum nv_uvm_cmd {
+    NV_UVM_INITIALIZE = 0x30000001,
+    NV_UVM_REGISTER_GPU_VASPACE = 25,
+    NV_UVM_UNREGISTER_GPU_VASPACE = 26,
+    NV_UVM_REGISTER_CHANNEL = 27,
+    NV_UVM_UNREGISTER_CHANNEL = 28,
+    NV_UVM_MAP_EXTERNAL_ALLOCATION = 33,
+    NV_UVM_FREE = 34,
+    NV_UVM_REGISTER_GPU = 37,
+    NV_UVM_UNREGISTER_GPU = 38,
+    NV_UVM_CREATE_EXTERNAL_RANGE = 73,
+    NV_UVM_MM_INITIALIZE = 75,
+};
+
+typedef struct nv_uvm_initialize {
+    uint64_t flags;
+    uint32_t rmStatus, _pad;
+} nv_uvm_initialize;
+NV_ABI_ASSERT(nv_uvm_initialize, 16);
+
+typedef struct nv_uvm_mm_initialize {
+    int32_t uvmFd;
+    uint32_t rmStatus;
+} nv_uvm_mm_initialize;
+NV_ABI_ASSERT(nv_uvm_mm_initialize, 8);
+
+typedef struct nv_uvm_register_gpu {
+    uint8_t gpu_uuid[16];
+    uint8_t numaEnabled, _pad0[3];
+    int32_t numaNodeId, rmCtrlFd;
+    uint32_t hClient, hSmcPartRef, rmStatus;
+} nv_uvm_register_gpu;
+NV_ABI_ASSERT(nv_uvm_register_gpu, 40);
+NV_ABI_AT(nv_uvm_register_gpu, rmCtrlFd, 24);
+NV_ABI_AT(nv_uvm_register_gpu, rmStatus, 36);
+
+typedef struct nv_uvm_unregister_gpu {
+    uint8_t gpu_uuid[16];
+    uint32_t rmStatus;
+} nv_uvm_unregister_gpu;
+NV_ABI_ASSERT(nv_uvm_unregister_gpu, 20);
+
+typedef struct nv_uvm_register_gpu_vaspace {
+    uint8_t gpuUuid[16];
+    int32_t rmCtrlFd;
+    uint32_t hClient, hVaSpace, rmStatus;
+} nv_uvm_register_gpu_vaspace;
+NV_ABI_ASSERT(nv_uvm_register_gpu_vaspace, 32);
+
+typedef nv_uvm_unregister_gpu nv_uvm_unregister_gpu_vaspace; /* {gpuUuid, rmStatus} */
+
+typedef struct nv_uvm_register_channel {
+    uint8_t gpuUuid[16];
+    int32_t rmCtrlFd;
+    uint32_t hClient, hChannel, _pad0;
+    uint64_t base, length;
+    uint32_t rmStatus, _pad1;
+} nv_uvm_register_channel;
+NV_ABI_ASSERT(nv_uvm_register_channel, 56);
+NV_ABI_AT(nv_uvm_register_channel, base, 32);
+NV_ABI_AT(nv_uvm_register_channel, rmStatus, 48);
+
+typedef struct nv_uvm_unregister_channel {
+    uint8_t gpuUuid[16];
+    uint32_t hClient, hChannel, rmStatus;
+} nv_uvm_unregister_channel;
+NV_ABI_ASSERT(nv_uvm_unregister_channel, 28);
+
+typedef struct nv_uvm_create_external_range {
+    uint64_t base, length;
+    uint32_t rmStatus, _pad;
+} nv_uvm_create_external_range;
+NV_ABI_ASSERT(nv_uvm_create_external_range, 24);
+
+/* (kernel-open/common/inc/nv_uvm_user_types.h) */
+typedef struct nv_uvm_gpu_mapping_attributes {
+    uint8_t gpuUuid[16];
+    uint32_t gpuMappingType; /* 1 ReadWriteAtomic */
+    uint32_t gpuCachingType, gpuFormatType, gpuElementBits, gpuCompressionType;
+} nv_uvm_gpu_mapping_attributes;
+NV_ABI_ASSERT(nv_uvm_gpu_mapping_attributes, 36);
+#define NV_UVM_MAX_GPUS 256
+#define NV_UVM_MAPPING_READ_WRITE_ATOMIC 1
+
+typedef struct nv_uvm_map_external_allocation {
+    uint64_t base, length, offset;
+    nv_uvm_gpu_mapping_attributes perGpuAttributes[NV_UVM_MAX_GPUS];
+    uint64_t gpuAttributesCount;
+    int32_t rmCtrlFd;
+    uint32_t hClient, hMemory, rmStatus;
+} nv_uvm_map_external_allocation;
+NV_ABI_ASSERT(nv_uvm_map_external_allocation, 9264);
+NV_ABI_AT(nv_uvm_map_external_allocation, gpuAttributesCount, 9240);
+NV_ABI_AT(nv_uvm_map_external_allocation, hMemory, 9256);
+NV_ABI_AT(nv_uvm_map_external_allocation, rmStatus, 9260);
+
+typedef struct nv_uvm_free {
+    uint64_t base, length;
+    uint32_t rmStatus, _pad;
+} nv_uvm_free;
+NV_ABI_ASSERT(nv_uvm_free, 24);
+
+/* ** classes (open-gpu-kernel-modules src/nvidia/generated/g_allclasses.h;
+ * per-chip lists in g_gpu_class_list.c) */
+enum nv_class {
+    NV01_ROOT_CLIENT = 0x0041,
+    NV01_DEVICE_0 = 0x0080,
+    NV20_SUBDEVICE_0 = 0x2080,
+    NV01_MEMORY_SYSTEM = 0x003E,
+    NV01_MEMORY_LOCAL_USER = 0x0040,
+    NV01_MEMORY_SYSTEM_OS_DESCRIPTOR = 0x0071,
+    FERMI_VASPACE_A = 0x90F1,
+    FERMI_CONTEXT_SHARE_A = 0x9067,
+    KEPLER_CHANNEL_GROUP_A = 0xA06C,
+    GT200_DEBUGGER = 0x83DE,
+    VOLTA_USERMODE_A = 0xC361,
+    TURING_USERMODE_A = 0xC461,
+    AMPERE_USERMODE_A = 0xC561,
+    HOPPER_USERMODE_A = 0xC661,
+    VOLTA_CHANNEL_GPFIFO_A = 0xC36F,
+    TURING_CHANNEL_GPFIFO_A = 0xC46F,
+    AMPERE_CHANNEL_GPFIFO_A = 0xC56F,
+    HOPPER_CHANNEL_GPFIFO_A = 0xC86F,
+    AMPERE_COMPUTE_A = 0xC6C0,
+    AMPERE_COMPUTE_B = 0xC7C0,
+    ADA_COMPUTE_A = 0xC9C0,
+    HOPPER_COMPUTE_A = 0xCBC0,
+    BLACKWELL_COMPUTE_A = 0xCDC0,
+    AMPERE_DMA_COPY_A = 0xC6B5,
+    AMPERE_DMA_COPY_B = 0xC7B5,
+    HOPPER_DMA_COPY_A = 0xC8B5,
+};
+
+/* ** allocation parameters (nvos.h, class/cl0080.h, cl2080.h, cl83de.h,
+ * alloc/alloc_channel.h) */
+typedef struct nv_device_alloc { /* NV0080_ALLOC_PARAMETERS */
+    uint32_t deviceId, hClientShare, hTargetClient, hTargetDevice, flags, _pad0;
+    uint64_t vaSpaceSize, vaStartInternal, vaLimitInternal;
+    uint32_t vaMode, _pad1;
+} nv_device_alloc;
+NV_ABI_ASSERT(nv_device_alloc, 56);
+NV_ABI_AT(nv_device_alloc, vaMode, 48);
+
+typedef struct nv_subdevice_alloc { /* NV2080_ALLOC_PARAMETERS */
+    uint32_t subDeviceId;
+} nv_subdevice_alloc;
+NV_ABI_ASSERT(nv_subdevice_alloc, 4);
+
+/* NV_VASPACE_ALLOCATION_PARAMETERS: 56 bytes from 580 (pasid added), 48 before */
+typedef struct nv_vaspace_alloc {
+    uint32_t index, flags;
+    uint64_t vaSize, vaStartInternal, vaLimitInternal;
+    uint32_t bigPageSize, _pad0;
+    uint64_t vaBase;
+    uint32_t pasid, _pad1; /* 580+ */
+} nv_vaspace_alloc;
+NV_ABI_ASSERT(nv_vaspace_alloc, 56);
+NV_ABI_AT(nv_vaspace_alloc, vaSize, 8);
+NV_ABI_AT(nv_vaspace_alloc, vaBase, 40);
+NV_ABI_AT(nv_vaspace_alloc, pasid, 48);
+#define NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED (1u << 3)
+#define NV_VASPACE_FLAGS_ENABLE_PAGE_FAULTING (1u << 6)
+
+typedef struct nv_tsg_alloc { /* NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS */
+    uint32_t hObjectError, hObjectEccError, hVASpace, engineType;
+    uint8_t bIsCallingContextVgpuPlugin, _pad[3];
+} nv_tsg_alloc;
+NV_ABI_ASSERT(nv_tsg_alloc, 20);
+NV_ABI_AT(nv_tsg_alloc, engineType, 12);
+#define NV2080_ENGINE_TYPE_GRAPHICS 1u
+
+typedef struct nv_ctxshare_alloc { /* NV_CTXSHARE_ALLOCATION_PARAMETERS */
+    uint32_t hVASpace, flags, subctxId;
+} nv_ctxshare_alloc;
+NV_ABI_ASSERT(nv_ctxshare_alloc, 12);
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC 1u
+
+typedef struct nv_memory_desc { /* NV_MEMORY_DESC_PARAMS */
+    uint64_t base, size;
+    uint32_t addressSpace, cacheAttrib;
+} nv_memory_desc;
+NV_ABI_ASSERT(nv_memory_desc, 24);
+
+#define NV_MAX_SUBDEVICES 8
+typedef struct nv_channel_alloc { /* NV_CHANNEL_ALLOC_PARAMS */
+    uint32_t hObjectError, hObjectBuffer;
+    uint64_t gpFifoOffset; /* GPU VA of the ring */
+    uint32_t gpFifoEntries, flags, hContextShare, hVASpace;
+    uint32_t hUserdMemory[NV_MAX_SUBDEVICES];
+    uint64_t userdOffset[NV_MAX_SUBDEVICES];
+    uint32_t engineType, cid, subDeviceId, hObjectEccError;
+    nv_memory_desc instanceMem, userdMem, ramfcMem, mthdbufMem;
+    uint32_t hPhysChannelGroup, internalFlags;
+    nv_memory_desc errorNotifierMem, eccErrorNotifierMem;
+    uint32_t ProcessID, SubProcessID;
+    uint32_t encryptIv[3], decryptIv[3], hmacNonce[8];
+    uint32_t tpcConfigID, _pad;
+} nv_channel_alloc;
+NV_ABI_ASSERT(nv_channel_alloc, 368);
+NV_ABI_AT(nv_channel_alloc, gpFifoOffset, 8);
+NV_ABI_AT(nv_channel_alloc, gpFifoEntries, 16);
+NV_ABI_AT(nv_channel_alloc, hContextShare, 24);
+NV_ABI_AT(nv_channel_alloc, hUserdMemory, 32);
+NV_ABI_AT(nv_channel_alloc, userdOffset, 64);
+NV_ABI_AT(nv_channel_alloc, engineType, 128);
+
+typedef struct nv_memory_alloc { /* NV_MEMORY_ALLOCATION_PARAMS */
+    uint32_t owner, type, flags, width, height;
+    int32_t pitch;
+    uint32_t attr, attr2, format, comprCovg, zcullCovg, _pad0;
+    uint64_t rangeLo, rangeHi, size, alignment, offset, limit, address;
+    uint32_t ctagOffset, hVASpace, internalflags, tag;
+    int32_t numaNode;
+    uint32_t _pad1;
+} nv_memory_alloc;
+NV_ABI_ASSERT(nv_memory_alloc, 128);
+NV_ABI_AT(nv_memory_alloc, attr, 24);
+NV_ABI_AT(nv_memory_alloc, format, 32);
+NV_ABI_AT(nv_memory_alloc, size, 64);
+NV_ABI_AT(nv_memory_alloc, limit, 88);
+/* NVOS32 type, flags, attr and attr2 fields as tinygrad's recipe sets them
+ * (nvos.h NVOS32_*; nv-facts §2 "Memory recipe") */
+#define NVOS32_TYPE_IMAGE 0u
+#define NVOS32_TYPE_NOTIFIER 13u
+#define NVOS32_ALLOC_FLAGS_VIDMEM 0x1C101u /* MAP_NOT_REQUIRED|HANDLE_PROVIDED|ALIGNMENT_FORCE|IGNORE_BANK|PERSISTENT */
+#define NVOS32_ALLOC_FLAGS_SYSMEM 0x0C101u
+#define NVOS32_ATTR_PAGE_SIZE_HUGE (3u << 23)
+#define NVOS32_ATTR_LOCATION_PCI (1u << 25)
+#define NVOS32_ATTR_PHYSICALITY_NONCONTIG (3u << 27) /* "allow non-contiguous" */
+#define NVOS32_ATTR2_ZBC_PREFER_NO (1u << 0)
+#define NVOS32_ATTR2_GPU_CACHEABLE_YES (1u << 2)
+#define NVOS32_ATTR2_GPU_CACHEABLE_NO (2u << 2)
+#define NVOS32_ATTR2_PAGE_SIZE_HUGE_2MB (1u << 20)
+#define NV_MMU_PTE_KIND_GENERIC_MEMORY 6u
+/* NVOS02 flags for OS-described host memory: non-contiguous, cached, no map */
+#define NVOS02_FLAGS_OS_DESCRIPTOR 0x40001010u
+
+typedef struct nv_debugger_alloc { /* NV83DE_ALLOC_PARAMETERS */
+    uint32_t hDebuggerClient_Obsolete, hAppClient, hClass3dObject;
+} nv_debugger_alloc;
+NV_ABI_ASSERT(nv_debugger_alloc, 12);
+
+/* ** controls (ctrl/ctrl0000/ctrl0000system.h, ctrl0000gpu.h, ctrl0080gpu.h, ctrl2080/ctrl2080gpu.h, gr, fb, ctrla06c.h,
+ * ctrlc36f.h, ctrl83de/ctrl83dedebug.h) */
+enum nv_ctrl_cmd {
+    NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2 = 0x13E,
+    NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2 = 0x205,
+    NV0080_CTRL_CMD_GPU_GET_CLASSLIST = 0x800201,
+    NV2080_CTRL_CMD_GPU_GET_NAME_STRING = 0x20800110,
+    NV2080_CTRL_CMD_GPU_GET_GID_INFO = 0x2080014A,
+    NV2080_CTRL_CMD_GR_GET_INFO = 0x20801201,
+    NV2080_CTRL_CMD_FB_GET_INFO = 0x20801301,
+    NVA06C_CTRL_CMD_GPFIFO_SCHEDULE = 0xA06C0101,
+    NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN = 0xC36F0108,
+    NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO = 0x83DE0328,
+};
+
+/* driverVersionBuffer, versionBuffer, driverBranch, titleBuffer, two
+ * changelists: 1032 bytes; drivers without driverBranch take 776 */
+#define NV_BUILD_VERSION_STRING 256
+typedef struct nv_build_version {
+    char driverVersionBuffer[NV_BUILD_VERSION_STRING];
+    char versionBuffer[NV_BUILD_VERSION_STRING];
+    char driverBranch[NV_BUILD_VERSION_STRING];
+    char titleBuffer[NV_BUILD_VERSION_STRING];
+    uint32_t changelistNumber, officialChangelistNumber;
+} nv_build_version;
+NV_ABI_ASSERT(nv_build_version, 1032);
+#define NV_BUILD_VERSION_OLD_SIZE 776u
+
+typedef struct nv_gpu_id_info_v2 {
+    uint32_t gpuId, gpuFlags, deviceInstance, subDeviceInstance, sliStatus, boardId, gpuInstance;
+    int32_t numaId;
+} nv_gpu_id_info_v2;
+NV_ABI_ASSERT(nv_gpu_id_info_v2, 32);
+NV_ABI_AT(nv_gpu_id_info_v2, deviceInstance, 8);
+
+typedef struct nv_classlist {
+    uint32_t numClasses, _pad;
+    uint64_t classList; /* u32[numClasses], or 0 to ask the count */
+} nv_classlist;
+NV_ABI_ASSERT(nv_classlist, 16);
+
+typedef struct nv_gid_info {
+    uint32_t index, flags, length;
+    uint8_t data[256];
+} nv_gid_info;
+NV_ABI_ASSERT(nv_gid_info, 268);
+#define NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY 2u
+
+typedef struct nv_name_string {
+    uint32_t gpuNameStringFlags; /* 0 ASCII */
+    uint8_t ascii[128];          /* a union with u16 unicode[64] */
+} nv_name_string;
+NV_ABI_ASSERT(nv_name_string, 132);
+
+typedef struct nv_info_entry { /* NV2080_CTRL_GR_INFO, NV2080_CTRL_FB_INFO */
+    uint32_t index, data;
+} nv_info_entry;
+
+typedef struct nv_gr_get_info {
+    uint32_t grInfoListSize, _pad0;
+    uint64_t grInfoList;
+    uint32_t routeFlags, _pad1; /* NV2080_CTRL_GR_ROUTE_INFO */
+    uint64_t route;
+} nv_gr_get_info;
+NV_ABI_ASSERT(nv_gr_get_info, 32);
+enum nv_gr_info_index { /* ctrl0080gr.h NV0080_CTRL_GR_INFO_INDEX_* */
+    NV_GR_INFO_SM_VERSION = 0x0C,
+    NV_GR_INFO_MAX_WARPS_PER_SM = 0x0D,
+    NV_GR_INFO_LITTER_NUM_GPCS = 0x14,
+    NV_GR_INFO_LITTER_NUM_TPC_PER_GPC = 0x17,
+    NV_GR_INFO_LITTER_NUM_SM_PER_TPC = 0x20,
+};
+
+typedef struct nv_fb_get_info {
+    uint32_t fbInfoListSize, _pad;
+    uint64_t fbInfoList;
+} nv_fb_get_info;
+NV_ABI_ASSERT(nv_fb_get_info, 16);
+#define NV_FB_INFO_RAM_SIZE 0x07u /* KiB (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE) */
+
+typedef struct nv_work_submit_token {
+    uint32_t workSubmitToken;
+} nv_work_submit_token;
+NV_ABI_ASSERT(nv_work_submit_token, 4);
+
+/* NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS: bSkipEnable added in 575 (3 bytes; 2 before) */
+typedef struct nv_gpfifo_schedule {
+    uint8_t bEnable, bSkipSubmit, bSkipEnable;
+} nv_gpfifo_schedule;
+NV_ABI_ASSERT(nv_gpfifo_schedule, 3);
+
+typedef struct nv_mmu_fault_entry {
+    uint64_t faultAddress;
+    uint32_t faultType, accessType;
+} nv_mmu_fault_entry;
+typedef struct nv_mmu_fault_info { /* NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARAMS */
+    nv_mmu_fault_entry mmuFaultInfoList[4];
+    uint32_t count, _pad;
+} nv_mmu_fault_info;
+NV_ABI_ASSERT(nv_mmu_fault_info, 72);
+NV_ABI_AT(nv_mmu_fault_info, count, 64);
+
+/* ** the channel error notifier: NvNotification[0] of the memory named by
+ * hObjectError; RM sets info32 to the robust-channel error (the Xid) and
+ * status to 0xffff (src/common/sdk/nvidia/inc/nvos.h NvNotification,
+ * nverror.h ROBUST_CHANNEL_*) */
+typedef struct nv_notification {
+    uint32_t timestamp_ns[2];
+    uint32_t info32;
+    uint16_t info16;
+    uint16_t status;
+} nv_notification;
+NV_ABI_ASSERT(nv_notification, 16);
+NV_ABI_AT(nv_notification, status, 14);
+enum nv_rc_error {
+    NV_RC_GR_EXCEPTION = 13,
+    NV_RC_FIFO_ERROR_MMU_ERR_FLT = 31,
+    NV_RC_PBDMA_ERROR = 32,
+    NV_RC_CE_ERROR_BASE = 56,
+};
+
+/* ** usermode page (class/clc361.h): the GPU timer and the doorbell */
+#define NV_USERMODE_SIZE 0x10000u
+#define NV_USERMODE_TIME_0 0x80u
+#define NV_USERMODE_TIME_1 0x84u
+#define NV_USERMODE_DOORBELL 0x90u /* NOTIFY_CHANNEL_PENDING: write the work-submit token */
+
+/* ** RM status codes (kernel-open/common/inc/nvstatuscodes.h) */
+enum nv_rm_status {
+    NV_OK = 0x00,
+    NV_ERR_GPU_UUID_NOT_FOUND = 0x12,
+    NV_ERR_ILLEGAL_ACTION = 0x16,
+    NV_ERR_IN_USE = 0x17,
+    NV_ERR_INSERT_DUPLICATE_NAME = 0x19,
+    NV_ERR_INSUFFICIENT_RESOURCES = 0x1A,
+    NV_ERR_INVALID_ADDRESS = 0x1E,
+    NV_ERR_INVALID_ARGUMENT = 0x1F,
+    NV_ERR_INVALID_CHANNEL = 0x21,
+    NV_ERR_INVALID_CLASS = 0x22,
+    NV_ERR_INVALID_CLIENT = 0x23,
+    NV_ERR_INVALID_COMMAND = 0x24,
+    NV_ERR_INVALID_DEVICE = 0x26,
+    NV_ERR_INVALID_FLAGS = 0x29,
+    NV_ERR_INVALID_LIMIT = 0x2E,
+    NV_ERR_INVALID_OBJECT = 0x31,
+    NV_ERR_INVALID_OBJECT_HANDLE = 0x33,
+    NV_ERR_INVALID_OBJECT_NEW = 0x34,
+    NV_ERR_INVALID_OBJECT_PARENT = 0x36,
+    NV_ERR_INVALID_OFFSET = 0x37,
+    NV_ERR_INVALID_OWNER = 0x39,
+    NV_ERR_INVALID_PARAM_STRUCT = 0x3A,
+    NV_ERR_INVALID_STATE = 0x40,
+    NV_ERR_NO_MEMORY = 0x51,
+    NV_ERR_NOT_SUPPORTED = 0x56,
+    NV_ERR_OBJECT_NOT_FOUND = 0x57,
+    NV_ERR_OPERATING_SYSTEM = 0x59,
+    NV_ERR_STATE_IN_USE = 0x63,
+    NV_ERR_UVM_ADDRESS_IN_USE = 0x68,
+    NV_ERR_GENERIC = 0xFFFF,
+    NV_WARN_NOTHING_TO_DO = 0x10006,
+};
+
+/* "NV_ERR_INVALID_ARGUMENT" etc., "unknown RM status" for the rest */
+const char *nv_status_name(uint32_t status);
+
+#endif

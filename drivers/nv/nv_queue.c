@@ -1,0 +1,341 @@
+/* Queues of an NV device: the encoders that turn queue commands into
+ * methods (and QMDs in aux memory), submission through the GPFIFO ring
+ * with backpressure, the error notifiers turned into device faults, and
+ * the engines' positions for timeout messages. */
+#include "drivers/nv/nv.h"
+
+#include "base/base.h"
+#include "drivers/dump.h"
+#include "drivers/sys.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ** encoders */
+hcq_status nv_rec_wait(drv_rec *r, hcq_val addr, hcq_val value)
+{
+    nv_sem_acquire(r, addr, value);
+    r->be[NV_BE_LAST_EXEC] = 0;
+    return r->err;
+}
+
+static unsigned release_slots(int ver) { return ver == NV_QMD_V04 ? 3u : 2u; }
+
+hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
+{
+    nv_dev *nv = nv_of(r->dev);
+    int ver = nv->gen->qmd_ver;
+    if (r->type == HCQ_QUEUE_COMPUTE && r->be[NV_BE_LAST_EXEC] && r->be[NV_BE_RELEASES] < release_slots(ver)) {
+        /* right after a launch: the QMD's own release semaphore writes the
+         * value (and the timestamp) when the kernel completes; its fields
+         * are patch slots like any other */
+        uint32_t *qmd = (uint32_t *)(uintptr_t)r->be[NV_BE_LAST_EXEC];
+        unsigned i = (unsigned)r->be[NV_BE_RELEASES]++;
+        nv_qmd_set(qmd, ver, NV_QMD_RELEASE_ENABLE, i, 1);
+        nv_qmd_set(qmd, ver, NV_QMD_RELEASE_STRUCTURE_SIZE, i, 0); /* four words: value, timestamp */
+        nv_qmd_set(qmd, ver, NV_QMD_RELEASE_PAYLOAD64B, i, 1);
+        nv_qmd_set(qmd, ver, NV_QMD_RELEASE_MEMBAR_TYPE, i, 1); /* the kernel's writes land first */
+        nv_qmd_patch(r, qmd, ver, NV_QMD_RELEASE_ADDRESS_LOWER, i, addr, 0);
+        nv_qmd_patch(r, qmd, ver, NV_QMD_RELEASE_ADDRESS_UPPER, i, addr, 32);
+        nv_qmd_patch(r, qmd, ver, NV_QMD_RELEASE_PAYLOAD_LOWER, i, value, 0);
+        nv_qmd_patch(r, qmd, ver, NV_QMD_RELEASE_PAYLOAD_UPPER, i, value, 32);
+        return r->err;
+    }
+    if (r->type == HCQ_QUEUE_COPY && nv->gen->copy_sem64) nv_ce_sem_release64(r, addr, value);
+    else nv_sem_release(r, addr, value, true); /* older copy classes have 32-bit payloads: host semaphore */
+    r->be[NV_BE_LAST_EXEC] = 0;
+    return r->err;
+}
+
+hcq_status nv_rec_timestamp(drv_rec *r, hcq_val addr)
+{
+    /* a release after idle writes the timestamp at +8 (and 0 as the value) */
+    nv_sem_release(r, addr, HCQ_IMM(0), true);
+    r->be[NV_BE_LAST_EXEC] = 0;
+    return r->err;
+}
+
+hcq_status nv_rec_barrier(drv_rec *r)
+{
+    nv_invalidate_shader_caches(r);
+    r->be[NV_BE_LAST_EXEC] = 0;
+    return r->err;
+}
+
+hcq_status nv_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const hcq_dims *dims)
+{
+    nv_dev *nv = nv_of(r->dev);
+    const nv_prog *np = p->priv;
+    int ver = nv->gen->qmd_ver;
+    uint32_t qbytes = nv_qmd_bytes(ver), cb = (uint32_t)base_align_up(np->cbuf0_bytes, 256);
+    void *cpu = NULL;
+    uint64_t va = 0;
+    /* constant bank 0 (driver words, then the kernargs) and the launch's own
+     * copy of the QMD behind it: 256-aligned, below 2^40 */
+    hcq_status s = r->aux_alloc(r, cb + qbytes, 256, &cpu, &va);
+    if (s) return s;
+    r->uses_aux = true;
+    uint8_t *cbuf = cpu;
+    memcpy(cbuf, np->cbuf0_prefix, np->param_base);
+    for (int i = 0; i < 3; i++) { /* blockDim at 0x00, gridDim at 0x0c (as CUDA fills them) */
+        drv_rec_mem_field(r, cbuf + 4 * i, dims->block[i], 32, 0, 0, 0);
+        drv_rec_mem_field(r, cbuf + 12 + 4 * i, dims->grid[i], 32, 0, 0, 0);
+    }
+    drv_rec_params(r, cbuf + np->param_base, p, params);
+    uint32_t *qmd = (uint32_t *)(cbuf + cb);
+    memcpy(qmd, np->qmd, qbytes);
+    nv_qmd_patch(r, qmd, ver, NV_QMD_GRID_WIDTH, 0, dims->grid[0], 0);
+    nv_qmd_patch(r, qmd, ver, NV_QMD_GRID_HEIGHT, 0, dims->grid[1], 0);
+    nv_qmd_patch(r, qmd, ver, NV_QMD_GRID_DEPTH, 0, dims->grid[2], 0);
+    nv_qmd_patch(r, qmd, ver, NV_QMD_CTA_THREAD_DIMENSION0, 0, dims->block[0], 0);
+    nv_qmd_patch(r, qmd, ver, NV_QMD_CTA_THREAD_DIMENSION1, 0, dims->block[1], 0);
+    nv_qmd_patch(r, qmd, ver, NV_QMD_CTA_THREAD_DIMENSION2, 0, dims->block[2], 0);
+    uint32_t sh = nv->gen->cbuf_shift;
+    nv_qmd_set(qmd, ver, NV_QMD_CONSTANT_BUFFER_ADDR_LOWER, 0, va >> sh);
+    nv_qmd_set(qmd, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, 0, va >> (32 + sh));
+    /* launches in one stream must not overlap: each waits for the last */
+    if (r->be[NV_BE_LAUNCHES]) nv_compute_wfi(r);
+    nv_send_pcas(r, va + cb);
+    r->be[NV_BE_LAST_EXEC] = (uintptr_t)qmd;
+    r->be[NV_BE_RELEASES] = 0;
+    if (!r->be[NV_BE_NAMES]) r->be[NV_BE_NAMES] = (uintptr_t)p->info.name;
+    r->be[NV_BE_LAUNCHES]++;
+    return r->err;
+}
+
+/* a chunk of a copy: addresses plus off, size n (all patchable) */
+static void ce_copy_chunk(drv_rec *r, hcq_val dst, hcq_val src, uint64_t off, hcq_val size)
+{
+    if (!drv_rec_reserve(r, 9)) return;
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_OFFSET_IN_UPPER, 4));
+    const hcq_val *v[2] = {&src, &dst};
+    for (int k = 0; k < 2; k++) {
+        uint32_t at = r->ndw;
+        drv_rec_dw(r, 0);
+        drv_rec_field(r, at, *v[k], 32, 0, 32, (int64_t)off);
+        at = r->ndw;
+        drv_rec_dw(r, 0);
+        drv_rec_field(r, at, *v[k], 32, 0, 0, (int64_t)off);
+    }
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_LINE_LENGTH_IN, 1));
+    drv_rec_val32(r, size, 0);
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_LAUNCH_DMA, 1));
+    drv_rec_dw(r, NV_COPY_DMA_COPY);
+}
+
+hcq_status nv_rec_copy(drv_rec *r, hcq_val dst, hcq_val src, hcq_val size)
+{
+    r->be[NV_BE_LAST_EXEC] = 0;
+    if (hcq_val_is_var(size)) { /* one command: the queue checks the limit at submit */
+        nv_ce_copy(r, dst, src, size);
+        return r->err;
+    }
+    for (uint64_t off = 0; off < size.imm && !r->err; off += NV_COPY_MAX_BYTES) {
+        uint64_t n = BASE_MIN(NV_COPY_MAX_BYTES, size.imm - off);
+        if (!hcq_val_is_var(dst) && !hcq_val_is_var(src))
+            nv_ce_copy(r, HCQ_IMM(dst.imm + off), HCQ_IMM(src.imm + off), HCQ_IMM(n));
+        else
+            ce_copy_chunk(r, dst, src, off, HCQ_IMM(n));
+    }
+    return r->err;
+}
+
+/* ** submission */
+static uint32_t gp_get(const nv_chan *c)
+{
+    return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), memory_order_acquire);
+}
+
+static void publish(nv_dev *nv, nv_chan *c)
+{
+    atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_PUT), (uint32_t)(c->put % c->entries),
+                          memory_order_release);
+    sys_doorbell32((volatile uint32_t *)(nv->usermode + NV_USERMODE_DOORBELL), c->token);
+}
+
+/* entries the GPU has not fetched yet */
+static uint64_t in_flight(const nv_chan *c)
+{
+    uint32_t get = gp_get(c) % c->entries;
+    return (c->put % c->entries + c->entries - get) % c->entries;
+}
+
+/* Space for n contiguous pushbuffer dwords and one GPFIFO entry, waiting
+ * for the GPU to consume older entries; never overwrites an entry or
+ * pushbuffer words it has not fetched. */
+static hcq_status wait_space(hcq_device *dev, nv_dev *nv, nv_chan *c, uint32_t n, uint32_t *pos_out)
+{
+    uint64_t deadline = 0;
+    for (;;) {
+        uint64_t busy = in_flight(c), done = c->put - busy;
+        uint64_t tail = done ? c->pb_end[(done - 1) % c->entries] : 0;
+        uint32_t pos = (uint32_t)(c->pb_head % c->pb_dw);
+        uint32_t pad = pos + n > c->pb_dw ? c->pb_dw - pos : 0; /* a segment never wraps */
+        if (busy + 1 < c->entries && c->pb_head - tail + pad + n <= c->pb_dw) {
+            c->pb_head += pad;
+            *pos_out = (uint32_t)(c->pb_head % c->pb_dw);
+            c->pb_head += n;
+            return HCQ_OK;
+        }
+        publish(nv, c); /* what is written so far must reach the GPU to drain */
+        nv_poll(dev);
+        hcq_status s = drv_fault_status(dev);
+        if (s) return s;
+        uint64_t now = hcq_now_ns();
+        if (!deadline) deadline = now + base_env_get()->timeout_ns;
+        if (now > deadline)
+            return base_err(HCQ_ETIMEDOUT, "%s %s channel: no room in its rings for %llu ms (GPFIFO rptr (GPGet) %u, "
+                            "wptr (GPPut) %u of %u entries; pushbuffer %llu of %u dwords in use): the engine is not "
+                            "consuming work (waiting on a semaphore that never comes?)", dev->props.id, c->name,
+                            (unsigned long long)(base_env_get()->timeout_ns / 1000000), gp_get(c),
+                            (unsigned)(c->put % c->entries), c->entries, (unsigned long long)(c->pb_head - tail),
+                            c->pb_dw);
+        base_sleep_ns(20000);
+    }
+}
+
+hcq_status nv_submit(hcq_device *dev, drv_rec *r)
+{
+    nv_dev *nv = nv_of(dev);
+    nv_chan *c = &nv->ch[r->type];
+    if (!r->ndw) return HCQ_OK;
+    const char *what = r->be[NV_BE_NAMES] ? (const char *)(uintptr_t)r->be[NV_BE_NAMES] : NULL;
+    uint32_t maxseg = BASE_MIN(c->pb_dw / 2, NV_GP_ENTRY_MAX_DW);
+    const char *dump = base_env_get()->dump;
+    hcq_status s = HCQ_OK;
+    pthread_mutex_lock(&c->lock);
+    for (uint32_t i = 0; i < r->ndw;) {
+        uint32_t n = r->ndw - i;
+        if (n > maxseg) { /* cut at a packet boundary */
+            uint32_t k = i;
+            while (k < r->ndw && k + nv_mthd_packet_dw(r->dw[k]) - i <= maxseg) k += nv_mthd_packet_dw(r->dw[k]);
+            n = k - i;
+            if (!n) {
+                s = base_err(HCQ_ELIMIT, "%s %s channel: a %u-dword packet does not fit the %u-dword pushbuffer",
+                             dev->props.id, c->name, nv_mthd_packet_dw(r->dw[i]), c->pb_dw);
+                break;
+            }
+        }
+        uint32_t pos = 0;
+        if ((s = wait_space(dev, nv, c, n, &pos))) break;
+        memcpy(c->pb_cpu + pos, r->dw + i, (size_t)n * 4);
+        uint32_t slot = (uint32_t)(c->put % c->entries);
+        uint64_t pb_va = c->pb.va + (uint64_t)pos * 4;
+        c->ring[slot] = nv_gp_entry(pb_va, n);
+        c->pb_end[slot] = c->pb_head;
+        c->what[slot] = what;
+        c->more[slot] = r->be[NV_BE_LAUNCHES] > 1;
+        c->put++;
+        if (dump) {
+            char eng[16];
+            snprintf(eng, sizeof eng, "nv%u.%s", dev->props.index, c->name);
+            drv_dump_write(dump, eng, "nv-gpfifo", c->cls, pb_va, r->dw + i, n);
+        }
+        i += n;
+    }
+    if (c->put) publish(nv, c);
+    pthread_mutex_unlock(&c->lock);
+    return s;
+}
+
+hcq_status nv_run_internal(hcq_device *dev, drv_rec *r, const char *what)
+{
+    nv_dev *nv = nv_of(dev);
+    pthread_mutex_lock(&nv->sync_lock);
+    uint64_t v = ++nv->sync_value, va = nv->sync.va + 16u * r->type;
+    volatile uint64_t *slot = (volatile uint64_t *)((uint8_t *)nv->sync.cpu + 16u * r->type);
+    nv_sem_release(r, HCQ_IMM(va), HCQ_IMM(v), false);
+    hcq_status s = r->err ? r->err : nv_submit(dev, r);
+    uint64_t deadline = hcq_now_ns() + base_env_get()->timeout_ns;
+    while (!s && atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)slot, memory_order_acquire) < v) {
+        uint64_t seq = drv_waiter_seq(dev);
+        nv_poll(dev);
+        if ((s = drv_fault_status(dev))) break;
+        if (hcq_now_ns() > deadline) {
+            char state[512];
+            nv_describe(dev, state, sizeof state);
+            s = base_err(HCQ_ETIMEDOUT, "%s: the %s channel did not complete it within %llu ms. %s", what,
+                         nv->ch[r->type].name, (unsigned long long)(base_env_get()->timeout_ns / 1000000), state);
+            break;
+        }
+        drv_waiter_sleep(dev, seq, 1000000);
+    }
+    pthread_mutex_unlock(&nv->sync_lock);
+    if (s && s != HCQ_ETIMEDOUT && !strstr(hcq_error_message(), what)) base_err_prefix(s, "%s", what);
+    return s;
+}
+
+/* ** faults: the channels' error notifiers */
+static const char *rc_error_name(uint32_t code)
+{
+    switch (code) {
+    case NV_RC_GR_EXCEPTION: return "ROBUST_CHANNEL_GR_EXCEPTION (a graphics/compute engine exception)";
+    case NV_RC_FIFO_ERROR_MMU_ERR_FLT: return "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT (an MMU fault)";
+    case NV_RC_PBDMA_ERROR: return "ROBUST_CHANNEL_PBDMA_ERROR (a malformed pushbuffer)";
+    default: return code >= NV_RC_CE_ERROR_BASE && code < NV_RC_CE_ERROR_BASE + 10 ? "a copy engine error"
+                                                                                   : "a channel error";
+    }
+}
+
+static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notification *n)
+{
+    uint32_t code = n->info32;
+    char where[160] = "";
+    uint32_t get = gp_get(c) % c->entries;
+    uint32_t slot = (get + c->entries - 1) % c->entries;
+    const char *kernel = c->what[slot] ? c->what[slot] : "";
+    char fault[256] = "";
+    if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT && nv->hdebugger) {
+        nv_mmu_fault_info fi = {0};
+        uint32_t status = 0;
+        if (nv_control_status(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, &fi, sizeof fi,
+                                 &status, "reading the MMU fault") == HCQ_OK && status == NV_OK && fi.count)
+            snprintf(fault, sizeof fault, " at address 0x%llx (%s access, fault type %u)",
+                     (unsigned long long)fi.mmuFaultInfoList[0].faultAddress,
+                     fi.mmuFaultInfoList[0].accessType ? "write" : "read", fi.mmuFaultInfoList[0].faultType);
+    }
+    if (c == &nv->ch[NV_CH_COMPUTE] && kernel[0])
+        snprintf(where, sizeof where, " while running kernel `%.64s`%s", kernel, c->more[slot] ? " (or a later one of its submission)" : "");
+    drv_set_fault(dev, HCQ_EFAULT, "%s %s channel: %s (Xid %u)%s%s; GPFIFO rptr (GPGet) %u, wptr (GPPut) %u. The "
+                  "channel is dead: close the device", dev->props.id, c->name, rc_error_name(code), code, fault,
+                  where, get, (unsigned)(c->put % c->entries));
+}
+
+void nv_poll(hcq_device *dev)
+{
+    nv_dev *nv = nv_of(dev);
+    if (!nv || atomic_load(&nv->fault_reported)) return;
+    for (int i = 0; i < 2; i++) {
+        nv_chan *c = &nv->ch[i];
+        if (!c->notifier.cpu) continue;
+        const nv_notification *n = c->notifier.cpu;
+        if (!atomic_load_explicit((_Atomic uint16_t *)(uintptr_t)&n->status, memory_order_acquire)) continue;
+        if (atomic_exchange(&nv->fault_reported, 1)) return;
+        report(dev, nv, c, n);
+        return;
+    }
+}
+
+void nv_describe(hcq_device *dev, char *buf, size_t size)
+{
+    nv_dev *nv = nv_of(dev);
+    size_t off = 0;
+    for (int i = 0; i < 2 && off < size; i++) {
+        nv_chan *c = &nv->ch[i];
+        if (!c->entries) continue;
+        const nv_notification *n = c->notifier.cpu;
+        int k = snprintf(buf + off, size - off, "%s%s channel: GPFIFO rptr (GPGet) %u, wptr (GPPut) %u of %u entries, "
+                         "%llu submitted, %llu waiting%s", off ? "; " : "", c->name, gp_get(c) % c->entries,
+                         (unsigned)(c->put % c->entries), c->entries, (unsigned long long)c->put,
+                         (unsigned long long)in_flight(c), n && n->status ? ", error notifier set" : "");
+        if (k < 0) break;
+        off += (size_t)k;
+    }
+}
+
+void nv_signal_written(hcq_device *dev, uint64_t va)
+{
+    (void)dev;
+    sys_notify(va); /* hardware polls semaphores itself; the mock's engines sleep */
+}

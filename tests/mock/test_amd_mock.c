@@ -1,0 +1,354 @@
+/* The AMD backend on the mock GPU, for what the device-independent API
+ * suites cannot see: what discovery reports, every bring-up ioctl failing
+ * in turn, GPU memory faults that name the address, the queue and the
+ * kernel, two GPUs with transfers between them and one address space, why
+ * multi-XCC parts need the AQL queue (docs/amd-xcc.md), hung engines, and
+ * the command-stream dumps. Each test configures the mock itself
+ * (Criterion runs every test in a process of its own). */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "compiler/cc.h"
+#include "drivers/amd/amd.h"
+#include "drivers/dump.h"
+#include "drivers/mock/mock.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+
+static void use_mock(const char *spec)
+{
+    setenv("HCQ_MOCK", "1", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    T_OK(mock_configure(spec));
+}
+
+TestSuite(amd_mock, .timeout = 120);
+
+Test(amd_mock, discovery_reports_the_emulated_gpus)
+{
+    use_mock("amd=gfx1100");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    const hcq_device_props *p = hcq_device_get_props(d);
+    cr_assert_str_eq(p->arch, "gfx1100");
+    cr_assert_str_eq(p->target, "mock-gfx1100");
+    cr_assert(p->is_mock);
+    cr_assert_eq(p->compute_units, 96);
+    cr_assert_eq(p->memory_bytes, 24ull << 30);
+    cr_assert_str_eq(p->driver_version, "amdkfd 1.15");
+    cr_assert_str_eq(p->pci_address, "0000:03:00.0");
+    cr_assert(strstr(p->name, "gfx1100"), "%s", p->name);
+    T_OK(hcq_device_close(d));
+    cr_assert_null(hcq_device_open("AMD:1"));
+    T_MSG_HAS("AMD:1 does not exist");
+}
+
+Test(amd_mock, discovery_of_a_multi_xcc_part)
+{
+    use_mock("amd=gfx942");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    const hcq_device_props *p = hcq_device_get_props(d);
+    cr_assert_str_eq(p->arch, "gfx942");
+    cr_assert_str_eq(p->target, "mock-gfx942");
+    cr_assert_eq(p->compute_units, 304);
+    cr_assert(strstr(p->name, "8 XCCs"), "%s", p->name);
+    T_OK(hcq_device_close(d));
+}
+
+/* each bring-up ioctl in turn fails: the open says which, leaks nothing,
+ * and the next open works */
+ParameterizedTestParameters(amd_mock, bring_up_ioctl_fails)
+{
+    static int n[40];
+    for (int i = 0; i < 40; i++) n[i] = i + 1;
+    return cr_make_param_array(int, n, 40);
+}
+
+ParameterizedTest(int *n, amd_mock, bring_up_ioctl_fails)
+{
+    use_mock("amd=gfx942");
+    uint64_t before = mock_ioctl_count();
+    mock_fail_ioctl((uint64_t)*n, *n % 3 ? EIO : ENOMEM, 0);
+    hcq_device *d = hcq_device_open("AMD:0");
+    if (d) {
+        /* the open made fewer ioctls than n: nothing failed during it */
+        cr_assert_lt(mock_ioctl_count() - before, (uint64_t)*n);
+        mock_fail_ioctl(0, 0, 0);
+    } else {
+        hcq_status s = hcq_error_status();
+        cr_assert(s == HCQ_EIO || s == HCQ_ENOMEM, "%s: %s", hcq_status_name(s), hcq_error_message());
+        T_MSG_HAS("AMD:0");
+        cr_assert(strstr(hcq_error_message(), "amdkfd") || strstr(hcq_error_message(), "memory"), "%s",
+                  hcq_error_message());
+        d = hcq_device_open("AMD:0");
+        cr_assert_not_null(d, "the open after a failed one: %s", hcq_error_message());
+    }
+    /* and the device works */
+    hcq_program *p = t_load(d, t_k_inc());
+    uint32_t zero = 0, out = 0;
+    hcq_buffer *b = t_buffer_from(d, &zero, 4);
+    hcq_arg a = hcq_arg_buffer(b);
+    T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
+    t_read(b, &out, 4);
+    cr_assert_eq(out, 1);
+    T_OK(hcq_device_close(d));
+}
+
+typedef struct model {
+    char spec[32];
+} model;
+
+ParameterizedTestParameters(amd_mock, memory_fault_names_address_queue_and_kernel)
+{
+    static model m[] = {{"amd=gfx1100"}, {"amd=gfx942"}};
+    return cr_make_param_array(model, m, 2);
+}
+
+ParameterizedTest(model *m, amd_mock, memory_fault_names_address_queue_and_kernel)
+{
+    use_mock(m->spec);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    hcq_program *p = t_load(d, t_k_copy());
+    hcq_buffer *src = T_NONNULL(hcq_buffer_alloc(d, 64, HCQ_MEM_DEVICE));
+    hcq_arg a[3] = {hcq_arg_addr(HCQ_IMM(0xdead0000ull)), hcq_arg_buffer(src), hcq_arg_u32(1)};
+    T_OK(hcq_launch(p, a, 3, hcq_dims_1d(1, 1)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    T_MSG_HAS("0xdead0000");
+    T_MSG_HAS("copy_u32");
+    T_MSG_HAS("compute queue");
+    T_MSG_HAS("AMD:0");
+    T_FAILS(hcq_device_status(d), HCQ_EFAULT);
+    T_OK(hcq_device_close(d));
+    hcq_device *again = T_NONNULL(hcq_device_open("AMD:0"));
+    T_OK(hcq_device_status(again));
+    T_OK(hcq_device_close(again));
+}
+
+Test(amd_mock, copy_engine_fault_names_the_address_and_queue)
+{
+    use_mock("amd=gfx1100");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    hcq_buffer *dst = T_NONNULL(hcq_buffer_alloc(d, 4096, HCQ_MEM_DEVICE));
+    hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COPY));
+    T_OK(hcq_queue_copy(q, HCQ_IMM(hcq_buffer_va(dst)), HCQ_IMM(0xbad000ull), HCQ_IMM(64)));
+    T_OK(hcq_queue_signal(q, s, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_FAILS(hcq_signal_wait(s, 1, 0), HCQ_EFAULT);
+    T_MSG_HAS("0xbad000");
+    T_MSG_HAS("sdma queue");
+    T_OK(hcq_device_close(d));
+}
+
+ParameterizedTestParameters(amd_mock, copies_past_the_packet_limit)
+{
+    static model m[] = {{"amd=gfx1100"}, {"amd=gfx942"}};
+    return cr_make_param_array(model, m, 2);
+}
+
+/* SDMA 4 copies at most 4 MiB a packet: bigger copies are chunked, and no
+ * chunk is mistaken for an empty variable-size copy */
+ParameterizedTest(model *m, amd_mock, copies_past_the_packet_limit)
+{
+    use_mock(m->spec);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    enum { N = (9 << 20) + 3 };
+    uint8_t *in = malloc(N), *out = malloc(N);
+    for (size_t i = 0; i < N; i++) in[i] = (uint8_t)(i * 131 + 7);
+    hcq_buffer *a = t_buffer_from(d, in, N), *b = T_NONNULL(hcq_buffer_alloc(d, N, HCQ_MEM_DEVICE));
+    T_OK(hcq_buffer_copy(b, 0, a, 0, N));
+    t_read(b, out, N);
+    cr_assert(memcmp(in, out, N) == 0);
+    free(in);
+    free(out);
+    T_OK(hcq_device_close(d));
+}
+
+static bool overlap(const hcq_buffer *a, const hcq_buffer *b)
+{
+    uint64_t x = hcq_buffer_va(a), y = hcq_buffer_va(b);
+    return x < y + hcq_buffer_size(b) && y < x + hcq_buffer_size(a);
+}
+
+ParameterizedTestParameters(amd_mock, two_gpus_transfer_and_share_one_address_space)
+{
+    static model m[] = {{"amd=gfx1100x2"}, {"amd=gfx942x2"}};
+    return cr_make_param_array(model, m, 2);
+}
+
+ParameterizedTest(model *m, amd_mock, two_gpus_transfer_and_share_one_address_space)
+{
+    use_mock(m->spec);
+    hcq_device *d0 = T_NONNULL(hcq_device_open("AMD:0")), *d1 = T_NONNULL(hcq_device_open("AMD:1"));
+    enum { N = 4096 };
+    uint32_t host[N], out[N];
+    for (int i = 0; i < N; i++) host[i] = (uint32_t)i * 3;
+    hcq_program *p0 = t_load(d0, t_k_add1()), *p1 = t_load(d1, t_k_add1());
+    hcq_buffer *a = t_buffer_from(d0, host, sizeof host);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d1, sizeof host, HCQ_MEM_DEVICE));
+    hcq_arg x0[2] = {hcq_arg_buffer(a), hcq_arg_u32(N)}, x1[2] = {hcq_arg_buffer(b), hcq_arg_u32(N)};
+    T_OK(hcq_launch(p0, x0, 2, hcq_dims_1d(N / 64, 64)));
+    T_OK(hcq_buffer_copy(b, 0, a, 0, sizeof host)); /* GPU 0 -> GPU 1 */
+    T_OK(hcq_launch(p1, x1, 2, hcq_dims_1d(N / 64, 64)));
+    T_OK(hcq_buffer_copy(a, 0, b, 0, sizeof host)); /* and back */
+    t_read(a, out, sizeof out);
+    for (int i = 0; i < N; i++) cr_assert_eq(out[i], (uint32_t)i * 3 + 2, "element %d", i);
+    /* every buffer of either GPU at its own addresses */
+    hcq_buffer *bufs[8];
+    for (int i = 0; i < 8; i++) bufs[i] = T_NONNULL(hcq_buffer_alloc(i % 2 ? d1 : d0, 4096u << i, i % 3 ? HCQ_MEM_DEVICE : HCQ_MEM_HOST));
+    for (int i = 0; i < 8; i++) {
+        cr_assert_not(overlap(bufs[i], a) || overlap(bufs[i], b));
+        for (int j = 0; j < i; j++) cr_assert_not(overlap(bufs[i], bufs[j]), "buffers %d and %d overlap", i, j);
+    }
+    T_OK(hcq_device_close(d0));
+    T_OK(hcq_device_close(d1));
+}
+
+/* A PM4 queue on a multi-XCC part runs on every XCC, and with KFD's PM4
+ * setup (no work-group split) each XCC runs the whole dispatch: a kernel
+ * that counts once per launch counts 8, and each XCC writes the timeline
+ * (late duplicates could even move it back). The AQL queue splits the
+ * work-groups over the XCCs and writes signals once. docs/amd-xcc.md. */
+Test(amd_mock, multi_xcc_parts_need_the_aql_queue)
+{
+    use_mock("amd=gfx942");
+    for (int pass = 0; pass < 2; pass++) {
+        amd_proc_set_compute_queue(pass == 0 ? AMD_QUEUE_PM4 : -1);
+        hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+        hcq_program *p = t_load(d, t_k_inc());
+        /* host memory: read directly, without the copy engine and the
+         * timeline the PM4 queue writes eight times */
+        hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_HOST));
+        volatile uint32_t *ctr = hcq_buffer_cpu_ptr(b);
+        *ctr = 0;
+        hcq_arg a = hcq_arg_buffer(b);
+        T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
+        T_OK(hcq_device_synchronize(d));
+        uint32_t want = pass == 0 ? 8 : 1;
+        for (uint64_t t0 = hcq_now_ns(); *ctr < want && hcq_now_ns() - t0 < 2000000000ull;) base_sleep_ns(1000000);
+        base_sleep_ns(20000000);
+        cr_assert_eq(*ctr, want, "%s queue: the kernel ran %u times", pass == 0 ? "PM4" : "AQL", *ctr);
+        if (pass == 1) {
+            /* and the split covers every work-group exactly once */
+            enum { G = 8 * 13 + 5 };
+            hcq_program *add1 = t_load(d, t_k_add1());
+            uint32_t host[G * 4] = {0}, res[G * 4];
+            hcq_buffer *c = t_buffer_from(d, host, sizeof host);
+            hcq_arg x[2] = {hcq_arg_buffer(c), hcq_arg_u32(G * 4)};
+            T_OK(hcq_launch(add1, x, 2, hcq_dims_1d(G, 4)));
+            t_read(c, res, sizeof res);
+            for (int i = 0; i < G * 4; i++) cr_assert_eq(res[i], 1, "element %d", i);
+        }
+        T_OK(hcq_device_close(d));
+    }
+    amd_proc_set_compute_queue(-1);
+}
+
+Test(amd_mock, hung_copy_engine_times_out_naming_positions)
+{
+    setenv("HCQ_TIMEOUT_MS", "300", 1);
+    use_mock("amd=gfx1100,hang=amd0.sdma");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    uint32_t v = 7;
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_DEVICE));
+    T_OK(hcq_buffer_copyin(b, 0, &v, 4));
+    T_FAILS(hcq_device_synchronize(d), HCQ_ETIMEDOUT);
+    T_MSG_HAS("sdma queue");
+    T_MSG_HAS("rptr 0");
+    T_OK(hcq_device_close(d));
+}
+
+static int count_dumps(const char *dir, const char *format)
+{
+    DIR *dp = opendir(dir);
+    cr_assert_not_null(dp);
+    int n = 0;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(dp))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        FILE *f = fopen(path, "rb");
+        drv_dump_header h;
+        if (f && fread(&h, sizeof h, 1, f) == 1 && !memcmp(h.magic, DRV_DUMP_MAGIC, 4) && !strcmp(h.format, format)) {
+            n++;
+            cr_assert_eq(h.arch, 110000, "the gfx version names the packet dialect");
+        }
+        if (f) fclose(f);
+    }
+    closedir(dp);
+    return n;
+}
+
+Test(amd_mock, dumps_the_streams_it_runs)
+{
+    char dir[] = "/tmp/hcq-amd-dump-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("HCQ_MOCK_DUMP", dir, 1);
+    use_mock("amd=gfx1100");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    hcq_program *p = t_load(d, t_k_inc());
+    uint32_t zero = 0;
+    hcq_buffer *b = t_buffer_from(d, &zero, 4);
+    hcq_arg a = hcq_arg_buffer(b);
+    T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
+    T_OK(hcq_device_synchronize(d));
+    T_OK(hcq_device_close(d));
+    cr_assert_gt(count_dumps(dir, "amd-pm4"), 0);
+    cr_assert_gt(count_dumps(dir, "amd-sdma"), 0);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(amd_mock, loader_refuses_code_for_another_target)
+{
+    use_mock("amd=gfx1100");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    hcq_kernel *k = t_k_inc();
+    hcq_binary *b = NULL;
+    /* a mock object for another GPU */
+    T_OK(hcq_compile(k, "mock-gfx942", &b));
+    cr_assert_null(hcq_program_load(d, b->data, b->size));
+    cr_assert_eq(hcq_error_status(), HCQ_EFORMAT);
+    T_MSG_HAS("gfx942");
+    T_MSG_HAS("mock-gfx1100");
+    hcq_binary_free(b);
+    /* machine code, which the mock cannot run */
+    if (cc_require_clang(17, "HIP for gfx1100") == HCQ_OK) {
+        T_OK(hcq_compile(k, "gfx1100", &b));
+        cr_assert_null(hcq_program_load(d, b->data, b->size));
+        cr_assert_eq(hcq_error_status(), HCQ_EFORMAT);
+        T_MSG_HAS("machine code");
+        hcq_binary_free(b);
+    }
+    hcq_kernel_destroy(k);
+    T_OK(hcq_device_close(d));
+}
+
+/* scratch sized as tinygrad sizes it on a 7900 XTX: 128 bytes per lane is
+ * 24 MiB, WAVESIZE 32 (256-byte units), 512 waves per shader engine */
+Test(amd_mock, scratch_sizing_follows_the_hardware_units)
+{
+    use_mock("amd=gfx1100");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    uint64_t va = 0, per_xcc = 0;
+    uint32_t tmpring = 0;
+    T_OK(amd_scratch_ensure(amd_of(d), 100, &va, &per_xcc, &tmpring));
+    cr_assert_eq(per_xcc, 24ull << 20);
+    cr_assert_eq(tmpring, 0x20200, "TMPRING 0x%x", tmpring);
+    cr_assert_neq(va, 0);
+    uint64_t va2 = 0;
+    T_OK(amd_scratch_ensure(amd_of(d), 64, &va2, &per_xcc, &tmpring));
+    cr_assert_eq(va2, va, "a smaller need reuses the scratch");
+    T_OK(amd_scratch_ensure(amd_of(d), 1000, &va2, &per_xcc, &tmpring));
+    cr_assert_neq(va2, va, "a bigger one grows it");
+    cr_assert_eq(tmpring >> 12, 256, "1024 bytes per lane: WAVESIZE 256");
+    T_OK(hcq_device_close(d));
+}
