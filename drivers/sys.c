@@ -166,11 +166,18 @@ int sys_list_dir(const char *path, void (*fn)(void *, const char *), void *arg)
 }
 int sys_exists(const char *path) { const hcq_sys *s = sys_get(); return s->exists(s->ctx, path); }
 
+static atomic_uint_fast64_t doorbell_epoch;
+
+void sys_doorbell_acquire(void) { (void)atomic_load_explicit(&doorbell_epoch, memory_order_acquire); }
+
 void sys_doorbell32(volatile uint32_t *addr, uint32_t value)
 {
     const hcq_sys *s = sys_get();
+    atomic_fetch_add_explicit(&doorbell_epoch, 1, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
-    *addr = value;
+    /* an atomic release store: a plain mov on x86, and it lets ThreadSanitizer
+     * pair it with the emulated engine's acquire load under the mock */
+    atomic_store_explicit((_Atomic uint32_t *)addr, value, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     if (s->doorbell) s->doorbell(s->ctx, addr);
 }
@@ -178,8 +185,9 @@ void sys_doorbell32(volatile uint32_t *addr, uint32_t value)
 void sys_doorbell64(volatile uint64_t *addr, uint64_t value)
 {
     const hcq_sys *s = sys_get();
+    atomic_fetch_add_explicit(&doorbell_epoch, 1, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
-    *addr = value;
+    atomic_store_explicit((_Atomic uint64_t *)addr, value, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     if (s->doorbell) s->doorbell(s->ctx, addr);
 }

@@ -58,6 +58,13 @@ int sys_exists(const char *path);
  * first), the store, then the table's doorbell hook. */
 void sys_doorbell32(volatile uint32_t *addr, uint32_t value);
 void sys_doorbell64(volatile uint64_t *addr, uint64_t value);
+/* Emulated engines that read a doorbell through a mapping of their own
+ * call this after the read: sys_doorbell* bump an epoch with a release
+ * before their store, so the engine's acquire here orders everything the
+ * host wrote before ringing (rings, packets) before what the engine reads
+ * next, also for ThreadSanitizer, which cannot relate two mappings. */
+void sys_doorbell_acquire(void);
+
 /* The host wrote memory engines may wait on. */
 void sys_notify(uint64_t va);
 

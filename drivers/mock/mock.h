@@ -115,6 +115,10 @@ uint64_t mock_va_reserve(uint64_t size);
 /* Removes `who` from the mappings in [va, va + size); the host memory goes
  * when nobody maps it any more. 0 or -errno. */
 int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who);
+/* The address where bo's first byte is mapped (by anyone), or 0. Emulated
+ * engines read what the host writes (USERD, doorbells) at the host's own
+ * address, so the host's release stores pair with their acquire loads. */
+uint64_t mock_bo_va(const mock_bo *bo);
 /* May gpu access [va, va + size)? On false, why describes the mapping seen. */
 bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size);
 

@@ -40,7 +40,13 @@ uint64_t mock_amd_clock(void) { return hcq_now_ns() / 10; }
 
 uint64_t mock_amd_doorbell(const mock_amd_queue *q)
 {
-    return atomic_load_explicit((_Atomic uint64_t *)(q->gpu->doorbell_cpu + 8ull * q->doorbell), memory_order_acquire);
+    /* through the mock's own mapping (the process may unmap its own while
+     * the queue lives); sys_doorbell_acquire orders what the process wrote
+     * before ringing */
+    uint64_t v = atomic_load_explicit((_Atomic uint64_t *)(q->gpu->doorbell_cpu + 8ull * q->doorbell),
+                                      memory_order_acquire);
+    sys_doorbell_acquire();
+    return v;
 }
 
 /* ** topology */
@@ -295,7 +301,7 @@ static void *amd_mmap(void *priv, void *addr, size_t len, int prot, int flags, o
             !(o & (KFD_DOORBELL_SLICE_BYTES - 1))) {
             ret = sys_libc()->mmap(NULL, addr, len, prot, flags, g->doorbells->memfd, 0, err);
             if (ret) {
-                g->doorbell_user = ret;
+                atomic_store(&g->doorbell_user, ret);
                 for (mock_amd_queue *q = mock_amd_P.queues; q; q = q->next)
                     if (q->gpu == g) mock_amd_queue_bell(q);
             }

@@ -38,7 +38,7 @@ typedef struct mock_amd_gpu {
     /* the doorbell slice: the mock's own view and the process's mapping */
     mock_bo *doorbells;
     uint8_t *doorbell_cpu;
-    uint8_t *doorbell_user;
+    _Atomic(uint8_t *) doorbell_user; /* the process's mapping of the doorbells */
     uint32_t next_doorbell;
     uint32_t next_logical_xcc; /* KFD rotates the first logical XCC per queue */
 } mock_amd_gpu;

@@ -418,7 +418,7 @@ void mock_amd_queue_stop(mock_amd_queue *q)
 
 void mock_amd_queue_bell(mock_amd_queue *q)
 {
-    uint8_t *u = q->gpu->doorbell_user;
+    uint8_t *u = atomic_load(&q->gpu->doorbell_user);
     if (!u) return;
     pthread_mutex_lock(&q->xcc_lock);
     for (uint32_t x = 0; x < q->ncp; x++)

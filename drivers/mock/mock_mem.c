@@ -198,6 +198,16 @@ int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *relea
     return rc;
 }
 
+uint64_t mock_bo_va(const mock_bo *bo)
+{
+    uint64_t va = 0;
+    pthread_rwlock_rdlock(&map_lock);
+    for (size_t i = 0; i < nranges && !va; i++)
+        if (ranges[i].bo == bo) va = ranges[i].va - ranges[i].bo_offset;
+    pthread_rwlock_unlock(&map_lock);
+    return va;
+}
+
 bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size)
 {
     uint64_t inj = mock_cfg()->mmu_fault_va;

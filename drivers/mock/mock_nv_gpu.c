@@ -91,7 +91,10 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a)
         mnv_chan_destroy(c);
         return NULL;
     }
-    c->userd = c->userd_map + a->userd_off;
+    /* read GPPut where the host writes it (the memory is mapped for the CPU
+     * and the GPU at one address); the private mapping is the fallback */
+    uint64_t va = mock_bo_va(c->userd_bo);
+    c->userd = va ? (volatile uint8_t *)(uintptr_t)va + a->userd_off : c->userd_map + a->userd_off;
     pthread_mutex_lock(&live_lock);
     c->next_live = live;
     live = c;

@@ -215,10 +215,25 @@ ParameterizedTest(model *m, amd_mock, two_gpus_transfer_and_share_one_address_sp
  * that counts once per launch counts 8, and each XCC writes the timeline
  * (late duplicates could even move it back). The AQL queue splits the
  * work-groups over the XCCs and writes signals once. docs/amd-xcc.md. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+
 Test(amd_mock, multi_xcc_parts_need_the_aql_queue)
 {
     use_mock("amd=gfx942");
-    for (int pass = 0; pass < 2; pass++) {
+#ifdef UNDER_TSAN
+    /* the PM4 half polls a counter that unsynchronized duplicate launches
+     * are still writing: the very bug it shows, and a data race for TSan */
+    int first = 1;
+#else
+    int first = 0;
+#endif
+    for (int pass = first; pass < 2; pass++) {
         amd_proc_set_compute_queue(pass == 0 ? AMD_QUEUE_PM4 : -1);
         hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
         hcq_program *p = t_load(d, t_k_inc());
