@@ -86,6 +86,7 @@ $(B)/bench/%: bench/%.c $(STATIC_LIB)
 
 $(B)/examples/%: examples/%.c $(SHARED_LIB)
 	@mkdir -p $(dir $@)
+	@ln -sf libhcq.so $(B)/libhcq.so.0   # the soname the examples load
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS)
 
 test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB)

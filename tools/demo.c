@@ -4,247 +4,228 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* hcq demo: three kernels written in the kernel IR (a vector add, a
- * two-pass reduction through local memory, a small matmul), compiled for the
- * device's target, run through a recorded queue with GPU timestamps around
- * each launch, and checked against plain C loops. */
+/* hcq demo: the tensor layer on the default device. A matmul, checked
+ * against C loops and against the same tensor program on the CPU device,
+ * and a small MLP forward pass (three layers, relu, softmax) checked against
+ * the CPU device, run eagerly and through the JIT, with timings. Inputs and
+ * weights come from the counter-based generator with one seed, so both
+ * devices compute on identical data. Sizes shrink on devices that run
+ * kernels on the interpreter (mock GPUs, HCQ_CPU_TARGET=ir). */
 
-typedef struct demo {
+typedef struct side {
     hcq_device *dev;
-    hcq_queue *q;
-    hcq_signal *t0, *t1, *done;
-    uint64_t done_value;
-    int failures;
-} demo;
+    hcq_ctx *ctx;
+} side;
 
-static hcq_ir_ref c_i32(hcq_kernel *k, int v) { return hcq_ir_const_int(k, HCQ_I32, v); }
-static hcq_ir_ref bin(hcq_kernel *k, hcq_op op, hcq_ir_ref a, hcq_ir_ref b) { return hcq_ir_binary(k, op, a, b); }
+typedef struct mlp_dims {
+    int64_t batch, in, hidden, out;
+} mlp_dims;
 
-static hcq_ir_ref global_id(hcq_kernel *k, unsigned dim)
+static int failures;
+
+static int fail(const char *what)
 {
-    hcq_ir_ref g = hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, dim);
-    hcq_ir_ref ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, dim);
-    return bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, g, ls), hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, dim));
+    failures++;
+    return tool_fail(what);
 }
 
-/* c[i] = a[i] + b[i], i < n */
-static hcq_kernel *k_vadd(void)
+static double ms_since(uint64_t t0) { return (double)(hcq_now_ns() - t0) / 1e6; }
+
+/* uniform weights in [-s, s) from the context's generator */
+static hcq_tensor *uniform(hcq_ctx *ctx, int64_t r, int64_t c, double s)
 {
-    hcq_kernel *k = hcq_kernel_create("demo_vadd");
-    hcq_ir_ref a = hcq_ir_param_buffer(k, HCQ_F32), b = hcq_ir_param_buffer(k, HCQ_F32);
-    hcq_ir_ref c = hcq_ir_param_buffer(k, HCQ_F32), n = hcq_ir_param_scalar(k, HCQ_I32);
-    hcq_ir_ref i = global_id(k, 0);
-    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, i, n));
-    hcq_ir_store(k, c, i, bin(k, HCQ_OP_ADD, hcq_ir_load(k, a, i), hcq_ir_load(k, b, i)));
-    hcq_ir_endif(k, iff);
-    return k;
+    return hcq_mul_s(hcq_sub_s(hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(r, c)), 0.5), 2 * s);
 }
 
-/* out[group] = sum of in[group*per .. +per) (clipped to n): each work-item
- * sums a strided slice, then the group adds the slices in local memory */
-enum { RED_L = 256 };
-static hcq_kernel *k_sum(void)
+/* the model's tensors, created identically on any device */
+typedef struct model {
+    hcq_tensor *x, *w1, *b1, *w2, *b2, *w3, *b3;
+} model;
+
+static model make_model(hcq_ctx *ctx, const mlp_dims *d)
 {
-    hcq_kernel *k = hcq_kernel_create("demo_sum");
-    hcq_ir_ref in = hcq_ir_param_buffer(k, HCQ_F32), out = hcq_ir_param_buffer(k, HCQ_F32);
-    hcq_ir_ref n = hcq_ir_param_scalar(k, HCQ_I32), per = hcq_ir_param_scalar(k, HCQ_I32);
-    hcq_ir_ref lds = hcq_ir_define_local(k, HCQ_F32, RED_L);
-    hcq_ir_ref g = hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), l = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0);
-    hcq_ir_ref base = bin(k, HCQ_OP_MUL, g, per);
-    hcq_ir_ref acc = hcq_ir_define_acc(k, hcq_ir_const_float(k, HCQ_F32, 0.0));
-    hcq_ir_ref r = hcq_ir_range(k, c_i32(k, 0), hcq_ir_binary(k, HCQ_OP_IDIV, per, c_i32(k, RED_L)));
-    hcq_ir_ref idx = bin(k, HCQ_OP_ADD, base, bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, r, c_i32(k, RED_L)), l));
-    hcq_ir_ref v = hcq_ir_load_gated(k, in, idx, bin(k, HCQ_OP_CMPLT, idx, n), hcq_ir_const_float(k, HCQ_F32, 0.0));
-    hcq_ir_assign(k, acc, bin(k, HCQ_OP_ADD, acc, v));
-    hcq_ir_endrange(k, r);
-    hcq_ir_store(k, lds, l, acc);
-    hcq_ir_barrier(k);
-    for (int step = RED_L / 2; step >= 1; step /= 2) {
-        hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, l, c_i32(k, step)));
-        hcq_ir_ref o = bin(k, HCQ_OP_ADD, l, c_i32(k, step));
-        hcq_ir_store(k, lds, l, bin(k, HCQ_OP_ADD, hcq_ir_load(k, lds, l), hcq_ir_load(k, lds, o)));
-        hcq_ir_endif(k, iff);
-        hcq_ir_barrier(k);
-    }
-    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, l, c_i32(k, 1)));
-    hcq_ir_store(k, out, g, hcq_ir_load(k, lds, c_i32(k, 0)));
-    hcq_ir_endif(k, iff);
-    return k;
+    hcq_ctx_seed(ctx, 2024);
+    model m;
+    m.x = uniform(ctx, d->batch, d->in, 1.0);
+    m.w1 = uniform(ctx, d->hidden, d->in, 1.0 / sqrt((double)d->in));
+    m.b1 = uniform(ctx, 1, d->hidden, 0.1);
+    m.w2 = uniform(ctx, d->hidden, d->hidden, 1.0 / sqrt((double)d->hidden));
+    m.b2 = uniform(ctx, 1, d->hidden, 0.1);
+    m.w3 = uniform(ctx, d->out, d->hidden, 1.0 / sqrt((double)d->hidden));
+    m.b3 = uniform(ctx, 1, d->out, 0.1);
+    hcq_tensor *all[7] = {m.x, m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
+    if (hcq_realize_all(all, 7)) fail("creating the model");
+    return m;
 }
 
-/* C[M x N] = A[M x K] @ B[K x N], one work-item per output */
-static hcq_kernel *k_matmul(void)
+static hcq_tensor *forward(hcq_tensor *const *p)
 {
-    hcq_kernel *k = hcq_kernel_create("demo_matmul");
-    hcq_ir_ref A = hcq_ir_param_buffer(k, HCQ_F32), B = hcq_ir_param_buffer(k, HCQ_F32);
-    hcq_ir_ref C = hcq_ir_param_buffer(k, HCQ_F32);
-    hcq_ir_ref M = hcq_ir_param_scalar(k, HCQ_I32), N = hcq_ir_param_scalar(k, HCQ_I32);
-    hcq_ir_ref K = hcq_ir_param_scalar(k, HCQ_I32);
-    hcq_ir_ref col = global_id(k, 0), row = global_id(k, 1);
-    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_AND, bin(k, HCQ_OP_CMPLT, row, M), bin(k, HCQ_OP_CMPLT, col, N)));
-    hcq_ir_ref acc = hcq_ir_define_acc(k, hcq_ir_const_float(k, HCQ_F32, 0.0));
-    hcq_ir_ref r = hcq_ir_range(k, c_i32(k, 0), K);
-    hcq_ir_ref a = hcq_ir_load(k, A, bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, row, K), r));
-    hcq_ir_ref b = hcq_ir_load(k, B, bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, r, N), col));
-    hcq_ir_assign(k, acc, hcq_ir_mulacc(k, a, b, acc));
-    hcq_ir_endrange(k, r);
-    hcq_ir_store(k, C, bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, row, N), col), acc);
-    hcq_ir_endif(k, iff);
-    return k;
+    hcq_tensor *h = hcq_relu(hcq_linear(p[0], p[1], p[2]));
+    h = hcq_relu(hcq_linear(h, p[3], p[4]));
+    return hcq_softmax(hcq_linear(h, p[5], p[6]), -1);
 }
 
-/* One timed launch: timestamp, exec, timestamp, signal; returns GPU µs. */
-static double timed(demo *d, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims)
+static hcq_status jit_forward(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
-    hcq_queue_reset(d->q);
-    /* a recorded queue is not ordered with eager calls by itself: wait for
-     * the timeline value of the last copyin before the kernel reads */
-    hcq_signal *tl = hcq_device_timeline(d->dev);
-    if (hcq_queue_wait(d->q, tl, HCQ_IMM(hcq_device_timeline_value(d->dev))) ||
-        hcq_queue_timestamp(d->q, d->t0) || hcq_queue_exec(d->q, p, args, nargs, dims) ||
-        hcq_queue_timestamp(d->q, d->t1) || hcq_queue_signal(d->q, d->done, HCQ_IMM(d->done_value + 1)) ||
-        hcq_queue_submit(d->q, NULL, 0) || hcq_signal_wait(d->done, ++d->done_value, 0)) {
-        tool_fail(hcq_program_get_info(p)->name);
-        d->failures++;
-        return -1;
-    }
-    return (double)(hcq_signal_timestamp_ns(d->t1) - hcq_signal_timestamp_ns(d->t0)) / 1000.0;
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = forward(in);
+    return out[0] ? HCQ_OK : hcq_error_status();
 }
 
-static void report(demo *d, const char *what, double us, double err, double tol, double gflop, double gbytes)
+static float *read_all(hcq_tensor *t)
 {
-    int ok = err <= tol;
-    if (!ok) d->failures++;
-    printf("  %-28s %9.1f us", what, us);
-    if (us > 0 && gflop > 0) printf("  %7.2f GFLOP/s", gflop / (us * 1e-6));
-    if (us > 0 && gbytes > 0) printf("  %7.2f GB/s", gbytes / (us * 1e-6));
-    printf("   max error %.3g (tolerance %.3g)  %s\n", err, tol, ok ? "ok" : "WRONG");
-}
-
-static hcq_program *build(demo *d, hcq_kernel *k)
-{
-    hcq_program *p = hcq_program_from_kernel(d->dev, k);
-    if (!p) {
-        tool_fail(hcq_kernel_name(k));
-        d->failures++;
-    }
-    hcq_kernel_destroy(k);
-    return p;
-}
-
-static hcq_buffer *upload(demo *d, const void *data, size_t size)
-{
-    hcq_buffer *b = hcq_buffer_alloc(d->dev, size, HCQ_MEM_DEVICE);
-    if (!b || hcq_buffer_copyin(b, 0, data, size)) {
-        tool_fail("upload");
-        d->failures++;
-        hcq_buffer_free(b);
+    int64_t n = hcq_tensor_numel(t);
+    float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v || hcq_tensor_read(t, v, (size_t)n * sizeof *v)) {
+        fail("reading a result");
+        free(v);
         return NULL;
     }
-    return b;
+    return v;
 }
 
-static float frand(uint32_t *s)
+static double max_diff(const float *a, const float *b, int64_t n)
 {
-    *s = *s * 1664525u + 1013904223u;
-    return (float)(*s >> 8) / (float)(1u << 24) - 0.5f;
+    double e = 0;
+    for (int64_t i = 0; i < n; i++) e = fmax(e, fabs((double)a[i] - (double)b[i]));
+    return e;
 }
 
-static void run_vadd(demo *d)
+static void verdict(double err, double tol)
 {
-    enum { N = 1 << 20 };
-    float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
-    uint32_t s = 1;
-    for (int i = 0; i < N; i++) a[i] = frand(&s), b[i] = frand(&s);
-    hcq_program *p = build(d, k_vadd());
-    hcq_buffer *ba = upload(d, a, N * 4), *bb = upload(d, b, N * 4), *bc = hcq_buffer_alloc(d->dev, N * 4, HCQ_MEM_DEVICE);
-    if (p && ba && bb && bc) {
-        hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bc), hcq_arg_i32(N)};
-        double us = timed(d, p, args, 4, hcq_dims_1d(N / 256, 256));
-        if (hcq_buffer_copyout(c, bc, 0, N * 4)) d->failures += tool_fail("copyout");
-        double err = 0;
-        for (int i = 0; i < N; i++) err = fmax(err, fabs((double)c[i] - (double)(a[i] + b[i])));
-        report(d, "vector add (1M f32)", us, err, 0, 0, 3.0 * N * 4 / 1e9);
+    printf("   max error %.3g (tolerance %.3g)  %s\n", err, tol, err <= tol ? "ok" : "WRONG");
+    if (!(err <= tol)) failures++;
+}
+
+static void run_matmul(side *dv, side *ref, int64_t n)
+{
+    hcq_tensor *a[2], *b[2], *c[2];
+    side *s[2] = {dv, ref};
+    for (int i = 0; i < 2; i++) {
+        hcq_ctx_seed(s[i]->ctx, 7);
+        a[i] = uniform(s[i]->ctx, n, n, 1.0);
+        b[i] = uniform(s[i]->ctx, n, n, 1.0);
+        hcq_tensor *in[2] = {a[i], b[i]};
+        if (hcq_realize_all(in, 2)) fail("matmul inputs");
     }
-    hcq_buffer_free(ba), hcq_buffer_free(bb), hcq_buffer_free(bc), hcq_program_free(p);
-    free(a), free(b), free(c);
+    c[0] = hcq_matmul(a[0], b[0]);
+    if (hcq_realize(c[0]) || hcq_device_synchronize(dv->dev)) fail("matmul (first run, compiles)");
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) { /* warm runs: the kernel comes from the context's cache */
+        size_t m = hcq_ctx_mark(dv->ctx);
+        hcq_tensor *t = hcq_matmul(a[0], b[0]);
+        uint64_t t0 = hcq_now_ns();
+        if (hcq_realize(t) || hcq_device_synchronize(dv->dev)) fail("matmul");
+        best = fmin(best, ms_since(t0));
+        hcq_ctx_release(dv->ctx, m);
+    }
+    c[1] = hcq_matmul(a[1], b[1]);
+    float *got = read_all(c[0]), *want = read_all(c[1]), *ha = read_all(a[1]), *hb = read_all(b[1]);
+    if (!got || !want || !ha || !hb) return;
+    double err_c = 0; /* against C loops, on a sample of rows */
+    for (int64_t i = 0; i < n; i += n > 64 ? 7 : 1)
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0;
+            for (int64_t k = 0; k < n; k++) acc += (double)ha[i * n + k] * hb[k * n + j];
+            err_c = fmax(err_c, fabs(acc - got[i * n + j]));
+        }
+    printf("  %-40s %9.3f ms  %8.2f GFLOP/s\n", "matmul", best, 2.0 * (double)n * n * n / (best * 1e-3) * 1e-9);
+    printf("    %lld x %lld x %lld f32 vs C loops:", (long long)n, (long long)n, (long long)n);
+    verdict(err_c, 1e-5 * n);
+    printf("    vs the CPU device:                 ");
+    verdict(max_diff(got, want, n * n), 1e-5 * n);
+    free(got), free(want), free(ha), free(hb);
 }
 
-static void run_sum(demo *d)
+static void run_mlp(side *dv, side *ref, const mlp_dims *d)
 {
-    enum { N = 1 << 20, PER = 16384, G = N / PER };
-    float *x = malloc(N * 4), part[G], total[1];
-    uint32_t s = 7;
-    double want = 0;
-    for (int i = 0; i < N; i++) x[i] = frand(&s), want += x[i];
-    hcq_program *p = build(d, k_sum());
-    hcq_buffer *bx = upload(d, x, N * 4), *bp = hcq_buffer_alloc(d->dev, G * 4, HCQ_MEM_DEVICE);
-    hcq_buffer *bt = hcq_buffer_alloc(d->dev, 4, HCQ_MEM_DEVICE);
-    if (p && bx && bp && bt) {
-        hcq_arg a1[4] = {hcq_arg_buffer(bx), hcq_arg_buffer(bp), hcq_arg_i32(N), hcq_arg_i32(PER)};
-        double us = timed(d, p, a1, 4, hcq_dims_1d(G, RED_L));
-        hcq_arg a2[4] = {hcq_arg_buffer(bp), hcq_arg_buffer(bt), hcq_arg_i32(G), hcq_arg_i32(RED_L)};
-        us += timed(d, p, a2, 4, hcq_dims_1d(1, RED_L));
-        if (hcq_buffer_copyout(part, bp, 0, sizeof part) || hcq_buffer_copyout(total, bt, 0, 4))
-            d->failures += tool_fail("copyout");
-        report(d, "sum (1M f32, two passes)", us, fabs(total[0] - want), 1e-3 * sqrt((double)N), 0, N * 4 / 1e9);
+    model m[2] = {make_model(dv->ctx, d), make_model(ref->ctx, d)};
+    hcq_tensor *p0[7] = {m[0].x, m[0].w1, m[0].b1, m[0].w2, m[0].b2, m[0].w3, m[0].b3};
+    hcq_tensor *p1[7] = {m[1].x, m[1].w1, m[1].b1, m[1].w2, m[1].b2, m[1].w3, m[1].b3};
+    hcq_ctx_stats s0, s1;
+    hcq_ctx_get_stats(dv->ctx, &s0);
+    uint64_t t0 = hcq_now_ns();
+    hcq_tensor *y = forward(p0);
+    if (hcq_realize(y) || hcq_device_synchronize(dv->dev)) fail("MLP forward");
+    double first = ms_since(t0);
+    hcq_ctx_get_stats(dv->ctx, &s1);
+    double eager = 1e30;
+    for (int r = 0; r < 3; r++) {
+        size_t mk = hcq_ctx_mark(dv->ctx);
+        t0 = hcq_now_ns();
+        hcq_tensor *t = forward(p0);
+        if (hcq_realize(t) || hcq_device_synchronize(dv->dev)) fail("MLP forward");
+        eager = fmin(eager, ms_since(t0));
+        hcq_ctx_release(dv->ctx, mk);
     }
-    hcq_buffer_free(bx), hcq_buffer_free(bp), hcq_buffer_free(bt), hcq_program_free(p);
-    free(x);
-}
-
-static void run_matmul(demo *d)
-{
-    enum { M = 128, N = 96, K = 160 };
-    float *A = malloc(M * K * 4), *B = malloc(K * N * 4), *C = malloc(M * N * 4);
-    uint32_t s = 3;
-    for (int i = 0; i < M * K; i++) A[i] = frand(&s);
-    for (int i = 0; i < K * N; i++) B[i] = frand(&s);
-    hcq_program *p = build(d, k_matmul());
-    hcq_buffer *bA = upload(d, A, M * K * 4), *bB = upload(d, B, K * N * 4);
-    hcq_buffer *bC = hcq_buffer_alloc(d->dev, M * N * 4, HCQ_MEM_DEVICE);
-    if (p && bA && bB && bC) {
-        hcq_arg args[6] = {hcq_arg_buffer(bA), hcq_arg_buffer(bB), hcq_arg_buffer(bC),
-                           hcq_arg_i32(M),     hcq_arg_i32(N),     hcq_arg_i32(K)};
-        double us = timed(d, p, args, 6, hcq_dims_3d(N / 16, M / 16, 1, 16, 16, 1));
-        if (hcq_buffer_copyout(C, bC, 0, M * N * 4)) d->failures += tool_fail("copyout");
-        double err = 0;
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                double acc = 0;
-                for (int k = 0; k < K; k++) acc += (double)A[i * K + k] * B[k * N + j];
-                err = fmax(err, fabs(acc - C[i * N + j]));
-            }
-        report(d, "matmul 128x160 @ 160x96", us, err, 1e-4, 2.0 * M * N * K / 1e9, 0);
+    /* the JIT: run, capture, then replays with the same weights */
+    hcq_jit *j = hcq_jit_create(dv->ctx, jit_forward, NULL);
+    double replay = 1e30;
+    hcq_tensor *jy = NULL;
+    for (int r = 0; j && r < 5; r++) {
+        t0 = hcq_now_ns();
+        if (hcq_jit_run(j, p0, 7, &jy, 1) || hcq_device_synchronize(dv->dev)) {
+            fail("MLP through the JIT");
+            break;
+        }
+        if (r >= 2) replay = fmin(replay, ms_since(t0));
     }
-    hcq_buffer_free(bA), hcq_buffer_free(bB), hcq_buffer_free(bC), hcq_program_free(p);
-    free(A), free(B), free(C);
+    char what[96];
+    snprintf(what, sizeof what, "MLP %lldx%lld -> %lld -> %lld -> %lld", (long long)d->batch, (long long)d->in,
+             (long long)d->hidden, (long long)d->hidden, (long long)d->out);
+    printf("  %-40s %9.3f ms  (%llu kernels; first run %.1f ms with %llu programs built)\n", what, eager,
+           (unsigned long long)(s1.kernels - s0.kernels), first, (unsigned long long)(s1.programs - s0.programs));
+    printf("  %-40s %9.3f ms  (%u kernels in one graph)\n", "  the same through the JIT (replay)", replay,
+           hcq_jit_kernel_count(j));
+    float *got = read_all(y), *want = read_all(forward(p1)), *jit = jy ? read_all(jy) : NULL;
+    if (got && want) {
+        int64_t n = d->batch * d->out;
+        printf("    probabilities vs the CPU device:   ");
+        verdict(max_diff(got, want, n), 1e-5);
+        if (jit) {
+            printf("    JIT vs eager:                      ");
+            verdict(max_diff(jit, got, n), 0);
+        }
+        double rowsum = 0;
+        int best = 0;
+        for (int64_t k = 0; k < d->out; k++) {
+            rowsum += got[k];
+            if (got[k] > got[best]) best = (int)k;
+        }
+        printf("    the first row's probabilities sum to %.6f; it predicts class %d\n", rowsum, best);
+    }
+    free(got), free(want), free(jit);
+    hcq_jit_destroy(j);
 }
 
 int tool_demo(int argc, char **argv)
 {
     if (tool_has_flag(argc, argv, "--help")) {
-        printf("usage: hcq demo [DEVICE]\n\nRuns a vector add, a reduction and a matmul written in the kernel IR on "
-               "DEVICE\n(default: $HCQ_DEVICE, else the best device present), checks each against C loops\nand "
-               "prints GPU-timed results. HCQ_DEBUG=2 also prints every launch.\n");
+        printf("usage: hcq demo [DEVICE]\n\nRuns a matmul and a small MLP forward pass with the tensor layer on DEVICE\n"
+               "(default: $HCQ_DEVICE, else the best device present), checks them against C loops\nand against the "
+               "CPU device, and prints timings. HCQ_DEBUG=2 also prints every kernel.\n");
         return 0;
     }
-    demo d = {0};
-    d.dev = hcq_device_open(argc > 1 ? argv[1] : NULL);
-    if (!d.dev) return tool_fail("opening the device");
-    const hcq_device_props *pr = hcq_device_get_props(d.dev);
-    printf("hcq demo on %s: %s (target %s)%s\n", pr->id, pr->name, pr->target, pr->is_mock ? " [mock GPU]" : "");
-    d.q = hcq_queue_create(d.dev, HCQ_QUEUE_COMPUTE);
-    d.t0 = hcq_signal_create(d.dev, 0);
-    d.t1 = hcq_signal_create(d.dev, 0);
-    d.done = hcq_signal_create(d.dev, 0);
-    if (!d.q || !d.t0 || !d.t1 || !d.done) return tool_fail("setting up");
-    run_vadd(&d);
-    run_sum(&d);
-    run_matmul(&d);
-    hcq_queue_destroy(d.q);
-    hcq_signal_destroy(d.t0), hcq_signal_destroy(d.t1), hcq_signal_destroy(d.done);
-    if (hcq_device_close(d.dev)) d.failures += tool_fail("closing");
-    printf("%s\n", d.failures ? "demo FAILED" : "all results match the C reference");
-    return d.failures ? 1 : 0;
+    side dv = {0}, ref = {0};
+    dv.dev = hcq_device_open(argc > 1 ? argv[1] : NULL);
+    if (!dv.dev) return tool_fail("opening the device");
+    const hcq_device_props *pr = hcq_device_get_props(dv.dev);
+    bool cpu = !strcmp(pr->kind, "CPU");
+    ref.dev = cpu ? dv.dev : hcq_device_open("CPU");
+    if (!ref.dev) return tool_fail("opening the CPU device");
+    dv.ctx = hcq_ctx_create(dv.dev);
+    ref.ctx = hcq_ctx_create(ref.dev);
+    if (!dv.ctx || !ref.ctx) return tool_fail("creating tensor contexts");
+    /* interpreted kernels (mock GPUs, the ir target) are slow: small sizes */
+    bool interp = pr->is_mock || !strcmp(pr->target, "ir");
+    printf("hcq demo on %s: %s (target %s)%s; reference: the CPU device\n", pr->id, pr->name, pr->target,
+           pr->is_mock ? " [mock GPU]" : "");
+    run_matmul(&dv, &ref, interp ? 48 : 512);
+    mlp_dims d = interp ? (mlp_dims){8, 32, 48, 10} : (mlp_dims){64, 784, 512, 10};
+    run_mlp(&dv, &ref, &d);
+    if (hcq_ctx_destroy(dv.ctx) || hcq_ctx_destroy(ref.ctx)) fail("destroying the contexts");
+    if (!cpu && hcq_device_close(ref.dev)) fail("closing the CPU device");
+    if (hcq_device_close(dv.dev)) fail("closing the device");
+    printf("%s\n", failures ? "demo FAILED" : "all results match the references");
+    return failures ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /* hcq.h: the whole public API of hcq, a freestanding userspace GPU stack.
  * One header per layer, from the bottom: base (errors, values), compiler
  * (dtypes, kernel IR, compile), mem (buffers, signals), queue (devices,
- * queues, programs, graphs). */
+ * queues, programs, graphs), tensor (lazy tensors on any device). */
 #ifndef HCQ_HCQ_H
 #define HCQ_HCQ_H
 
@@ -9,5 +9,6 @@
 #include "compiler.h"
 #include "mem.h"
 #include "queue.h"
+#include "tensor.h"
 
 #endif

@@ -1,0 +1,341 @@
+/* hcq/tensor.h: lazy tensors on any hcq device.
+ *
+ * ** Model
+ * Operations build a lazy graph; nothing runs until a tensor is realized
+ * (hcq_realize, or hcq_tensor_read which realizes first). Realizing
+ * schedules the graph into as few kernels as correctness allows (chains of
+ * elementwise ops fuse into the reduction or the store that consumes them;
+ * movement ops are views and cost nothing), lowers each kernel to the
+ * kernel IR with launch dimensions chosen for the device, compiles it
+ * through the compiler's cache (and an in-memory one per context) and runs
+ * it on the device's timeline.
+ *
+ * ** Ownership
+ * A context (hcq_ctx) belongs to one device and owns every tensor created in
+ * it: hcq_ctx_destroy() frees them all. Tensors never need freeing one by
+ * one; for loops, take a mark and release back to it:
+ *
+ *     size_t m = hcq_ctx_mark(ctx);
+ *     ... tensors created here ...
+ *     hcq_ctx_release(ctx, m);   // frees every tensor created after the mark
+ *
+ * hcq_tensor_free() releases one tensor early. A freed tensor is a stale
+ * handle: passing it to any call is HCQ_ESTATE, never a crash. Tensors
+ * computed from a freed one stay valid (the graph keeps what it needs).
+ * Destroy contexts before closing their device.
+ *
+ * ** Errors
+ * Calls returning hcq_status follow base.h. Operations return a new tensor,
+ * or NULL with hcq_error_message() set. An operation given a NULL tensor
+ * returns NULL and keeps the first error's message, so a chain such as
+ *     y = hcq_relu(hcq_add(hcq_matmul(x, w), b));
+ * can be checked once at the end.
+ *
+ * ** dtypes and promotion
+ * Tensors are HCQ_BOOL, HCQ_I32, HCQ_F16, HCQ_BF16 or HCQ_F32 (others are
+ * HCQ_ENOTSUP; bf16 needs a device that has it: not NVIDIA before sm_80).
+ * Binary and ternary operations promote their operands to one dtype:
+ *   - bool < i32 < f16, bf16 < f32; the result is the higher of the two,
+ *     and f16 with bf16 gives f32; arithmetic (add, sub, mul, neg, idiv, mod)
+ *     on two bools works in i32 (true + true is 2); maximum/minimum and logic
+ *     on bools stay bool;
+ *   - a scalar (hcq_scalar, the *_s helpers) is weak: it takes the other
+ *     operand's dtype, except that a non-integral scalar with a bool or i32
+ *     tensor gives f32, and an integral one with a bool tensor gives i32;
+ *   - hcq_div and the float functions (exp, log, sqrt, sin, sigmoid, ...)
+ *     turn bool and i32 operands into f32;
+ *   - comparisons and logical_not give bool; and/or/xor take bool or i32;
+ *   - sum and prod of bool give i32; mean, var and std of bool or i32 give f32;
+ *   - f16 and bf16 arithmetic rounds after every op (as the kernel IR
+ *     does); their float functions (exp, sin, sigmoid, ...), reductions and
+ *     matmuls compute in f32 and round once.
+ * Float max/min follow IEEE maxNum/minNum: a NaN operand loses to a number.
+ *
+ * ** Shapes
+ * At most HCQ_MAX_DIMS dimensions; a dimension may be 0. Shapes and axes
+ * are passed as (pointer, count); HCQ_SHAPE(...) and HCQ_AXES(...) build
+ * both from a list: hcq_reshape(t, HCQ_SHAPE(2, -1)). Negative axes count
+ * from the end. Broadcasting follows NumPy: shapes align at the end and a
+ * dimension of size 1 stretches. A tensor holds fewer than 2^31 elements.
+ *
+ * ** Threads
+ * One context is used by one thread at a time; contexts are independent.
+ *
+ * ** Debugging
+ * HCQ_DEBUG=2 prints one line per kernel run (name, launch dims, device
+ * time, GB/s, GFLOP/s), timing each launch on the device (this serialises
+ * launches); HCQ_DEBUG=3 also prints the source the compiler generates for
+ * each new kernel (targets built from C, CUDA or HIP). Kernel names say what
+ * they are: E_ elementwise, R_ with a reduction, then the output dims, _rN
+ * the reduction size, _uAxB a register tile, _aN accumulators per output,
+ * _gN a work-group reduction. */
+#ifndef HCQ_TENSOR_H
+#define HCQ_TENSOR_H
+
+#include "base.h"
+#include "compiler.h"
+#include "queue.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HCQ_MAX_DIMS 8
+
+typedef struct hcq_ctx hcq_ctx;
+typedef struct hcq_tensor hcq_tensor;
+
+/* (pointer, count) argument pairs from a list of values. */
+#define HCQ_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
+#define HCQ_AXES(...) ((const int[]){__VA_ARGS__}), ((int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)))
+/* every axis, for the reductions */
+#define HCQ_ALL_AXES NULL, 0
+
+/* ** contexts */
+/* A context on an open device (not owned: close it after destroying the
+ * context). HCQ_EINVAL for a NULL or closed device. */
+HCQ_API hcq_ctx *hcq_ctx_create(hcq_device *dev);
+/* Frees every tensor, JIT, buffer and program the context holds, after the
+ * device finished using them. NULL is fine; a stale context is HCQ_ESTATE. */
+HCQ_API hcq_status hcq_ctx_destroy(hcq_ctx *ctx);
+HCQ_API hcq_device *hcq_ctx_device(const hcq_ctx *ctx);
+/* A position in the context's tensor list, for hcq_ctx_release. */
+HCQ_API size_t hcq_ctx_mark(const hcq_ctx *ctx);
+/* Frees every tensor created after `mark` that is still alive (outputs of a
+ * JIT included). HCQ_EINVAL for a mark from the future. */
+HCQ_API hcq_status hcq_ctx_release(hcq_ctx *ctx, size_t mark);
+/* Seeds the random generator: the same seed gives the same sequence of
+ * hcq_rand* tensors on every device. A new context is seeded with 0. */
+HCQ_API void hcq_ctx_seed(hcq_ctx *ctx, uint64_t seed);
+
+typedef struct hcq_ctx_stats {
+    uint64_t kernels;       /* kernels run (launched or replayed in a JIT graph) */
+    uint64_t schedules;     /* hcq_realize* calls that had something to compute */
+    uint64_t programs;      /* programs built (not found in the context's cache) */
+    uint64_t graph_replays; /* JIT replays */
+    uint64_t tensors;       /* live tensors */
+    uint64_t buffer_bytes;  /* device memory the context holds (live and cached) */
+} hcq_ctx_stats;
+HCQ_API hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out);
+
+/* ** tensor facts (valid for live tensors; a stale one gives 0 / NULL) */
+HCQ_API hcq_ctx *hcq_tensor_ctx(const hcq_tensor *t);
+HCQ_API hcq_dtype hcq_tensor_dtype(const hcq_tensor *t);
+HCQ_API int hcq_tensor_ndim(const hcq_tensor *t);
+/* Size of dimension `axis` (negative counts from the end); -1 if out of range. */
+HCQ_API int64_t hcq_tensor_dim(const hcq_tensor *t, int axis);
+/* Copies the shape into shape[0..ndim) (room for HCQ_MAX_DIMS) and returns ndim. */
+HCQ_API int hcq_tensor_shape(const hcq_tensor *t, int64_t *shape);
+HCQ_API int64_t hcq_tensor_numel(const hcq_tensor *t);
+/* True when the tensor's data sits in device memory (a buffer or a view of one). */
+HCQ_API bool hcq_tensor_is_realized(const hcq_tensor *t);
+/* Releases the tensor now (see Ownership). NULL is fine. */
+HCQ_API hcq_status hcq_tensor_free(hcq_tensor *t);
+
+/* ** creation (all lazy except hcq_from_data) */
+HCQ_API hcq_tensor *hcq_empty(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
+HCQ_API hcq_tensor *hcq_zeros(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
+HCQ_API hcq_tensor *hcq_ones(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
+HCQ_API hcq_tensor *hcq_full(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, double value);
+/* A 0-d weak scalar (see promotion): i32 if value is integral, else f32. */
+HCQ_API hcq_tensor *hcq_scalar(hcq_ctx *ctx, double value);
+/* start, start + step, ... below stop (above it for a negative step). */
+HCQ_API hcq_tensor *hcq_arange(hcq_ctx *ctx, hcq_dtype dt, double start, double stop, double step);
+/* n x m with ones on the diagonal. */
+HCQ_API hcq_tensor *hcq_eye(hcq_ctx *ctx, hcq_dtype dt, int64_t n, int64_t m);
+/* Copies numel * dtype size bytes of host data (row-major; bool is one byte,
+ * f16/bf16 are their 16-bit patterns) into a new device buffer now. */
+HCQ_API hcq_tensor *hcq_from_data(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, const void *data);
+/* Counter-based random numbers: element i of the k-th random tensor since
+ * hcq_ctx_seed is a hash of (seed, k, i), the same on every device.
+ * rand: uniform [0, 1); randn: standard normal (Box-Muller); randint:
+ * uniform integers in [low, high), i32. Float dtypes only for rand/randn. */
+HCQ_API hcq_tensor *hcq_rand(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
+HCQ_API hcq_tensor *hcq_randn(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
+HCQ_API hcq_tensor *hcq_randint(hcq_ctx *ctx, const int64_t *shape, int ndim, int64_t low, int64_t high);
+/* The tensor's value in another context (and so possibly another device):
+ * realizes t and copies it. */
+HCQ_API hcq_tensor *hcq_tensor_to(hcq_ctx *dst, hcq_tensor *t);
+
+/* ** running and data */
+/* Computes the tensor (or several, scheduled together so shared work runs
+ * once). Returns when the kernels are submitted; reads wait for them. */
+HCQ_API hcq_status hcq_realize(hcq_tensor *t);
+HCQ_API hcq_status hcq_realize_all(hcq_tensor *const *ts, int n);
+/* Realizes t and copies its elements, row-major, into dst (size_B must be
+ * numel * dtype size). Waits for the device. */
+HCQ_API hcq_status hcq_tensor_read(hcq_tensor *t, void *dst, size_t size_B);
+/* Element 0 of a one-element tensor, converted to double. */
+HCQ_API hcq_status hcq_tensor_item(hcq_tensor *t, double *out);
+/* Overwrites the data of a tensor made by hcq_from_data or hcq_empty (or a
+ * JIT output). Lazy tensors computed from it that are not realized yet will
+ * read the new data. HCQ_EINVAL for other tensors or a wrong size. */
+HCQ_API hcq_status hcq_tensor_write(hcq_tensor *t, const void *src, size_t size_B);
+
+/* ** elementwise: unary */
+HCQ_API hcq_tensor *hcq_neg(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_exp(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_log(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_exp2(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_log2(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_sqrt(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_rsqrt(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_recip(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_sin(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_cos(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_abs(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_sign(hcq_tensor *a);   /* -1, 0 or 1 (NaN stays NaN) */
+HCQ_API hcq_tensor *hcq_trunc(hcq_tensor *a);  /* toward zero; ints unchanged */
+HCQ_API hcq_tensor *hcq_relu(hcq_tensor *a);   /* x < 0 ? 0 : x */
+HCQ_API hcq_tensor *hcq_sigmoid(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_tanh(hcq_tensor *a);
+/* The tanh approximation: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))). */
+HCQ_API hcq_tensor *hcq_gelu(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_silu(hcq_tensor *a);   /* x * sigmoid(x) */
+HCQ_API hcq_tensor *hcq_logical_not(hcq_tensor *a);
+HCQ_API hcq_tensor *hcq_cast(hcq_tensor *a, hcq_dtype dt); /* as the kernel IR's CAST */
+HCQ_API hcq_tensor *hcq_bitcast(hcq_tensor *a, hcq_dtype dt); /* same size, not bool */
+
+/* ** elementwise: binary (broadcasting, promoting) */
+HCQ_API hcq_tensor *hcq_add(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_sub(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_mul(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_div(hcq_tensor *a, hcq_tensor *b);  /* true division, float result */
+HCQ_API hcq_tensor *hcq_idiv(hcq_tensor *a, hcq_tensor *b); /* i32: truncating, x/0 = 0 */
+HCQ_API hcq_tensor *hcq_mod(hcq_tensor *a, hcq_tensor *b);  /* i32: sign of a, x%0 = 0 */
+/* a^b; a negative base gives a real result only for integral b. */
+HCQ_API hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_maximum(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_minimum(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_lt(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_gt(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_eq(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_ne(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b); /* bitwise on i32 */
+HCQ_API hcq_tensor *hcq_logical_or(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_logical_xor(hcq_tensor *a, hcq_tensor *b);
+/* cond ? a : b, elementwise; cond is cast to bool. */
+HCQ_API hcq_tensor *hcq_where(hcq_tensor *cond, hcq_tensor *a, hcq_tensor *b);
+/* with a weak scalar as the second operand */
+HCQ_API hcq_tensor *hcq_add_s(hcq_tensor *a, double b);
+HCQ_API hcq_tensor *hcq_sub_s(hcq_tensor *a, double b);
+HCQ_API hcq_tensor *hcq_mul_s(hcq_tensor *a, double b);
+HCQ_API hcq_tensor *hcq_div_s(hcq_tensor *a, double b);
+HCQ_API hcq_tensor *hcq_pow_s(hcq_tensor *a, double b);
+HCQ_API hcq_tensor *hcq_maximum_s(hcq_tensor *a, double b);
+HCQ_API hcq_tensor *hcq_minimum_s(hcq_tensor *a, double b);
+
+/* ** reductions over axes (NULL, 0 or HCQ_ALL_AXES: every axis). keepdim
+ * keeps the reduced axes with size 1. An empty reduction gives the
+ * identity (0 for sum, 1 for prod, -inf / +inf (or INT_MIN / INT_MAX) for
+ * max / min; NaN for mean). */
+HCQ_API hcq_tensor *hcq_sum(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
+HCQ_API hcq_tensor *hcq_prod(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
+HCQ_API hcq_tensor *hcq_max(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
+HCQ_API hcq_tensor *hcq_min(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
+HCQ_API hcq_tensor *hcq_mean(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
+/* sum((x - mean)^2) / (n - correction); correction 1 is the sample variance. */
+HCQ_API hcq_tensor *hcq_var(hcq_tensor *a, const int *axes, int naxes, bool keepdim, int correction);
+HCQ_API hcq_tensor *hcq_std(hcq_tensor *a, const int *axes, int naxes, bool keepdim, int correction);
+/* Index (i32) of the first maximum / minimum along one axis. */
+HCQ_API hcq_tensor *hcq_argmax(hcq_tensor *a, int axis, bool keepdim);
+HCQ_API hcq_tensor *hcq_argmin(hcq_tensor *a, int axis, bool keepdim);
+
+/* ** movement: views, no copy until a kernel needs one */
+/* One dimension may be -1 (inferred). */
+HCQ_API hcq_tensor *hcq_reshape(hcq_tensor *a, const int64_t *shape, int ndim);
+HCQ_API hcq_tensor *hcq_permute(hcq_tensor *a, const int *perm, int ndim);
+HCQ_API hcq_tensor *hcq_transpose(hcq_tensor *a, int axis0, int axis1);
+/* Size-1 dimensions stretch; -1 keeps a size; new leading dimensions may be added. */
+HCQ_API hcq_tensor *hcq_expand(hcq_tensor *a, const int64_t *shape, int ndim);
+/* Broadcasts to b's shape. */
+HCQ_API hcq_tensor *hcq_expand_as(hcq_tensor *a, const hcq_tensor *b);
+/* pads[2*i], pads[2*i+1]: elements before and after dimension i (>= 0),
+ * for the first npairs dimensions; new elements are `value`. */
+HCQ_API hcq_tensor *hcq_pad(hcq_tensor *a, const int64_t *pads, int npairs, double value);
+/* ranges[2*i] .. ranges[2*i+1] (0 <= begin <= end <= size) of each dimension. */
+HCQ_API hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs);
+/* Python's a[start:stop:step] along one axis (negative indices count from
+ * the end and are clamped; step != 0, negative steps walk backwards). */
+HCQ_API hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int64_t step);
+HCQ_API hcq_tensor *hcq_flip(hcq_tensor *a, const int *axes, int naxes);
+HCQ_API hcq_tensor *hcq_cat(hcq_tensor *const *ts, int n, int axis);
+HCQ_API hcq_tensor *hcq_stack(hcq_tensor *const *ts, int n, int axis);
+/* Tiles the tensor reps[i] times along dimension i (reps may add leading dims). */
+HCQ_API hcq_tensor *hcq_repeat(hcq_tensor *a, const int64_t *reps, int nreps);
+/* Removes one size-1 axis, or every size-1 axis with HCQ_ALL_DIMS. */
+#define HCQ_ALL_DIMS 0x7fffffff
+HCQ_API hcq_tensor *hcq_squeeze(hcq_tensor *a, int axis);
+HCQ_API hcq_tensor *hcq_unsqueeze(hcq_tensor *a, int axis);
+/* Merges axes start..end (inclusive) into one. */
+HCQ_API hcq_tensor *hcq_flatten(hcq_tensor *a, int start, int end);
+/* A tensor with the same values whose data will be a contiguous buffer of
+ * its own once realized (ends fusion at this point). */
+HCQ_API hcq_tensor *hcq_contiguous(hcq_tensor *a);
+
+/* ** composite operations */
+/* Matrix product with NumPy semantics: 1-D operands are vectors, leading
+ * (batch) dimensions broadcast. */
+HCQ_API hcq_tensor *hcq_matmul(hcq_tensor *a, hcq_tensor *b);
+/* x @ w^T + bias, w is [out, in]; bias may be NULL. */
+HCQ_API hcq_tensor *hcq_linear(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias);
+
+/* Zero fields take the defaults: stride 1, padding 0, dilation 1, groups 1. */
+typedef struct hcq_conv2d_opts {
+    int stride[2], padding[2], dilation[2];
+    int groups;
+} hcq_conv2d_opts;
+/* x [N, Cin, H, W], w [Cout, Cin/groups, KH, KW], bias [Cout] or NULL;
+ * opts may be NULL. */
+HCQ_API hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, const hcq_conv2d_opts *opts);
+
+/* kernel is required; stride 0 means the kernel size. */
+typedef struct hcq_pool2d_opts {
+    int kernel[2], stride[2], padding[2];
+} hcq_pool2d_opts;
+/* Over the last two dims. avg counts padding as zeros in the mean. */
+HCQ_API hcq_tensor *hcq_avg_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts);
+HCQ_API hcq_tensor *hcq_max_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts);
+
+HCQ_API hcq_tensor *hcq_softmax(hcq_tensor *a, int axis);
+HCQ_API hcq_tensor *hcq_log_softmax(hcq_tensor *a, int axis);
+/* Normalizes over the last `naxes` dims: (x - mean) / sqrt(var + eps) * w + b
+ * (biased variance); w and b may be NULL. */
+HCQ_API hcq_tensor *hcq_layernorm(hcq_tensor *x, int naxes, hcq_tensor *w, hcq_tensor *b, double eps);
+/* Mean over the batch of -log_softmax(logits)[n, target[n]]; logits
+ * [N, C] float, target [N] i32 (an out-of-range class contributes 0). */
+HCQ_API hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target);
+/* out[i..., :] = weight[idx[i...], :]; weight [V, D], idx i32 of any shape;
+ * an out-of-range index gives a row of zeros. */
+HCQ_API hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx);
+/* torch.gather: out[i][j][k] = a[idx[i][j][k]][j][k] for axis 0, and so on;
+ * idx is i32 with a's ndim and no dim larger than a's (other than `axis`). */
+HCQ_API hcq_tensor *hcq_gather(hcq_tensor *a, int axis, hcq_tensor *idx);
+
+/* ** JIT: capture once, replay with new inputs
+ * fn builds outputs from inputs with tensor operations (it must not read
+ * tensors back to the host). The first run executes it as usual; the
+ * second runs it again, capturing every kernel it launches into an hcq
+ * graph; later runs only replay that graph with the new inputs' buffers,
+ * without calling fn. Inputs must keep their shapes and dtypes between
+ * runs (else HCQ_EINVAL). Each run's outputs are new tensors in the JIT's
+ * context, owned like any other (a later run never overwrites them).
+ * Tensors created inside fn are freed when it returns. */
+typedef struct hcq_jit hcq_jit;
+typedef hcq_status (*hcq_jit_fn)(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout,
+                                 void *user);
+HCQ_API hcq_jit *hcq_jit_create(hcq_ctx *ctx, hcq_jit_fn fn, void *user);
+/* NULL is fine. The context's destruction frees its JITs too. */
+HCQ_API hcq_status hcq_jit_destroy(hcq_jit *j);
+/* Runs the function on `in` (realized first if lazy); writes nout new
+ * tensors to out. */
+HCQ_API hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout);
+/* Kernels in the captured graph; 0 before the capture. */
+HCQ_API uint32_t hcq_jit_kernel_count(const hcq_jit *j);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

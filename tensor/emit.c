@@ -1,0 +1,578 @@
+/* Node values as IR. tt_em walks the fused graph from a kernel's root with
+ * symbolic indexes: a view maps its lane index to its source's (with a
+ * validity condition that gates every load below it), an elementwise op
+ * applies to its sources at the same index, a reduction opens loops and
+ * accumulates its source at the index extended by the loop counters. Each
+ * (node, index, gate) is emitted once; the IR builder shares the rest. */
+#include "tensor/lower.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE HCQ_IR_NONE
+
+/* ** memo: (node, index, gate) -> value */
+struct memo_ent {
+    const tt_node *n; /* valid only when gen is the lowering's */
+    uint32_t gen;
+    hcq_ir_ref gate, val;
+    const tt_sx *idx[TT_MAX_DIMS];
+};
+
+static uint32_t memo_hash(const tt_node *n, const tt_lane *l)
+{
+    uint64_t h = (uintptr_t)n * 0x9e3779b97f4a7c15ull ^ l->gate;
+    for (int d = 0; d < n->ndim; d++) h = (h ^ (uintptr_t)l->idx[d]) * 0x100000001b3ull;
+    return (uint32_t)(h ^ (h >> 31));
+}
+
+static bool live_ent(const tt_lw *L, const memo_ent *e) { return e->n && e->gen == L->mgen; }
+
+static memo_ent *memo_slot(tt_lw *L, const tt_node *n, const tt_lane *l, bool *found)
+{
+    *found = false;
+    if ((L->mcount + 1) * 2 > L->mcap) {
+        uint32_t ncap = L->mcap ? L->mcap * 2 : 1024;
+        memo_ent *nm = calloc(ncap, sizeof *nm);
+        if (!nm) return NULL;
+        for (uint32_t i = 0; i < L->mcap; i++) {
+            memo_ent *e = &L->memo[i];
+            if (!live_ent(L, e)) continue;
+            tt_lane tmp = {.gate = e->gate};
+            memcpy(tmp.idx, e->idx, sizeof tmp.idx);
+            uint32_t j = memo_hash(e->n, &tmp) & (ncap - 1);
+            while (live_ent(L, &nm[j])) j = (j + 1) & (ncap - 1);
+            nm[j] = *e;
+        }
+        free(L->memo);
+        L->memo = nm;
+        L->mcap = ncap;
+    }
+    uint32_t m = L->mcap - 1, j = memo_hash(n, l) & m;
+    for (; live_ent(L, &L->memo[j]); j = (j + 1) & m) {
+        memo_ent *e = &L->memo[j];
+        if (e->n != n || e->gate != l->gate || memcmp(e->idx, l->idx, n->ndim * sizeof *l->idx)) continue;
+        *found = true;
+        return e;
+    }
+    return &L->memo[j];
+}
+
+void tt_memo_reset(tt_lw *L)
+{
+    L->mcount = 0;
+    if (++L->mgen == 0) { /* wrapped: clear for real */
+        if (L->memo) memset(L->memo, 0, L->mcap * sizeof *L->memo);
+        L->mgen = 1;
+    }
+}
+
+void tt_memo_free(tt_lw *L)
+{
+    free(L->memo);
+    L->memo = NULL;
+    L->mcap = L->mcount = 0;
+}
+
+/* ** index expressions */
+const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, int ndim)
+{
+    const tt_sx *lin = tt_sx_const(&L->sym, 0);
+    int64_t st = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (shape[d] != 1) lin = tt_sx_add(&L->sym, lin, tt_sx_mulc(&L->sym, idx[d], st));
+        st *= shape[d];
+    }
+    return lin;
+}
+
+/* lin -> per-dim indexes of a row-major shape */
+static void decompose(tt_lw *L, const tt_sx *lin, const int64_t *shape, int ndim, const tt_sx **out)
+{
+    int64_t st = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        out[d] = shape[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, lin, st), shape[d]);
+        st *= shape[d];
+    }
+}
+
+static hcq_ir_ref i32c(tt_lw *L, int64_t v) { return tt_irb_int(&L->b, HCQ_I32, v); }
+
+static hcq_ir_ref em_atom(tt_lw *L, const tt_atom *at)
+{
+    if (at->var) return at->ir;
+    tt_irb *b = &L->b;
+    hcq_ir_ref v = tt_em_sx(L, at->x);
+    if (at->a > 1) { /* floor division; IDIV truncates, so shift negative values first */
+        if (at->x->lo < 0)
+            v = tt_irb_where(b, tt_irb_binary(b, HCQ_OP_CMPLT, v, i32c(L, 0)), tt_irb_binary(b, HCQ_OP_SUB, v, i32c(L, at->a - 1)), v);
+        v = tt_irb_binary(b, HCQ_OP_IDIV, v, i32c(L, at->a));
+    }
+    if (at->b) { /* floor modulo: MOD takes the dividend's sign */
+        int64_t qlo = at->x->lo >= 0 ? 0 : -1;
+        v = tt_irb_binary(b, HCQ_OP_MOD, v, i32c(L, at->b));
+        if (qlo < 0) v = tt_irb_where(b, tt_irb_binary(b, HCQ_OP_CMPLT, v, i32c(L, 0)), tt_irb_binary(b, HCQ_OP_ADD, v, i32c(L, at->b)), v);
+    }
+    return v;
+}
+
+hcq_ir_ref tt_em_sx(tt_lw *L, const tt_sx *x)
+{
+    if (!x) {
+        if (!L->err) L->err = base_err(HCQ_ENOMEM, "lowering: index arithmetic ran out of memory or terms");
+        return NONE;
+    }
+    tt_irb *b = &L->b;
+    hcq_ir_ref acc = NONE;
+    for (uint32_t i = 0; i < x->n; i++) {
+        hcq_ir_ref v = em_atom(L, x->t[i].at);
+        int64_t k = x->t[i].k;
+        if (k == -1 && acc != NONE) {
+            acc = tt_irb_binary(b, HCQ_OP_SUB, acc, v);
+            continue;
+        }
+        if (k != 1) v = tt_irb_binary(b, HCQ_OP_MUL, v, i32c(L, k));
+        acc = acc == NONE ? v : tt_irb_binary(b, HCQ_OP_ADD, acc, v);
+    }
+    if (acc == NONE) return i32c(L, x->c);
+    return x->c ? tt_irb_binary(b, HCQ_OP_ADD, acc, i32c(L, x->c)) : acc;
+}
+
+/* lo <= e < hi: 1 always, 0 never, -1 with *cond */
+static int in_range(tt_lw *L, const tt_sx *e, int64_t lo, int64_t hi, hcq_ir_ref *cond)
+{
+    if (e->lo >= lo && e->hi < hi) return 1;
+    if (e->hi < lo || e->lo >= hi) return 0;
+    tt_irb *b = &L->b;
+    hcq_ir_ref v = tt_em_sx(L, e), c = NONE;
+    if (e->lo < lo) c = tt_irb_binary(b, HCQ_OP_CMPLT, i32c(L, lo - 1), v);
+    if (e->hi >= hi) c = tt_irb_and(b, c, tt_irb_binary(b, HCQ_OP_CMPLT, v, i32c(L, hi)));
+    *cond = c;
+    return -1;
+}
+
+int tt_view_apply(tt_lw *L, const tt_node *vn, const tt_sx *const *idx, const tt_sx **src_idx, hcq_ir_ref *valid)
+{
+    const tt_view *v = &vn->view;
+    int state = 1;
+    hcq_ir_ref cond = NONE;
+    if (v->mask && valid)
+        for (int d = 0; d < v->ndim && state; d++) {
+            if (v->lo[d] == 0 && v->hi[d] == v->shape[d]) continue;
+            hcq_ir_ref c = NONE;
+            int s = in_range(L, idx[d], v->lo[d], v->hi[d], &c);
+            if (s == 0) state = 0;
+            if (s < 0) {
+                cond = tt_irb_and(&L->b, cond, c);
+                state = -1;
+            }
+        }
+    if (valid) *valid = state < 0 ? cond : NONE;
+    if (!state) return 0;
+    const tt_sx *lin = tt_sx_const(&L->sym, v->offset);
+    for (int d = 0; d < v->ndim; d++)
+        if (v->strides[d]) lin = tt_sx_add(&L->sym, lin, tt_sx_mulc(&L->sym, idx[d], v->strides[d]));
+    const tt_node *src = vn->src[0];
+    decompose(L, lin, src->shape, src->ndim, src_idx);
+    return state;
+}
+
+hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand)
+{
+    for (uint32_t i = 0; i < L->key->nin; i++)
+        if ((buf && L->key->in[i].buf == buf) || (rand && L->key->in[i].rand == rand)) return L->pref[i + 1];
+    return NONE;
+}
+
+/* ** random bits: a bijective mix of (key, linear index) in u32 */
+static hcq_ir_ref u32c(tt_lw *L, uint32_t v) { return tt_irb_int(&L->b, HCQ_U32, v); }
+
+static hcq_ir_ref fmix(tt_lw *L, hcq_ir_ref x)
+{
+    tt_irb *b = &L->b;
+    x = tt_irb_binary(b, HCQ_OP_XOR, x, tt_irb_binary(b, HCQ_OP_SHR, x, u32c(L, 16)));
+    x = tt_irb_binary(b, HCQ_OP_MUL, x, u32c(L, 0x85ebca6bu));
+    x = tt_irb_binary(b, HCQ_OP_XOR, x, tt_irb_binary(b, HCQ_OP_SHR, x, u32c(L, 13)));
+    x = tt_irb_binary(b, HCQ_OP_MUL, x, u32c(L, 0xc2b2ae35u));
+    return tt_irb_binary(b, HCQ_OP_XOR, x, tt_irb_binary(b, HCQ_OP_SHR, x, u32c(L, 16)));
+}
+
+static hcq_ir_ref em_rand(tt_lw *L, const tt_node *n, const tt_lane *l)
+{
+    tt_irb *b = &L->b;
+    hcq_ir_ref x = tt_irb_cast(b, HCQ_U32, tt_em_sx(L, tt_linear(L, l->idx, n->shape, n->ndim)));
+    /* the seed is a u64 param: new random tensors reuse the program */
+    hcq_ir_ref seed = tt_param_of(L, NULL, n);
+    hcq_ir_ref k1 = tt_irb_cast(b, HCQ_U32, seed);
+    hcq_ir_ref k2 = tt_irb_cast(b, HCQ_U32, tt_irb_binary(b, HCQ_OP_SHR, seed, tt_irb_int(b, HCQ_U64, 32)));
+    x = tt_irb_binary(b, HCQ_OP_ADD, tt_irb_binary(b, HCQ_OP_MUL, x, u32c(L, 0x9e3779b1u)), k1);
+    x = fmix(L, tt_irb_binary(b, HCQ_OP_XOR, fmix(L, x), k2));
+    if (n->dtype == HCQ_U32) return x;
+    /* the top 24 bits as a float in [0, 1): exact */
+    hcq_ir_ref f = tt_irb_cast(b, HCQ_F32, tt_irb_binary(b, HCQ_OP_SHR, x, u32c(L, 8)));
+    return tt_irb_binary(b, HCQ_OP_MUL, f, tt_irb_float(b, HCQ_F32, 0x1p-24));
+}
+
+/* ** reductions */
+static hcq_ir_ref reduce_op(tt_lw *L, tt_rop rop, hcq_ir_ref acc, hcq_ir_ref v)
+{
+    hcq_dtype dt = tt_irb_dtype(&L->b, acc);
+    hcq_op op = rop == TT_R_SUM ? HCQ_OP_ADD : rop == TT_R_PROD ? HCQ_OP_MUL : dt == HCQ_BOOL ? HCQ_OP_OR : HCQ_OP_MAX;
+    if (hcq_dtype_is_float(dt)) L->flops += L->mult;
+    return tt_irb_binary(&L->b, op, acc, v);
+}
+
+static tt_val rident(tt_rop rop, hcq_dtype dt)
+{
+    bool f = hcq_dtype_is_float(dt);
+    if (rop == TT_R_SUM) return f ? (tt_val){.f = 0} : (tt_val){.i = 0};
+    if (rop == TT_R_PROD) return f ? (tt_val){.f = 1} : (tt_val){.i = 1};
+    return f ? (tt_val){.f = -INFINITY} : (tt_val){.i = dt == HCQ_BOOL ? 0 : INT32_MIN};
+}
+
+#define MAX_RLOOPS TT_MAX_DIMS
+
+static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    tt_irb *b = &L->b;
+    tt_node *src = R->src[0];
+    hcq_dtype odt = (hcq_dtype)R->dtype;
+    hcq_dtype adt = (odt == HCQ_F16 || odt == HCQ_BF16) && R->rop != TT_R_MAX ? HCQ_F32 : odt;
+    tt_rop rop = (tt_rop)R->rop;
+    bool main = R == L->plan.main;
+    bool group = main && L->plan.group;
+    int64_t ru = main ? L->plan.red_up : 1;
+    if (ru < 1) ru = 1;
+    int axes[MAX_RLOOPS], na = 0;
+    int64_t rtot = 1;
+    for (int d = 0; d < src->ndim; d++)
+        if ((R->axes & (1u << d)) && src->shape[d] != 1) {
+            axes[na++] = d;
+            rtot *= src->shape[d];
+        }
+    if (ru > 1 && (!na || src->shape[axes[na - 1]] % ru)) ru = 1;
+    int nacc = nl * (int)ru;
+    hcq_ir_ref *acc = calloc((size_t)nacc, sizeof *acc);
+    tt_lane *sub = calloc((size_t)nacc, sizeof *sub);
+    hcq_ir_ref *vals = calloc((size_t)nacc * 2, sizeof *vals);
+    if (!acc || !sub || !vals) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto done;
+    }
+    hcq_ir_ref ident = tt_irb_val(b, adt, rident(rop, adt));
+    for (int i = 0; i < nacc; i++) acc[i] = tt_irb_acc(b, ident);
+
+    hcq_ir_ref loops[MAX_RLOOPS];
+    int nloops = 0;
+    const tt_sx *ax_idx[MAX_RLOOPS][16];
+    hcq_ir_ref rgate = NONE;
+    double save_mult = L->mult;
+    if (group) { /* one loop over every reduced element, L work-items apart */
+        uint32_t Lg = L->plan.L;
+        int64_t it = (rtot + Lg - 1) / Lg;
+        hcq_ir_ref j = tt_irb_range(b, i32c(L, 0), i32c(L, it));
+        loops[nloops++] = j;
+        L->mult *= (double)it;
+        const tt_sx *jv = tt_sx_var(&L->sym, 0, it - 1, j);
+        const tt_sx *lv = tt_sx_var(&L->sym, 0, Lg - 1, L->lid);
+        const tt_sx *r = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, jv, Lg), lv);
+        if (rtot % Lg) rgate = tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, r), i32c(L, rtot));
+        int64_t st = 1;
+        for (int a = na - 1; a >= 0; a--) {
+            int64_t s = src->shape[axes[a]];
+            ax_idx[a][0] = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, r, st), s);
+            st *= s;
+        }
+    } else {
+        for (int a = 0; a < na; a++) {
+            int64_t s = src->shape[axes[a]];
+            bool up = a == na - 1 && ru > 1;
+            int64_t trip = up ? s / ru : s;
+            hcq_ir_ref r = tt_irb_range(b, i32c(L, 0), i32c(L, trip));
+            loops[nloops++] = r;
+            L->mult *= (double)trip;
+            const tt_sx *v = tt_sx_var(&L->sym, 0, trip - 1, r);
+            for (int u = 0; u < (up ? ru : 1); u++)
+                ax_idx[a][u] = up ? tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, v, ru), u) : v;
+        }
+    }
+    for (int l = 0; l < nl; l++)
+        for (int u = 0; u < ru; u++) {
+            tt_lane *s = &sub[l * ru + u];
+            memcpy(s->idx, lanes[l].idx, sizeof s->idx);
+            for (int a = 0; a < na; a++) s->idx[axes[a]] = ax_idx[a][a == na - 1 ? u : 0];
+            for (int d = 0; d < src->ndim; d++)
+                if ((R->axes & (1u << d)) && src->shape[d] == 1) s->idx[d] = tt_sx_const(&L->sym, 0);
+            s->gate = tt_irb_and(b, lanes[l].gate, rgate);
+        }
+    /* sum(a * b) accumulates with a fused multiply-add */
+    bool mulacc = rop == TT_R_SUM && src->op == TT_MUL && hcq_dtype_is_float(adt) && src->dtype == adt && rgate == NONE;
+    if (mulacc) {
+        tt_em(L, src->src[0], nacc, sub, vals);
+        tt_em(L, src->src[1], nacc, sub, vals + nacc);
+        for (int i = 0; i < nacc; i++) {
+            L->flops += 2 * L->mult;
+            tt_irb_assign(b, acc[i], tt_irb_mulacc(b, vals[i], vals[nacc + i], acc[i]));
+        }
+    } else {
+        tt_em(L, src, nacc, sub, vals);
+        for (int i = 0; i < nacc; i++) {
+            hcq_ir_ref v = tt_irb_cast(b, adt, vals[i]);
+            if (rgate != NONE) v = tt_irb_where(b, rgate, v, ident);
+            tt_irb_assign(b, acc[i], reduce_op(L, rop, acc[i], v));
+        }
+    }
+    for (int i = nloops - 1; i >= 0; i--) tt_irb_endrange(b, loops[i]);
+    L->mult = save_mult;
+    for (int l = 0; l < nl; l++) { /* combine the accumulators of a lane pairwise */
+        hcq_ir_ref *a = &acc[l * ru];
+        for (int64_t w = 1; w < ru; w *= 2)
+            for (int64_t u = 0; u + w < ru; u += 2 * w) a[u] = reduce_op(L, rop, a[u], a[u + w]);
+        hcq_ir_ref r = a[0];
+        if (group) { /* tree through local memory; every work-item reads the result */
+            hcq_ir_ref lds = L->lds;
+            uint32_t Lg = L->plan.L;
+            tt_irb_store(b, lds, L->lid, r, NONE);
+            tt_irb_barrier(b);
+            for (uint32_t s = Lg / 2; s >= 1; s /= 2) {
+                hcq_ir_ref iff = tt_irb_if(b, tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, i32c(L, s)));
+                hcq_ir_ref x = tt_irb_load(b, lds, L->lid, NONE, NONE);
+                hcq_ir_ref y = tt_irb_load(b, lds, tt_irb_binary(b, HCQ_OP_ADD, L->lid, i32c(L, s)), NONE, NONE);
+                tt_irb_store(b, lds, L->lid, reduce_op(L, rop, x, y), NONE);
+                tt_irb_endif(b, iff);
+                tt_irb_barrier(b);
+            }
+            r = tt_irb_load(b, lds, i32c(L, 0), NONE, NONE);
+        }
+        out[l] = tt_irb_cast(b, odt, r);
+    }
+done:
+    free(acc);
+    free(sub);
+    free(vals);
+}
+
+/* ** gather: a loaded index along one axis */
+static void em_gather(tt_lw *L, tt_node *g, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    tt_irb *b = &L->b;
+    tt_node *table = g->src[0];
+    int ax = (int)g->axes;
+    int64_t size = table->shape[ax];
+    hcq_ir_ref *iv = calloc((size_t)nl * 2, sizeof *iv);
+    tt_lane *sub = calloc((size_t)nl, sizeof *sub);
+    if (!iv || !sub) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto done;
+    }
+    tt_em(L, g->src[1], nl, lanes, iv);
+    hcq_ir_ref *valid = iv + nl;
+    for (int l = 0; l < nl; l++) {
+        hcq_ir_ref v = iv[l];
+        valid[l] = tt_irb_and(b, tt_irb_binary(b, HCQ_OP_CMPLT, i32c(L, -1), v), tt_irb_binary(b, HCQ_OP_CMPLT, v, i32c(L, size)));
+        memcpy(sub[l].idx, lanes[l].idx, sizeof sub[l].idx);
+        sub[l].idx[ax] = tt_sx_var(&L->sym, 0, size > 0 ? size - 1 : 0, v);
+        sub[l].gate = tt_irb_and(b, lanes[l].gate, valid[l]);
+    }
+    tt_em(L, table, nl, sub, out);
+    hcq_ir_ref zero = tt_irb_val(b, (hcq_dtype)g->dtype, (tt_val){.i = 0});
+    for (int l = 0; l < nl; l++) out[l] = tt_irb_where(b, valid[l], out[l], zero);
+done:
+    free(iv);
+    free(sub);
+}
+
+/* ** views */
+static void em_view(tt_lw *L, tt_node *vn, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    tt_irb *b = &L->b;
+    tt_node *src = vn->src[0];
+    hcq_ir_ref pad = tt_irb_val(b, (hcq_dtype)vn->dtype, vn->cv);
+    tt_lane *sub = calloc((size_t)nl, sizeof *sub);
+    hcq_ir_ref *valid = calloc((size_t)nl * 2, sizeof *valid), *vals = valid + nl;
+    int *map = calloc((size_t)nl, sizeof *map);
+    if (!sub || !valid || !map) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto done;
+    }
+    int m = 0;
+    for (int l = 0; l < nl; l++) {
+        int st = tt_view_apply(L, vn, lanes[l].idx, sub[m].idx, &valid[l]);
+        map[l] = st ? m : -1;
+        if (!st) continue;
+        sub[m].gate = tt_irb_and(b, lanes[l].gate, valid[l]);
+        m++;
+    }
+    if (m) tt_em(L, src, m, sub, vals);
+    for (int l = 0; l < nl; l++) {
+        if (map[l] < 0) out[l] = pad;
+        else out[l] = valid[l] == NONE ? vals[map[l]] : tt_irb_where(b, valid[l], vals[map[l]], pad);
+    }
+done:
+    free(sub);
+    free(valid);
+    free(map);
+}
+
+/* ** elementwise */
+static hcq_ir_ref em_alu(tt_lw *L, const tt_node *n, const hcq_ir_ref *s)
+{
+    tt_irb *b = &L->b;
+    hcq_dtype dt = (hcq_dtype)n->dtype;
+    if (hcq_dtype_is_float(dt) && n->op != TT_CAST && n->op != TT_BITCAST) L->flops += L->mult;
+    static const hcq_op un[TT_OP_COUNT] = {[TT_NEG] = HCQ_OP_NEG,   [TT_EXP2] = HCQ_OP_EXP2,   [TT_LOG2] = HCQ_OP_LOG2,
+                                           [TT_SIN] = HCQ_OP_SIN,   [TT_SQRT] = HCQ_OP_SQRT,   [TT_RECIP] = HCQ_OP_RECIP,
+                                           [TT_TRUNC] = HCQ_OP_TRUNC};
+    static const hcq_op bin[TT_OP_COUNT] = {[TT_ADD] = HCQ_OP_ADD,     [TT_SUB] = HCQ_OP_SUB,     [TT_MUL] = HCQ_OP_MUL,
+                                            [TT_FDIV] = HCQ_OP_FDIV,   [TT_IDIV] = HCQ_OP_IDIV,   [TT_MOD] = HCQ_OP_MOD,
+                                            [TT_MAX] = HCQ_OP_MAX,     [TT_CMPLT] = HCQ_OP_CMPLT, [TT_CMPNE] = HCQ_OP_CMPNE,
+                                            [TT_AND] = HCQ_OP_AND,     [TT_OR] = HCQ_OP_OR,       [TT_XOR] = HCQ_OP_XOR};
+    switch ((tt_op)n->op) {
+    case TT_CAST: return tt_irb_cast(b, dt, s[0]);
+    case TT_BITCAST: return tt_irb_bitcast(b, dt, s[0]);
+    case TT_NOT: return tt_irb_binary(b, HCQ_OP_XOR, s[0], dt == HCQ_BOOL ? tt_irb_bool(b, true) : tt_irb_int(b, dt, -1));
+    case TT_WHERE: return tt_irb_where(b, s[0], s[1], s[2]);
+    case TT_MAX:
+        if (tt_irb_dtype(b, s[0]) == HCQ_BOOL) return tt_irb_binary(b, HCQ_OP_OR, s[0], s[1]);
+        return tt_irb_binary(b, HCQ_OP_MAX, s[0], s[1]);
+    default: break;
+    }
+    if (un[n->op]) return tt_irb_unary(b, un[n->op], s[0]);
+    return tt_irb_binary(b, bin[n->op], s[0], s[1]);
+}
+
+static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    tt_irb *b = &L->b;
+    hcq_dtype dt = (hcq_dtype)n->dtype;
+    switch ((tt_op)n->op) {
+    case TT_BUF: {
+        hcq_ir_ref p = tt_param_of(L, n->buf, NULL), zero = tt_irb_val(b, dt, (tt_val){.i = 0});
+        bool empty = tt_numel(n->shape, n->ndim) == 0;
+        for (int l = 0; l < nl; l++) {
+            if (empty || p == NONE) {
+                out[l] = zero;
+                if (p == NONE && !empty && !L->err) L->err = base_err(HCQ_ESTATE, "lowering: a buffer has no param");
+                continue;
+            }
+            hcq_ir_ref idx = tt_em_sx(L, tt_linear(L, lanes[l].idx, n->shape, n->ndim));
+            out[l] = tt_irb_load(b, p, idx, lanes[l].gate, zero);
+        }
+        return;
+    }
+    case TT_CONST:
+        for (int l = 0; l < nl; l++) out[l] = tt_irb_val(b, dt, n->cv);
+        return;
+    case TT_INDEX:
+        for (int l = 0; l < nl; l++) out[l] = tt_em_sx(L, lanes[l].idx[n->axes]);
+        return;
+    case TT_RAND:
+        for (int l = 0; l < nl; l++) out[l] = em_rand(L, n, &lanes[l]);
+        return;
+    case TT_VIEW: em_view(L, n, nl, lanes, out); return;
+    case TT_REDUCE: em_reduce(L, n, nl, lanes, out); return;
+    case TT_GATHER: em_gather(L, n, nl, lanes, out); return;
+    default: break;
+    }
+    hcq_ir_ref *s = calloc((size_t)nl * n->nsrc + 1, sizeof *s);
+    if (!s) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        return;
+    }
+    for (int i = 0; i < n->nsrc; i++) tt_em(L, n->src[i], nl, lanes, s + i * nl);
+    for (int l = 0; l < nl; l++) {
+        hcq_ir_ref a[3] = {s[l], n->nsrc > 1 ? s[nl + l] : NONE, n->nsrc > 2 ? s[2 * nl + l] : NONE};
+        out[l] = em_alu(L, n, a);
+    }
+    free(s);
+}
+
+void tt_em(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    if (L->err) {
+        for (int l = 0; l < nl; l++) out[l] = NONE;
+        return;
+    }
+    /* lanes already emitted (and still in scope) are reused; the same
+     * index twice in one call is emitted once (a local hash finds it) */
+    uint32_t hcap = 16;
+    while (hcap < 2u * (uint32_t)nl) hcap *= 2;
+    int *miss = malloc((size_t)nl * sizeof *miss), *slot = malloc(hcap * sizeof *slot);
+    tt_lane *ml = malloc((size_t)nl * sizeof *ml);
+    hcq_ir_ref *mo = malloc((size_t)nl * sizeof *mo);
+    tt_lane *canon = NULL;
+    if (!miss || !ml || !mo || !slot) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto done;
+    }
+    memset(slot, 0xff, hcap * sizeof *slot);
+    /* dims a view broadcasts (stride 0, no mask) do not change its value:
+     * lanes that differ only there are one lane (a matmul operand is read
+     * once per row or column of the tile, not once per output) */
+    if (n->op == TT_VIEW) {
+        const tt_view *v = &n->view;
+        bool any = false;
+        for (int d = 0; d < v->ndim; d++)
+            any = any || (!v->strides[d] && v->shape[d] > 1 && (!v->mask || (v->lo[d] == 0 && v->hi[d] == v->shape[d])));
+        if (any && (canon = malloc((size_t)nl * sizeof *canon))) {
+            const tt_sx *zero = tt_sx_const(&L->sym, 0);
+            for (int l = 0; l < nl; l++) {
+                canon[l] = lanes[l];
+                for (int d = 0; d < v->ndim; d++)
+                    if (!v->strides[d] && (!v->mask || (v->lo[d] == 0 && v->hi[d] == v->shape[d]))) canon[l].idx[d] = zero;
+            }
+            lanes = canon;
+        }
+    }
+    int m = 0;
+    for (int l = 0; l < nl; l++) {
+        bool found;
+        memo_ent *e = memo_slot(L, n, &lanes[l], &found);
+        if (found && tt_irb_visible(&L->b, e->val)) {
+            out[l] = e->val;
+            miss[l] = -1;
+            continue;
+        }
+        uint32_t h = memo_hash(n, &lanes[l]) & (hcap - 1);
+        int dup = -1;
+        for (; slot[h] >= 0; h = (h + 1) & (hcap - 1)) {
+            const tt_lane *o = &ml[slot[h]];
+            if (o->gate == lanes[l].gate && !memcmp(o->idx, lanes[l].idx, n->ndim * sizeof *o->idx)) {
+                dup = slot[h];
+                break;
+            }
+        }
+        if (dup >= 0) {
+            miss[l] = -2 - dup;
+            continue;
+        }
+        slot[h] = m;
+        miss[l] = m;
+        ml[m++] = lanes[l];
+    }
+    if (m) em_miss(L, n, m, ml, mo);
+    for (int l = 0; l < nl; l++) {
+        bool found;
+        memo_ent *e;
+        if (miss[l] == -1) continue;
+        int j = miss[l] >= 0 ? miss[l] : -2 - miss[l];
+        out[l] = mo[j];
+        if (miss[l] < 0 || mo[j] == NONE) continue;
+        e = memo_slot(L, n, &lanes[l], &found);
+        if (!e) continue;
+        if (!found) L->mcount++;
+        e->n = n;
+        e->gen = L->mgen;
+        e->gate = lanes[l].gate;
+        memset(e->idx, 0, sizeof e->idx);
+        memcpy(e->idx, lanes[l].idx, n->ndim * sizeof *e->idx);
+        e->val = mo[j];
+    }
+done:
+    free(canon);
+    free(miss);
+    free(slot);
+    free(ml);
+    free(mo);
+}

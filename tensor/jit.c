@@ -1,0 +1,239 @@
+/* The JIT: run 0 executes the function (compiling its kernels), run 1
+ * executes it again with every launch recorded into an hcq graph, and
+ * later runs only swap buffers and replay (hcq_graph_set_buffer): the
+ * inputs' buffers for the captured inputs', fresh buffers for the
+ * outputs'. The graph's intermediates are the capture run's own buffers,
+ * which the JIT keeps. Outputs are always written by a kernel of the graph
+ * (a copy where the function returns an input or a view), so every run's
+ * outputs are new buffers. */
+#include "tensor/tt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define JIT_MAX_IO 64
+
+typedef struct io_meta {
+    hcq_dtype dt;
+    int ndim;
+    int64_t shape[TT_MAX_DIMS];
+    tt_buf *buf; /* the captured buffer (referenced) */
+} io_meta;
+
+struct hcq_jit {
+    hcq_ctx *ctx;
+    hcq_jit_fn fn;
+    void *user;
+    uint32_t runs;
+    tt_capture cap;
+    int nin, nout;
+    io_meta in[JIT_MAX_IO], out[JIT_MAX_IO];
+    struct hcq_jit *next;
+};
+
+static bool live(const hcq_jit *j) { return j && base_handle_live(j, TT_H_JIT); }
+
+hcq_jit *hcq_jit_create(hcq_ctx *ctx, hcq_jit_fn fn, void *user)
+{
+    if (!ctx || !base_handle_live(ctx, BASE_H_CTX)) return base_err(HCQ_ESTATE, "hcq_jit_create: not a live context"), NULL;
+    if (!fn) return base_err(HCQ_EINVAL, "hcq_jit_create: fn is NULL"), NULL;
+    hcq_jit *j = base_calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->ctx = ctx;
+    j->fn = fn;
+    j->user = user;
+    j->next = ctx->jits;
+    ctx->jits = j;
+    base_handle_add(j, TT_H_JIT);
+    return j;
+}
+
+static void jit_free(hcq_jit *j)
+{
+    if (j->cap.g) hcq_graph_destroy(j->cap.g);
+    for (uint32_t i = 0; i < j->cap.nbufs; i++) tt_buf_unref(j->cap.bufs[i]);
+    free(j->cap.bufs);
+    for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf);
+    for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf);
+    base_handle_remove(j, TT_H_JIT);
+    free(j);
+}
+
+hcq_status hcq_jit_destroy(hcq_jit *j)
+{
+    if (!j) return HCQ_OK;
+    if (!live(j)) return base_err(HCQ_ESTATE, "hcq_jit_destroy: not a live JIT (destroyed twice?)");
+    for (hcq_jit **p = &j->ctx->jits; *p; p = &(*p)->next)
+        if (*p == j) {
+            *p = j->next;
+            break;
+        }
+    jit_free(j);
+    return HCQ_OK;
+}
+
+void tt_jits_free(hcq_ctx *ctx)
+{
+    while (ctx->jits) {
+        hcq_jit *j = ctx->jits;
+        ctx->jits = j->next;
+        jit_free(j);
+    }
+}
+
+uint32_t hcq_jit_kernel_count(const hcq_jit *j) { return live(j) ? j->cap.kernels : 0; }
+
+/* Inputs must be buffers of their own (so a replay can swap them). */
+static hcq_status prepare_inputs(hcq_jit *j, hcq_tensor *const *in, int nin)
+{
+    for (int i = 0; i < nin; i++) {
+        tt_node *n = tt_arg(in[i], "hcq_jit_run");
+        if (!n) return hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
+        if (in[i]->ctx != j->ctx) return base_err(HCQ_EINVAL, "hcq_jit_run: input %d is from another context", i);
+        hcq_status s = tt_realize_nodes(j->ctx, &n, 1);
+        if (!s && n->op != TT_BUF) s = tt_realize_contiguous(j->ctx, n);
+        if (s) return s;
+    }
+    return HCQ_OK;
+}
+
+static bool same_meta(const io_meta *m, const tt_node *n)
+{
+    return m->dt == n->dtype && m->ndim == n->ndim && !memcmp(m->shape, n->shape, n->ndim * sizeof *n->shape);
+}
+
+static void set_meta(io_meta *m, const tt_node *n)
+{
+    m->dt = (hcq_dtype)n->dtype;
+    m->ndim = n->ndim;
+    memcpy(m->shape, n->shape, sizeof m->shape);
+}
+
+/* Runs fn; outputs become copies made by kernels (captured when capturing). */
+static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, bool capture)
+{
+    hcq_ctx *ctx = j->ctx;
+    size_t mark = hcq_ctx_mark(ctx);
+    hcq_tensor *res[JIT_MAX_IO] = {0};
+    tt_node *copies[JIT_MAX_IO] = {0};
+    hcq_status s = HCQ_OK;
+    if (capture) {
+        memset(&j->cap, 0, sizeof j->cap);
+        if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
+        ctx->capture = &j->cap;
+    }
+    s = j->fn(ctx, in, nin, res, nout, j->user);
+    for (int i = 0; i < nout && !s; i++) {
+        tt_node *n = tt_arg(res[i], "hcq_jit_run (an output of the function)");
+        if (!n) s = hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
+        else if (res[i]->ctx != ctx) s = base_err(HCQ_EINVAL, "hcq_jit_run: output %d is from another context", i);
+        else if (!(copies[i] = tt_node_new(ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim))) s = HCQ_ENOMEM;
+        else {
+            tt_view_init(&copies[i]->view, n->shape, n->ndim);
+            copies[i]->contig = true;
+            tt_node_ref(n);
+            copies[i]->src[0] = n;
+            copies[i]->nsrc = 1;
+        }
+    }
+    if (!s) s = tt_realize_nodes(ctx, copies, (uint32_t)nout);
+    ctx->capture = NULL;
+    if (!s && capture && j->cap.err) s = j->cap.err;
+    if (!s && capture) {
+        j->nin = nin;
+        j->nout = nout;
+        for (int i = 0; i < nin; i++) {
+            set_meta(&j->in[i], in[i]->n);
+            j->in[i].buf = in[i]->n->buf;
+            tt_buf_ref(j->in[i].buf);
+            for (int k = 0; k < i && !s; k++)
+                if (j->in[k].buf == j->in[i].buf && j->in[i].buf->hb)
+                    s = base_err(HCQ_EINVAL, "hcq_jit_run: inputs %d and %d share a buffer; pass distinct tensors", k, i);
+        }
+        for (int i = 0; i < nout; i++) {
+            set_meta(&j->out[i], copies[i]);
+            j->out[i].buf = copies[i]->buf;
+            tt_buf_ref(j->out[i].buf);
+        }
+        if (!s) s = hcq_graph_replay(j->cap.g, NULL, 0);
+        if (!s) {
+            ctx->stats.graph_replays++;
+            ctx->stats.kernels += j->cap.kernels;
+        }
+    }
+    hcq_ctx_release(ctx, mark);
+    for (int i = 0; i < nout; i++) {
+        out[i] = s ? NULL : tt_wrap(ctx, copies[i]);
+        if (s) tt_node_unref(copies[i]);
+        else if (!out[i]) s = HCQ_ENOMEM;
+    }
+    return s;
+}
+
+static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout)
+{
+    hcq_ctx *ctx = j->ctx;
+    if (nin != j->nin || nout != j->nout)
+        return base_err(HCQ_EINVAL, "hcq_jit_run: %d inputs and %d outputs; the JIT was captured with %d and %d", nin,
+                        nout, j->nin, j->nout);
+    for (int i = 0; i < nin; i++)
+        if (!same_meta(&j->in[i], in[i]->n))
+            return base_err(HCQ_EINVAL, "hcq_jit_run: input %d changed its shape or dtype since the capture", i);
+    hcq_status s = HCQ_OK;
+    for (int i = 0; i < nin && !s; i++) {
+        hcq_buffer *orig = j->in[i].buf->hb, *now = in[i]->n->buf->hb;
+        if (orig) s = hcq_graph_set_buffer(j->cap.g, orig, now == orig ? NULL : now);
+    }
+    tt_buf *fresh[JIT_MAX_IO] = {0};
+    for (int i = 0; i < nout && !s; i++) {
+        const io_meta *m = &j->out[i];
+        fresh[i] = tt_buf_alloc(ctx, (uint64_t)tt_numel(m->shape, m->ndim) * hcq_dtype_size(m->dt));
+        if (!fresh[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
+        else if (m->buf->hb) s = hcq_graph_set_buffer(j->cap.g, m->buf->hb, fresh[i]->hb);
+    }
+    if (!s) s = hcq_graph_replay(j->cap.g, NULL, 0);
+    if (!s) {
+        ctx->stats.graph_replays++;
+        ctx->stats.kernels += j->cap.kernels;
+    }
+    for (int i = 0; i < nout; i++) {
+        out[i] = NULL;
+        if (s || !fresh[i]) {
+            tt_buf_unref(fresh[i]);
+            continue;
+        }
+        tt_node *n = tt_node_new(ctx, TT_BUF, j->out[i].dt, j->out[i].shape, j->out[i].ndim);
+        if (!n) {
+            tt_buf_unref(fresh[i]);
+            s = HCQ_ENOMEM;
+            continue;
+        }
+        n->buf = fresh[i];
+        if (!(out[i] = tt_wrap(ctx, n))) s = HCQ_ENOMEM;
+    }
+    return s;
+}
+
+hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout)
+{
+    if (!live(j)) return base_err(HCQ_ESTATE, "hcq_jit_run: not a live JIT");
+    if (nin < 0 || nin > JIT_MAX_IO || nout < 1 || nout > JIT_MAX_IO || (nin && !in) || !out)
+        return base_err(HCQ_EINVAL, "hcq_jit_run: %d inputs and %d outputs (1 to %d outputs, up to %d inputs)", nin, nout,
+                        JIT_MAX_IO, JIT_MAX_IO);
+    for (int i = 0; i < nout; i++) out[i] = NULL;
+    hcq_status s = prepare_inputs(j, in, nin);
+    if (s) return s;
+    if (j->runs >= 2) return replay(j, in, nin, out, nout);
+    s = call(j, in, nin, out, nout, j->runs == 1);
+    if (!s) j->runs++;
+    else if (j->cap.g) { /* a failed capture is dropped; the next run captures again */
+        hcq_graph_destroy(j->cap.g);
+        for (uint32_t i = 0; i < j->cap.nbufs; i++) tt_buf_unref(j->cap.bufs[i]);
+        free(j->cap.bufs);
+        memset(&j->cap, 0, sizeof j->cap);
+        for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf), j->in[i].buf = NULL;
+        for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf), j->out[i].buf = NULL;
+        j->nin = j->nout = 0;
+    }
+    return s;
+}

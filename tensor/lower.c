@@ -1,0 +1,423 @@
+/* Lowering one scheduled node to a kernel: the plan (how work-items map to
+ * output elements, what is upcast, how the main reduction runs), then the
+ * skeleton (ids, lanes, stores) around the emitter.
+ *
+ * Plans, chosen from hcq_device_get_props only:
+ *   - CPU-style targets ("cpu", "ir"): work-items are the iterations of a
+ *     loop the C compiler vectorises, so elementwise kernels take one
+ *     element per work-item in big groups. Reductions keep several outputs
+ *     or several accumulators per work-item so the inner loop has
+ *     independent vector work: a matmul-like reduction (one operand
+ *     contiguous along an output dim the other does not move with) gets a
+ *     register tile of up to 8 x 64 outputs; a reduction along a contiguous
+ *     axis gets 16 accumulators; else a contiguous output dim is upcast.
+ *   - GPU-style targets: many work-items; a large reduction to few outputs
+ *     runs a work-group per output that reduces through local memory; a
+ *     matmul-like one computes 4 x 4 outputs per work-item.
+ * Launch dims stay within the device's max block, group and grid sizes. */
+#include "tensor/lower.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE HCQ_IR_NONE
+
+/* ** analysis: how each load's index moves with the output dims */
+#define MAX_ACC 32
+typedef struct analysis {
+    const tt_sx *ovar[TT_MAX_DIMS];
+    const tt_sx *rvar; /* the main reduction's innermost axis */
+    const tt_sx *acc[MAX_ACC];
+    int n, visits;
+    bool in_main; /* only loads inside the main reduction's loop matter */
+} analysis;
+
+static void an_walk(tt_lw *L, analysis *A, tt_node *n, const tt_sx *const *idx)
+{
+    if (A->n >= MAX_ACC || ++A->visits > 4096) return;
+    const tt_sx *sub[TT_MAX_DIMS];
+    switch ((tt_op)n->op) {
+    case TT_BUF:
+        if (A->in_main) A->acc[A->n++] = tt_linear(L, idx, n->shape, n->ndim);
+        return;
+    case TT_CONST:
+    case TT_INDEX:
+    case TT_RAND: return;
+    case TT_VIEW:
+        tt_view_apply(L, n, idx, sub, NULL);
+        an_walk(L, A, n->src[0], sub);
+        return;
+    case TT_REDUCE: {
+        tt_node *s = n->src[0];
+        int last = -1;
+        for (int d = 0; d < s->ndim; d++) {
+            sub[d] = idx[d];
+            if ((n->axes & (1u << d)) && s->shape[d] > 1) {
+                sub[d] = tt_sx_var(&L->sym, 0, s->shape[d] - 1, NONE);
+                last = d;
+            }
+        }
+        bool was = A->in_main;
+        if (n == L->plan.main) {
+            if (last >= 0) A->rvar = sub[last];
+            A->in_main = true;
+        }
+        an_walk(L, A, s, sub);
+        A->in_main = was;
+        return;
+    }
+    case TT_GATHER:
+        an_walk(L, A, n->src[1], idx);
+        memcpy(sub, idx, sizeof sub);
+        sub[n->axes] = tt_sx_var(&L->sym, 0, n->src[0]->shape[n->axes], NONE);
+        an_walk(L, A, n->src[0], sub);
+        return;
+    default:
+        for (int i = 0; i < n->nsrc; i++) an_walk(L, A, n->src[i], idx);
+        return;
+    }
+}
+
+static bool coef(const tt_sx *lin, const tt_sx *var, int64_t *k)
+{
+    if (!lin || !var) return false;
+    return tt_sx_coef(lin, var->t[0].at, k);
+}
+
+/* The one reduction the root reaches through elementwise ops and views
+ * (not through another reduction or a gather): it is emitted once per
+ * work-item, at the top level of the kernel, for all lanes together. */
+static void find_main(tt_node *n, tt_node **found, int *count, int depth)
+{
+    if (*count > 1 || depth > 64) return;
+    if (n->op == TT_REDUCE) {
+        if (*found != n) {
+            *found = n;
+            ++*count;
+        }
+        return;
+    }
+    if (n->op == TT_BUF || n->op == TT_GATHER || n->op == TT_CONST) return;
+    for (int i = 0; i < n->nsrc; i++) find_main(n->src[i], found, count, depth + 1);
+}
+
+/* A register tile for a matmul-like reduction: ur outputs along dr (the
+ * dim the contiguous operand does not move with) times uv along dv (the
+ * contiguous one). CPU: the most outputs per work-item whose accumulators
+ * fit 24 vector registers of 16 f32, uv a multiple of 8 so the loads
+ * vectorize, enough work-items left for every core; both must divide
+ * their dims (a ragged edge would gate every load). GPU: 4 x 4 or less. */
+static void pick_tile(tt_plan *P, bool cpu, const int64_t *S, uint64_t n, int dv, int dr, uint32_t cores)
+{
+    static const int64_t cuv[] = {64, 48, 40, 32, 24, 16, 8}, cur[] = {8, 6, 5, 4, 3, 2};
+    static const int64_t guv[] = {4, 2}, gur[] = {4, 2};
+    const int64_t *uvs = cpu ? cuv : guv, *urs = cpu ? cur : gur;
+    size_t nuv = cpu ? BASE_ARRAY_LEN(cuv) : BASE_ARRAY_LEN(guv), nur = cpu ? BASE_ARRAY_LEN(cur) : BASE_ARRAY_LEN(gur);
+    int64_t best_uv = 0, best_ur = 0;
+    double best = 0;
+    for (size_t a = 0; a < nuv; a++)
+        for (size_t b = 0; b < nur; b++) {
+            int64_t uv = uvs[a], ur = urs[b];
+            int64_t rows = (S[dr] + ur - 1) / ur * ur; /* a ragged edge wastes rows - S[dr] */
+            if (S[dv] % uv || (S[dr] % ur && (!cpu || (rows - S[dr]) * 20 > S[dr]))) continue;
+            if (cpu && ((uv + 15) / 16) * ur > 24) continue;
+            if (cpu && n / (uint64_t)(uv * ur) < 2ull * (cores ? cores : 1)) continue;
+            double score = (double)(uv * ur) * (double)S[dr] / (double)rows;
+            if (score > best || (score == best && uv > best_uv)) {
+                best = score;
+                best_uv = uv;
+                best_ur = ur;
+            }
+        }
+    if (!best_uv) return;
+    P->up_dim[0] = dr;
+    P->up[0] = best_ur;
+    P->up_dim[1] = dv;
+    P->up[1] = best_uv;
+    P->ragged = S[dr] % best_ur != 0;
+}
+
+static int64_t largest_divisor(uint64_t n, uint64_t max)
+{
+    for (uint64_t d = max; d > 1; d--)
+        if (n % d == 0) return (int64_t)d;
+    return 1;
+}
+
+static void choose(tt_lw *L, tt_node *root)
+{
+    tt_plan *P = &L->plan;
+    const hcq_device_props *pr = &L->ctx->props;
+    int nd = root->ndim;
+    const int64_t *S = root->shape;
+    uint64_t n = (uint64_t)tt_numel(S, nd);
+    memset(P, 0, sizeof *P);
+    P->up_dim[0] = P->up_dim[1] = -1;
+    P->up[0] = P->up[1] = 1;
+    P->red_up = 1;
+    int count = 0;
+    find_main(root, &P->main, &count, 0);
+    if (count != 1) P->main = NULL;
+    uint64_t rsize = 1;
+    if (P->main)
+        for (int d = 0; d < P->main->src[0]->ndim; d++)
+            if (P->main->axes & (1u << d)) rsize *= (uint64_t)P->main->src[0]->shape[d];
+    if (rsize <= 1) P->main = NULL;
+
+    analysis A;
+    memset(&A, 0, sizeof A);
+    if (P->main) {
+        for (int d = 0; d < nd; d++) A.ovar[d] = tt_sx_var(&L->sym, 0, S[d] > 0 ? S[d] - 1 : 0, NONE);
+        an_walk(L, &A, root, A.ovar);
+    }
+    int64_t k;
+    bool cpu = L->ctx->cpu_style;
+    /* matmul-like: dv contiguous for some load, dr a dim those loads do not
+     * move with but another load does */
+    if (P->main) {
+        for (int dv = nd - 1; dv >= 0 && P->up_dim[0] < 0; dv--) {
+            bool vec = false;
+            for (int i = 0; i < A.n; i++) vec = vec || (coef(A.acc[i], A.ovar[dv], &k) && k == 1);
+            if (!vec) continue;
+            for (int dr = nd - 1; dr >= 0 && P->up_dim[0] < 0; dr--) {
+                if (dr == dv || S[dr] < 2) continue;
+                bool ok = true, moves = false;
+                for (int i = 0; i < A.n && ok; i++) {
+                    int64_t kv, kr;
+                    bool av = coef(A.acc[i], A.ovar[dv], &kv), ar = coef(A.acc[i], A.ovar[dr], &kr);
+                    if (av && kv == 1 && !(ar && kr == 0)) ok = false;
+                    if (ar && kr != 0) moves = true;
+                }
+                if (ok && moves) pick_tile(P, cpu, S, n, dv, dr, pr->compute_units);
+            }
+        }
+    }
+    if (P->main && !cpu && P->up_dim[0] < 0 && rsize >= 256 && n <= 64ull * (pr->compute_units ? pr->compute_units : 1)) {
+        uint32_t lg = 256;
+        if (lg > pr->max_threads_per_group) lg = pr->max_threads_per_group;
+        if (lg > pr->max_block[0]) lg = pr->max_block[0];
+        while (lg > 1 && (uint64_t)lg * 2 > rsize) lg /= 2;
+        uint32_t es = 4;
+        while (lg >= 32 && (uint64_t)lg * es > pr->max_local_bytes) lg /= 2;
+        if (lg >= 32 && (lg & (lg - 1)) == 0) {
+            P->group = true;
+            P->L = lg;
+        }
+    }
+    if (P->main && cpu && P->up_dim[0] < 0) {
+        int64_t rin = 0;
+        for (int d = 0; d < P->main->src[0]->ndim; d++)
+            if ((P->main->axes & (1u << d)) && P->main->src[0]->shape[d] > 1) rin = P->main->src[0]->shape[d];
+        bool contig = false;
+        for (int i = 0; i < A.n; i++) contig = contig || (coef(A.acc[i], A.rvar, &k) && k == 1);
+        if (contig && rin % 8 == 0) P->red_up = rin % 16 == 0 ? 16 : 8;
+        /* with accumulators along the reduction, also compute up to 4 x 4
+         * outputs along dims some load is reused over (coefficient 0) and
+         * another moves with: x @ w^T reads a row of x for 4 rows of w */
+        for (int d = nd - 1, u = 0; d >= 0 && P->red_up > 1 && u < 2; d--) {
+            bool reused = false, moves = false;
+            for (int i = 0; i < A.n; i++) {
+                bool aff = coef(A.acc[i], A.ovar[d], &k);
+                reused = reused || (aff && k == 0);
+                moves = moves || !aff || k != 0;
+            }
+            int64_t f = S[d] % 4 == 0 ? 4 : S[d] % 2 == 0 ? 2 : 1;
+            if (!reused || !moves || f == 1 || n / (uint64_t)(P->up[0] * P->up[1] * f) < 2ull * pr->compute_units) continue;
+            P->up_dim[u] = d;
+            P->up[u++] = f;
+        }
+        for (int dv = nd - 1; dv >= 0 && P->red_up == 1 && P->up_dim[1] < 0; dv--) {
+            if (S[dv] % 8) continue;
+            bool vec = false;
+            for (int i = 0; i < A.n; i++) vec = vec || (coef(A.acc[i], A.ovar[dv], &k) && k == 1);
+            if (vec) {
+                P->up_dim[1] = dv;
+                P->up[1] = S[dv] % 16 == 0 ? 16 : 8;
+            }
+        }
+    }
+    uint64_t items = 1;
+    for (int d = 0; d < nd; d++) {
+        int64_t t = S[d];
+        for (int u = 0; u < 2; u++)
+            if (P->up_dim[u] == d) t = (t + P->up[u] - 1) / P->up[u];
+        items *= (uint64_t)t;
+    }
+    P->items = items;
+    uint32_t maxl = pr->max_threads_per_group < pr->max_block[0] ? pr->max_threads_per_group : pr->max_block[0];
+    if (!maxl) maxl = 1;
+    if (P->group) return;
+    uint64_t want;
+    if (cpu && !P->main) {
+        want = 1024;
+    } else if (cpu) { /* enough groups for every worker thread, a few each */
+        uint64_t t = pr->compute_units ? pr->compute_units : 1;
+        want = items / (4 * t);
+        if (want > 64) want = 64;
+        if (want < 1) want = 1;
+        int64_t d = largest_divisor(items, want);
+        if ((uint64_t)d * 4 >= want) want = (uint64_t)d;
+    } else {
+        want = P->main ? 64 : 256;
+    }
+    if (want > maxl) want = maxl;
+    if (want > items) want = items ? items : 1;
+    P->L = (uint32_t)want;
+}
+
+static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, char *out, size_t size)
+{
+    size_t pos = (size_t)snprintf(out, size, "%s", P->main ? "R" : "E");
+    for (int d = 0; d < root->ndim && pos + 24 < size; d++) {
+        int64_t s = root->shape[d];
+        if (s == 1) continue;
+        pos += (size_t)snprintf(out + pos, size - pos, "_%lld", (long long)s);
+    }
+    if (P->main && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_r%llu", (unsigned long long)rsize);
+    if ((P->up[0] > 1 || P->up[1] > 1) && pos + 24 < size)
+        pos += (size_t)snprintf(out + pos, size - pos, "_u%lldx%lld", (long long)P->up[0], (long long)P->up[1]);
+    if (P->red_up > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_a%lld", (long long)P->red_up);
+    if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
+}
+
+hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *out)
+{
+    memset(out, 0, sizeof *out);
+    tt_lw *L = ctx->lw;
+    if (!L) {
+        if (!(L = ctx->lw = base_calloc(1, sizeof *L))) return HCQ_ENOMEM;
+        tt_sym_init(&L->sym, &L->ar);
+        L->mgen = 1;
+    }
+    /* reset the scratch, keeping its memory */
+    tt_arena_reset(&L->ar);
+    tt_sym_reset(&L->sym);
+    tt_memo_reset(L);
+    L->ctx = ctx;
+    L->mult = 1;
+    L->flops = 0;
+    L->key = key;
+    L->err = HCQ_OK;
+    L->lid = L->lds = NONE;
+    choose(L, root);
+    tt_plan *P = &L->plan;
+    uint64_t rsize = 1;
+    if (P->main)
+        for (int d = 0; d < P->main->src[0]->ndim; d++)
+            if (P->main->axes & (1u << d)) rsize *= (uint64_t)P->main->src[0]->shape[d];
+    make_name(P, root, rsize, out->name, sizeof out->name);
+    hcq_status s = tt_irb_init(&L->b, out->name);
+    if (s) goto fail;
+    tt_irb *b = &L->b;
+    hcq_dtype odt = (hcq_dtype)root->dtype;
+    L->pref[0] = tt_irb_param(b, odt);
+    for (uint32_t i = 0; i < key->nin; i++) {
+        const tt_input *in = &key->in[i];
+        L->pref[i + 1] = in->buf ? tt_irb_param(b, in->dtype) : tt_irb_param_scalar(b, HCQ_U64);
+    }
+    uint64_t grid = P->group ? P->items : (P->items + P->L - 1) / P->L;
+    const hcq_device_props *pr = &ctx->props;
+    if (grid > pr->max_grid[0] || grid > UINT32_MAX) {
+        s = base_err(HCQ_ELIMIT, "lowering: %llu work-groups exceed %s's grid limit of %u", (unsigned long long)grid,
+                     pr->id, pr->max_grid[0]);
+        goto fail;
+    }
+    hcq_ir_ref gx = tt_irb_special(b, HCQ_SPECIAL_GROUP_ID, 0), lx = tt_irb_special(b, HCQ_SPECIAL_LOCAL_ID, 0);
+    hcq_ir_ref gid, gate = NONE;
+    if (P->group) {
+        tt_node *m = P->main;
+        hcq_dtype adt = (m->dtype == HCQ_F16 || m->dtype == HCQ_BF16) && m->rop != TT_R_MAX ? HCQ_F32 : (hcq_dtype)m->dtype;
+        L->lid = lx;
+        L->lds = tt_irb_local(b, adt, P->L);
+        gid = gx;
+    } else {
+        gid = tt_irb_binary(b, HCQ_OP_ADD, tt_irb_binary(b, HCQ_OP_MUL, gx, tt_irb_int(b, HCQ_I32, P->L)), lx);
+        if (grid * P->L > P->items) gate = tt_irb_binary(b, HCQ_OP_CMPLT, gid, tt_irb_int(b, HCQ_I32, (int64_t)P->items));
+    }
+    /* work-item -> item index over the output shape with upcast dims divided */
+    int nd = root->ndim;
+    int64_t T[TT_MAX_DIMS];
+    memcpy(T, root->shape, sizeof T);
+    for (int u = 0; u < 2; u++)
+        if (P->up_dim[u] >= 0) T[P->up_dim[u]] = (T[P->up_dim[u]] + P->up[u] - 1) / P->up[u];
+    const tt_sx *g = tt_sx_var(&L->sym, 0, P->items ? (int64_t)P->items - 1 : 0, gid);
+    const tt_sx *t[TT_MAX_DIMS];
+    int64_t st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        t[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, st), T[d]);
+        st *= T[d];
+    }
+    int nl = (int)(P->up[0] * P->up[1]);
+    tt_lane *lanes = calloc((size_t)nl, sizeof *lanes);
+    hcq_ir_ref *vals = calloc((size_t)nl, sizeof *vals);
+    if (!lanes || !vals) {
+        free(lanes);
+        free(vals);
+        s = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto fail;
+    }
+    /* ragged rows: the value of a row past the edge is computed at the
+     * last row (so no load needs a gate) and its store is skipped */
+    const tt_sx *rows[8] = {0};
+    hcq_ir_ref row_ok[8];
+    for (int a = 0; a < P->up[0]; a++) {
+        int d = P->up_dim[0];
+        row_ok[a] = NONE;
+        if (d < 0) continue;
+        rows[a] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[d], P->up[0]), a);
+        if (!P->ragged || rows[a]->hi < root->shape[d]) continue;
+        hcq_ir_ref raw = tt_em_sx(L, rows[a]), last = tt_irb_int(b, HCQ_I32, root->shape[d] - 1);
+        row_ok[a] = tt_irb_binary(b, HCQ_OP_CMPLT, raw, tt_irb_int(b, HCQ_I32, root->shape[d]));
+        rows[a] = tt_sx_var(&L->sym, 0, root->shape[d] - 1, tt_irb_where(b, row_ok[a], raw, last));
+    }
+    for (int a = 0; a < P->up[0]; a++)
+        for (int c = 0; c < P->up[1]; c++) {
+            tt_lane *l = &lanes[a * P->up[1] + c];
+            memcpy(l->idx, t, sizeof t);
+            if (P->up_dim[0] >= 0) l->idx[P->up_dim[0]] = rows[a];
+            if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[P->up_dim[1]], P->up[1]), c);
+            l->gate = gate;
+        }
+    tt_em(L, root, nl, lanes, vals);
+    hcq_ir_ref sgate = P->group ? tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, tt_irb_int(b, HCQ_I32, 1)) : gate;
+    for (int l = 0; l < nl && !L->err; l++) {
+        hcq_ir_ref idx = tt_em_sx(L, tt_linear(L, lanes[l].idx, root->shape, nd));
+        tt_irb_store(b, L->pref[0], idx, tt_irb_cast(b, odt, vals[l]), tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
+    }
+    free(lanes);
+    free(vals);
+    if (L->err || L->sym.oom || b->oom) {
+        s = L->err ? L->err : base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto fail;
+    }
+    out->k = tt_irb_take(b);
+    out->grid[0] = (uint32_t)grid;
+    out->grid[1] = out->grid[2] = 1;
+    out->block[0] = P->L;
+    out->block[1] = out->block[2] = 1;
+    out->flops = L->flops * (double)P->items * (P->group ? P->L : 1);
+    s = HCQ_OK;
+fail:
+    hcq_kernel_destroy(tt_irb_take(&L->b)); /* the tables stay for the next kernel */
+    if (s) memset(out, 0, sizeof *out);
+    return s;
+}
+
+void tt_lower_scratch_free(hcq_ctx *ctx)
+{
+    tt_lw *L = ctx->lw;
+    if (!L) return;
+    tt_irb_free(&L->b);
+    tt_memo_free(L);
+    tt_sym_free(&L->sym);
+    tt_arena_free(&L->ar);
+    free(L);
+    ctx->lw = NULL;
+}
+
+void tt_lowered_free(tt_lowered *l)
+{
+    hcq_kernel_destroy(l->k);
+    l->k = NULL;
+}

@@ -1,0 +1,61 @@
+/* tensor/lower.h: what lower.c (kernel skeletons, per-device plans) and
+ * emit.c (node values as IR) share. */
+#ifndef HCQ_TENSOR_LOWER_H
+#define HCQ_TENSOR_LOWER_H
+
+#include "tensor/tt.h"
+
+/* One output element a kernel work-item computes: its index along each
+ * dim of the node being emitted, and the condition under which the value
+ * is needed (NONE: always). Several lanes are emitted together so a
+ * reduction runs one loop for all of them. */
+typedef struct tt_lane {
+    const tt_sx *idx[TT_MAX_DIMS];
+    hcq_ir_ref gate;
+} tt_lane;
+
+/* How a kernel is laid out on the device. */
+typedef struct tt_plan {
+    int up_dim[2];   /* output dims computed several per work-item (-1: none) */
+    int64_t up[2];   /* ... and how many */
+    bool ragged;     /* up[0] need not divide its dim: rows past the edge read
+                        the last row (clamped) and are not stored */
+    tt_node *main;   /* the reduction the plan is about (on the root's own index), or NULL */
+    int64_t red_up;  /* CPU: accumulators over the main reduction's innermost axis */
+    bool group;      /* GPU: a work-group per output, reducing through local memory */
+    uint32_t L;      /* work-items per group */
+    uint64_t items;  /* work-items with work */
+} tt_plan;
+
+typedef struct memo_ent memo_ent;
+
+typedef struct tt_lw {
+    hcq_ctx *ctx;
+    tt_irb b;
+    tt_arena ar;
+    tt_sym sym;
+    tt_plan plan;
+    const tt_key *key;              /* inputs: param i + 1 is key->in[i] */
+    hcq_ir_ref pref[TT_MAX_PARAMS]; /* param refs, [0] the output */
+    memo_ent *memo;
+    uint32_t mcap, mcount, mgen; /* entries of older generations are empty */
+    hcq_ir_ref lid, lds; /* group mode: local id, local memory */
+    double mult, flops;  /* loop trip product where ops are emitted; float ops per work-item */
+    hcq_status err;
+} tt_lw;
+
+/* Values of node n at each lane (out[nl]). */
+void tt_em(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out);
+/* An index expression as an i32 IR value. */
+hcq_ir_ref tt_em_sx(tt_lw *L, const tt_sx *x);
+/* sum(idx[d] * row-major stride[d]) over a shape */
+const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, int ndim);
+/* The param holding buf, or rand's seed (registered before emission). */
+hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand);
+/* The index a view maps lane idx to in its source, and the validity of
+ * the lane: 1 always valid, 0 never, -1 when *valid (an IR bool) says. */
+int tt_view_apply(tt_lw *L, const tt_node *v, const tt_sx *const *idx, const tt_sx **src_idx, hcq_ir_ref *valid);
+void tt_memo_reset(tt_lw *L);
+void tt_memo_free(tt_lw *L);
+
+#endif

@@ -1,0 +1,423 @@
+/* Elementwise operations: dtype promotion, broadcasting, and the
+ * composite functions (exp, sigmoid, gelu, pow, ...) built from the
+ * primitive node ops the lowering knows. */
+#include "tensor/tt.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ** node-level helpers */
+tt_node *tt_alu(hcq_ctx *ctx, tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c)
+{
+    tt_node *n = tt_node_new(ctx, op, dt, a->shape, a->ndim);
+    if (!n) return NULL;
+    tt_node *s[3] = {a, b, c};
+    for (int i = 0; i < 3 && s[i]; i++) {
+        tt_node_ref(s[i]);
+        n->src[n->nsrc++] = s[i];
+    }
+    return n;
+}
+
+tt_node *tt_cast_node(tt_node *a, hcq_dtype dt)
+{
+    if (a->dtype == dt) {
+        tt_node_ref(a);
+        return a;
+    }
+    if (a->op == TT_CONST) /* fold: a cast constant is a constant */
+        return tt_const_node(NULL, dt, tt_val_cast(a->cv, (hcq_dtype)a->dtype, dt), a->shape, a->ndim);
+    tt_node *n = tt_alu(NULL, TT_CAST, dt, a, NULL, NULL);
+    return n;
+}
+
+tt_node *tt_flip_order(tt_node *a)
+{
+    hcq_dtype dt = (hcq_dtype)a->dtype;
+    return tt_alu(NULL, hcq_dtype_is_float(dt) ? TT_NEG : TT_NOT, dt, a, NULL, NULL);
+}
+
+static int kind(hcq_dtype t) { return t == HCQ_BOOL ? 0 : hcq_dtype_is_float(t) ? 2 : 1; }
+
+static hcq_dtype join(hcq_dtype x, hcq_dtype y)
+{
+    if (x == y) return x;
+    if (x == HCQ_F32 || y == HCQ_F32) return HCQ_F32;
+    if (kind(x) == 2 && kind(y) == 2) return HCQ_F32; /* f16 with bf16 */
+    if (kind(x) == 2) return x;
+    if (kind(y) == 2) return y;
+    return HCQ_I32;
+}
+
+static hcq_dtype weak_with(const tt_node *w, hcq_dtype t)
+{
+    if (kind(t) == 2) return t;
+    return kind((hcq_dtype)w->dtype) == 2 ? HCQ_F32 : HCQ_I32;
+}
+
+hcq_dtype tt_promote(const tt_node *a, const tt_node *b)
+{
+    if (a->weak && !b->weak) return weak_with(a, (hcq_dtype)b->dtype);
+    if (b->weak && !a->weak) return weak_with(b, (hcq_dtype)a->dtype);
+    return join((hcq_dtype)a->dtype, (hcq_dtype)b->dtype);
+}
+
+static bool bshape(const tt_node *a, const tt_node *b, int64_t *out, int *nd, const char *fn)
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int i = 0; i < n; i++) {
+        int ia = a->ndim - n + i, ib = b->ndim - n + i;
+        int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            base_err(HCQ_EINVAL, "%s: shapes do not broadcast: dim %d (from the end) is %lld in one and %lld in the other",
+                     fn, n - i, (long long)sa, (long long)sb);
+            return false;
+        }
+        out[i] = sa == 1 ? sb : sa;
+    }
+    *nd = n;
+    return true;
+}
+
+tt_node *tt_broadcast_to(tt_node *a, const int64_t *shape, int ndim)
+{
+    int64_t s1[TT_MAX_DIMS];
+    int pre = ndim - a->ndim;
+    for (int d = 0; d < ndim; d++) s1[d] = d < pre ? 1 : a->shape[d - pre];
+    tt_node *r = pre ? tt_mv_reshape(a, s1, ndim) : (tt_node_ref(a), a);
+    if (!r) return NULL;
+    if (!memcmp(s1, shape, ndim * sizeof *shape)) return r;
+    tt_node *e = tt_mv_expand(r, shape, ndim);
+    tt_node_unref(r);
+    return e;
+}
+
+/* Promotes (or takes `dt` if not VOID), broadcasts and casts the operands;
+ * out[i] are new references. */
+static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **out, const char *fn)
+{
+    (void)ctx;
+    int64_t shape[TT_MAX_DIMS];
+    int nd = in[0]->ndim;
+    memcpy(shape, in[0]->shape, sizeof shape);
+    tt_node tmp;
+    for (int i = 1; i < n; i++) {
+        memset(&tmp, 0, sizeof tmp);
+        tmp.ndim = (uint8_t)nd;
+        memcpy(tmp.shape, shape, sizeof shape);
+        if (!bshape(&tmp, in[i], shape, &nd, fn)) return false;
+    }
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        tt_node *c = dt == HCQ_VOID ? (tt_node_ref(in[i]), in[i]) : tt_cast_node(in[i], dt);
+        out[i] = c ? tt_broadcast_to(c, shape, nd) : NULL;
+        tt_node_unref(c);
+        if (!out[i]) {
+            for (int j = 0; j < i; j++) tt_node_unref(out[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ** handle-level plumbing */
+static hcq_tensor *mk(hcq_ctx *ctx, tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c)
+{
+    return tt_wrap(ctx, tt_alu(ctx, op, dt, a, b, c));
+}
+
+typedef enum { P_ANY, P_FLOAT, P_INT, P_LOGIC, P_CMP } prule;
+
+/* dtype of a binary op's computation (not its result for comparisons) */
+static hcq_dtype op_dtype(const tt_node *a, const tt_node *b, prule r, const char *fn)
+{
+    hcq_dtype t = tt_promote(a, b);
+    switch (r) {
+    case P_ANY: return t == HCQ_BOOL ? HCQ_I32 : t;
+    case P_FLOAT: return kind(t) == 2 ? t : HCQ_F32;
+    case P_INT:
+        if (kind(t) == 2) return base_err(HCQ_EINVAL, "%s: takes i32 or bool operands, not %s", fn, hcq_dtype_name(t)), HCQ_VOID;
+        return HCQ_I32;
+    case P_LOGIC:
+        if (kind(t) == 2) return base_err(HCQ_EINVAL, "%s: takes bool or i32 operands, not %s", fn, hcq_dtype_name(t)), HCQ_VOID;
+        return t;
+    case P_CMP: return t;
+    }
+    return t;
+}
+
+static hcq_tensor *binary(hcq_tensor *ta, hcq_tensor *tb, tt_op op, prule r, const char *fn)
+{
+    tt_node *a = tt_arg(ta, fn), *b = a ? tt_arg(tb, fn) : NULL;
+    if (!a || !b) return NULL;
+    if (ta->ctx != tb->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
+    hcq_dtype dt = op_dtype(a, b, r, fn);
+    if (dt == HCQ_VOID) return NULL;
+    /* bool operands compare as i32 (CMPLT is not defined on bool) */
+    if (op == TT_CMPLT && dt == HCQ_BOOL) dt = HCQ_I32;
+    tt_node *in[2] = {a, b}, *o[2];
+    if (!prepare(ta->ctx, in, 2, dt, o, fn)) return NULL;
+    hcq_dtype res = (op == TT_CMPLT || op == TT_CMPNE) ? HCQ_BOOL : dt;
+    if (op == TT_MAX && dt == HCQ_BOOL) op = TT_OR;
+    hcq_tensor *t = mk(ta->ctx, op, res, o[0], o[1], NULL);
+    tt_node_unref(o[0]);
+    tt_node_unref(o[1]);
+    return t;
+}
+
+static hcq_tensor *unary_node(hcq_tensor *ta, tt_op op, hcq_dtype dt, const char *fn)
+{
+    tt_node *a = tt_arg(ta, fn);
+    if (!a) return NULL;
+    tt_node *c = tt_cast_node(a, dt);
+    hcq_tensor *t = c ? mk(ta->ctx, op, dt, c, NULL, NULL) : NULL;
+    tt_node_unref(c);
+    return t;
+}
+
+/* Composite ops run in a scope: the helper tensors they create are freed
+ * and only the result's node survives, under a fresh handle. */
+static hcq_tensor *scope_end(hcq_ctx *ctx, size_t mark, hcq_tensor *out)
+{
+    tt_node *n = out ? out->n : NULL;
+    tt_node_ref(n);
+    hcq_ctx_release(ctx, mark);
+    return tt_wrap(ctx, n);
+}
+
+#define CTX_OF(t, fn) hcq_ctx *ctx = tt_arg((t), (fn)) ? (t)->ctx : NULL; if (!ctx) return NULL
+
+static hcq_dtype float_dt(hcq_tensor *t) { hcq_dtype d = (hcq_dtype)t->n->dtype; return kind(d) == 2 ? d : HCQ_F32; }
+
+/* f16/bf16 transcendentals are computed in f32 and rounded once */
+typedef hcq_tensor *(*f32_body)(hcq_ctx *ctx, hcq_tensor *x);
+static hcq_tensor *via_f32(hcq_tensor *a, f32_body f, const char *fn)
+{
+    CTX_OF(a, fn);
+    hcq_dtype out = float_dt(a);
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, HCQ_F32)), out);
+    return scope_end(ctx, m, r);
+}
+
+/* ** unary */
+hcq_tensor *hcq_neg(hcq_tensor *a)
+{
+    tt_node *n = tt_arg(a, "hcq_neg");
+    if (!n) return NULL;
+    hcq_dtype dt = n->dtype == HCQ_BOOL ? HCQ_I32 : (hcq_dtype)n->dtype;
+    return unary_node(a, TT_NEG, dt, "hcq_neg");
+}
+
+static hcq_tensor *f_exp2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_EXP2, HCQ_F32, "hcq_exp2"); }
+static hcq_tensor *f_log2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_LOG2, HCQ_F32, "hcq_log2"); }
+static hcq_tensor *f_sin(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_SIN, HCQ_F32, "hcq_sin"); }
+static hcq_tensor *f_exp(hcq_ctx *ctx, hcq_tensor *x) { return f_exp2(ctx, hcq_mul_s(x, M_LOG2E)); }
+static hcq_tensor *f_log(hcq_ctx *ctx, hcq_tensor *x) { return hcq_mul_s(f_log2(ctx, x), M_LN2); }
+static hcq_tensor *f_cos(hcq_ctx *ctx, hcq_tensor *x) { return f_sin(ctx, hcq_add_s(x, M_PI_2)); }
+static hcq_tensor *f_sigmoid(hcq_ctx *ctx, hcq_tensor *x)
+{
+    return hcq_recip(hcq_add_s(f_exp2(ctx, hcq_mul_s(x, -M_LOG2E)), 1.0));
+}
+static hcq_tensor *f_tanh(hcq_ctx *ctx, hcq_tensor *x) { return hcq_sub_s(hcq_mul_s(f_sigmoid(ctx, hcq_mul_s(x, 2.0)), 2.0), 1.0); }
+static hcq_tensor *f_gelu(hcq_ctx *ctx, hcq_tensor *x)
+{
+    hcq_tensor *inner = hcq_mul_s(hcq_add(x, hcq_mul_s(hcq_mul(x, hcq_mul(x, x)), 0.044715)), sqrt(2.0 / M_PI));
+    return hcq_mul(hcq_mul_s(x, 0.5), hcq_add_s(f_tanh(ctx, inner), 1.0));
+}
+static hcq_tensor *f_silu(hcq_ctx *ctx, hcq_tensor *x) { return hcq_mul(x, f_sigmoid(ctx, x)); }
+
+hcq_tensor *hcq_exp(hcq_tensor *a) { return via_f32(a, f_exp, "hcq_exp"); }
+hcq_tensor *hcq_log(hcq_tensor *a) { return via_f32(a, f_log, "hcq_log"); }
+hcq_tensor *hcq_exp2(hcq_tensor *a) { return via_f32(a, f_exp2, "hcq_exp2"); }
+hcq_tensor *hcq_log2(hcq_tensor *a) { return via_f32(a, f_log2, "hcq_log2"); }
+hcq_tensor *hcq_sin(hcq_tensor *a) { return via_f32(a, f_sin, "hcq_sin"); }
+hcq_tensor *hcq_cos(hcq_tensor *a) { return via_f32(a, f_cos, "hcq_cos"); }
+hcq_tensor *hcq_sigmoid(hcq_tensor *a) { return via_f32(a, f_sigmoid, "hcq_sigmoid"); }
+hcq_tensor *hcq_tanh(hcq_tensor *a) { return via_f32(a, f_tanh, "hcq_tanh"); }
+hcq_tensor *hcq_gelu(hcq_tensor *a) { return via_f32(a, f_gelu, "hcq_gelu"); }
+hcq_tensor *hcq_silu(hcq_tensor *a) { return via_f32(a, f_silu, "hcq_silu"); }
+
+hcq_tensor *hcq_sqrt(hcq_tensor *a)
+{
+    tt_node *n = tt_arg(a, "hcq_sqrt");
+    return n ? unary_node(a, TT_SQRT, float_dt(a), "hcq_sqrt") : NULL;
+}
+
+hcq_tensor *hcq_recip(hcq_tensor *a)
+{
+    tt_node *n = tt_arg(a, "hcq_recip");
+    return n ? unary_node(a, TT_RECIP, float_dt(a), "hcq_recip") : NULL;
+}
+
+hcq_tensor *hcq_rsqrt(hcq_tensor *a)
+{
+    CTX_OF(a, "hcq_rsqrt");
+    size_t m = hcq_ctx_mark(ctx);
+    return scope_end(ctx, m, hcq_recip(hcq_sqrt(a)));
+}
+
+hcq_tensor *hcq_trunc(hcq_tensor *a)
+{
+    tt_node *n = tt_arg(a, "hcq_trunc");
+    if (!n) return NULL;
+    if (kind((hcq_dtype)n->dtype) != 2) return tt_wrap(a->ctx, (tt_node_ref(n), n));
+    return unary_node(a, TT_TRUNC, (hcq_dtype)n->dtype, "hcq_trunc");
+}
+
+hcq_tensor *hcq_abs(hcq_tensor *a)
+{
+    CTX_OF(a, "hcq_abs");
+    hcq_dtype dt = (hcq_dtype)a->n->dtype;
+    if (dt == HCQ_BOOL) return tt_wrap(ctx, (tt_node_ref(a->n), a->n));
+    size_t m = hcq_ctx_mark(ctx);
+    /* floats: max(x, -x) makes abs(-0) = +0 and keeps NaN */
+    hcq_tensor *r = kind(dt) == 2 ? hcq_maximum(a, hcq_neg(a)) : hcq_where(hcq_lt(a, hcq_scalar(ctx, 0)), hcq_neg(a), a);
+    return scope_end(ctx, m, r);
+}
+
+hcq_tensor *hcq_sign(hcq_tensor *a)
+{
+    CTX_OF(a, "hcq_sign");
+    hcq_dtype dt = (hcq_dtype)a->n->dtype;
+    if (dt == HCQ_BOOL) return tt_wrap(ctx, (tt_node_ref(a->n), a->n));
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *z = hcq_scalar(ctx, 0);
+    hcq_tensor *s = hcq_sub(hcq_cast(hcq_gt(a, z), dt), hcq_cast(hcq_lt(a, z), dt));
+    if (kind(dt) == 2) s = hcq_where(hcq_ne(a, a), a, s);
+    return scope_end(ctx, m, s);
+}
+
+hcq_tensor *hcq_relu(hcq_tensor *a)
+{
+    CTX_OF(a, "hcq_relu");
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *z = hcq_scalar(ctx, 0);
+    return scope_end(ctx, m, hcq_where(hcq_lt(a, z), z, a));
+}
+
+hcq_tensor *hcq_logical_not(hcq_tensor *a)
+{
+    tt_node *n = tt_arg(a, "hcq_logical_not");
+    if (!n) return NULL;
+    return unary_node(a, TT_NOT, HCQ_BOOL, "hcq_logical_not"); /* the cast makes x != 0 first */
+}
+
+hcq_tensor *hcq_cast(hcq_tensor *a, hcq_dtype dt)
+{
+    tt_node *n = tt_arg(a, "hcq_cast");
+    if (!n || !tt_dtype_ok(a->ctx, dt, "hcq_cast")) return NULL;
+    return tt_wrap(a->ctx, tt_cast_node(n, dt));
+}
+
+hcq_tensor *hcq_bitcast(hcq_tensor *a, hcq_dtype dt)
+{
+    tt_node *n = tt_arg(a, "hcq_bitcast");
+    if (!n || !tt_dtype_ok(a->ctx, dt, "hcq_bitcast")) return NULL;
+    if (dt == HCQ_BOOL || n->dtype == HCQ_BOOL || hcq_dtype_size(dt) != hcq_dtype_size((hcq_dtype)n->dtype))
+        return base_err(HCQ_EINVAL, "hcq_bitcast: %s to %s; sizes must match and neither may be bool",
+                        hcq_dtype_name((hcq_dtype)n->dtype), hcq_dtype_name(dt)),
+               NULL;
+    if (n->dtype == dt) return tt_wrap(a->ctx, (tt_node_ref(n), n));
+    return mk(a->ctx, TT_BITCAST, dt, n, NULL, NULL);
+}
+
+/* ** binary */
+hcq_tensor *hcq_add(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_ADD, P_ANY, "hcq_add"); }
+hcq_tensor *hcq_sub(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_SUB, P_ANY, "hcq_sub"); }
+hcq_tensor *hcq_mul(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_MUL, P_ANY, "hcq_mul"); }
+hcq_tensor *hcq_div(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_FDIV, P_FLOAT, "hcq_div"); }
+hcq_tensor *hcq_idiv(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_IDIV, P_INT, "hcq_idiv"); }
+hcq_tensor *hcq_mod(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_MOD, P_INT, "hcq_mod"); }
+hcq_tensor *hcq_maximum(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_MAX, P_CMP, "hcq_maximum"); }
+hcq_tensor *hcq_lt(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_CMPLT, P_CMP, "hcq_lt"); }
+hcq_tensor *hcq_gt(hcq_tensor *a, hcq_tensor *b) { return binary(b, a, TT_CMPLT, P_CMP, "hcq_gt"); }
+hcq_tensor *hcq_ne(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_CMPNE, P_CMP, "hcq_ne"); }
+hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_AND, P_LOGIC, "hcq_logical_and"); }
+hcq_tensor *hcq_logical_or(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_OR, P_LOGIC, "hcq_logical_or"); }
+hcq_tensor *hcq_logical_xor(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_XOR, P_LOGIC, "hcq_logical_xor"); }
+
+hcq_tensor *hcq_minimum(hcq_tensor *ta, hcq_tensor *tb)
+{
+    const char *fn = "hcq_minimum";
+    tt_node *a = tt_arg(ta, fn), *b = a ? tt_arg(tb, fn) : NULL;
+    if (!b) return NULL;
+    if (ta->ctx != tb->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
+    hcq_dtype dt = tt_promote(a, b);
+    tt_node *in[2] = {a, b}, *o[2];
+    if (!prepare(ta->ctx, in, 2, dt, o, fn)) return NULL;
+    /* min(a, b) = flip(max(flip a, flip b)): flip is exact and reverses the
+     * order (neg for floats, bitwise not for i32 and bool) */
+    tt_node *fa = tt_flip_order(o[0]), *fb = tt_flip_order(o[1]);
+    tt_node *mm = fa && fb ? tt_alu(ta->ctx, dt == HCQ_BOOL ? TT_OR : TT_MAX, dt, fa, fb, NULL) : NULL;
+    tt_node *r = mm ? tt_flip_order(mm) : NULL;
+    tt_node *tmp[] = {o[0], o[1], fa, fb, mm};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(tmp); i++) tt_node_unref(tmp[i]);
+    return tt_wrap(ta->ctx, r);
+}
+
+hcq_tensor *hcq_eq(hcq_tensor *a, hcq_tensor *b)
+{
+    CTX_OF(a, "hcq_eq");
+    size_t m = hcq_ctx_mark(ctx);
+    return scope_end(ctx, m, hcq_logical_not(hcq_ne(a, b)));
+}
+
+hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b)
+{
+    CTX_OF(a, "hcq_le");
+    size_t m = hcq_ctx_mark(ctx);
+    return scope_end(ctx, m, hcq_logical_or(hcq_lt(a, b), hcq_eq(a, b)));
+}
+
+hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b) { return hcq_le(b, a); }
+
+hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
+{
+    CTX_OF(a, "hcq_pow");
+    if (!tt_arg(b, "hcq_pow")) return NULL;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_dtype dt = op_dtype(a->n, b->n, P_FLOAT, "hcq_pow");
+    hcq_tensor *x = hcq_cast(a, HCQ_F32), *y = hcq_cast(b, HCQ_F32);
+    hcq_tensor *r = hcq_exp2(hcq_mul(y, hcq_log2(hcq_abs(x))));
+    hcq_tensor *yint = hcq_eq(hcq_trunc(y), y);
+    hcq_tensor *half = hcq_mul_s(y, 0.5);
+    hcq_tensor *odd = hcq_logical_and(yint, hcq_ne(hcq_trunc(half), half));
+    hcq_tensor *negbase = hcq_where(yint, hcq_where(odd, hcq_neg(r), r), hcq_scalar(ctx, NAN));
+    hcq_tensor *out = hcq_where(hcq_lt(x, hcq_scalar(ctx, 0)), negbase, r);
+    out = hcq_where(hcq_eq(y, hcq_scalar(ctx, 0)), hcq_scalar(ctx, 1), out);
+    return scope_end(ctx, m, hcq_cast(out, dt));
+}
+
+hcq_tensor *hcq_where(hcq_tensor *tc, hcq_tensor *ta, hcq_tensor *tb)
+{
+    const char *fn = "hcq_where";
+    tt_node *c = tt_arg(tc, fn), *a = c ? tt_arg(ta, fn) : NULL, *b = a ? tt_arg(tb, fn) : NULL;
+    if (!b) return NULL;
+    if (tc->ctx != ta->ctx || ta->ctx != tb->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
+    hcq_dtype dt = tt_promote(a, b);
+    tt_node *in[3] = {c, a, b}, *o[3];
+    if (!prepare(tc->ctx, in, 3, HCQ_VOID, o, fn)) return NULL;
+    tt_node *cb = tt_cast_node(o[0], HCQ_BOOL), *x = tt_cast_node(o[1], dt), *y = tt_cast_node(o[2], dt);
+    hcq_tensor *t = cb && x && y ? mk(tc->ctx, TT_WHERE, dt, cb, x, y) : NULL;
+    tt_node *tmp[] = {o[0], o[1], o[2], cb, x, y};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(tmp); i++) tt_node_unref(tmp[i]);
+    return t;
+}
+
+/* ** with scalars */
+typedef hcq_tensor *(*bin_fn)(hcq_tensor *, hcq_tensor *);
+static hcq_tensor *with_scalar(hcq_tensor *a, double v, bin_fn f, const char *fn)
+{
+    CTX_OF(a, fn);
+    size_t m = hcq_ctx_mark(ctx);
+    return scope_end(ctx, m, f(a, hcq_scalar(ctx, v)));
+}
+
+hcq_tensor *hcq_add_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_add, "hcq_add_s"); }
+hcq_tensor *hcq_sub_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_sub, "hcq_sub_s"); }
+hcq_tensor *hcq_mul_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_mul, "hcq_mul_s"); }
+hcq_tensor *hcq_div_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_div, "hcq_div_s"); }
+hcq_tensor *hcq_pow_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_pow, "hcq_pow_s"); }
+hcq_tensor *hcq_maximum_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_maximum, "hcq_maximum_s"); }
+hcq_tensor *hcq_minimum_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_minimum, "hcq_minimum_s"); }

@@ -1,0 +1,266 @@
+/* Composite operations, written with the public ops inside a scope (the
+ * helper tensors are freed; only the result's graph survives). Matmul and
+ * convolution are a broadcast multiply and a sum: the scheduler fuses them
+ * into one reduction kernel and the lowering tiles it. */
+#include "tensor/tt.h"
+
+#include <math.h>
+#include <string.h>
+
+static hcq_tensor *scope_end(hcq_ctx *ctx, size_t mark, hcq_tensor *out)
+{
+    tt_node *n = out ? out->n : NULL;
+    tt_node_ref(n);
+    hcq_ctx_release(ctx, mark);
+    return tt_wrap(ctx, n);
+}
+
+static bool is_half(hcq_dtype t) { return t == HCQ_F16 || t == HCQ_BF16; }
+
+/* b [.., K, N] is a view whose K dim is contiguous and N is not */
+static bool k_major(const tt_node *b)
+{
+    while (b->op == TT_CAST) b = b->src[0];
+    if (b->op != TT_VIEW || b->view.mask) return false;
+    int nd = b->view.ndim;
+    return b->view.strides[nd - 2] == 1 && b->view.strides[nd - 1] != 1;
+}
+
+hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
+{
+    const char *fn = "hcq_matmul";
+    tt_node *a = tt_arg(ta, fn), *b = a ? tt_arg(tb, fn) : NULL;
+    if (!b) return NULL;
+    hcq_ctx *ctx = ta->ctx;
+    if (tb->ctx != ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
+    if (!a->ndim || !b->ndim) return base_err(HCQ_EINVAL, "%s: operands must have at least 1 dim", fn), NULL;
+    int64_t K = a->shape[a->ndim - 1], Kb = b->shape[b->ndim >= 2 ? b->ndim - 2 : 0];
+    if (K != Kb)
+        return base_err(HCQ_EINVAL, "%s: inner dims differ: %lld (a's last) and %lld (b's %s)", fn, (long long)K,
+                        (long long)Kb, b->ndim >= 2 ? "second to last" : "only"),
+               NULL;
+    hcq_dtype dt = tt_promote(a, b);
+    if (dt == HCQ_BOOL) dt = HCQ_I32;
+    hcq_dtype cdt = is_half(dt) ? HCQ_F32 : dt; /* halfs: products and sums in f32, rounded once */
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *x = hcq_cast(ta, cdt), *y = hcq_cast(tb, cdt);
+    if (a->ndim == 1) x = hcq_unsqueeze(x, 0);
+    if (b->ndim == 1) y = hcq_unsqueeze(y, 1);
+    /* CPU-style targets vectorize along a contiguous output dim (the
+     * register tile in lower.c). A K-major b (x @ w^T, as linear makes) has
+     * none, so copy it to N-major first when the product amortizes it. */
+    int64_t M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, N = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
+    if (ctx->cpu_style && b->ndim >= 2 && M >= 16 && N >= 16 && k_major(b)) y = hcq_contiguous(y);
+    /* x [..., M, K] -> [..., M, 1, K]; y [..., K, N] -> [..., 1, N, K] */
+    hcq_tensor *xa = hcq_unsqueeze(x, -2);
+    hcq_tensor *yb = hcq_unsqueeze(hcq_transpose(y, -1, -2), -3);
+    hcq_tensor *r = hcq_sum(hcq_mul(xa, yb), HCQ_AXES(-1), false);
+    if (a->ndim == 1) r = hcq_squeeze(r, -2);
+    if (b->ndim == 1) r = hcq_squeeze(r, -1);
+    return scope_end(ctx, m, hcq_cast(r, dt));
+}
+
+hcq_tensor *hcq_linear(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias)
+{
+    tt_node *n = tt_arg(x, "hcq_linear");
+    if (!n || !tt_arg(w, "hcq_linear")) return NULL;
+    if (w->n->ndim != 2) return base_err(HCQ_EINVAL, "hcq_linear: w has %d dims, not 2 ([out, in])", w->n->ndim), NULL;
+    hcq_ctx *ctx = x->ctx;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *r = hcq_matmul(x, hcq_transpose(w, 0, 1));
+    if (bias) r = hcq_add(r, bias);
+    return scope_end(ctx, m, r);
+}
+
+/* [..., H, W] -> [..., OH, OW, KH, KW] windows of a padded input */
+static hcq_tensor *windows(hcq_tensor *x, const int k[2], const int st[2], const int pad[2], const int dil[2], double padval)
+{
+    hcq_ctx *ctx = x->ctx;
+    int nd = x->n->ndim;
+    int64_t pads[2 * TT_MAX_DIMS] = {0};
+    pads[2 * (nd - 2)] = pads[2 * (nd - 2) + 1] = pad[0];
+    pads[2 * (nd - 1)] = pads[2 * (nd - 1) + 1] = pad[1];
+    hcq_tensor *p = hcq_pad(x, pads, nd, padval);
+    if (!p) return NULL;
+    if (nd + 2 > TT_MAX_DIMS) return base_err(HCQ_ENOTSUP, "windows of a %d-d tensor need more than %d dims", nd, TT_MAX_DIMS), NULL;
+    tt_node *h = tt_mv_window(p->n, nd - 2, k[0], st[0], dil[0]); /* [..., OH, KH, W'] */
+    tt_node *w = h ? tt_mv_window(h, nd, k[1], st[1], dil[1]) : NULL; /* [..., OH, KH, OW, KW] */
+    tt_node_unref(h);
+    hcq_tensor *t = tt_wrap(ctx, w);
+    int perm[TT_MAX_DIMS];
+    for (int d = 0; d < nd - 2; d++) perm[d] = d;
+    perm[nd - 2] = nd - 2;
+    perm[nd - 1] = nd;
+    perm[nd] = nd - 1;
+    perm[nd + 1] = nd + 1;
+    return hcq_permute(t, perm, nd + 2);
+}
+
+hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, const hcq_conv2d_opts *opts)
+{
+    const char *fn = "hcq_conv2d";
+    tt_node *nx = tt_arg(x, fn), *nw = nx ? tt_arg(w, fn) : NULL;
+    if (!nw) return NULL;
+    hcq_conv2d_opts o = opts ? *opts : (hcq_conv2d_opts){{0}};
+    int g = o.groups ? o.groups : 1;
+    for (int i = 0; i < 2; i++) {
+        if (!o.stride[i]) o.stride[i] = 1;
+        if (!o.dilation[i]) o.dilation[i] = 1;
+        if (o.stride[i] < 0 || o.dilation[i] < 0 || o.padding[i] < 0)
+            return base_err(HCQ_EINVAL, "%s: negative stride, dilation or padding", fn), NULL;
+    }
+    if (nx->ndim != 4 || nw->ndim != 4)
+        return base_err(HCQ_EINVAL, "%s: x [N, C, H, W] and w [O, C/groups, KH, KW] must be 4-d (got %d-d and %d-d)", fn,
+                        nx->ndim, nw->ndim),
+               NULL;
+    int64_t N = nx->shape[0], C = nx->shape[1], O = nw->shape[0];
+    if (g < 1 || C % g || O % g || nw->shape[1] != C / g)
+        return base_err(HCQ_EINVAL, "%s: %lld input channels, %lld output channels, groups %d and w's dim 1 (%lld) do not fit",
+                        fn, (long long)C, (long long)O, g, (long long)nw->shape[1]),
+               NULL;
+    hcq_ctx *ctx = x->ctx;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_dtype dt = tt_promote(nx, nw), cdt = is_half(dt) ? HCQ_F32 : dt == HCQ_BOOL ? HCQ_I32 : dt;
+    int k[2] = {(int)nw->shape[2], (int)nw->shape[3]};
+    hcq_tensor *win = windows(hcq_cast(x, cdt), k, o.stride, o.padding, o.dilation, 0.0); /* [N, C, OH, OW, KH, KW] */
+    int64_t OH = hcq_tensor_dim(win, 2), OW = hcq_tensor_dim(win, 3);
+    hcq_tensor *xw = hcq_reshape(win, HCQ_SHAPE(N, g, 1, C / g, OH, OW, k[0], k[1]));
+    hcq_tensor *ww = hcq_reshape(hcq_cast(w, cdt), HCQ_SHAPE(1, g, O / g, C / g, 1, 1, k[0], k[1]));
+    hcq_tensor *r = hcq_sum(hcq_mul(xw, ww), HCQ_AXES(3, 6, 7), false); /* [N, g, O/g, OH, OW] */
+    r = hcq_reshape(r, HCQ_SHAPE(N, O, OH, OW));
+    if (bias) r = hcq_add(r, hcq_reshape(hcq_cast(bias, cdt), HCQ_SHAPE(1, O, 1, 1)));
+    return scope_end(ctx, m, hcq_cast(r, dt));
+}
+
+static hcq_tensor *pool(hcq_tensor *x, const hcq_pool2d_opts *opts, bool is_max, const char *fn)
+{
+    tt_node *n = tt_arg(x, fn);
+    if (!n) return NULL;
+    if (!opts || opts->kernel[0] < 1 || opts->kernel[1] < 1)
+        return base_err(HCQ_EINVAL, "%s: opts with a kernel size of at least 1 are required", fn), NULL;
+    if (n->ndim < 2) return base_err(HCQ_EINVAL, "%s: needs at least 2 dims, got %d", fn, n->ndim), NULL;
+    int st[2], dil[2] = {1, 1};
+    for (int i = 0; i < 2; i++) {
+        st[i] = opts->stride[i] ? opts->stride[i] : opts->kernel[i];
+        if (st[i] < 0 || opts->padding[i] < 0) return base_err(HCQ_EINVAL, "%s: negative stride or padding", fn), NULL;
+    }
+    hcq_ctx *ctx = x->ctx;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_dtype dt = (hcq_dtype)n->dtype;
+    double padval = is_max ? (hcq_dtype_is_float(dt) ? -INFINITY : (double)INT32_MIN) : 0.0;
+    hcq_tensor *src = is_max ? x : hcq_cast(x, is_half(dt) ? HCQ_F32 : dt);
+    hcq_tensor *w = windows(src, opts->kernel, st, opts->padding, dil, padval);
+    int nd = n->ndim;
+    int axes[2] = {nd, nd + 1};
+    hcq_tensor *r;
+    if (is_max)
+        r = hcq_max(w, axes, 2, false);
+    else
+        r = hcq_cast(hcq_div_s(hcq_sum(w, axes, 2, false), (double)opts->kernel[0] * opts->kernel[1]),
+                     hcq_dtype_is_float(dt) ? dt : HCQ_F32);
+    return scope_end(ctx, m, r);
+}
+
+hcq_tensor *hcq_avg_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts) { return pool(x, opts, false, "hcq_avg_pool2d"); }
+hcq_tensor *hcq_max_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts) { return pool(x, opts, true, "hcq_max_pool2d"); }
+
+static hcq_tensor *softmax_impl(hcq_tensor *t, int axis, bool log, const char *fn)
+{
+    tt_node *n = tt_arg(t, fn);
+    if (!n) return NULL;
+    int ax = tt_axis(axis, n->ndim, fn);
+    if (ax < 0) return NULL;
+    hcq_ctx *ctx = t->ctx;
+    hcq_dtype dt = hcq_dtype_is_float((hcq_dtype)n->dtype) ? (hcq_dtype)n->dtype : HCQ_F32;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *x = hcq_cast(t, HCQ_F32);
+    hcq_tensor *d = hcq_sub(x, hcq_max(x, &ax, 1, true));
+    hcq_tensor *e = hcq_exp(d);
+    hcq_tensor *s = hcq_sum(e, &ax, 1, true);
+    hcq_tensor *r = log ? hcq_sub(d, hcq_log(s)) : hcq_div(e, s);
+    return scope_end(ctx, m, hcq_cast(r, dt));
+}
+
+hcq_tensor *hcq_softmax(hcq_tensor *a, int axis) { return softmax_impl(a, axis, false, "hcq_softmax"); }
+hcq_tensor *hcq_log_softmax(hcq_tensor *a, int axis) { return softmax_impl(a, axis, true, "hcq_log_softmax"); }
+
+hcq_tensor *hcq_layernorm(hcq_tensor *x, int naxes, hcq_tensor *w, hcq_tensor *b, double eps)
+{
+    const char *fn = "hcq_layernorm";
+    tt_node *n = tt_arg(x, fn);
+    if (!n) return NULL;
+    if (naxes < 1 || naxes > n->ndim)
+        return base_err(HCQ_EINVAL, "%s: normalizing over %d axes of a %d-d tensor", fn, naxes, n->ndim), NULL;
+    hcq_ctx *ctx = x->ctx;
+    int axes[TT_MAX_DIMS];
+    for (int i = 0; i < naxes; i++) axes[i] = n->ndim - naxes + i;
+    hcq_dtype dt = hcq_dtype_is_float((hcq_dtype)n->dtype) ? (hcq_dtype)n->dtype : HCQ_F32;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *xf = hcq_cast(x, HCQ_F32);
+    hcq_tensor *c = hcq_sub(xf, hcq_mean(xf, axes, naxes, true));
+    hcq_tensor *v = hcq_mean(hcq_mul(c, c), axes, naxes, true);
+    hcq_tensor *y = hcq_mul(c, hcq_rsqrt(hcq_add_s(v, eps)));
+    if (w) y = hcq_mul(y, w);
+    if (b) y = hcq_add(y, b);
+    return scope_end(ctx, m, hcq_cast(y, dt));
+}
+
+hcq_tensor *hcq_gather(hcq_tensor *ta, int axis, hcq_tensor *tidx)
+{
+    const char *fn = "hcq_gather";
+    tt_node *a = tt_arg(ta, fn), *idx = a ? tt_arg(tidx, fn) : NULL;
+    if (!idx) return NULL;
+    if (ta->ctx != tidx->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
+    int ax = tt_axis(axis, a->ndim, fn);
+    if (ax < 0) return NULL;
+    if (idx->dtype != HCQ_I32) return base_err(HCQ_EINVAL, "%s: indexes are %s; they must be i32", fn, hcq_dtype_name((hcq_dtype)idx->dtype)), NULL;
+    if (idx->ndim != a->ndim) return base_err(HCQ_EINVAL, "%s: indexes have %d dims, the tensor %d", fn, idx->ndim, a->ndim), NULL;
+    for (int d = 0; d < a->ndim; d++)
+        if (d != ax && idx->shape[d] > a->shape[d])
+            return base_err(HCQ_EINVAL, "%s: dim %d of the indexes (%lld) is larger than the tensor's (%lld)", fn, d,
+                            (long long)idx->shape[d], (long long)a->shape[d]),
+                   NULL;
+    tt_node *g = tt_node_new(ta->ctx, TT_GATHER, (hcq_dtype)a->dtype, idx->shape, idx->ndim);
+    if (!g) return NULL;
+    g->axes = (uint32_t)ax;
+    tt_node_ref(a);
+    tt_node_ref(idx);
+    g->src[0] = a;
+    g->src[1] = idx;
+    g->nsrc = 2;
+    return tt_wrap(ta->ctx, g);
+}
+
+hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx)
+{
+    const char *fn = "hcq_embedding";
+    tt_node *w = tt_arg(weight, fn), *i = w ? tt_arg(idx, fn) : NULL;
+    if (!i) return NULL;
+    if (w->ndim != 2) return base_err(HCQ_EINVAL, "%s: weight has %d dims, not 2 ([V, D])", fn, w->ndim), NULL;
+    if (i->ndim + 1 > TT_MAX_DIMS) return base_err(HCQ_EINVAL, "%s: indexes have %d dims; at most %d", fn, i->ndim, TT_MAX_DIMS - 1), NULL;
+    hcq_ctx *ctx = weight->ctx;
+    int64_t D = w->shape[1], cnt = tt_numel(i->shape, i->ndim);
+    int64_t shape[TT_MAX_DIMS];
+    memcpy(shape, i->shape, sizeof shape);
+    shape[i->ndim] = D;
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *flat = hcq_expand(hcq_reshape(idx, HCQ_SHAPE(cnt, 1)), HCQ_SHAPE(cnt, D));
+    hcq_tensor *g = hcq_gather(weight, 0, flat);
+    return scope_end(ctx, m, hcq_reshape(g, shape, i->ndim + 1));
+}
+
+hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
+{
+    const char *fn = "hcq_cross_entropy";
+    tt_node *l = tt_arg(logits, fn), *t = l ? tt_arg(target, fn) : NULL;
+    if (!t) return NULL;
+    if (l->ndim != 2 || t->ndim != 1 || l->shape[0] != t->shape[0])
+        return base_err(HCQ_EINVAL, "%s: logits must be [N, C] and target [N]", fn), NULL;
+    hcq_ctx *ctx = logits->ctx;
+    int64_t N = l->shape[0];
+    size_t m = hcq_ctx_mark(ctx);
+    hcq_tensor *lp = hcq_log_softmax(logits, 1);
+    hcq_tensor *picked = hcq_gather(lp, 1, hcq_reshape(target, HCQ_SHAPE(N, 1)));
+    hcq_tensor *loss = hcq_div_s(hcq_neg(hcq_sum(picked, HCQ_ALL_AXES, false)), (double)N);
+    return scope_end(ctx, m, loss);
+}

@@ -1,0 +1,264 @@
+/* Realizing: schedule, lower, find or build the program, allocate the
+ * output, launch (eagerly, timed at HCQ_DEBUG >= 2, or into a JIT's graph)
+ * and turn the node into a buffer.
+ *
+ * Buffers come from a per-context pool of released buffers of the same
+ * size. Reusing one at once is safe: everything a context runs goes
+ * through its device's timeline in order, so a kernel that still reads the
+ * old contents runs before the kernel that overwrites them. */
+#include "tensor/tt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tt_launch_hook_fn launch_hook;
+void tt_set_launch_hook(tt_launch_hook_fn fn) { launch_hook = fn; }
+
+/* ** buffers */
+static uint64_t pool_limit(const hcq_ctx *ctx)
+{
+    uint64_t lim = 1ull << 30, mem = ctx->props.memory_bytes;
+    return mem && mem / 4 < lim ? mem / 4 : lim;
+}
+
+static void buf_release(tt_buf *b)
+{
+    if (b->hb) {
+        b->ctx->stats.buffer_bytes -= b->size_B;
+        hcq_buffer_free(b->hb); /* waits for the timeline to pass its last use */
+    }
+    free(b);
+}
+
+void tt_buf_pool_trim(hcq_ctx *ctx)
+{
+    for (tt_buf *b = ctx->free_bufs, *n; b; b = n) {
+        n = b->next_free;
+        buf_release(b);
+    }
+    ctx->free_bufs = NULL;
+    ctx->free_bytes = 0;
+}
+
+tt_buf *tt_buf_alloc(hcq_ctx *ctx, uint64_t size_B)
+{
+    for (tt_buf **p = &ctx->free_bufs; *p; p = &(*p)->next_free) {
+        tt_buf *b = *p;
+        if (b->size_B != size_B) continue;
+        *p = b->next_free;
+        ctx->free_bytes -= size_B;
+        b->next_free = NULL;
+        b->refs = 1;
+        return b;
+    }
+    tt_buf *b = base_calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->ctx = ctx;
+    b->size_B = size_B;
+    b->refs = 1;
+    if (size_B) {
+        b->hb = hcq_buffer_alloc(ctx->dev, size_B, HCQ_MEM_DEVICE);
+        if (!b->hb && ctx->free_bufs) { /* give the pool back to the device and try again */
+            tt_buf_pool_trim(ctx);
+            b->hb = hcq_buffer_alloc(ctx->dev, size_B, HCQ_MEM_DEVICE);
+        }
+        if (!b->hb) {
+            free(b);
+            return NULL;
+        }
+        ctx->stats.buffer_bytes += size_B;
+    }
+    return b;
+}
+
+void tt_buf_ref(tt_buf *b)
+{
+    if (b) b->refs++;
+}
+
+void tt_buf_unref(tt_buf *b)
+{
+    if (!b || --b->refs) return;
+    hcq_ctx *ctx = b->ctx;
+    if (!b->hb || ctx->free_bytes + b->size_B > pool_limit(ctx)) {
+        buf_release(b);
+        return;
+    }
+    b->next_free = ctx->free_bufs;
+    ctx->free_bufs = b;
+    ctx->free_bytes += b->size_B;
+}
+
+/* ** launching */
+void tt_debug_free(hcq_ctx *ctx)
+{
+    hcq_queue_destroy(ctx->dbg_q);
+    hcq_signal_destroy(ctx->dbg_t[0]);
+    hcq_signal_destroy(ctx->dbg_t[1]);
+    hcq_signal_destroy(ctx->dbg_done);
+    ctx->dbg_q = NULL;
+    ctx->dbg_t[0] = ctx->dbg_t[1] = ctx->dbg_done = NULL;
+}
+
+/* HCQ_DEBUG >= 2: the launch through a recorded queue with device
+ * timestamps around it, waited for, and one line about it. */
+static hcq_status timed_launch(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims,
+                               const tt_kentry *ke, double bytes)
+{
+    if (!ctx->dbg_q) {
+        ctx->dbg_q = hcq_queue_create(ctx->dev, HCQ_QUEUE_COMPUTE);
+        ctx->dbg_t[0] = hcq_signal_create(ctx->dev, 0);
+        ctx->dbg_t[1] = hcq_signal_create(ctx->dev, 0);
+        ctx->dbg_done = hcq_signal_create(ctx->dev, 0);
+        if (!ctx->dbg_q || !ctx->dbg_t[0] || !ctx->dbg_t[1] || !ctx->dbg_done) {
+            hcq_status s = hcq_error_status();
+            tt_debug_free(ctx);
+            return s ? s : HCQ_ENOMEM;
+        }
+    }
+    hcq_queue *q = ctx->dbg_q;
+    hcq_status s = hcq_queue_reset(q);
+    if (!s) s = hcq_queue_wait(q, hcq_device_timeline(ctx->dev), HCQ_IMM(hcq_device_timeline_value(ctx->dev)));
+    if (!s) s = hcq_queue_timestamp(q, ctx->dbg_t[0]);
+    if (!s) s = hcq_queue_exec(q, p, args, nargs, dims);
+    if (!s) s = hcq_queue_timestamp(q, ctx->dbg_t[1]);
+    if (!s) s = hcq_queue_signal(q, ctx->dbg_done, HCQ_IMM(ctx->dbg_val + 1));
+    if (!s) s = hcq_queue_submit(q, NULL, 0);
+    if (!s) s = hcq_signal_wait(ctx->dbg_done, ++ctx->dbg_val, 0);
+    if (s) return s;
+    double us = (double)(hcq_signal_timestamp_ns(ctx->dbg_t[1]) - hcq_signal_timestamp_ns(ctx->dbg_t[0])) / 1000.0;
+    double sec = us > 0 ? us * 1e-6 : 1e-9;
+    base_log(2, "%s: kernel %-32s grid %6u block %4u  %9.1f us  %8.2f GB/s  %8.2f GFLOP/s", ctx->props.id, ke->name,
+             ke->grid[0], ke->block[0], us, bytes / sec * 1e-9, ke->flops / sec * 1e-9);
+    return HCQ_OK;
+}
+
+static hcq_status capture_buf(tt_capture *c, tt_buf *b)
+{
+    for (uint32_t i = 0; i < c->nbufs; i++)
+        if (c->bufs[i] == b) return HCQ_OK;
+    if (c->nbufs == c->cap) {
+        uint32_t nc = c->cap ? c->cap * 2 : 16;
+        tt_buf **nb = base_realloc_array(c->bufs, nc, sizeof *nb);
+        if (!nb) return HCQ_ENOMEM;
+        c->bufs = nb;
+        c->cap = nc;
+    }
+    tt_buf_ref(b);
+    c->bufs[c->nbufs++] = b;
+    return HCQ_OK;
+}
+
+static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *out, const tt_key *key)
+{
+    hcq_arg args[TT_MAX_PARAMS];
+    tt_buf *bufs[TT_MAX_PARAMS] = {out};
+    uint32_t nargs = key->nin + 1;
+    double bytes = (double)out->size_B;
+    for (uint32_t i = 0; i < key->nin; i++) {
+        const tt_input *in = &key->in[i];
+        if (in->rand) {
+            bufs[i + 1] = NULL;
+            args[i + 1] = hcq_arg_u64(in->rand->seed);
+            continue;
+        }
+        bufs[i + 1] = in->buf;
+        bytes += (double)in->buf->size_B;
+        if (!in->buf->hb) { /* a zero-size input is never read; any buffer stands in */
+            if (!ctx->dummy && !(ctx->dummy = tt_buf_alloc(ctx, 64))) return hcq_error_status();
+            bufs[i + 1] = ctx->dummy;
+        }
+    }
+    for (uint32_t i = 0; i < nargs; i++)
+        if (bufs[i]) args[i] = hcq_arg_buffer(bufs[i]->hb);
+    hcq_dims dims = hcq_dims_3d(ke->grid[0], ke->grid[1], ke->grid[2], ke->block[0], ke->block[1], ke->block[2]);
+    hcq_status s;
+    if (ctx->capture) {
+        tt_capture *c = ctx->capture;
+        for (uint32_t i = 0; i < nargs && !c->err; i++)
+            if (bufs[i]) c->err = capture_buf(c, bufs[i]);
+        s = c->err ? c->err : hcq_graph_launch(c->g, ke->p, args, nargs, dims);
+        if (!s) c->kernels++;
+    } else {
+        s = hcq_debug_level() >= 2 ? timed_launch(ctx, ke->p, args, nargs, dims, ke, bytes) : hcq_launch(ke->p, args, nargs, dims);
+        if (!s) ctx->stats.kernels++;
+    }
+    if (!s && launch_hook && !ctx->capture) launch_hook(ctx, ke->k, args, nargs, ke->grid, ke->block);
+    return s;
+}
+
+/* The cached kernel for the key (a copy), lowering and building it on a miss. */
+static hcq_status kernel_for(hcq_ctx *ctx, tt_node *x, const tt_key *key, tt_kentry *out)
+{
+    const tt_kentry *hit = tt_kcache_find(ctx, key);
+    if (hit) {
+        *out = *hit;
+        return HCQ_OK;
+    }
+    tt_lowered lw;
+    hcq_status s = tt_lower(ctx, x, key, &lw);
+    if (s) return s;
+    tt_kentry e = {0};
+    e.p = tt_get_program(ctx, lw.k, &e.k); /* takes lw.k */
+    if (!e.p) return hcq_error_status();
+    memcpy(e.grid, lw.grid, sizeof e.grid);
+    memcpy(e.block, lw.block, sizeof e.block);
+    memcpy(e.name, lw.name, sizeof e.name);
+    e.flops = lw.flops;
+    tt_kcache_add(ctx, key, &e); /* on failure the next realize lowers again */
+    *out = e;
+    return HCQ_OK;
+}
+
+static hcq_status run_item(hcq_ctx *ctx, tt_node *x, tt_key *key)
+{
+    int64_t numel = tt_numel(x->shape, x->ndim);
+    tt_buf *buf = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)x->dtype));
+    if (!buf) return hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
+    if (!numel) {
+        tt_node_set_buf(x, buf);
+        return HCQ_OK;
+    }
+    tt_kentry ke;
+    hcq_status s = tt_key_make(x, key);
+    if (!s) s = kernel_for(ctx, x, key, &ke);
+    if (!s) s = launch(ctx, &ke, buf, key);
+    if (s) {
+        tt_buf_unref(buf);
+        return base_err_prefix(s, "realizing a %d-d %s tensor", x->ndim, hcq_dtype_name((hcq_dtype)x->dtype));
+    }
+    tt_node_set_buf(x, buf);
+    return HCQ_OK;
+}
+
+hcq_status tt_realize_nodes(hcq_ctx *ctx, tt_node *const *nodes, uint32_t n)
+{
+    tt_sched sc;
+    hcq_status s = tt_schedule(ctx, nodes, n, &sc);
+    if (s) return s;
+    if (sc.n) ctx->stats.schedules++;
+    tt_key key = {0};
+    for (uint32_t i = 0; i < sc.n && !s; i++) s = run_item(ctx, sc.items[i], &key);
+    tt_key_free(&key);
+    tt_sched_free(&sc);
+    return s;
+}
+
+hcq_status tt_realize_contiguous(hcq_ctx *ctx, tt_node *n)
+{
+    tt_node *c = tt_node_new(ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
+    if (!c) return HCQ_ENOMEM;
+    tt_view_init(&c->view, n->shape, n->ndim);
+    c->contig = true;
+    tt_node_ref(n);
+    c->src[0] = n;
+    c->nsrc = 1;
+    hcq_status s = tt_realize_nodes(ctx, &c, 1);
+    if (!s) { /* n now is that copy: same values, contiguous storage */
+        tt_buf_ref(c->buf);
+        tt_node_set_buf(n, c->buf);
+        n->view = (tt_view){0};
+    }
+    tt_node_unref(c);
+    return s;
+}

@@ -1,0 +1,321 @@
+/* Nodes, handles, contexts and tensor facts. */
+#include "tensor/tt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ** nodes */
+tt_node *tt_node_new(hcq_ctx *ctx, tt_op op, hcq_dtype dt, const int64_t *shape, int ndim)
+{
+    (void)ctx;
+    tt_node *n = base_calloc(1, sizeof *n);
+    if (!n) return NULL;
+    static uint64_t next_id;
+    n->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+    n->refs = 1;
+    n->op = (uint8_t)op;
+    n->dtype = (uint8_t)dt;
+    n->ndim = (uint8_t)ndim;
+    for (int d = 0; d < ndim; d++) n->shape[d] = shape[d];
+    return n;
+}
+
+void tt_node_ref(tt_node *n)
+{
+    if (n) n->refs++;
+}
+
+/* Iterative, so dropping a long chain of lazy ops cannot exhaust the stack. */
+void tt_node_unref(tt_node *n)
+{
+    if (!n) return;
+    tt_node *stack_small[64], **stack = stack_small;
+    size_t top = 0, cap = 64;
+    stack[top++] = n;
+    while (top) {
+        tt_node *x = stack[--top];
+        if (--x->refs) continue;
+        for (int i = 0; i < x->nsrc; i++) {
+            if (top == cap) {
+                size_t ncap = cap * 2;
+                tt_node **ns = malloc(ncap * sizeof *ns);
+                if (!ns) { /* leak rather than corrupt: unreachable in practice */
+                    x->nsrc = 0;
+                    break;
+                }
+                memcpy(ns, stack, top * sizeof *ns);
+                if (stack != stack_small) free(stack);
+                stack = ns;
+                cap = ncap;
+            }
+            stack[top++] = x->src[i];
+        }
+        tt_buf_unref(x->buf);
+        free(x);
+    }
+    if (stack != stack_small) free(stack);
+}
+
+void tt_node_set_buf(tt_node *n, tt_buf *buf)
+{
+    tt_node *src[3];
+    int nsrc = n->nsrc;
+    memcpy(src, n->src, sizeof src);
+    n->op = TT_BUF;
+    n->nsrc = 0;
+    memset(n->src, 0, sizeof n->src);
+    n->buf = buf;
+    n->contig = false;
+    n->weak = false;
+    for (int i = 0; i < nsrc; i++) tt_node_unref(src[i]);
+}
+
+bool tt_is_buffer_view(const tt_node *n)
+{
+    while (n->op == TT_VIEW) n = n->src[0];
+    return n->op == TT_BUF;
+}
+
+int64_t tt_numel(const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    return n;
+}
+
+hcq_status tt_check_shape(const int64_t *shape, int ndim, const char *fn)
+{
+    if (ndim < 0 || ndim > TT_MAX_DIMS) return base_err(HCQ_EINVAL, "%s: %d dims; tensors have 0 to %d", fn, ndim, TT_MAX_DIMS);
+    if (ndim && !shape) return base_err(HCQ_EINVAL, "%s: shape is NULL for %d dims", fn, ndim);
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) return base_err(HCQ_EINVAL, "%s: dim %d has size %lld", fn, d, (long long)shape[d]);
+        if (shape[d] && n > TT_MAX_NUMEL / shape[d])
+            return base_err(HCQ_ELIMIT, "%s: more than 2^31-1 elements; tensors hold fewer", fn);
+        n *= shape[d];
+    }
+    return HCQ_OK;
+}
+
+/* ** values */
+static int64_t sat_i32(double v)
+{
+    if (v != v) return 0;
+    if (v <= -2147483648.0) return INT32_MIN;
+    if (v >= 2147483647.0) return INT32_MAX;
+    return (int64_t)v;
+}
+
+tt_val tt_val_from_double(hcq_dtype dt, double v)
+{
+    tt_val r;
+    if (hcq_dtype_is_float(dt))
+        r.f = v;
+    else if (dt == HCQ_BOOL)
+        r.i = v != 0;
+    else
+        r.i = sat_i32(v);
+    return r;
+}
+
+double tt_val_to_double(tt_val v, hcq_dtype dt) { return hcq_dtype_is_float(dt) ? v.f : (double)v.i; }
+
+tt_val tt_val_cast(tt_val v, hcq_dtype from, hcq_dtype to)
+{
+    tt_val r;
+    if (to == HCQ_BOOL) {
+        r.i = hcq_dtype_is_float(from) ? v.f != 0 : v.i != 0;
+    } else if (hcq_dtype_is_float(to)) {
+        r.f = hcq_dtype_is_float(from) ? v.f : (double)v.i;
+    } else {
+        r.i = hcq_dtype_is_float(from) ? sat_i32(v.f) : (int64_t)(int32_t)(uint32_t)v.i;
+    }
+    return r;
+}
+
+tt_node *tt_const_node(hcq_ctx *ctx, hcq_dtype dt, tt_val v, const int64_t *shape, int ndim)
+{
+    tt_node *n = tt_node_new(ctx, TT_CONST, dt, shape, ndim);
+    if (n) n->cv = v;
+    return n;
+}
+
+bool tt_dtype_ok(hcq_ctx *ctx, hcq_dtype dt, const char *fn)
+{
+    switch (dt) {
+    case HCQ_BOOL:
+    case HCQ_I32:
+    case HCQ_F16:
+    case HCQ_F32: return true;
+    case HCQ_BF16: {
+        const char *t = ctx->props.target;
+        const char *sm = strstr(t, "sm_");
+        if (sm && atoi(sm + 3) < 80) {
+            base_err(HCQ_ENOTSUP, "%s: bf16 is not supported on %s (target %s); NVIDIA has it from sm_80", fn,
+                     ctx->props.id, t);
+            return false;
+        }
+        return true;
+    }
+    default:
+        base_err(HCQ_ENOTSUP, "%s: dtype %s is not supported by the tensor layer (bool, i32, f16, bf16, f32)", fn,
+                 hcq_dtype_name(dt));
+        return false;
+    }
+}
+
+/* ** handles */
+hcq_tensor *tt_wrap(hcq_ctx *ctx, tt_node *n)
+{
+    if (!n) return NULL;
+    hcq_tensor *t = base_calloc(1, sizeof *t);
+    if (!t) {
+        tt_node_unref(n);
+        return NULL;
+    }
+    t->ctx = ctx;
+    t->n = n;
+    t->seq = ctx->next_seq++;
+    t->prev = ctx->tail;
+    if (ctx->tail)
+        ctx->tail->next = t;
+    else
+        ctx->head = t;
+    ctx->tail = t;
+    ctx->stats.tensors++;
+    base_handle_add(t, BASE_H_TENSOR);
+    return t;
+}
+
+tt_node *tt_arg(const hcq_tensor *t, const char *fn)
+{
+    if (!t) {
+        if (hcq_error_status() == HCQ_OK) base_err(HCQ_EINVAL, "%s: tensor is NULL", fn);
+        return NULL;
+    }
+    if (!base_handle_live(t, BASE_H_TENSOR)) {
+        base_err(HCQ_ESTATE, "%s: the tensor is not live (freed, or its context destroyed)", fn);
+        return NULL;
+    }
+    return t->n;
+}
+
+static void handle_free(hcq_tensor *t)
+{
+    hcq_ctx *ctx = t->ctx;
+    base_handle_remove(t, BASE_H_TENSOR);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        ctx->head = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    else
+        ctx->tail = t->prev;
+    ctx->stats.tensors--;
+    tt_node_unref(t->n);
+    free(t);
+}
+
+hcq_status hcq_tensor_free(hcq_tensor *t)
+{
+    if (!t) return HCQ_OK;
+    if (!base_handle_live(t, BASE_H_TENSOR))
+        return base_err(HCQ_ESTATE, "hcq_tensor_free: the tensor is not live (freed twice, or its context destroyed)");
+    handle_free(t);
+    return HCQ_OK;
+}
+
+/* ** contexts */
+bool tt_live_ctx(const hcq_ctx *ctx) { return ctx && base_handle_live(ctx, BASE_H_CTX); }
+
+hcq_ctx *hcq_ctx_create(hcq_device *dev)
+{
+    const hcq_device_props *p = dev ? hcq_device_get_props(dev) : NULL;
+    if (!p) {
+        base_err(HCQ_EINVAL, "hcq_ctx_create: %s", dev ? "the device is not open" : "device is NULL");
+        return NULL;
+    }
+    hcq_ctx *ctx = base_calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;
+    ctx->dev = dev;
+    ctx->props = *p;
+    ctx->cpu_style = !strcmp(p->target, "cpu") || !strcmp(p->target, "ir");
+    ctx->next_seq = 1;
+    base_handle_add(ctx, BASE_H_CTX);
+    return ctx;
+}
+
+hcq_status hcq_ctx_destroy(hcq_ctx *ctx)
+{
+    if (!ctx) return HCQ_OK;
+    if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_destroy: not a live context (destroyed twice?)");
+    tt_jits_free(ctx);
+    while (ctx->tail) handle_free(ctx->tail);
+    hcq_status s = hcq_device_synchronize(ctx->dev);
+    tt_buf_unref(ctx->dummy);
+    tt_buf_pool_trim(ctx);
+    tt_caches_free(ctx);
+    tt_debug_free(ctx);
+    tt_lower_scratch_free(ctx);
+    base_handle_remove(ctx, BASE_H_CTX);
+    free(ctx);
+    return s;
+}
+
+hcq_device *hcq_ctx_device(const hcq_ctx *ctx) { return tt_live_ctx(ctx) ? ctx->dev : NULL; }
+
+size_t hcq_ctx_mark(const hcq_ctx *ctx) { return tt_live_ctx(ctx) ? (size_t)ctx->next_seq : 0; }
+
+hcq_status hcq_ctx_release(hcq_ctx *ctx, size_t mark)
+{
+    if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_release: not a live context");
+    if (mark > ctx->next_seq)
+        return base_err(HCQ_EINVAL, "hcq_ctx_release: mark %zu is later than the context's last tensor", mark);
+    while (ctx->tail && ctx->tail->seq >= mark) handle_free(ctx->tail);
+    return HCQ_OK;
+}
+
+void hcq_ctx_seed(hcq_ctx *ctx, uint64_t seed)
+{
+    if (!tt_live_ctx(ctx)) return;
+    ctx->seed = seed;
+    ctx->rand_stream = 0;
+}
+
+hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out)
+{
+    if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_get_stats: not a live context");
+    if (!out) return base_err(HCQ_EINVAL, "hcq_ctx_get_stats: out is NULL");
+    *out = ctx->stats;
+    return HCQ_OK;
+}
+
+/* ** facts */
+static const tt_node *peek(const hcq_tensor *t)
+{
+    return t && base_handle_live(t, BASE_H_TENSOR) ? t->n : NULL;
+}
+
+hcq_ctx *hcq_tensor_ctx(const hcq_tensor *t) { return peek(t) ? t->ctx : NULL; }
+hcq_dtype hcq_tensor_dtype(const hcq_tensor *t) { return peek(t) ? (hcq_dtype)t->n->dtype : HCQ_VOID; }
+int hcq_tensor_ndim(const hcq_tensor *t) { return peek(t) ? t->n->ndim : 0; }
+int64_t hcq_tensor_numel(const hcq_tensor *t) { return peek(t) ? tt_numel(t->n->shape, t->n->ndim) : 0; }
+bool hcq_tensor_is_realized(const hcq_tensor *t) { return peek(t) && tt_is_buffer_view(t->n); }
+
+int64_t hcq_tensor_dim(const hcq_tensor *t, int axis)
+{
+    const tt_node *n = peek(t);
+    if (!n) return -1;
+    if (axis < 0) axis += n->ndim;
+    return axis >= 0 && axis < n->ndim ? n->shape[axis] : -1;
+}
+
+int hcq_tensor_shape(const hcq_tensor *t, int64_t *shape)
+{
+    const tt_node *n = peek(t);
+    if (!n) return 0;
+    if (shape) memcpy(shape, n->shape, n->ndim * sizeof *shape);
+    return n->ndim;
+}

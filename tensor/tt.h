@@ -1,0 +1,424 @@
+/* tensor/tt.h: the tensor layer's internals.
+ *
+ * A tensor handle (hcq_tensor) points at a node of the lazy graph (tt_node).
+ * Nodes are reference counted and shared: handles, other nodes, JITs and the
+ * scheduler hold references. A node is either realized (TT_BUF: a device
+ * buffer holding its elements row-major), a constant, a view of another node
+ * (TT_VIEW: one strided, offset, optionally masked view; chains of VIEW nodes
+ * are the stacked views of the shape tracker), or an operation on its
+ * sources. Realizing a node turns it into TT_BUF in place, so every handle
+ * and every node that shares it sees the result, and drops its sources.
+ *
+ * Files: tensor.c (nodes, handles, contexts), data.c (creation, host
+ * data, random numbers), ops_elem.c,
+ * ops_move.c, ops_reduce.c, ops_nn.c (op builders), view.c (views),
+ * sym.c (symbolic index arithmetic), irb.c (IR building with CSE),
+ * schedule.c (what to materialize, in which order), emit.c (node -> IR
+ * values), lower.c (kernel skeletons and per-device plans), cache.c
+ * (kernels by AST, programs by IR), realize.c (buffers, launches), jit.c
+ * (capture and replay). */
+#ifndef HCQ_TENSOR_TT_H
+#define HCQ_TENSOR_TT_H
+
+#include <hcq/hcq.h>
+#include <hcq/tensor.h>
+
+#include "base/base.h"
+
+#define TT_MAX_DIMS HCQ_MAX_DIMS
+/* handle-registry kind of JITs (base.h's kinds end well below it) */
+#define TT_H_JIT 0x7e01u
+/* Element counts stay below 2^31 so i32 index arithmetic is exact. */
+#define TT_MAX_NUMEL ((int64_t)INT32_MAX)
+
+typedef enum tt_op {
+    TT_BUF = 0, /* realized: buf */
+    TT_CONST,   /* every element is cv */
+    TT_VIEW,    /* src[0] seen through view; masked-out elements are cv */
+    /* unary */
+    TT_NEG,
+    TT_EXP2,
+    TT_LOG2,
+    TT_SIN,
+    TT_SQRT,
+    TT_RECIP,
+    TT_TRUNC,
+    TT_NOT, /* bool: logical not; i32: bitwise not */
+    TT_CAST,
+    TT_BITCAST,
+    /* binary (operands of the node's dtype, except comparisons) */
+    TT_ADD,
+    TT_SUB,
+    TT_MUL,
+    TT_FDIV,
+    TT_IDIV,
+    TT_MOD,
+    TT_MAX, /* maxNum for floats, OR for bool */
+    TT_CMPLT,
+    TT_CMPNE,
+    TT_AND,
+    TT_OR,
+    TT_XOR,
+    /* ternary */
+    TT_WHERE,
+    /* others */
+    TT_REDUCE, /* rop over the axes in `axes` (bitmask); shape keeps them as 1 */
+    TT_GATHER, /* src[0] table, src[1] i32 indexes; axis in `axes` */
+    TT_INDEX,  /* i32: the element's index along axis `axes` */
+    TT_RAND,   /* u32: hash of (seed, linear element index) */
+    TT_OP_COUNT
+} tt_op;
+
+typedef enum tt_rop { TT_R_SUM = 0, TT_R_PROD, TT_R_MAX } tt_rop;
+
+/* A device buffer, shared by the nodes and JITs that use it. */
+typedef struct tt_buf {
+    hcq_buffer *hb; /* NULL when size_B is 0 */
+    uint64_t size_B;
+    uint32_t refs;
+    hcq_ctx *ctx;
+    struct tt_buf *next_free;
+} tt_buf;
+
+/* One view: element i (a multi-index over shape) of the view is element
+ * offset + sum(i[d] * strides[d]) of its source, laid out row-major, when
+ * lo[d] <= i[d] < hi[d] for every d (or there is no mask); else padding. */
+typedef struct tt_view {
+    uint8_t ndim;
+    bool mask;
+    int64_t shape[TT_MAX_DIMS], strides[TT_MAX_DIMS], offset;
+    int64_t lo[TT_MAX_DIMS], hi[TT_MAX_DIMS];
+} tt_view;
+
+typedef union tt_val {
+    double f;  /* float dtypes */
+    int64_t i; /* ints and bool */
+} tt_val;
+
+typedef struct tt_node {
+    uint64_t id; /* creation order: sources are always older than their users */
+    uint32_t refs;
+    uint8_t op, dtype, ndim, nsrc;
+    uint8_t rop;
+    bool weak;   /* a scalar whose dtype yields to the other operand's */
+    bool contig; /* must be materialized when realized (hcq_contiguous) */
+    uint32_t axes;
+    int64_t shape[TT_MAX_DIMS];
+    struct tt_node *src[3];
+    tt_val cv;   /* CONST value, VIEW padding value */
+    uint64_t seed;
+    tt_buf *buf;
+    tt_view view;
+    /* scheduler scratch: mat for one epoch, the rest for one round of it */
+    uint32_t epoch, round, cost[2], walked;
+    bool mat, owner_viewed;
+    const struct tt_node *owner; /* the kernel root that first fused it */
+    struct tt_node *mnext; /* the kernel list */
+} tt_node;
+
+struct hcq_tensor {
+    hcq_ctx *ctx;
+    tt_node *n;
+    uint64_t seq;
+    struct hcq_tensor *prev, *next;
+};
+
+/* The in-memory program cache: kernel IR -> loaded program. */
+typedef struct tt_prog {
+    uint64_t hash;
+    hcq_kernel *k;
+    hcq_program *p;
+} tt_prog;
+
+/* A kernel's input after its output: a buffer, or a random node's seed
+ * (a u64 scalar, so new seeds reuse the program). */
+typedef struct tt_input {
+    tt_buf *buf;
+    const struct tt_node *rand;
+    hcq_dtype dtype; /* the buffer's element dtype */
+} tt_input;
+
+#define TT_MAX_PARAMS 64
+
+/* The AST key of a kernel (cache.c) and its inputs in param order. */
+typedef struct tt_key {
+    uint64_t *w;
+    uint32_t n, cap;
+    uint64_t hash;
+    tt_input in[TT_MAX_PARAMS];
+    uint32_t nin;
+} tt_key;
+
+/* A kernel cached by key. */
+typedef struct tt_kentry {
+    uint64_t hash;
+    uint64_t *w;
+    uint32_t n;
+    hcq_program *p;
+    const hcq_kernel *k; /* owned by the program cache */
+    uint32_t grid[3], block[3];
+    char name[64];
+    double flops;
+} tt_kentry;
+
+/* Where launches go while a JIT captures. */
+typedef struct tt_capture {
+    hcq_graph *g;
+    tt_buf **bufs; /* every buffer a captured launch names (referenced) */
+    uint32_t nbufs, cap;
+    uint32_t kernels;
+    hcq_status err;
+} tt_capture;
+
+struct hcq_ctx {
+    hcq_device *dev;
+    hcq_device_props props;
+    bool cpu_style; /* target cpu or ir: work-items loop over chunks */
+    hcq_tensor *head, *tail;
+    uint64_t next_seq;
+    uint64_t seed, rand_stream;
+    tt_prog *progs;
+    uint32_t nprogs, pcap;
+    tt_kentry *kern;
+    uint32_t nkern, kcap;
+    tt_buf *free_bufs;
+    uint64_t free_bytes;
+    tt_buf *dummy; /* stands for zero-size buffers in launches */
+    struct tt_lw *lw; /* lowering scratch, reused from kernel to kernel */
+    hcq_ctx_stats stats;
+    struct hcq_jit *jits;
+    tt_capture *capture;
+    uint32_t epoch;
+    /* HCQ_DEBUG >= 2: timed launches */
+    hcq_queue *dbg_q;
+    hcq_signal *dbg_t[2], *dbg_done;
+    uint64_t dbg_val;
+};
+
+/* ** nodes (tensor.c) */
+bool tt_live_ctx(const hcq_ctx *ctx);
+tt_node *tt_node_new(hcq_ctx *ctx, tt_op op, hcq_dtype dt, const int64_t *shape, int ndim);
+void tt_node_ref(tt_node *n);
+void tt_node_unref(tt_node *n); /* NULL is fine */
+/* Turns n into TT_BUF over buf (taking the caller's reference to buf). */
+void tt_node_set_buf(tt_node *n, tt_buf *buf);
+/* A new handle owning the reference to n (dropped on failure). */
+hcq_tensor *tt_wrap(hcq_ctx *ctx, tt_node *n);
+/* NULL with the error already set (or a message for a NULL argument), or
+ * the live tensor's node. */
+tt_node *tt_arg(const hcq_tensor *t, const char *fn);
+int64_t tt_numel(const int64_t *shape, int ndim);
+bool tt_dtype_ok(hcq_ctx *ctx, hcq_dtype dt, const char *fn);
+tt_node *tt_const_node(hcq_ctx *ctx, hcq_dtype dt, tt_val v, const int64_t *shape, int ndim);
+tt_val tt_val_from_double(hcq_dtype dt, double v);
+tt_val tt_val_cast(tt_val v, hcq_dtype from, hcq_dtype to);
+double tt_val_to_double(tt_val v, hcq_dtype dt);
+hcq_status tt_check_shape(const int64_t *shape, int ndim, const char *fn);
+/* The node chain ends in a realized buffer (through views only). */
+bool tt_is_buffer_view(const tt_node *n);
+
+/* ** buffers (realize.c) */
+tt_buf *tt_buf_alloc(hcq_ctx *ctx, uint64_t size_B);
+void tt_buf_ref(tt_buf *b);
+void tt_buf_unref(tt_buf *b);
+void tt_buf_pool_trim(hcq_ctx *ctx);
+
+/* ** op builders shared between files (ops_*.c); they take node
+ * references from the caller's arguments only where noted */
+tt_node *tt_alu(hcq_ctx *ctx, tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c); /* borrows */
+tt_node *tt_cast_node(tt_node *a, hcq_dtype dt); /* borrows; new ref */
+tt_node *tt_mv_reshape(tt_node *a, const int64_t *shape, int ndim);
+tt_node *tt_mv_permute(tt_node *a, const int *perm);
+tt_node *tt_mv_expand(tt_node *a, const int64_t *shape, int ndim);
+tt_node *tt_mv_pad(tt_node *a, const int64_t *before, const int64_t *after, tt_val padval);
+tt_node *tt_mv_shrink(tt_node *a, const int64_t *begin, const int64_t *end);
+tt_node *tt_mv_flip(tt_node *a, uint32_t axes);
+tt_node *tt_mv_step(tt_node *a, const int64_t *steps);
+/* dim `axis` of size s becomes (o, k): element (j, w) is j*stride + w*dil */
+tt_node *tt_mv_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil);
+tt_node *tt_broadcast_to(tt_node *a, const int64_t *shape, int ndim);
+tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt);
+/* min/max/neg in the right form for the dtype */
+tt_node *tt_flip_order(tt_node *a);
+/* the weak-scalar promotion rules of tensor.h */
+hcq_dtype tt_promote(const tt_node *a, const tt_node *b);
+int tt_axis(int axis, int ndim, const char *fn); /* -1 with the error set */
+hcq_status tt_axes_mask(const int *axes, int naxes, int ndim, uint32_t *mask, const char *fn);
+
+/* ** views (view.c) */
+void tt_view_init(tt_view *v, const int64_t *shape, int ndim);
+bool tt_view_is_identity(const tt_view *v, const int64_t *src_shape, int src_ndim);
+/* The view only regroups its source's elements in order (a reshape). */
+bool tt_view_is_reshape(const tt_view *v, const int64_t *src_shape, int src_ndim);
+bool tt_view_reshape(const tt_view *v, const int64_t *shape, int ndim, tt_view *out);
+void tt_view_permute(const tt_view *v, const int *perm, tt_view *out);
+void tt_view_expand(const tt_view *v, const int64_t *shape, tt_view *out);
+void tt_view_pad(const tt_view *v, const int64_t *before, const int64_t *after, tt_view *out);
+void tt_view_shrink(const tt_view *v, const int64_t *begin, const int64_t *end, tt_view *out);
+void tt_view_flip(const tt_view *v, uint32_t axes, tt_view *out);
+void tt_view_step(const tt_view *v, const int64_t *steps, tt_view *out);
+bool tt_view_window(const tt_view *v, int axis, int64_t k, int64_t stride, int64_t dil, tt_view *out);
+/* Some mask dimension is empty: nothing is visible. */
+bool tt_view_all_masked(const tt_view *v);
+/* Some dimension of size > 1 has stride 0: source elements repeat. */
+bool tt_view_expands(const tt_view *v);
+
+/* ** arenas */
+typedef struct tt_arena {
+    struct tt_chunk *first, *cur; /* chunks stay allocated across resets */
+    size_t used;
+} tt_arena;
+void *tt_arena_alloc(tt_arena *a, size_t size); /* zeroed; NULL on OOM */
+void tt_arena_reset(tt_arena *a);                /* forget everything, keep the memory */
+void tt_arena_free(tt_arena *a);
+
+/* ** symbolic index arithmetic (sym.c)
+ * An expression is c + sum(k_i * atom_i): a linear combination of atoms,
+ * each a variable (a loop counter, a work-item id, a loaded index) or
+ * floor(x / a) mod b of another expression. Expressions are interned, so
+ * equal expressions are the same pointer, and carry their value range.
+ * Division and modulo are floor operations; the rules that simplify them
+ * (split off multiples, drop ranges that cannot reach the divisor, fold
+ * nested divisions, recombine x/a%b * a + x%a into x%(a*b)) are exact for
+ * every value, so no rule depends on a mask being true. */
+typedef struct tt_atom tt_atom;
+typedef struct tt_term {
+    int64_t k;
+    tt_atom *at;
+} tt_term;
+typedef struct tt_sx {
+    int64_t c, lo, hi;
+    uint32_t n, hash;
+    struct tt_sx *hnext;
+    tt_term t[];
+} tt_sx;
+struct tt_atom {
+    uint32_t id;
+    bool var;
+    int64_t lo, hi;
+    const tt_sx *x; /* floor(x / a) mod b (b == 0: no mod) */
+    int64_t a, b;
+    hcq_ir_ref ir; /* a variable's IR value */
+    tt_atom *hnext;
+};
+typedef struct tt_sym {
+    tt_arena *ar;
+    uint32_t next_id;
+    tt_atom **atab;
+    tt_sx **xtab;
+    uint32_t acap, acount, xcap, xcount;
+    bool oom;
+} tt_sym;
+
+void tt_sym_init(tt_sym *s, tt_arena *ar);
+/* empties the tables (keeping their memory) for a new kernel */
+void tt_sym_reset(tt_sym *s);
+void tt_sym_free(tt_sym *s);
+tt_sx *tt_sx_const(tt_sym *s, int64_t c);
+tt_sx *tt_sx_var(tt_sym *s, int64_t lo, int64_t hi, hcq_ir_ref ir);
+tt_sx *tt_sx_add(tt_sym *s, const tt_sx *a, const tt_sx *b);
+tt_sx *tt_sx_addc(tt_sym *s, const tt_sx *a, int64_t c);
+tt_sx *tt_sx_mulc(tt_sym *s, const tt_sx *a, int64_t k);
+tt_sx *tt_sx_div(tt_sym *s, const tt_sx *a, int64_t d); /* floor, d > 0 */
+tt_sx *tt_sx_mod(tt_sym *s, const tt_sx *a, int64_t m); /* floor, m > 0 */
+static inline bool tt_sx_is_const(const tt_sx *x) { return x->n == 0; }
+/* Coefficient of variable v in x; false when v also appears inside a
+ * div/mod atom (x is then not affine in v). */
+bool tt_sx_coef(const tt_sx *x, const tt_atom *v, int64_t *k);
+/* "i4*12 + (i2/3)%4 + 5" for tests and debugging */
+void tt_sx_print(const tt_sx *x, char *buf, size_t size);
+
+/* ** IR building with common-subexpression elimination (irb.c) */
+typedef struct tt_irb {
+    hcq_kernel *k;
+    uint32_t *blk;    /* per op: the innermost RANGE/IF open when it was made (NONE: top) */
+    bool *open;       /* per op: a RANGE/IF still open */
+    uint32_t opcap;
+    hcq_ir_ref *stack; /* open blocks */
+    uint32_t depth, scap;
+    hcq_ir_ref *tab;  /* CSE table (op refs, NONE empty) */
+    uint32_t tcap, tcount;
+    bool oom;
+} tt_irb;
+
+/* a new kernel; the tables are kept from earlier kernels when there were any */
+hcq_status tt_irb_init(tt_irb *b, const char *name);
+void tt_irb_free(tt_irb *b); /* the tables and the kernel unless taken */
+hcq_kernel *tt_irb_take(tt_irb *b);
+bool tt_irb_visible(const tt_irb *b, hcq_ir_ref r);
+hcq_dtype tt_irb_dtype(const tt_irb *b, hcq_ir_ref r);
+bool tt_irb_const_int(const tt_irb *b, hcq_ir_ref r, int64_t *v);
+hcq_ir_ref tt_irb_int(tt_irb *b, hcq_dtype dt, int64_t v);
+hcq_ir_ref tt_irb_float(tt_irb *b, hcq_dtype dt, double v);
+hcq_ir_ref tt_irb_bool(tt_irb *b, bool v);
+hcq_ir_ref tt_irb_val(tt_irb *b, hcq_dtype dt, tt_val v);
+hcq_ir_ref tt_irb_special(tt_irb *b, hcq_special kind, unsigned dim);
+hcq_ir_ref tt_irb_unary(tt_irb *b, hcq_op op, hcq_ir_ref a);
+hcq_ir_ref tt_irb_binary(tt_irb *b, hcq_op op, hcq_ir_ref a, hcq_ir_ref c);
+hcq_ir_ref tt_irb_where(tt_irb *b, hcq_ir_ref c, hcq_ir_ref x, hcq_ir_ref y);
+hcq_ir_ref tt_irb_mulacc(tt_irb *b, hcq_ir_ref x, hcq_ir_ref y, hcq_ir_ref z);
+hcq_ir_ref tt_irb_cast(tt_irb *b, hcq_dtype dt, hcq_ir_ref a);
+hcq_ir_ref tt_irb_bitcast(tt_irb *b, hcq_dtype dt, hcq_ir_ref a);
+/* gate NONE: an ungated load; a const true gate is dropped, a false one
+ * gives alt without a load */
+hcq_ir_ref tt_irb_load(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref gate, hcq_ir_ref alt);
+void tt_irb_store(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val, hcq_ir_ref gate);
+hcq_ir_ref tt_irb_and(tt_irb *b, hcq_ir_ref g1, hcq_ir_ref g2); /* NONE is true */
+hcq_ir_ref tt_irb_range(tt_irb *b, hcq_ir_ref start, hcq_ir_ref end);
+void tt_irb_endrange(tt_irb *b, hcq_ir_ref r);
+hcq_ir_ref tt_irb_if(tt_irb *b, hcq_ir_ref cond);
+void tt_irb_endif(tt_irb *b, hcq_ir_ref r);
+hcq_ir_ref tt_irb_acc(tt_irb *b, hcq_ir_ref init);
+void tt_irb_assign(tt_irb *b, hcq_ir_ref acc, hcq_ir_ref v);
+hcq_ir_ref tt_irb_param(tt_irb *b, hcq_dtype elem);
+hcq_ir_ref tt_irb_param_scalar(tt_irb *b, hcq_dtype dt);
+hcq_ir_ref tt_irb_local(tt_irb *b, hcq_dtype elem, uint32_t count);
+void tt_irb_barrier(tt_irb *b);
+
+/* ** scheduling (schedule.c) */
+typedef struct tt_sched {
+    tt_node **items; /* kernels in run order, each referenced */
+    uint32_t n, cap;
+} tt_sched;
+/* Decides which nodes reachable from roots become buffers, in run order. */
+hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_sched *out);
+void tt_sched_free(tt_sched *s);
+
+/* ** lowering (lower.c, emit.c) */
+typedef struct tt_lowered {
+    hcq_kernel *k;
+    char name[64];
+    uint32_t grid[3], block[3];
+    double flops;
+} tt_lowered;
+/* Lowers the node (whose sources are realized or fused) to a kernel that
+ * stores its elements row-major in param 0; params 1.. are key->in. */
+hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *out);
+void tt_lowered_free(tt_lowered *l);
+void tt_lower_scratch_free(hcq_ctx *ctx);
+
+/* ** caches (cache.c) */
+hcq_status tt_key_make(tt_node *root, tt_key *k);
+void tt_key_free(tt_key *k);
+const tt_kentry *tt_kcache_find(const hcq_ctx *ctx, const tt_key *k);
+void tt_kcache_add(hcq_ctx *ctx, const tt_key *k, const tt_kentry *e);
+/* The program for k (taking k); *kept is the cached copy of the IR. */
+hcq_program *tt_get_program(hcq_ctx *ctx, hcq_kernel *k, const hcq_kernel **kept);
+void tt_caches_free(hcq_ctx *ctx);
+
+/* ** realizing (realize.c) */
+hcq_status tt_realize_nodes(hcq_ctx *ctx, tt_node *const *nodes, uint32_t n);
+/* Realizes n into a contiguous buffer of its own (copying views). */
+hcq_status tt_realize_contiguous(hcq_ctx *ctx, tt_node *n);
+void tt_debug_free(hcq_ctx *ctx);
+
+/* A test hook, called after every kernel launch with what was launched
+ * (NULL: none). Not for production use. */
+typedef void (*tt_launch_hook_fn)(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs,
+                                  const uint32_t grid[3], const uint32_t block[3]);
+void tt_set_launch_hook(tt_launch_hook_fn fn);
+
+/* ** JIT (jit.c) */
+void tt_jits_free(hcq_ctx *ctx);
+
+#endif
