@@ -136,6 +136,9 @@ typedef struct drv_backend {
     /* true when the engines call drv_progress_notify after every signal
      * write (emulated engines), so host waiters may sleep long */
     bool notifies_progress;
+    /* true when submit writes HCQ_DUMP itself (with the ring addresses the
+     * stream lands at), so drv_submit only decodes for HCQ_DEBUG=4 */
+    bool dumps_streams;
     /* the host wrote signal memory at va: wake engines waiting on it */
     void (*signal_written)(hcq_device *dev, uint64_t va);
     /* one line per engine: read/write positions, what it is doing */

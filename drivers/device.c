@@ -122,7 +122,8 @@ hcq_status drv_submit(hcq_device *dev, drv_rec *r)
         for (const char *p = dev->props.id; *p && n < 16; p++)
             if (*p != ':') engine[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
         snprintf(engine + n, sizeof engine - n, ".%s", r->type == HCQ_QUEUE_COPY ? "copy" : "compute");
-        if (e->dump) drv_dump_write(e->dump, engine, fmt, dev->stream_arch[r->type], 0, r->dw, r->ndw);
+        if (e->dump && !dev->be->dumps_streams)
+            drv_dump_write(e->dump, engine, fmt, dev->stream_arch[r->type], 0, r->dw, r->ndw);
         const drv_decoder *d = e->debug >= 4 ? drv_decoder_find(fmt) : NULL;
         if (d) {
             flockfile(stderr);

@@ -22,9 +22,12 @@ static void print_json(const hcq_device_props *p, int last)
     json_str("target", p->target, 0);
     json_str("driver_version", p->driver_version, 0);
     json_str("pci_address", p->pci_address, 0);
+    json_str("engines", p->engines, 0);
     printf("    \"mock\": %s,\n", p->is_mock ? "true" : "false");
     printf("    \"compute_units\": %u,\n", p->compute_units);
     printf("    \"memory_bytes\": %llu,\n", (unsigned long long)p->memory_bytes);
+    printf("    \"memory_free_bytes\": %llu,\n", (unsigned long long)p->memory_free_bytes);
+    printf("    \"clock_mhz\": %u,\n", p->clock_mhz);
     printf("    \"max_threads_per_group\": %u,\n", p->max_threads_per_group);
     printf("    \"max_block\": [%u, %u, %u],\n", p->max_block[0], p->max_block[1], p->max_block[2]);
     printf("    \"max_grid\": [%u, %u, %u],\n", p->max_grid[0], p->max_grid[1], p->max_grid[2]);
@@ -57,7 +60,15 @@ static void print_text(const hcq_device_props *p)
     if (p->driver_version[0]) printf("    driver          %s\n", p->driver_version);
     if (p->pci_address[0]) printf("    pci             %s\n", p->pci_address);
     printf("    compute units   %u\n", p->compute_units);
-    printf("    memory          %s\n", mem);
+    if (p->memory_free_bytes) {
+        char free_s[32];
+        human((double)p->memory_free_bytes, free_s, sizeof free_s);
+        printf("    memory          %s (%s free)\n", mem, free_s);
+    } else {
+        printf("    memory          %s\n", mem);
+    }
+    if (p->clock_mhz) printf("    clock           %u MHz\n", p->clock_mhz);
+    if (p->engines[0]) printf("    engines         %s\n", p->engines);
     printf("    threads/group   %u (block %u x %u x %u, grid %u x %u x %u)\n", p->max_threads_per_group,
            p->max_block[0], p->max_block[1], p->max_block[2], p->max_grid[0], p->max_grid[1], p->max_grid[2]);
     printf("    local memory    %u bytes per group\n", p->max_local_bytes);

@@ -33,6 +33,7 @@ typedef struct amd_node {
     uint32_t vendor_id, device_id, domain, location_id;
     uint32_t simd_count, simd_per_cu, max_waves_per_simd, array_count, simd_arrays_per_engine;
     uint32_t num_xcc, lds_kib, wave_front_size, max_slots_scratch_cu;
+    uint32_t clock_mhz; /* max_engine_clk_fcompute, 0 if absent */
     uint32_t cu_count;   /* all XCCs */
     uint32_t cu_per_xcc, se_per_xcc;
     uint64_t vram_bytes; /* from mem_banks */

@@ -164,6 +164,15 @@ _Static_assert(sizeof(kfd_free_memory_args) == 8, "kfd_ioctl_free_memory_of_gpu_
 _Static_assert(sizeof(kfd_map_memory_args) == 24, "kfd_ioctl_map_memory_to_gpu_args");
 _Static_assert(sizeof(kfd_runtime_enable_args) == 16, "kfd_ioctl_runtime_enable_args");
 
+/* kfd_ioctl_get_available_memory_args (KFD 1.9+): VRAM the process can
+ * still allocate on the GPU */
+typedef struct kfd_available_memory_args {
+    uint64_t available; /* from KFD */
+    uint32_t gpu_id;    /* to KFD */
+    uint32_t pad;
+} kfd_available_memory_args;
+_Static_assert(sizeof(kfd_available_memory_args) == 16, "kfd_ioctl_get_available_memory_args");
+
 /* the commands (AMDKFD_IOC_* in kfd_ioctl.h) */
 #define KFD_IOC_GET_VERSION AMD_IOC(AMD_IOC_R, 0x01, sizeof(kfd_get_version_args))
 #define KFD_IOC_CREATE_QUEUE AMD_IOC(AMD_IOC_WR, 0x02, sizeof(kfd_create_queue_args))
@@ -177,11 +186,13 @@ _Static_assert(sizeof(kfd_runtime_enable_args) == 16, "kfd_ioctl_runtime_enable_
 #define KFD_IOC_MAP_MEMORY AMD_IOC(AMD_IOC_WR, 0x18, sizeof(kfd_map_memory_args))
 #define KFD_IOC_UNMAP_MEMORY AMD_IOC(AMD_IOC_WR, 0x19, sizeof(kfd_map_memory_args))
 #define KFD_IOC_RUNTIME_ENABLE AMD_IOC(AMD_IOC_WR, 0x25, sizeof(kfd_runtime_enable_args))
+#define KFD_IOC_AVAILABLE_MEMORY AMD_IOC(AMD_IOC_WR, 0x23, sizeof(kfd_available_memory_args))
 _Static_assert(KFD_IOC_GET_VERSION == 0x80084B01ul, "AMDKFD_IOC_GET_VERSION");
 _Static_assert(KFD_IOC_CREATE_QUEUE == 0xC0584B02ul, "AMDKFD_IOC_CREATE_QUEUE");
 _Static_assert(KFD_IOC_ACQUIRE_VM == 0x40084B15ul, "AMDKFD_IOC_ACQUIRE_VM");
 _Static_assert(KFD_IOC_ALLOC_MEMORY == 0xC0284B16ul, "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU");
 _Static_assert(KFD_IOC_RUNTIME_ENABLE == 0xC0104B25ul, "AMDKFD_IOC_RUNTIME_ENABLE");
+_Static_assert(KFD_IOC_AVAILABLE_MEMORY == 0xC0104B23ul, "AMDKFD_IOC_AVAILABLE_MEMORY");
 
 /* "CREATE_QUEUE", ... for an AMDKFD_IOC_* command, or NULL */
 static inline const char *kfd_ioctl_name(unsigned long cmd)

@@ -228,6 +228,10 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
              (n->location_id >> 3) & 0x1f, n->location_id & 7);
     pr->compute_units = n->cu_count;
     pr->memory_bytes = n->vram_bytes;
+    pr->clock_mhz = n->clock_mhz;
+    snprintf(pr->engines, sizeof pr->engines, "%s (gfx_target_version %u), %u XCC%s, compute: %s, copy: SDMA",
+             n->arch_name, n->gfx_version, n->num_xcc ? n->num_xcc : 1, n->num_xcc > 1 ? "s" : "",
+             n->num_xcc > 1 ? "AQL queue carrying PM4" : "PM4 queue");
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = pr->max_block[1] = pr->max_block[2] = 1024;
     /* DISPATCH_DIRECT's dims are 32-bit work-group counts */
@@ -253,6 +257,17 @@ static hcq_status amd_open(hcq_device *dev, uint32_t index)
     if ((s = create_event(ad, KFD_EVENT_MEMORY, &ad->mem_event))) goto fail;
     if ((s = create_event(ad, KFD_EVENT_HW_EXCEPTION, &ad->hw_event))) goto fail;
     fill_props(ad, &dev->props, strstr(sys_get()->name, "mock") != NULL);
+    /* free VRAM, for hcq info: KFD 1.9 has the ioctl; an older one refuses
+     * it (EINVAL / ENOTTY) and the figure stays unknown */
+    if (ad->kfd_major > 1 || ad->kfd_minor >= 9) {
+        kfd_available_memory_args am = {.gpu_id = node.gpu_id};
+        int rc = amd_kfd_ioctl(KFD_IOC_AVAILABLE_MEMORY, &am);
+        if (!rc) dev->props.memory_free_bytes = am.available;
+        else if (rc != -EINVAL && rc != -ENOTTY) {
+            s = kfd_err(rc, KFD_IOC_AVAILABLE_MEMORY, "asking for the free memory");
+            goto fail;
+        }
+    }
     /* PM4 and SDMA timestamps count a 100 MHz clock (10 ns ticks) */
     dev->ts_mul = 10;
     dev->ts_div = 1;

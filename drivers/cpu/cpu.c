@@ -131,6 +131,8 @@ static void cpu_mem_free(hcq_device *dev, drv_mem *m)
 
 static uint32_t cpu_count(void) { return 1; }
 
+static unsigned cpu_pool_threads_or(const cpu_dev *c) { return c->pool ? drv_pool_threads(c->pool) : 1; }
+
 static void read_model(char *out, size_t size)
 {
     char buf[8192];
@@ -145,6 +147,23 @@ static void read_model(char *out, size_t size)
     if (n >= size) n = size - 1;
     memcpy(out, m, n);
     out[n] = 0;
+}
+
+/* MemAvailable (what the kernel could give without swapping) and the
+ * first core's clock, for hcq info */
+static void read_free_and_clock(uint64_t *free_bytes, uint32_t *mhz)
+{
+    char buf[8192];
+    *free_bytes = 0;
+    *mhz = 0;
+    if (sys_read_file("/proc/meminfo", buf, sizeof buf) > 0) {
+        char *m = strstr(buf, "MemAvailable:");
+        if (m) *free_bytes = strtoull(m + 13, NULL, 10) * 1024ull;
+    }
+    if (sys_read_file("/proc/cpuinfo", buf, sizeof buf) > 0) {
+        char *m = strstr(buf, "cpu MHz");
+        if (m && (m = strchr(m, ':'))) *mhz = (uint32_t)strtod(m + 1, NULL);
+    }
 }
 
 static uint64_t read_memtotal(void)
@@ -203,6 +222,9 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     pr->index = 0;
     pr->compute_units = drv_pool_threads(c->pool);
     pr->memory_bytes = read_memtotal();
+    read_free_and_clock(&pr->memory_free_bytes, &pr->clock_mhz);
+    snprintf(pr->engines, sizeof pr->engines, "compute and copy engines on host threads, %u kernel workers, target %s",
+             cpu_pool_threads_or(c), c->interp_target ? "ir (interpreted, bounds-checked)" : "cpu (C via clang)");
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = 1024;
     pr->max_block[1] = 1024;

@@ -22,11 +22,11 @@
 static const mock_amd_model models[] = {
     /* the properties amdkfd shows for a Radeon RX 7900 XTX (tinygrad's mock
      * copies them from one, ../shared/reference/amd-facts.md §1.2) */
-    {"gfx1100", 110000, 0x744c, 192, 2, 16, 12, 2, 1, 64, 32, 24ull << 30, false},
+    {"gfx1100", 110000, 0x744c, 192, 2, 16, 12, 2, 1, 64, 32, 24ull << 30, false, 2500},
     /* an Instinct MI300X in SPX mode: 304 CUs in 8 XCCs */
-    {"gfx942", 90402, 0x74a1, 1216, 4, 8, 32, 1, 8, 64, 64, 192ull << 30, true},
+    {"gfx942", 90402, 0x74a1, 1216, 4, 8, 32, 1, 8, 64, 64, 192ull << 30, true, 2100},
     /* an Instinct MI210 */
-    {"gfx90a", 90010, 0x740f, 416, 4, 8, 8, 1, 1, 64, 64, 64ull << 30, false},
+    {"gfx90a", 90010, 0x740f, 416, 4, 8, 8, 1, 1, 64, 64, 64ull << 30, false, 1700},
 };
 
 #define TOPO AMD_KFD_TOPOLOGY_PATH
@@ -65,11 +65,11 @@ static void make_properties(mock_amd_gpu *a)
              "drm_render_minor %u\nhive_id 0\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 0\n"
              "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
              "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
-             "max_engine_clk_ccompute 3000\n%s",
+             "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\n%s",
              m->simd_count, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
              m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
              m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,
-             0x5eed0000u + a->index, m->num_xcc, extra);
+             0x5eed0000u + a->index, m->num_xcc, m->clock_mhz, extra);
 }
 
 static int node_of(const char *path, const char **rest)

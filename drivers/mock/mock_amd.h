@@ -20,6 +20,7 @@ typedef struct mock_amd_model {
     uint32_t num_xcc, lds_kib, wave_front_size;
     uint64_t vram_bytes;
     bool publishes_queue_sizes; /* a kernel new enough to show cwsr_size, ctl_stack_size */
+    uint32_t clock_mhz;         /* max_engine_clk_fcompute */
 } mock_amd_model;
 
 typedef struct mock_amd_gpu {

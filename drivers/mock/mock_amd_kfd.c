@@ -298,6 +298,7 @@ int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
         kfd_free_memory_args fm;
         kfd_map_memory_args mm;
         kfd_runtime_enable_args re;
+        kfd_available_memory_args avm;
     } u;
     unsigned usize = AMD_IOC_SIZE(req);
     if (usize > sizeof u) return -EINVAL;
@@ -334,6 +335,12 @@ int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
     case 0x17: rc = free_memory(&u.fm); break;
     case 0x18: rc = map_memory(&u.mm, true); break;
     case 0x19: rc = map_memory(&u.mm, false); break;
+    case 0x23: {
+        mock_amd_gpu *g = mock_amd_gpu_by_id(u.avm.gpu_id);
+        if (!g) rc = refuse(EINVAL, "AVAILABLE_MEMORY: no gpu %u", u.avm.gpu_id);
+        else u.avm.available = g->g->vram_bytes - atomic_load(&g->g->vram_used);
+        break;
+    }
     case 0x25:
         if (mock_amd_P.runtime_enabled) rc = -EBUSY;
         else if (mock_amd_P.queues) rc = refuse(EEXIST, "RUNTIME_ENABLE after queues were created");

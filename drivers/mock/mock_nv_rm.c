@@ -412,7 +412,10 @@ static uint32_t control(mnv_fd *f, nv_rm_control *c)
         if (!v->fbInfoList || !v->fbInfoListSize || v->fbInfoListSize > 0x39) return NV_ERR_INVALID_ARGUMENT;
         nv_info_entry *e = (nv_info_entry *)(uintptr_t)v->fbInfoList;
         for (uint32_t i = 0; i < v->fbInfoListSize; i++)
-            e[i].data = e[i].index == NV_FB_INFO_RAM_SIZE || e[i].index == 8 ? (uint32_t)(g->g->vram_bytes >> 10) : 0;
+            e[i].data = e[i].index == NV_FB_INFO_RAM_SIZE || e[i].index == 8 ? (uint32_t)(g->g->vram_bytes >> 10)
+                        : e[i].index == NV_FB_INFO_HEAP_FREE
+                            ? (uint32_t)((g->g->vram_bytes - atomic_load(&g->g->vram_used)) >> 10)
+                            : 0;
         return NV_OK;
     }
     case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: {

@@ -22,6 +22,7 @@ const drv_backend drv_nv_backend = {
     .submit = nv_submit,
     .poll = nv_poll,
     .notifies_progress = false,
+    .dumps_streams = true,
     .signal_written = nv_signal_written,
     .describe = nv_describe,
 };

@@ -78,7 +78,7 @@ typedef struct nv_gpu {
     const nv_gen *gen;
     char name[128];
     uint32_t sm_version, num_sms, max_warps_per_sm, gpcs, tpcs_per_gpc, sms_per_tpc;
-    uint64_t vram_bytes;
+    uint64_t vram_bytes, vram_free_bytes;
 } nv_gpu;
 
 /* ** channels (one compute, one copy) */
@@ -120,7 +120,7 @@ typedef struct nv_dev {
     uint8_t uuid[16];
     volatile uint8_t *usermode; /* the 64 KiB usermode page: doorbell at +0x90 */
     uint32_t sm_version, num_sms, max_warps_per_sm, gpcs, tpcs_per_gpc, sms_per_tpc;
-    uint64_t vram_bytes;
+    uint64_t vram_bytes, vram_free_bytes;
     nv_chan ch[2];
     drv_mem gpfifo_area;
     /* internal completions: a host page whose slots engines release */

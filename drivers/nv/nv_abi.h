@@ -456,6 +456,7 @@ typedef struct nv_fb_get_info {
 } nv_fb_get_info;
 NV_ABI_ASSERT(nv_fb_get_info, 16);
 #define NV_FB_INFO_RAM_SIZE 0x07u /* KiB (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE) */
+#define NV_FB_INFO_HEAP_FREE 0x16u /* KiB free (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE) */
 
 typedef struct nv_work_submit_token {
     uint32_t workSubmitToken;

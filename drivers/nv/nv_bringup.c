@@ -164,11 +164,12 @@ static hcq_status query_gpu(const char *id, nv_proc *p, nv_gpu *g)
      * upper bound of the enabled SMs on real parts */
     g->num_sms = g->gpcs * g->tpcs_per_gpc * g->sms_per_tpc;
 
-    nv_info_entry fb = {NV_FB_INFO_RAM_SIZE, 0};
-    nv_fb_get_info fi = {.fbInfoListSize = 1, .fbInfoList = (uint64_t)(uintptr_t)&fb};
+    nv_info_entry fb[2] = {{NV_FB_INFO_RAM_SIZE, 0}, {NV_FB_INFO_HEAP_FREE, 0}};
+    nv_fb_get_info fi = {.fbInfoListSize = 2, .fbInfoList = (uint64_t)(uintptr_t)fb};
     snprintf(what, sizeof what, "%s bring-up: reading the memory size (NV2080_CTRL_CMD_FB_GET_INFO)", id);
     if ((s = nv_control(p, g->hsubdevice, NV2080_CTRL_CMD_FB_GET_INFO, &fi, sizeof fi, what))) return s;
-    g->vram_bytes = (uint64_t)fb.data << 10;
+    g->vram_bytes = (uint64_t)fb[0].data << 10;
+    g->vram_free_bytes = (uint64_t)fb[1].data << 10;
 
     nv_name_string ns = {0};
     snprintf(what, sizeof what, "%s bring-up: reading the GPU name (NV2080_CTRL_CMD_GPU_GET_NAME_STRING)", id);
@@ -416,6 +417,7 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     nv->tpcs_per_gpc = g->tpcs_per_gpc;
     nv->sms_per_tpc = g->sms_per_tpc;
     nv->vram_bytes = g->vram_bytes;
+    nv->vram_free_bytes = g->vram_free_bytes;
     const char *name = g->name;
 
     nv_tsg_alloc ta = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
@@ -460,6 +462,12 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
              nv->card->pci_slot, nv->card->pci_function);
     pr->compute_units = nv->num_sms;
     pr->memory_bytes = nv->vram_bytes;
+    pr->memory_free_bytes = nv->vram_free_bytes;
+    /* the shader clock needs the CLK controls, which differ by driver; not read yet (0 = unknown) */
+    snprintf(pr->engines, sizeof pr->engines, "%s: compute %s (0x%04x), copy %s (0x%04x), channel %s (0x%04x), QMD V0%d",
+             nv->gen->name, class_name(nv->gen->compute_cls), nv->gen->compute_cls, class_name(nv->gen->copy_cls),
+             nv->gen->copy_cls, class_name(nv->gen->channel_cls), nv->gen->channel_cls,
+             nv->gen->qmd_ver == NV_QMD_V04 ? 4 : 3);
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = 1024;
     pr->max_block[1] = 1024;
@@ -469,6 +477,9 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     pr->max_grid[2] = 65535;
     pr->max_local_bytes = 48 * 1024; /* static shared memory per block */
     dev->ts_mul = dev->ts_div = 1;   /* semaphore timestamps are nanoseconds */
+    dev->stream_format[NV_CH_COMPUTE] = dev->stream_format[NV_CH_COPY] = "nv-gpfifo";
+    dev->stream_arch[NV_CH_COMPUTE] = nv->gen->compute_cls;
+    dev->stream_arch[NV_CH_COPY] = nv->gen->copy_cls;
     nv->fixed_bytes = nv->sync.size + nv->gpfifo_area.size + nv->ch[0].pb.size + nv->ch[1].pb.size +
                       nv->ch[0].notifier.size + nv->ch[1].notifier.size;
     pr->fixed_memory_bytes = nv->fixed_bytes; /* mem/ adds the kernarg ring, staging and signals */

@@ -48,6 +48,9 @@ typedef struct hcq_device_props {
     uint32_t index;
     uint32_t compute_units;  /* SMs, CUs, or CPU worker threads */
     uint64_t memory_bytes;   /* device memory */
+    uint64_t memory_free_bytes; /* free when the device was opened; 0 if the driver does not say */
+    uint32_t clock_mhz;      /* maximum shader clock; 0 if the driver does not say */
+    char engines[160];       /* the engines in words: classes (NV), gfx target, XCCs, SDMA (AMD) */
     uint32_t max_threads_per_group;
     uint32_t max_block[3];
     uint32_t max_grid[3];
