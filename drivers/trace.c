@@ -51,6 +51,12 @@ void trace_u64(trace_line *l, const char *k, uint64_t v)
     put(l, "%llu", (unsigned long long)v);
 }
 
+void trace_i64(trace_line *l, const char *k, int64_t v)
+{
+    key(l, k);
+    put(l, "%lld", (long long)v);
+}
+
 void trace_hex(trace_line *l, const char *k, uint64_t v)
 {
     key(l, k);

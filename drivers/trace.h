@@ -34,6 +34,7 @@ typedef struct trace_line {
 
 void trace_str(trace_line *l, const char *key, const char *value);
 void trace_u64(trace_line *l, const char *key, uint64_t value);  /* decimal */
+void trace_i64(trace_line *l, const char *key, int64_t value);   /* decimal, signed: fds */
 void trace_hex(trace_line *l, const char *key, uint64_t value);  /* 0x... */
 void trace_bytes(trace_line *l, const char *key, const void *p, size_t n); /* hex dump, up to 256 bytes */
 

@@ -1,7 +1,15 @@
-/* The NVIDIA device files, for the tracer. Which files they are is known
- * here; their escapes and UVM commands by name come with the NV backend's
- * ABI tables (until then their ioctls print as numbers and raw bytes). */
+/* The NVIDIA device files, for the tracer: RM escapes on /dev/nvidiactl and
+ * /dev/nvidiaN and UVM commands on /dev/nvidia-uvm, by name, with their
+ * handles, classes, control commands and RM status by name, from the NV
+ * backend's ABI definitions (drivers/nv/nv_abi.h, nv_names.c).
+ *
+ * What an argument points to (allocation and control parameters) is read
+ * only after the driver accepted the call: then the pointer is known good,
+ * even in a program that is not ours (hcq trace). An escape whose size is
+ * not the one we know is an ABI we do not speak: it prints raw. */
 #include "drivers/trace.h"
+
+#include "drivers/nv/nv_abi.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -16,6 +24,359 @@ static bool is_gpu(const char *p)
     return true;
 }
 
-const trace_decoder trace_nvidiactl_decoder = {"nvidiactl", is_ctl, NULL, NULL};
-const trace_decoder trace_nvidia_uvm_decoder = {"nvidia-uvm", is_uvm, NULL, NULL};
-const trace_decoder trace_nvidia_gpu_decoder = {"nvidiaN", is_gpu, NULL, NULL};
+/* ** RM escapes */
+static size_t escape_size(uint32_t nr)
+{
+    switch (nr) {
+    case NV_ESC_RM_ALLOC: return sizeof(nv_rm_alloc);
+    case NV_ESC_RM_CONTROL: return sizeof(nv_rm_control);
+    case NV_ESC_RM_FREE: return sizeof(nv_rm_free);
+    case NV_ESC_RM_ALLOC_MEMORY: return sizeof(nv_rm_alloc_memory);
+    case NV_ESC_RM_MAP_MEMORY: return sizeof(nv_rm_map_memory);
+    case NV_ESC_CARD_INFO: return sizeof(nv_card_info) * NV_CARD_INFO_MAX;
+    case NV_ESC_REGISTER_FD: return sizeof(nv_register_fd);
+    default: return 0; /* CHECK_VERSION_STR: named, its bytes raw */
+    }
+}
+
+/* the escape a request is, if it is one of ours with the size we know */
+static bool escape_of(unsigned long req, uint32_t *nr)
+{
+    if (((req >> 8) & 0xffu) != 0x46u) return false; /* type 'F' */
+    *nr = NV_IOC_NR(req);
+    size_t want = escape_size(*nr);
+    return !want || NV_IOC_SIZE(req) == want;
+}
+
+static const char *rm_name(unsigned long req, const void *arg)
+{
+    (void)arg;
+    uint32_t nr;
+    return escape_of(req, &nr) ? nv_escape_name(nr) : NULL;
+}
+
+static void put_class(trace_line *l, const char *key, uint32_t cls)
+{
+    const char *n = nv_class_name(cls);
+    if (n) trace_str(l, key, n);
+    else trace_hex(l, key, cls);
+}
+
+static void put_status(trace_line *l, uint32_t status) { trace_str(l, "status", nv_status_name(status)); }
+
+/* the parameters of an allocation RM accepted, for the classes we allocate */
+static void alloc_params(trace_line *l, uint32_t cls, const void *p)
+{
+    switch (cls) {
+    case NV01_MEMORY_LOCAL_USER:
+    case NV01_MEMORY_SYSTEM: {
+        const nv_memory_alloc *m = p;
+        trace_u64(l, "size", m->size);
+        trace_u64(l, "type", m->type);
+        trace_hex(l, "flags", m->flags);
+        trace_hex(l, "attr", m->attr);
+        trace_hex(l, "attr2", m->attr2);
+        trace_hex(l, "offset", m->offset);
+        break;
+    }
+    case FERMI_VASPACE_A: {
+        const nv_vaspace_alloc *v = p;
+        trace_hex(l, "vaBase", v->vaBase);
+        trace_hex(l, "vaSize", v->vaSize);
+        trace_hex(l, "vaFlags", v->flags);
+        break;
+    }
+    case KEPLER_CHANNEL_GROUP_A:
+        trace_u64(l, "engineType", ((const nv_tsg_alloc *)p)->engineType);
+        break;
+    case FERMI_CONTEXT_SHARE_A: {
+        const nv_ctxshare_alloc *c = p;
+        trace_hex(l, "hVASpace", c->hVASpace);
+        trace_u64(l, "subctxId", c->subctxId);
+        break;
+    }
+    case VOLTA_CHANNEL_GPFIFO_A:
+    case TURING_CHANNEL_GPFIFO_A:
+    case AMPERE_CHANNEL_GPFIFO_A:
+    case HOPPER_CHANNEL_GPFIFO_A: {
+        const nv_channel_alloc *c = p;
+        trace_hex(l, "gpFifoOffset", c->gpFifoOffset);
+        trace_u64(l, "gpFifoEntries", c->gpFifoEntries);
+        trace_hex(l, "hUserd", c->hUserdMemory[0]);
+        trace_hex(l, "userdOffset", c->userdOffset[0]);
+        trace_u64(l, "engineType", c->engineType);
+        break;
+    }
+    case NV01_DEVICE_0:
+        trace_u64(l, "deviceId", ((const nv_device_alloc *)p)->deviceId);
+        break;
+    case NV20_SUBDEVICE_0:
+        trace_u64(l, "subDeviceId", ((const nv_subdevice_alloc *)p)->subDeviceId);
+        break;
+    }
+}
+
+/* the results of a control RM accepted, for the commands we send; a size
+ * other than ours (another driver's layout) is left alone */
+static void control_params(trace_line *l, uint32_t cmd, const void *p, uint32_t size)
+{
+    switch (cmd) {
+    case NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2:
+        if (size == sizeof(nv_build_version) || size == NV_BUILD_VERSION_OLD_SIZE) {
+            char v[NV_BUILD_VERSION_STRING];
+            memcpy(v, ((const nv_build_version *)p)->driverVersionBuffer, sizeof v);
+            v[sizeof v - 1] = 0;
+            trace_str(l, "version", v);
+        }
+        break;
+    case NV0080_CTRL_CMD_GPU_GET_CLASSLIST:
+        if (size == sizeof(nv_classlist)) trace_u64(l, "numClasses", ((const nv_classlist *)p)->numClasses);
+        break;
+    case NV2080_CTRL_CMD_GPU_GET_NAME_STRING:
+        if (size == sizeof(nv_name_string)) {
+            char n[sizeof(((nv_name_string *)0)->ascii) + 1];
+            memcpy(n, ((const nv_name_string *)p)->ascii, sizeof n - 1);
+            n[sizeof n - 1] = 0;
+            trace_str(l, "name", n);
+        }
+        break;
+    case NV2080_CTRL_CMD_GR_GET_INFO:
+        if (size == sizeof(nv_gr_get_info)) trace_u64(l, "entries", ((const nv_gr_get_info *)p)->grInfoListSize);
+        break;
+    case NV2080_CTRL_CMD_FB_GET_INFO:
+        if (size == sizeof(nv_fb_get_info)) trace_u64(l, "entries", ((const nv_fb_get_info *)p)->fbInfoListSize);
+        break;
+    case NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN:
+        if (size == sizeof(nv_work_submit_token))
+            trace_hex(l, "token", ((const nv_work_submit_token *)p)->workSubmitToken);
+        break;
+    case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE:
+        if (size >= 1) trace_u64(l, "enable", ((const nv_gpfifo_schedule *)p)->bEnable);
+        break;
+    case NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO:
+        if (size == sizeof(nv_mmu_fault_info)) {
+            const nv_mmu_fault_info *f = p;
+            trace_u64(l, "faults", f->count);
+            if (f->count) trace_hex(l, "faultAddress", f->mmuFaultInfoList[0].faultAddress);
+        }
+        break;
+    }
+}
+
+static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool before, int ret)
+{
+    uint32_t nr;
+    if (!arg || !escape_of(req, &nr)) return;
+    bool ok = ret >= 0;
+    switch (nr) {
+    case NV_ESC_RM_ALLOC: {
+        const nv_rm_alloc *a = arg;
+        if (before) {
+            trace_hex(l, "hRoot", a->hRoot);
+            trace_hex(l, "hParent", a->hObjectParent);
+            trace_hex(l, "hNew", a->hObjectNew);
+            put_class(l, "hClass", a->hClass);
+        } else {
+            put_status(l, a->status);
+            if (ok && a->status == NV_OK) {
+                trace_hex(l, "hObject", a->hObjectNew);
+                if (a->pAllocParms) alloc_params(l, a->hClass, (const void *)(uintptr_t)a->pAllocParms);
+            }
+        }
+        break;
+    }
+    case NV_ESC_RM_CONTROL: {
+        const nv_rm_control *c = arg;
+        if (before) {
+            trace_hex(l, "hClient", c->hClient);
+            trace_hex(l, "hObject", c->hObject);
+            const char *n = nv_ctrl_name(c->cmd);
+            if (n) trace_str(l, "control", n);
+            else trace_hex(l, "control", c->cmd);
+            trace_u64(l, "paramsSize", c->paramsSize);
+        } else {
+            put_status(l, c->status);
+            if (ok && c->status == NV_OK && c->params)
+                control_params(l, c->cmd, (const void *)(uintptr_t)c->params, c->paramsSize);
+        }
+        break;
+    }
+    case NV_ESC_RM_FREE: {
+        const nv_rm_free *f = arg;
+        if (before) {
+            trace_hex(l, "hRoot", f->hRoot);
+            trace_hex(l, "hParent", f->hObjectParent);
+            trace_hex(l, "hObject", f->hObjectOld);
+        } else {
+            put_status(l, f->status);
+        }
+        break;
+    }
+    case NV_ESC_RM_ALLOC_MEMORY: {
+        const nv_rm_alloc_memory *m = arg;
+        if (before) {
+            trace_hex(l, "hRoot", m->hRoot);
+            trace_hex(l, "hParent", m->hObjectParent);
+            trace_hex(l, "hNew", m->hObjectNew);
+            put_class(l, "hClass", m->hClass);
+            trace_hex(l, "flags", m->flags);
+            trace_hex(l, "pMemory", m->pMemory);
+            trace_hex(l, "limit", m->limit);
+        } else {
+            put_status(l, m->status);
+        }
+        break;
+    }
+    case NV_ESC_RM_MAP_MEMORY: {
+        const nv_rm_map_memory *m = arg;
+        if (before) {
+            trace_hex(l, "hClient", m->hClient);
+            trace_hex(l, "hDevice", m->hDevice);
+            trace_hex(l, "hMemory", m->hMemory);
+            trace_hex(l, "offset", m->offset);
+            trace_hex(l, "length", m->length);
+            trace_hex(l, "flags", m->flags);
+            trace_i64(l, "mmap_fd", m->fd);
+        } else {
+            put_status(l, m->status);
+            if (ok && m->status == NV_OK) trace_hex(l, "pLinearAddress", m->pLinearAddress);
+        }
+        break;
+    }
+    case NV_ESC_CARD_INFO:
+        if (!before && ok) {
+            const nv_card_info *c = arg;
+            unsigned n = 0;
+            for (unsigned i = 0; i < NV_CARD_INFO_MAX; i++)
+                if (c[i].valid) {
+                    if (!n) {
+                        trace_hex(l, "gpu_id", c[i].gpu_id);
+                        trace_hex(l, "pci_device", c[i].pci_device_id);
+                        trace_u64(l, "minor", c[i].minor_number);
+                    }
+                    n++;
+                }
+            trace_u64(l, "gpus", n);
+        }
+        break;
+    case NV_ESC_REGISTER_FD:
+        if (before) trace_i64(l, "ctl_fd", ((const nv_register_fd *)arg)->ctl_fd);
+        break;
+    default: /* named, fields not decoded: the bytes both ways */
+        if (NV_IOC_SIZE(req) <= 4096) trace_bytes(l, before ? "in" : "out", arg, NV_IOC_SIZE(req));
+        break;
+    }
+}
+
+/* ** UVM: the command is the plain number; every struct ends in rmStatus */
+static const char *uvm_name(unsigned long req, const void *arg)
+{
+    (void)arg;
+    return req >> 32 ? NULL : nv_uvm_name((uint32_t)req);
+}
+
+static void put_uuid(trace_line *l, const uint8_t *u) { trace_bytes(l, "gpu_uuid", u, 16); }
+
+static void uvm_fields(trace_line *l, unsigned long req, const void *arg, bool before, int ret)
+{
+    (void)ret;
+    if (!arg) return;
+    uint32_t status = NV_OK;
+    switch ((uint32_t)req) {
+    case NV_UVM_INITIALIZE: {
+        const nv_uvm_initialize *a = arg;
+        if (before) trace_hex(l, "flags", a->flags);
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_MM_INITIALIZE: {
+        const nv_uvm_mm_initialize *a = arg;
+        if (before) trace_i64(l, "uvm_fd", a->uvmFd);
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_REGISTER_GPU: {
+        const nv_uvm_register_gpu *a = arg;
+        if (before) {
+            put_uuid(l, a->gpu_uuid);
+            trace_i64(l, "ctl_fd", a->rmCtrlFd);
+            trace_hex(l, "hClient", a->hClient);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_UNREGISTER_GPU:
+    case NV_UVM_UNREGISTER_GPU_VASPACE: {
+        const nv_uvm_unregister_gpu *a = arg;
+        if (before) put_uuid(l, a->gpu_uuid);
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_REGISTER_GPU_VASPACE: {
+        const nv_uvm_register_gpu_vaspace *a = arg;
+        if (before) {
+            put_uuid(l, a->gpuUuid);
+            trace_hex(l, "hClient", a->hClient);
+            trace_hex(l, "hVaSpace", a->hVaSpace);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_REGISTER_CHANNEL: {
+        const nv_uvm_register_channel *a = arg;
+        if (before) {
+            trace_hex(l, "hClient", a->hClient);
+            trace_hex(l, "hChannel", a->hChannel);
+            trace_hex(l, "base", a->base);
+            trace_hex(l, "length", a->length);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_UNREGISTER_CHANNEL: {
+        const nv_uvm_unregister_channel *a = arg;
+        if (before) {
+            trace_hex(l, "hClient", a->hClient);
+            trace_hex(l, "hChannel", a->hChannel);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_CREATE_EXTERNAL_RANGE: {
+        const nv_uvm_create_external_range *a = arg;
+        if (before) {
+            trace_hex(l, "base", a->base);
+            trace_hex(l, "length", a->length);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_MAP_EXTERNAL_ALLOCATION: {
+        const nv_uvm_map_external_allocation *a = arg;
+        if (before) {
+            trace_hex(l, "base", a->base);
+            trace_hex(l, "length", a->length);
+            trace_hex(l, "offset", a->offset);
+            trace_hex(l, "hClient", a->hClient);
+            trace_hex(l, "hMemory", a->hMemory);
+            trace_u64(l, "gpus", a->gpuAttributesCount);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    case NV_UVM_FREE: {
+        const nv_uvm_free *a = arg;
+        if (before) {
+            trace_hex(l, "base", a->base);
+            trace_hex(l, "length", a->length);
+        }
+        status = a->rmStatus;
+        break;
+    }
+    }
+    if (!before) put_status(l, status);
+}
+
+const trace_decoder trace_nvidiactl_decoder = {"nvidiactl", is_ctl, rm_name, rm_fields};
+const trace_decoder trace_nvidia_uvm_decoder = {"nvidia-uvm", is_uvm, uvm_name, uvm_fields};
+const trace_decoder trace_nvidia_gpu_decoder = {"nvidiaN", is_gpu, rm_name, rm_fields};

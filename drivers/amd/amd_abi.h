@@ -194,45 +194,45 @@ _Static_assert(KFD_IOC_ALLOC_MEMORY == 0xC0284B16ul, "AMDKFD_IOC_ALLOC_MEMORY_OF
 _Static_assert(KFD_IOC_RUNTIME_ENABLE == 0xC0104B25ul, "AMDKFD_IOC_RUNTIME_ENABLE");
 _Static_assert(KFD_IOC_AVAILABLE_MEMORY == 0xC0104B23ul, "AMDKFD_IOC_AVAILABLE_MEMORY");
 
-/* "CREATE_QUEUE", ... for an AMDKFD_IOC_* command, or NULL */
+/* "AMDKFD_IOC_CREATE_QUEUE", ...: the kfd_ioctl.h name of a command, or NULL */
 static inline const char *kfd_ioctl_name(unsigned long cmd)
 {
     if (AMD_IOC_TYPE(cmd) != 'K') return NULL;
     switch (AMD_IOC_NR(cmd)) {
-    case 0x01: return "GET_VERSION";
-    case 0x02: return "CREATE_QUEUE";
-    case 0x03: return "DESTROY_QUEUE";
-    case 0x04: return "SET_MEMORY_POLICY";
-    case 0x05: return "GET_CLOCK_COUNTERS";
-    case 0x06: return "GET_PROCESS_APERTURES";
-    case 0x07: return "UPDATE_QUEUE";
-    case 0x08: return "CREATE_EVENT";
-    case 0x09: return "DESTROY_EVENT";
-    case 0x0A: return "SET_EVENT";
-    case 0x0B: return "RESET_EVENT";
-    case 0x0C: return "WAIT_EVENTS";
-    case 0x11: return "SET_SCRATCH_BACKING_VA";
-    case 0x12: return "GET_TILE_CONFIG";
-    case 0x13: return "SET_TRAP_HANDLER";
-    case 0x14: return "GET_PROCESS_APERTURES_NEW";
-    case 0x15: return "ACQUIRE_VM";
-    case 0x16: return "ALLOC_MEMORY_OF_GPU";
-    case 0x17: return "FREE_MEMORY_OF_GPU";
-    case 0x18: return "MAP_MEMORY_TO_GPU";
-    case 0x19: return "UNMAP_MEMORY_FROM_GPU";
-    case 0x1A: return "SET_CU_MASK";
-    case 0x1B: return "GET_QUEUE_WAVE_STATE";
-    case 0x1C: return "GET_DMABUF_INFO";
-    case 0x1D: return "IMPORT_DMABUF";
-    case 0x1E: return "ALLOC_QUEUE_GWS";
-    case 0x1F: return "SMI_EVENTS";
-    case 0x20: return "SVM";
-    case 0x21: return "SET_XNACK_MODE";
-    case 0x22: return "CRIU_OP";
-    case 0x23: return "AVAILABLE_MEMORY";
-    case 0x24: return "EXPORT_DMABUF";
-    case 0x25: return "RUNTIME_ENABLE";
-    case 0x26: return "DBG_TRAP";
+    case 0x01: return "AMDKFD_IOC_GET_VERSION";
+    case 0x02: return "AMDKFD_IOC_CREATE_QUEUE";
+    case 0x03: return "AMDKFD_IOC_DESTROY_QUEUE";
+    case 0x04: return "AMDKFD_IOC_SET_MEMORY_POLICY";
+    case 0x05: return "AMDKFD_IOC_GET_CLOCK_COUNTERS";
+    case 0x06: return "AMDKFD_IOC_GET_PROCESS_APERTURES";
+    case 0x07: return "AMDKFD_IOC_UPDATE_QUEUE";
+    case 0x08: return "AMDKFD_IOC_CREATE_EVENT";
+    case 0x09: return "AMDKFD_IOC_DESTROY_EVENT";
+    case 0x0A: return "AMDKFD_IOC_SET_EVENT";
+    case 0x0B: return "AMDKFD_IOC_RESET_EVENT";
+    case 0x0C: return "AMDKFD_IOC_WAIT_EVENTS";
+    case 0x11: return "AMDKFD_IOC_SET_SCRATCH_BACKING_VA";
+    case 0x12: return "AMDKFD_IOC_GET_TILE_CONFIG";
+    case 0x13: return "AMDKFD_IOC_SET_TRAP_HANDLER";
+    case 0x14: return "AMDKFD_IOC_GET_PROCESS_APERTURES_NEW";
+    case 0x15: return "AMDKFD_IOC_ACQUIRE_VM";
+    case 0x16: return "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU";
+    case 0x17: return "AMDKFD_IOC_FREE_MEMORY_OF_GPU";
+    case 0x18: return "AMDKFD_IOC_MAP_MEMORY_TO_GPU";
+    case 0x19: return "AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU";
+    case 0x1A: return "AMDKFD_IOC_SET_CU_MASK";
+    case 0x1B: return "AMDKFD_IOC_GET_QUEUE_WAVE_STATE";
+    case 0x1C: return "AMDKFD_IOC_GET_DMABUF_INFO";
+    case 0x1D: return "AMDKFD_IOC_IMPORT_DMABUF";
+    case 0x1E: return "AMDKFD_IOC_ALLOC_QUEUE_GWS";
+    case 0x1F: return "AMDKFD_IOC_SMI_EVENTS";
+    case 0x20: return "AMDKFD_IOC_SVM";
+    case 0x21: return "AMDKFD_IOC_SET_XNACK_MODE";
+    case 0x22: return "AMDKFD_IOC_CRIU_OP";
+    case 0x23: return "AMDKFD_IOC_AVAILABLE_MEMORY";
+    case 0x24: return "AMDKFD_IOC_EXPORT_DMABUF";
+    case 0x25: return "AMDKFD_IOC_RUNTIME_ENABLE";
+    case 0x26: return "AMDKFD_IOC_DBG_TRAP";
     }
     return NULL;
 }

@@ -540,7 +540,14 @@ enum nv_rm_status {
     NV_WARN_NOTHING_TO_DO = 0x10006,
 };
 
-/* "NV_ERR_INVALID_ARGUMENT" etc., "unknown RM status" for the rest */
+/* ** names (nv_names.c) */
+/* "NV_ERR_INVALID_ARGUMENT" etc., "an unknown RM status" for the rest */
 const char *nv_status_name(uint32_t status);
+/* "HOPPER_COMPUTE_A", "NV2080_CTRL_CMD_GR_GET_INFO", "NV_ESC_RM_ALLOC"
+ * (by escape number), "UVM_REGISTER_GPU"; NULL when unknown */
+const char *nv_class_name(uint32_t cls);
+const char *nv_ctrl_name(uint32_t cmd);
+const char *nv_escape_name(uint32_t nr);
+const char *nv_uvm_name(uint32_t cmd);
 
 #endif

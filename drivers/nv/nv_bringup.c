@@ -43,22 +43,11 @@ const nv_gen *nv_gen_for_sm(uint32_t sm, const char *gpu)
     return NULL;
 }
 
+/* for messages: the class's name, or "a class" */
 static const char *class_name(uint32_t cls)
 {
-    switch (cls) {
-    case AMPERE_COMPUTE_A: return "AMPERE_COMPUTE_A";
-    case AMPERE_COMPUTE_B: return "AMPERE_COMPUTE_B";
-    case ADA_COMPUTE_A: return "ADA_COMPUTE_A";
-    case HOPPER_COMPUTE_A: return "HOPPER_COMPUTE_A";
-    case AMPERE_DMA_COPY_A: return "AMPERE_DMA_COPY_A";
-    case AMPERE_DMA_COPY_B: return "AMPERE_DMA_COPY_B";
-    case HOPPER_DMA_COPY_A: return "HOPPER_DMA_COPY_A";
-    case AMPERE_CHANNEL_GPFIFO_A: return "AMPERE_CHANNEL_GPFIFO_A";
-    case HOPPER_CHANNEL_GPFIFO_A: return "HOPPER_CHANNEL_GPFIFO_A";
-    case AMPERE_USERMODE_A: return "AMPERE_USERMODE_A";
-    case HOPPER_USERMODE_A: return "HOPPER_USERMODE_A";
-    default: return "a class";
-    }
+    const char *n = nv_class_name(cls);
+    return n ? n : "a class";
 }
 
 /* ** teardown, tolerant of a half-made device */

@@ -11,50 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ** status names (kernel-open/common/inc/nvstatuscodes.h) */
-const char *nv_status_name(uint32_t status)
-{
-    static const struct {
-        uint32_t v;
-        const char *name;
-    } names[] = {
-        {NV_OK, "NV_OK"},
-        {NV_ERR_GPU_UUID_NOT_FOUND, "NV_ERR_GPU_UUID_NOT_FOUND"},
-        {NV_ERR_ILLEGAL_ACTION, "NV_ERR_ILLEGAL_ACTION"},
-        {NV_ERR_IN_USE, "NV_ERR_IN_USE"},
-        {NV_ERR_INSERT_DUPLICATE_NAME, "NV_ERR_INSERT_DUPLICATE_NAME"},
-        {NV_ERR_INSUFFICIENT_RESOURCES, "NV_ERR_INSUFFICIENT_RESOURCES"},
-        {NV_ERR_INVALID_ADDRESS, "NV_ERR_INVALID_ADDRESS"},
-        {NV_ERR_INVALID_ARGUMENT, "NV_ERR_INVALID_ARGUMENT"},
-        {NV_ERR_INVALID_CHANNEL, "NV_ERR_INVALID_CHANNEL"},
-        {NV_ERR_INVALID_CLASS, "NV_ERR_INVALID_CLASS"},
-        {NV_ERR_INVALID_CLIENT, "NV_ERR_INVALID_CLIENT"},
-        {NV_ERR_INVALID_COMMAND, "NV_ERR_INVALID_COMMAND"},
-        {NV_ERR_INVALID_DEVICE, "NV_ERR_INVALID_DEVICE"},
-        {NV_ERR_INVALID_FLAGS, "NV_ERR_INVALID_FLAGS"},
-        {NV_ERR_INVALID_LIMIT, "NV_ERR_INVALID_LIMIT"},
-        {NV_ERR_INVALID_OBJECT, "NV_ERR_INVALID_OBJECT"},
-        {NV_ERR_INVALID_OBJECT_HANDLE, "NV_ERR_INVALID_OBJECT_HANDLE"},
-        {NV_ERR_INVALID_OBJECT_NEW, "NV_ERR_INVALID_OBJECT_NEW"},
-        {NV_ERR_INVALID_OBJECT_PARENT, "NV_ERR_INVALID_OBJECT_PARENT"},
-        {NV_ERR_INVALID_OFFSET, "NV_ERR_INVALID_OFFSET"},
-        {NV_ERR_INVALID_OWNER, "NV_ERR_INVALID_OWNER"},
-        {NV_ERR_INVALID_PARAM_STRUCT, "NV_ERR_INVALID_PARAM_STRUCT"},
-        {NV_ERR_INVALID_STATE, "NV_ERR_INVALID_STATE"},
-        {NV_ERR_NO_MEMORY, "NV_ERR_NO_MEMORY"},
-        {NV_ERR_NOT_SUPPORTED, "NV_ERR_NOT_SUPPORTED"},
-        {NV_ERR_OBJECT_NOT_FOUND, "NV_ERR_OBJECT_NOT_FOUND"},
-        {NV_ERR_OPERATING_SYSTEM, "NV_ERR_OPERATING_SYSTEM"},
-        {NV_ERR_STATE_IN_USE, "NV_ERR_STATE_IN_USE"},
-        {NV_ERR_UVM_ADDRESS_IN_USE, "NV_ERR_UVM_ADDRESS_IN_USE"},
-        {NV_ERR_GENERIC, "NV_ERR_GENERIC"},
-        {NV_WARN_NOTHING_TO_DO, "NV_WARN_NOTHING_TO_DO"},
-    };
-    for (size_t i = 0; i < BASE_ARRAY_LEN(names); i++)
-        if (names[i].v == status) return names[i].name;
-    return "an unknown RM status";
-}
-
 hcq_status nv_status_err(uint32_t status) { return status == NV_ERR_NO_MEMORY ? HCQ_ENOMEM : HCQ_EIO; }
 
 static const char *errno_name(int e)

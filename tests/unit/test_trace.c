@@ -97,3 +97,55 @@ Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
     snprintf(cmd, sizeof cmd, "%s trace -- /nonexistent/program 2>/dev/null", hcq);
     cr_assert_neq(system(cmd), 0, "a program that cannot run is an error");
 }
+
+/* The NV and AMD decoders on their mocks: an open, a buffer and a close
+ * print each call by name, with classes, controls and status by name. */
+#include "drivers/mock/mock.h"
+#include <hcq/hcq.h>
+
+static char *trace_device(const char *dev_name, char *out)
+{
+    int ofd = mkstemp(out);
+    cr_assert_geq(ofd, 0);
+    close(ofd);
+    setenv("HCQ_TRACE_FILE", out, 1);
+    sys_set(trace_sys(mock_sys()));
+    cr_assert_eq(mock_configure(""), HCQ_OK, "%s", hcq_error_message());
+    hcq_device *d = hcq_device_open(dev_name);
+    cr_assert_not_null(d, "%s: %s", dev_name, hcq_error_message());
+    hcq_buffer *b = hcq_buffer_alloc(d, 1 << 20, HCQ_MEM_DEVICE);
+    cr_assert_not_null(b, "%s", hcq_error_message());
+    hcq_buffer_free(b);
+    cr_assert_eq(hcq_device_close(d), HCQ_OK, "%s", hcq_error_message());
+    char *text = slurp(out);
+    unlink(out);
+    return text;
+}
+
+Test(trace, nv_escapes_and_uvm_commands_by_name)
+{
+    char out[] = "/tmp/hcq-trace-nv-XXXXXX";
+    char *text = trace_device("NV:0", out);
+    cr_assert(strstr(text, "file=/dev/nvidiactl") && strstr(text, "cmd=NV_ESC_RM_ALLOC"), "%s", text);
+    cr_assert(strstr(text, "hClass=NV01_ROOT_CLIENT"), "%s", text);
+    cr_assert(strstr(text, "hClass=HOPPER_COMPUTE_A"), "the mock is an H100: %s", text);
+    cr_assert(strstr(text, "control=NV2080_CTRL_CMD_GR_GET_INFO"), "%s", text);
+    cr_assert(strstr(text, "control=NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN"), "%s", text);
+    cr_assert(strstr(text, "token=0x"), "controls' results: %s", text);
+    cr_assert(strstr(text, "status=NV_OK"), "%s", text);
+    cr_assert(strstr(text, "cmd=NV_ESC_RM_MAP_MEMORY") && strstr(text, "pLinearAddress="), "%s", text);
+    cr_assert(strstr(text, "file=/dev/nvidia-uvm") && strstr(text, "cmd=UVM_REGISTER_GPU"), "%s", text);
+    cr_assert(strstr(text, "cmd=UVM_MAP_EXTERNAL_ALLOCATION"), "%s", text);
+    cr_assert(strstr(text, "cmd=NV_ESC_RM_FREE"), "%s", text);
+    cr_assert_null(strstr(text, "request=0x"), "every NV call the backend makes has a name: %s", text);
+}
+
+Test(trace, kfd_commands_by_name)
+{
+    char out[] = "/tmp/hcq-trace-amd-XXXXXX";
+    char *text = trace_device("AMD:0", out);
+    cr_assert(strstr(text, "file=/dev/kfd") && strstr(text, "cmd=AMDKFD_IOC_GET_VERSION"), "%s", text);
+    cr_assert(strstr(text, "cmd=AMDKFD_IOC_CREATE_QUEUE") && strstr(text, "queue_id="), "%s", text);
+    cr_assert(strstr(text, "cmd=AMDKFD_IOC_ALLOC_MEMORY_OF_GPU") && strstr(text, "domain=vram"), "%s", text);
+    cr_assert_null(strstr(text, "request=0x"), "every kfd call the backend makes has a name: %s", text);
+}
