@@ -311,6 +311,13 @@ static hcq_status check_relocations(const cc_elf *e)
     return HCQ_OK;
 }
 
+/* a + n, saturated: a hostile header's address plus size must not wrap
+ * to a small end that passes the bounds checks */
+static uint64_t end_of(uint64_t a, uint64_t n) { return n > UINT64_MAX - a ? UINT64_MAX : a + n; }
+
+/* [a, a + n) lies inside an image of size bytes */
+static bool inside(uint64_t a, uint64_t n, uint64_t size) { return a <= size && n <= size - a; }
+
 static uint64_t image_end(const cc_elf *e, bool *segments)
 {
     uint64_t end = 0;
@@ -318,11 +325,11 @@ static uint64_t image_end(const cc_elf *e, bool *segments)
     for (uint32_t i = 0; i < e->nsegments; i++)
         if (e->segments[i].type == PT_LOAD) {
             *segments = true;
-            end = BASE_MAX(end, e->segments[i].vaddr + e->segments[i].memsz);
+            end = BASE_MAX(end, end_of(e->segments[i].vaddr, e->segments[i].memsz));
         }
     if (*segments) return end;
     for (uint32_t i = 1; i < e->nsections; i++)
-        if (e->sections[i].flags & SHF_ALLOC) end = BASE_MAX(end, e->sections[i].addr + e->sections[i].size);
+        if (e->sections[i].flags & SHF_ALLOC) end = BASE_MAX(end, end_of(e->sections[i].addr, e->sections[i].size));
     return end;
 }
 
@@ -389,7 +396,7 @@ hcq_status amd_co_parse(const void *bin, size_t size, amd_co *co)
     co->image_size = image_end(&e, &segments);
     co->kd_offset = kd->value;
     co->entry_offset = co->kd_offset + (uint64_t)co->kd.kernel_code_entry_byte_offset;
-    if (co->kd_offset + 64 > co->image_size || co->entry_offset >= co->image_size || co->entry_offset % 256 ||
+    if (!inside(co->kd_offset, 64, co->image_size) || co->entry_offset >= co->image_size || co->entry_offset % 256 ||
         co->image_size > (1ull << 30)) {
         s = base_err(HCQ_EFORMAT, "kernel `%s`: descriptor at 0x%llx, entry at 0x%llx (must be 256-byte aligned) "
                      "outside the %llu-byte image", co->name, (unsigned long long)co->kd_offset,
@@ -426,11 +433,11 @@ void amd_co_place(const void *bin, size_t size, uint8_t *dst, uint64_t base_va, 
         const cc_elf_segment *g = &e.segments[i];
         if (g->type != PT_LOAD) continue;
         segments = true;
-        if (g->vaddr + g->filesz <= image_size) memcpy(dst + g->vaddr, g->data, g->filesz);
+        if (inside(g->vaddr, g->filesz, image_size)) memcpy(dst + g->vaddr, g->data, g->filesz);
     }
     for (uint32_t i = 1; !segments && i < e.nsections; i++) {
         const cc_elf_section *s = &e.sections[i];
-        if ((s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && s->data && s->addr + s->size <= image_size)
+        if ((s->flags & SHF_ALLOC) && s->type != SHT_NOBITS && s->data && inside(s->addr, s->size, image_size))
             memcpy(dst + s->addr, s->data, s->size);
     }
     /* position-independent pointers in the image (rare in kernels) */
@@ -440,7 +447,7 @@ void amd_co_place(const void *bin, size_t size, uint8_t *dst, uint64_t base_va, 
         for (uint64_t off = 0; off + sizeof(Elf64_Rela) <= s->size; off += sizeof(Elf64_Rela)) {
             Elf64_Rela r;
             memcpy(&r, s->data + off, sizeof r);
-            if (ELF64_R_TYPE(r.r_info) != R_AMDGPU_RELATIVE64 || r.r_offset + 8 > image_size) continue;
+            if (ELF64_R_TYPE(r.r_info) != R_AMDGPU_RELATIVE64 || !inside(r.r_offset, 8, image_size)) continue;
             uint64_t v = base_va + (uint64_t)r.r_addend;
             memcpy(dst + r.r_offset, &v, 8);
         }

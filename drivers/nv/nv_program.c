@@ -89,6 +89,11 @@ static hcq_status parse_info(const cc_elf_section *s, uint32_t sym, kinfo *ki, c
  * 7:0 before */
 static uint32_t cubin_sm(const cc_elf *e) { return e->abiversion >= 8 ? (e->flags >> 8) & 0xff : e->flags & 0xff; }
 
+/* bounds of a cubin's loadable image: far above what ptxas emits for one
+ * kernel (kilobytes to a few MiB), far below what would exhaust memory */
+#define NV_IMAGE_MAX (64u << 20)
+#define NV_IMAGE_ALIGN_MAX 65536u
+
 static bool loadable(const cc_elf_section *s)
 {
     if (!(s->flags & SHF_ALLOC) || (s->type != SHT_PROGBITS && s->type != SHT_NOBITS)) return false;
@@ -321,9 +326,19 @@ hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, nv_cubin
     for (uint32_t i = 0; i < e->nsections; i++) {
         c->sec_off[i] = UINT64_MAX;
         if (i == 0 || !loadable(&e->sections[i])) continue;
-        total = base_align_up(total, BASE_MAX(128u, e->sections[i].align));
+        const cc_elf_section *ls = &e->sections[i];
+        /* sizes of SHT_NOBITS sections are not bounded by the file: bound
+         * the image by what any kernel's code and data could need */
+        if ((ls->align & (ls->align - 1)) || ls->align > NV_IMAGE_ALIGN_MAX || ls->size > NV_IMAGE_MAX ||
+            total + ls->size > NV_IMAGE_MAX) {
+            s = base_err(HCQ_EFORMAT, "%s: cubin section %s (%llu bytes, aligned to %llu) does not fit a kernel image "
+                         "of at most %u MiB", id, ls->name, (unsigned long long)ls->size,
+                         (unsigned long long)ls->align, NV_IMAGE_MAX >> 20);
+            goto fail;
+        }
+        total = base_align_up(total, BASE_MAX(128u, ls->align));
         c->sec_off[i] = total;
-        total += e->sections[i].size;
+        total += ls->size;
     }
     c->image_bytes = base_align_up(total, 4096) + 4096;
     if (!(c->image = calloc(1, c->image_bytes))) {

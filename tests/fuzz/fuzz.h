@@ -21,6 +21,10 @@ int hcq_fuzz_elf(const uint8_t *data, size_t size);
 
 /* command streams: every registered decoder (the first byte picks it) */
 int hcq_fuzz_decode(const uint8_t *data, size_t size);
+/* NVIDIA cubins: parse, lay out and relocate as the NV loader does */
+int hcq_fuzz_cubin(const uint8_t *data, size_t size);
+/* AMDGPU code objects: parse (descriptor, metadata), place and relocate */
+int hcq_fuzz_codeobj(const uint8_t *data, size_t size);
 
 #define HCQ_FUZZ_MAIN(fn)                                                                          \
     int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                  \

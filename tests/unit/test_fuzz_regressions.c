@@ -41,3 +41,5 @@ static void replay(const char *name, hcq_fuzz_fn fn)
 Test(fuzz_regressions, ir) { replay("fuzz_ir", hcq_fuzz_ir); }
 Test(fuzz_regressions, elf) { replay("fuzz_elf", hcq_fuzz_elf); }
 Test(fuzz_regressions, decode) { replay("fuzz_decode", hcq_fuzz_decode); }
+Test(fuzz_regressions, cubin) { replay("fuzz_cubin", hcq_fuzz_cubin); }
+Test(fuzz_regressions, codeobj) { replay("fuzz_codeobj", hcq_fuzz_codeobj); }
