@@ -38,7 +38,11 @@ const char *hcq_status_name(hcq_status s)
 
 hcq_status base_verr(hcq_status s, const char *fmt, va_list ap)
 {
-    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+    /* formatted aside first: callers may pass the current message
+     * (hcq_error_message()) as an argument to wrap it */
+    char msg[sizeof err_msg];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    memcpy(err_msg, msg, sizeof msg);
     err_status = s;
     BASE_LOG(1, "error %s: %s", hcq_status_name(s), err_msg);
     return s;

@@ -46,24 +46,32 @@ static hcq_status rm_memory(nv_dev *nv, uint32_t cls, uint64_t size, uint64_t pa
     return nv_alloc_object(nv->proc, nv->hdevice, cls, &m, sizeof m, h, what);
 }
 
-/* ** GPU mappings through UVM */
-static void uvm_free(nv_dev *nv, uint64_t va, uint64_t size)
+/* ** GPU mappings through UVM
+ * A range UVM would not free stays UVM's: its addresses are never handed
+ * out again (they would collide with NV_ERR_UVM_ADDRESS_IN_USE), so the
+ * free reports whether the addresses may be reused. */
+static bool uvm_free(nv_dev *nv, uint64_t va, uint64_t size)
 {
     nv_uvm_free f = {.base = va, .length = size};
-    if (sys_ioctl(nv->proc->fd_uvm, NV_UVM_FREE, &f) < 0 || f.rmStatus)
-        BASE_LOG(1, "NV: UVM_FREE of [0x%llx, +0x%llx): status 0x%x", (unsigned long long)va,
-                 (unsigned long long)size, f.rmStatus);
+    if (sys_ioctl(nv->proc->fd_uvm, NV_UVM_FREE, &f) < 0 || f.rmStatus) {
+        BASE_LOG(0, "NV: UVM_FREE of [0x%llx, +0x%llx) failed (status %s); its addresses stay reserved",
+                 (unsigned long long)va, (unsigned long long)size, nv_status_name(f.rmStatus));
+        return false;
+    }
+    return true;
 }
 
-static hcq_status uvm_map(nv_dev *nv, uint64_t va, uint64_t size, uint32_t hmem, const char *what)
+/* on failure, *va_free says whether the addresses may be reused */
+static hcq_status uvm_map(nv_dev *nv, uint64_t va, uint64_t size, uint32_t hmem, const char *what, bool *va_free)
 {
+    *va_free = true;
     nv_proc *p = nv->proc;
     nv_uvm_create_external_range r = {.base = va, .length = size};
     hcq_status s = nv_uvm(p, p->fd_uvm, NV_UVM_CREATE_EXTERNAL_RANGE, &r, sizeof r, &r.rmStatus, what);
     if (s) return s;
     nv_uvm_map_external_allocation *m = calloc(1, sizeof *m);
     if (!m) {
-        uvm_free(nv, va, size);
+        *va_free = uvm_free(nv, va, size);
         return base_err(HCQ_ENOMEM, "%s: out of host memory", what);
     }
     m->base = va;
@@ -76,7 +84,7 @@ static hcq_status uvm_map(nv_dev *nv, uint64_t va, uint64_t size, uint32_t hmem,
     m->hMemory = hmem;
     s = nv_uvm(p, p->fd_uvm, NV_UVM_MAP_EXTERNAL_ALLOCATION, m, sizeof *m, &m->rmStatus, what);
     free(m);
-    if (s) uvm_free(nv, va, size);
+    if (s) *va_free = uvm_free(nv, va, size);
     return s;
 }
 
@@ -141,10 +149,10 @@ hcq_status nv_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem 
              device ? "device" : "host");
     uint32_t h = 0;
     void *cpu = NULL;
-    bool mapped = false;
+    bool mapped = false, va_free = true;
     if (device) {
         if ((s = rm_memory(nv, NV01_MEMORY_LOCAL_USER, size, page, false, &h, what))) goto fail;
-        if ((s = uvm_map(nv, va, size, h, what))) goto fail;
+        if ((s = uvm_map(nv, va, size, h, what, &va_free))) goto fail;
         mapped = true;
         if ((flags & DRV_MEM_CPU) && (s = cpu_map(nv, h, va, size, false, &cpu, what))) goto fail;
     } else {
@@ -169,7 +177,7 @@ hcq_status nv_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem 
             goto fail;
         }
         h = am.hObjectNew;
-        if ((s = uvm_map(nv, va, size, h, what))) goto fail;
+        if ((s = uvm_map(nv, va, size, h, what, &va_free))) goto fail;
         mapped = true;
     }
     memset(out, 0, sizeof *out);
@@ -181,10 +189,10 @@ hcq_status nv_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem 
     return HCQ_OK;
 fail:
     if (device && cpu) sys_munmap(cpu, size);
-    if (mapped) uvm_free(nv, va, size);
+    if (mapped) va_free = uvm_free(nv, va, size);
     if (h) nv_free_object(nv->proc, nv->hdevice, h);
     re_reserve(va, size);
-    nv_va_free(va, size);
+    if (va_free) nv_va_free(va, size);
     return s;
 }
 
@@ -195,10 +203,10 @@ void nv_mem_free(hcq_device *dev, drv_mem *m)
     bool device = m->flags & DRV_MEM_DEVICE;
     /* the CPU's share first: the mock keeps memory while anyone maps it */
     if (device && m->cpu) sys_munmap(m->cpu, m->size);
-    uvm_free(nv, m->va, m->size);
+    bool va_free = uvm_free(nv, m->va, m->size);
     nv_free_object(nv->proc, nv->hdevice, (uint32_t)m->handle);
     re_reserve(m->va, m->size);
-    nv_va_free(m->va, m->size);
+    if (va_free) nv_va_free(m->va, m->size);
     memset(m, 0, sizeof *m);
 }
 

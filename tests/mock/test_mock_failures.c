@@ -1,0 +1,240 @@
+/* Driver calls failing after bring-up, on the NV and AMD mocks: every ioctl
+ * of allocating device and host memory, creating queues and loading a
+ * program fails in turn (the mock's n-th-call injection). Each failure is a
+ * clear error naming the device, the step and the driver's answer; it
+ * leaves no driver object, buffer or VRAM behind; the device goes on
+ * working; closing it releases everything. And out of device memory: the
+ * message has the sizes, and the allocation cache is emptied and the
+ * allocation retried before it fails.
+ *
+ * The bring-up ioctls have their own walks (test_nv_mock.c,
+ * test_amd_mock.c). The hardware queues (NV channels, kfd queues) are
+ * created there; hcq_queue_create records into host memory hcq already
+ * holds, so its walk finds no ioctl today and would walk any it grew. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "drivers/mock/mock.h"
+#include "drivers/mock/mock_amd.h"
+#include "drivers/mock/mock_nv.h"
+#include "drivers/nv/nv_abi.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+
+TestSuite(mock_failures, .timeout = 240);
+
+typedef struct gpu_case {
+    char spec[32]; /* mock configuration */
+    char device[16];
+    bool nv;
+} gpu_case;
+
+static gpu_case cases[] = {
+    {"nv=H100", "NV:0", true},
+    {"amd=gfx1100", "AMD:0", false},
+    {"amd=gfx942", "AMD:0", false},
+};
+
+/* what the driver holds for the process: RM objects or kfd buffer objects,
+ * events and queues; and the GPU's memory in use */
+typedef struct live {
+    uint64_t objects, vram;
+} live;
+
+static live live_now(const gpu_case *c)
+{
+    live l = {0};
+    if (c->nv) {
+        l.objects = mnv_rm_objects();
+        l.vram = atomic_load(&mnv_gpu_by_index(0)->g->vram_used);
+    } else {
+        pthread_mutex_lock(&mock_amd_P.lock);
+        l.objects = mock_amd_P.nbos + mock_amd_P.nevents;
+        for (mock_amd_queue *q = mock_amd_P.queues; q; q = q->next) l.objects++;
+        pthread_mutex_unlock(&mock_amd_P.lock);
+        l.vram = atomic_load(&mock_amd_gpu_at(0)->g->vram_used);
+    }
+    return l;
+}
+
+static void use_mock(const gpu_case *c, const char *extra)
+{
+    /* freed memory goes straight back to the driver, so what a failed
+     * call left behind shows in the driver's counts */
+    setenv("HCQ_ALLOC_CACHE", "0", 1);
+    setenv("HCQ_MOCK", "1", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    char spec[96];
+    snprintf(spec, sizeof spec, "%s%s%s", c->spec, extra ? "," : "", extra ? extra : "");
+    T_OK(mock_configure(spec));
+}
+
+/* ** the steps walked: each does its thing (i makes sizes differ) and
+ * returns something to undo, or NULL with the error set */
+typedef struct step {
+    const char *name;
+    void *(*run)(hcq_device *d, unsigned i);
+    void (*undo)(void *);
+} step;
+
+static void *alloc_device(hcq_device *d, unsigned i)
+{
+    return hcq_buffer_alloc(d, (1u << 20) + i * 65536u, HCQ_MEM_DEVICE);
+}
+static void *alloc_host(hcq_device *d, unsigned i) { return hcq_buffer_alloc(d, (1u << 20) + i * 65536u, HCQ_MEM_HOST); }
+static void free_buffer(void *b) { T_OK(hcq_buffer_free(b)); }
+
+static void *queue_compute(hcq_device *d, unsigned i)
+{
+    (void)i;
+    return hcq_queue_create(d, HCQ_QUEUE_COMPUTE);
+}
+static void *queue_copy(hcq_device *d, unsigned i)
+{
+    (void)i;
+    return hcq_queue_create(d, HCQ_QUEUE_COPY);
+}
+static void destroy_queue(void *q) { T_OK(hcq_queue_destroy(q)); }
+
+static hcq_binary *bin; /* the program walked, compiled once per test */
+static void *load_program(hcq_device *d, unsigned i)
+{
+    (void)i;
+    return hcq_program_load(d, bin->data, bin->size);
+}
+static void free_program(void *p) { T_OK(hcq_program_free(p)); }
+
+static const step steps[] = {
+    {"allocating device memory", alloc_device, free_buffer},
+    {"allocating host memory", alloc_host, free_buffer},
+    {"creating a compute queue", queue_compute, destroy_queue},
+    {"creating a copy queue", queue_copy, destroy_queue},
+    {"loading a program", load_program, free_program},
+};
+
+/* the device computes: inc on a fresh buffer */
+static void still_works(hcq_device *d)
+{
+    hcq_program *p = t_load(d, t_k_inc());
+    uint32_t v = 41, out = 0;
+    hcq_buffer *b = t_buffer_from(d, &v, 4);
+    hcq_arg a = hcq_arg_buffer(b);
+    T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
+    t_read(b, &out, 4);
+    cr_assert_eq(out, 42);
+    T_OK(hcq_buffer_free(b));
+    T_OK(hcq_program_free(p));
+}
+
+ParameterizedTestParameters(mock_failures, every_ioctl_after_bringup_fails_in_turn)
+{
+    return cr_make_param_array(gpu_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(gpu_case *c, mock_failures, every_ioctl_after_bringup_fails_in_turn)
+{
+    use_mock(c, NULL);
+    hcq_device *d = T_NONNULL(hcq_device_open(c->device));
+    hcq_kernel *k = t_k_add1();
+    T_OK(hcq_compile(k, hcq_device_get_props(d)->target, &bin));
+    hcq_kernel_destroy(k);
+    still_works(d); /* the pools and rings the first launch makes are made */
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        unsigned walked = 0;
+        const step *st = &steps[s];
+        live before = live_now(c);
+        uint64_t c0 = mock_ioctl_count();
+        void *obj = T_NONNULL(st->run(d, 0));
+        uint64_t n = mock_ioctl_count() - c0;
+        st->undo(obj);
+        cr_assert(live_now(c).objects == before.objects && live_now(c).vram == before.vram,
+                  "%s: undoing it releases what it made", st->name);
+        for (uint64_t i = 1; i <= n; i++) {
+            /* errnos and, on NV, RM statuses, as the drivers report them */
+            bool as_status = c->nv && i % 2;
+            int err = as_status ? 0 : i % 3 ? EIO : ENOMEM;
+            mock_fail_ioctl(i, err, as_status ? NV_ERR_INVALID_ARGUMENT : 0);
+            obj = st->run(d, (unsigned)i);
+            mock_fail_ioctl(0, 0, 0);
+            if (obj) {
+                /* a failure the call recovers from (ENOMEM: the cache
+                 * emptied, tried again) or one in a free (logged: a driver
+                 * that will not free keeps what it holds) */
+                st->undo(obj);
+                before = live_now(c);
+                continue;
+            }
+            walked++;
+            hcq_status e = hcq_error_status();
+            const char *msg = hcq_error_message();
+            cr_assert(e == HCQ_EIO || e == HCQ_ENOMEM, "%s, ioctl %llu of %llu: %s: %s", st->name,
+                      (unsigned long long)i, (unsigned long long)n, hcq_status_name(e), msg);
+            cr_assert(strstr(msg, c->device), "%s, ioctl %llu: the message names the device: %s", st->name,
+                      (unsigned long long)i, msg);
+            cr_assert(strstr(msg, as_status ? "NV_ERR_INVALID_ARGUMENT" : strerror(err)),
+                      "%s, ioctl %llu: the message gives the driver's answer: %s", st->name, (unsigned long long)i,
+                      msg);
+            live after = live_now(c);
+            cr_assert(after.objects == before.objects && after.vram == before.vram,
+                      "%s, ioctl %llu failing: %llu driver objects and %llu bytes of VRAM left behind", st->name,
+                      (unsigned long long)i, (unsigned long long)(after.objects - before.objects),
+                      (unsigned long long)(after.vram - before.vram));
+            T_OK(hcq_device_status(d)); /* a failed call does not poison the device */
+        }
+        cr_assert(walked > 0 || n == 0, "%s: none of its %llu ioctls failing made it fail", st->name,
+                  (unsigned long long)n);
+    }
+    still_works(d);
+    hcq_binary_free(bin);
+    T_OK(hcq_device_close(d));
+    live end = live_now(c);
+    cr_assert(end.objects == 0 && end.vram == 0, "after close: %llu driver objects, %llu bytes of VRAM",
+              (unsigned long long)end.objects, (unsigned long long)end.vram);
+    /* the NV device's files are all closed (mock_configure refuses while
+     * one is open); the KFD process keeps /dev/kfd and the render node for
+     * the life of the process (docs/architecture.md), holding nothing */
+    if (c->nv) T_OK(mock_configure(""));
+}
+
+/* Out of device memory: freed buffers sit in the allocation cache; a bigger
+ * request that the driver refuses empties the cache and is retried, and
+ * succeeds; one that cannot fit fails with HCQ_ENOMEM naming the sizes. */
+ParameterizedTestParameters(mock_failures, out_of_memory_empties_the_cache_then_says_how_much)
+{
+    return cr_make_param_array(gpu_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(gpu_case *c, mock_failures, out_of_memory_empties_the_cache_then_says_how_much)
+{
+    use_mock(c, "vram=256M");
+    setenv("HCQ_ALLOC_CACHE", "1", 1);
+    base_env_reload();
+    hcq_device *d = T_NONNULL(hcq_device_open(c->device));
+    uint64_t base = live_now(c).vram;
+    uint64_t room = ((256ull << 20) - base) & ~((1ull << 20) - 1);
+    /* fill most of the memory with buffers the cache will keep */
+    hcq_buffer *b[4];
+    for (int i = 0; i < 4; i++) b[i] = T_NONNULL(hcq_buffer_alloc(d, room / 5, HCQ_MEM_DEVICE));
+    for (int i = 0; i < 4; i++) T_OK(hcq_buffer_free(b[i]));
+    cr_assert_geq(live_now(c).vram, base + 4 * (room / 5), "the cache holds the freed buffers");
+    /* needs the cached memory back */
+    hcq_buffer *big = T_NONNULL(hcq_buffer_alloc(d, room / 2, HCQ_MEM_DEVICE));
+    cr_assert_lt(live_now(c).vram, base + 4 * (room / 5), "the cache was emptied for it");
+    /* more than there is */
+    cr_assert_null(hcq_buffer_alloc(d, room, HCQ_MEM_DEVICE));
+    cr_assert_eq(hcq_error_status(), HCQ_ENOMEM, "%s", hcq_error_message());
+    char want[32];
+    base_fmt_bytes(want, sizeof want, room);
+    T_MSG_HAS(want);
+    T_MSG_HAS(c->device);
+    T_OK(hcq_device_status(d));
+    T_OK(hcq_buffer_free(big));
+    still_works(d);
+    T_OK(hcq_device_close(d));
+    cr_assert_eq(live_now(c).vram, 0);
+}
