@@ -27,7 +27,8 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/%.o)
 
 TEST_DIRS := tests/unit tests/mock tests/hw
 TEST_SUPPORT_SRC := $(wildcard tests/support/*.c) $(wildcard tests/fuzz/fuzz_*.c)
-TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(B)/%.o)
+# the suites' kernels are the tools' (tools/kernels.c)
+TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(B)/%.o) $(B)/tools/kernels.o
 TEST_SRC := $(foreach d,$(TEST_DIRS),$(wildcard $(d)/test_*.c))
 TEST_BIN := $(TEST_SRC:%.c=$(B)/%)
 

@@ -1,4 +1,6 @@
-/* IR kernels for the tools. */
+/* IR kernels for the tools, and the API suites' kernels (tests/support/
+ * hcqtest.c launches these), kept here once so `hcq compile` fills a
+ * cache with exactly what the suites run. */
 #include "tools/kernels.h"
 
 hcq_kernel *tk_empty(void)
@@ -83,3 +85,76 @@ hcq_kernel *tk_matmul(void)
     return k;
 }
 
+/* ** the API suites' kernels: global id in x as u32 */
+static hcq_ir_ref gid_u32(hcq_kernel *k) { return hcq_ir_cast(k, HCQ_U32, global_id(k, 0)); }
+
+hcq_kernel *tk_add1(void)
+{
+    hcq_kernel *k = hcq_kernel_create("add1");
+    hcq_ir_ref a = hcq_ir_param_buffer(k, HCQ_U32), n = hcq_ir_param_scalar(k, HCQ_U32), i = gid_u32(k);
+    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, i, n));
+    hcq_ir_store(k, a, i, bin(k, HCQ_OP_ADD, hcq_ir_load(k, a, i), hcq_ir_const_int(k, HCQ_U32, 1)));
+    hcq_ir_endif(k, iff);
+    return k;
+}
+
+hcq_kernel *tk_vadd_u32n(void)
+{
+    hcq_kernel *k = hcq_kernel_create("vadd");
+    hcq_ir_ref a = hcq_ir_param_buffer(k, HCQ_F32), b = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref c = hcq_ir_param_buffer(k, HCQ_F32), n = hcq_ir_param_scalar(k, HCQ_U32), i = gid_u32(k);
+    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, i, n));
+    hcq_ir_store(k, c, i, bin(k, HCQ_OP_ADD, hcq_ir_load(k, a, i), hcq_ir_load(k, b, i)));
+    hcq_ir_endif(k, iff);
+    return k;
+}
+
+hcq_kernel *tk_muladd(void)
+{
+    hcq_kernel *k = hcq_kernel_create("muladd");
+    hcq_ir_ref a = hcq_ir_param_buffer(k, HCQ_U32), m = hcq_ir_param_scalar(k, HCQ_U32);
+    hcq_ir_ref c = hcq_ir_param_scalar(k, HCQ_U32), n = hcq_ir_param_scalar(k, HCQ_U32), i = gid_u32(k);
+    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, i, n));
+    hcq_ir_store(k, a, i, bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, hcq_ir_load(k, a, i), m), c));
+    hcq_ir_endif(k, iff);
+    return k;
+}
+
+hcq_kernel *tk_inc(void)
+{
+    hcq_kernel *k = hcq_kernel_create("inc");
+    hcq_ir_ref a = hcq_ir_param_buffer(k, HCQ_U32), one = c_i32(k, 1);
+    /* ids are >= 0, so id < 1 means id == 0 */
+    hcq_ir_ref g0 = bin(k, HCQ_OP_CMPLT, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), one);
+    hcq_ir_ref l0 = bin(k, HCQ_OP_CMPLT, hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), one);
+    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_AND, g0, l0));
+    hcq_ir_ref i0 = c_i32(k, 0);
+    hcq_ir_store(k, a, i0, bin(k, HCQ_OP_ADD, hcq_ir_load(k, a, i0), hcq_ir_const_int(k, HCQ_U32, 1)));
+    hcq_ir_endif(k, iff);
+    return k;
+}
+
+hcq_kernel *tk_mark(void)
+{
+    hcq_kernel *k = hcq_kernel_create("mark");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_U32), g[3], d[3];
+    for (unsigned i = 0; i < 3; i++) {
+        g[i] = global_id(k, i);
+        d[i] = bin(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_NUM_GROUPS, i), hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, i));
+    }
+    hcq_ir_ref lin =
+        bin(k, HCQ_OP_ADD, g[0], bin(k, HCQ_OP_MUL, d[0], bin(k, HCQ_OP_ADD, g[1], bin(k, HCQ_OP_MUL, d[1], g[2]))));
+    hcq_ir_store(k, out, lin, hcq_ir_const_int(k, HCQ_U32, 1));
+    return k;
+}
+
+hcq_kernel *tk_copy_u32(void)
+{
+    hcq_kernel *k = hcq_kernel_create("copy_u32");
+    hcq_ir_ref dst = hcq_ir_param_buffer(k, HCQ_U32), src = hcq_ir_param_buffer(k, HCQ_U32);
+    hcq_ir_ref n = hcq_ir_param_scalar(k, HCQ_U32), i = gid_u32(k);
+    hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, i, n));
+    hcq_ir_store(k, dst, i, hcq_ir_load(k, src, i));
+    hcq_ir_endif(k, iff);
+    return k;
+}
