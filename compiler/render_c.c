@@ -9,10 +9,10 @@
  * verifier checks) and so stay outside the work-item loops; values that
  * live across a phase boundary go to per-work-item arrays indexed by `lid`.
  *
- * Semantics must match the interpreter bit for bit: -fwrapv for integer
- * wrap, helpers for the cases C leaves undefined (division by zero,
- * INT_MIN / -1, shift counts, float -> int), -ffp-contract=off, and the
- * same narrow-float algorithms as ir_float.h (emitted in the prelude). */
+ * Semantics must match the interpreter bit for bit: the expressions are
+ * render_expr.c's (shared with the GPU renderer: wrapping through unsigned
+ * types, helpers for the cases C leaves undefined), -ffp-contract=off, and
+ * the same narrow-float algorithms as ir_float.h (emitted in the prelude). */
 #include "compiler/render_c.h"
 
 #include <inttypes.h>
@@ -21,107 +21,29 @@
 
 #include "compiler/cpu_abi.h"
 #include "compiler/ir_float.h"
+#include "compiler/render_expr.h"
 #include "compiler/strbuf.h"
 
-/* The helpers every kernel may use; clang drops the unused ones. Their
- * algorithms are ir_float.h's and interp_alu.c's. */
+/* What the shared helpers and expressions (render_expr.h) need from C:
+ * clang builtins, no headers. */
 static const char prelude[] =
-    "typedef signed char i8; typedef unsigned char u8; typedef short i16; typedef unsigned short u16;\n"
-    "typedef int i32; typedef unsigned u32; typedef long long i64; typedef unsigned long long u64;\n"
-    "typedef struct { u32 num_groups[3]; u32 local_size[3]; } hcq_cpu_dims;\n"
-    "#define HCQ_EXPORT __attribute__((visibility(\"default\")))\n"
     "#define H static inline __attribute__((always_inline, unused))\n"
-    "H u32 hcq_fbits(float f) { u32 u; __builtin_memcpy(&u, &f, 4); return u; }\n"
-    "H float hcq_bitsf(u32 u) { float f; __builtin_memcpy(&f, &u, 4); return f; }\n"
-    "H u64 hcq_dbits(double d) { u64 u; __builtin_memcpy(&u, &d, 8); return u; }\n"
-    "H double hcq_bitsd(u64 u) { double d; __builtin_memcpy(&d, &u, 8); return d; }\n"
-    /* storage conversions: exact bits both ways (ir_f16_to_f32, ir_f32_to_f16_bits, bf16 alike) */
-    "H float hcq_h2f(u16 h) {\n"
-    "  u32 sign = (u32)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
-    "  if (e == 0x1f) return hcq_bitsf(sign | 0x7f800000u | (m << 13));\n"
-    "  if (e == 0) return hcq_bitsf(sign | hcq_fbits((float)m * 0x1p-24f));\n"
-    "  return hcq_bitsf(sign | ((e + 112u) << 23) | (m << 13));\n"
-    "}\n"
-    "H u16 hcq_f2h_rne(float f) {\n"
-    "  u32 x = hcq_fbits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;\n"
-    "  if (ax > 0x7f800000u) return (u16)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));\n"
-    "  if (ax >= 0x477ff000u) return (u16)(sign | 0x7c00u);\n"
-    "  if (ax >= 0x38800000u) { u32 m = ax - 0x38000000u; return (u16)(sign | ((m + 0xfffu + ((m >> 13) & 1u)) >> 13)); }\n"
-    "  if (ax < 0x33000000u) return (u16)sign;\n"
-    "  u32 e = ax >> 23, mant = (ax & 0x7fffffu) | 0x800000u, sh = 126u - e;\n"
-    "  u32 q = mant >> sh, rem = mant & ((1u << sh) - 1u), half = 1u << (sh - 1u);\n"
-    "  if (rem > half || (rem == half && (q & 1u))) q++;\n"
-    "  return (u16)(sign | q);\n"
-    "}\n"
-    "H u16 hcq_h2bits(float f) {\n"
-    "  u32 x = hcq_fbits(f), ax = x & 0x7fffffffu;\n"
-    "  if (ax <= 0x7f800000u) return hcq_f2h_rne(f);\n"
-    "  u32 m = (ax >> 13) & 0x3ffu;\n"
-    "  return (u16)(((x >> 16) & 0x8000u) | 0x7c00u | (m ? m : 0x200u));\n"
-    "}\n"
-    "H float hcq_b2f(u16 h) { return hcq_bitsf((u32)h << 16); }\n"
-    "H u16 hcq_f2b_rne(float f) {\n"
-    "  u32 x = hcq_fbits(f);\n"
-    "  if ((x & 0x7fffffffu) > 0x7f800000u) return (u16)((x >> 16) | 0x40u);\n"
-    "  return (u16)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n"
-    "}\n"
-    "H u16 hcq_b2bits(float f) {\n"
-    "  u32 x = hcq_fbits(f);\n"
-    "  if ((x & 0x7fffffffu) <= 0x7f800000u) return (u16)(x >> 16);\n"
-    "  return (u16)((x >> 16) | ((x & 0x7f0000u) ? 0 : 0x40u));\n"
-    "}\n"
-    /* rounding of results: RNE, NaN quieted; F16C does exactly that in two instructions */
-    "#ifdef __FLT16_MANT_DIG__\n"
-    "H float hcq_rh(float x) { return (float)(_Float16)x; }\n"
-    "#else\n"
-    "H float hcq_rh(float x) { return hcq_h2f(hcq_f2h_rne(x)); }\n"
-    "#endif\n"
-    "H float hcq_rb(float x) { return hcq_b2f(hcq_f2b_rne(x)); }\n"
-    "H float hcq_d2f_odd(double d) {\n"
-    "  float f = (float)d;\n"
-    "  if (d != d || (double)f == d) return f;\n"
-    "  u32 u = hcq_fbits(f);\n"
-    "  if (__builtin_isinf(f)) u = (u & 0x80000000u) | 0x7f7fffffu;\n"
-    "  else if (__builtin_fabs((double)f) > __builtin_fabs(d)) u -= 1;\n"
-    "  return hcq_bitsf(u | 1u);\n"
-    "}\n"
-    "H float hcq_u2f_odd(u64 m) {\n"
-    "  if (m < (1ull << 24)) return (float)m;\n"
-    "  int sh = 64 - __builtin_clzll(m) - 24; u64 top = m >> sh;\n"
-    "  if (m & ((1ull << sh) - 1)) top |= 1;\n"
-    "  return __builtin_ldexpf((float)top, sh);\n"
-    "}\n"
-    "H float hcq_i2f_odd(i64 v) { u64 m = v < 0 ? 0 - (u64)v : (u64)v; float f = hcq_u2f_odd(m); return v < 0 ? -f : f; }\n"
-    "H float hcq_maxf(float a, float b) {\n"
-    "  if (a != a) return b; if (b != b) return a;\n"
-    "  if (a == b) return __builtin_signbit(a) ? b : a;\n"
-    "  return a > b ? a : b;\n"
-    "}\n"
-    "H double hcq_maxd(double a, double b) {\n"
-    "  if (a != a) return b; if (b != b) return a;\n"
-    "  if (a == b) return __builtin_signbit(a) ? b : a;\n"
-    "  return a > b ? a : b;\n"
-    "}\n"
-    "H i64 hcq_f2s(double d, int bits) {\n"
-    "  if (d != d) return 0;\n"
-    "  double lo = -__builtin_ldexp(1.0, bits - 1), hi = __builtin_ldexp(1.0, bits - 1);\n"
-    "  if (d <= lo) return (i64)lo;\n"
-    "  if (d >= hi) return bits == 64 ? (i64)0x7fffffffffffffffll : (i64)hi - 1;\n"
-    "  return (i64)d;\n"
-    "}\n"
-    "H u64 hcq_f2u(double d, int bits) {\n"
-    "  if (d != d || d <= 0) return 0;\n"
-    "  double hi = __builtin_ldexp(1.0, bits);\n"
-    "  if (d >= hi) return bits == 64 ? ~0ull : (u64)hi - 1;\n"
-    "  return (u64)d;\n"
-    "}\n"
-    "#define HCQ_SDIV(T) \\\n"
-    "  H T hcq_div_##T(T a, T b) { return b == 0 ? (T)0 : b == -1 ? (T)(0 - (u64)a) : (T)(a / b); } \\\n"
-    "  H T hcq_mod_##T(T a, T b) { return b == 0 || b == -1 ? (T)0 : (T)(a % b); }\n"
-    "#define HCQ_UDIV(T) \\\n"
-    "  H T hcq_div_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); } \\\n"
-    "  H T hcq_mod_##T(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }\n"
-    "HCQ_SDIV(i8) HCQ_SDIV(i16) HCQ_SDIV(i32) HCQ_SDIV(i64) HCQ_UDIV(u8) HCQ_UDIV(u16) HCQ_UDIV(u32) HCQ_UDIV(u64)\n";
+    "#define HCQ_MEMCPY(d, s, n) __builtin_memcpy(d, s, n)\n"
+    "#define HCQ_ISINF(x) __builtin_isinf(x)\n#define HCQ_FABS(x) __builtin_fabs(x)\n"
+    "#define HCQ_SIGNBIT(x) __builtin_signbit(x)\n#define HCQ_CLZLL(x) __builtin_clzll(x)\n"
+    "#define HCQ_SINF(x) __builtin_sinf(x)\n#define HCQ_SIN(x) __builtin_sin(x)\n"
+    "#define HCQ_EXP2F(x) __builtin_exp2f(x)\n#define HCQ_EXP2(x) __builtin_exp2(x)\n"
+    "#define HCQ_LOG2F(x) __builtin_log2f(x)\n#define HCQ_LOG2(x) __builtin_log2(x)\n"
+    "#define HCQ_SQRTF(x) __builtin_sqrtf(x)\n#define HCQ_SQRT(x) __builtin_sqrt(x)\n"
+    "#define HCQ_TRUNCF(x) __builtin_truncf(x)\n#define HCQ_TRUNC(x) __builtin_trunc(x)\n"
+    "#define HCQ_FMAF(a, b, c) __builtin_fmaf(a, b, c)\n#define HCQ_FMA(a, b, c) __builtin_fma(a, b, c)\n"
+    /* f16 rounding in hardware where the target has it (F16C: two instructions) */
+    "#ifdef __FLT16_MANT_DIG__\n#define HCQ_RH_FLOAT16 1\n#endif\n";
+
+/* after the helpers (their types): the CPU ABI's */
+static const char prelude_abi[] =
+    "typedef struct { u32 num_groups[3]; u32 local_size[3]; } hcq_cpu_dims;\n"
+    "#define HCQ_EXPORT __attribute__((visibility(\"default\")))\n";
 
 /* ** analysis for barrier kernels */
 typedef struct rc {
@@ -192,54 +114,9 @@ static void mark_cross(rc *r)
 }
 
 /* ** names and types */
-static const char *ctype(hcq_dtype t)
-{
-    switch (t) {
-    case HCQ_BOOL: return "_Bool";
-    case HCQ_F16:
-    case HCQ_BF16:
-    case HCQ_F32: return "float";
-    case HCQ_F64: return "double";
-    default: return hcq_dtype_name(t);
-    }
-}
-
-static const char *stype(hcq_dtype t) /* in memory */
-{
-    switch (t) {
-    case HCQ_BOOL: return "u8";
-    case HCQ_F16:
-    case HCQ_BF16: return "u16";
-    default: return ctype(t);
-    }
-}
-
-static void emit_float_lit(cc_sb *b, hcq_dtype t, uint64_t lane)
-{
-    if (t == HCQ_F64) {
-        double d = ir_bits_f64(lane);
-        if (isfinite(d)) cc_sb_printf(b, "%a", d);
-        else cc_sb_printf(b, "hcq_bitsd(0x%016" PRIx64 "ull)", lane);
-        return;
-    }
-    float f = ir_bits_f32((uint32_t)lane);
-    if (isfinite(f)) cc_sb_printf(b, "%af", (double)f);
-    else cc_sb_printf(b, "hcq_bitsf(0x%08" PRIx32 "u)", (uint32_t)lane);
-}
-
-static void emit_const(cc_sb *b, const hcq_ir_op *o)
-{
-    hcq_dtype t = (hcq_dtype)o->dtype;
-    uint64_t v = ir_const_lane(t, o->arg);
-    if (t == HCQ_BOOL) cc_sb_printf(b, "(_Bool)%d", (int)v);
-    else if (hcq_dtype_is_float(t)) emit_float_lit(b, t, v);
-    else if (hcq_dtype_is_signed(t) && (int64_t)v > INT32_MIN && (int64_t)v <= INT32_MAX)
-        cc_sb_printf(b, "((%s)%d)", ctype(t), (int)(int64_t)v);
-    else if (!hcq_dtype_is_signed(t) && v <= INT32_MAX)
-        cc_sb_printf(b, "((%s)%uu)", ctype(t), (unsigned)v);
-    else
-        cc_sb_printf(b, "((%s)0x%" PRIx64 "ull)", ctype(t), v); /* wraps to the dtype, as -fwrapv clang does */
-}
+/* value and memory types: C spelling (_Bool) */
+static const char *ctype(hcq_dtype t) { return cc_expr_ctype(t, false); }
+static const char *stype(hcq_dtype t) { return cc_expr_stype(t, false); }
 
 static const char *special_var(uint64_t arg)
 {
@@ -254,7 +131,7 @@ static void ref(rc *r, hcq_ir_ref s, hcq_ir_ref at)
     const hcq_ir_op *o = &r->k->ops[s];
     cc_sb *b = r->b;
     switch (o->op) {
-    case HCQ_OP_CONST: emit_const(b, o); return;
+    case HCQ_OP_CONST: cc_expr_const(b, o, false); return;
     case HCQ_OP_SPECIAL: cc_sb_puts(b, special_var(o->arg)); return;
     case HCQ_OP_PARAM: cc_sb_printf(b, "%c%" PRIu64, (o->flags & HCQ_IR_FLAG_PTR) ? 'p' : 's', o->arg); return;
     case HCQ_OP_DEFINE_LOCAL: cc_sb_printf(b, "l%u", s); return;
@@ -266,170 +143,16 @@ static void ref(rc *r, hcq_ir_ref s, hcq_ir_ref at)
         cc_sb_printf(b, "v%u", s);
 }
 
-/* ** expressions */
-typedef struct ex {
-    rc *r;
-    hcq_ir_ref at;
-} ex;
+static void operand(cc_expr *e, hcq_ir_ref s) { ref(e->user, s, e->at); }
+static void R(cc_expr *e, unsigned j) { operand(e, e->k->ops[e->at].src[j]); }
+static void P(cc_expr *e, const char *s) { cc_sb_puts(e->b, s); }
 
-static void R(ex *e, unsigned j) { ref(e->r, e->r->k->ops[e->at].src[j], e->at); }
-static void P(ex *e, const char *s) { cc_sb_puts(e->r->b, s); }
-
-static void int_alu(ex *e, const hcq_ir_op *o, hcq_dtype t)
-{
-    const char *T = ctype(t);
-    unsigned w = ir_dt_bits(t);
-    cc_sb *b = e->r->b;
-    static const char *sym[HCQ_OP_COUNT] = {[HCQ_OP_ADD] = "+", [HCQ_OP_SUB] = "-", [HCQ_OP_MUL] = "*",
-                                            [HCQ_OP_AND] = "&", [HCQ_OP_OR] = "|",  [HCQ_OP_XOR] = "^"};
-    switch (o->op) {
-    case HCQ_OP_NEG: cc_sb_printf(b, "(%s)(0 - ", T), R(e, 0), P(e, ")"); return;
-    case HCQ_OP_ADD:
-    case HCQ_OP_SUB:
-    case HCQ_OP_MUL:
-    case HCQ_OP_AND:
-    case HCQ_OP_OR:
-    case HCQ_OP_XOR: cc_sb_printf(b, "(%s)(", T), R(e, 0), cc_sb_printf(b, " %s ", sym[o->op]), R(e, 1), P(e, ")"); return;
-    case HCQ_OP_MULACC: cc_sb_printf(b, "(%s)(", T), R(e, 0), P(e, " * "), R(e, 1), P(e, " + "), R(e, 2), P(e, ")"); return;
-    case HCQ_OP_IDIV:
-    case HCQ_OP_MOD:
-        cc_sb_printf(b, "hcq_%s_%s(", o->op == HCQ_OP_IDIV ? "div" : "mod", T), R(e, 0), P(e, ", "), R(e, 1), P(e, ")");
-        return;
-    case HCQ_OP_SHL:
-        cc_sb_printf(b, "(%s)((%s)", T, w > 32 ? "u64" : "u32"), R(e, 0), P(e, " << ("), R(e, 1);
-        cc_sb_printf(b, " & %u))", w - 1);
-        return;
-    case HCQ_OP_SHR: cc_sb_printf(b, "(%s)(", T), R(e, 0), P(e, " >> ("), R(e, 1), cc_sb_printf(b, " & %u))", w - 1); return;
-    case HCQ_OP_MAX: P(e, "("), R(e, 0), P(e, " > "), R(e, 1), P(e, " ? "), R(e, 0), P(e, " : "), R(e, 1), P(e, ")"); return;
-    case HCQ_OP_CMPLT: P(e, "("), R(e, 0), P(e, " < "), R(e, 1), P(e, ")"); return;
-    case HCQ_OP_CMPNE: P(e, "("), R(e, 0), P(e, " != "), R(e, 1), P(e, ")"); return;
-    default: return;
-    }
-}
-
-static void float_alu(ex *e, const hcq_ir_op *o, hcq_dtype t)
-{
-    bool d = t == HCQ_F64, narrow = t == HCQ_F16 || t == HCQ_BF16;
-    const char *sfx = d ? "" : "f";
-    static const char *sym[HCQ_OP_COUNT] = {[HCQ_OP_ADD] = "+", [HCQ_OP_SUB] = "-", [HCQ_OP_MUL] = "*",
-                                            [HCQ_OP_FDIV] = "/", [HCQ_OP_CMPLT] = "<", [HCQ_OP_CMPNE] = "!="};
-    static const char *fn[HCQ_OP_COUNT] = {[HCQ_OP_EXP2] = "exp2", [HCQ_OP_LOG2] = "log2", [HCQ_OP_SIN] = "sin",
-                                           [HCQ_OP_SQRT] = "sqrt", [HCQ_OP_TRUNC] = "trunc"};
-    cc_sb *b = e->r->b;
-    if (o->op == HCQ_OP_CMPLT || o->op == HCQ_OP_CMPNE) {
-        P(e, "("), R(e, 0), cc_sb_printf(b, " %s ", sym[o->op]), R(e, 1), P(e, ")");
-        return;
-    }
-    if (narrow) P(e, t == HCQ_F16 ? "hcq_rh(" : "hcq_rb(");
-    switch (o->op) {
-    case HCQ_OP_NEG: P(e, "(-"), R(e, 0), P(e, ")"); break;
-    case HCQ_OP_RECIP: cc_sb_printf(b, "(1.0%s / ", sfx), R(e, 0), P(e, ")"); break;
-    case HCQ_OP_MAX: cc_sb_printf(b, "hcq_max%s(", d ? "d" : "f"), R(e, 0), P(e, ", "), R(e, 1), P(e, ")"); break;
-    case HCQ_OP_MULACC: cc_sb_printf(b, "__builtin_fma%s(", sfx), R(e, 0), P(e, ", "), R(e, 1), P(e, ", "), R(e, 2), P(e, ")"); break;
-    case HCQ_OP_ADD:
-    case HCQ_OP_SUB:
-    case HCQ_OP_MUL:
-    case HCQ_OP_FDIV: P(e, "("), R(e, 0), cc_sb_printf(b, " %s ", sym[o->op]), R(e, 1), P(e, ")"); break;
-    default: cc_sb_printf(b, "__builtin_%s%s(", fn[o->op], sfx), R(e, 0), P(e, ")"); break;
-    }
-    if (narrow) P(e, ")");
-}
-
-static void emit_cast(ex *e, hcq_dtype from, hcq_dtype to)
-{
-    cc_sb *b = e->r->b;
-    bool ff = hcq_dtype_is_float(from), tf = hcq_dtype_is_float(to);
-    bool narrow = to == HCQ_F16 || to == HCQ_BF16;
-    const char *rnd = to == HCQ_F16 ? "hcq_rh(" : "hcq_rb(";
-    if (from == to) {
-        R(e, 0);
-    } else if (to == HCQ_BOOL) {
-        P(e, "("), R(e, 0), P(e, " != 0)");
-    } else if (!ff && !tf) {
-        cc_sb_printf(b, "(%s)", ctype(to)), R(e, 0);
-    } else if (!ff) { /* integer or bool -> float */
-        bool sgn = hcq_dtype_is_signed(from);
-        if (to == HCQ_BF16)
-            cc_sb_printf(b, "hcq_rb(hcq_%s2f_odd((%s)", sgn ? "i" : "u", sgn ? "i64" : "u64"), R(e, 0), P(e, "))");
-        else if (to == HCQ_F16)
-            P(e, "hcq_rh((float)"), R(e, 0), P(e, ")"); /* exact or overflowing either way: see interp_alu.c */
-        else
-            cc_sb_printf(b, "(%s)", ctype(to)), R(e, 0);
-    } else if (!tf) { /* float -> integer, saturating */
-        bool sgn = hcq_dtype_is_signed(to);
-        cc_sb_printf(b, "(%s)hcq_f2%c((double)", ctype(to), sgn ? 's' : 'u'), R(e, 0), cc_sb_printf(b, ", %u)", ir_dt_bits(to));
-    } else if (from == HCQ_F64) {
-        if (to == HCQ_F32) P(e, "(float)"), R(e, 0);
-        else P(e, rnd), P(e, "hcq_d2f_odd("), R(e, 0), P(e, "))");
-    } else { /* f32/f16/bf16 -> float */
-        if (to == HCQ_F64) P(e, "(double)"), R(e, 0);
-        else if (narrow) P(e, rnd), R(e, 0), P(e, ")");
-        else R(e, 0);
-    }
-}
-
-static void emit_bitcast(ex *e, hcq_dtype from, hcq_dtype to)
-{
-    cc_sb *b = e->r->b;
-    /* to the bit pattern ... */
-    const char *open = "(", *close = ")";
-    switch (from) {
-    case HCQ_F16: open = "hcq_h2bits("; break;
-    case HCQ_BF16: open = "hcq_b2bits("; break;
-    case HCQ_F32: open = "hcq_fbits("; break;
-    case HCQ_F64: open = "hcq_dbits("; break;
-    default: break;
-    }
-    /* ... and from it */
-    switch (to) {
-    case HCQ_F16: P(e, "hcq_h2f((u16)"); break;
-    case HCQ_BF16: P(e, "hcq_b2f((u16)"); break;
-    case HCQ_F32: P(e, "hcq_bitsf((u32)"); break;
-    case HCQ_F64: P(e, "hcq_bitsd((u64)"); break;
-    default: cc_sb_printf(b, "((%s)", ctype(to)); break;
-    }
-    P(e, open), R(e, 0), P(e, close), P(e, ")");
-}
-
-/* A buffer element read: converts the stored form to the value form. */
-static void emit_elem(ex *e, hcq_dtype t)
-{
-    const char *pre = t == HCQ_F16 ? "hcq_h2f(" : t == HCQ_BF16 ? "hcq_b2f(" : t == HCQ_BOOL ? "(_Bool)(" : "(";
-    const hcq_ir_op *o = &e->r->k->ops[e->at];
-    bool sgn = hcq_dtype_is_signed((hcq_dtype)e->r->k->ops[o->src[1]].dtype);
-    P(e, pre), R(e, 0), cc_sb_printf(e->r->b, "[(%s)", sgn ? "i64" : "u64"), R(e, 1), P(e, "])");
-}
-
-static void emit_expr(ex *e)
-{
-    const hcq_kernel *k = e->r->k;
-    const hcq_ir_op *o = &k->ops[e->at];
-    hcq_dtype from = (hcq_dtype)k->ops[o->src[0]].dtype;
-    switch (o->op) {
-    case HCQ_OP_CAST: emit_cast(e, from, (hcq_dtype)o->dtype); return;
-    case HCQ_OP_BITCAST: emit_bitcast(e, from, (hcq_dtype)o->dtype); return;
-    case HCQ_OP_WHERE: P(e, "("), R(e, 0), P(e, " ? "), R(e, 1), P(e, " : "), R(e, 2), P(e, ")"); return;
-    case HCQ_OP_DEFINE_ACC: R(e, 0); return;
-    case HCQ_OP_LOAD:
-        if (o->nsrc == 4) P(e, "("), R(e, 2), P(e, " ? ");
-        emit_elem(e, (hcq_dtype)o->dtype);
-        if (o->nsrc == 4) P(e, " : "), R(e, 3), P(e, ")");
-        return;
-    default: break;
-    }
-    if (hcq_dtype_is_float(from))
-        float_alu(e, o, from);
-    else
-        int_alu(e, o, from);
-}
-
-/* ** statements */
 static void line_start(rc *r) { cc_sb_printf(r->b, "%*s", (int)(2 * r->indent), ""); }
 
 static void emit_store(rc *r, hcq_ir_ref i)
 {
     const hcq_ir_op *o = &r->k->ops[i];
-    ex e = {r, i};
+    cc_expr e = {.b = r->b, .k = r->k, .at = i, .operand = operand, .user = r};
     hcq_dtype t = (hcq_dtype)r->k->ops[o->src[0]].dtype;
     bool sgn = hcq_dtype_is_signed((hcq_dtype)r->k->ops[o->src[1]].dtype);
     if (o->nsrc == 4) P(&e, "if ("), R(&e, 3), P(&e, ") ");
@@ -441,7 +164,7 @@ static void emit_store(rc *r, hcq_ir_ref i)
 static void emit_op(rc *r, hcq_ir_ref i)
 {
     const hcq_ir_op *o = &r->k->ops[i];
-    ex e = {r, i};
+    cc_expr e = {.b = r->b, .k = r->k, .at = i, .operand = operand, .user = r};
     cc_sb *b = r->b;
     if (is_inline(o) || o->op == HCQ_OP_NOOP) return;
     if (o->op == HCQ_OP_ENDRANGE || o->op == HCQ_OP_ENDIF) r->indent--;
@@ -469,7 +192,7 @@ static void emit_op(rc *r, hcq_ir_ref i)
         cc_sb_printf(b, "v%u_a[lid] = ", i);
     else
         cc_sb_printf(b, "%s v%u = ", ctype((hcq_dtype)o->dtype), i);
-    emit_expr(&e);
+    cc_expr_emit(&e);
     cc_sb_printf(b, ";\n");
 }
 
@@ -595,6 +318,8 @@ hcq_status cc_render_c(const hcq_kernel *k, char **source_out)
         mark_cross(&r);
         cc_sb_printf(&b, "/* kernel '%s': generated by hcq for the cpu target */\n", k->name);
         cc_sb_puts(&b, prelude);
+        cc_sb_puts(&b, cc_expr_helpers);
+        cc_sb_puts(&b, prelude_abi);
         cc_sb_puts(&b, "\n");
         emit_meta(&r, nparams, kernarg_size);
         emit_entry(&r, nparams);
