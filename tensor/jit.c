@@ -110,6 +110,21 @@ static void set_meta(io_meta *m, const tt_node *n)
 }
 
 /* Runs fn; outputs become copies made by kernels (captured when capturing). */
+/* The captured graph, replayed. HCQ_DEBUG >= 2: waited for, with one line
+ * (the kernels' own lines were printed when run 0 ran them eagerly). */
+static hcq_status replay_graph(hcq_jit *j)
+{
+    hcq_ctx *ctx = j->ctx;
+    if (hcq_debug_level() < 2) return hcq_graph_replay(j->cap.g, NULL, 0);
+    uint64_t t0 = hcq_now_ns();
+    hcq_status s = hcq_graph_replay(j->cap.g, NULL, 0);
+    if (!s) s = hcq_device_synchronize(ctx->dev);
+    if (!s)
+        base_log(2, "%s: jit replay: %u kernels in one graph  %9.1f us (submit to completion, host clock)",
+                 ctx->props.id, j->cap.kernels, (double)(hcq_now_ns() - t0) / 1000.0);
+    return s;
+}
+
 static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, bool capture)
 {
     hcq_ctx *ctx = j->ctx;
@@ -155,7 +170,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             j->out[i].buf = copies[i]->buf;
             tt_buf_ref(j->out[i].buf);
         }
-        if (!s) s = hcq_graph_replay(j->cap.g, NULL, 0);
+        if (!s) s = replay_graph(j);
         if (!s) {
             ctx->stats.graph_replays++;
             ctx->stats.kernels += j->cap.kernels;
@@ -191,7 +206,7 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
         if (!fresh[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
         else if (m->buf->hb) s = hcq_graph_set_buffer(j->cap.g, m->buf->hb, fresh[i]->hb);
     }
-    if (!s) s = hcq_graph_replay(j->cap.g, NULL, 0);
+    if (!s) s = replay_graph(j);
     if (!s) {
         ctx->stats.graph_replays++;
         ctx->stats.kernels += j->cap.kernels;

@@ -4,9 +4,12 @@
  * tensors and contexts, NULL chains. */
 #include "tensortest.h"
 
+#include "base/base.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(api_tensor_jit, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
@@ -180,4 +183,41 @@ Test(api_tensor_jit, every_kernel_agrees_with_the_interpreter_on_cpu)
     double v;
     T_OK(hcq_tensor_item(hcq_sum(hcq_exp(t), HCQ_ALL_AXES, false), &v));
     cr_assert_gt(tx_agreed_kernels(), before, "the launch hook ran the kernel on the interpreter");
+}
+
+/* HCQ_DEBUG=2: a line per kernel launched eagerly (name, dims, device time,
+ * GB/s, GFLOP/s) and a line per JIT replay */
+Test(api_tensor_jit, debug_level_2_prints_kernels_and_replays)
+{
+    char log[] = "/tmp/hcq-jit-log-XXXXXX";
+    int fd = mkstemp(log);
+    cr_assert(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    setenv("HCQ_DEBUG", "2", 1);
+    base_env_reload();
+    double w[15], b[3], x[20];
+    hcq_tensor *tw = tx_rand(HCQ_F32, TX_SHAPE(5, 3), -1, 1, 1, w), *tb = tx_rand(HCQ_F32, TX_SHAPE(3), -1, 1, 2, b);
+    hcq_jit *j = hcq_jit_create(tx_ctx, mlp_layer, NULL);
+    hcq_status s = j ? HCQ_OK : hcq_error_status();
+    for (int run = 0; run < 3 && !s; run++) {
+        hcq_tensor *in[3] = {tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 7, x), tw, tb}, *out[2];
+        s = hcq_jit_run(j, in, 3, out, 2);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    setenv("HCQ_DEBUG", "0", 1);
+    base_env_reload();
+    T_OK(s);
+    char text[65536];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(log);
+    cr_assert_gt(n, 0);
+    text[n] = 0;
+    cr_assert(strstr(text, ": kernel ") && strstr(text, " GB/s ") && strstr(text, " GFLOP/s"), "%s", text);
+    cr_assert(strstr(text, "jit replay: "), "%s", text);
+    T_OK(hcq_jit_destroy(j));
 }
