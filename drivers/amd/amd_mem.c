@@ -52,6 +52,24 @@ static hcq_status va_reserve(uint64_t size, uint64_t guard, uint64_t align, uint
     return HCQ_OK;
 }
 
+/* Frees a kfd buffer and gives its addresses back to the process; if kfd
+ * will not free it, it still holds the addresses, so they stay reserved
+ * (PROT_NONE) and no later buffer is placed there. */
+static void free_and_release(amd_dev *ad, uint64_t handle, uint64_t va, uint64_t span)
+{
+    kfd_free_memory_args f = {.handle = handle};
+    int rc = amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
+    if (rc >= 0) {
+        sys_munmap((void *)(uintptr_t)va, span);
+        return;
+    }
+    BASE_LOG(0, "%s: amdkfd FREE_MEMORY_OF_GPU of 0x%llx failed (%s); its addresses stay reserved", ad->dev->props.id,
+             (unsigned long long)va, strerror(-rc));
+    int err;
+    sys_mmap((void *)(uintptr_t)va, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0,
+             &err);
+}
+
 static const char *domain_name(uint32_t f)
 {
     return f & KFD_ALLOC_VRAM ? "device memory" : f & KFD_ALLOC_GTT ? "GTT system memory" : "pinned host memory";
@@ -105,9 +123,7 @@ hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t flags, bool cpu, dr
                         base_fmt_bytes(b, sizeof b, size), domain_name(flags), flags, strerror(-rc));
     }
     if ((s = map_gpu(ad, a.handle, true))) {
-        kfd_free_memory_args f = {.handle = a.handle};
-        amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
-        sys_munmap((void *)(uintptr_t)va, span);
+        free_and_release(ad, a.handle, va, span);
         return base_err_prefix(s, "mapping %s of %s for the GPU", base_fmt_bytes(b, sizeof b, size), domain_name(flags));
     }
     void *cpu_ptr = userptr ? (void *)(uintptr_t)va : NULL;
@@ -118,9 +134,7 @@ hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t flags, bool cpu, dr
                            (off_t)a.mmap_offset, &err);
         if (!cpu_ptr || cpu_ptr != (void *)(uintptr_t)va) {
             map_gpu(ad, a.handle, false);
-            kfd_free_memory_args f = {.handle = a.handle};
-            amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
-            sys_munmap((void *)(uintptr_t)va, span);
+            free_and_release(ad, a.handle, va, span);
             return base_err(HCQ_EIO, "mapping %s of %s for the CPU at 0x%llx (render node offset 0x%llx): %s",
                             base_fmt_bytes(b, sizeof b, size), domain_name(flags), (unsigned long long)va,
                             (unsigned long long)a.mmap_offset, strerror(err ? err : EINVAL));
@@ -139,13 +153,7 @@ void amd_bo_free(amd_dev *ad, drv_mem *m)
 {
     if (!m->size) return;
     map_gpu(ad, m->handle, false);
-    kfd_free_memory_args f = {.handle = m->handle};
-    int rc = amd_kfd_ioctl(KFD_IOC_FREE_MEMORY, &f);
-    if (rc < 0) BASE_LOG(1, "%s: amdkfd FREE_MEMORY_OF_GPU of 0x%llx: %s", ad->dev->props.id,
-                         (unsigned long long)m->va, strerror(-rc));
-    uint64_t guard = guard_of((uint32_t)(uintptr_t)m->priv);
-    sys_munmap((void *)(uintptr_t)m->va, m->size);
-    if (guard) sys_munmap((void *)(uintptr_t)(m->va + m->size), guard);
+    free_and_release(ad, m->handle, m->va, m->size + guard_of((uint32_t)(uintptr_t)m->priv));
     memset(m, 0, sizeof *m);
 }
 
