@@ -109,7 +109,6 @@ static void set_meta(io_meta *m, const tt_node *n)
     memcpy(m->shape, n->shape, sizeof m->shape);
 }
 
-/* Runs fn; outputs become copies made by kernels (captured when capturing). */
 /* The captured graph, replayed. HCQ_DEBUG >= 2: waited for, with one line
  * (the kernels' own lines were printed when run 0 ran them eagerly). */
 static hcq_status replay_graph(hcq_jit *j)
@@ -125,6 +124,7 @@ static hcq_status replay_graph(hcq_jit *j)
     return s;
 }
 
+/* Runs fn; outputs become copies made by kernels (captured when capturing). */
 static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, bool capture)
 {
     hcq_ctx *ctx = j->ctx;
