@@ -11,19 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drivers/sys.h"
 #include "hcqtest.h"
 
 static hcq_device *dev;
 
 static void setup(void)
 {
-    const hcq_sys *libc = sys_libc();
-    if (libc->exists(libc->ctx, "/dev/kfd") != 0)
-        cr_skip_test("no AMD GPU here: /dev/kfd is absent (load amdgpu with KFD to run these)");
-    sys_set(libc); /* the hardware, even under HCQ_MOCK=1 */
-    dev = hcq_device_open("AMD:0");
-    cr_assert_not_null(dev, "opening AMD:0: %s", hcq_error_message());
+    dev = t_open_hw("/dev/kfd", "AMD:0", "no AMD GPU here: /dev/kfd is absent (load amdgpu with KFD to run these)");
 }
 
 static void teardown(void)

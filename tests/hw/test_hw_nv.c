@@ -8,19 +8,13 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "drivers/sys.h"
 #include "hcqtest.h"
 
 static hcq_device *dev;
 
 static void setup(void)
 {
-    const hcq_sys *libc = sys_libc();
-    if (libc->exists(libc->ctx, "/dev/nvidiactl") != 0)
-        cr_skip_test("no NVIDIA GPU here: /dev/nvidiactl is absent (load the NVIDIA driver to run these)");
-    sys_set(libc); /* the hardware, even under HCQ_MOCK=1 */
-    dev = hcq_device_open("NV:0");
-    cr_assert_not_null(dev, "opening NV:0: %s", hcq_error_message());
+    dev = t_open_hw("/dev/nvidiactl", "NV:0", "no NVIDIA GPU here: /dev/nvidiactl is absent (load the NVIDIA driver to run these)");
 }
 
 static void teardown(void)

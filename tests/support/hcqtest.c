@@ -1,5 +1,6 @@
 #include "hcqtest.h"
 
+#include "drivers/sys.h"
 #include "tools/kernels.h"
 
 #include <stdlib.h>
@@ -15,6 +16,16 @@ hcq_device *t_open(void)
 {
     hcq_device *dev = hcq_device_open(t_device_name());
     cr_assert_not_null(dev, "opening %s: %s", t_device_name(), hcq_error_message());
+    return dev;
+}
+
+hcq_device *t_open_hw(const char *driver_file, const char *name, const char *why_absent)
+{
+    const hcq_sys *libc = sys_libc();
+    if (libc->exists(libc->ctx, driver_file) != 0) cr_skip_test("%s", why_absent);
+    sys_set(libc); /* the hardware, even under HCQ_MOCK=1 */
+    hcq_device *dev = hcq_device_open(name);
+    cr_assert_not_null(dev, "opening %s: %s", name, hcq_error_message());
     return dev;
 }
 

@@ -35,6 +35,10 @@
 /* The device the API suites run on: $HCQ_TEST_DEVICE, default "CPU". */
 const char *t_device_name(void);
 hcq_device *t_open(void);
+/* The hardware suites' device: skips the test, saying why, where the
+ * driver file is absent; else opens name on the real driver (even under
+ * HCQ_MOCK=1) and fails the test if that does not work. */
+hcq_device *t_open_hw(const char *driver_file, const char *name, const char *why_absent);
 /* Compiles and loads a kernel for dev; destroys k. */
 hcq_program *t_load(hcq_device *dev, hcq_kernel *k);
 
