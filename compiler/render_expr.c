@@ -225,7 +225,8 @@ static void float_alu(cc_expr *e, const hcq_ir_op *o, hcq_dtype t)
     }
     if (narrow) P(e, t == HCQ_F16 ? "hcq_rh(" : "hcq_rb(");
     switch (o->op) {
-    case HCQ_OP_NEG: P(e, "(-"), R(e, 0), P(e, ")"); break;
+    /* the operand may be a negative literal: "-(-0x1p+0f)", never "--" */
+    case HCQ_OP_NEG: P(e, "(-("), R(e, 0), P(e, "))"); break;
     case HCQ_OP_RECIP: cc_sb_printf(b, "(1.0%s / ", d ? "" : "f"), R(e, 0), P(e, ")"); break;
     case HCQ_OP_MAX: cc_sb_printf(b, "hcq_max%s(", d ? "d" : "f"), R(e, 0), P(e, ", "), R(e, 1), P(e, ")"); break;
     case HCQ_OP_MULACC:

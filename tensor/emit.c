@@ -223,14 +223,6 @@ static hcq_ir_ref reduce_op(tt_lw *L, tt_rop rop, hcq_ir_ref acc, hcq_ir_ref v)
     return tt_irb_binary(&L->b, op, acc, v);
 }
 
-static tt_val rident(tt_rop rop, hcq_dtype dt)
-{
-    bool f = hcq_dtype_is_float(dt);
-    if (rop == TT_R_SUM) return f ? (tt_val){.f = 0} : (tt_val){.i = 0};
-    if (rop == TT_R_PROD) return f ? (tt_val){.f = 1} : (tt_val){.i = 1};
-    return f ? (tt_val){.f = -INFINITY} : (tt_val){.i = dt == HCQ_BOOL ? 0 : INT32_MIN};
-}
-
 #define MAX_RLOOPS TT_MAX_DIMS
 
 static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out)
@@ -260,7 +252,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
         L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
         goto done;
     }
-    hcq_ir_ref ident = tt_irb_val(b, adt, rident(rop, adt));
+    hcq_ir_ref ident = tt_irb_val(b, adt, tt_reduce_neutral(rop, adt));
     for (int i = 0; i < nacc; i++) acc[i] = tt_irb_acc(b, ident);
 
     hcq_ir_ref loops[MAX_RLOOPS];

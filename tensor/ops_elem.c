@@ -372,6 +372,33 @@ hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b)
 
 hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b) { return hcq_le(b, a); }
 
+/* |x|^n for the integer n = |y| < 2^POW_BITS by repeated squaring: exact
+ * where the result is representable (3^15, 10^7), within a few roundings
+ * elsewhere, so integral powers do not go through exp2/log2's ulps. */
+enum { POW_BITS = 5 };
+static hcq_tensor *pow_int(hcq_ctx *ctx, hcq_tensor *ax, hcq_tensor *ay)
+{
+    hcq_tensor *n = hcq_cast(hcq_minimum_s(ay, (1 << POW_BITS) - 1), HCQ_I32);
+    hcq_tensor *acc = hcq_full(ctx, HCQ_F32, NULL, 0, 1.0), *base = ax;
+    for (int bit = 0; bit < POW_BITS; bit++) {
+        hcq_tensor *set = hcq_ne(hcq_logical_and(n, hcq_scalar(ctx, 1 << bit)), hcq_scalar(ctx, 0));
+        acc = hcq_where(set, hcq_mul(acc, base), acc);
+        if (bit + 1 < POW_BITS) base = hcq_mul(base, base);
+    }
+    return acc;
+}
+
+/* IEEE 754's pow (C's Annex F) in f32: |x|^y, then the sign and the
+ * special cases:
+ *   - pow(x, +-0) = 1 and pow(+1, y) = 1 for every x and y, NaN included;
+ *     pow(-1, +-inf) = 1;
+ *   - a negative sign bit (-0 and -inf included) makes the result negative
+ *     for an odd integer y; a finite x < 0 with a finite non-integral y is
+ *     NaN; -0 and -inf with any other y give the result for +0 and +inf.
+ * |x|^y is pow_int's for integral |y| < 32 (its reciprocal for y < 0,
+ * unless |x|^|y| overflows: the reciprocal may then be a denormal), else
+ * exp2(y * log2|x|), which also gets |x| = 0 and inf, y = +-inf and NaNs
+ * right by itself. */
 hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
 {
     CTX_OF(a, "hcq_pow");
@@ -379,13 +406,22 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     size_t m = hcq_ctx_mark(ctx);
     hcq_dtype dt = op_dtype(a->n, b->n, P_FLOAT, "hcq_pow");
     hcq_tensor *x = hcq_cast(a, HCQ_F32), *y = hcq_cast(b, HCQ_F32);
-    hcq_tensor *r = hcq_exp2(hcq_mul(y, hcq_log2(hcq_abs(x))));
-    hcq_tensor *yint = hcq_eq(hcq_trunc(y), y);
+    hcq_tensor *ax = hcq_abs(x), *ay = hcq_abs(y), *inf = hcq_scalar(ctx, INFINITY), *zero = hcq_scalar(ctx, 0);
+    hcq_tensor *yint = hcq_eq(hcq_trunc(y), y); /* true for +-inf, false for NaN */
+    hcq_tensor *r = hcq_exp2(hcq_mul(y, hcq_log2(ax)));
+    hcq_tensor *pi = pow_int(ctx, ax, ay), *yneg = hcq_lt(y, zero);
+    hcq_tensor *small = hcq_logical_and(yint, hcq_lt(ay, hcq_scalar(ctx, 1 << POW_BITS)));
+    small = hcq_logical_and(small, hcq_logical_not(hcq_logical_and(yneg, hcq_logical_and(hcq_eq(pi, inf), hcq_lt(ax, inf)))));
+    r = hcq_where(small, hcq_where(yneg, hcq_recip(pi), pi), r);
     hcq_tensor *half = hcq_mul_s(y, 0.5);
     hcq_tensor *odd = hcq_logical_and(yint, hcq_ne(hcq_trunc(half), half));
-    hcq_tensor *negbase = hcq_where(yint, hcq_where(odd, hcq_neg(r), r), hcq_scalar(ctx, NAN));
-    hcq_tensor *out = hcq_where(hcq_lt(x, hcq_scalar(ctx, 0)), negbase, r);
-    out = hcq_where(hcq_eq(y, hcq_scalar(ctx, 0)), hcq_scalar(ctx, 1), out);
+    hcq_tensor *sign = hcq_lt(hcq_bitcast(x, HCQ_I32), zero);
+    hcq_tensor *out = hcq_where(hcq_logical_and(sign, odd), hcq_neg(r), r);
+    hcq_tensor *finite_neg = hcq_logical_and(hcq_lt(x, zero), hcq_lt(ax, inf));
+    out = hcq_where(hcq_logical_and(finite_neg, hcq_logical_not(yint)), hcq_scalar(ctx, NAN), out);
+    hcq_tensor *one = hcq_logical_or(hcq_eq(y, zero), hcq_eq(x, hcq_scalar(ctx, 1)));
+    one = hcq_logical_or(one, hcq_logical_and(hcq_eq(x, hcq_scalar(ctx, -1)), hcq_eq(ay, inf)));
+    out = hcq_where(one, hcq_scalar(ctx, 1), out);
     return scope_end(ctx, m, hcq_cast(out, dt));
 }
 

@@ -147,7 +147,12 @@ static hcq_tensor *pool(hcq_tensor *x, const hcq_pool2d_opts *opts, bool is_max,
     hcq_ctx *ctx = x->ctx;
     size_t m = hcq_ctx_mark(ctx);
     hcq_dtype dt = (hcq_dtype)n->dtype;
-    double padval = is_max ? (hcq_dtype_is_float(dt) ? -INFINITY : (double)INT32_MIN) : 0.0;
+    /* max: the padding must never win. For floats that is NaN (maxNum
+     * drops it, so a window of NaNs stays NaN where -inf would win); for
+     * bool false (INT_MIN would cast to true); for i32 INT_MIN. */
+    double padval = 0.0;
+    if (is_max && hcq_dtype_is_float(dt)) padval = NAN;
+    else if (is_max && dt != HCQ_BOOL) padval = (double)INT32_MIN;
     hcq_tensor *src = is_max ? x : hcq_cast(x, is_half(dt) ? HCQ_F32 : dt);
     hcq_tensor *w = windows(src, opts->kernel, st, opts->padding, dil, padval);
     int nd = n->ndim;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+/* The value of an empty reduction (tensor.h: -inf for a float max). */
 static tt_val identity(tt_rop rop, hcq_dtype dt)
 {
     bool f = hcq_dtype_is_float(dt);
@@ -16,6 +17,16 @@ static tt_val identity(tt_rop rop, hcq_dtype dt)
     case TT_R_MAX: return f ? (tt_val){.f = -INFINITY} : (tt_val){.i = dt == HCQ_BOOL ? 0 : INT32_MIN};
     }
     return (tt_val){.i = 0};
+}
+
+/* What pads a reduction without changing it: the identity, except for a
+ * float max, where it is NaN. maxNum drops a NaN operand, so NaN is the
+ * true neutral element: max(NaN, x) is x, and a slice of only NaNs stays
+ * NaN, where -inf would turn it into -inf. */
+tt_val tt_reduce_neutral(tt_rop rop, hcq_dtype dt)
+{
+    if (rop == TT_R_MAX && hcq_dtype_is_float(dt)) return (tt_val){.f = NAN};
+    return identity(rop, dt);
 }
 
 static tt_node *plain_reduce(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
@@ -84,7 +95,7 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
         Rp = (R + S - 1) / S * S;
         int64_t before[TT_MAX_DIMS] = {0}, after[TT_MAX_DIMS] = {0};
         after[nkeep] = Rp - R;
-        tt_node *pd = tt_mv_pad(f, before, after, tt_val_cast(identity(rop, acc), acc, (hcq_dtype)f->dtype));
+        tt_node *pd = tt_mv_pad(f, before, after, tt_val_cast(tt_reduce_neutral(rop, acc), acc, (hcq_dtype)f->dtype));
         tt_node_unref(f);
         if (!(f = pd)) return NULL;
     }
@@ -185,28 +196,38 @@ hcq_tensor *hcq_mean(hcq_tensor *t, const int *axes, int naxes, bool keepdim)
     return scope_end(ctx, m, r);
 }
 
-hcq_tensor *hcq_var(hcq_tensor *t, const int *axes, int naxes, bool keepdim, int correction)
+/* The variance in f32, whatever a's dtype: var and std round to a's
+ * float dtype once, at the end (std after its square root). */
+static hcq_tensor *var_f32(hcq_tensor *t, const tt_node *a, uint32_t mask, const int *axes, int naxes, bool keepdim,
+                           int correction)
 {
-    const char *fn = "hcq_var";
+    hcq_tensor *x = hcq_cast(t, HCQ_F32);
+    hcq_tensor *d = hcq_sub(x, hcq_mean(x, axes, naxes, true));
+    double n = (double)count_of(a, mask) - correction;
+    return hcq_div_s(hcq_sum(hcq_mul(d, d), axes, naxes, keepdim), n > 0 ? n : 0.0);
+}
+
+static hcq_tensor *var_std(hcq_tensor *t, const int *axes, int naxes, bool keepdim, int correction, bool root,
+                           const char *fn)
+{
     tt_node *a = tt_arg(t, fn);
     uint32_t mask;
     if (!a || tt_axes_mask(axes, naxes, a->ndim, &mask, fn)) return NULL;
     hcq_ctx *ctx = t->ctx;
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *x = hcq_cast(t, HCQ_F32);
-    hcq_tensor *d = hcq_sub(x, hcq_mean(x, axes, naxes, true));
-    double n = (double)count_of(a, mask) - correction;
-    hcq_tensor *v = hcq_div_s(hcq_sum(hcq_mul(d, d), axes, naxes, keepdim), n > 0 ? n : 0.0);
+    hcq_tensor *v = var_f32(t, a, mask, axes, naxes, keepdim, correction);
+    if (root) v = hcq_sqrt(v);
     return scope_end(ctx, m, hcq_cast(v, mean_dt(a)));
+}
+
+hcq_tensor *hcq_var(hcq_tensor *t, const int *axes, int naxes, bool keepdim, int correction)
+{
+    return var_std(t, axes, naxes, keepdim, correction, false, "hcq_var");
 }
 
 hcq_tensor *hcq_std(hcq_tensor *t, const int *axes, int naxes, bool keepdim, int correction)
 {
-    tt_node *a = tt_arg(t, "hcq_std");
-    if (!a) return NULL;
-    hcq_ctx *ctx = t->ctx;
-    size_t m = hcq_ctx_mark(ctx);
-    return scope_end(ctx, m, hcq_sqrt(hcq_var(t, axes, naxes, keepdim, correction)));
+    return var_std(t, axes, naxes, keepdim, correction, true, "hcq_std");
 }
 
 /* The first index of the maximum: n - max(where(x == max, n - i, 0)), where

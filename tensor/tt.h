@@ -238,6 +238,9 @@ tt_node *tt_mv_step(tt_node *a, const int64_t *steps);
 tt_node *tt_mv_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil);
 tt_node *tt_broadcast_to(tt_node *a, const int64_t *shape, int ndim);
 tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt);
+/* The value an accumulator starts from and padding takes: leaves every
+ * reduction unchanged (NaN for a float max: maxNum drops it). */
+tt_val tt_reduce_neutral(tt_rop rop, hcq_dtype dt);
 /* min/max/neg in the right form for the dtype */
 tt_node *tt_flip_order(tt_node *a);
 /* the weak-scalar promotion rules of tensor.h */

@@ -50,6 +50,8 @@
  *     does); their float functions (exp, sin, sigmoid, ...), reductions and
  *     matmuls compute in f32 and round once.
  * Float max/min follow IEEE maxNum/minNum: a NaN operand loses to a number.
+ * So hcq_max/hcq_min of a slice are NaN only when every element is NaN
+ * (argmax/argmin then give 0, the first NaN), and max_pool2d likewise.
  *
  * ** Shapes
  * At most HCQ_MAX_DIMS dimensions; a dimension may be 0. Shapes and axes
@@ -203,7 +205,14 @@ HCQ_API hcq_tensor *hcq_mul(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_div(hcq_tensor *a, hcq_tensor *b);  /* true division, float result */
 HCQ_API hcq_tensor *hcq_idiv(hcq_tensor *a, hcq_tensor *b); /* i32: truncating, x/0 = 0 */
 HCQ_API hcq_tensor *hcq_mod(hcq_tensor *a, hcq_tensor *b);  /* i32: sign of a, x%0 = 0 */
-/* a^b; a negative base gives a real result only for integral b. */
+/* a^b in f32 (a float result, rounded once to a half dtype), with IEEE
+ * 754's special cases (as C's pow): x^0 = 1 and 1^y = 1 even for NaN,
+ * (-1)^(+-inf) = 1, 0^y = +inf for y < 0, -0 and -inf keep their sign for
+ * an odd integer y, and a finite negative base with a non-integral y is
+ * NaN. Not correctly rounded: an integral |b| < 32 multiplies by repeated
+ * squaring (exact where the result is representable: 3^15 is 14348907),
+ * other exponents go through exp2(b * log2|a|), within a few ulp for
+ * moderate results and up to about |b log2 a| * 2^-24 relative error. */
 HCQ_API hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_maximum(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_minimum(hcq_tensor *a, hcq_tensor *b);
@@ -295,7 +304,9 @@ HCQ_API hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, c
 typedef struct hcq_pool2d_opts {
     int kernel[2], stride[2], padding[2];
 } hcq_pool2d_opts;
-/* Over the last two dims. avg counts padding as zeros in the mean. */
+/* Over the last two dims. avg counts padding as zeros in the mean. The
+ * padding of max never wins: it is NaN for floats (maxNum drops it; a
+ * window of padding and NaNs is NaN), false for bool, INT_MIN for i32. */
 HCQ_API hcq_tensor *hcq_avg_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts);
 HCQ_API hcq_tensor *hcq_max_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts);
 

@@ -356,6 +356,27 @@ Test(compile_agree, row_reductions)
     ag_run(&g);
 }
 
+/* Unary ops whose operand is a negative constant: the C renderer once wrote
+ * NEG of -1.25 as "(--0x1.4p+0f)", which does not compile (issue 12, item 6). */
+Test(compile_agree, negative_constants_as_operands)
+{
+    ag g;
+    ag_init(&g, "negconst", TU_DIMS1(1, 4), 34);
+    hcq_kernel *k = g.k;
+    static const hcq_dtype fl[] = {HCQ_F16, HCQ_BF16, HCQ_F32, HCQ_F64};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(fl); i++) {
+        hcq_ir_ref out = ag_buf(&g, fl[i], 4, false, 0, hcq_dtype_name(fl[i]));
+        hcq_ir_ref c = hcq_ir_const_float(k, fl[i], -1.25), z = hcq_ir_const_float(k, fl[i], -0.0);
+        hcq_ir_ref n = hcq_ir_unary(k, HCQ_OP_NEG, c);
+        hcq_ir_ref v = hcq_ir_binary(k, HCQ_OP_ADD, n, hcq_ir_unary(k, HCQ_OP_NEG, z));
+        v = hcq_ir_binary(k, HCQ_OP_SUB, v, hcq_ir_unary(k, HCQ_OP_NEG, hcq_ir_unary(k, HCQ_OP_NEG, c)));
+        hcq_ir_store(k, out, tu_gid(k), v);
+    }
+    hcq_ir_ref oi = ag_buf(&g, HCQ_I32, 4, false, 0, "i32");
+    hcq_ir_store(k, oi, tu_gid(k), hcq_ir_unary(k, HCQ_OP_NEG, hcq_ir_const_int(k, HCQ_I32, INT32_MIN)));
+    ag_run(&g);
+}
+
 /* work-group tree reduction in local memory, with barriers in a uniform loop */
 static void tree_reduction(hcq_dtype t, uint64_t seed)
 {

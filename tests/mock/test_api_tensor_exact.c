@@ -1,0 +1,204 @@
+/* Exact results at the edges, on the device under test: IEEE special
+ * values (all-NaN slices, signed zeros, pow's special cases, negative
+ * constants) and padding that must never win. One test per item of issue
+ * 12; values are read back as bits, so a lost sign is a failure. */
+#include "tensortest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(api_tensor_exact, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
+
+static uint32_t fb(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* The tensor's elements as bit patterns (bool and i32 as their values). */
+static void read_bits(hcq_tensor *t, uint32_t *out, int64_t n)
+{
+    cr_assert_not_null(t, "tensor is NULL: %s", hcq_error_message());
+    cr_assert_eq(hcq_tensor_numel(t), n, "numel %lld, expected %lld", (long long)hcq_tensor_numel(t), (long long)n);
+    hcq_dtype dt = hcq_tensor_dtype(t);
+    size_t es = hcq_dtype_size(dt);
+    uint8_t *raw = calloc((size_t)n + 1, es);
+    T_OK(hcq_tensor_read(t, raw, (size_t)n * es));
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = 0;
+        memcpy(&out[i], raw + i * es, es);
+    }
+    free(raw);
+}
+
+static void expect_bits(hcq_tensor *t, const uint32_t *want, int64_t n, const char *what)
+{
+    uint32_t got[256];
+    cr_assert(n <= 256);
+    read_bits(t, got, n);
+    for (int64_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "%s[%lld]: got 0x%x, want 0x%x", what, (long long)i, got[i], want[i]);
+}
+
+/* NaN of any payload where want is NaN (ops make quiet NaNs of their own
+ * choosing); else the exact bits, so -0 and +0 differ. */
+static void expect_f32(hcq_tensor *t, const float *want, int64_t n, const char *what)
+{
+    uint32_t got[256];
+    cr_assert(n <= 256);
+    cr_assert_eq(hcq_tensor_dtype(t), HCQ_F32, "%s: dtype %s", what, hcq_dtype_name(hcq_tensor_dtype(t)));
+    read_bits(t, got, n);
+    for (int64_t i = 0; i < n; i++) {
+        float g;
+        memcpy(&g, &got[i], 4);
+        if (isnan(want[i])) cr_assert(isnan(g), "%s[%lld]: got %g (0x%x), want NaN", what, (long long)i, g, got[i]);
+        else cr_assert_eq(got[i], fb(want[i]), "%s[%lld]: got %g (0x%x), want %g", what, (long long)i, g, got[i], want[i]);
+    }
+}
+
+static hcq_tensor *f32s(const int64_t *shape, int nd, const float *v) { return T_NONNULL(hcq_from_data(tx_ctx, HCQ_F32, shape, nd, v)); }
+
+/* ** item 1: max/min/argmax/argmin and max_pool2d of slices that are all NaN */
+Test(api_tensor_exact, max_and_min_of_all_nan_slices_are_nan)
+{
+    const float N = NAN, I = INFINITY;
+    const float x[12] = {N, N, N, N, /**/ N, 1, N, -3, /**/ 2, N, -I, N};
+    hcq_tensor *t = f32s(TX_SHAPE(3, 4), x);
+    expect_f32(hcq_max(t, HCQ_AXES(1), false), (float[]){N, 1, 2}, 3, "max");
+    expect_f32(hcq_min(t, HCQ_AXES(1), false), (float[]){N, -3, -I}, 3, "min");
+    expect_bits(hcq_argmax(t, 1, false), (uint32_t[]){0, 1, 0}, 3, "argmax");
+    expect_bits(hcq_argmin(t, 1, false), (uint32_t[]){0, 3, 2}, 3, "argmin");
+    /* the column reductions: column 0 has a number, none is all NaN */
+    expect_f32(hcq_max(t, HCQ_AXES(0), true), (float[]){2, 1, -I, -3}, 4, "max over rows");
+    /* halfs keep the same rule */
+    hcq_tensor *h = hcq_cast(t, HCQ_F16), *bh = hcq_cast(t, HCQ_BF16);
+    expect_f32(hcq_cast(hcq_max(h, HCQ_AXES(1), false), HCQ_F32), (float[]){N, 1, 2}, 3, "f16 max");
+    expect_f32(hcq_cast(hcq_min(bh, HCQ_AXES(1), false), HCQ_F32), (float[]){N, -3, -I}, 3, "bf16 min");
+    /* an empty slice is still the identity */
+    hcq_tensor *e = T_NONNULL(hcq_zeros(tx_ctx, HCQ_F32, TX_SHAPE(2, 0)));
+    expect_f32(hcq_max(e, HCQ_AXES(1), false), (float[]){-I, -I}, 2, "empty max");
+    expect_f32(hcq_min(e, HCQ_AXES(1), false), (float[]){I, I}, 2, "empty min");
+}
+
+Test(api_tensor_exact, large_split_max_of_nans_is_nan)
+{
+    /* 40000 elements to one output: the reduction is split in two kernels
+     * and padded to a multiple of its chunk (40000 has no divisor there) */
+    enum { R = 40009 };
+    float *x = malloc(R * sizeof *x);
+    for (int i = 0; i < R; i++) x[i] = NAN;
+    hcq_tensor *all = f32s(TX_SHAPE(R), x);
+    expect_f32(hcq_max(all, HCQ_ALL_AXES, false), (float[]){NAN}, 1, "max of NaNs");
+    expect_f32(hcq_min(all, HCQ_ALL_AXES, false), (float[]){NAN}, 1, "min of NaNs");
+    x[R - 1] = -5;
+    hcq_tensor *one = f32s(TX_SHAPE(R), x);
+    expect_f32(hcq_max(one, HCQ_ALL_AXES, false), (float[]){-5}, 1, "max of NaNs and -5");
+    expect_bits(hcq_argmax(one, 0, false), (uint32_t[]){R - 1}, 1, "argmax");
+    free(x);
+}
+
+Test(api_tensor_exact, max_pool_of_an_all_nan_window_is_nan)
+{
+    const float N = NAN;
+    const float x[8] = {N, N, 1, N, /**/ N, N, N, 2};
+    hcq_tensor *t = f32s(TX_SHAPE(1, 1, 2, 4), x);
+    hcq_pool2d_opts o = {.kernel = {2, 2}};
+    expect_f32(hcq_max_pool2d(t, &o), (float[]){N, 2}, 2, "pool");
+    /* with padding, the border windows hold padding and NaNs only */
+    hcq_pool2d_opts p = {.kernel = {2, 2}, .stride = {2, 2}, .padding = {1, 1}};
+    expect_f32(hcq_max_pool2d(t, &p), (float[]){N, 1, N, N, N, 2}, 6, "padded pool");
+}
+
+/* ** item 2: the padding of a max pool never wins, in every dtype */
+Test(api_tensor_exact, max_pool_padding_never_wins)
+{
+    uint8_t f[9] = {0};
+    hcq_tensor *b = T_NONNULL(hcq_from_data(tx_ctx, HCQ_BOOL, TX_SHAPE(1, 1, 3, 3), f));
+    hcq_pool2d_opts o = {.kernel = {3, 3}, .stride = {1, 1}, .padding = {1, 1}};
+    hcq_tensor *r = hcq_max_pool2d(b, &o);
+    cr_assert_eq(hcq_tensor_dtype(r), HCQ_BOOL);
+    expect_bits(r, (uint32_t[9]){0}, 9, "bool pool of false");
+    int32_t iv[4] = {-7, INT32_MIN + 1, -2147483000, -1};
+    hcq_tensor *i = T_NONNULL(hcq_from_data(tx_ctx, HCQ_I32, TX_SHAPE(1, 1, 2, 2), iv));
+    hcq_pool2d_opts o2 = {.kernel = {2, 2}, .stride = {1, 1}, .padding = {1, 1}};
+    expect_bits(hcq_max_pool2d(i, &o2),
+                (uint32_t[]){(uint32_t)-7, (uint32_t)-7, (uint32_t)(INT32_MIN + 1), (uint32_t)-7, (uint32_t)-1,
+                             (uint32_t)-1, (uint32_t)-2147483000, (uint32_t)-1, (uint32_t)-1},
+                9, "i32 pool");
+    float fv[4] = {-INFINITY, -3e38f, -1, -INFINITY};
+    hcq_tensor *fl = f32s(TX_SHAPE(1, 1, 2, 2), fv);
+    expect_f32(hcq_max_pool2d(fl, &o2), (float[]){-INFINITY, -3e38f, -3e38f, -1, -1, -3e38f, -1, -1, -INFINITY}, 9,
+               "f32 pool of -inf");
+}
+
+/* ** item 3: f16 std computes in f32 and rounds once */
+Test(api_tensor_exact, half_std_rounds_once)
+{
+    float x[2] = {0, 1000}; /* variance 500000: beyond f16, its root (707.1) is not */
+    for (int k = 0; k < 2; k++) {
+        hcq_dtype dt = k ? HCQ_BF16 : HCQ_F16;
+        hcq_tensor *t = hcq_cast(f32s(TX_SHAPE(2), x), dt);
+        hcq_tensor *s = hcq_std(t, HCQ_ALL_AXES, false, 1);
+        cr_assert_eq(hcq_tensor_dtype(s), dt);
+        double got;
+        T_OK(hcq_tensor_item(s, &got));
+        double want = tx_round(dt, sqrt(500000.0));
+        cr_assert_eq(got, want, "%s std: got %g, want %g", hcq_dtype_name(dt), got, want);
+        hcq_tensor *v = hcq_var(t, HCQ_ALL_AXES, false, 1);
+        T_OK(hcq_tensor_item(v, &got));
+        cr_assert_eq(got, tx_round(dt, 500000.0), "%s var: got %g", hcq_dtype_name(dt), got);
+    }
+}
+
+/* ** item 6: unary ops on negative constants (the C renderer wrote "--") */
+Test(api_tensor_exact, unary_ops_of_negative_constants)
+{
+    hcq_tensor *c = T_NONNULL(hcq_full(tx_ctx, HCQ_F32, TX_SHAPE(3), -1.25));
+    expect_f32(hcq_neg(c), (float[]){1.25f, 1.25f, 1.25f}, 3, "neg");
+    expect_f32(hcq_abs(c), (float[]){1.25f, 1.25f, 1.25f}, 3, "abs");
+    expect_f32(hcq_min(c, HCQ_ALL_AXES, false), (float[]){-1.25f}, 1, "min");
+    expect_f32(hcq_minimum_s(hcq_full(tx_ctx, HCQ_F32, TX_SHAPE(2), 3), -1.25), (float[]){-1.25f, -1.25f}, 2,
+               "minimum_s");
+    expect_f32(hcq_neg(hcq_full(tx_ctx, HCQ_F32, TX_SHAPE(1), -0.0)), (float[]){0.0f}, 1, "neg -0");
+    hcq_tensor *h = hcq_full(tx_ctx, HCQ_F16, TX_SHAPE(1), -2.5);
+    expect_f32(hcq_cast(hcq_neg(h), HCQ_F32), (float[]){2.5f}, 1, "f16 neg");
+}
+
+/* ** item 7: pow follows IEEE 754 (C's Annex F) in its special cases */
+Test(api_tensor_exact, pow_special_cases_follow_ieee)
+{
+    static const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, 0.5f, -0.5f, 2.0f, -2.0f,
+                              3.0f, -3.0f, 2.5f, -2.5f, 1e-30f, -1e30f};
+    enum { K = sizeof v / sizeof *v };
+    float x[K * K], y[K * K], want[K * K];
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++) {
+            x[i * K + j] = v[i];
+            y[i * K + j] = v[j];
+            want[i * K + j] = powf(v[i], v[j]);
+        }
+    hcq_tensor *r = hcq_pow(f32s(TX_SHAPE(K * K), x), f32s(TX_SHAPE(K * K), y));
+    uint32_t got[K * K];
+    read_bits(r, got, K * K);
+    for (int i = 0; i < K * K; i++) {
+        float g;
+        memcpy(&g, &got[i], 4);
+        float w = want[i];
+        bool special = isnan(w) || isinf(w) || w == 0 || fabsf(w) == 1;
+        if (isnan(w)) cr_assert(isnan(g), "pow(%g, %g): got %g, want NaN", x[i], y[i], g);
+        else if (special) cr_assert_eq(got[i], fb(w), "pow(%g, %g): got %g (0x%x), want %g", x[i], y[i], g, got[i], w);
+        else cr_assert(fabsf(g - w) <= 4e-6f * fabsf(w), "pow(%g, %g): got %.9g, want %.9g", x[i], y[i], g, w);
+    }
+}
+
+Test(api_tensor_exact, pow_of_integral_exponents_is_exact_when_representable)
+{
+    const float x[] = {3, 10, -3, 2, 3, -2, 1.5f, 7, 0.5f};
+    const float y[] = {15, 7, 5, -3, -2, 31, 4, 8, -20};
+    enum { K = sizeof x / sizeof *x };
+    float want[K];
+    for (int i = 0; i < K; i++) want[i] = (float)pow(x[i], y[i]); /* each representable, or 1/9 rounded once */
+    expect_f32(hcq_pow(f32s(TX_SHAPE(K), x), f32s(TX_SHAPE(K), y)), want, K, "integral powers");
+}
