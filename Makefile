@@ -45,7 +45,8 @@ TRACE_LIB := $(B)/libhcqtrace.so
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps check-deps
+.PHONY: all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps check-deps \
+        hw-kit hw-kit-check
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -135,6 +136,29 @@ fuzz-run: fuzz
 	  $$b -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build-fuzz/crashes/$$n- -print_final_stats=1 \
 	    build-fuzz/corpus/$$n tests/fuzz/seeds/$$n 2>&1 | grep -E "^(stat::number_of_executed_units|==|INFO: Running|SUMMARY)|ERROR" || true; \
 	  if ls build-fuzz/crashes/$$n-* >/dev/null 2>&1; then echo "$$n: crash found, see build-fuzz/crashes"; exit 1; fi; done
+
+# The hardware kit (docs/hardware.md): hcq, the hardware and API suites and
+# every shared library they load (Criterion's included; found through an
+# RPATH relative to $$ORIGIN), a kernel cache for the real GPU targets and
+# run.sh, in $(KIT) and $(KIT).tar.gz, to run on a GPU server that has
+# neither clang nor Criterion. `make hw-kit-check` runs it here the way the
+# server would, with clang and Criterion out of reach.
+KIT ?= $(B)/hw-kit
+KIT_TEST_SRC := $(wildcard tests/hw/test_*.c) $(wildcard tests/mock/test_api_*.c)
+KIT_TEST_BIN := $(KIT_TEST_SRC:tests/%.c=$(KIT)/tests/%)
+# DT_RPATH, not RUNPATH: it also serves the libraries' own dependencies
+KIT_RPATH_BIN := -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
+KIT_RPATH_TEST := -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../../lib'
+$(KIT)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS) $(KIT_RPATH_TEST)
+$(KIT)/bin/hcq: $(TOOL_OBJ) $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS) $(KIT_RPATH_BIN)
+hw-kit: check-deps all $(KIT_TEST_BIN) $(KIT)/bin/hcq
+	scripts/hw-kit/build.sh $(B) $(KIT)
+hw-kit-check: hw-kit
+	scripts/hw-kit/check.sh $(KIT)
 
 demo: check-deps $(HCQ_BIN)
 	$(HCQ_BIN) demo

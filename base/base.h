@@ -23,6 +23,7 @@ typedef struct base_env {
     int mock;                /* HCQ_MOCK */
     int trace;               /* HCQ_TRACE */
     const char *cache_dir;   /* HCQ_CACHE_DIR */
+    int cache_only;          /* HCQ_CACHE_ONLY: a kernel missing from the cache is an error, never compiled */
     const char *clang;       /* HCQ_CLANG */
     const char *ptxas;       /* HCQ_PTXAS */
     uint64_t timeout_ns;     /* HCQ_TIMEOUT_MS */

@@ -29,6 +29,7 @@ static void env_read(void)
     e.mock = env_int("HCQ_MOCK", 0);
     e.trace = env_int("HCQ_TRACE", 0);
     e.cache_dir = env_str("HCQ_CACHE_DIR");
+    e.cache_only = env_int("HCQ_CACHE_ONLY", 0);
     e.clang = env_str("HCQ_CLANG");
     e.ptxas = env_str("HCQ_PTXAS");
     int ms = env_int("HCQ_TIMEOUT_MS", 0);

@@ -206,6 +206,14 @@ static hcq_status write_all(int fd, const uint8_t *p, size_t n, const char *path
     return HCQ_OK;
 }
 
+hcq_status cc_cache_miss_allowed(const char *kernel, const char *target)
+{
+    if (!base_env_get()->cache_only) return HCQ_OK;
+    return base_err(HCQ_ECOMPILE, "kernel '%s' for %s is not in the kernel cache %s, and HCQ_CACHE_ONLY=1 forbids "
+                    "compiling it: fill the cache where the compilers are (`hcq compile --target %s --cache-dir DIR`, "
+                    "or `make hw-kit`), or unset HCQ_CACHE_ONLY", kernel, target, hcq_cache_dir(), target);
+}
+
 hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size)
 {
     const char *dir = hcq_cache_dir();

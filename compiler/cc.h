@@ -53,6 +53,10 @@ bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out);
 /* Writes to a temp file in the cache directory and renames it into place,
  * so concurrent writers of one key (threads or processes) are safe. */
 hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size);
+/* HCQ_OK when a cache miss may run a compiler; under HCQ_CACHE_ONLY=1 an
+ * error naming the kernel, the target and the cache directory (the
+ * hardware kit runs where no compiler is, and must say what it lacks). */
+hcq_status cc_cache_miss_allowed(const char *kernel, const char *target);
 /* Path of the entry for key (for tests and messages). */
 void cc_cache_path(const cc_cache_key *key, char *buf, size_t size);
 /* A fresh private directory for a compile job's files: inside the cache

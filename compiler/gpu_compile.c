@@ -55,6 +55,7 @@ hcq_status cc_gpu_compile_cached(const cc_gpu_job *job, hcq_binary **out)
         return HCQ_OK;
     }
     free(data);
+    if ((st = cc_cache_miss_allowed(name, target))) return st;
     void *built = NULL;
     size_t built_size = 0;
     uint64_t t0 = hcq_now_ns();

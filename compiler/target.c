@@ -189,6 +189,7 @@ hcq_status cc_compile_with_clang(const cc_compile_job *job, hcq_binary **out)
         BASE_LOG(1, "kernel '%s' for %s: cache hit (%s.bin in %s), built by %s", job->kernel->name, job->target->name,
                  key.hex, hcq_cache_dir(), cl->label);
     } else {
+        if ((st = cc_cache_miss_allowed(job->kernel->name, job->target->name))) return st;
         if ((st = run_clang(job, cl, what, &data, &size))) return st;
         BASE_LOG(1, "kernel '%s' for %s: compiled with %s (%s) in %.3f s, cache miss", job->kernel->name,
                  job->target->name, cl->path, cl->label, (double)(hcq_now_ns() - t0) / 1e9);

@@ -176,6 +176,38 @@ Test(compile_toolchain, cache_hits_on_the_second_compile, .fini = rm_cache)
     hcq_kernel_destroy(k);
 }
 
+/* HCQ_CACHE_ONLY=1 (the hardware kit's check): hits serve, a miss names
+ * the kernel and the target instead of running a compiler */
+Test(compile_toolchain, cache_only_serves_hits_and_refuses_misses, .fini = rm_cache)
+{
+    fresh_cache();
+    hcq_kernel *k = unique_kernel(unique_tag()), *other = unique_kernel(unique_tag());
+    hcq_binary *a = NULL, *b = NULL;
+    cr_assert_eq(hcq_compile(k, "cpu", &a), HCQ_OK, "%s", hcq_error_message());
+    setenv("HCQ_CACHE_ONLY", "1", 1);
+    base_env_reload();
+    cr_assert_eq(hcq_compile(k, "cpu", &b), HCQ_OK, "%s", hcq_error_message());
+    cr_assert(b->from_cache);
+    hcq_binary *c = NULL;
+    cr_assert_eq(hcq_compile(other, "cpu", &c), HCQ_ECOMPILE);
+    cr_assert_null(c);
+    cr_assert(strstr(hcq_error_message(), "is not in the kernel cache") && strstr(hcq_error_message(), "for cpu"),
+              "%s", hcq_error_message());
+    /* the portable GPU path refuses before looking for its compilers */
+    cr_assert_eq(hcq_compile(other, "sm_90", &c), HCQ_ECOMPILE);
+    cr_assert(strstr(hcq_error_message(), "HCQ_CACHE_ONLY=1") && strstr(hcq_error_message(), "for sm_90"), "%s",
+              hcq_error_message());
+    int bins, n_other;
+    count_entries(&bins, &n_other);
+    cr_assert_eq(bins, 1, "a refused miss wrote to the cache");
+    unsetenv("HCQ_CACHE_ONLY");
+    base_env_reload();
+    hcq_binary_free(a);
+    hcq_binary_free(b);
+    hcq_kernel_destroy(k);
+    hcq_kernel_destroy(other);
+}
+
 Test(compile_toolchain, corrupt_cache_entry_is_rebuilt, .fini = rm_cache)
 {
     fresh_cache();

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Assembles the hardware kit (`make hw-kit`; docs/hardware.md) in KIT from
+# the binaries make linked there:
+#   bin/hcq, lib/ (libhcqtrace.so and every shared library the binaries
+#   load but glibc's own), tests/ (tests/hw and the API suites), cache/ (the
+#   kernel cache for the real GPU targets), run.sh, src/vadd.cu, MANIFEST,
+# then KIT.tar.gz. Usage: build.sh BUILD_DIR KIT_DIR
+set -euo pipefail
+B=$1 KIT=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$KIT/lib" "$KIT/src"
+rm -rf "$KIT/cache" && mkdir -p "$KIT/cache"
+cp "$B/libhcqtrace.so" "$KIT/lib/"
+cp "$here/run.sh" "$KIT/run.sh" && chmod +x "$KIT/run.sh"
+cp "$here/vadd.cu" "$KIT/src/"
+mapfile -t elves < <(find "$KIT/bin" "$KIT/tests" "$KIT/lib" -type f \( -perm -u+x -o -name '*.so*' \) | sort)
+
+# glibc (and the loader) come from the server: copying them would pin
+# this machine's versions onto its kernel and its nss; the rest travels
+glibc_lib() {
+    case "$1" in
+    linux-vdso.so* | ld-linux*.so* | libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | \
+        libresolv.so.* | libutil.so.* | libanl.so.*) return 0 ;;
+    esac
+    return 1
+}
+for f in "${elves[@]}"; do
+    while read -r name _ path _; do
+        glibc_lib "$name" && continue
+        [ "$path" = "not" ] && { echo "hw-kit: $f needs $name, which is not found here" >&2; exit 1; }
+        [ -e "$KIT/lib/$name" ] || cp -L "$path" "$KIT/lib/$name"
+    done < <(ldd "$f" | awk '$2 == "=>" {print $1, $2, $3, $4}')
+done
+# every non-glibc library the executables load (theirs and their
+# libraries', through the executables' RPATH) now resolves inside the kit
+kitlib=$(cd "$KIT/lib" && pwd -P)
+for f in "$KIT"/bin/* "$KIT"/tests/*/*; do
+    while read -r name path; do
+        glibc_lib "$name" || [ "$(dirname "$(realpath "$path")")" = "$kitlib" ] ||
+            { echo "hw-kit: $f loads $name from outside the kit ($path)" >&2; exit 1; }
+    done < <(ldd "$f" | awk '$2 == "=>" {print $1, $3}')
+done
+
+# the kernel cache: every kernel the API suites and `hcq bench` compile, for
+# each real target. `hcq compile` covers the fixed kernels; the tensor
+# suites' kernels are lowered per device (its SM count shapes the tiling),
+# so the suites run on the mock models of those GPUs, which compile for
+# the real targets and fill the cache as they go.
+export HCQ_CACHE_DIR
+HCQ_CACHE_DIR=$(cd "$KIT/cache" && pwd)
+TARGETS=${HW_KIT_TARGETS:-"sm_80 sm_86 sm_89 sm_90 gfx1100 gfx90a gfx942"}
+MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 amd=gfx1100 amd=gfx90a amd=gfx942"}
+for t in $TARGETS; do
+    timeout 900 "$KIT/bin/hcq" compile --target "$t" | tail -1
+done
+fails=0
+for m in $MODELS; do
+    dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
+    for s in "$KIT"/tests/mock/test_api_*; do
+        if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" HCQ_TEST_DEVICE=$dev timeout 900 "$s" --jobs=2 2>&1); then
+            echo "hw-kit: $(basename "$s") failed on the mock ($m); its kernels may be missing from the cache:" >&2
+            printf '%s\n' "$out" | tail -20 >&2
+            fails=$((fails + 1))
+        fi
+    done
+    echo "hw-kit: API suites on the mock $m: $(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$') cache entries so far"
+done
+[ "$fails" -eq 0 ] || { echo "hw-kit: $fails suite runs failed while filling the cache" >&2; exit 1; }
+
+# what the kit is, for the report
+glibc=$(for f in "${elves[@]}" "$KIT"/lib/*.so*; do objdump -T "$f" 2>/dev/null; done |
+    grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+{
+    echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +changes)"
+    echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "built_on=$(uname -srm)"
+    echo "glibc_needed=${glibc#GLIBC_}"
+    echo "targets=$TARGETS"
+    echo "mock_models=$MODELS"
+    echo "cache_entries=$(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$')"
+} > "$KIT/MANIFEST"
+tar -C "$(dirname "$KIT")" -czf "$KIT.tar.gz" "$(basename "$KIT")"
+echo "hw-kit: $KIT ($(du -sh "$KIT" | cut -f1)), $KIT.tar.gz ($(du -h "$KIT.tar.gz" | cut -f1)); needs glibc >= ${glibc#GLIBC_}"
+echo "hw-kit: on the GPU server: tar xzf $(basename "$KIT").tar.gz && $(basename "$KIT")/run.sh"

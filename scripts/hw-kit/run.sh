@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# hcq's hardware kit (built by `make hw-kit`; docs/hardware.md). On a GPU
+# server that has the driver (and perhaps the CUDA toolkit) but no clang,
+# no Criterion and no network, it runs
+#   1. what the machine is: hcq info --json, nvidia-smi, the driver versions;
+#   2. tests/hw (NVIDIA and AMD; each skips, saying why, without its driver);
+#   3. the API suites on every GPU hcq finds;
+#   4. hcq bench --vs-cuda --json on the first GPU;
+#   5. hcq trace on a small CUDA program built here with nvcc, if there is one;
+#   6. the API suites on the CPU device (interpreted where there is no clang);
+# each step under a timeout and all of them inside one time budget (a step
+# that cannot finish in what is left is reported as not run), and writes
+# one report: report.md and report.json (date, machine, GPU, driver,
+# passed/failed/skipped per suite and test, figures), logs/ with every
+# step's output, and the kernel cache as the run left it.
+set -u
+usage() {
+    cat <<'EOF'
+usage: run.sh [--out DIR] [--budget SECONDS] [--devices "D1 D2 ..."] [--mock] [--quick]
+              [--no-trace] [--cache-only]
+
+  --out DIR        where the report goes (default ./hcq-hw-report-DATE)
+  --budget S       total time for the steps (default 450; the report follows)
+  --devices LIST   API suite devices instead of every GPU found and the CPU:
+                   NV:0, AMD:0, CPU, CPU+ir (interpreted), mock:NV:0, mock[CFG]:NV:0
+  --mock           use the mock GPUs (HCQ_MOCK=1) instead of real ones: checks the kit
+  --quick          hcq bench --quick
+  --no-trace       skip the CUDA program and hcq trace
+  --cache-only     HCQ_CACHE_ONLY=1: a kernel missing from the kit's cache is an error
+Send back the report directory (report.md, report.json, logs/).
+EOF
+}
+KIT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+OUT="" DEVICES="" MOCK=0 BUDGET=450 QUICK=0 TRACE=1 CACHE_ONLY=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --out) OUT=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --devices) DEVICES=$2; shift 2 ;;
+    --mock) MOCK=1; shift ;;
+    --quick) QUICK=1; shift ;;
+    --no-trace) TRACE=0; shift ;;
+    --cache-only) CACHE_ONLY=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+    esac
+done
+DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+OUT=${OUT:-$PWD/hcq-hw-report-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT/logs" || exit 1
+OUT=$(cd "$OUT" && pwd)
+: >"$OUT/steps.tsv"
+: >"$OUT/suites.tsv"
+: >"$OUT/tests.tsv"
+: >"$OUT/notes.txt"
+SECONDS=0
+HCQ="$KIT/bin/hcq"
+note() { printf '%s\n' "$*" | tee -a "$OUT/notes.txt"; }
+
+# what hcq reads: nothing from the caller's environment but the timeout
+for v in $(env | sed -n 's/^\(HCQ_[A-Z0-9_]*\)=.*/\1/p'); do [ "$v" = HCQ_TIMEOUT_MS ] || unset "$v"; done
+export HCQ_TIMEOUT_MS=${HCQ_TIMEOUT_MS:-15000}
+export HCQ_CACHE_DIR="$OUT/cache"
+rm -rf "$HCQ_CACHE_DIR" && cp -r "$KIT/cache" "$HCQ_CACHE_DIR"
+[ "$CACHE_ONLY" = 1 ] && export HCQ_CACHE_ONLY=1
+MOCKENV=()
+[ "$MOCK" = 1 ] && MOCKENV=(HCQ_MOCK=1)
+cache_entries() { find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' | wc -l; }
+CACHE_BEFORE=$(cache_entries)
+
+# ** steps: run_step ID LIMIT STDOUT_FILE CMD... runs CMD under `timeout`
+# within the current phase (PHASE_END, seconds since the start); stderr
+# (and stdout when STDOUT_FILE is -) goes to logs/ID.log. A process that
+# outlives SIGKILL (stuck in a driver) is left behind, not waited for.
+PHASE_END=$BUDGET
+run_step() {
+    local id=$1 limit=$2 out=$3 log="$OUT/logs/$1.log"
+    shift 3
+    [ "$out" = - ] && out=$log
+    local left=$((PHASE_END - SECONDS))
+    ((limit > left)) && limit=$left
+    STEP_RC=0 STEP_STATUS=ok STEP_MS=0
+    if ((limit < 2)); then
+        STEP_RC=-1 STEP_STATUS=not-run
+        echo "run.sh: not run: the time budget for this step was spent" >"$log"
+    else
+        local t0 pid give_up=$((SECONDS + limit + 12))
+        t0=$(date +%s%N)
+        if [ "$out" = "$log" ]; then timeout -k 5 "$limit" "$@" >"$log" 2>&1 </dev/null &
+        else timeout -k 5 "$limit" "$@" >"$out" 2>"$log" </dev/null &
+        fi
+        pid=$!
+        while kill -0 "$pid" 2>/dev/null && ((SECONDS <= give_up)); do sleep 0.2; done
+        if kill -0 "$pid" 2>/dev/null; then
+            disown "$pid" 2>/dev/null
+            STEP_RC=137 STEP_STATUS=abandoned
+            echo "run.sh: abandoned: still running ${limit}s + 12s after it started, past SIGKILL (stuck in the driver?)" >>"$log"
+        else
+            wait "$pid"
+            STEP_RC=$?
+        fi
+        STEP_MS=$((($(date +%s%N) - t0) / 1000000))
+        if [ "$STEP_STATUS" = ok ]; then
+            case $STEP_RC in
+            0) ;;
+            124 | 137) STEP_STATUS=timeout; echo "run.sh: timed out after ${limit}s" >>"$log" ;;
+            *) STEP_STATUS=failed ;;
+            esac
+        fi
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$id" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" "$limit" >>"$OUT/steps.tsv"
+}
+phase() { PHASE_END=$((BUDGET * $1 / 100)); }
+
+# ** suites: Criterion's --verbose lines, one row per test in tests.tsv
+# (suite, device, test, status, message); a test that started and never
+# ended is "hung" (the suite timed out) or "crashed"
+run_suite() { # DEVICE_TOKEN BINARY LIMIT
+    local token=$1 bin=$2 envs=() name
+    name=$(basename "$bin")
+    case $token in
+    hw) ;; # tests/hw open the real driver themselves
+    *+ir) envs=(HCQ_TEST_DEVICE="${token%+ir}" HCQ_CPU_TARGET=ir) ;;
+    mock\[*) local cfg=${token#mock[}
+        envs=(HCQ_MOCK=1 HCQ_MOCK_CONFIG="${cfg%%]:*}" HCQ_TEST_DEVICE="${token#*]:}") ;;
+    mock:*) envs=(HCQ_MOCK=1 HCQ_TEST_DEVICE="${token#mock:}") ;;
+    *) envs=(HCQ_TEST_DEVICE="$token") ;;
+    esac
+    local id="$name.$(printf '%s' "$token" | tr -c 'A-Za-z0-9_+.-' '_')"
+    run_step "$id" "$3" - env ${envs[@]+"${envs[@]}"} "$bin" --verbose --jobs=1
+    awk -v suite="$name" -v dev="$token" -v st="$STEP_STATUS" -v rc="$STEP_RC" '
+        function clean(s) { gsub(/\t/, " ", s); gsub(/^ +| +$/, "", s); return s }
+        /^\[RUN \] / { t = clean(substr($0, 8)); if (!(t in seen)) { seen[t] = 1; order[++n] = t }; msg = ""; next }
+        /^\[(PASS|SKIP|FAIL)\] / {
+            rest = substr($0, 8); i = index(rest, ": "); t = i ? substr(rest, 1, i - 1) : rest; sub(/:$/, "", t)
+            why = i ? clean(substr(rest, i + 2)) : ""
+            if (!(t in seen)) { seen[t] = 1; order[++n] = t }
+            if ($0 ~ /^\[PASS\]/) res[t] = "passed"
+            else if ($0 ~ /^\[SKIP\]/) { res[t] = "skipped"; m[t] = why }
+            else { res[t] = "failed"; m[t] = msg != "" ? msg : why }
+            msg = ""; next
+        }
+        /^\[----\] / { l = clean(substr($0, 8)); if (l != "") msg = msg (msg == "" ? "" : " | ") l; next }
+        { if (!n && NR <= 3) first = first (first == "" ? "" : " | ") clean($0) }
+        END {
+            for (i = 1; i <= n; i++) {
+                t = order[i]; s = res[t]
+                if (s == "") { s = (st == "timeout" || st == "abandoned") ? "hung" : "crashed"; m[t] = "started, never finished (suite " st ", exit " rc ")" }
+                printf "%s\t%s\t%s\t%s\t%s\n", suite, dev, t, s, substr(m[t], 1, 600)
+            }
+            if (!n && st != "ok") printf "%s\t%s\t(the suite)\t%s\t%s\n", suite, dev, st == "not-run" ? "not-run" : "error", "exit " rc ": " substr(first, 1, 400)
+        }' "$OUT/logs/$id.log" >>"$OUT/tests.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$token" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" >>"$OUT/suites.tsv"
+}
+
+# ** 1. the machine
+echo "hcq hardware kit $(sed -n 's/^commit=//p' "$KIT/MANIFEST" 2>/dev/null): report in $OUT"
+phase 8
+if ! "$HCQ" --version >"$OUT/logs/probe.log" 2>&1; then
+    note "The kit's binaries do not run on this machine: $(head -3 "$OUT/logs/probe.log" | tr '\n' ' ')" \
+        "(the kit needs glibc >= $(sed -n 's/^glibc_needed=//p' "$KIT/MANIFEST"); this machine has $(ldd --version 2>/dev/null | head -1))."
+fi
+run_step nvidia-smi 20 "$OUT/nvidia-smi.csv" nvidia-smi \
+    --query-gpu=index,name,driver_version,pci.bus_id,memory.total,clocks.max.sm,compute_cap --format=csv,noheader
+run_step info 60 "$OUT/info.json" env ${MOCKENV[@]+"${MOCKENV[@]}"} HCQ_DEBUG=1 "$HCQ" info --json
+INFO_OK=$([ "$STEP_STATUS" = ok ] && echo 1 || echo 0)
+NV_DRIVER=$(head -1 /proc/driver/nvidia/version 2>/dev/null)
+KFD_VERSION=$(cat /sys/module/amdgpu/version 2>/dev/null)
+
+if [ -n "$DEVICES" ]; then
+    GPUS="" CPUS=""
+    for d in $DEVICES; do case $d in CPU*) CPUS+=" $d" ;; *) GPUS+=" $d" ;; esac; done
+else
+    GPUS=$(env ${MOCKENV[@]+"${MOCKENV[@]}"} "$HCQ" test-devices --gpus 2>/dev/null)
+    [ "$MOCK" = 1 ] && GPUS=$(for g in $GPUS; do printf 'mock:%s ' "$g"; done)
+    # the CPU target compiles with clang; without one the CPU device interprets
+    if [ -n "${HCQ_CLANG:-}" ] || compgen -c | grep -qE '^clang(-[0-9]+)?$'; then CPUS=CPU
+    else CPUS=CPU+ir; note "No clang here: the CPU device runs the API suites on the interpreter (CPU+ir)."
+    fi
+fi
+[ -z "${GPUS// /}" ] && note "hcq found no GPU here (hcq test-devices --gpus printed nothing)."
+
+SUITES=("$KIT"/tests/mock/test_api_*)
+# ** 2. tests/hw: the real drivers, even with --mock (they skip without them)
+phase 25
+for t in "$KIT"/tests/hw/test_hw_*; do run_suite hw "$t" 120; done
+# ** 3. the API suites on each GPU
+phase 60
+for d in $GPUS; do for t in "${SUITES[@]}"; do run_suite "$d" "$t" 120; done; done
+# ** 4. figures
+phase 80
+FIRST_GPU=$(printf '%s\n' $GPUS | head -1)
+BENCH_OK=0
+if [ -n "$FIRST_GPU" ]; then
+    benv=()
+    case $FIRST_GPU in
+    mock\[*) c=${FIRST_GPU#mock[}; benv=(HCQ_MOCK=1 HCQ_MOCK_CONFIG="${c%%]:*}") ;;
+    mock:*) benv=(HCQ_MOCK=1) ;;
+    esac
+    dev=${FIRST_GPU#mock:}
+    dev=${dev#*]:}
+    q=()
+    [ "$QUICK" = 1 ] && q=(--quick)
+    run_step bench 240 "$OUT/bench.json" env ${benv[@]+"${benv[@]}"} "$HCQ" bench --device "$dev" --vs-cuda --json ${q[@]+"${q[@]}"}
+    if [ "$STEP_STATUS" = timeout ] && [ "$QUICK" = 0 ]; then
+        note "hcq bench did not finish in its time; ran it again with --quick."
+        run_step bench-quick 90 "$OUT/bench.json" env ${benv[@]+"${benv[@]}"} "$HCQ" bench --device "$dev" --vs-cuda --json --quick
+    fi
+    [ "$STEP_STATUS" = ok ] && BENCH_OK=1
+fi
+# ** 5. hcq trace on a CUDA program
+phase 92
+TRACE_STATUS="not run"
+if [ "$TRACE" = 1 ]; then
+    NVCC=$(command -v nvcc || true)
+    [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+    if [ -z "$NVCC" ]; then
+        TRACE_STATUS="skipped: no nvcc here"
+    else
+        mkdir -p "$OUT/work"
+        run_step nvcc 150 - "$NVCC" -O2 -o "$OUT/work/vadd" "$KIT/src/vadd.cu"
+        if [ "$STEP_STATUS" != ok ]; then
+            TRACE_STATUS="skipped: nvcc could not build the program (logs/nvcc.log)"
+        else
+            run_step trace 60 "$OUT/logs/vadd.out" "$HCQ" trace -o "$OUT/trace.txt" -- "$OUT/work/vadd"
+            TRACE_STATUS="$STEP_STATUS (exit $STEP_RC): $(head -1 "$OUT/logs/vadd.out" 2>/dev/null); $(wc -l <"$OUT/trace.txt" 2>/dev/null || echo 0) trace lines, $(grep -c 'ioctl' "$OUT/trace.txt" 2>/dev/null || echo 0) of them ioctls"
+        fi
+    fi
+fi
+# ** 6. the CPU device, with what is left
+phase 100
+for d in $CPUS; do for t in "${SUITES[@]}"; do run_suite "$d" "$t" 120; done; done
+ELAPSED=$SECONDS
+CACHE_AFTER=$(cache_entries)
+if ((CACHE_AFTER > CACHE_BEFORE)); then
+    note "$((CACHE_AFTER - CACHE_BEFORE)) kernels were not in the kit's cache and were compiled here."
+fi
+timeout 10 dmesg 2>/dev/null | grep -aE 'NVRM|Xid|amdgpu|kfd' | tail -30 >"$OUT/logs/dmesg.log"
+
+# ** the report
+count() { awk -F'\t' -v s="$1" '$4 == s' "$OUT/tests.tsv" | wc -l; }
+PASSED=$(count passed) FAILED=$(count failed) SKIPPED=$(count skipped)
+HUNG=$(count hung) CRASHED=$(count crashed) ERRORS=$(count error) NOTRUN=$(count not-run)
+GPU_NAME=$(awk -F', ' 'NR == 1 {print $2}' "$OUT/nvidia-smi.csv" 2>/dev/null)
+[ -z "$GPU_NAME" ] && [ "$INFO_OK" = 1 ] && GPU_NAME=$(grep -m1 '"name"' "$OUT/info.json" | sed 's/.*"name": "\(.*\)",/\1/')
+DRIVER=$(awk -F', ' 'NR == 1 {print $3}' "$OUT/nvidia-smi.csv" 2>/dev/null)
+[ -z "$DRIVER" ] && [ "$INFO_OK" = 1 ] && DRIVER=$(grep -m1 '"driver_version"' "$OUT/info.json" | sed 's/.*"driver_version": "\(.*\)",/\1/')
+export DATE GPU_NAME DRIVER NV_DRIVER KFD_VERSION ELAPSED BUDGET TRACE_STATUS CACHE_BEFORE CACHE_AFTER MOCK
+export HOSTINFO="$(uname -srm); $(nproc 2>/dev/null) CPUs; $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -1)"
+export KITINFO="$(tr '\n' ';' <"$KIT/MANIFEST" 2>/dev/null)"
+
+# report.json: our own fields escaped here; info and bench are hcq's JSON
+{
+    awk -F'\t' '
+        function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/[\001-\037]/, " ", s); return "\"" s "\"" }
+        BEGIN {
+            e["date"] = ENVIRON["DATE"]; e["gpu"] = ENVIRON["GPU_NAME"]; e["driver"] = ENVIRON["DRIVER"]
+            e["nvidia_proc_version"] = ENVIRON["NV_DRIVER"]; e["amdgpu_version"] = ENVIRON["KFD_VERSION"]
+            e["host"] = ENVIRON["HOSTINFO"]; e["kit"] = ENVIRON["KITINFO"]; e["trace"] = ENVIRON["TRACE_STATUS"]
+            printf "{\n \"schema\": \"hcq-hw-kit-report/1\",\n \"mock\": %s,\n", ENVIRON["MOCK"] == 1 ? "true" : "false"
+            for (k in e) printf " %s: %s,\n", esc(k), esc(e[k])
+            printf " \"elapsed_s\": %d, \"budget_s\": %d,\n", ENVIRON["ELAPSED"], ENVIRON["BUDGET"]
+            printf " \"cache\": {\"kit_entries\": %d, \"entries_after\": %d},\n", ENVIRON["CACHE_BEFORE"], ENVIRON["CACHE_AFTER"]
+        }
+        FILENAME ~ /steps.tsv$/ { steps = steps (steps == "" ? "" : ",\n  ") sprintf("{\"step\": %s, \"status\": %s, \"exit\": %d, \"ms\": %d, \"limit_s\": %d}", esc($1), esc($2), $3, $4, $5) }
+        FILENAME ~ /suites.tsv$/ { suites = suites (suites == "" ? "" : ",\n  ") sprintf("{\"suite\": %s, \"device\": %s, \"status\": %s, \"exit\": %d, \"ms\": %d}", esc($1), esc($2), esc($3), $4, $5) }
+        FILENAME ~ /tests.tsv$/ {
+            tests = tests (tests == "" ? "" : ",\n  ") sprintf("{\"suite\": %s, \"device\": %s, \"test\": %s, \"status\": %s, \"message\": %s}", esc($1), esc($2), esc($3), esc($4), esc($5))
+            total[$4]++
+        }
+        FILENAME ~ /notes.txt$/ { notes = notes (notes == "" ? "" : ", ") esc($0) }
+        END {
+            printf " \"totals\": {\"passed\": %d, \"failed\": %d, \"skipped\": %d, \"hung\": %d, \"crashed\": %d, \"error\": %d, \"not_run\": %d},\n", total["passed"], total["failed"], total["skipped"], total["hung"], total["crashed"], total["error"], total["not-run"]
+            printf " \"notes\": [%s],\n \"steps\": [\n  %s],\n \"suites\": [\n  %s],\n \"tests\": [\n  %s],\n", notes, steps, suites, tests
+        }' "$OUT/steps.tsv" "$OUT/suites.tsv" "$OUT/tests.tsv" "$OUT/notes.txt"
+    printf ' "info": '
+    if [ "$INFO_OK" = 1 ] && grep -q '^\[' "$OUT/info.json"; then cat "$OUT/info.json"; else echo null; fi
+    printf ',\n "bench": '
+    if [ "$BENCH_OK" = 1 ] && grep -q '^{' "$OUT/bench.json"; then cat "$OUT/bench.json"; else echo null; fi
+    echo "}"
+} >"$OUT/report.json"
+
+# report.md: an entry for docs/hardware.md, then the details
+{
+    echo "## ${DATE%%T*}: ${GPU_NAME:-no GPU found}, driver ${DRIVER:-unknown}$([ "$MOCK" = 1 ] && echo ' (mock GPUs: a check of the kit)')"
+    echo
+    echo "hcq hardware kit (commit $(sed -n 's/^commit=//p' "$KIT/MANIFEST"), built $(sed -n 's/^built=//p' "$KIT/MANIFEST")) on $HOSTINFO; $ELAPSED s of a $BUDGET s budget."
+    [ -n "$NV_DRIVER" ] && echo "NVIDIA driver: \`$NV_DRIVER\`."
+    echo
+    echo "- tests: **$PASSED passed, $FAILED failed, $SKIPPED skipped**$( ((HUNG + CRASHED + ERRORS + NOTRUN)) && echo ", $HUNG hung, $CRASHED crashed, $ERRORS suites did not run, $NOTRUN not run (out of time)")"
+    echo "- devices: ${GPUS:-none} ${CPUS:-}"
+    echo "- hcq trace of a CUDA program: $TRACE_STATUS"
+    echo "- kernel cache: $CACHE_BEFORE entries from the kit, $CACHE_AFTER after the run"
+    sed 's/^/- /' "$OUT/notes.txt"
+    echo
+    echo "| suite | device | status | passed | failed | skipped | other | seconds |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    awk -F'\t' 'FILENAME ~ /tests.tsv$/ { k = $1 "\t" $2; c[k, $4]++; next }
+        { k = $1 "\t" $2; o = c[k, "hung"] + c[k, "crashed"] + c[k, "error"] + c[k, "not-run"]
+          printf "| %s | %s | %s | %d | %d | %d | %d | %.1f |\n", $1, $2, $3, c[k, "passed"], c[k, "failed"], c[k, "skipped"], o, $5 / 1000 }' \
+        "$OUT/tests.tsv" "$OUT/suites.tsv"
+    if awk -F'\t' '$4 != "passed" && $4 != "skipped" {f = 1} END {exit !f}' "$OUT/tests.tsv"; then
+        echo
+        echo "### Failures"
+        echo
+        awk -F'\t' '$4 != "passed" && $4 != "skipped" { printf "- `%s` %s on %s: %s\n", $3, $4, $2, $5 }' "$OUT/tests.tsv"
+    fi
+    if awk -F'\t' '$4 == "skipped" {f = 1} END {exit !f}' "$OUT/tests.tsv"; then
+        echo
+        echo "### Skipped, and why"
+        echo
+        awk -F'\t' '$4 == "skipped" { k = $1 " on " $2 ": " $5; if (!(k in n)) o[++m] = k; n[k]++ }
+            END { for (i = 1; i <= m; i++) printf "- %s (%d tests)\n", o[i], n[o[i]] }' "$OUT/tests.tsv"
+    fi
+    if [ "$BENCH_OK" = 1 ]; then
+        echo
+        echo "### Figures (hcq bench --device ${FIRST_GPU#mock:} --vs-cuda --json: medians, p10-p90)"
+        echo
+        echo "| what | unit | hcq | p10-p90 | CUDA |"
+        echo "| --- | --- | --- | --- | --- |"
+        sed -n 's/.*"name": "\([^"]*\)", "unit": "\([^"]*\)", "median": \([^,]*\), "p10": \([^,]*\), "p90": \([^,]*\),.*/\1|\2|\3|\4|\5|&/p' "$OUT/bench.json" |
+            awk -F'|' '{ c = "-"; if (match($6, /"cuda_median": [^,}]*/)) c = substr($6, RSTART + 15, RLENGTH - 15)
+                         printf "| %s | %s | %s | %s-%s | %s |\n", $1, $2, $3, $4, $5, c }'
+        echo
+        echo "CUDA column: $(sed -n 's/^ *"cuda": "\(.*\)",$/\1/p' "$OUT/bench.json")"
+    fi
+    echo
+    echo "### Steps"
+    echo
+    echo "| step | status | exit | seconds | limit |"
+    echo "| --- | --- | --- | --- | --- |"
+    awk -F'\t' '{ printf "| %s | %s | %s | %.1f | %s |\n", $1, $2, $3, $4 / 1000, $5 }' "$OUT/steps.tsv"
+    if [ "$INFO_OK" != 1 ]; then
+        echo
+        echo "### hcq info failed"
+        echo
+        echo '```'
+        tail -20 "$OUT/logs/info.log"
+        echo '```'
+    fi
+} >"$OUT/report.md"
+if command -v python3 >/dev/null && ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/report.json" 2>"$OUT/logs/json-check.log"; then
+    echo "run.sh: report.json does not parse (logs/json-check.log)" | tee -a "$OUT/report.md"
+fi
+echo "tests: $PASSED passed, $FAILED failed, $SKIPPED skipped, $((HUNG + CRASHED + ERRORS + NOTRUN)) other; $ELAPSED s"
+echo "report: $OUT/report.md, $OUT/report.json"
+[ $((FAILED + HUNG + CRASHED + ERRORS)) -eq 0 ]
