@@ -345,10 +345,10 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
     memcpy(shape, n->shape, sizeof shape);
     shape[ax] = total;
     if (tt_check_shape(shape, n->ndim, fn)) return NULL;
-    /* pad each part to the whole and add: padding is -0.0 for floats
-     * (x + -0 == x for every x, -0 included), 0 for i32, false for bool
-     * (combined with or) */
-    tt_val pad = hcq_dtype_is_float(dt) ? (tt_val){.f = -0.0} : (tt_val){.i = 0};
+    /* Each part padded to the whole, chosen by where its own box holds:
+     * acc = where(box_i, part_i, acc). A select moves bits, so signalling
+     * NaNs and payloads come through as they are (adding the parts, with
+     * -0.0 as padding, would quiet them on some devices and not others). */
     tt_node *acc = NULL;
     int64_t off = 0;
     for (int i = 0; i < count; i++) {
@@ -358,22 +358,24 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
         after[ax] = total - off - x->shape[ax];
         off += x->shape[ax];
         if (!x->shape[ax] && count > 1) continue;
-        tt_node *c = tt_cast_node(x, dt), *p = c ? tt_mv_pad(c, before, after, pad) : NULL;
+        tt_node *c = tt_cast_node(x, dt), *p = c ? tt_mv_pad(c, before, after, (tt_val){.i = 0}) : NULL;
         tt_node_unref(c);
-        if (!p) {
-            tt_node_unref(acc);
-            return NULL;
-        }
-        if (!acc) {
+        if (!p || !acc) {
+            if (!p) tt_node_unref(acc);
             acc = p;
+            if (!acc) return NULL;
             continue;
         }
-        tt_node *s = tt_alu(ctx, dt == HCQ_BOOL ? TT_OR : TT_ADD, dt, acc, p, NULL);
+        tt_node *one = tt_const_node(ctx, HCQ_BOOL, (tt_val){.i = 1}, x->shape, x->ndim);
+        tt_node *box = one ? tt_mv_pad(one, before, after, (tt_val){.i = 0}) : NULL;
+        tt_node *s = box ? tt_alu(ctx, TT_WHERE, dt, box, p, acc) : NULL;
+        tt_node_unref(one);
+        tt_node_unref(box);
         tt_node_unref(acc);
         tt_node_unref(p);
         if (!(acc = s)) return NULL;
     }
-    if (!acc) acc = tt_const_node(ctx, dt, pad, shape, n->ndim);
+    if (!acc) acc = tt_const_node(ctx, dt, (tt_val){.i = 0}, shape, n->ndim);
     return tt_wrap(ctx, acc);
 }
 
@@ -400,41 +402,65 @@ hcq_tensor *hcq_stack(hcq_tensor *const *ts, int count, int axis)
     return tt_wrap(ctx, rn);
 }
 
+/* Tiles dim d of a (size s) reps times, whatever a's rank: the dims
+ * before and after d merged, [P, s, Q] -> [P, 1, s, Q] -> [P, reps, s, Q]
+ * -> [P, reps * s, Q], back to a's rank. At most four dims at a time. */
+static tt_node *tile_dim(tt_node *a, int d, int64_t reps)
+{
+    int64_t P = 1, Q = 1;
+    for (int i = 0; i < a->ndim; i++) {
+        if (i < d) P *= a->shape[i];
+        if (i > d) Q *= a->shape[i];
+    }
+    int64_t s = a->shape[d], out[TT_MAX_DIMS];
+    memcpy(out, a->shape, sizeof out);
+    out[d] = s * reps;
+    tt_node *r = tt_mv_reshape(a, (int64_t[]){P, 1, s, Q}, 4);
+    tt_node *e = r ? tt_mv_expand(r, (int64_t[]){P, reps, s, Q}, 4) : NULL;
+    tt_node *f = e ? tt_mv_reshape(e, out, a->ndim) : NULL;
+    tt_node_unref(r);
+    tt_node_unref(e);
+    return f;
+}
+
 hcq_tensor *hcq_repeat(hcq_tensor *a, const int64_t *reps, int nreps)
 {
     const char *fn = "hcq_repeat";
     ARG(a, fn);
-    if (nreps < n->ndim || (nreps && !reps) || 2 * nreps > TT_MAX_DIMS * 2)
-        return base_err(HCQ_EINVAL, "%s: %d repeats for a %d-d tensor", fn, nreps, n->ndim), NULL;
-    if (nreps > TT_MAX_DIMS / 2 && nreps > 0) {
-        /* the interleaved shape needs 2 dims per repeated dim */
-        int big = 0;
-        for (int d = 0; d < nreps; d++) big += reps[d] != 1;
-        if (nreps + big > TT_MAX_DIMS)
-            return base_err(HCQ_ENOTSUP, "%s: repeating %d dims of a %d-d tensor needs more than %d dims", fn, big,
-                            nreps, TT_MAX_DIMS),
-                   NULL;
-    }
-    int64_t s1[TT_MAX_DIMS], s2[TT_MAX_DIMS], out[TT_MAX_DIMS];
+    if (nreps < n->ndim || nreps > TT_MAX_DIMS || (nreps && !reps))
+        return base_err(HCQ_EINVAL, "%s: %d repeats for a %d-d tensor (at most %d dims)", fn, nreps, n->ndim, TT_MAX_DIMS),
+               NULL;
+    int64_t s1[2 * TT_MAX_DIMS], s2[2 * TT_MAX_DIMS], in[TT_MAX_DIMS], out[TT_MAX_DIMS];
     int k = 0, pre = nreps - n->ndim;
     for (int d = 0; d < nreps; d++) {
-        int64_t size = d < pre ? 1 : n->shape[d - pre];
+        in[d] = d < pre ? 1 : n->shape[d - pre];
         if (reps[d] < 0) return base_err(HCQ_EINVAL, "%s: repeat %lld for dim %d", fn, (long long)reps[d], d), NULL;
         if (reps[d] != 1) {
             s1[k] = 1;
             s2[k++] = reps[d];
         }
-        s1[k] = size;
-        s2[k++] = size;
-        out[d] = size * reps[d];
+        s1[k] = in[d];
+        s2[k++] = in[d];
+        out[d] = in[d] * reps[d];
     }
     if (tt_check_shape(out, nreps, fn)) return NULL;
-    tt_node *r = tt_mv_reshape(n, s1, k);
-    tt_node *e = r ? tt_mv_expand(r, s2, k) : NULL;
-    tt_node *f = e ? tt_mv_reshape(e, out, nreps) : NULL;
-    tt_node_unref(r);
-    tt_node_unref(e);
-    return tt_wrap(a->ctx, f);
+    if (k <= TT_MAX_DIMS) { /* one view: each repeated dim interleaved with its copies */
+        tt_node *r = tt_mv_reshape(n, s1, k);
+        tt_node *e = r ? tt_mv_expand(r, s2, k) : NULL;
+        tt_node *f = e ? tt_mv_reshape(e, out, nreps) : NULL;
+        tt_node_unref(r);
+        tt_node_unref(e);
+        return tt_wrap(a->ctx, f);
+    }
+    /* more dims than a view has: one dim at a time (stacked views) */
+    tt_node *t = tt_mv_reshape(n, in, nreps);
+    for (int d = 0; d < nreps && t; d++) {
+        if (reps[d] == 1) continue;
+        tt_node *u = tile_dim(t, d, reps[d]);
+        tt_node_unref(t);
+        t = u;
+    }
+    return tt_wrap(a->ctx, t);
 }
 
 hcq_tensor *hcq_squeeze(hcq_tensor *a, int axis)

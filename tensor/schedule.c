@@ -18,7 +18,10 @@
  *   - an elementwise node read through an expanding view inside a
  *     reduction (matmul operands) unless it is nearly free (a cast);
  *   - the table of a gather unless it is a buffer, a view of one or a
- *     constant (gathers read it at data-dependent places).
+ *     constant (gathers read it at data-dependent places);
+ *   - where a kernel would read more buffers than a launch takes
+ *     (TT_MAX_PARAMS - 1 inputs), the fused source holding most of them
+ *     (a sum of 100 tensors becomes two kernels, not an error).
  * So (a*b+c).sum() is one kernel and softmax three (max, sum of exp, the
  * division), see tests/unit/test_tensor_sched.c. Kernels run in node
  * creation order, which is topological: a node is always newer than its
@@ -174,6 +177,80 @@ static void walk_srcs(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_n
     }
 }
 
+/* ** kernels with too many inputs */
+enum { TT_MAX_INPUTS = TT_MAX_PARAMS - 1 };
+
+typedef struct in_set {
+    const void *p[TT_MAX_INPUTS + 1];
+    uint32_t n;
+} in_set;
+
+static void in_add(in_set *s, const void *p)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->p[i] == p) return;
+    if (s->n <= TT_MAX_INPUTS) s->p[s->n++] = p;
+}
+
+/* The kernel parameters x's fused subtree needs (as cache.c's key makes
+ * them: buffers, random nodes, and materialized nodes, which will be
+ * buffers), counted up to TT_MAX_INPUTS + 1. */
+static void inputs_of(sched_state *S, tt_node *x, const tt_node *root, uint32_t stamp, in_set *s)
+{
+    if (s->n > TT_MAX_INPUTS) return;
+    touch(S->ctx, S->round, x);
+    if (x->counted == stamp) return;
+    x->counted = stamp;
+    if ((x != root && x->mat) || x->op == TT_RAND) in_add(s, x);
+    else if (x->op == TT_BUF) in_add(s, x->buf);
+    else
+        for (int i = 0; i < x->nsrc; i++) inputs_of(S, x->src[i], root, stamp, s);
+}
+
+static uint32_t count_inputs(sched_state *S, tt_node *x, const tt_node *root)
+{
+    in_set s = {.n = 0};
+    if (++S->ctx->count_stamp == 0) ++S->ctx->count_stamp; /* 0 is "never counted" */
+    inputs_of(S, x, root, S->ctx->count_stamp, &s);
+    return s.n;
+}
+
+/* Marks, below each kernel root reading too many inputs, the fused source
+ * with the most inputs that fits in one kernel: its kernel then reads
+ * those, the root only its buffer. A node has at most three sources, so
+ * going down from a node over the limit always finds one. Returns whether
+ * anything was marked (the rounds then run again). */
+static bool split_wide(sched_state *S)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < S->nmats && !S->oom; i++) {
+        tt_node *root = S->mats[i], *x = root;
+        if (count_inputs(S, root, root) <= TT_MAX_INPUTS) continue;
+        for (;;) {
+            tt_node *best = NULL;
+            uint32_t bestn = 0;
+            for (int k = 0; k < x->nsrc; k++) {
+                tt_node *s = x->src[k];
+                touch(S->ctx, S->round, s);
+                if (is_leaf(s) || s->mat) continue;
+                uint32_t n = count_inputs(S, s, s);
+                if (n > bestn) best = s, bestn = n;
+            }
+            if (!best) break;
+            if (bestn > TT_MAX_INPUTS) {
+                x = best;
+                continue;
+            }
+            while (best->op == TT_VIEW && !is_leaf(best->src[0]) && !best->src[0]->mat)
+                best = best->src[0]; /* keep the view; materialize what it shows */
+            mark(S, best);
+            any = true;
+            break;
+        }
+    }
+    return any;
+}
+
 static int by_id(const void *a, const void *b)
 {
     const tt_node *x = *(tt_node *const *)a, *y = *(tt_node *const *)b;
@@ -206,7 +283,7 @@ hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_
             touch(ctx, S.round, S.mats[i]);
             walk_srcs(&S, S.mats[i], false, false, S.mats[i], false, 0);
         }
-        if (!S.marked) break;
+        if (!S.marked && !split_wide(&S)) break;
     }
     if (S.oom) {
         free(S.mats);

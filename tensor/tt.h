@@ -110,7 +110,7 @@ typedef struct tt_node {
     tt_buf *buf;
     tt_view view;
     /* scheduler scratch: mat for one epoch, the rest for one round of it */
-    uint32_t epoch, round, cost[2], walked;
+    uint32_t epoch, round, cost[2], walked, counted;
     bool mat, owner_viewed;
     const struct tt_node *owner; /* the kernel root that first fused it */
     struct tt_node *mnext; /* the kernel list */
@@ -189,6 +189,7 @@ struct hcq_ctx {
     struct hcq_jit *jits;
     tt_capture *capture;
     uint32_t epoch;
+    uint32_t count_stamp; /* the scheduler's input counts (tt_node.counted) */
     /* HCQ_DEBUG >= 2: timed launches */
     hcq_queue *dbg_q;
     hcq_signal *dbg_t[2], *dbg_done;

@@ -270,9 +270,13 @@ HCQ_API hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs)
  * the end and are clamped; step != 0, negative steps walk backwards). */
 HCQ_API hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int64_t step);
 HCQ_API hcq_tensor *hcq_flip(hcq_tensor *a, const int *axes, int naxes);
+/* Movement ops move bits: signalling NaNs and payloads come through (cat
+ * and stack of differing dtypes cast to the promoted one first). Any count
+ * of parts works; kernels reading many of them are split. */
 HCQ_API hcq_tensor *hcq_cat(hcq_tensor *const *ts, int n, int axis);
 HCQ_API hcq_tensor *hcq_stack(hcq_tensor *const *ts, int n, int axis);
-/* Tiles the tensor reps[i] times along dimension i (reps may add leading dims). */
+/* Tiles the tensor reps[i] times along dimension i (reps may add leading
+ * dims, up to HCQ_MAX_DIMS in all). */
 HCQ_API hcq_tensor *hcq_repeat(hcq_tensor *a, const int64_t *reps, int nreps);
 /* Removes one size-1 axis, or every size-1 axis with HCQ_ALL_DIMS. */
 #define HCQ_ALL_DIMS 0x7fffffff

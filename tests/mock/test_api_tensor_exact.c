@@ -1,7 +1,10 @@
 /* Exact results at the edges, on the device under test: IEEE special
- * values (all-NaN slices, signed zeros, pow's special cases, negative
- * constants) and padding that must never win. One test per item of issue
- * 12; values are read back as bits, so a lost sign is a failure. */
+ * values (all-NaN slices, signalling NaNs, signed zeros, pow's special
+ * cases, negative constants), padding that must never win, and limits
+ * that are not limits (kernels with more inputs than one launch takes,
+ * tensors that need more dims than a view has). One test per item of
+ * issue 12; values are read back as bits, so a quieted NaN or a lost sign
+ * is a failure. */
 #include "tensortest.h"
 
 #include <math.h>
@@ -150,6 +153,87 @@ Test(api_tensor_exact, half_std_rounds_once)
         T_OK(hcq_tensor_item(v, &got));
         cr_assert_eq(got, tx_round(dt, 500000.0), "%s var: got %g", hcq_dtype_name(dt), got);
     }
+}
+
+/* ** item 4: movement ops move bits */
+Test(api_tensor_exact, cat_and_stack_move_bits)
+{
+    const uint32_t f[4] = {0x7f800001u /* sNaN */, 0xffc12345u /* payload */, 0x80000000u /* -0 */, 0x00000001u};
+    const uint16_t h[4] = {0x7c01u, 0xfe3fu, 0x8000u, 0x0001u}; /* f16 sNaN, payload, -0, denormal */
+    const uint16_t bf[4] = {0x7f81u, 0xffc1u, 0x8000u, 0x0001u};
+    struct { hcq_dtype dt; const void *v; } cases[] = {{HCQ_F32, f}, {HCQ_F16, h}, {HCQ_BF16, bf}};
+    for (size_t c = 0; c < (sizeof cases / sizeof *cases); c++) {
+        hcq_dtype dt = cases[c].dt;
+        size_t es = hcq_dtype_size(dt);
+        hcq_tensor *a = T_NONNULL(hcq_from_data(tx_ctx, dt, TX_SHAPE(2, 2), cases[c].v));
+        uint32_t w[4];
+        for (int i = 0; i < 4; i++) {
+            w[i] = 0;
+            memcpy(&w[i], (const uint8_t *)cases[c].v + i * es, es);
+        }
+        uint32_t w0[8] = {w[0], w[1], w[2], w[3], w[0], w[1], w[2], w[3]};
+        uint32_t w1[8] = {w[0], w[1], w[0], w[1], w[2], w[3], w[2], w[3]};
+        expect_bits(hcq_cat((hcq_tensor *[]){a, a}, 2, 0), w0, 8, "cat axis 0");
+        expect_bits(hcq_cat((hcq_tensor *[]){a, a}, 2, 1), w1, 8, "cat axis 1");
+        expect_bits(hcq_stack((hcq_tensor *[]){a, a}, 2, 0), w0, 8, "stack");
+        /* a single part, and parts that are views */
+        expect_bits(hcq_cat((hcq_tensor *[]){a}, 1, 0), w, 4, "cat of one");
+        hcq_tensor *t = hcq_transpose(a, 0, 1);
+        uint32_t wt[8] = {w[0], w[2], w[1], w[3], w[0], w[1], w[2], w[3]};
+        expect_bits(hcq_cat((hcq_tensor *[]){t, a}, 2, 0), wt, 8, "cat of a transpose");
+    }
+}
+
+/* ** item 5: more inputs than a launch takes, more dims than a view has */
+Test(api_tensor_exact, sixty_four_and_more_inputs_split_into_kernels)
+{
+    enum { N = 100 };
+    hcq_tensor *parts[N];
+    for (int i = 0; i < N; i++) {
+        float v[2] = {(float)i, (float)-i};
+        parts[i] = f32s(TX_SHAPE(2), v);
+    }
+    static const int counts[] = {63, 64, N};
+    for (size_t k = 0; k < (sizeof counts / sizeof *counts); k++) {
+        int n = counts[k];
+        float got[2 * N];
+        hcq_tensor *s = hcq_stack(parts, n, 0);
+        T_OK(hcq_tensor_read(s, got, (size_t)n * 2 * sizeof(float)));
+        for (int i = 0; i < n; i++) cr_assert(got[2 * i] == i && got[2 * i + 1] == -i, "stack of %d: row %d", n, i);
+        hcq_tensor *c = hcq_cat(parts, n, 0);
+        T_OK(hcq_tensor_read(c, got, (size_t)n * 2 * sizeof(float)));
+        for (int i = 0; i < n; i++) cr_assert(got[2 * i] == i && got[2 * i + 1] == -i, "cat of %d: row %d", n, i);
+        hcq_tensor *sum = parts[0];
+        for (int i = 1; i < n; i++) sum = hcq_add(sum, parts[i]);
+        float tot = (float)(n * (n - 1) / 2);
+        expect_f32(sum, (float[]){tot, -tot}, 2, "sum of tensors");
+    }
+}
+
+Test(api_tensor_exact, repeat_of_many_dims)
+{
+    /* a 5-d tensor repeated in every dim needs 10 interleaved dims */
+    float x[2] = {1.5f, -2.0f};
+    hcq_tensor *t = hcq_reshape(f32s(TX_SHAPE(2), x), TX_SHAPE(1, 1, 2, 1, 1));
+    hcq_tensor *r = hcq_repeat(t, TX_SHAPE(2, 1, 3, 2, 2));
+    cr_assert_not_null(r, "%s", hcq_error_message());
+    int64_t shape[HCQ_MAX_DIMS];
+    cr_assert_eq(hcq_tensor_shape(r, shape), 5);
+    cr_assert(shape[0] == 2 && shape[1] == 1 && shape[2] == 6 && shape[3] == 2 && shape[4] == 2);
+    float got[48];
+    T_OK(hcq_tensor_read(r, got, sizeof got));
+    for (int i = 0; i < 48; i++) {
+        int d2 = (i / 4) % 6;
+        cr_assert_eq(got[i], x[d2 % 2], "element %d", i);
+    }
+    /* 8 dims, most repeated; a ninth is refused (no tensor has 9 dims) */
+    hcq_tensor *e = hcq_reshape(t, TX_SHAPE(1, 1, 1, 1, 1, 2, 1, 1));
+    hcq_tensor *r8 = hcq_repeat(e, TX_SHAPE(2, 2, 1, 2, 1, 2, 1, 2));
+    cr_assert_not_null(r8, "%s", hcq_error_message());
+    float g8[2 * 2 * 2 * 4 * 2];
+    T_OK(hcq_tensor_read(r8, g8, sizeof g8));
+    for (int i = 0; i < 64; i++) cr_assert_eq(g8[i], x[(i / 2) % 4 % 2], "8-d element %d", i);
+    cr_assert_null(hcq_repeat(e, TX_SHAPE(2, 1, 1, 1, 1, 1, 1, 1, 1)));
 }
 
 /* ** item 6: unary ops on negative constants (the C renderer wrote "--") */

@@ -9,6 +9,7 @@
  *   sum of 2^17 elements                   2  (split: partial sums, then their sum)
  *   conv2d with bias                       1
  *   cat of 3                               1
+ *   a sum of 100 tensors, cat of 100       2 each (a kernel reads at most 63 buffers)
  *   an expensive elementwise result read by two kernels: materialized once (3)
  *   a cheap one (exp) read by two kernels: recomputed (2)
  *   reshape of a realized buffer           0
@@ -87,6 +88,22 @@ Test(tensor_sched, kernel_counts)
     T_OK(hcq_realize(a));
     t[0] = hcq_reshape(a, TX_SHAPE(9, 7));
     cr_assert_eq(count(t, 1), 0, "reshape of a buffer");
+}
+
+/* more inputs than a launch takes: split into kernels that each fit */
+Test(tensor_sched, wide_kernels_are_split)
+{
+    enum { N = 100 };
+    hcq_tensor *p[N], *t[1];
+    for (int i = 0; i < N; i++) p[i] = tx_rand(HCQ_F32, TX_SHAPE(3), -1, 1, 20 + i, NULL);
+    hcq_tensor *s = p[0];
+    for (int i = 1; i < N; i++) s = hcq_add(s, p[i]);
+    t[0] = s;
+    cr_assert_eq(count(t, 1), 2, "sum of %d tensors", N);
+    t[0] = hcq_cat(p, N, 0);
+    cr_assert_eq(count(t, 1), 2, "cat of %d tensors", N);
+    t[0] = hcq_cat(p, 63, 0);
+    cr_assert_eq(count(t, 1), 1, "cat of 63 tensors");
 }
 
 /* a chain far deeper than one kernel may fuse: cut into several kernels,
