@@ -65,4 +65,10 @@ typedef struct cc_cpu_module {
 hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out);
 void cc_cpu_module_unload(cc_cpu_module *m); /* zeroed is fine */
 
+/* The loader under both: checks that so is a shared object for this host
+ * (`what` names the kind expected, `fix` says what to do when it is not),
+ * writes it to a memfd and dlopens it. Close with cc_host_so_close. */
+hcq_status cc_host_so_open(const void *so, size_t size, const char *what, const char *fix, void **dl_out, int *fd_out);
+void cc_host_so_close(void *dl, int fd);
+
 #endif

@@ -1,4 +1,4 @@
-/* Loading cpu-target shared objects from memory: an anonymous memfd and
+/* Loading host shared objects (cpu-target kernels, host twins) from memory: an anonymous memfd and
  * dlopen of its /proc/self/fd path, so nothing is written to disk and the
  * object disappears with its last reference. */
 #include "compiler/cpu_abi.h"
@@ -19,24 +19,24 @@
 #define HOST_MACHINE EM_NONE
 #endif
 
-static hcq_status check_elf(const void *so, size_t size)
+static hcq_status check_elf(const void *so, size_t size, const char *what, const char *fix)
 {
     cc_elf e;
     hcq_status st = cc_elf_open(&e, so, size);
-    if (st) return base_err_prefix(HCQ_EFORMAT, "not a cpu-target shared object");
+    if (st) return base_err_prefix(HCQ_EFORMAT, "not a %s", what);
     bool ok = e.machine == HOST_MACHINE && e.type == ET_DYN;
-    char what[128];
-    cc_elf_describe(e.machine, e.type, what, sizeof what);
+    char seen[128];
+    cc_elf_describe(e.machine, e.type, seen, sizeof seen);
     cc_elf_close(&e);
     if (!ok)
-        return base_err(HCQ_EFORMAT, "this is %s, not a cpu-target shared object for this host (%s); compile the "
-                        "kernel for the \"cpu\" target", what, cc_elf_describe(HOST_MACHINE, ET_DYN, (char[96]){0}, 96));
+        return base_err(HCQ_EFORMAT, "this is %s, not a %s for this host (%s); %s", seen, what,
+                        cc_elf_describe(HOST_MACHINE, ET_DYN, (char[96]){0}, 96), fix);
     return HCQ_OK;
 }
 
 static hcq_status write_memfd(const void *so, size_t size, int *fd_out)
 {
-    int fd = memfd_create("hcq-cpu-kernel", MFD_CLOEXEC);
+    int fd = memfd_create("hcq-kernel", MFD_CLOEXEC);
     if (fd < 0) return base_err(HCQ_EIO, "memfd_create for a kernel object: %s", strerror(errno));
     const uint8_t *p = so;
     for (size_t left = size; left;) {
@@ -53,10 +53,9 @@ static hcq_status write_memfd(const void *so, size_t size, int *fd_out)
     return HCQ_OK;
 }
 
-hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)
+hcq_status cc_host_so_open(const void *so, size_t size, const char *what, const char *fix, void **dl_out, int *fd_out)
 {
-    if (!so || !out) return base_err(HCQ_EINVAL, "cc_cpu_module_load: NULL argument");
-    hcq_status st = check_elf(so, size);
+    hcq_status st = check_elf(so, size, what, fix);
     int fd = -1;
     if (st || (st = write_memfd(so, size, &fd))) return st;
     char path[64];
@@ -67,24 +66,40 @@ hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         close(fd);
-        return base_err(HCQ_EFORMAT, "dlopen of a cpu-target object failed: %s", dlerror());
+        return base_err(HCQ_EFORMAT, "dlopen of a %s failed: %s", what, dlerror());
     }
-    cc_cpu_module m = {.dl = dl, .fd = fd};
-    void *entry = dlsym(dl, "hcq_entry");
+    *dl_out = dl;
+    *fd_out = fd;
+    return HCQ_OK;
+}
+
+void cc_host_so_close(void *dl, int fd)
+{
+    if (!dl) return;
+    dlclose(dl);
+    close(fd);
+}
+
+hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)
+{
+    if (!so || !out) return base_err(HCQ_EINVAL, "cc_cpu_module_load: NULL argument");
+    cc_cpu_module m = {0};
+    hcq_status st = cc_host_so_open(so, size, "cpu-target shared object", "compile the kernel for the \"cpu\" target",
+                                    &m.dl, &m.fd);
+    if (st) return st;
+    void *entry = dlsym(m.dl, "hcq_entry");
     memcpy(&m.entry, &entry, sizeof entry); /* object pointer -> function pointer, as POSIX allows */
-    m.name = dlsym(dl, "hcq_name");
-    m.meta = dlsym(dl, "hcq_meta");
+    m.name = dlsym(m.dl, "hcq_name");
+    m.meta = dlsym(m.dl, "hcq_meta");
     if (!m.entry || !m.name || !m.meta) {
-        dlclose(dl);
-        close(fd);
+        cc_host_so_close(m.dl, m.fd);
         return base_err(HCQ_EFORMAT, "shared object lacks hcq_entry, hcq_name or hcq_meta: not a cpu-target kernel");
     }
     if (m.meta[HCQ_CPU_META_MAGIC] != HCQ_CPU_ABI_MAGIC || m.meta[HCQ_CPU_META_VERSION] != HCQ_CPU_ABI_VERSION) {
         st = base_err(HCQ_EFORMAT, "cpu-target object '%s' has ABI magic 0x%08x version %u; this build needs 0x%08x "
                       "version %u (recompile it)", m.name, m.meta[HCQ_CPU_META_MAGIC], m.meta[HCQ_CPU_META_VERSION],
                       HCQ_CPU_ABI_MAGIC, HCQ_CPU_ABI_VERSION);
-        dlclose(dl);
-        close(fd);
+        cc_host_so_close(m.dl, m.fd);
         return st;
     }
     m.nparams = m.meta[HCQ_CPU_META_NPARAMS];
@@ -97,7 +112,6 @@ hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)
 void cc_cpu_module_unload(cc_cpu_module *m)
 {
     if (!m) return;
-    if (m->dl) dlclose(m->dl);
-    if (m->dl) close(m->fd);
+    cc_host_so_close(m->dl, m->fd);
     memset(m, 0, sizeof *m);
 }

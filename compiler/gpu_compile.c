@@ -4,6 +4,7 @@
  * so a hit says which compiler built the binary, wherever that was. */
 #include "compiler/render_gpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,4 +79,51 @@ hcq_status cc_gpu_compile_cached(const cc_gpu_job *job, hcq_binary **out)
     if (!b) return HCQ_ENOMEM;
     *out = b;
     return HCQ_OK;
+}
+
+hcq_status cc_build_in_temp(const char *source, const char *ext, const char *const *argv, const char *const *post,
+                            const char *what, void **out, size_t *out_size)
+{
+    char dir[4096], src[4200], obj[4200];
+    hcq_status st = cc_make_temp_dir(dir, sizeof dir);
+    if (st) return base_err_prefix(st, "%s", what);
+    snprintf(src, sizeof src, "%s/kernel%s", dir, ext);
+    snprintf(obj, sizeof obj, "%s/kernel.out", dir);
+    size_t n = 0, np = 0;
+    while (argv[n]) n++;
+    while (post && post[np]) np++;
+    const char **av = calloc(n + np + 4, sizeof *av);
+    FILE *f = fopen(src, "we");
+    if (!av) st = base_err(HCQ_ENOMEM, "%s: out of memory", what);
+    else if (!f || fputs(source, f) < 0) st = base_err(HCQ_EIO, "%s: cannot write %s", what, src);
+    if (f && fclose(f) != 0 && !st) st = base_err(HCQ_EIO, "%s: cannot write %s", what, src);
+    if (!st) {
+        size_t a = 0;
+        for (size_t i = 0; i < n; i++) av[a++] = argv[i];
+        av[a++] = src;
+        av[a++] = "-o";
+        av[a++] = obj;
+        for (size_t i = 0; i < np; i++) av[a++] = post[i];
+        av[a] = NULL;
+        st = cc_run_tool(av, what);
+    }
+    if (!st) {
+        f = fopen(obj, "re");
+        long len = -1;
+        if (f && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+        void *data = len > 0 ? malloc((size_t)len) : NULL;
+        if (f) fseek(f, 0, SEEK_SET);
+        if (!f) st = base_err(HCQ_ECOMPILE, "%s: the compiler reported success but wrote no %s", what, obj);
+        else if (!data || fread(data, 1, (size_t)len, f) != (size_t)len) {
+            free(data);
+            st = base_err(HCQ_EIO, "%s: cannot read %s", what, obj);
+        } else {
+            *out = data;
+            *out_size = (size_t)len;
+        }
+        if (f) fclose(f);
+    }
+    free(av);
+    cc_remove_temp_dir(dir);
+    return st;
 }

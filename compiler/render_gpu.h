@@ -18,9 +18,17 @@ typedef struct cc_gpu_dialect {
     const char *name;   /* "cuda" */
     const char *header; /* defines the HCQ_* macros the rendered code uses */
     const char *extern_c; /* how a kernel gets C linkage ("extern \"C\" ") */
+    const char *after_helpers; /* more definitions after the helpers (their types), or NULL */
 } cc_gpu_dialect;
 
 extern const cc_gpu_dialect cc_gpu_cuda;
+/* HIP's grid and work-group sizes, read from the implicit kernel arguments
+ * through HCQ_IMPLICIT_U32/U16 (which each HIP dialect defines) */
+#define CC_HIP_SIZES                                                                                    \
+    "#define HCQ_NGRP_X ((i32)HCQ_IMPLICIT_U32(0))\n#define HCQ_NGRP_Y ((i32)HCQ_IMPLICIT_U32(1))\n"    \
+    "#define HCQ_NGRP_Z ((i32)HCQ_IMPLICIT_U32(2))\n"                                                  \
+    "#define HCQ_LSIZE_X ((i32)HCQ_IMPLICIT_U16(6))\n#define HCQ_LSIZE_Y ((i32)HCQ_IMPLICIT_U16(7))\n" \
+    "#define HCQ_LSIZE_Z ((i32)HCQ_IMPLICIT_U16(8))\n"
 extern const cc_gpu_dialect cc_gpu_hip; /* compiler/render_hip.c */
 
 typedef struct cc_gpu_render_info {
@@ -47,5 +55,11 @@ struct cc_gpu_job {
     const void *ctx;
 };
 hcq_status cc_gpu_compile_cached(const cc_gpu_job *job, hcq_binary **out);
+
+/* A compiler run in a private temp directory: writes source to
+ * kernel<ext>, runs `argv... kernel<ext> -o out post...` (argv[0] the
+ * tool) and returns what it wrote (*out malloc'd). */
+hcq_status cc_build_in_temp(const char *source, const char *ext, const char *const *argv, const char *const *post,
+                            const char *what, void **out, size_t *out_size);
 
 #endif

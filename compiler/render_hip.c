@@ -37,10 +37,7 @@ static const char hip_header[] =
     "#define HCQ_LID_Z ((i32)__builtin_amdgcn_workitem_id_z())\n"
     "#define HCQ_IMPLICIT_U32(i) (((const __attribute__((address_space(4))) unsigned *)__builtin_amdgcn_implicitarg_ptr())[i])\n"
     "#define HCQ_IMPLICIT_U16(i) (((const __attribute__((address_space(4))) unsigned short *)__builtin_amdgcn_implicitarg_ptr())[i])\n"
-    "#define HCQ_NGRP_X ((i32)HCQ_IMPLICIT_U32(0))\n#define HCQ_NGRP_Y ((i32)HCQ_IMPLICIT_U32(1))\n"
-    "#define HCQ_NGRP_Z ((i32)HCQ_IMPLICIT_U32(2))\n"
-    "#define HCQ_LSIZE_X ((i32)HCQ_IMPLICIT_U16(6))\n#define HCQ_LSIZE_Y ((i32)HCQ_IMPLICIT_U16(7))\n"
-    "#define HCQ_LSIZE_Z ((i32)HCQ_IMPLICIT_U16(8))\n"
+    CC_HIP_SIZES
     "#define HCQ_BARRIER() (__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"workgroup\"), __builtin_amdgcn_s_barrier(), "
     "__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"workgroup\"))\n"
     /* no device library: these name what is missing if ever used */
@@ -56,9 +53,9 @@ static const char hip_header[] =
     "#define HCQ_ISINF(x) __builtin_isinf(x)\n#define HCQ_CLZLL(x) __builtin_clzll(x)\n"
     "#define HCQ_MEMCPY(d, s, n) __builtin_memcpy(d, s, n)\n";
 
-const cc_gpu_dialect cc_gpu_hip = {"hip", hip_header, "extern \"C\" "};
+const cc_gpu_dialect cc_gpu_hip = {"hip", hip_header, "extern \"C\" ", NULL};
 
-static hcq_status unsupported(const cc_target *t, const hcq_kernel *k)
+hcq_status cc_hip_supported(const cc_target *t, const hcq_kernel *k)
 {
     uint32_t n = hcq_kernel_op_count(k);
     const hcq_ir_op *ops = hcq_kernel_ops(k);
@@ -79,7 +76,7 @@ hcq_status cc_hip_render(const cc_target *t, const hcq_kernel *k, char **source_
 {
     hcq_status st = hcq_kernel_verify(k);
     if (st) return st;
-    if ((st = unsupported(t, k))) return st;
+    if ((st = cc_hip_supported(t, k))) return st;
     return cc_render_gpu(&cc_gpu_hip, k, source_out, NULL);
 }
 

@@ -16,6 +16,9 @@ typedef struct amd_target_arch {
 /* HIP for the row's processor (refuses ops it cannot render within the
  * IR's semantics, naming them). */
 hcq_status cc_hip_render(const cc_target *t, const hcq_kernel *k, char **source_out);
+/* HCQ_ENOTSUP naming the first op the row's HIP cannot render within the
+ * IR's semantics (SIN; f64 EXP2, LOG2). */
+hcq_status cc_hip_supported(const cc_target *t, const hcq_kernel *k);
 /* HIP -> clang -> code object, through the portable GPU cache. */
 hcq_status cc_hip_compile(const cc_target *t, const hcq_kernel *k, hcq_binary **out);
 

@@ -1,6 +1,7 @@
 /* The agreement corpus: every kernel here runs on the interpreter (the
- * reference) and as a C-rendered cpu build on the same random inputs, and
- * every buffer must come out the same: bit for bit for integers and exact
+ * reference), as a C-rendered cpu build, and as the host twins of its
+ * CUDA and HIP texts (compiler/twin.h: the GPU renderer's own code) on
+ * the same random inputs, and every buffer must come out the same: bit for bit for integers and exact
  * float ops (NaN matching NaN), within HCQ_IR_TRANSCENDENTAL_ULP for exp2,
  * log2 and sin. Buffers end at a PROT_NONE guard page, so an access past
  * the end (say, a gated load that was not gated) crashes instead of
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "compiler/interp.h"
+#include "compiler/twin.h"
 #include "test_ir_util.h"
 
 #define AG_MAX 64
@@ -21,7 +23,7 @@ typedef struct ag_param {
     int ulp;      /* float tolerance */
     uint64_t scalar;
     char label[32];
-    uint8_t *mem[2]; /* interpreter, cpu */
+    uint8_t *mem[4]; /* interpreter, cpu, twin of the CUDA text, twin of the HIP text */
     size_t map_len;
 } ag_param;
 
@@ -161,13 +163,15 @@ static bool same(const ag_param *p, uint64_t x, uint64_t y)
     return (d < 0 ? -d : d) <= p->ulp;
 }
 
-static void compare(const ag *g, const ag_param *p, uint32_t idx)
+static const char *const copy_name[4] = {"interpreter", "cpu", "twin of CUDA", "twin of HIP"};
+
+static void compare(const ag *g, const ag_param *p, uint32_t idx, int c)
 {
     size_t es = hcq_dtype_size(p->dt);
     for (size_t i = 0; i < p->count; i++) {
         uint64_t x = 0, y = 0;
         memcpy(&x, p->mem[0] + i * es, es);
-        memcpy(&y, p->mem[1] + i * es, es);
+        memcpy(&y, p->mem[c] + i * es, es);
         if (same(p, x, y)) continue;
         char ins[256] = "";
         for (uint32_t j = 0, len = 0; j < g->n && len < sizeof ins; j++) { /* the inputs at that index */
@@ -177,42 +181,54 @@ static void compare(const ag *g, const ag_param *p, uint32_t idx)
             memcpy(&v, q->mem[0] + i * hcq_dtype_size(q->dt), hcq_dtype_size(q->dt));
             len += (uint32_t)snprintf(ins + len, sizeof ins - len, " %s=0x%llx", q->label, (unsigned long long)v);
         }
-        cr_assert_fail("kernel '%s' param %u (%s, %s) element %zu: interpreter 0x%llx (%.9g), cpu 0x%llx (%.9g);"
+        cr_assert_fail("kernel '%s' param %u (%s, %s) element %zu: interpreter 0x%llx (%.9g), %s 0x%llx (%.9g);"
                        " inputs:%s", hcq_kernel_name(g->k), idx, p->label, hcq_dtype_name(p->dt), i,
                        (unsigned long long)x, hcq_dtype_is_float(p->dt) ? as_double(p->dt, x) : (double)(int64_t)x,
-                       (unsigned long long)y, hcq_dtype_is_float(p->dt) ? as_double(p->dt, y) : (double)(int64_t)y,
+                       copy_name[c], (unsigned long long)y, hcq_dtype_is_float(p->dt) ? as_double(p->dt, y) : (double)(int64_t)y,
                        ins);
     }
+}
+
+/* The host twin of the kernel's GPU text (target "cuda" or "hip") on
+ * args; false when that renderer refuses the kernel (HIP: SIN). */
+static bool twin(const ag *g, const char *target, const tu_args *a)
+{
+    hcq_interp_launch l = {.kernargs = a->buf, .kernarg_size = a->size};
+    memcpy(l.num_groups, g->d.ng, sizeof g->d.ng);
+    memcpy(l.local_size, g->d.ls, sizeof g->d.ls);
+    hcq_status st = cc_twin_run(g->k, target, &l);
+    if (st == HCQ_ENOTSUP && strstr(hcq_error_message(), "device library")) return false;
+    cr_assert_eq(st, HCQ_OK, "twin of %s: %s", target, hcq_error_message());
+    return true;
 }
 
 static void ag_run(ag *g)
 {
     tu_verify(g->k);
-    tu_args a[2];
-    tu_args_init(&a[0], g->k);
-    tu_args_init(&a[1], g->k);
+    tu_args a[4];
+    for (int c = 0; c < 4; c++) tu_args_init(&a[c], g->k);
     uint64_t s = g->seed;
     for (uint32_t i = 0; i < g->n; i++) {
         ag_param *p = &g->p[i];
         if (!p->buffer) {
-            tu_arg_bytes(&a[0], i, &p->scalar);
-            tu_arg_bytes(&a[1], i, &p->scalar);
+            for (int c = 0; c < 4; c++) tu_arg_bytes(&a[c], i, &p->scalar);
             continue;
         }
         size_t es = hcq_dtype_size(p->dt), size = p->count * es;
-        for (int c = 0; c < 2; c++) p->mem[c] = guarded(size, &p->map_len);
+        for (int c = 0; c < 4; c++) p->mem[c] = guarded(size, &p->map_len);
         for (size_t e = 0; p->input && e < p->count; e++) fill_elem(&s, p->dt, p->mem[0] + e * es);
-        memcpy(p->mem[1], p->mem[0], size);
-        tu_arg_ptr(&a[0], i, p->mem[0]);
-        tu_arg_ptr(&a[1], i, p->mem[1]);
+        for (int c = 1; c < 4; c++) memcpy(p->mem[c], p->mem[0], size);
+        for (int c = 0; c < 4; c++) tu_arg_ptr(&a[c], i, p->mem[c]);
     }
     tu_interp(g->k, &a[0], g->d);
     tu_cpu(g->k, &a[1], g->d);
-    for (uint32_t i = 0; i < g->n; i++)
-        if (g->p[i].buffer) compare(g, &g->p[i], i);
+    bool ran[4] = {true, true, twin(g, "cuda", &a[2]), twin(g, "hip", &a[3])};
+    for (int c = 1; c < 4; c++)
+        for (uint32_t i = 0; i < g->n && ran[c]; i++)
+            if (g->p[i].buffer) compare(g, &g->p[i], i, c);
     for (uint32_t i = 0; i < g->n; i++)
         if (g->p[i].buffer)
-            for (int c = 0; c < 2; c++) unguard(g->p[i].mem[c], g->p[i].count * hcq_dtype_size(g->p[i].dt), g->p[i].map_len);
+            for (int c = 0; c < 4; c++) unguard(g->p[i].mem[c], g->p[i].count * hcq_dtype_size(g->p[i].dt), g->p[i].map_len);
     hcq_kernel_destroy(g->k);
 }
 

@@ -1,0 +1,108 @@
+/* compiler/twin.h: host twins of GPU kernels.
+ *
+ * A host twin is the GPU renderer's own text for a kernel (render_gpu.c:
+ * the same helpers, the same kernel body, byte for byte) under the host
+ * dialect's header instead of CUDA's or HIP's, built by clang into a host
+ * shared object (twin_abi.h). The mock GPU runs it where hardware would run
+ * the cubin or code object; tests run it beside the interpreter. What the
+ * host dialect supplies:
+ *   - ids and sizes from the launch (CUDA: grid and block as the special
+ *     registers give them; HIP: grid and block sizes read from the implicit
+ *     kernel arguments, as the HIP code reads them);
+ *   - buffers as checked pointers: every global access is asked about
+ *     (range-cached per parameter), a refused one is a fault;
+ *   - local (shared) memory per work-group, bounds-checked;
+ *   - barriers: the work-items of a group run as fibers (fiber.h) that
+ *     switch at each barrier, so the body runs unchanged: the work-item
+ *     loop splitting of the C renderer would run another text.
+ *
+ * Internal to hcq. The differential tests and the mock use it. */
+#ifndef HCQ_COMPILER_TWIN_H
+#define HCQ_COMPILER_TWIN_H
+
+#include <stdatomic.h>
+
+#include "compiler/cc.h"
+#include "compiler/twin_abi.h"
+
+/* ** the one-call entry point for tests (differential testing against the
+ * interpreter): renders the host twin of k as `target` would render it
+ * ("sm_80".."sm_90a" or "cuda": the CUDA text; "gfx1100", "gfx90a",
+ * "gfx942", ... or "hip": the HIP text), compiles it (cached on disk by
+ * source, and in the process), and runs launch l exactly as
+ * hcq_interp_run() does: the same kernarg layout (buffer params are host
+ * addresses), grid, block, group range and access check (l->mem, asked
+ * about every global access; NULL: no checks). Groups run in order on the
+ * calling thread. HCQ_EFAULT names the kernel, the param or local buffer,
+ * the address and index, the work-item and group; HCQ_ENOTSUP when the
+ * target's renderer refuses the kernel (HIP: SIN, f64 EXP2/LOG2) or clang
+ * is missing. l->op_budget is not supported (ignored). Thread-safe. */
+hcq_status cc_twin_run(const hcq_kernel *k, const char *target, const hcq_interp_launch *l);
+
+/* ** rendering and building */
+/* CC_TWIN_CUDA or CC_TWIN_HIP for a target name (sm_*, gfx*, "cuda",
+ * "hip"); 0 if the target has no GPU text. */
+int cc_twin_origin_of(const char *target);
+/* The twin's source: *source_out malloc'd. */
+hcq_status cc_twin_render(const hcq_kernel *k, int origin, const char *target, char **source_out);
+/* The twin shared object, through the kernel cache (key: the host's
+ * architecture, the source and the flags; never the local clang's path
+ * or version, so a filled cache serves another machine of the same
+ * architecture). *out is an hcq_binary whose target is "host-twin". */
+hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, hcq_binary **out);
+
+/* ** loaded twins */
+typedef struct cc_twin_module {
+    void *dl;
+    int fd;
+    void (*call)(void);
+    const hcq_twin_item **(*slot)(void);
+    const char *name;
+    const uint32_t *meta;
+    uint32_t nparams, local_bytes, origin;
+    bool barriers;
+} cc_twin_module;
+
+/* Loads a twin shared object from memory (HCQ_EFORMAT if it is not one). */
+hcq_status cc_twin_module_load(const void *so, size_t size, cc_twin_module *out);
+void cc_twin_module_unload(cc_twin_module *m); /* zeroed is fine */
+
+/* ** running (twin_run.c) */
+typedef struct cc_twin_fault {
+    enum { CC_TWIN_FAULT_NONE, CC_TWIN_FAULT_GLOBAL, CC_TWIN_FAULT_LOCAL, CC_TWIN_FAULT_BARRIER } kind;
+    uint64_t addr;   /* global: the first byte */
+    uint32_t size;   /* bytes */
+    bool write;
+    uint32_t param;  /* global: the buffer's param index */
+    int64_t index;   /* global or local: the element index */
+    uint64_t count;  /* local: the array's elements */
+    uint32_t barrier, barriers; /* barrier: the id used and those the launch has */
+    uint32_t gid[3], lid[3];
+    char why[512];   /* what the check said (the mapping seen) */
+} cc_twin_fault;
+
+typedef struct cc_twin_launch {
+    const cc_twin_module *m;
+    const void *const *args; /* per param: where its bytes are (read as the kernel starts) */
+    uint32_t num_groups[3], local_size[3];
+    const uint8_t *implicit; /* HIP origin: the implicit kernel arguments */
+    uint32_t barriers;       /* bar.sync ids the launch provides; a kernel using id >= this faults */
+    /* Asked about an access outside its param's cached range: true lets
+     * it through and sets [*lo, *hi) to an accessible range around it
+     * (*writable: writes too); false refuses it, with why. */
+    bool (*check)(void *ctx, uint64_t addr, uint32_t size, uint32_t param, bool write, int64_t index, uint64_t *lo,
+                  uint64_t *hi, bool *writable, char *why, size_t why_size);
+    void *ctx;
+} cc_twin_launch;
+
+/* Runs groups [begin, end) (linear, x fastest) on the calling thread.
+ * Threads may run disjoint ranges of one launch at once, each with its own
+ * fault; `stop` (shared; may be NULL) is set by the first to fault and
+ * ends the others early. HCQ_EFAULT with *fault filled; HCQ_ENOMEM. */
+hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t end, atomic_bool *stop,
+                              cc_twin_fault *fault);
+/* The fault as a message: "kernel `k`: ... in work-item (x,y,z) of
+ * work-group (x,y,z): why". */
+void cc_twin_fault_describe(const cc_twin_fault *f, const char *kernel, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,280 @@
+/* Running host twins (twin.h): work-groups in order on the calling
+ * thread. A kernel without barriers runs its work-items one after the
+ * other; a kernel with barriers runs each work-item as a fiber, and a
+ * barrier switches to the next fiber of the group, so every work-item
+ * reaches barrier n before any passes it (the IR keeps barriers in
+ * uniform control flow, so all of them reach the same one; a work-item
+ * that has returned counts as arrived, as exited threads do on the GPUs).
+ *
+ * Each thread keeps its fibers (stacks) for its next launches and frees
+ * them when it exits. */
+#include "compiler/twin.h"
+
+#include "compiler/fiber.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ** per-thread fibers */
+typedef struct twin_tls {
+    cc_fiber_sched sched;
+    cc_fiber *fibers;
+    uint32_t nfibers;
+} twin_tls;
+
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+static void tls_free(void *p)
+{
+    twin_tls *t = p;
+    if (!t) return;
+    for (uint32_t i = 0; i < t->nfibers; i++) cc_fiber_destroy(&t->fibers[i]);
+    free(t->fibers);
+    cc_fiber_sched_fini(&t->sched);
+    free(t);
+}
+
+static void tls_init(void) { pthread_key_create(&tls_key, tls_free); }
+
+/* The thread's fibers, at least n of them; NULL on out of memory. */
+static twin_tls *thread_fibers(uint32_t n)
+{
+    pthread_once(&tls_once, tls_init);
+    twin_tls *t = pthread_getspecific(tls_key);
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t))) return NULL;
+        if (!cc_fiber_sched_init(&t->sched) || pthread_setspecific(tls_key, t)) {
+            cc_fiber_sched_fini(&t->sched);
+            free(t);
+            return NULL;
+        }
+    }
+    if (t->nfibers < n) {
+        cc_fiber *f = realloc(t->fibers, n * sizeof *f);
+        if (!f) return NULL;
+        t->fibers = f;
+        for (; t->nfibers < n; t->nfibers++)
+            if (!cc_fiber_create(&t->fibers[t->nfibers])) return NULL;
+    }
+    return t;
+}
+
+/* ** one call's state */
+typedef struct run {
+    const cc_twin_launch *l;
+    hcq_twin_group g;
+    hcq_twin_item *items;
+    const hcq_twin_item **slot;
+    uint32_t W;
+    atomic_bool *stop;
+    bool faulted;
+    cc_twin_fault *fault;
+    twin_tls *t; /* fiber mode */
+} run;
+
+static bool stopped(const run *r) { return r->faulted || (r->stop && atomic_load_explicit(r->stop, memory_order_relaxed)); }
+
+/* records the first fault of this call; the kernel goes on with dummy
+ * values until the runtime gets control back and stops */
+static cc_twin_fault *new_fault(run *r, int kind)
+{
+    if (r->faulted) return NULL;
+    r->faulted = true;
+    if (r->stop) atomic_store(r->stop, true);
+    cc_twin_fault *f = r->fault;
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    const hcq_twin_item *it = *r->slot;
+    for (int i = 0; i < 3 && it; i++) {
+        f->gid[i] = (uint32_t)it->gid[i];
+        f->lid[i] = (uint32_t)it->lid[i];
+    }
+    return f;
+}
+
+static int rt_check(void *ctx, unsigned long long addr, unsigned size, unsigned param, int write, long long index,
+                    hcq_twin_range *rg)
+{
+    run *r = ctx;
+    uint64_t lo = 0, hi = 0;
+    bool w = false;
+    char why[512] = "";
+    if (r->l->check(r->l->ctx, addr, size, param, write, index, &lo, &hi, &w, why, sizeof why)) {
+        if (hi > lo) {
+            rg->lo = lo;
+            rg->hi = hi;
+            rg->w = w;
+        }
+        return 1;
+    }
+    cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_GLOBAL);
+    if (f) {
+        f->addr = addr;
+        f->size = size;
+        f->write = write;
+        f->param = param;
+        f->index = index;
+        snprintf(f->why, sizeof f->why, "%s", why);
+    }
+    return 0;
+}
+
+static void rt_local_fault(void *ctx, unsigned long long index, unsigned long long count, int write)
+{
+    run *r = ctx;
+    cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_LOCAL);
+    if (f) {
+        f->index = (int64_t)index;
+        f->count = count;
+        f->write = write;
+    }
+}
+
+static void rt_barrier(void *ctx, unsigned id)
+{
+    run *r = ctx;
+    if (id >= r->l->barriers) {
+        cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_BARRIER);
+        if (f) {
+            f->barrier = id;
+            f->barriers = r->l->barriers;
+            snprintf(f->why, sizeof f->why, "the launch provides %u barrier%s", r->l->barriers,
+                     r->l->barriers == 1 ? "" : "s");
+        }
+        return;
+    }
+    if (r->t) {
+        cc_fiber_yield(&r->t->sched);
+        return;
+    }
+    if (r->W > 1) { /* the twin said it has no barriers: the runtime cannot keep its word */
+        cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_BARRIER);
+        if (f) {
+            f->barrier = id;
+            f->barriers = r->l->barriers;
+            snprintf(f->why, sizeof f->why, "the twin's metadata says the kernel has no barriers");
+        }
+    }
+}
+
+static const hcq_twin_rt rt = {rt_check, rt_local_fault, rt_barrier};
+
+static void fiber_main(void *arg)
+{
+    run *r = arg;
+    r->l->m->call();
+}
+
+static void group_ids(run *r, uint64_t g)
+{
+    const uint32_t *ng = r->l->num_groups;
+    int gid[3] = {(int)(g % ng[0]), (int)(g / ng[0] % ng[1]), (int)(g / ng[0] / ng[1])};
+    for (uint32_t i = 0; i < (r->t ? r->W : 1); i++) memcpy(r->items[i].gid, gid, sizeof gid);
+}
+
+static void run_group_flat(run *r)
+{
+    const uint32_t *ls = r->l->local_size;
+    hcq_twin_item *it = &r->items[0];
+    for (uint32_t z = 0; z < ls[2]; z++)
+        for (uint32_t y = 0; y < ls[1]; y++)
+            for (uint32_t x = 0; x < ls[0]; x++) {
+                it->lid[0] = (int)x, it->lid[1] = (int)y, it->lid[2] = (int)z;
+                *r->slot = it;
+                r->l->m->call();
+                if (stopped(r)) return;
+            }
+}
+
+static void run_group_fibers(run *r)
+{
+    twin_tls *t = r->t;
+    for (uint32_t i = 0; i < r->W; i++) cc_fiber_reset(&t->fibers[i], &t->sched, fiber_main, r);
+    uint32_t left = r->W;
+    while (left && !stopped(r)) {
+        for (uint32_t i = 0; i < r->W && !stopped(r); i++) {
+            cc_fiber *f = &t->fibers[i];
+            if (f->done) continue;
+            *r->slot = &r->items[i];
+            cc_fiber_resume(&t->sched, f);
+            if (f->done) left--;
+        }
+    }
+    /* fibers left behind after a fault are simply reset by the next group */
+}
+
+hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t end, atomic_bool *stop,
+                              cc_twin_fault *fault)
+{
+    memset(fault, 0, sizeof *fault);
+    run r = {.l = l, .stop = stop, .fault = fault};
+    r.W = l->local_size[0] * l->local_size[1] * l->local_size[2];
+    if (!r.W || r.W > 1024)
+        return base_err(HCQ_ELIMIT, "host twin `%s`: work-group of %u x %u x %u work-items", l->m->name,
+                        l->local_size[0], l->local_size[1], l->local_size[2]);
+    uint32_t np = l->m->nparams;
+    hcq_twin_range *ranges = calloc(np ? np : 1, sizeof *ranges);
+    r.items = calloc(l->m->barriers ? r.W : 1, sizeof *r.items);
+    if (!ranges || !r.items) {
+        free(ranges);
+        free(r.items);
+        return base_err(HCQ_ENOMEM, "host twin `%s`: out of memory for a work-group", l->m->name);
+    }
+    r.g = (hcq_twin_group){.args = l->args, .ranges = ranges, .rt = &rt, .ctx = &r, .implicit = l->implicit};
+    for (int i = 0; i < 3; i++) {
+        r.g.ngrp[i] = (int)l->num_groups[i];
+        r.g.lsize[i] = (int)l->local_size[i];
+    }
+    hcq_status st = HCQ_OK;
+    if (l->m->barriers && r.W > 1 && !(r.t = thread_fibers(r.W)))
+        st = base_err(HCQ_ENOMEM, "host twin `%s`: out of memory for %u fibers", l->m->name, r.W);
+    if (!st) {
+        const hcq_twin_item **slot = l->m->slot();
+        const hcq_twin_item *saved = *slot; /* a twin may run inside another's check (tests) */
+        r.slot = slot;
+        const uint32_t *ls = l->local_size;
+        if (r.t)
+            for (uint32_t i = 0; i < r.W; i++) {
+                r.items[i].grp = &r.g;
+                r.items[i].lid[0] = (int)(i % ls[0]);
+                r.items[i].lid[1] = (int)(i / ls[0] % ls[1]);
+                r.items[i].lid[2] = (int)(i / ls[0] / ls[1]);
+            }
+        else
+            r.items[0].grp = &r.g;
+        for (uint64_t g = begin; g < end && !stopped(&r); g++) {
+            group_ids(&r, g);
+            if (r.t) run_group_fibers(&r);
+            else run_group_flat(&r);
+        }
+        *slot = saved;
+        if (r.faulted) st = HCQ_EFAULT;
+    }
+    free(ranges);
+    free(r.items);
+    return st;
+}
+
+void cc_twin_fault_describe(const cc_twin_fault *f, const char *kernel, char *buf, size_t size)
+{
+    char where[160];
+    snprintf(where, sizeof where, "in work-item (%u,%u,%u) of work-group (%u,%u,%u)", f->lid[0], f->lid[1], f->lid[2],
+             f->gid[0], f->gid[1], f->gid[2]);
+    switch (f->kind) {
+    case CC_TWIN_FAULT_GLOBAL:
+        snprintf(buf, size, "kernel `%s` %s %u bytes at 0x%" PRIx64 " (param %u, element %" PRId64 ") %s: %s", kernel,
+                 f->write ? "wrote" : "read", f->size, f->addr, f->param, f->index, where, f->why);
+        break;
+    case CC_TWIN_FAULT_LOCAL:
+        snprintf(buf, size, "kernel `%s` accessed element %" PRId64 " of a local (shared) array of %" PRIu64
+                 " elements %s", kernel, f->index, f->count, where);
+        break;
+    case CC_TWIN_FAULT_BARRIER:
+        snprintf(buf, size, "kernel `%s` waits on barrier %u %s: %s", kernel, f->barrier, where, f->why);
+        break;
+    default: snprintf(buf, size, "kernel `%s`: no fault", kernel); break;
+    }
+}
