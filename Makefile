@@ -42,11 +42,26 @@ SHARED_LIB := $(B)/libhcq.so
 HCQ_BIN := $(B)/hcq
 TRACE_LIB := $(B)/libhcqtrace.so
 
+.DEFAULT_GOAL := all
+
+# The source revision in `hcq --version` and JSON outputs: git's, or what
+# HCQ_REVISION says (a release tarball has no .git). base/version.o alone
+# depends on it, through a header rewritten only when the revision changes.
+HCQ_REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+	git rev-parse HEAD >/dev/null 2>&1 && ! git diff --quiet HEAD -- 2>/dev/null && echo -dirty)
+$(B)/revision.h: FORCE
+	@mkdir -p $(B)
+	@echo '#define HCQ_GIT_REVISION "$(HCQ_REVISION)"' > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+$(B)/base/version.o: $(B)/revision.h
+$(B)/base/version.o: ALL_CFLAGS += -include $(B)/revision.h
+FORCE:
+
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps check-deps \
-        hw-kit hw-kit-check
+.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps \
+        check-deps hw-kit hw-kit-check
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 

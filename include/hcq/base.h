@@ -50,6 +50,12 @@ typedef enum hcq_status {
     HCQ_ESTATE = -11,   /* an object is in the wrong state (freed, in use, faulted) */
 } hcq_status;
 
+/* The library's version ("0.1.0", the HCQ_VERSION_* of the build) and the
+ * source revision it was built from ("3f2a9c1b7e04", "-dirty" appended for
+ * uncommitted changes, "unknown" outside a git checkout). */
+HCQ_API const char *hcq_version(void);
+HCQ_API const char *hcq_build_revision(void);
+
 /* The message of the last failing call on this thread. Owned by the library,
  * valid until the next hcq call on this thread; never NULL. */
 HCQ_API const char *hcq_error_message(void);
