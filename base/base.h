@@ -40,6 +40,8 @@ typedef struct base_env {
     uint32_t staging_slots;  /* HCQ_STAGING_SLOTS (default 8) */
     uint64_t timeline_start; /* HCQ_TIMELINE_START: first timeline value (tests of wrap) */
     uint32_t ring_shift;     /* HCQ_RING_SHIFT: command rings of 2^N entries/dwords (0: the backend's) */
+    const char *status_dir;  /* HCQ_STATUS_DIR: where open devices publish their progress for `hcq top`
+                                (default /dev/shm/hcq-<uid>; "off" publishes nothing) */
     /* not ours, read for defaults (compiler/): */
     const char *path;           /* PATH: where clang-NN is looked for */
     const char *home;           /* HOME: ~/.cache/hcq */

@@ -51,6 +51,7 @@ static void env_read(void)
     const char *ts = env_str("HCQ_TIMELINE_START");
     e.timeline_start = ts ? strtoull(ts, NULL, 0) : 0;
     e.ring_shift = (uint32_t)env_int("HCQ_RING_SHIFT", 0);
+    e.status_dir = env_str("HCQ_STATUS_DIR");
     env = e;
 }
 

@@ -143,6 +143,9 @@ typedef struct drv_backend {
     void (*signal_written)(hcq_device *dev, uint64_t va);
     /* one line per engine: read/write positions, what it is doing */
     void (*describe)(hcq_device *dev, char *buf, size_t size);
+    /* adds the driver's readings, processes and events to t with the
+     * drv_telemetry_* helpers (telemetry.h); optional */
+    void (*telemetry)(hcq_device *dev, hcq_telemetry *t);
 } drv_backend;
 
 /* Hands r to the backend's submit, first dumping the stream (HCQ_DUMP=dir)

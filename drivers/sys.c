@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The only place in hcq that issues these syscalls. */
@@ -204,3 +205,29 @@ void *sys_anon_map(size_t len, int *err)
 }
 
 int sys_anon_unmap(void *p, size_t len) { return sys_munmap(p, len); }
+
+void *sys_status_map(const char *dir, const char *path, size_t len, int *err)
+{
+    struct stat st;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) return *err = errno, NULL;
+    if (stat(dir, &st) < 0) return *err = errno, NULL;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) return *err = EPERM, NULL;
+    unlink(path); /* a stale page of a pid that was reused */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return *err = errno, NULL;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)len) == 0) p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+        unlink(path);
+        return *err = e, NULL;
+    }
+    return p;
+}
+
+void sys_status_unmap(void *p, size_t len, const char *path)
+{
+    if (p) munmap(p, len);
+    if (path) unlink(path);
+}

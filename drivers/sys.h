@@ -73,4 +73,14 @@ void sys_notify(uint64_t va);
 void *sys_anon_map(size_t len, int *err);
 int sys_anon_unmap(void *p, size_t len);
 
+/* Status pages (queue/status.c, read by `hcq top`): a file of len bytes
+ * at path, created with mode 0600 (an existing one is replaced), zeroed and
+ * mapped shared, inside dir, which is created with mode 0700 when missing
+ * and refused when another user owns it or others can write it. These go to
+ * libc directly, not through the active table: the file is not a driver's,
+ * so neither the mock nor the tracer should see it. NULL + *err (errno). */
+void *sys_status_map(const char *dir, const char *path, size_t len, int *err);
+/* unmaps it and removes the file */
+void sys_status_unmap(void *p, size_t len, const char *path);
+
 #endif

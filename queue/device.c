@@ -117,6 +117,7 @@ hcq_device *hcq_device_open(const char *name)
     }
     base_handle_add(dev, BASE_H_DEVICE);
     q_prof_open(dev);
+    q_status_open(dev);
     char fixed[32];
     BASE_LOG(1, "opened %s: %s, target %s, %u compute units, fixed memory %s", dev->props.id, dev->props.name,
              dev->props.target, dev->props.compute_units,
@@ -135,6 +136,7 @@ hcq_status hcq_device_close(hcq_device *dev)
     q_graph_destroy_all(dev);
     if (q_prof_on()) q_queues_harvest_all(dev);
     q_prof_close(dev);
+    q_status_close(dev);
     q_dev_fini(dev);
     mem_dev_fini(dev);
     dev->be->close(dev);
@@ -152,6 +154,7 @@ hcq_status hcq_device_synchronize(hcq_device *dev)
     pthread_mutex_unlock(&dev->lock);
     hcq_status s = mem_tl_wait(dev, last, 0);
     if (!s && dev->qd->prof_pending) q_prof_harvest(dev, false);
+    q_status_update(dev, Q_STATUS_SYNC, HCQ_QUEUE_COMPUTE, 0);
     return s;
 }
 

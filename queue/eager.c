@@ -76,6 +76,8 @@ hcq_status q_eager_end(hcq_device *dev, drv_rec *r)
         return base_err(s, "%s", msg);
     }
     mem_tl_advance(dev);
+    /* eager work on the compute engine is a launch, on the copy engine a copy */
+    q_status_update(dev, r->type == HCQ_QUEUE_COPY ? Q_STATUS_COPY : Q_STATUS_LAUNCH, r->type, n);
     return HCQ_OK;
 }
 

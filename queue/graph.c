@@ -316,6 +316,7 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
     }
     mem_tl_advance(dev);
     g->last_tl = n;
+    q_status_update(dev, Q_STATUS_SYNC, HCQ_QUEUE_COMPUTE, n);
     pthread_mutex_unlock(&dev->lock);
     if (g->prof.n) {
         char name[64];

@@ -67,7 +67,19 @@ struct queue_dev {
     int64_t prof_offset;     /* device clock - host clock, ns */
     q_prof_span *prof_pending; /* spans whose end may not have landed */
     pthread_mutex_t list_lock;
+    /* the status page hcq top reads (queue/status.c), or NULL */
+    struct q_status_page *status;
+    char status_path[160];
 };
+
+/* ** the status page (queue/status.h): made at open, updated after each
+ * submission and synchronize, removed at close */
+enum { Q_STATUS_SUBMIT, Q_STATUS_LAUNCH, Q_STATUS_COPY, Q_STATUS_SYNC };
+void q_status_open(hcq_device *dev);
+/* what: Q_STATUS_*; engine: the engine a submission went to; tl_submitted:
+ * the timeline's last submitted value, read under dev->lock (0: unchanged) */
+void q_status_update(hcq_device *dev, int what, hcq_queue_type engine, uint64_t tl_submitted);
+void q_status_close(hcq_device *dev);
 
 hcq_status q_dev_init(hcq_device *dev);
 void q_dev_fini(hcq_device *dev);

@@ -304,6 +304,7 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
     q->primed = true;
     q->primed_npatches = q->rec.npatches;
     if ((s = drv_submit(dev, &q->rec))) return s;
+    q_status_update(dev, Q_STATUS_SUBMIT, q->type, 0);
     if (!track || !q->rec.uses_aux) return HCQ_OK;
 
     /* completion marker behind the commands, on the same engine */

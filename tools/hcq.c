@@ -8,7 +8,8 @@ static const struct {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
-    {"info", tool_info, "devices and their properties (--json)"},
+    {"info", tool_info, "devices, their properties and what their drivers report (--json)"},
+    {"top", tool_top, "temperatures, power, clocks, utilization, processes, refreshed (--json)"},
     {"demo", tool_demo, "the main job: kernels on the default device, checked against C"},
     {"decode", tool_decode, "command streams (HCQ_MOCK_DUMP / HCQ_DUMP dumps) as text"},
     {"trace", tool_trace, "run a program and decode its driver ioctls (LD_PRELOAD)"},
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("hcq %s\n", HCQ_VERSION_STRING);
+        printf("hcq %s (revision %s)\n", hcq_version(), hcq_build_revision());
         return 0;
     }
     if (!strcmp(argv[1], "test-devices")) return test_devices(argc > 2 && !strcmp(argv[2], "--gpus"));

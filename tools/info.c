@@ -1,18 +1,16 @@
 #include "tools/tools.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void json_str(const char *key, const char *v, int last)
 {
-    printf("    \"%s\": \"", key);
-    for (const char *p = v; *p; p++) {
-        if (*p == '"' || *p == '\\') putchar('\\');
-        if ((unsigned char)*p >= 0x20) putchar(*p);
-    }
-    printf("\"%s\n", last ? "" : ",");
+    printf("    \"%s\": ", key);
+    tool_json_str(stdout, v);
+    printf("%s\n", last ? "" : ",");
 }
 
-static void print_json(const hcq_device_props *p, int last)
+static void print_json(const hcq_device_props *p, const hcq_telemetry *t, int last)
 {
     printf("  {\n");
     json_str("id", p->id, 0);
@@ -33,22 +31,18 @@ static void print_json(const hcq_device_props *p, int last)
     printf("    \"max_grid\": [%u, %u, %u],\n", p->max_grid[0], p->max_grid[1], p->max_grid[2]);
     printf("    \"max_local_bytes\": %u,\n", p->max_local_bytes);
     printf("    \"staging_bytes\": %llu,\n", (unsigned long long)p->staging_bytes);
-    printf("    \"fixed_memory_bytes\": %llu\n", (unsigned long long)p->fixed_memory_bytes);
+    printf("    \"fixed_memory_bytes\": %llu%s\n", (unsigned long long)p->fixed_memory_bytes, t ? "," : "");
+    if (t) {
+        printf("    \"telemetry\": ");
+        tool_telemetry_json(stdout, t, true);
+        printf("\n");
+    }
     printf("  }%s\n", last ? "" : ",");
 }
 
-static void human(double bytes, char *out, size_t n)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (bytes >= 1024 && i < 4) {
-        bytes /= 1024;
-        i++;
-    }
-    snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
-}
+#define human tool_human_bytes
 
-static void print_text(const hcq_device_props *p)
+static void print_text(const hcq_device_props *p, const hcq_telemetry *t)
 {
     char mem[32], fixed[32], stage[32];
     human((double)p->memory_bytes, mem, sizeof mem);
@@ -74,20 +68,55 @@ static void print_text(const hcq_device_props *p)
     printf("    local memory    %u bytes per group\n", p->max_local_bytes);
     printf("    fixed memory    %s per open device (rings, kernarg ring, signals; %s of it host staging)\n", fixed,
            stage);
+    if (t) {
+        printf("    telemetry (from the driver; each line names its source)\n");
+        tool_telemetry_text(stdout, t, "      ");
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hcq info [--json] [--no-telemetry] [DEVICE...]\n\n"
+               "Lists every device present (with HCQ_MOCK=1, the mock GPUs too), or the DEVICEs named\n"
+               "(CPU, NV:0, AMD:1), opens each and prints its properties, including the fixed memory an\n"
+               "open device holds, and what its driver reports without vendor libraries: UUID, PCI\n"
+               "identity and link, temperatures, power, clocks, utilization, memory in use and by which\n"
+               "processes, ECC and fault counts. A reading the driver refuses says \"unavailable\" and\n"
+               "why; each names its source (the RM control or sysfs file). `hcq top` refreshes them.\n"
+               "--json prints one JSON object: {\"hcq\": {version, revision}, \"devices\": [...]}.\n");
 }
 
 int tool_info(int argc, char **argv)
 {
-    if (tool_has_flag(argc, argv, "--help")) {
-        printf("usage: hcq info [--json]\n\nLists every device present (with HCQ_MOCK=1, the mock GPUs too), opens "
-               "each and prints its properties,\nincluding the fixed memory an open device holds.\n");
-        return 0;
-    }
-    int json = tool_has_flag(argc, argv, "--json");
+    int json = 0, telemetry = 1;
     char names[32][16];
-    uint32_t n = hcq_device_list(names, 32);
-    if (n > 32) n = 32;
-    if (json) printf("[\n");
+    uint32_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--no-telemetry")) {
+            telemetry = 0;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "hcq info: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (n < 32) {
+            snprintf(names[n++], sizeof names[0], "%s", argv[i]);
+        }
+    }
+    if (!n) {
+        n = hcq_device_list(names, 32);
+        if (n > 32) n = 32;
+    }
+    hcq_telemetry *t = telemetry ? malloc(sizeof *t) : NULL;
+    if (json) {
+        printf("{");
+        tool_json_hcq(stdout);
+        printf(",\n \"devices\": [\n");
+    }
     int rc = 0;
     for (uint32_t i = 0; i < n; i++) {
         hcq_device *d = hcq_device_open(names[i]);
@@ -95,10 +124,12 @@ int tool_info(int argc, char **argv)
             rc = tool_fail(names[i]);
             continue;
         }
-        if (json) print_json(hcq_device_get_props(d), i + 1 == n);
-        else print_text(hcq_device_get_props(d));
+        const hcq_telemetry *tp = t && !hcq_device_telemetry(d, t) ? t : NULL;
+        if (json) print_json(hcq_device_get_props(d), tp, i + 1 == n);
+        else print_text(hcq_device_get_props(d), tp);
         hcq_device_close(d);
     }
-    if (json) printf("]\n");
+    if (json) printf("]}\n");
+    free(t);
     return rc;
 }

@@ -13,6 +13,25 @@ int tool_decode(int argc, char **argv);
 int tool_bench(int argc, char **argv);
 int tool_trace(int argc, char **argv);
 
+int tool_top(int argc, char **argv);
+
+/* ** JSON (tools/json.c): every JSON document hcq prints starts with
+ *   "hcq": {"version": "0.1.0", "revision": "3f2a9c1b7e04"}
+ * so a result can be traced to the build that produced it. */
+/* a JSON string, escaped (control bytes as \u00XX) */
+void tool_json_str(FILE *f, const char *s);
+/* "hcq": {...} without a trailing comma */
+void tool_json_hcq(FILE *f);
+
+/* ** telemetry as text or JSON (tools/monitor.c, for info and top) */
+/* the readings, processes and events, one per line under `indent` */
+void tool_telemetry_text(FILE *f, const hcq_telemetry *t, const char *indent);
+/* a JSON object {"readings": {...}, "processes": [...], ...}; lines: one
+ * reading per line (else all on one line, for JSON Lines) */
+void tool_telemetry_json(FILE *f, const hcq_telemetry *t, bool lines);
+/* bytes as "1.5 GiB" */
+void tool_human_bytes(double bytes, char *out, size_t n);
+
 /* prints "hcq: what: message" to stderr and returns 1 */
 int tool_fail(const char *what);
 /* true if argv has the flag */

@@ -136,6 +136,9 @@ struct amd_dev {
 
 static inline amd_dev *amd_of(hcq_device *dev) { return (amd_dev *)dev->priv; }
 
+/* the driver's readings for hcq_device_telemetry, from sysfs (amd_telemetry.c) */
+void amd_telemetry(hcq_device *dev, hcq_telemetry *t);
+
 /* ** memory (amd_mem.c) */
 /* Allocates size bytes with KFD flags, maps it for this GPU, and for the
  * CPU at the same address when cpu is set (userptr memory always is). */

@@ -345,4 +345,5 @@ const drv_backend drv_amd_backend = {
     .notifies_progress = false,
     .signal_written = amd_signal_written,
     .describe = amd_describe,
+    .telemetry = amd_telemetry,
 };

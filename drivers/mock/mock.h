@@ -132,7 +132,29 @@ struct mock_gpu {
     struct drv_pool *pool; /* runs kernels, made on first use */
     pthread_mutex_t pool_lock;
     void *vendor;        /* the vendor mock's state */
+    /* time its engines spent doing work (steps that made progress), ns;
+     * the sensors below follow it */
+    atomic_uint_fast64_t busy_ns;
+    pthread_mutex_t sensor_lock;
+    uint64_t sensor_t, sensor_busy;
+    double sensor_util; /* 0..1, smoothed over about a second */
 };
+
+/* What the emulated sensors read now (mock_sensors.c), from how busy the
+ * GPU's engines have been: utilization smoothed over about a second, and a
+ * temperature, power and clock that follow it between the part's idle and
+ * loaded values. Plausible numbers for the monitoring paths to read, not a
+ * thermal model. */
+typedef struct mock_sensor_model {
+    double idle_c, load_c;     /* temperature */
+    double idle_w, load_w;     /* board power */
+    double idle_mhz, boost_mhz; /* shader clock */
+} mock_sensor_model;
+typedef struct mock_sensors {
+    double util;   /* 0..100 */
+    double temp_c, power_w, clock_mhz;
+} mock_sensors;
+mock_sensors mock_gpu_sensors(mock_gpu *g, const mock_sensor_model *m);
 
 /* Adds a GPU (vendor mocks at init). */
 mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes);

@@ -96,6 +96,7 @@ static int put(char *buf, size_t size, ssize_t *rc, const char *text)
 static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
 {
     if (!mock_amd_P.ngpus) return 0;
+    if (mock_amd_sysfs_read(path, buf, size, rc)) return 1;
     const char *rest;
     int node = node_of(path, &rest);
     if (node < 0) {
@@ -132,6 +133,7 @@ static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
 static int amd_list_dir(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
     if (!mock_amd_P.ngpus) return 0;
+    if (mock_amd_sysfs_list(path, fn, arg, rc)) return 1;
     char name[16];
     if (!strcmp(path, TOPO)) {
         for (uint32_t i = 0; i <= mock_amd_P.ngpus; i++) {
@@ -164,7 +166,7 @@ static int amd_exists(const char *path)
 {
     if (!mock_amd_P.ngpus) return 0;
     const char *rest;
-    return !strcmp(path, "/dev/kfd") || gpu_by_render(path) != NULL || node_of(path, &rest) >= 0 ||
+    return !strcmp(path, "/dev/kfd") || mock_amd_sysfs_exists(path) || gpu_by_render(path) != NULL || node_of(path, &rest) >= 0 ||
            !strcmp(path, TOPO);
 }
 
@@ -272,6 +274,7 @@ static int amd_open(const char *path, int flags, void **priv)
     if (!f) return -ENOMEM;
     pthread_mutex_lock(&mock_amd_P.lock);
     f->kind = g ? MOCK_AMD_FILE_RENDER : MOCK_AMD_FILE_KFD;
+    if (!g) mock_amd_P.kfd_process = true;
     f->id = ++mock_amd_P.next_file;
     f->gpu = g;
     pthread_mutex_unlock(&mock_amd_P.lock);
@@ -348,6 +351,7 @@ static void stop_gpu_queues(mock_amd_gpu *g)
 void mock_amd_memory_fault(mock_amd_gpu *g, uint64_t va, bool read_only, const char *what)
 {
     BASE_LOG(1, "mock %s: GPU memory fault at 0x%llx: %s", g->g->name, (unsigned long long)va, what);
+    atomic_fetch_add(&g->faults, 1);
     kfd_event_data d;
     memset(&d, 0, sizeof d);
     d.memory_exception_data.va = va;

@@ -42,7 +42,16 @@ typedef struct mock_amd_gpu {
     _Atomic(uint8_t *) doorbell_user; /* the process's mapping of the doorbells */
     uint32_t next_doorbell;
     uint32_t next_logical_xcc; /* KFD rotates the first logical XCC per queue */
+    atomic_uint faults;        /* GPU memory faults (kfd's per-process fault counter) */
 } mock_amd_gpu;
+
+/* ** the amdgpu sysfs files monitoring reads (mock_amd_sysfs.c): the render
+ * node's device directory (hwmon, gpu_metrics, pp_dpm_*, mem_info_*, RAS,
+ * PCI) and /sys/class/kfd/kfd/proc. Same contract as mock_driver's
+ * read_file / list_dir / exists: 1 when the path is the mock's. */
+int mock_amd_sysfs_read(const char *path, char *buf, size_t size, ssize_t *rc);
+int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc);
+int mock_amd_sysfs_exists(const char *path);
 
 typedef struct mock_amd_queue mock_amd_queue;
 
@@ -111,6 +120,7 @@ typedef struct mock_amd_proc {
     mock_amd_gpu *gpus[8];
     uint32_t ngpus;
     bool runtime_enabled;
+    bool kfd_process; /* /dev/kfd was opened: KFD made the process (sysfs proc/<pid>) */
     uint64_t next_file, next_handle, next_offset;
     uint32_t next_event, next_queue;
     mock_amd_bo *bos;

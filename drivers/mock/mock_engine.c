@@ -145,8 +145,10 @@ static void *engine_main(void *arg)
 {
     mock_engine *e = arg;
     while (!atomic_load(&e->stop)) {
+        uint64_t t0 = hcq_now_ns();
         mock_step r = e->hung ? MOCK_STEP_STOPPED : e->step(e, e->ctx);
         if (r == MOCK_STEP_PROGRESS) {
+            atomic_fetch_add(&e->gpu->busy_ns, hcq_now_ns() - t0); /* the utilization sensors read */
             mock_sched_point(e);
             continue;
         }

@@ -27,6 +27,7 @@ mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes)
     snprintf(g->model, sizeof g->model, "%s", model);
     g->vram_bytes = mock_cfg()->vram_bytes ? mock_cfg()->vram_bytes : vram_bytes;
     pthread_mutex_init(&g->pool_lock, NULL);
+    pthread_mutex_init(&g->sensor_lock, NULL);
     gpus[ngpus++] = g;
     return g;
 }
@@ -36,6 +37,7 @@ void mock_gpus_free(void)
     for (uint32_t i = 0; i < ngpus; i++) {
         drv_pool_destroy(gpus[i]->pool);
         pthread_mutex_destroy(&gpus[i]->pool_lock);
+        pthread_mutex_destroy(&gpus[i]->sensor_lock);
         free(gpus[i]);
         gpus[i] = NULL;
     }

@@ -76,6 +76,14 @@ void mnv_chan_set_doorbell(mnv_chan *c, volatile uint8_t *usermode);
 /* connects (or, paused, disconnects) the doorbells of g's channels */
 void mnv_gpu_pause_doorbells(mnv_gpu *g, bool paused);
 
+/* ** monitoring controls (mock_nv_mon.c): temperatures, utilization,
+ * P-state, PCI, processes, ECC and RC error counts, answered from the
+ * mock's sensors (mock_gpu_sensors) with RM's checks. True when cmd is one
+ * of them (*status then holds RM's answer). */
+bool mnv_monitor_control(mnv_gpu *g, uint32_t cmd, void *params, uint32_t size, uint32_t *status);
+/* a channel error (Xid) happened on g: RM's error journal counts it */
+void mnv_rc_error_note(mnv_gpu *g, uint32_t xid, const char *what);
+
 /* ** the RM side (mock_nv_rm.c); fd kinds for ioctls */
 enum { MNV_FD_CTL = 1, MNV_FD_DEV, MNV_FD_UVM };
 typedef struct mnv_fd mnv_fd;

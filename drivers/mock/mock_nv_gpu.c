@@ -138,6 +138,7 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     BASE_LOG(1, "mock %s: channel error (Xid %u): %s", c->name, code, msg);
+    mnv_rc_error_note(c->gpu, code, msg);
     nv_notification *n = (nv_notification *)(void *)c->notifier_map;
     uint64_t now = hcq_now_ns();
     n->timestamp_ns[0] = (uint32_t)now;

@@ -440,7 +440,11 @@ static uint32_t control(mnv_fd *f, nv_rm_control *c)
         pthread_mutex_unlock(&g->fault_lock);
         return NV_OK;
     }
-    default: return NV_ERR_NOT_SUPPORTED;
+    default: {
+        uint32_t st = NV_ERR_NOT_SUPPORTED;
+        if (o->kind == O_SUBDEVICE && mnv_monitor_control(g, c->cmd, p, sz, &st)) return st;
+        return NV_ERR_NOT_SUPPORTED; /* RM: a command not in the object's method table */
+    }
     }
 #undef NEED
 }

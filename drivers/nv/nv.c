@@ -25,4 +25,5 @@ const drv_backend drv_nv_backend = {
     .dumps_streams = true,
     .signal_written = nv_signal_written,
     .describe = nv_describe,
+    .telemetry = nv_telemetry,
 };

@@ -9,6 +9,7 @@
  *   nv_bringup.c open/close: client, device, channels, ... (nv-facts §2)
  *   nv_queue.c   encoders, submission (GPFIFO + doorbell), faults, describe
  *   nv_program.c the cubin loader and per-program QMD templates
+ *   nv_telemetry.c temperatures, utilization, processes... (hcq info, top)
  *   nv.c         the backend table */
 #ifndef HCQ_DRIVERS_NV_NV_H
 #define HCQ_DRIVERS_NV_NV_H
@@ -188,6 +189,8 @@ hcq_status nv_submit(hcq_device *dev, drv_rec *r);
 void nv_poll(hcq_device *dev);
 void nv_describe(hcq_device *dev, char *buf, size_t size);
 void nv_signal_written(hcq_device *dev, uint64_t va);
+/* the driver's readings for hcq_device_telemetry (nv_telemetry.c) */
+void nv_telemetry(hcq_device *dev, hcq_telemetry *t);
 /* Runs a stream the backend built itself on channel ch and waits for it
  * (bring-up, program uploads): appends a release of the sync page. */
 hcq_status nv_run_internal(hcq_device *dev, drv_rec *r, const char *what);

@@ -390,6 +390,20 @@ enum nv_ctrl_cmd {
     NVA06C_CTRL_CMD_GPFIFO_SCHEDULE = 0xA06C0101,
     NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN = 0xC36F0108,
     NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO = 0x83DE0328,
+    /* monitoring (hcq info, hcq top): the NON_PRIVILEGED controls of the
+     * subdevice that report what nvidia-smi shows; numbers from the 580.142
+     * headers named at each struct below, all also present in 570 except
+     * THERMAL_SYSTEM_EXECUTE_V2 (575+: src/nvidia/generated/g_subdevice_nvoc.c
+     * of 570.x has no entry for it, so RM answers NV_ERR_NOT_SUPPORTED) */
+    NV2080_CTRL_CMD_GPU_GET_PIDS = 0x2080018D,
+    NV2080_CTRL_CMD_GPU_GET_PID_INFO = 0x2080018E,
+    NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2 = 0x20800513,
+    NV2080_CTRL_CMD_BUS_GET_PCI_INFO = 0x20801801,
+    NV2080_CTRL_CMD_BUS_GET_INFO_V2 = 0x20801823,
+    NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE = 0x20802068,
+    NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2 = 0x20802096,
+    NV2080_CTRL_CMD_RC_GET_ERROR_COUNT = 0x20802205,
+    NV2080_CTRL_CMD_ECC_GET_VOLATILE_COUNTS = 0x20803401,
 };
 
 /* driverVersionBuffer, versionBuffer, driverBranch, titleBuffer, two
@@ -431,7 +445,7 @@ typedef struct nv_name_string {
 } nv_name_string;
 NV_ABI_ASSERT(nv_name_string, 132);
 
-typedef struct nv_info_entry { /* NV2080_CTRL_GR_INFO, NV2080_CTRL_FB_INFO */
+typedef struct nv_info_entry { /* NV2080_CTRL_GR_INFO, NV2080_CTRL_FB_INFO, NV2080_CTRL_BUS_INFO */
     uint32_t index, data;
 } nv_info_entry;
 
@@ -480,6 +494,143 @@ typedef struct nv_mmu_fault_info { /* NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARA
 NV_ABI_ASSERT(nv_mmu_fault_info, 72);
 NV_ABI_AT(nv_mmu_fault_info, count, 64);
 
+/* ** monitoring controls (hcq info / hcq top). Layouts of driver 580.142,
+ * identical in 570.86.15 and 575 (sizes checked by compiling both trees'
+ * headers); the clock and power-draw controls nvidia-smi shows are not in
+ * the open driver's interface at all (src/nvidia/generated/g_subdevice_nvoc.c
+ * lists no CLK or PMGR power-monitor control), so hcq reports them as
+ * unavailable rather than guess. */
+
+/* (ctrl2080/ctrl2080thermal.h) NV2080_CTRL_THERMAL_SYSTEM_EXECUTE_V2_PARAMS:
+ * a list of instructions RM executes in order; RM refuses a client whose
+ * API version, revision or instruction size differ from its own. */
+#define NV_THERMAL_API_VER 1u
+#define NV_THERMAL_API_REV 0u
+#define NV_THERMAL_FLAGS_IGNORE_FAIL 1u
+#define NV_THERMAL_MAX_INSTR 32u
+enum nv_thermal_opcode {
+    NV_THERMAL_GET_TARGET_TYPE = 0x101,      /* {targetIndex, type} */
+    NV_THERMAL_GET_SENSORS_AVAILABLE = 0x500, /* {availableSensors} */
+    NV_THERMAL_GET_SENSOR_TARGET = 0x520,    /* {sensorIndex, targetIndex} */
+    NV_THERMAL_GET_SENSOR_READING = 0x1500,  /* {sensorIndex, value (signed, degrees C)} */
+};
+enum nv_thermal_target { /* NV2080_CTRL_THERMAL_SYSTEM_TARGET_* */
+    NV_THERMAL_TARGET_GPU = 1,
+    NV_THERMAL_TARGET_MEMORY = 2,
+    NV_THERMAL_TARGET_POWER_SUPPLY = 4,
+    NV_THERMAL_TARGET_BOARD = 8,
+};
+typedef struct nv_thermal_instr {
+    uint32_t result, executed, opcode;
+    uint32_t operands[8]; /* a union; its `space` member is 8 words */
+} nv_thermal_instr;
+NV_ABI_ASSERT(nv_thermal_instr, 44);
+NV_ABI_AT(nv_thermal_instr, operands, 12);
+typedef struct nv_thermal_execute {
+    uint32_t clientAPIVersion, clientAPIRevision, clientInstructionSizeOf, executeFlags;
+    uint32_t successfulInstructions, instructionListSize;
+    nv_thermal_instr instructionList[NV_THERMAL_MAX_INSTR];
+} nv_thermal_execute;
+NV_ABI_ASSERT(nv_thermal_execute, 1432);
+NV_ABI_AT(nv_thermal_execute, instructionList, 24);
+
+/* (ctrl2080/ctrl2080perf.h, ctrl2080gpumon.h) the perfmon utilization
+ * samples: a ring RM fills; `tracker` is the oldest entry, the one before
+ * it the newest; util is percent x 100 */
+typedef struct nv_util_engine { /* NV2080_CTRL_PERF_GPUMON_ENGINE_UTIL_SAMPLE */
+    uint32_t util, vgpuScale, procId, subProcessID;
+    char subProcessName[100];
+    uint32_t _pad;
+    uint64_t pOsPidInfo;
+} nv_util_engine;
+NV_ABI_ASSERT(nv_util_engine, 128);
+NV_ABI_AT(nv_util_engine, pOsPidInfo, 120);
+typedef struct nv_util_sample { /* NV2080_CTRL_PERF_GPUMON_PERFMON_UTIL_SAMPLE */
+    uint64_t timeStamp;         /* ns */
+    nv_util_engine fb, gr, nvenc, nvdec, nvjpg, nvofa;
+} nv_util_sample;
+NV_ABI_ASSERT(nv_util_sample, 776);
+NV_ABI_AT(nv_util_sample, gr, 136);
+#define NV_UTIL_SAMPLES 72u
+#define NV_GPUMON_SAMPLE_TYPE_PERFMON_UTIL 2u
+#define NV_GPUMON_PID_INVALID 0xffffffffu
+typedef struct nv_util_samples { /* ..._GET_GPUMON_PERFMON_UTIL_SAMPLES_V2_PARAMS */
+    uint8_t type, _pad0[3];
+    uint32_t bufSize; /* bytes of samples[] the caller offers */
+    uint32_t count, tracker;
+    nv_util_sample samples[NV_UTIL_SAMPLES];
+} nv_util_samples;
+NV_ABI_ASSERT(nv_util_samples, 55888);
+NV_ABI_AT(nv_util_samples, tracker, 12);
+NV_ABI_AT(nv_util_samples, samples, 16);
+
+typedef struct nv_current_pstate { /* NV2080_CTRL_PERF_GET_CURRENT_PSTATE_PARAMS */
+    uint32_t currPstate;           /* one bit: 1 << N for PN, 0 undefined */
+} nv_current_pstate;
+NV_ABI_ASSERT(nv_current_pstate, 4);
+
+/* (ctrl2080/ctrl2080gpu.h) processes with clients on the GPU, and the
+ * video memory each holds */
+#define NV_GET_PIDS_MAX 950u
+#define NV_GET_PIDS_ID_TYPE_CLASS 0u
+typedef struct nv_get_pids {
+    uint32_t idType, id, pidTblCount;
+    uint32_t pidTbl[NV_GET_PIDS_MAX];
+} nv_get_pids;
+NV_ABI_ASSERT(nv_get_pids, 3812);
+NV_ABI_AT(nv_get_pids, pidTbl, 12);
+#define NV_PID_INFO_MAX 200u
+#define NV_PID_INFO_INDEX_VIDEO_MEMORY_USAGE 0u
+typedef struct nv_pid_info { /* NV2080_CTRL_GPU_PID_INFO */
+    uint32_t pid, index, result, _pad;
+    uint64_t memPrivate, memSharedOwned, memSharedDuped; /* data.vidMemUsage */
+    uint64_t protectedMemPrivate, protectedMemSharedOwned, protectedMemSharedDuped;
+    uint32_t computeInstanceId, gpuInstanceId; /* smcSubscription */
+} nv_pid_info;
+NV_ABI_ASSERT(nv_pid_info, 72);
+NV_ABI_AT(nv_pid_info, memPrivate, 16);
+NV_ABI_AT(nv_pid_info, computeInstanceId, 64);
+typedef struct nv_get_pid_info {
+    uint32_t pidInfoListCount, _pad;
+    nv_pid_info pidInfoList[NV_PID_INFO_MAX];
+} nv_get_pid_info;
+NV_ABI_ASSERT(nv_get_pid_info, 14408);
+NV_ABI_AT(nv_get_pid_info, pidInfoList, 8);
+
+/* (ctrl2080/ctrl2080bus.h) */
+typedef struct nv_bus_pci_info {
+    uint32_t pciDeviceId;    /* vendor in the low 16 bits, device in the high */
+    uint32_t pciSubSystemId; /* subsystem vendor low, subsystem device high */
+    uint32_t pciRevisionId, pciExtDeviceId;
+} nv_bus_pci_info;
+NV_ABI_ASSERT(nv_bus_pci_info, 16);
+#define NV_BUS_INFO_MAX 0x34u
+#define NV_BUS_INFO_PCIE_GPU_LINK_CTRL_STATUS 0x07u
+#define NV_BUS_LINK_SPEED(v) (((v) >> 16) & 0xfu) /* 1 2.5 GT/s ... 6 64 GT/s */
+#define NV_BUS_LINK_WIDTH(v) (((v) >> 20) & 0x3fu)
+typedef struct nv_bus_get_info_v2 {
+    uint32_t busInfoListSize;
+    nv_info_entry busInfoList[NV_BUS_INFO_MAX];
+} nv_bus_get_info_v2;
+NV_ABI_ASSERT(nv_bus_get_info_v2, 420);
+NV_ABI_AT(nv_bus_get_info_v2, busInfoList, 4);
+
+/* (ctrl2080/ctrl2080ecc.h) errors since the driver loaded; GPUs without
+ * ECC answer NV_ERR_NOT_SUPPORTED */
+typedef struct nv_ecc_volatile {
+    uint64_t sramCorUni, sramUncParityUni, sramUncSecDedUni, dramCorTot, dramUncTot;
+} nv_ecc_volatile;
+NV_ABI_ASSERT(nv_ecc_volatile, 40);
+
+/* (ctrl2080/ctrl2080rc.h) robust-channel errors (Xids) recorded since the
+ * driver loaded; only for administrators (src/nvidia/src/kernel/gpu/rc/
+ * kernel_rc_ctrl.c: NV_ERR_INSUFFICIENT_PERMISSIONS otherwise). The records
+ * themselves (RC_GET_ERROR_V2) are protobuf blobs hcq does not decode. */
+typedef struct nv_rc_error_count {
+    uint32_t errorCount;
+} nv_rc_error_count;
+NV_ABI_ASSERT(nv_rc_error_count, 4);
+
 /* ** the channel error notifier: NvNotification[0] of the memory named by
  * hObjectError; RM sets info32 to the robust-channel error (the Xid) and
  * status to 0xffff (src/common/sdk/nvidia/inc/nvos.h NvNotification,
@@ -513,6 +664,7 @@ enum nv_rm_status {
     NV_ERR_IN_USE = 0x17,
     NV_ERR_INSERT_DUPLICATE_NAME = 0x19,
     NV_ERR_INSUFFICIENT_RESOURCES = 0x1A,
+    NV_ERR_INSUFFICIENT_PERMISSIONS = 0x1B,
     NV_ERR_INVALID_ADDRESS = 0x1E,
     NV_ERR_INVALID_ARGUMENT = 0x1F,
     NV_ERR_INVALID_CHANNEL = 0x21,

@@ -84,6 +84,59 @@ HCQ_API hcq_status hcq_device_status(hcq_device *dev);
 HCQ_API hcq_signal *hcq_device_timeline(hcq_device *dev);
 HCQ_API uint64_t hcq_device_timeline_value(const hcq_device *dev);
 
+/* ** telemetry: what the kernel driver tells about a device without vendor
+ * libraries (NVML, ROCm SMI): temperatures, power, clocks, utilization,
+ * memory in use and by which processes, ECC and fault counts, and this
+ * process's own progress on the device. `hcq info` and `hcq top` print it.
+ *
+ * Every reading names its source (the RM control, the sysfs file). A reading
+ * the driver refuses or does not have is not available, and its text says
+ * why (the RM status or errno); hcq never fills in a number of its own. */
+typedef struct hcq_reading {
+    char name[32];     /* "temperature.gpu", "power.draw", "clocks.sm", "utilization.gpu", ... */
+    char unit[8];      /* "C", "W", "MHz", "%", "B", or "" (counts, text) */
+    bool available;
+    bool is_text;      /* the value is text (uuid, pstate, PCIe link) */
+    double value;      /* when available and not text */
+    char text[104];    /* the text value; when unavailable, why */
+    char source[72];   /* "NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2", "hwmon temp1_input", ... */
+} hcq_reading;
+
+typedef struct hcq_device_process {
+    uint32_t pid;
+    char name[32];          /* its command name, "" when it cannot be read */
+    bool memory_known;
+    uint64_t memory_bytes;  /* device memory it holds */
+} hcq_device_process;
+
+#define HCQ_TELEMETRY_READINGS 40
+#define HCQ_TELEMETRY_PROCESSES 32
+#define HCQ_TELEMETRY_EVENTS 8
+typedef struct hcq_telemetry {
+    uint64_t time_ns;       /* hcq_now_ns() at the sample */
+    uint32_t nreadings;
+    hcq_reading readings[HCQ_TELEMETRY_READINGS];
+    /* processes using the device (all the driver shows; when it shows
+     * none, processes_why says why) */
+    uint32_t nprocesses;
+    bool processes_known;
+    char processes_why[104];
+    hcq_device_process processes[HCQ_TELEMETRY_PROCESSES];
+    /* recent faults (Xids, memory exceptions) seen on the device, oldest first */
+    uint32_t nevents;
+    char events[HCQ_TELEMETRY_EVENTS][200];
+    /* this process on the device: the timeline's last submitted and
+     * completed values, and each engine's ring positions */
+    uint64_t timeline_submitted, timeline_completed;
+    char engines[512];
+} hcq_telemetry;
+
+/* Samples the device's telemetry into *out. Readings a driver refuses are
+ * in *out as unavailable; the call fails only on a bad handle. */
+HCQ_API hcq_status hcq_device_telemetry(hcq_device *dev, hcq_telemetry *out);
+/* A reading of t by name, or NULL. */
+HCQ_API const hcq_reading *hcq_telemetry_find(const hcq_telemetry *t, const char *name);
+
 /* ** programs */
 typedef struct hcq_program_info {
     char name[64];

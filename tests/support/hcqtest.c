@@ -3,7 +3,9 @@
 #include "drivers/sys.h"
 #include "tools/kernels.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 
 const char *t_device_name(void)
@@ -57,3 +59,27 @@ hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size)
 }
 
 void t_read(hcq_buffer *b, void *out, size_t size) { T_OK(hcq_buffer_copyout(out, b, 0, size)); }
+
+char *t_run_hcq(const char *env, const char *args, int *status)
+{
+    const char *bin = getenv("HCQ_TEST_HCQ_BIN");
+    if (!bin) bin = "build/hcq";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>&1", env ? env : "", bin, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "%s", cmd);
+    size_t cap = 1 << 16, n = 0, got;
+    char *out = malloc(cap);
+    cr_assert_not_null(out);
+    while ((got = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            out = realloc(out, cap *= 2);
+            cr_assert_not_null(out);
+        }
+    }
+    out[n] = 0;
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return out;
+}

@@ -61,4 +61,9 @@ hcq_kernel *t_k_copy(void);
 hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size);
 void t_read(hcq_buffer *b, void *out, size_t size);
 
+/* Runs `hcq ARGS` (HCQ_TEST_HCQ_BIN, else build/hcq) with ENV assignments
+ * before it, stderr with stdout; returns the output (free it) and sets
+ * *status to the exit status (128 + signal when killed). */
+char *t_run_hcq(const char *env, const char *args, int *status);
+
 #endif

@@ -1,0 +1,269 @@
+/* The amdgpu and amdkfd sysfs files the monitoring path reads
+ * (drivers/amd/amd_telemetry.c lists them and their sources), for the mock
+ * GPUs: /sys/class/drm/renderD<minor>/device/... and
+ * /sys/class/kfd/kfd/proc/<pid>/.... Values follow the mock's sensors
+ * (mock_gpu_sensors) and its memory accounting. What a part does not have
+ * is absent, as on the real one: a Radeon has no RAS directory, an MI300X
+ * no edge temperature sensor (temp1) and no average power (its hwmon has
+ * power1_input), and writes gpu_metrics v1.5 where the others write v1.3. */
+#include "drivers/amd/amd_metrics.h"
+#include "drivers/mock/mock_amd.h"
+
+#include "base/base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct sysfs_model {
+    const char *name;
+    mock_sensor_model s;
+    uint16_t revision, subsys_vendor, subsys_device;
+    const char *link_speed; /* current_link_speed as the PCI core prints it */
+    double power_cap_w;
+    uint32_t mclk_mhz;
+    uint8_t metrics_minor;  /* gpu_metrics v1.<minor> */
+    bool edge_sensor, power_average, ras;
+} sysfs_model;
+
+static const sysfs_model models[] = {
+    {"gfx1100", {38, 74, 17, 345, 30, 2500}, 0xc8, 0x1002, 0x0e3b, "16.0 GT/s PCIe", 355, 1250, 3, true, true, false},
+    {"gfx942", {36, 79, 142, 735, 140, 2100}, 0x00, 0x1002, 0x74a1, "32.0 GT/s PCIe", 750, 1300, 5, false, false, true},
+    {"gfx90a", {34, 71, 43, 292, 800, 1700}, 0x02, 0x1002, 0x0c34, "16.0 GT/s PCIe", 300, 1600, 3, true, true, true},
+};
+
+static const sysfs_model *model_of(const mock_amd_gpu *a)
+{
+    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
+        if (!strcmp(models[i].name, a->model->name)) return &models[i];
+    return &models[0];
+}
+
+#define DRM "/sys/class/drm/renderD"
+#define KFD_PROC "/sys/class/kfd/kfd/proc"
+
+/* the GPU whose render node directory path is under, and the rest ("" for
+ * the device directory itself) */
+static mock_amd_gpu *gpu_of(const char *path, const char **rest)
+{
+    if (strncmp(path, DRM, strlen(DRM))) return NULL;
+    char *end;
+    unsigned long minor = strtoul(path + strlen(DRM), &end, 10);
+    if (end == path + strlen(DRM)) return NULL;
+    for (uint32_t i = 0; i < mock_amd_P.ngpus; i++) {
+        mock_amd_gpu *a = mock_amd_P.gpus[i];
+        if (a->render_minor != minor) continue;
+        if (!strcmp(end, "/device") || !strcmp(end, "")) *rest = "";
+        else if (!strncmp(end, "/device/", 8)) *rest = end + 8;
+        else *rest = NULL; /* other files of the render node's own directory */
+        return a;
+    }
+    return NULL;
+}
+
+static int put(char *buf, size_t size, ssize_t *rc, const void *data, size_t n)
+{
+    if (n >= size) n = size - 1;
+    memcpy(buf, data, n);
+    buf[n] = 0;
+    *rc = (ssize_t)n;
+    return 1;
+}
+
+static int putf(char *buf, size_t size, ssize_t *rc, const char *fmt, ...) HCQ_PRINTF(4, 5);
+static int putf(char *buf, size_t size, ssize_t *rc, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    return put(buf, size, rc, tmp, strlen(tmp));
+}
+
+static int metrics(const mock_amd_gpu *a, const sysfs_model *m, const mock_sensors *s, char *buf, size_t size,
+                   ssize_t *rc)
+{
+    uint8_t table[sizeof(amd_metrics_v1_5)];
+    memset(table, 0xff, sizeof table); /* smu_cmn_init_soft_gpu_metrics */
+    uint16_t temp = (uint16_t)(s->temp_c + 0.5), power = (uint16_t)(s->power_w + 0.5);
+    uint16_t util = (uint16_t)(s->util + 0.5), clk = (uint16_t)(s->clock_mhz + 0.5);
+    size_t n;
+    if (m->metrics_minor == 3) {
+        amd_metrics_v1_3 v;
+        memset(&v, 0xff, sizeof v);
+        v.h = (amd_metrics_header){sizeof v, 1, 3};
+        v.temperature_edge = temp;
+        v.temperature_hotspot = (uint16_t)(temp + 9);
+        v.temperature_mem = (uint16_t)(temp + 4);
+        v.average_gfx_activity = util;
+        v.average_umc_activity = (uint16_t)(util * 2 / 5);
+        v.average_socket_power = power;
+        v.energy_accumulator = 0;
+        v.system_clock_counter = hcq_now_ns();
+        v.current_gfxclk = v.average_gfxclk_frequency = clk;
+        v.current_uclk = v.average_uclk_frequency = (uint16_t)m->mclk_mhz;
+        v.throttle_status = 0;
+        v.pcie_link_width = 16;
+        v.pcie_link_speed = (uint16_t)(strtod(m->link_speed, NULL) * 10);
+        v.indep_throttle_status = 0;
+        memcpy(table, &v, n = sizeof v);
+    } else {
+        amd_metrics_v1_5 v;
+        memset(&v, 0xff, sizeof v);
+        v.h = (amd_metrics_header){sizeof v, 1, 5};
+        v.temperature_hotspot = temp;
+        v.temperature_mem = (uint16_t)(temp + 3);
+        v.curr_socket_power = power;
+        v.average_gfx_activity = util;
+        v.average_umc_activity = (uint16_t)(util * 2 / 5);
+        v.system_clock_counter = hcq_now_ns();
+        v.throttle_status = 0;
+        v.pcie_link_width = 16;
+        v.pcie_link_speed = (uint16_t)(strtod(m->link_speed, NULL) * 10);
+        for (uint32_t x = 0; x < 8; x++) v.current_gfxclk[x] = x < a->model->num_xcc ? clk : AMD_METRICS_NONE16;
+        v.current_uclk = (uint16_t)m->mclk_mhz;
+        memcpy(table, &v, n = sizeof v);
+    }
+    if (n > size) n = size; /* sysfs hands out at most the caller's buffer */
+    memcpy(buf, table, n);
+    *rc = (ssize_t)n;
+    return 1;
+}
+
+static int dpm(char *buf, size_t size, ssize_t *rc, const uint32_t *levels, int nlevels, double now)
+{
+    char tmp[256] = "";
+    int best = 0;
+    for (int i = 0; i < nlevels; i++)
+        if (fabs((double)levels[i] - now) < fabs((double)levels[best] - now)) best = i;
+    for (int i = 0; i < nlevels; i++)
+        snprintf(tmp + strlen(tmp), sizeof tmp - strlen(tmp), "%d: %uMhz %s\n", i, levels[i], i == best ? "*" : "");
+    return put(buf, size, rc, tmp, strlen(tmp));
+}
+
+static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, ssize_t *rc)
+{
+    const sysfs_model *m = model_of(a);
+    mock_sensors s = mock_gpu_sensors(a->g, &m->s);
+    char hw[32];
+    snprintf(hw, sizeof hw, "hwmon/hwmon%u/", 2 + a->index);
+    if (!strncmp(f, hw, strlen(hw))) {
+        const char *h = f + strlen(hw);
+        if (!strcmp(h, "name")) return putf(buf, size, rc, "amdgpu\n");
+        if (!strcmp(h, "temp1_input") && m->edge_sensor) return putf(buf, size, rc, "%d\n", (int)(s.temp_c * 1000));
+        if (!strcmp(h, "temp2_input")) return putf(buf, size, rc, "%d\n", (int)((s.temp_c + 9) * 1000));
+        if (!strcmp(h, "temp3_input")) return putf(buf, size, rc, "%d\n", (int)((s.temp_c + 4) * 1000));
+        if (!strcmp(h, m->power_average ? "power1_average" : "power1_input"))
+            return putf(buf, size, rc, "%llu\n", (unsigned long long)(s.power_w * 1e6));
+        if (!strcmp(h, "power1_cap")) return putf(buf, size, rc, "%llu\n", (unsigned long long)(m->power_cap_w * 1e6));
+        if (!strcmp(h, "freq1_input") && m->edge_sensor)
+            return putf(buf, size, rc, "%llu\n", (unsigned long long)(s.clock_mhz * 1e6));
+        if (!strcmp(h, "freq2_input") && m->edge_sensor)
+            return putf(buf, size, rc, "%llu\n", (unsigned long long)m->mclk_mhz * 1000000ull);
+        return *rc = -ENOENT, 1;
+    }
+    if (!strcmp(f, "vendor")) return putf(buf, size, rc, "0x1002\n");
+    if (!strcmp(f, "device")) return putf(buf, size, rc, "0x%04x\n", a->model->device_id);
+    if (!strcmp(f, "revision")) return putf(buf, size, rc, "0x%02x\n", m->revision);
+    if (!strcmp(f, "subsystem_vendor")) return putf(buf, size, rc, "0x%04x\n", m->subsys_vendor);
+    if (!strcmp(f, "subsystem_device")) return putf(buf, size, rc, "0x%04x\n", m->subsys_device);
+    if (!strcmp(f, "current_link_speed")) return putf(buf, size, rc, "%s\n", m->link_speed);
+    if (!strcmp(f, "current_link_width")) return putf(buf, size, rc, "16\n");
+    if (!strcmp(f, "unique_id")) return putf(buf, size, rc, "%016llx\n", 0x5eed00001234ull + a->index);
+    if (!strcmp(f, "gpu_busy_percent")) return putf(buf, size, rc, "%d\n", (int)(s.util + 0.5));
+    if (!strcmp(f, "mem_busy_percent")) return putf(buf, size, rc, "%d\n", (int)(s.util * 0.4 + 0.5));
+    if (!strcmp(f, "mem_info_vram_total")) return putf(buf, size, rc, "%llu\n", (unsigned long long)a->g->vram_bytes);
+    if (!strcmp(f, "mem_info_vram_used"))
+        return putf(buf, size, rc, "%llu\n", (unsigned long long)atomic_load(&a->g->vram_used));
+    if (!strcmp(f, "gpu_metrics")) return metrics(a, m, &s, buf, size, rc);
+    if (!strcmp(f, "pp_dpm_sclk")) {
+        uint32_t lv[3] = {(uint32_t)m->s.idle_mhz, (uint32_t)(m->s.boost_mhz * 0.7), (uint32_t)m->s.boost_mhz};
+        return dpm(buf, size, rc, lv, 3, s.clock_mhz);
+    }
+    if (!strcmp(f, "pp_dpm_mclk")) {
+        uint32_t lv[2] = {96, m->mclk_mhz};
+        return dpm(buf, size, rc, lv, 2, s.util > 1 ? m->mclk_mhz : 96);
+    }
+    if (!strcmp(f, "ras/umc_err_count") && m->ras) return putf(buf, size, rc, "ue: 0\nce: 0\n");
+    return *rc = -ENOENT, 1;
+}
+
+/* /sys/class/kfd/kfd/proc/<pid>/... of the process the mock lives in */
+static int proc_file(const char *rest, char *buf, size_t size, ssize_t *rc)
+{
+    for (uint32_t i = 0; i < mock_amd_P.ngpus; i++) {
+        mock_amd_gpu *a = mock_amd_P.gpus[i];
+        char name[64];
+        snprintf(name, sizeof name, "vram_%u", a->gpu_id);
+        if (!strcmp(rest, name)) return putf(buf, size, rc, "%llu\n", (unsigned long long)atomic_load(&a->g->vram_used));
+        snprintf(name, sizeof name, "counters_%u/faults", a->gpu_id);
+        if (!strcmp(rest, name)) return putf(buf, size, rc, "%u\n", atomic_load(&a->faults));
+    }
+    if (!strcmp(rest, "pasid")) return putf(buf, size, rc, "32769\n");
+    return *rc = -ENOENT, 1;
+}
+
+/* the part of path under our own proc/<pid>/, or NULL */
+static const char *own_proc(const char *path, bool *is_dir)
+{
+    if (strncmp(path, KFD_PROC "/", strlen(KFD_PROC) + 1)) return NULL;
+    char *end;
+    unsigned long pid = strtoul(path + strlen(KFD_PROC) + 1, &end, 10);
+    if (pid != (unsigned long)getpid() || !mock_amd_P.kfd_process) return NULL;
+    *is_dir = !*end;
+    return *end == '/' ? end + 1 : end;
+}
+
+int mock_amd_sysfs_read(const char *path, char *buf, size_t size, ssize_t *rc)
+{
+    const char *rest = NULL;
+    mock_amd_gpu *a = gpu_of(path, &rest);
+    if (a) return rest && *rest ? device_file(a, rest, buf, size, rc) : (*rc = rest ? -EISDIR : -ENOENT, 1);
+    bool dir;
+    const char *p = own_proc(path, &dir);
+    if (p) return dir ? (*rc = -EISDIR, 1) : proc_file(p, buf, size, rc);
+    if (!strncmp(path, KFD_PROC, strlen(KFD_PROC))) return *rc = -ENOENT, 1;
+    return 0;
+}
+
+int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+{
+    const char *rest = NULL;
+    mock_amd_gpu *a = gpu_of(path, &rest);
+    if (a) {
+        char name[32];
+        if (rest && !strcmp(rest, "hwmon")) {
+            snprintf(name, sizeof name, "hwmon%u", 2 + a->index);
+            if (fn) fn(arg, name);
+            return *rc = 0, 1;
+        }
+        if (rest && !strcmp(rest, "ras") && model_of(a)->ras) {
+            if (fn) fn(arg, "umc_err_count");
+            return *rc = 0, 1;
+        }
+        return *rc = -ENOENT, 1;
+    }
+    if (!strcmp(path, KFD_PROC)) {
+        if (mock_amd_P.kfd_process) {
+            char pid[16];
+            snprintf(pid, sizeof pid, "%d", (int)getpid());
+            if (fn) fn(arg, pid);
+        }
+        return *rc = 0, 1;
+    }
+    if (!strncmp(path, KFD_PROC, strlen(KFD_PROC))) return *rc = -ENOENT, 1;
+    return 0;
+}
+
+int mock_amd_sysfs_exists(const char *path)
+{
+    char buf[512];
+    ssize_t rc = 0;
+    int lrc = 0;
+    if (mock_amd_sysfs_read(path, buf, sizeof buf, &rc) && (rc >= 0 || rc == -EISDIR)) return 1;
+    return !strcmp(path, KFD_PROC) || (mock_amd_sysfs_list(path, NULL, NULL, &lrc) && lrc == 0);
+}
