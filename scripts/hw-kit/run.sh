@@ -274,7 +274,7 @@ export KITINFO="$(tr '\n' ';' <"$KIT/MANIFEST" 2>/dev/null)"
             printf " \"notes\": [%s],\n \"steps\": [\n  %s],\n \"suites\": [\n  %s],\n \"tests\": [\n  %s],\n", notes, steps, suites, tests
         }' "$OUT/steps.tsv" "$OUT/suites.tsv" "$OUT/tests.tsv" "$OUT/notes.txt"
     printf ' "info": '
-    if [ "$INFO_OK" = 1 ] && grep -q '^\[' "$OUT/info.json"; then cat "$OUT/info.json"; else echo null; fi
+    if [ "$INFO_OK" = 1 ] && grep -q '^[[{]' "$OUT/info.json"; then cat "$OUT/info.json"; else echo null; fi
     printf ',\n "bench": '
     if [ "$BENCH_OK" = 1 ] && grep -q '^{' "$OUT/bench.json"; then cat "$OUT/bench.json"; else echo null; fi
     echo "}"
