@@ -45,6 +45,9 @@
  *   mmu_fault=VA        any GPU access to the page holding VA faults
  *   hang=ENGINE         that engine (e.g. nv0.compute, amd0.sdma) never runs
  *   ring_shift=N        vendor mocks that size rings from config use 2^N
+ *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
+ *                       (default: once it runs out of work), eager (as it
+ *                       begins each segment) or never (writeback disabled)
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
  * stream segment (drivers/dump.h). */
@@ -56,6 +59,7 @@ typedef struct mock_config {
     uint32_t amd_count;
     uint64_t vram_bytes; /* 0: the model's */
     uint32_t ring_shift; /* 0: the vendor's default */
+    int nv_gpget;        /* MOCK_GPGET_* */
     /* fault injection */
     uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
     int fail_errno;
@@ -68,6 +72,8 @@ typedef struct mock_config {
     uint32_t sched_max_us;
     char dump_dir[512];
 } mock_config;
+
+enum { MOCK_GPGET_IDLE, MOCK_GPGET_EAGER, MOCK_GPGET_NEVER };
 
 /* The active configuration (parsed from the environment on first use). */
 const mock_config *mock_cfg(void);

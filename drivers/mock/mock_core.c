@@ -103,6 +103,14 @@ static hcq_status parse(const char *spec, mock_config *c)
         else if (!strcmp(kv, "nv_driver")) snprintf(c->nv_driver, sizeof c->nv_driver, "%s", v);
         else if (!strcmp(kv, "vram")) c->vram_bytes = parse_size(v);
         else if (!strcmp(kv, "ring_shift")) c->ring_shift = (uint32_t)atoi(v);
+        else if (!strcmp(kv, "nv_gpget")) {
+            c->nv_gpget = !strcmp(v, "idle") ? MOCK_GPGET_IDLE : !strcmp(v, "eager") ? MOCK_GPGET_EAGER
+                        : !strcmp(v, "never") ? MOCK_GPGET_NEVER : -1;
+            if (c->nv_gpget < 0) {
+                s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv_gpget=%s: use idle, eager or never", v);
+                break;
+            }
+        }
         else if (!strcmp(kv, "mmu_fault")) c->mmu_fault_va = strtoull(v, NULL, 0);
         else if (!strcmp(kv, "hang")) snprintf(c->hang_engine, sizeof c->hang_engine, "%s", v);
         else if (!strcmp(kv, "fail_ioctl")) {
@@ -113,7 +121,7 @@ static hcq_status parse(const char *spec, mock_config *c)
             else if (e) c->fail_errno = parse_errno(e + 1);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, mmu_fault, hang, ring_shift)", kv);
+                         "fail_ioctl, mmu_fault, hang, ring_shift, nv_gpget)", kv);
             break;
         }
     }

@@ -1,7 +1,13 @@
 /* The GPU of the NV mock: one engine thread per channel. It sees work only
- * through GPPut in USERD, fetches GPFIFO entries and their pushbuffer
- * segments through the GPU's MMU (advancing GPGet as it fetches), decodes
- * method headers, and executes:
+ * through GPPut in USERD, fetches GPFIFO entries through the GPU's MMU,
+ * and reads each pushbuffer segment a packet at a time as it executes it,
+ * the way a PBDMA does: GP_GET advances when a segment *begins*, so words
+ * of the segment in progress are read after GP_GET has passed it, and
+ * USERD's copy of GP_GET is written back when the channel runs out of work
+ * (or as each segment begins, or never: HCQ_MOCK_CONFIG nv_gpget; see
+ * open-gpu-doc manuals/ampere/ga100/dev_pbdma.ref.txt, dev_ram.ref.txt). A
+ * host that reuses pushbuffer words on GP_GET's word gets them executed
+ * rewritten. It decodes method headers and executes:
  *   host methods   SET_OBJECT, semaphore acquire (STRICT_GEQ, CIRC_GEQ,
  *                  AND, NOR, equal) and release (32/64-bit, timestamp);
  *   compute        QMD launches (SEND_SIGNALING_PCAS2_B): grid, block,
@@ -36,9 +42,9 @@ struct mnv_chan {
     mock_engine *eng;
     char name[32];
     /* execution state (the engine thread's) */
-    uint32_t get;
-    uint32_t *seg;
-    uint32_t seg_n, seg_cap, pos, sub;
+    uint32_t get, get_written;
+    uint32_t *seg;                /* the words of the segment read so far */
+    uint32_t seg_n, seg_cap, seg_read, pos, sub;
     uint64_t seg_va;
     uint32_t subch_cls[8];
     uint32_t regs[8][MTHD_REGS];
@@ -376,13 +382,26 @@ static int method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v)
 
 /* Runs the current segment from (pos, sub) on; M_BLOCKED leaves the
  * position at the blocked method so it runs again. */
+/* reads the segment's words up to `upto` from memory (once each) */
+static bool seg_read(mnv_chan *c, uint32_t upto, int *rc)
+{
+    if (upto <= c->seg_read) return true;
+    uint64_t va = c->seg_va + 4ull * c->seg_read;
+    if (!gpu_ok(c, va, 4ull * (upto - c->seg_read), false, "fetching pushbuffer words", rc)) return false;
+    memcpy(c->seg + c->seg_read, (const void *)(uintptr_t)va, 4ull * (upto - c->seg_read));
+    c->seg_read = upto;
+    return true;
+}
+
 static int run_segment(mnv_chan *c)
 {
+    int rc;
     while (c->pos < c->seg_n) {
+        if (!seg_read(c, c->pos + 1, &rc)) return rc;
         uint32_t h = c->seg[c->pos], op = nv_mthd_sec_op(h), count = nv_mthd_count(h);
         uint32_t subch = nv_mthd_subch(h), addr = nv_mthd_addr(h);
         if (op == NV_SEC_OP_IMMD) {
-            int rc = method(c, subch, addr, count);
+            rc = method(c, subch, addr, count);
             if (rc != M_OK) return rc;
             c->pos++;
             continue;
@@ -394,11 +413,12 @@ static int run_segment(mnv_chan *c)
             return channel_error(c, NV_RC_PBDMA_ERROR, "pushbuffer at 0x%llx: header 0x%08x wants %u data words; the "
                                  "segment has %u", (unsigned long long)(c->seg_va + 4ull * c->pos), h, count,
                                  c->seg_n - c->pos - 1);
+        if (!seg_read(c, c->pos + 1 + count, &rc)) return rc;
         for (; c->sub < count; c->sub++) {
             uint32_t m = op == NV_SEC_OP_INC ? addr + 4 * c->sub
                          : op == NV_SEC_OP_NON_INC ? addr
                          : addr + (c->sub ? 4 : 0);
-            int rc = method(c, subch, m, c->seg[c->pos + 1 + c->sub]);
+            rc = method(c, subch, m, c->seg[c->pos + 1 + c->sub]);
             if (rc != M_OK) return rc;
         }
         c->pos += 1 + count;
@@ -416,7 +436,15 @@ static mock_step step(mock_engine *e, void *ctx)
     if (c->pos >= c->seg_n) {
         uint32_t put = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_PUT),
                                             memory_order_acquire);
-        if (put == c->get) return MOCK_STEP_IDLE;
+        if (put == c->get) {
+            /* out of work: USERD gets GP_GET now (unless writeback is off) */
+            if (mock_cfg()->nv_gpget == MOCK_GPGET_IDLE && c->get_written != c->get) {
+                c->get_written = c->get;
+                atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), c->get,
+                                      memory_order_release);
+            }
+            return MOCK_STEP_IDLE;
+        }
         int rc;
         if (put >= c->entries) {
             channel_error(c, NV_RC_PBDMA_ERROR, "GPPut %u is past the ring's %u entries", put, c->entries);
@@ -437,15 +465,18 @@ static mock_step step(mock_engine *e, void *ctx)
             c->seg = s;
             c->seg_cap = n;
         }
-        memcpy(c->seg, (const void *)(uintptr_t)va, (size_t)n * 4);
         c->seg_n = n;
         c->seg_va = va;
-        c->pos = c->sub = 0;
-        mock_dump(c->eng, "nv-gpfifo", c->engine_cls, va, c->seg, n);
-        /* fetched: the host may reuse the entry (and, with it, the segment) */
+        c->pos = c->sub = c->seg_read = 0;
+        mock_dump(c->eng, "nv-gpfifo", c->engine_cls, va, (const uint32_t *)(uintptr_t)va, n);
+        /* the segment begins: GP_GET moves past its entry, though its words
+         * are read only as it runs */
         c->get = (c->get + 1) % c->entries;
-        atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), c->get,
-                              memory_order_release);
+        if (mock_cfg()->nv_gpget == MOCK_GPGET_EAGER) {
+            c->get_written = c->get;
+            atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), c->get,
+                                  memory_order_release);
+        }
     }
     int rc = run_segment(c);
     return rc == M_BLOCKED ? MOCK_STEP_BLOCKED : rc == M_FAULT ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;

@@ -101,6 +101,14 @@ typedef struct nv_chan {
     uint64_t pb_head;          /* dword counter */
     uint64_t put;              /* entries submitted (counter) */
     uint64_t *pb_end;          /* per entry slot: pb_head after that entry */
+    /* Progress: entry k ends with a host semaphore release (WFI disabled)
+     * of k + 1 here, so the value is the number of entries whose words the
+     * channel has consumed. Space is reclaimed from it alone: GP_GET moves
+     * when a segment *begins*, and USERD's copy of it is written back late
+     * or not at all (open-gpu-doc manuals/ampere/ga100/dev_pbdma.ref.txt
+     * "GP_GET", dev_ram.ref.txt "RAMUSERD", which recommends exactly this). */
+    volatile uint64_t *progress; /* in nv_dev.sync */
+    uint64_t progress_va;
     const char **what;         /* per entry slot: the first kernel it launches (a program's name), for
                                 * fault messages: a program outlives its launches (freeing it syncs) */
     uint8_t *more;             /* per entry slot: it launches more than that one */
@@ -124,7 +132,8 @@ typedef struct nv_dev {
     uint64_t vram_bytes, vram_free_bytes;
     nv_chan ch[2];
     drv_mem gpfifo_area;
-    /* internal completions: a host page whose slots engines release */
+    /* a host page engines release: internal completions at 16 * channel,
+     * the channels' progress at NV_SYNC_PROGRESS + 16 * channel */
     drv_mem sync;
     uint64_t sync_value;
     pthread_mutex_t sync_lock;
@@ -134,6 +143,8 @@ typedef struct nv_dev {
     uint64_t fixed_bytes;      /* memory the backend itself holds */
     atomic_int fault_reported;
 } nv_dev;
+
+#define NV_SYNC_PROGRESS 64u
 
 static inline nv_dev *nv_of(hcq_device *dev) { return (nv_dev *)dev->priv; }
 

@@ -309,6 +309,8 @@ static hcq_status make_channel(hcq_device *dev, nv_dev *nv, int i, uint64_t ring
     c->ring_va = nv->gpfifo_area.va + ring_off;
     uint64_t userd_off = ring_off + (uint64_t)entries * 8;
     c->userd = (volatile uint8_t *)nv->gpfifo_area.cpu + userd_off;
+    c->progress = (volatile uint64_t *)((uint8_t *)nv->sync.cpu + NV_SYNC_PROGRESS + 16u * (unsigned)i);
+    c->progress_va = nv->sync.va + NV_SYNC_PROGRESS + 16u * (unsigned)i;
     pthread_mutex_init(&c->lock, NULL);
     c->lock_init = true;
     c->pb_end = calloc(entries, sizeof *c->pb_end);

@@ -283,6 +283,22 @@ static inline void nv_sem_release(drv_rec *r, hcq_val addr, hcq_val value, bool 
                (timestamp ? NV_SEM_EXECUTE_RELEASE_TIMESTAMP : 0));
 }
 
+/* The words of a host semaphore release with WFI disabled: the PBDMA
+ * writes value when it reaches the method, after consuming every word
+ * before it, without waiting for the engine. The backend ends every
+ * GPFIFO segment with one to learn which pushbuffer words and entries are
+ * free (written into the pushbuffer directly, not through a drv_rec). */
+#define NV_SEM_PROGRESS_DW 6u
+static inline void nv_sem_progress_words(uint32_t *w, uint64_t va, uint64_t value)
+{
+    w[0] = nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_HOST, NV_HOST_SEM_ADDR_LO, 5);
+    w[1] = (uint32_t)va;
+    w[2] = (uint32_t)(va >> 32);
+    w[3] = (uint32_t)value;
+    w[4] = (uint32_t)(value >> 32);
+    w[5] = NV_SEM_OP_RELEASE | NV_SEM_EXECUTE_PAYLOAD_SIZE_64BIT;
+}
+
 static inline void nv_compute_wfi(drv_rec *r)
 {
     if (!nv_mthd(r, NV_SUBCH_COMPUTE, NV_COMPUTE_WAIT_FOR_IDLE, 1)) return;

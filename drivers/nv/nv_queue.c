@@ -154,21 +154,23 @@ static void publish(nv_dev *nv, nv_chan *c)
     sys_doorbell32((volatile uint32_t *)(nv->usermode + NV_USERMODE_DOORBELL), c->token);
 }
 
-/* entries the GPU has not fetched yet */
-static uint64_t in_flight(const nv_chan *c)
+/* entries whose words the channel has consumed: their progress releases */
+static uint64_t consumed(const nv_chan *c)
 {
-    uint32_t get = gp_get(c) % c->entries;
-    return (c->put % c->entries + c->entries - get) % c->entries;
+    uint64_t v = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)c->progress, memory_order_acquire);
+    return v < c->put ? v : c->put;
 }
 
 /* Space for n contiguous pushbuffer dwords and one GPFIFO entry, waiting
- * for the GPU to consume older entries; never overwrites an entry or
- * pushbuffer words it has not fetched. */
+ * for the channel to consume older entries. Never GP_GET: the PBDMA moves
+ * it when it begins a segment, while it still reads that segment's words,
+ * and USERD's copy may never be written back; the progress release at the
+ * end of each segment says it is done with it. */
 static hcq_status wait_space(hcq_device *dev, nv_dev *nv, nv_chan *c, uint32_t n, uint32_t *pos_out)
 {
     uint64_t deadline = 0;
     for (;;) {
-        uint64_t busy = in_flight(c), done = c->put - busy;
+        uint64_t done = consumed(c), busy = c->put - done;
         uint64_t tail = done ? c->pb_end[(done - 1) % c->entries] : 0;
         uint32_t pos = (uint32_t)(c->pb_head % c->pb_dw);
         uint32_t pad = pos + n > c->pb_dw ? c->pb_dw - pos : 0; /* a segment never wraps */
@@ -185,12 +187,13 @@ static hcq_status wait_space(hcq_device *dev, nv_dev *nv, nv_chan *c, uint32_t n
         uint64_t now = hcq_now_ns();
         if (!deadline) deadline = now + base_env_get()->timeout_ns;
         if (now > deadline)
-            return base_err(HCQ_ETIMEDOUT, "%s %s channel: no room in its rings for %llu ms (GPFIFO rptr (GPGet) %u, "
-                            "wptr (GPPut) %u of %u entries; pushbuffer %llu of %u dwords in use): the engine is not "
-                            "consuming work (waiting on a semaphore that never comes?)", dev->props.id, c->name,
-                            (unsigned long long)(base_env_get()->timeout_ns / 1000000), gp_get(c),
-                            (unsigned)(c->put % c->entries), c->entries, (unsigned long long)(c->pb_head - tail),
-                            c->pb_dw);
+            return base_err(HCQ_ETIMEDOUT, "%s %s channel: no room in its rings for %llu ms (rptr %llu, wptr %llu: "
+                            "GPFIFO entries consumed, by its progress semaphore, and submitted; GPPut %u of %u entries; pushbuffer "
+                            "%llu of %u dwords in use): the engine is not consuming work (waiting on a semaphore that "
+                            "never comes?)", dev->props.id, c->name,
+                            (unsigned long long)(base_env_get()->timeout_ns / 1000000), (unsigned long long)done,
+                            (unsigned long long)c->put, (unsigned)(c->put % c->entries), c->entries,
+                            (unsigned long long)(c->pb_head - tail), c->pb_dw);
         base_sleep_ns(20000);
     }
 }
@@ -201,13 +204,14 @@ hcq_status nv_submit(hcq_device *dev, drv_rec *r)
     nv_chan *c = &nv->ch[r->type];
     if (!r->ndw) return HCQ_OK;
     const char *what = r->be[NV_BE_NAMES] ? (const char *)(uintptr_t)r->be[NV_BE_NAMES] : NULL;
-    uint32_t maxseg = BASE_MIN(c->pb_dw / 2, NV_GP_ENTRY_MAX_DW);
+    /* each segment is cut at a packet boundary and ends with its progress release */
+    uint32_t maxseg = BASE_MIN(c->pb_dw / 2, NV_GP_ENTRY_MAX_DW) - NV_SEM_PROGRESS_DW;
     const char *dump = base_env_get()->dump;
     hcq_status s = HCQ_OK;
     pthread_mutex_lock(&c->lock);
     for (uint32_t i = 0; i < r->ndw;) {
         uint32_t n = r->ndw - i;
-        if (n > maxseg) { /* cut at a packet boundary */
+        if (n > maxseg) {
             uint32_t k = i;
             while (k < r->ndw && k + nv_mthd_packet_dw(r->dw[k]) - i <= maxseg) k += nv_mthd_packet_dw(r->dw[k]);
             n = k - i;
@@ -217,12 +221,13 @@ hcq_status nv_submit(hcq_device *dev, drv_rec *r)
                 break;
             }
         }
-        uint32_t pos = 0;
-        if ((s = wait_space(dev, nv, c, n, &pos))) break;
+        uint32_t pos = 0, seg = n + NV_SEM_PROGRESS_DW;
+        if ((s = wait_space(dev, nv, c, seg, &pos))) break;
         memcpy(c->pb_cpu + pos, r->dw + i, (size_t)n * 4);
+        nv_sem_progress_words(c->pb_cpu + pos + n, c->progress_va, c->put + 1);
         uint32_t slot = (uint32_t)(c->put % c->entries);
         uint64_t pb_va = c->pb.va + (uint64_t)pos * 4;
-        c->ring[slot] = nv_gp_entry(pb_va, n);
+        c->ring[slot] = nv_gp_entry(pb_va, seg);
         c->pb_end[slot] = c->pb_head;
         c->what[slot] = what;
         c->more[slot] = r->be[NV_BE_LAUNCHES] > 1;
@@ -230,7 +235,7 @@ hcq_status nv_submit(hcq_device *dev, drv_rec *r)
         if (dump) {
             char eng[16];
             snprintf(eng, sizeof eng, "nv%u.%s", dev->props.index, c->name);
-            drv_dump_write(dump, eng, "nv-gpfifo", c->cls, pb_va, r->dw + i, n);
+            drv_dump_write(dump, eng, "nv-gpfifo", c->cls, pb_va, c->pb_cpu + pos, seg);
         }
         i += n;
     }
@@ -282,9 +287,10 @@ static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notificatio
 {
     uint32_t code = n->info32;
     char where[160] = "";
-    uint32_t get = gp_get(c) % c->entries;
-    uint32_t slot = (get + c->entries - 1) % c->entries;
-    const char *kernel = c->what[slot] ? c->what[slot] : "";
+    /* the entry in flight: the first one the channel has not consumed */
+    uint64_t done = consumed(c);
+    uint32_t slot = (uint32_t)((done < c->put ? done : c->put - 1) % c->entries);
+    const char *kernel = c->put && c->what[slot] ? c->what[slot] : "";
     char fault[256] = "";
     if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT && nv->hdebugger) {
         nv_mmu_fault_info fi = {0};
@@ -297,9 +303,10 @@ static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notificatio
     }
     if (c == &nv->ch[NV_CH_COMPUTE] && kernel[0])
         snprintf(where, sizeof where, " while running kernel `%.64s`%s", kernel, c->more[slot] ? " (or a later one of its submission)" : "");
-    drv_set_fault(dev, HCQ_EFAULT, "%s %s channel: %s (Xid %u)%s%s; GPFIFO rptr (GPGet) %u, wptr (GPPut) %u. The "
-                  "channel is dead: close the device", dev->props.id, c->name, rc_error_name(code), code, fault,
-                  where, get, (unsigned)(c->put % c->entries));
+    drv_set_fault(dev, HCQ_EFAULT, "%s %s channel: %s (Xid %u)%s%s; GPFIFO entries consumed rptr %llu, submitted "
+                  "wptr %llu, GPGet %u (USERD), GPPut %u. The channel is dead: close the device", dev->props.id, c->name,
+                  rc_error_name(code), code, fault, where, (unsigned long long)done, (unsigned long long)c->put,
+                  gp_get(c) % c->entries, (unsigned)(c->put % c->entries));
 }
 
 void nv_poll(hcq_device *dev)
@@ -325,10 +332,13 @@ void nv_describe(hcq_device *dev, char *buf, size_t size)
         nv_chan *c = &nv->ch[i];
         if (!c->entries) continue;
         const nv_notification *n = c->notifier.cpu;
-        int k = snprintf(buf + off, size - off, "%s%s channel: GPFIFO rptr (GPGet) %u, wptr (GPPut) %u of %u entries, "
-                         "%llu submitted, %llu waiting%s", off ? "; " : "", c->name, gp_get(c) % c->entries,
-                         (unsigned)(c->put % c->entries), c->entries, (unsigned long long)c->put,
-                         (unsigned long long)in_flight(c), n && n->status ? ", error notifier set" : "");
+        uint64_t done = consumed(c);
+        int k = snprintf(buf + off, size - off, "%s%s channel: rptr %llu, wptr %llu (GPFIFO entries consumed, by its "
+                         "progress semaphore, and submitted; %llu waiting), GPGet %u (USERD, may lag), GPPut %u of %u "
+                         "entries%s", off ? "; " : "", c->name,
+                         (unsigned long long)done, (unsigned long long)c->put, (unsigned long long)(c->put - done),
+                         gp_get(c) % c->entries, (unsigned)(c->put % c->entries), c->entries,
+                         n && n->status ? ", error notifier set" : "");
         if (k < 0) break;
         off += (size_t)k;
     }
