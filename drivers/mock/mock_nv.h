@@ -43,9 +43,16 @@ typedef struct mnv_gpu {
     uint8_t uuid[16];
     atomic_int opened;  /* /dev/nvidiaN fds open (RM needs one before GET_ID_INFO) */
     atomic_bool paused; /* test hook: engines take no work */
-    pthread_mutex_t fault_lock;
+    pthread_mutex_t fault_lock; /* faults and icache */
     nv_mmu_fault_entry faults[4];
     uint32_t nfaults;
+    /* the SMs' instruction cache, as far as stale code goes: programs
+     * launched since the last QMD that invalidated it, by code address,
+     * with a digest of the code seen there */
+    struct {
+        uint64_t va, digest;
+    } icache[16];
+    uint32_t icache_n;
     volatile uint8_t *usermode; /* CPU mapping of the usermode page, doorbell at +0x90 */
 } mnv_gpu;
 

@@ -230,6 +230,45 @@ static int sem_execute(mnv_chan *c, uint32_t v)
     return ok ? M_OK : M_BLOCKED;
 }
 
+/* ** compute: the instruction cache. Code the SMs fetched stays cached
+ * until a launch invalidates it (QMD INVALIDATE_INSTRUCTION_CACHE): a
+ * program loaded where another ran, launched without invalidating, would
+ * run the old instructions. The mock cannot run stale code, so it stops
+ * the channel, saying so. */
+static uint64_t code_digest(uint64_t va)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint8_t *p = (const uint8_t *)(uintptr_t)va;
+    for (int i = 0; i < 256; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int icache_fetch(mnv_chan *c, uint64_t prog, bool invalidate)
+{
+    mnv_gpu *g = c->gpu;
+    if (!mock_gpu_access(g->g, prog, 256, false, NULL, 0)) return M_OK; /* the launch reports the fault */
+    uint64_t d = code_digest(prog);
+    bool stale = false;
+    pthread_mutex_lock(&g->fault_lock);
+    if (invalidate) g->icache_n = 0;
+    uint32_t i = 0;
+    while (i < g->icache_n && g->icache[i].va != prog) i++;
+    if (i < g->icache_n) {
+        stale = g->icache[i].digest != d;
+    } else {
+        if (g->icache_n < BASE_ARRAY_LEN(g->icache)) g->icache_n++;
+        else i = (uint32_t)(d % BASE_ARRAY_LEN(g->icache)); /* full: an entry is evicted */
+        g->icache[i].va = prog;
+        g->icache[i].digest = d;
+    }
+    pthread_mutex_unlock(&g->fault_lock);
+    if (stale)
+        return channel_error(c, NV_RC_GR_EXCEPTION, "the code at 0x%llx changed since the SMs cached it and the QMD "
+                             "does not set INVALIDATE_INSTRUCTION_CACHE: the kernel would run stale instructions",
+                             (unsigned long long)prog);
+    return M_OK;
+}
+
 /* ** compute: QMD launches */
 static int launch(mnv_chan *c, uint64_t qmd_va)
 {
@@ -264,13 +303,13 @@ static int launch(mnv_chan *c, uint64_t qmd_va)
                              (unsigned long long)cb0_size, m->param_base);
     if ((uint64_t)block[0] * block[1] * block[2] > 1024)
         return channel_error(c, NV_RC_GR_EXCEPTION, "a block of %ux%ux%u threads", block[0], block[1], block[2]);
+    if ((rc = icache_fetch(c, prog, nv_qmd_get(q, ver, NV_QMD_INVALIDATE_INSTRUCTION_CACHE, 0))) != M_OK) return rc;
     mock_fault f;
     hcq_status s = mock_shader_run(c->gpu->g, prog, cb0 + m->param_base, grid, block, &f);
     if (s == HCQ_EFAULT) return mmu_fault(c, f.va, f.write, f.what);
     if (s) return channel_error(c, NV_RC_GR_EXCEPTION, "the kernel at 0x%llx: %s", (unsigned long long)prog,
                                 hcq_error_message());
-    unsigned slots = ver == NV_QMD_V04 ? 3 : 2;
-    for (unsigned i = 0; i < slots; i++) {
+    for (unsigned i = 0; i < nv_qmd_fields[NV_QMD_RELEASE_ENABLE].v[ver].count; i++) {
         if (!nv_qmd_get(q, ver, NV_QMD_RELEASE_ENABLE, i)) continue;
         uint64_t va = nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_LOWER, i) |
                       nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_UPPER, i) << 32;

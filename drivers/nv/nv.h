@@ -43,6 +43,7 @@ typedef struct nv_gen {
     uint32_t param_base;   /* kernargs in constant bank 0 (fallback when a cubin does not say) */
     bool copy_sem64;       /* the copy class releases 64-bit semaphores */
     uint32_t cbuf_shift;   /* QMD constant-buffer addresses are stored >> this */
+    uint32_t local_upper_bits; /* SET_SHADER_LOCAL_MEMORY_A ADDRESS_UPPER width */
 } nv_gen;
 /* The generation of SM version sm (0x900 = sm_90); NULL and a message
  * naming the GPU for unsupported ones (Blackwell, pre-Ampere). */

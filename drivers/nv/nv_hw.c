@@ -6,10 +6,13 @@
 
 #include <string.h>
 
-/* {lo, bits, count, stride} per version; {0} = absent */
-#define P(lo, bits) {(lo), (bits), 1, 0}
-#define PI(lo, bits, count, stride) {(lo), (bits), (count), (stride)}
-#define NONE {0, 0, 0, 0}
+/* {lo, bits, count, stride, split, jump} per version; {0} = absent */
+#define P(lo, bits) {(lo), (bits), 1, 0, 0, 0}
+#define PI(lo, bits, count, stride) {(lo), (bits), (count), (stride), 0, 0}
+#define NONE {0, 0, 0, 0, 0, 0}
+/* V03's release semaphores: RELEASE0 at bit 768, RELEASE1 128 bits on,
+ * RELEASE2 at 1664 (clc6c0qmd.h, clc7c0qmd.h, clc9c0qmd.h), 896 past RELEASE0 */
+#define REL3(lo, bits) {(lo), (bits), 3, 128, 2, 896 - 2 * 128}
 
 const nv_qmd_field nv_qmd_fields[NV_QMD_NFIELDS] = {
     [NV_QMD_GROUP_ID] = {"QMD_GROUP_ID", {P(128, 6), P(16, 6)}},
@@ -19,7 +22,7 @@ const nv_qmd_field nv_qmd_fields[NV_QMD_NFIELDS] = {
     [NV_QMD_INVALIDATE_TEXTURE_SAMPLER_CACHE] = {"INVALIDATE_TEXTURE_SAMPLER_CACHE", {P(187, 1), P(603, 1)}},
     [NV_QMD_INVALIDATE_TEXTURE_DATA_CACHE] = {"INVALIDATE_TEXTURE_DATA_CACHE", {P(188, 1), P(604, 1)}},
     [NV_QMD_INVALIDATE_SHADER_DATA_CACHE] = {"INVALIDATE_SHADER_DATA_CACHE", {P(189, 1), P(605, 1)}},
-    [NV_QMD_INVALIDATE_INSTRUCTION_CACHE] = {"INVALIDATE_INSTRUCTION_CACHE", {NONE, P(606, 1)}},
+    [NV_QMD_INVALIDATE_INSTRUCTION_CACHE] = {"INVALIDATE_INSTRUCTION_CACHE", {P(190, 1), P(606, 1)}},
     [NV_QMD_INVALIDATE_SHADER_CONSTANT_CACHE] = {"INVALIDATE_SHADER_CONSTANT_CACHE", {P(191, 1), P(607, 1)}},
     [NV_QMD_CWD_MEMBAR_TYPE] = {"CWD_MEMBAR_TYPE", {P(368, 2), P(1136, 2)}},
     [NV_QMD_API_VISIBLE_CALL_LIMIT] = {"API_VISIBLE_CALL_LIMIT", {P(378, 1), P(568, 1)}},
@@ -52,14 +55,14 @@ const nv_qmd_field nv_qmd_fields[NV_QMD_NFIELDS] = {
     [NV_QMD_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED] = {"PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED", {P(1632, 9), P(1376, 17)}},
     [NV_QMD_PROGRAM_PREFETCH_SIZE] = {"PROGRAM_PREFETCH_SIZE", {P(1641, 9), P(1393, 9)}},
     [NV_QMD_SASS_VERSION] = {"SASS_VERSION", {P(1656, 8), P(536, 8)}},
-    [NV_QMD_RELEASE_ENABLE] = {"RELEASE_ENABLE", {PI(823, 1, 2, 128), PI(320, 1, 3, 16)}},
-    [NV_QMD_RELEASE_STRUCTURE_SIZE] = {"RELEASE_STRUCTURE_SIZE", {PI(830, 2, 2, 128), PI(321, 2, 3, 16)}},
-    [NV_QMD_RELEASE_MEMBAR_TYPE] = {"RELEASE_MEMBAR_TYPE", {PI(819, 1, 2, 128), PI(323, 1, 3, 16)}},
-    [NV_QMD_RELEASE_PAYLOAD64B] = {"RELEASE_PAYLOAD64B", {PI(829, 1, 2, 128), PI(332, 1, 3, 16)}},
-    [NV_QMD_RELEASE_ADDRESS_LOWER] = {"RELEASE_ADDRESS_LOWER", {PI(768, 32, 2, 128), PI(640, 32, 3, 128)}},
-    [NV_QMD_RELEASE_ADDRESS_UPPER] = {"RELEASE_ADDRESS_UPPER", {PI(800, 8, 2, 128), PI(672, 25, 3, 128)}},
-    [NV_QMD_RELEASE_PAYLOAD_LOWER] = {"RELEASE_PAYLOAD_LOWER", {PI(832, 32, 2, 128), PI(704, 32, 3, 128)}},
-    [NV_QMD_RELEASE_PAYLOAD_UPPER] = {"RELEASE_PAYLOAD_UPPER", {PI(864, 32, 2, 128), PI(736, 32, 3, 128)}},
+    [NV_QMD_RELEASE_ENABLE] = {"RELEASE_ENABLE", {REL3(823, 1), PI(320, 1, 3, 16)}},
+    [NV_QMD_RELEASE_STRUCTURE_SIZE] = {"RELEASE_STRUCTURE_SIZE", {REL3(830, 2), PI(321, 2, 3, 16)}},
+    [NV_QMD_RELEASE_MEMBAR_TYPE] = {"RELEASE_MEMBAR_TYPE", {REL3(819, 1), PI(323, 1, 3, 16)}},
+    [NV_QMD_RELEASE_PAYLOAD64B] = {"RELEASE_PAYLOAD64B", {REL3(829, 1), PI(332, 1, 3, 16)}},
+    [NV_QMD_RELEASE_ADDRESS_LOWER] = {"RELEASE_ADDRESS_LOWER", {REL3(768, 32), PI(640, 32, 3, 128)}},
+    [NV_QMD_RELEASE_ADDRESS_UPPER] = {"RELEASE_ADDRESS_UPPER", {REL3(800, 8), PI(672, 25, 3, 128)}},
+    [NV_QMD_RELEASE_PAYLOAD_LOWER] = {"RELEASE_PAYLOAD_LOWER", {REL3(832, 32), PI(704, 32, 3, 128)}},
+    [NV_QMD_RELEASE_PAYLOAD_UPPER] = {"RELEASE_PAYLOAD_UPPER", {REL3(864, 32), PI(736, 32, 3, 128)}},
 };
 
 void nv_qmd_set(uint32_t *qmd, int ver, nv_qmd_id f, unsigned i, uint64_t v)

@@ -198,7 +198,7 @@ typedef enum nv_qmd_id {
     NV_QMD_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED,
     NV_QMD_PROGRAM_PREFETCH_SIZE,
     NV_QMD_SASS_VERSION,
-    NV_QMD_RELEASE_ENABLE,          /* (i): 2 slots on V03, 3 on V04 */
+    NV_QMD_RELEASE_ENABLE,          /* (i): 3 slots (V03's third at 1664, clc6c0qmd.h RELEASE2) */
     NV_QMD_RELEASE_STRUCTURE_SIZE,  /* (i): 0 four words (with timestamp), 1 one word */
     NV_QMD_RELEASE_MEMBAR_TYPE,     /* (i) */
     NV_QMD_RELEASE_PAYLOAD64B,      /* (i) */
@@ -214,6 +214,8 @@ typedef struct nv_qmd_pos {
     uint8_t bits;    /* width; 0: not in this version */
     uint8_t count;   /* indices (1 for plain fields) */
     uint16_t stride; /* bits between index i and i + 1 */
+    uint8_t split;   /* indices from this one on (0: none) ... */
+    uint16_t jump;   /* ... lie this many bits further (V03's RELEASE2 is not beside RELEASE1) */
 } nv_qmd_pos;
 
 typedef struct nv_qmd_field {
@@ -227,7 +229,7 @@ static inline bool nv_qmd_where(int ver, nv_qmd_id f, unsigned i, unsigned *bit,
 {
     const nv_qmd_pos *p = &nv_qmd_fields[f].v[ver];
     if (!p->bits || i >= p->count) return false;
-    *bit = p->lo + i * p->stride;
+    *bit = p->lo + i * p->stride + (p->split && i >= p->split ? p->jump : 0);
     *bits = p->bits;
     return true;
 }
@@ -336,11 +338,17 @@ static inline void nv_set_local_window(drv_rec *r, uint64_t va)
     drv_rec_dw(r, (uint32_t)va);
 }
 
-/* the local-memory (stack) buffer and its size per TPC */
-static inline void nv_set_local_memory(drv_rec *r, uint64_t va, uint64_t bytes_per_tpc)
+/* SET_SHADER_LOCAL_MEMORY_A ADDRESS_UPPER: 16:0 on AMPERE_COMPUTE_A/B and
+ * ADA_COMPUTE_A (open-gpu-kernel-modules .../class/clc6c0.h, clc7c0.h),
+ * 24:0 on HOPPER_COMPUTE_A (open-gpu-doc classes/compute/clcbc0.h) */
+#define NV_LOCAL_MEMORY_UPPER_BITS_AMPERE 17u
+#define NV_LOCAL_MEMORY_UPPER_BITS_HOPPER 25u
+/* the local-memory (stack) buffer and its size per TPC; upper_bits: the
+ * class's ADDRESS_UPPER width */
+static inline void nv_set_local_memory(drv_rec *r, uint64_t va, uint64_t bytes_per_tpc, uint32_t upper_bits)
 {
     if (!nv_mthd(r, NV_SUBCH_COMPUTE, NV_COMPUTE_SET_SHADER_LOCAL_MEMORY_A, 2)) return;
-    drv_rec_dw(r, (uint32_t)(va >> 32) & 0x1FFFFu);
+    drv_rec_dw(r, (uint32_t)(va >> 32) & ((1u << upper_bits) - 1));
     drv_rec_dw(r, (uint32_t)va);
     if (!nv_mthd(r, NV_SUBCH_COMPUTE, NV_COMPUTE_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A, 3)) return;
     drv_rec_dw(r, (uint32_t)(bytes_per_tpc >> 32) & 0xFFu);

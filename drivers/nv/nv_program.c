@@ -168,7 +168,7 @@ static hcq_status ensure_local(hcq_device *dev, nv_dev *nv, uint32_t per_thread)
     if (s) return base_err_prefix(s, "%s: local memory for %u bytes of stack per thread", dev->props.id, per_thread);
     drv_rec r;
     drv_rec_init(&r, dev, HCQ_QUEUE_COMPUTE);
-    nv_set_local_memory(&r, m.va, per_tpc);
+    nv_set_local_memory(&r, m.va, per_tpc, nv->gen->local_upper_bits);
     s = r.err ? r.err : nv_run_internal(dev, &r, "programming local memory");
     drv_rec_fini(&r);
     if (s) {

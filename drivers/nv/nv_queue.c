@@ -20,7 +20,8 @@ hcq_status nv_rec_wait(drv_rec *r, hcq_val addr, hcq_val value)
     return r->err;
 }
 
-static unsigned release_slots(int ver) { return ver == NV_QMD_V04 ? 3u : 2u; }
+/* release semaphores a QMD has: three in V03 (RELEASE0..2) and V04 */
+static unsigned release_slots(int ver) { return nv_qmd_fields[NV_QMD_RELEASE_ENABLE].v[ver].count; }
 
 hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
 {

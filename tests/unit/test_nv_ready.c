@@ -85,3 +85,111 @@ Test(nv_ready, pushbuffer_reuse_needs_no_gpget_writeback)
 {
     tiny_ring_behind_a_blocked_acquire("never");
 }
+
+/* ** NV 3: QMD V03 (clc6c0qmd.h, clc7c0qmd.h, clc9c0qmd.h) has
+ * INVALIDATE_INSTRUCTION_CACHE at bit 190 and a third release semaphore,
+ * RELEASE2, at bits 1664-1791; Hopper's local-memory address has 25 upper
+ * bits (clcbc0.h) where Ampere's has 17 */
+Test(nv_ready, qmd_v03_has_the_icache_bit_and_three_release_slots)
+{
+    uint32_t q[NV_QMD_MAX_DW] = {0};
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_INVALIDATE_INSTRUCTION_CACHE, 0, 1);
+    cr_assert_eq(q[5], 1u << 30, "bit 190 is dword 5 bit 30: 0x%08x", q[5]);
+    memset(q, 0, sizeof q);
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_RELEASE_ADDRESS_LOWER, 2, 0x12345640);
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_RELEASE_ADDRESS_UPPER, 2, 0xab);
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_RELEASE_ENABLE, 2, 1);
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_RELEASE_PAYLOAD64B, 2, 1);
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_RELEASE_PAYLOAD_LOWER, 2, 0x11);
+    nv_qmd_set(q, NV_QMD_V03, NV_QMD_RELEASE_PAYLOAD_UPPER, 2, 0x22);
+    for (unsigned d = 0; d < NV_QMD_V03_BYTES / 4; d++) {
+        /* 1664 = dword 52: address, then ENABLE 1719 (53:23), PAYLOAD64B 1725 (53:29), payload at 1728, 1760 */
+        uint32_t want = d == 52 ? 0x12345640 : d == 53 ? 0xab | 1u << 23 | 1u << 29 : d == 54 ? 0x11 : d == 55 ? 0x22 : 0;
+        cr_assert_eq(q[d], want, "QMD dword %u: 0x%08x, want 0x%08x", d, q[d], want);
+    }
+    cr_assert_eq(nv_qmd_get(q, NV_QMD_V03, NV_QMD_RELEASE_ADDRESS_LOWER, 2), 0x12345640);
+    cr_assert_eq(nv_qmd_get(q, NV_QMD_V03, NV_QMD_RELEASE_ENABLE, 1), 0);
+}
+
+Test(nv_ready, hopper_local_memory_address_has_25_upper_bits)
+{
+    const uint64_t va = 0x0123456780000000ull; /* bit 56 set */
+    for (int hopper = 0; hopper < 2; hopper++) {
+        drv_rec r;
+        drv_rec_init(&r, NULL, HCQ_QUEUE_COMPUTE);
+        nv_set_local_memory(&r, va, 0x8000, hopper ? NV_LOCAL_MEMORY_UPPER_BITS_HOPPER : NV_LOCAL_MEMORY_UPPER_BITS_AMPERE);
+        cr_assert_eq(r.err, HCQ_OK);
+        cr_assert_eq(r.dw[1], hopper ? 0x1234567u : 0x14567u, "ADDRESS_UPPER 0x%x", r.dw[1]);
+        cr_assert_eq(r.dw[2], 0x80000000u);
+        drv_rec_fini(&r);
+    }
+}
+
+/* a kernel storing K to out[0]: two of them differ in one constant, so
+ * their programs have the same size and land at the same address in turn */
+static hcq_kernel *store_k(uint32_t kv)
+{
+    hcq_kernel *k = hcq_kernel_create("store_k");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_U32);
+    hcq_ir_store(k, out, hcq_ir_const_int(k, HCQ_I32, 0), hcq_ir_const_int(k, HCQ_U32, kv));
+    return k;
+}
+
+static uint64_t code_va(hcq_program *p) { return ((const nv_prog *)p->priv)->code_va; }
+
+/* the mock refuses to run code that changed under a cached address unless
+ * the QMD invalidates the instruction cache; our QMDs do on every model */
+Test(nv_ready, a_program_loaded_where_another_ran_invalidates_the_icache)
+{
+    const char *models[] = {"nv=A100", "nv=RTX4090", "nv=H100"};
+    for (size_t m = 0; m < BASE_ARRAY_LEN(models); m++) {
+        T_OK(mock_configure(models[m]));
+        hcq_device *d = open_nv("NV:0");
+        uint32_t zero = 0, out = 0;
+        hcq_buffer *b = t_buffer_from(d, &zero, 4);
+        hcq_arg a = hcq_arg_buffer(b);
+        hcq_program *p1 = t_load(d, store_k(1));
+        uint64_t va1 = code_va(p1);
+        T_OK(hcq_launch(p1, &a, 1, hcq_dims_1d(1, 1)));
+        T_OK(hcq_device_synchronize(d));
+        T_OK(hcq_program_free(p1));
+        hcq_program *p2 = t_load(d, store_k(2));
+        cr_assert_eq(code_va(p2), va1, "%s: the second program did not reuse the first one's address", models[m]);
+        T_OK(hcq_launch(p2, &a, 1, hcq_dims_1d(1, 1)));
+        T_OK(hcq_device_synchronize(d));
+        t_read(b, &out, 4);
+        cr_assert_eq(out, 2, "%s", models[m]);
+        T_OK(hcq_program_free(p2));
+        T_OK(hcq_buffer_free(b));
+        T_OK(hcq_device_close(d));
+    }
+}
+
+/* three signals right after a launch become the QMD's three releases on
+ * both QMD versions (and a fourth a host semaphore) */
+Test(nv_ready, three_signals_after_a_launch_use_all_qmd_release_slots)
+{
+    const char *models[] = {"nv=A100", "nv=H100"};
+    for (size_t m = 0; m < BASE_ARRAY_LEN(models); m++) {
+        T_OK(mock_configure(models[m]));
+        hcq_device *d = open_nv("NV:0");
+        uint32_t zero = 0;
+        hcq_buffer *b = t_buffer_from(d, &zero, 4);
+        hcq_arg a = hcq_arg_buffer(b);
+        hcq_program *p = t_load(d, store_k(5));
+        hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+        hcq_signal *s[4];
+        T_OK(hcq_queue_exec(q, p, &a, 1, hcq_dims_1d(1, 1)));
+        for (int i = 0; i < 4; i++) {
+            s[i] = T_NONNULL(hcq_signal_create(d, 0));
+            T_OK(hcq_queue_signal(q, s[i], HCQ_IMM(10 + (uint64_t)i)));
+        }
+        T_OK(hcq_queue_submit(q, NULL, 0));
+        for (int i = 0; i < 4; i++) T_OK(hcq_signal_wait(s[i], 10 + (uint64_t)i, 2000000000ull));
+        T_OK(hcq_queue_destroy(q));
+        for (int i = 0; i < 4; i++) hcq_signal_destroy(s[i]);
+        T_OK(hcq_program_free(p));
+        T_OK(hcq_buffer_free(b));
+        T_OK(hcq_device_close(d));
+    }
+}
