@@ -377,8 +377,9 @@ static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
     uint32_t st = NV_COPY_DMA_SEMAPHORE_TYPE(v);
     if (st) {
         uint64_t va = (uint64_t)(r[NV_COPY_SET_SEMAPHORE_A / 4] & 0x1FFFFFFu) << 32 | r[NV_COPY_SET_SEMAPHORE_B / 4];
-        /* the 64-bit payload exists from HOPPER_DMA_COPY_A on */
-        bool b64 = (v & NV_COPY_DMA_SEMAPHORE_PAYLOAD_64) && c->engine_cls >= HOPPER_DMA_COPY_A;
+        /* the 64-bit payload exists from AMPERE_DMA_COPY_B on (clc7b5.h);
+         * AMPERE_DMA_COPY_A ignores bit 27 and writes 32 bits */
+        bool b64 = (v & NV_COPY_DMA_SEMAPHORE_PAYLOAD_64) && c->engine_cls >= AMPERE_DMA_COPY_B;
         uint64_t payload = r[NV_COPY_SET_SEMAPHORE_PAYLOAD / 4] |
                            (b64 ? (uint64_t)r[NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER / 4] << 32 : 0);
         bool ts = st == 2;

@@ -15,16 +15,20 @@
 #include <sys/mman.h>
 
 /* ** generations: classes and launch ABI by SM version (g_gpu_class_list.c;
- * constant-bank parameter base from cubins' EIATTR_PARAM_CBANK) */
+ * constant-bank parameter base from cubins' EIATTR_PARAM_CBANK). The copy
+ * engine's 64-bit semaphore payload (SET_SEMAPHORE_PAYLOAD_UPPER 0x24C,
+ * LAUNCH_DMA SEMAPHORE_PAYLOAD_SIZE bit 27) exists from AMPERE_DMA_COPY_B
+ * (open-gpu-doc classes/dma-copy/clc7b5.h) on; GA100's AMPERE_DMA_COPY_A
+ * (clc6b5.h) has 32-bit payloads only. */
 static const nv_gen gens[] = {
     {"Ampere (GA100)", 0x800, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A,
      NV_QMD_V03, 0x160, false, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
     {"Ampere (GA10x)", 0x806, AMPERE_COMPUTE_B, AMPERE_DMA_COPY_B, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A,
-     NV_QMD_V03, 0x160, false, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
+     NV_QMD_V03, 0x160, true, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
     {"Ampere (GA10B)", 0x807, AMPERE_COMPUTE_B, AMPERE_DMA_COPY_B, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A,
-     NV_QMD_V03, 0x160, false, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
+     NV_QMD_V03, 0x160, true, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
     {"Ada", 0x809, ADA_COMPUTE_A, AMPERE_DMA_COPY_B, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A, NV_QMD_V03, 0x160,
-     false, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
+     true, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
     {"Hopper", 0x900, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A, HOPPER_CHANNEL_GPFIFO_A, HOPPER_USERMODE_A, NV_QMD_V04,
      0x210, true, 6, NV_LOCAL_MEMORY_UPPER_BITS_HOPPER},
 };

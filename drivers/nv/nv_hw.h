@@ -121,7 +121,7 @@ enum nv_copy_mthd {
     NV_COPY_SET_SEMAPHORE_A = 0x0240, /* upper address, 24:0 */
     NV_COPY_SET_SEMAPHORE_B = 0x0244,
     NV_COPY_SET_SEMAPHORE_PAYLOAD = 0x0248,
-    NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER = 0x024C, /* C8B5 */
+    NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER = 0x024C, /* C7B5, C8B5 */
     NV_COPY_LAUNCH_DMA = 0x0300,
     NV_COPY_OFFSET_IN_UPPER = 0x0400,
     NV_COPY_OFFSET_IN_LOWER = 0x0404,
@@ -139,7 +139,7 @@ enum nv_copy_mthd {
 #define NV_COPY_DMA_SRC_PITCH (1u << 7)
 #define NV_COPY_DMA_DST_PITCH (1u << 8)
 #define NV_COPY_DMA_MULTI_LINE (1u << 9)
-#define NV_COPY_DMA_SEMAPHORE_PAYLOAD_64 (1u << 27) /* C8B5 */
+#define NV_COPY_DMA_SEMAPHORE_PAYLOAD_64 (1u << 27) /* C7B5, C8B5 */
 #define NV_COPY_DMA_COPY 0x182u               /* non-pipelined, pitch to pitch, one line */
 #define NV_COPY_DMA_SEM_RELEASE_TS 0x14u      /* flush, four-word semaphore with timestamp */
 /* one LINE_LENGTH_IN: copies larger than this are split (tinygrad's limit) */
@@ -372,7 +372,7 @@ static inline void nv_ce_copy(drv_rec *r, hcq_val dst, hcq_val src, hcq_val size
 }
 
 /* copy engine semaphore release with a 64-bit payload and the timestamp
- * (HOPPER_DMA_COPY_A and later; older copy classes have 32-bit payloads) */
+ * (AMPERE_DMA_COPY_B and later; AMPERE_DMA_COPY_A has 32-bit payloads) */
 static inline void nv_ce_sem_release64(drv_rec *r, hcq_val addr, hcq_val value)
 {
     if (!drv_rec_reserve(r, 7)) return;

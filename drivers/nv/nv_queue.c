@@ -44,7 +44,7 @@ hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
         return r->err;
     }
     if (r->type == HCQ_QUEUE_COPY && nv->gen->copy_sem64) nv_ce_sem_release64(r, addr, value);
-    else nv_sem_release(r, addr, value, true); /* older copy classes have 32-bit payloads: host semaphore */
+    else nv_sem_release(r, addr, value, true); /* AMPERE_DMA_COPY_A's payloads are 32-bit: host semaphore */
     r->be[NV_BE_LAST_EXEC] = 0;
     return r->err;
 }
