@@ -134,8 +134,8 @@ static void control_params(trace_line *l, uint32_t cmd, const void *p, uint32_t 
         break;
     case NV2080_CTRL_CMD_GPU_GET_NAME_STRING:
         if (size == sizeof(nv_name_string)) {
-            char n[sizeof(((nv_name_string *)0)->ascii) + 1];
-            memcpy(n, ((const nv_name_string *)p)->ascii, sizeof n - 1);
+            char n[sizeof(((nv_name_string *)0)->gpuNameString.ascii) + 1];
+            memcpy(n, ((const nv_name_string *)p)->gpuNameString.ascii, sizeof n - 1);
             n[sizeof n - 1] = 0;
             trace_str(l, "name", n);
         }

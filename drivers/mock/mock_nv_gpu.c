@@ -367,7 +367,7 @@ static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
         uint64_t pin = (v & NV_COPY_DMA_MULTI_LINE) ? r[NV_COPY_PITCH_IN / 4] : len;
         uint64_t pout = (v & NV_COPY_DMA_MULTI_LINE) ? r[NV_COPY_PITCH_OUT / 4] : len;
         if (!(v & NV_COPY_DMA_SRC_PITCH) || !(v & NV_COPY_DMA_DST_PITCH))
-            return channel_error(c, NV_RC_CE_ERROR_BASE, "block-linear copies are not emulated (LAUNCH_DMA 0x%x)", v);
+            return channel_error(c, NV_RC_CE2_ERROR, "block-linear copies are not emulated (LAUNCH_DMA 0x%x)", v);
         for (uint32_t l = 0; l < lines && len; l++) {
             if (!gpu_ok(c, src + l * pin, len, false, "copy engine source", &rc)) return rc;
             if (!gpu_ok(c, dst + l * pout, len, true, "copy engine destination", &rc)) return rc;

@@ -377,8 +377,10 @@ static uint32_t control(mnv_fd *f, nv_rm_control *c)
         NEED(O_SUBDEVICE, nv_name_string);
         nv_name_string *v = p;
         if (v->gpuNameStringFlags != 0) return NV_ERR_INVALID_ARGUMENT;
-        memset(v->ascii, 0, sizeof v->ascii);
-        snprintf((char *)v->ascii, 64, "%s", g->m->full_name);
+        /* the ASCII member of the union is 64 bytes; what lies past it is
+         * not the name (RM leaves the rest of the union as it was) */
+        memset(&v->gpuNameString, 0xA5, sizeof v->gpuNameString);
+        snprintf((char *)v->gpuNameString.ascii, sizeof v->gpuNameString.ascii, "%s", g->m->full_name);
         return NV_OK;
     }
     case NV2080_CTRL_CMD_GPU_GET_GID_INFO: {

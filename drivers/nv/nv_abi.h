@@ -439,11 +439,21 @@ typedef struct nv_gid_info {
 NV_ABI_ASSERT(nv_gid_info, 268);
 #define NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY 2u
 
+/* NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS (ctrl2080gpu.h, 570-580): the
+ * string is a union of u8 ascii[64] and u16 unicode[64], so the ASCII
+ * name is at most 64 bytes though the union is 128 (the 590 headers drop
+ * the unicode member and the struct shrinks to 68 bytes) */
+#define NV2080_GPU_MAX_NAME_STRING_LENGTH 64u
 typedef struct nv_name_string {
     uint32_t gpuNameStringFlags; /* 0 ASCII */
-    uint8_t ascii[128];          /* a union with u16 unicode[64] */
+    union {
+        uint8_t ascii[NV2080_GPU_MAX_NAME_STRING_LENGTH];
+        uint16_t unicode[NV2080_GPU_MAX_NAME_STRING_LENGTH];
+    } gpuNameString;
 } nv_name_string;
 NV_ABI_ASSERT(nv_name_string, 132);
+NV_ABI_AT(nv_name_string, gpuNameString, 4);
+_Static_assert(sizeof(((nv_name_string *)0)->gpuNameString.ascii) == 64, "ascii[NV2080_GPU_MAX_NAME_STRING_LENGTH]");
 
 typedef struct nv_info_entry { /* NV2080_CTRL_GR_INFO, NV2080_CTRL_FB_INFO, NV2080_CTRL_BUS_INFO */
     uint32_t index, data;
@@ -643,12 +653,27 @@ typedef struct nv_notification {
 } nv_notification;
 NV_ABI_ASSERT(nv_notification, 16);
 NV_ABI_AT(nv_notification, status, 14);
-enum nv_rc_error {
+enum nv_rc_error { /* the Xids hcq's channels report (nverror.h) */
     NV_RC_GR_EXCEPTION = 13,
     NV_RC_FIFO_ERROR_MMU_ERR_FLT = 31,
     NV_RC_PBDMA_ERROR = 32,
-    NV_RC_CE_ERROR_BASE = 56,
+    NV_RC_CE0_ERROR = 39, /* CE0..2: 39-41, CE3..5: 70-72, CE6..8: 75-77, CE9: 85, CE10..19: 126-135 */
+    NV_RC_CE2_ERROR = 41,
 };
+/* The Xid of copy engine n's errors (nverror.h ROBUST_CHANNEL_CE<n>_ERROR),
+ * 0 past CE19. 58-64 are other units (FB, PMU, SEC2, InfoROM). */
+static inline uint32_t nv_xid_ce(uint32_t n)
+{
+    static const uint8_t base[] = {39, 40, 41, 70, 71, 72, 75, 76, 77, 85};
+    return n < 10 ? base[n] : n < 20 ? 126 + (n - 10) : 0;
+}
+/* The copy engine an Xid names (its n), or -1. */
+static inline int nv_xid_ce_index(uint32_t xid)
+{
+    for (uint32_t n = 0; n < 20; n++)
+        if (nv_xid_ce(n) == xid) return (int)n;
+    return -1;
+}
 
 /* ** usermode page (class/clc361.h): the GPU timer and the doorbell */
 #define NV_USERMODE_SIZE 0x10000u

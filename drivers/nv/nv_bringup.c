@@ -167,7 +167,8 @@ static hcq_status query_gpu(const char *id, nv_proc *p, nv_gpu *g)
     nv_name_string ns = {0};
     snprintf(what, sizeof what, "%s bring-up: reading the GPU name (NV2080_CTRL_CMD_GPU_GET_NAME_STRING)", id);
     if ((s = nv_control(p, g->hsubdevice, NV2080_CTRL_CMD_GPU_GET_NAME_STRING, &ns, sizeof ns, what))) return s;
-    snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof ns.ascii, (const char *)ns.ascii);
+    snprintf(g->name, sizeof g->name, "%.*s", (int)sizeof ns.gpuNameString.ascii,
+             (const char *)ns.gpuNameString.ascii);
     return HCQ_OK;
 }
 

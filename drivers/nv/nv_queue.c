@@ -273,15 +273,34 @@ hcq_status nv_run_internal(hcq_device *dev, drv_rec *r, const char *what)
 }
 
 /* ** faults: the channels' error notifiers */
-static const char *rc_error_name(uint32_t code)
+/* what an error notifier's Xid means (open-gpu-kernel-modules
+ * src/common/sdk/nvidia/inc/nverror.h) */
+static void rc_error_name(uint32_t code, char *buf, size_t size)
 {
-    switch (code) {
-    case NV_RC_GR_EXCEPTION: return "ROBUST_CHANNEL_GR_EXCEPTION (a graphics/compute engine exception)";
-    case NV_RC_FIFO_ERROR_MMU_ERR_FLT: return "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT (an MMU fault)";
-    case NV_RC_PBDMA_ERROR: return "ROBUST_CHANNEL_PBDMA_ERROR (a malformed pushbuffer)";
-    default: return code >= NV_RC_CE_ERROR_BASE && code < NV_RC_CE_ERROR_BASE + 10 ? "a copy engine error"
-                                                                                   : "a channel error";
-    }
+    static const struct {
+        uint32_t xid;
+        const char *name;
+    } names[] = {
+        {NV_RC_GR_EXCEPTION, "ROBUST_CHANNEL_GR_EXCEPTION (a graphics/compute engine exception)"},
+        {NV_RC_FIFO_ERROR_MMU_ERR_FLT, "ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT (an MMU fault)"},
+        {NV_RC_PBDMA_ERROR, "ROBUST_CHANNEL_PBDMA_ERROR (a malformed pushbuffer)"},
+        {43, "ROBUST_CHANNEL_RESETCHANNEL_VERIF_ERROR (the channel was reset)"},
+        {44, "ROBUST_CHANNEL_GR_FAULT_DURING_CTXSW (a fault during a context switch)"},
+        {45, "ROBUST_CHANNEL_PREEMPTIVE_REMOVAL (the channel was removed, e.g. another channel's error)"},
+        {48, "ROBUST_CHANNEL_GPU_ECC_DBE (an uncorrectable ECC error)"},
+        {69, "ROBUST_CHANNEL_GR_CLASS_ERROR (a bad method or class state)"},
+        {79, "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"},
+        {94, "ROBUST_CHANNEL_CONTAINED_ERROR (a contained memory error)"},
+        {95, "ROBUST_CHANNEL_UNCONTAINED_ERROR (an uncontained memory error)"},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(names); i++)
+        if (names[i].xid == code) {
+            snprintf(buf, size, "%s", names[i].name);
+            return;
+        }
+    int ce = nv_xid_ce_index(code);
+    if (ce >= 0) snprintf(buf, size, "ROBUST_CHANNEL_CE%d_ERROR (a copy engine error)", ce);
+    else snprintf(buf, size, "a channel error");
 }
 
 static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notification *n)
@@ -304,9 +323,11 @@ static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notificatio
     }
     if (c == &nv->ch[NV_CH_COMPUTE] && kernel[0])
         snprintf(where, sizeof where, " while running kernel `%.64s`%s", kernel, c->more[slot] ? " (or a later one of its submission)" : "");
+    char name[128];
+    rc_error_name(code, name, sizeof name);
     drv_set_fault(dev, HCQ_EFAULT, "%s %s channel: %s (Xid %u)%s%s; GPFIFO entries consumed rptr %llu, submitted "
                   "wptr %llu, GPGet %u (USERD), GPPut %u. The channel is dead: close the device", dev->props.id, c->name,
-                  rc_error_name(code), code, fault, where, (unsigned long long)done, (unsigned long long)c->put,
+                  name, code, fault, where, (unsigned long long)done, (unsigned long long)c->put,
                   gp_get(c) % c->entries, (unsigned)(c->put % c->entries));
 }
 

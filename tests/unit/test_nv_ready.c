@@ -224,3 +224,41 @@ Test(nv_ready, copy_signals_use_the_copy_engines_64_bit_payload_where_it_has_one
         T_OK(hcq_device_close(d));
     }
 }
+
+/* ** NV 5: the Xid table (nverror.h) and the name control's union */
+Test(nv_ready, xids_of_copy_engines_and_other_units)
+{
+    const uint32_t ce[] = {39, 40, 41, 70, 71, 72, 75, 76, 77, 85};
+    for (uint32_t n = 0; n < 10; n++) {
+        cr_assert_eq(nv_xid_ce(n), ce[n]);
+        cr_assert_eq(nv_xid_ce_index(ce[n]), (int)n);
+    }
+    cr_assert_eq(nv_xid_ce(10), 126);
+    cr_assert_eq(nv_xid_ce(19), 135);
+    for (uint32_t x = 56; x <= 64; x++) cr_assert_eq(nv_xid_ce_index(x), -1, "Xid %u is not a copy engine's", x);
+}
+
+Test(nv_ready, a_copy_engine_error_names_its_engine_and_xid)
+{
+    hcq_device *d = open_nv("NV:0");
+    drv_rec r;
+    drv_rec_init(&r, d, HCQ_QUEUE_COPY);
+    cr_assert(nv_mthd(&r, NV_SUBCH_COPY, NV_COPY_LAUNCH_DMA, 1));
+    drv_rec_dw(&r, NV_COPY_DMA_TRANSFER_TYPE(2)); /* block linear: the mock's copy engine refuses it */
+    T_OK(nv_submit(d, &r));
+    drv_rec_fini(&r);
+    hcq_status st = HCQ_OK;
+    for (int i = 0; i < 2000 && !(st = hcq_device_status(d)); i++) base_sleep_ns(1000000);
+    cr_assert_eq(st, HCQ_EFAULT, "%s", hcq_error_message());
+    T_MSG_HAS("ROBUST_CHANNEL_CE2_ERROR (a copy engine error) (Xid 41)");
+    T_MSG_HAS("copy channel");
+    T_OK(hcq_device_close(d));
+}
+
+/* the mock leaves junk past the 64-byte ASCII member, as RM may */
+Test(nv_ready, the_gpu_name_is_read_from_the_64_byte_ascii_member)
+{
+    hcq_device *d = open_nv("NV:0");
+    cr_assert_str_eq(hcq_device_get_props(d)->name, "NVIDIA H100 80GB HBM3");
+    T_OK(hcq_device_close(d));
+}
