@@ -17,6 +17,7 @@ void drv_rec_reset(drv_rec *r)
     r->ndw = 0;
     r->npatches = 0;
     r->ndimchecks = 0;
+    r->naligns = 0;
     r->nvars = 0;
     r->ncmds = 0;
     r->nmem_patches = 0;
@@ -30,10 +31,12 @@ void drv_rec_fini(drv_rec *r)
     free(r->dw);
     free(r->patches);
     free(r->dimchecks);
+    free(r->alignchecks);
     r->dw = NULL;
     r->patches = NULL;
     r->dimchecks = NULL;
-    r->cap = r->pcap = r->dcap = 0;
+    r->alignchecks = NULL;
+    r->cap = r->pcap = r->dcap = r->acap = 0;
 }
 
 bool drv_rec_grow(drv_rec *r, uint32_t n)
@@ -149,4 +152,35 @@ void drv_rec_apply(drv_rec *r, const uint64_t *vars, uint64_t *last)
         uint8_t *at = p->in_mem ? p->mem : stream + p->offset;
         drv_field_write(at, p->bits, p->lshift, (v + (uint64_t)p->addend) >> p->rshift);
     }
+}
+
+hcq_status drv_rec_need_align(drv_rec *r, hcq_val addr, uint32_t align, const char *what)
+{
+    if (!hcq_val_is_var(addr)) {
+        if (!(addr.imm & (align - 1))) return HCQ_OK;
+        return base_err(HCQ_EINVAL, "%s: %s at 0x%llx: the address must be %u-byte aligned (a hcq_signal's is)",
+                        r->dev ? r->dev->props.id : "recording", what, (unsigned long long)addr.imm, align);
+    }
+    if (r->naligns == r->acap) {
+        uint32_t cap = r->acap ? r->acap * 2 : 8;
+        drv_aligncheck *a = base_realloc_array(r->alignchecks, cap, sizeof *a);
+        if (!a) return r->err = HCQ_ENOMEM;
+        r->alignchecks = a;
+        r->acap = cap;
+    }
+    r->alignchecks[r->naligns++] = (drv_aligncheck){addr, align, what};
+    return HCQ_OK;
+}
+
+hcq_status drv_rec_check_aligns(const drv_rec *r, const uint64_t *vars, const char *fn)
+{
+    for (uint32_t i = 0; i < r->naligns; i++) {
+        const drv_aligncheck *a = &r->alignchecks[i];
+        uint64_t va = drv_val(a->addr, vars);
+        if (va & (a->align - 1))
+            return base_err(HCQ_EINVAL, "%s: %s: %s at 0x%llx (variable %u): the address must be %u-byte aligned",
+                            fn, r->dev ? r->dev->props.id : "recording", a->what, (unsigned long long)va,
+                            hcq_val_var_index(a->addr), a->align);
+    }
+    return HCQ_OK;
 }

@@ -40,6 +40,14 @@ typedef struct drv_dimcheck {
     hcq_dims dims;
 } drv_dimcheck;
 
+/* An address the engine needs aligned that is a variable: checked at
+ * submit (immediates are checked as they are recorded). */
+typedef struct drv_aligncheck {
+    hcq_val addr;
+    uint32_t align;
+    const char *what; /* "a signal (a semaphore release with a timestamp)" */
+} drv_aligncheck;
+
 struct drv_rec {
     hcq_device *dev;
     hcq_queue_type type;
@@ -49,6 +57,8 @@ struct drv_rec {
     uint32_t npatches, pcap;
     drv_dimcheck *dimchecks;
     uint32_t ndimchecks, dcap;
+    drv_aligncheck *alignchecks;
+    uint32_t naligns, acap;
     uint32_t nvars;   /* highest variable index used + 1 */
     uint32_t ncmds;   /* commands recorded */
     uint32_t nmem_patches; /* patches into aux memory */
@@ -105,6 +115,13 @@ void drv_rec_params(drv_rec *r, uint8_t *base, const hcq_program *p, const hcq_v
 
 /* Records a variable-dims launch for the submit-time check. */
 void drv_rec_dimcheck(drv_rec *r, hcq_program *p, const hcq_dims *dims);
+
+/* An address that must be `align`-aligned (a power of two): an immediate
+ * is checked now (HCQ_EINVAL naming `what` and the device), a variable is
+ * recorded for the submit-time check. */
+hcq_status drv_rec_need_align(drv_rec *r, hcq_val addr, uint32_t align, const char *what);
+/* The submit-time check of the variables among them. */
+hcq_status drv_rec_check_aligns(const drv_rec *r, const uint64_t *vars, const char *fn);
 
 /* Applies every patch whose variable differs from last[] (all of them when
  * last is NULL). */

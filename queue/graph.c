@@ -223,6 +223,7 @@ static void remap_queue(hcq_graph *g, hcq_queue *q)
         }
     }
     for (uint32_t i = 0; i < q->nsizechecks; i++) q->sizechecks[i] = remap_val(g, q->sizechecks[i]);
+    for (uint32_t i = 0; i < r->naligns; i++) r->alignchecks[i].addr = remap_val(g, r->alignchecks[i].addr);
 }
 
 /* Closes the capture: the copy engine reports its end, the compute engine

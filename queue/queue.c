@@ -269,6 +269,8 @@ static hcq_status submit_checks(hcq_queue *q, const uint64_t *vars, uint32_t nva
         hcq_status s = q_check_dims(d->prog, &d->dims, vars, "hcq_queue_submit");
         if (s) return s;
     }
+    hcq_status as = drv_rec_check_aligns(&q->rec, vars, "hcq_queue_submit");
+    if (as) return as;
     for (uint32_t i = 0; i < q->nsizechecks; i++) {
         uint64_t sz = drv_val(q->sizechecks[i], vars);
         if (sz > q->dev->be->copy_max_bytes)

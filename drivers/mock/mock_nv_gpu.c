@@ -209,9 +209,12 @@ static int sem_execute(mnv_chan *c, uint32_t v)
     uint32_t op = NV_SEM_EXECUTE_OPERATION(v);
     bool release = op == NV_SEM_OP_RELEASE, ts = release && (v & NV_SEM_EXECUTE_RELEASE_TIMESTAMP);
     int rc;
-    if ((va & (b64 ? 7 : 3)) != 0)
-        return channel_error(c, NV_RC_PBDMA_ERROR, "semaphore address 0x%llx is not %d-byte aligned",
-                             (unsigned long long)va, b64 ? 8 : 4);
+    /* 4-byte, 8-byte for 64-bit payloads, 16-byte for a release with a
+     * timestamp (dev_pbdma.ref.txt SEM_EXECUTE: NV_PBDMA_INTR_0_SEMAPHORE) */
+    unsigned align = ts ? 16 : b64 ? 8 : 4;
+    if ((va & (align - 1)) != 0)
+        return channel_error(c, NV_RC_PBDMA_ERROR, "semaphore address 0x%llx is not %u-byte aligned%s",
+                             (unsigned long long)va, align, ts ? " (a release with a timestamp)" : "");
     if (!gpu_ok(c, va, ts ? 16 : b64 ? 8 : 4, release, "host semaphore", &rc)) return rc;
     if (release) {
         sem_write(va, payload, b64, ts);
@@ -317,6 +320,9 @@ static int launch(mnv_chan *c, uint64_t qmd_va)
         bool ts = nv_qmd_get(q, ver, NV_QMD_RELEASE_STRUCTURE_SIZE, i) == 0; /* four words */
         uint64_t v = nv_qmd_get(q, ver, NV_QMD_RELEASE_PAYLOAD_LOWER, i) |
                      (b64 ? nv_qmd_get(q, ver, NV_QMD_RELEASE_PAYLOAD_UPPER, i) << 32 : 0);
+        if (ts && (va & 15))
+            return channel_error(c, NV_RC_GR_EXCEPTION, "QMD release %u at 0x%llx: a four-word release must be "
+                                 "16-byte aligned", i, (unsigned long long)va);
         if (!gpu_ok(c, va, ts ? 16 : b64 ? 8 : 4, true, "a QMD release semaphore", &rc)) return rc;
         sem_write(va, v, b64, ts);
     }
@@ -383,6 +389,9 @@ static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
         uint64_t payload = r[NV_COPY_SET_SEMAPHORE_PAYLOAD / 4] |
                            (b64 ? (uint64_t)r[NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER / 4] << 32 : 0);
         bool ts = st == 2;
+        if (ts && (va & 15))
+            return channel_error(c, NV_RC_CE2_ERROR, "copy engine semaphore at 0x%llx: a four-word release must be "
+                                 "16-byte aligned", (unsigned long long)va);
         if (!gpu_ok(c, va, ts ? 16 : b64 ? 8 : 4, true, "copy engine semaphore", &rc)) return rc;
         if (ts && !b64) { /* four words: payload, 0, timestamp */
             sem_write(va, payload, true, true);

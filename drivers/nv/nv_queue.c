@@ -12,9 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ** encoders */
+/* ** encoders. Semaphore addresses: a 64-bit acquire needs 8-byte
+ * alignment, a release that writes a timestamp 16-byte alignment (else
+ * NV_PBDMA_INTR_0_SEMAPHORE: open-gpu-doc manuals/ampere/ga100/
+ * dev_pbdma.ref.txt, SEM_EXECUTE); every signal hcq records writes one (the
+ * QMD's four-word releases and the copy engine's are held to the same). */
+#define NV_SEM_RELEASE_ALIGN 16u
+#define NV_SEM_ACQUIRE_ALIGN 8u
+static const char sig_what[] = "a signal (an NVIDIA semaphore release with a timestamp)";
+
 hcq_status nv_rec_wait(drv_rec *r, hcq_val addr, hcq_val value)
 {
+    hcq_status s = drv_rec_need_align(r, addr, NV_SEM_ACQUIRE_ALIGN, "a wait (a 64-bit semaphore acquire)");
+    if (s) return s;
     nv_sem_acquire(r, addr, value);
     r->be[NV_BE_LAST_EXEC] = 0;
     return r->err;
@@ -27,6 +37,8 @@ hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
 {
     nv_dev *nv = nv_of(r->dev);
     int ver = nv->gen->qmd_ver;
+    hcq_status s = drv_rec_need_align(r, addr, NV_SEM_RELEASE_ALIGN, sig_what);
+    if (s) return s;
     if (r->type == HCQ_QUEUE_COMPUTE && r->be[NV_BE_LAST_EXEC] && r->be[NV_BE_RELEASES] < release_slots(ver)) {
         /* right after a launch: the QMD's own release semaphore writes the
          * value (and the timestamp) when the kernel completes; its fields
@@ -51,6 +63,8 @@ hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
 
 hcq_status nv_rec_timestamp(drv_rec *r, hcq_val addr)
 {
+    hcq_status s = drv_rec_need_align(r, addr, NV_SEM_RELEASE_ALIGN, "a timestamp (a semaphore release)");
+    if (s) return s;
     /* a release after idle writes the timestamp at +8 (and 0 as the value) */
     nv_sem_release(r, addr, HCQ_IMM(0), true);
     r->be[NV_BE_LAST_EXEC] = 0;

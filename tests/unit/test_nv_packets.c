@@ -68,7 +68,7 @@ Test(nv_packets, compute_methods)
     nv_send_pcas(&rec, 0x1000001200ull);
     nv_set_shared_window(&rec, NV_SHARED_WINDOW);
     nv_set_local_window(&rec, NV_LOCAL_WINDOW);
-    nv_set_local_memory(&rec, 0x2000400000ull, 0x98000);
+    nv_set_local_memory(&rec, 0x2000400000ull, 0x98000, NV_LOCAL_MEMORY_UPPER_BITS_HOPPER);
     const uint32_t want[] = {0x20012000, 0xCBC0,                         /* SET_OBJECT */
                              0x20012044, 0,                              /* WAIT_FOR_IDLE 0x110 */
                              0x200125A6, 0x1011,                         /* INVALIDATE_SHADER_CACHES_NO_WFI 0x1698 */
@@ -281,9 +281,10 @@ Test(nv_packets, hopper_launch_with_patched_dims_args_and_release)
 
 Test(nv_packets, ampere_signals_and_copies)
 {
-    fake *f = fake_new(0x806, HCQ_QUEUE_COPY);
-    /* a copy larger than one LINE_LENGTH_IN is split; Ampere copy engines
-     * have 32-bit semaphores, so the signal is a host semaphore */
+    fake *f = fake_new(0x800, HCQ_QUEUE_COPY);
+    /* a copy larger than one LINE_LENGTH_IN is split; GA100's copy engine
+     * (AMPERE_DMA_COPY_A) has 32-bit semaphores, so the signal is a host
+     * semaphore */
     cr_assert_eq(nv_rec_copy(&rec, HCQ_IMM(0x2000000000ull), HCQ_IMM(0x3000000000ull), HCQ_IMM((3ull << 30) + 5)), HCQ_OK);
     cr_assert_eq(nv_rec_signal(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(9)), HCQ_OK);
     const uint32_t want[] = {0x20048100, 0x30, 0, 0x20, 0,          0x20018106, 0x80000000, 0x200180C0, 0x182,
@@ -291,6 +292,20 @@ Test(nv_packets, ampere_signals_and_copies)
                              0x182,      0x20050017, 0x40, 0x10, 9, 0, 0x03100001};
     expect(&rec, want, BASE_ARRAY_LEN(want));
     fake_free(f);
+}
+
+/* AMPERE_DMA_COPY_B (GA10x, Ada) releases the 64-bit value itself (clc7b5.h) */
+Test(nv_packets, ga10x_and_ada_copy_engines_release_64_bit_semaphores)
+{
+    const uint32_t sms[] = {0x806, 0x809};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(sms); i++) {
+        fake *f = fake_new(sms[i], HCQ_QUEUE_COPY);
+        cr_assert_eq(nv_rec_signal(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(0x900000009ull)), HCQ_OK);
+        const uint32_t want[] = {0x20048090, 0x10, 0x40, 9, 9, /* SET_SEMAPHORE_A/B, PAYLOAD, PAYLOAD_UPPER */
+                                 0x200180C0, 0x08000014};    /* LAUNCH_DMA: flush, four words, payload size 64 */
+        expect(&rec, want, BASE_ARRAY_LEN(want));
+        fake_free(f);
+    }
 }
 
 /* the decoder reads the same tables: names, fields, and a truncated stream */

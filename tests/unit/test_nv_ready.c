@@ -262,3 +262,42 @@ Test(nv_ready, the_gpu_name_is_read_from_the_64_byte_ascii_member)
     cr_assert_str_eq(hcq_device_get_props(d)->name, "NVIDIA H100 80GB HBM3");
     T_OK(hcq_device_close(d));
 }
+
+/* ** NV 6: a release with a timestamp needs a 16-byte aligned address
+ * (dev_pbdma.ref.txt SEM_EXECUTE): refused when recorded (or submitted,
+ * for a variable), and the mock's PBDMA faults on one */
+Test(nv_ready, misaligned_signal_and_timestamp_addresses_are_refused)
+{
+    hcq_device *d = open_nv("NV:0");
+    hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0));
+    uint64_t va = hcq_signal_va(s);
+    cr_assert_eq(va & 15, 0, "signals are 16-byte slots");
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+    T_FAILS(hcq_queue_signal_at(q, HCQ_IMM(va + 8), HCQ_IMM(1)), HCQ_EINVAL);
+    T_MSG_HAS("16-byte aligned");
+    T_FAILS(hcq_queue_timestamp_at(q, HCQ_IMM(va + 4)), HCQ_EINVAL);
+    T_FAILS(hcq_queue_wait_at(q, HCQ_IMM(va + 4), HCQ_IMM(1)), HCQ_EINVAL);
+    T_MSG_HAS("8-byte aligned");
+    cr_assert_eq(hcq_queue_command_count(q), 0, "a refused command records nothing");
+    /* a variable address is checked when submitted */
+    T_OK(hcq_queue_signal_at(q, HCQ_VAR(0), HCQ_IMM(3)));
+    uint64_t bad = va + 8;
+    T_FAILS(hcq_queue_submit(q, &bad, 1), HCQ_EINVAL);
+    T_MSG_HAS("16-byte aligned");
+    T_OK(hcq_queue_submit(q, &va, 1));
+    T_OK(hcq_signal_wait(s, 3, 2000000000ull));
+    T_OK(hcq_queue_destroy(q));
+
+    /* the mock's host faults on a misaligned release with a timestamp */
+    drv_rec r;
+    drv_rec_init(&r, d, HCQ_QUEUE_COMPUTE);
+    nv_sem_release(&r, HCQ_IMM(va + 8), HCQ_IMM(1), true);
+    T_OK(nv_submit(d, &r));
+    drv_rec_fini(&r);
+    hcq_status st = HCQ_OK;
+    for (int i = 0; i < 2000 && !(st = hcq_device_status(d)); i++) base_sleep_ns(1000000);
+    cr_assert_eq(st, HCQ_EFAULT, "%s", hcq_error_message());
+    T_MSG_HAS("ROBUST_CHANNEL_PBDMA_ERROR");
+    hcq_signal_destroy(s);
+    T_OK(hcq_device_close(d));
+}
