@@ -26,7 +26,9 @@ TOOL_SRC := $(filter-out tools/trace_preload.c,$(wildcard tools/*.c))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/%.o)
 
 TEST_DIRS := tests/unit tests/mock tests/hw
-TEST_SUPPORT_SRC := $(wildcard tests/support/*.c) $(wildcard tests/fuzz/fuzz_*.c)
+# the differential test's generator and runner (tests/diff), minus its own main
+DIFF_SRC := tests/diff/irgen.c tests/diff/diff.c
+TEST_SUPPORT_SRC := $(wildcard tests/support/*.c) $(wildcard tests/fuzz/fuzz_*.c) $(DIFF_SRC)
 # the suites' kernels are the tools' (tools/kernels.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(B)/%.o) $(B)/tools/kernels.o
 TEST_SRC := $(foreach d,$(TEST_DIRS),$(wildcard $(d)/test_*.c))
@@ -61,7 +63,7 @@ FORCE:
 .SECONDARY:
 
 .PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples install clean deps \
-        check-deps hw-kit hw-kit-check
+        check-deps hw-kit hw-kit-check difftest
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -106,7 +108,11 @@ $(B)/examples/%: examples/%.c $(SHARED_LIB)
 	@ln -sf libhcq.so $(B)/libhcq.so.0   # the soname the examples load
 	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS)
 
-test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB)
+DIFFTEST_BIN := $(B)/tests/diff/difftest
+$(DIFFTEST_BIN): $(B)/tests/diff/difftest.o $(DIFF_SRC:%.c=$(B)/%.o) $(STATIC_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(DIFFTEST_BIN)
 
 # Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
 # devices the API suites run on (scripts/run-tests.sh says how).
@@ -174,6 +180,19 @@ hw-kit: check-deps all $(KIT_TEST_BIN) $(KIT)/bin/hcq
 	scripts/hw-kit/build.sh $(B) $(KIT)
 hw-kit-check: hw-kit
 	scripts/hw-kit/check.sh $(KIT)
+
+# The differential test at length (tests/diff/diff.h): random IR kernels on
+# the interpreter and every compiled engine, compared. KERNELS seeds from
+# SEED, or DIFF_SECONDS of them (0: no limit), in DIFF_JOBS processes; a
+# kernel cache of its own, removed afterwards. `make test` runs a fixed few
+# hundred (tests/unit/test_difftest.c).
+KERNELS ?= 3000
+SEED ?= 1
+DIFF_SECONDS ?= 0
+DIFF_JOBS ?= 2
+difftest: check-deps $(DIFFTEST_BIN)
+	@rc=0; HCQ_CACHE_DIR=$$PWD/$(B)/difftest-cache $(DIFFTEST_BIN) --seed $(SEED) -n $(KERNELS) \
+	  --seconds $(DIFF_SECONDS) --jobs $(DIFF_JOBS) || rc=$$?; rm -rf $(B)/difftest-cache; exit $$rc
 
 demo: check-deps $(HCQ_BIN)
 	$(HCQ_BIN) demo
