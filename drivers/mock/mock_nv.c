@@ -11,22 +11,39 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* ** models: numbers as the driver reports them for these parts; litter
- * counts chosen so their product is the part's SM count */
+/* ** models: numbers as the driver reports them for these parts. The
+ * litter counts are the full die's (GH100 8 GPCs x 9 TPCs, GA100 8 x 8,
+ * GA102 7 x 6, AD102 12 x 6, 2 SMs per TPC); floorsweeping leaves fewer
+ * TPCs enabled: 66 (132 SMs) on an H100 SXM, 57 (114) on an H100 PCIe, 54
+ * (108) on an A100, 64 (128) on an RTX 4090, 41 (82) on an RTX 3090 */
+#define HOPPER_CHANNELS {HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
+#define HOPPER_USERMODES {HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
+#define AMPERE_CHANNELS {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
+#define AMPERE_USERMODES {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
 static const mnv_model models[] = {
-    {"H100", "NVIDIA H100 80GB HBM3", 0x2330, 0x900, 6, 11, 2, 64, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     {HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
-     {HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 4, 0x210},
-    {"A100", "NVIDIA A100-SXM4-40GB", 0x20B0, 0x800, 6, 9, 2, 64, 40ull << 30, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A,
-     {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
-     {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 3, 0x160},
-    {"RTX4090", "NVIDIA GeForce RTX 4090", 0x2684, 0x809, 8, 8, 2, 48, 24ull << 30, ADA_COMPUTE_A, AMPERE_DMA_COPY_B,
-     {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
-     {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 3, 0x160},
-    {"RTX3090", "NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 24ull << 30, AMPERE_COMPUTE_B,
-     AMPERE_DMA_COPY_B, {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A},
-     {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}, 3, 0x160},
+    {"H100", "NVIDIA H100 80GB HBM3", 0x2330, 0x900, 8, 9, 2, 64, 66, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
+     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210},
+    {"H100PCIe", "NVIDIA H100 PCIe", 0x2331, 0x900, 8, 9, 2, 64, 57, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
+     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210},
+    {"A100", "NVIDIA A100-SXM4-40GB", 0x20B0, 0x800, 8, 8, 2, 64, 54, 40ull << 30, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A,
+     AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160},
+    {"RTX4090", "NVIDIA GeForce RTX 4090", 0x2684, 0x809, 12, 6, 2, 48, 64, 24ull << 30, ADA_COMPUTE_A,
+     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160},
+    {"RTX3090", "NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 41, 24ull << 30, AMPERE_COMPUTE_B,
+     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160},
 };
+
+uint32_t mnv_tpc_mask(const mnv_model *m, uint32_t gpc)
+{
+    if (gpc >= m->gpcs) return 0;
+    uint32_t n = m->enabled_tpcs / m->gpcs + (gpc < m->enabled_tpcs % m->gpcs);
+    /* the fused-off TPCs are not the top ones: clear every other bit from
+     * bit 1, so a count of the highest bit would be wrong */
+    uint32_t mask = (1u << m->tpcs_per_gpc) - 1;
+    for (uint32_t b = 1, off = m->tpcs_per_gpc - n; off && b < m->tpcs_per_gpc; b += 2, off--) mask &= ~(1u << b);
+    for (uint32_t b = m->tpcs_per_gpc; __builtin_popcount(mask) > (int)n && b--;) mask &= ~(1u << b);
+    return mask;
+}
 
 static mnv_gpu gpus[8];
 static uint32_t ngpus;

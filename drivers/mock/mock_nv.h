@@ -27,7 +27,8 @@ typedef struct mnv_model {
     const char *full_name; /* what the name-string control reports */
     uint16_t pci_device;
     uint32_t sm_version;   /* GR SM_VERSION: 0x900 */
-    uint32_t gpcs, tpcs_per_gpc, sms_per_tpc, max_warps_per_sm;
+    uint32_t gpcs, tpcs_per_gpc, sms_per_tpc, max_warps_per_sm; /* the die's ("litter") counts */
+    uint32_t enabled_tpcs;  /* what floorsweeping left (GR GET_GPC_MASK / GET_TPC_MASK) */
     uint64_t vram_bytes;
     uint32_t compute_cls, copy_cls;
     uint32_t channel_cls[4], usermode_cls[4]; /* 0-terminated */
@@ -55,6 +56,10 @@ typedef struct mnv_gpu {
     uint32_t icache_n;
     volatile uint8_t *usermode; /* CPU mapping of the usermode page, doorbell at +0x90 */
 } mnv_gpu;
+
+/* The enabled TPCs of GPC gpc of model m (a bit each), spread over the
+ * GPCs as evenly as the part's count allows; 0 past the die's GPCs. */
+uint32_t mnv_tpc_mask(const mnv_model *m, uint32_t gpc);
 
 mnv_gpu *mnv_gpu_by_index(uint32_t i);
 uint32_t mnv_gpu_count(void);

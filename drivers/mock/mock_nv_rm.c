@@ -391,6 +391,22 @@ static uint32_t control(mnv_fd *f, nv_rm_control *c)
         v->length = 16;
         return NV_OK;
     }
+    case NV2080_CTRL_CMD_GR_GET_GPC_MASK: {
+        NEED(O_SUBDEVICE, nv_gr_gpc_mask);
+        nv_gr_gpc_mask *v = p;
+        if (v->grRouteInfo.flags || v->grRouteInfo.route) return NV_ERR_INVALID_ARGUMENT;
+        v->gpcMask = 0;
+        for (uint32_t i = 0; i < g->m->gpcs; i++)
+            if (mnv_tpc_mask(g->m, i)) v->gpcMask |= 1u << i;
+        return NV_OK;
+    }
+    case NV2080_CTRL_CMD_GR_GET_TPC_MASK: {
+        NEED(O_SUBDEVICE, nv_gr_tpc_mask);
+        nv_gr_tpc_mask *v = p;
+        if (v->grRouteInfo.flags || v->grRouteInfo.route) return NV_ERR_INVALID_ARGUMENT;
+        v->tpcMask = mnv_tpc_mask(g->m, v->gpcId); /* 0 for a GPC that is not enabled */
+        return NV_OK;
+    }
     case NV2080_CTRL_CMD_GR_GET_INFO: {
         NEED(O_SUBDEVICE, nv_gr_get_info);
         nv_gr_get_info *v = p;

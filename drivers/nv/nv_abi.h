@@ -386,6 +386,8 @@ enum nv_ctrl_cmd {
     NV2080_CTRL_CMD_GPU_GET_NAME_STRING = 0x20800110,
     NV2080_CTRL_CMD_GPU_GET_GID_INFO = 0x2080014A,
     NV2080_CTRL_CMD_GR_GET_INFO = 0x20801201,
+    NV2080_CTRL_CMD_GR_GET_GPC_MASK = 0x2080122A, /* ctrl2080gr.h: enabled GPCs */
+    NV2080_CTRL_CMD_GR_GET_TPC_MASK = 0x2080122B, /* ctrl2080gr.h: enabled TPCs of one GPC */
     NV2080_CTRL_CMD_FB_GET_INFO = 0x20801301,
     NVA06C_CTRL_CMD_GPFIFO_SCHEDULE = 0xA06C0101,
     NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN = 0xC36F0108,
@@ -454,6 +456,30 @@ typedef struct nv_name_string {
 NV_ABI_ASSERT(nv_name_string, 132);
 NV_ABI_AT(nv_name_string, gpuNameString, 4);
 _Static_assert(sizeof(((nv_name_string *)0)->gpuNameString.ascii) == 64, "ascii[NV2080_GPU_MAX_NAME_STRING_LENGTH]");
+
+/* NV2080_CTRL_GR_ROUTE_INFO (= NV0080_CTRL_GR_ROUTE_INFO, ctrl0080gr.h):
+ * all zero routes to the device's GR engine */
+typedef struct nv_gr_route_info {
+    uint32_t flags, _pad;
+    uint64_t route;
+} nv_gr_route_info;
+NV_ABI_ASSERT(nv_gr_route_info, 16);
+/* NV2080_CTRL_GR_GET_GPC_MASK_PARAMS, NV2080_CTRL_GR_GET_TPC_MASK_PARAMS
+ * (ctrl2080gr.h): the floorswept masks, a bit per enabled GPC, and per
+ * enabled TPC of GPC gpcId */
+typedef struct nv_gr_gpc_mask {
+    nv_gr_route_info grRouteInfo;
+    uint32_t gpcMask, _pad;
+} nv_gr_gpc_mask;
+NV_ABI_ASSERT(nv_gr_gpc_mask, 24);
+NV_ABI_AT(nv_gr_gpc_mask, gpcMask, 16);
+typedef struct nv_gr_tpc_mask {
+    nv_gr_route_info grRouteInfo;
+    uint32_t gpcId, tpcMask;
+} nv_gr_tpc_mask;
+NV_ABI_ASSERT(nv_gr_tpc_mask, 24);
+NV_ABI_AT(nv_gr_tpc_mask, gpcId, 16);
+NV_ABI_AT(nv_gr_tpc_mask, tpcMask, 20);
 
 typedef struct nv_info_entry { /* NV2080_CTRL_GR_INFO, NV2080_CTRL_FB_INFO, NV2080_CTRL_BUS_INFO */
     uint32_t index, data;

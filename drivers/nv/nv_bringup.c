@@ -138,6 +138,42 @@ static const nv_card_info *find_card(nv_proc *p, uint32_t index)
     return NULL;
 }
 
+/* The SMs a part has enabled: the TPCs in the floorsweeping masks (GR
+ * GET_GPC_MASK, then GET_TPC_MASK per enabled GPC; ctrl2080gr.h) times the
+ * SMs per TPC. The product of the "litter" counts is the full die's
+ * (144 on GH100 where an H100 SXM enables 132); it is the fallback, said
+ * at HCQ_DEBUG=1, where RM refuses the masks (a MIG partition, say). */
+static uint32_t enabled_sms(const char *id, nv_proc *p, nv_gpu *g)
+{
+    uint32_t litter = g->gpcs * g->tpcs_per_gpc * g->sms_per_tpc, status = 0, tpcs = 0;
+    nv_gr_gpc_mask gm = {0};
+    if (nv_control_status(p, g->hsubdevice, NV2080_CTRL_CMD_GR_GET_GPC_MASK, &gm, sizeof gm, &status,
+                          "reading the enabled GPCs") != HCQ_OK || status != NV_OK) {
+        BASE_LOG(1, "%s: NV2080_CTRL_CMD_GR_GET_GPC_MASK answered %s: the SM count is the full die's, %u (an upper "
+                 "bound)", id, status ? nv_status_name(status) : hcq_error_message(), litter);
+        return litter;
+    }
+    for (uint32_t gpc = 0; gpc < 32; gpc++) {
+        if (!(gm.gpcMask >> gpc & 1)) continue;
+        nv_gr_tpc_mask tm = {.gpcId = gpc};
+        if (nv_control_status(p, g->hsubdevice, NV2080_CTRL_CMD_GR_GET_TPC_MASK, &tm, sizeof tm, &status,
+                              "reading the enabled TPCs") != HCQ_OK || status != NV_OK) {
+            BASE_LOG(1, "%s: NV2080_CTRL_CMD_GR_GET_TPC_MASK(GPC %u) answered %s: the SM count is the full die's, %u",
+                     id, gpc, status ? nv_status_name(status) : hcq_error_message(), litter);
+            return litter;
+        }
+        tpcs += (uint32_t)__builtin_popcount(tm.tpcMask);
+    }
+    uint32_t sms = tpcs * g->sms_per_tpc;
+    if (!sms || sms > litter) {
+        BASE_LOG(1, "%s: the floorsweeping masks give %u SMs, the die has %u: using %u", id, sms, litter, litter);
+        return litter;
+    }
+    BASE_LOG(1, "%s: %u of %u TPCs enabled (GPC mask 0x%x): %u SMs", id, tpcs, g->gpcs * g->tpcs_per_gpc, gm.gpcMask,
+             sms);
+    return sms;
+}
+
 static hcq_status query_gpu(const char *id, nv_proc *p, nv_gpu *g)
 {
     char what[160];
@@ -153,9 +189,7 @@ static hcq_status query_gpu(const char *id, nv_proc *p, nv_gpu *g)
     g->gpcs = gr[2].data;
     g->tpcs_per_gpc = gr[3].data;
     g->sms_per_tpc = gr[4].data;
-    /* the product of the floorsweeping-independent ("litter") counts: an
-     * upper bound of the enabled SMs on real parts */
-    g->num_sms = g->gpcs * g->tpcs_per_gpc * g->sms_per_tpc;
+    g->num_sms = enabled_sms(id, p, g);
 
     nv_info_entry fb[2] = {{NV_FB_INFO_RAM_SIZE, 0}, {NV_FB_INFO_HEAP_FREE, 0}};
     nv_fb_get_info fi = {.fbInfoListSize = 2, .fbInfoList = (uint64_t)(uintptr_t)fb};

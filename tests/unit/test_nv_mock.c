@@ -66,7 +66,9 @@ Test(nv_mock, every_bringup_ioctl_failing_is_a_clear_error_and_frees_everything)
                      mock_nv_live_objects(), msg);
         cr_assert_eq(vram_used(0), 0, "ioctl %llu: video memory left allocated", (unsigned long long)n);
     }
-    cr_assert_gt(failed, n_open - 3);
+    /* tolerated: UVM_MM_INITIALIZE, and the floorsweeping masks (GPC, then
+     * the TPCs of H100's 8 GPCs), whose refusal leaves the die's SM count */
+    cr_assert_geq(failed, n_open - 10, "%u of %llu failures were fatal", failed, (unsigned long long)n_open);
     T_OK(mock_configure(""));
     d = open_nv("NV:0");
     T_OK(hcq_device_close(d));
@@ -118,7 +120,7 @@ Test(nv_mock, models_report_their_arch_and_run_kernels)
     } m[] = {{"nv=H100", "sm_90", "mock-sm_90", 132},
              {"nv=A100", "sm_80", "mock-sm_80", 108},
              {"nv=RTX4090", "sm_89", "mock-sm_89", 128},
-             {"nv=RTX3090", "sm_86", "mock-sm_86", 84}};
+             {"nv=RTX3090", "sm_86", "mock-sm_86", 82}};
     for (size_t i = 0; i < BASE_ARRAY_LEN(m); i++) {
         T_OK(mock_configure(m[i].cfg));
         hcq_device *d = open_nv("NV:0");

@@ -301,3 +301,20 @@ Test(nv_ready, misaligned_signal_and_timestamp_addresses_are_refused)
     hcq_signal_destroy(s);
     T_OK(hcq_device_close(d));
 }
+
+/* ** NV 7: the SM count is the enabled TPCs (GR GET_GPC_MASK/GET_TPC_MASK)
+ * times SMs per TPC, not the die's litter counts (144 on GH100) */
+Test(nv_ready, the_sm_count_is_what_floorsweeping_left)
+{
+    const struct {
+        const char *model;
+        uint32_t sms;
+    } m[] = {{"nv=H100", 132}, {"nv=H100PCIe", 114}, {"nv=A100", 108}, {"nv=RTX3090", 82}, {"nv=RTX4090", 128}};
+    for (size_t i = 0; i < BASE_ARRAY_LEN(m); i++) {
+        T_OK(mock_configure(m[i].model));
+        hcq_device *d = open_nv("NV:0");
+        cr_assert_eq(hcq_device_get_props(d)->compute_units, m[i].sms, "%s: %u SMs", m[i].model,
+                     hcq_device_get_props(d)->compute_units);
+        T_OK(hcq_device_close(d));
+    }
+}
