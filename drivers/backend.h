@@ -31,6 +31,7 @@ typedef struct drv_mem {
     uint32_t flags; /* DRV_MEM_* */
     uint64_t handle;
     void *priv;
+    uint32_t peers; /* devices (backend-defined bits) that map it as peers (peer_map) */
 } drv_mem;
 
 /* ** programs (the backend fills info, params and priv at load) */
@@ -130,6 +131,12 @@ typedef struct drv_backend {
     /* hands r's patched stream to the engine of r->type; may wait (with a
      * timeout) for ring space */
     hcq_status (*submit)(hcq_device *dev, drv_rec *r);
+
+    /* makes memory m of device `owner` (of this backend) reachable at its
+     * address by dev's engines and kernels: a peer mapping, kept until m is
+     * freed. HCQ_ENOTSUP, saying why, where the drivers or the link between
+     * the two refuse (the caller then goes through host memory); optional */
+    hcq_status (*peer_map)(hcq_device *dev, hcq_device *owner, drv_mem *m);
 
     /* checks fault sources; records a fault with drv_set_fault (optional) */
     void (*poll)(hcq_device *dev);

@@ -107,6 +107,12 @@ hcq_status q_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size, const ch
 drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type);
 hcq_status q_eager_end(hcq_device *dev, drv_rec *r);
 
+/* Peer access (eager.c): maps buffer b, of another device, for dev's
+ * engines and kernels where the backends can (HCQ_OK), and waits for the
+ * work b's device had submitted; HCQ_ENOTSUP, saying why, where they
+ * cannot (different kinds, no peer path). */
+hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b);
+
 void q_graph_destroy_all(hcq_device *dev);
 
 /* ** HCQ_PROFILE (profile.c) */

@@ -111,9 +111,21 @@ hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, h
         case HCQ_ARG_BUFFER:
             if (!a->buffer || !base_handle_live(a->buffer, BASE_H_BUFFER))
                 return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is not a live buffer", fn, i, p->info.name);
-            if (a->buffer->dev != p->dev)
-                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a buffer on %s, but the program is on %s", fn, i,
-                                p->info.name, a->buffer->dev->props.id, p->dev->props.id);
+            /* another device's buffer: where a peer mapping lets this
+             * device reach it (eager launches and queues; graphs capture
+             * buffers of their own device only) */
+            if (a->buffer->dev != p->dev) {
+                hcq_status ps = buffer_val ? HCQ_ENOTSUP : q_peer_use(p->dev, a->buffer);
+                if (ps && ps != HCQ_ENOTSUP) return ps;
+                if (ps) {
+                    char why[512] = "";
+                    if (!buffer_val) snprintf(why, sizeof why, ": %s", hcq_error_message());
+                    return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a buffer on %s, but the program is on %s%s",
+                                    fn, i, p->info.name, a->buffer->dev->props.id, p->dev->props.id, why);
+                }
+                BASE_LOG(1, "%s: `%s` reads %s's buffer at 0x%llx through a peer mapping", fn, p->info.name,
+                         a->buffer->dev->props.id, (unsigned long long)a->buffer->va);
+            }
             /* a buffer is an 8-byte address: the checks below apply */
             __attribute__((fallthrough));
         case HCQ_ARG_ADDR:

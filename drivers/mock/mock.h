@@ -45,6 +45,8 @@
  *   mmu_fault=VA        any GPU access to the page holding VA faults
  *   hang=ENGINE         that engine (e.g. nv0.compute, amd0.sdma) never runs
  *   ring_shift=N        vendor mocks that size rings from config use 2^N
+ *   nv_peer=LINK        between NV GPUs: pcie (default: peer access on
+ *                       request), nvlink (always on) or none (refused)
  *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
@@ -60,6 +62,7 @@ typedef struct mock_config {
     uint64_t vram_bytes; /* 0: the model's */
     uint32_t ring_shift; /* 0: the vendor's default */
     int nv_gpget;        /* MOCK_GPGET_* */
+    int nv_peer;         /* MOCK_PEER_* */
     /* fault injection */
     uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
     int fail_errno;
@@ -74,6 +77,7 @@ typedef struct mock_config {
 } mock_config;
 
 enum { MOCK_GPGET_IDLE, MOCK_GPGET_EAGER, MOCK_GPGET_NEVER };
+enum { MOCK_PEER_PCIE, MOCK_PEER_NVLINK, MOCK_PEER_NONE };
 
 /* The active configuration (parsed from the environment on first use). */
 const mock_config *mock_cfg(void);

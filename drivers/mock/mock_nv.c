@@ -160,6 +160,7 @@ uint32_t *mnv_status_field(int kind, unsigned long req, void *arg)
         case NV_UVM_REGISTER_CHANNEL: return (uint32_t *)(a + offsetof(nv_uvm_register_channel, rmStatus));
         case NV_UVM_UNREGISTER_CHANNEL: return (uint32_t *)(a + offsetof(nv_uvm_unregister_channel, rmStatus));
         case NV_UVM_CREATE_EXTERNAL_RANGE: return (uint32_t *)(a + offsetof(nv_uvm_create_external_range, rmStatus));
+        case NV_UVM_ENABLE_PEER_ACCESS: return (uint32_t *)(a + offsetof(nv_uvm_enable_peer_access, rmStatus));
         case NV_UVM_MAP_EXTERNAL_ALLOCATION:
             return (uint32_t *)(a + offsetof(nv_uvm_map_external_allocation, rmStatus));
         case NV_UVM_FREE: return (uint32_t *)(a + offsetof(nv_uvm_free, rmStatus));
@@ -246,6 +247,7 @@ typedef struct uvm_range {
 typedef struct mnv_uvm {
     uint32_t registered;  /* our GPU indexes with UVM_REGISTER_GPU */
     uint32_t vaspaces;    /* ... with their vaspace registered */
+    uint32_t peers[8];    /* peers[i] bit j: GPUs i and j may map each other's video memory */
     uvm_range *ranges;
     size_t nranges, cap;
 } mnv_uvm;
@@ -299,6 +301,15 @@ static uint32_t map_external(mnv_uvm *u, nv_uvm_map_external_allocation *m)
             if (bo) mock_bo_unref(bo);
             return NV_ERR_INVALID_DEVICE;
         }
+        /* another GPU's video memory needs peer access between the two
+         * (uvm_map_external.c: NV_ERR_INVALID_DEVICE otherwise) */
+        mnv_gpu *owner = NULL;
+        for (uint32_t k = 0; bo && bo->vram_of && k < ngpus; k++)
+            if (gpus[k].g == bo->vram_of) owner = &gpus[k];
+        if (owner && owner != g && !(u->peers[g->index] & (1u << owner->index))) {
+            mock_bo_unref(bo);
+            return NV_ERR_INVALID_DEVICE;
+        }
         uint32_t bit = 1u << g->g->index;
         int rc = mock_va_map(m->base, m->length, bo, m->offset, bit, m->perGpuAttributes[i].gpuMappingType != 3);
         if (rc) {
@@ -335,13 +346,23 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         mnv_gpu *g = gpu_by_uuid(r->gpu_uuid);
         if (!g || !atomic_load(&g->opened)) st = NV_ERR_GPU_UUID_NOT_FOUND;
         else if (u->registered & (1u << g->index)) st = NV_ERR_IN_USE;
-        else u->registered |= 1u << g->index;
+        else {
+            u->registered |= 1u << g->index;
+            if (mock_cfg()->nv_peer == MOCK_PEER_NVLINK) /* NVLink peers need no request */
+                for (uint32_t k = 0; k < ngpus; k++)
+                    if (k != g->index && (u->registered & (1u << k)))
+                        u->peers[g->index] |= 1u << k, u->peers[k] |= 1u << g->index;
+        }
         break;
     }
     case NV_UVM_UNREGISTER_GPU: {
         mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu *)arg)->gpu_uuid);
         if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else u->registered &= ~(1u << g->index), u->vaspaces &= ~(1u << g->index);
+        else {
+            u->registered &= ~(1u << g->index), u->vaspaces &= ~(1u << g->index);
+            for (uint32_t k = 0; k < 8; k++) u->peers[k] &= ~(1u << g->index);
+            u->peers[g->index] = 0;
+        }
         break;
     }
     case NV_UVM_REGISTER_GPU_VASPACE: {
@@ -395,6 +416,20 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
             u->cap = cap;
         }
         u->ranges[u->nranges++] = (uvm_range){r->base, r->length, 0};
+        break;
+    }
+    case NV_UVM_ENABLE_PEER_ACCESS: {
+        /* HCQ_MOCK_CONFIG nv_peer: pcie (default: enabled on request),
+         * nvlink (enabled when both registered; a request is refused as
+         * already done) or none (no peer path) */
+        nv_uvm_enable_peer_access *r = arg;
+        mnv_gpu *a = gpu_by_uuid(r->gpuUuidA), *b = gpu_by_uuid(r->gpuUuidB);
+        int mode = mock_cfg()->nv_peer;
+        if (!a || !b || a == b || !(u->registered & (1u << a->index)) || !(u->registered & (1u << b->index)))
+            st = NV_ERR_INVALID_DEVICE;
+        else if (mode == MOCK_PEER_NONE) st = NV_ERR_NOT_SUPPORTED;
+        else if (mode == MOCK_PEER_NVLINK || (u->peers[a->index] & (1u << b->index))) st = NV_ERR_INVALID_DEVICE;
+        else u->peers[a->index] |= 1u << b->index, u->peers[b->index] |= 1u << a->index;
         break;
     }
     case NV_UVM_MAP_EXTERNAL_ALLOCATION: st = map_external(u, arg); break;

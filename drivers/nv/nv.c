@@ -10,6 +10,7 @@ const drv_backend drv_nv_backend = {
     .close = nv_close,
     .mem_alloc = nv_mem_alloc,
     .mem_free = nv_mem_free,
+    .peer_map = nv_peer_map,
     .program_load = nv_program_load,
     .program_free = nv_program_free,
     .rec_wait = nv_rec_wait,

@@ -64,6 +64,9 @@ typedef struct nv_proc {
     uint32_t ncards;
     uint32_t next_handle; /* client-chosen handles (RM_ALLOC_MEMORY) */
     struct nv_gpu *gpus[NV_CARD_INFO_MAX]; /* per card, while some device uses it */
+    /* UVM_ENABLE_PEER_ACCESS asked (once per pair of cards) and its answer */
+    bool peer_asked[NV_CARD_INFO_MAX][NV_CARD_INFO_MAX];
+    uint32_t peer_status[NV_CARD_INFO_MAX][NV_CARD_INFO_MAX];
 } nv_proc;
 
 /* ** what every open device of one GPU shares: the RM device and
@@ -182,6 +185,9 @@ void nv_va_free(uint64_t va, uint64_t size);
 /* ** memory (nv_mem.c) */
 hcq_status nv_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out);
 void nv_mem_free(hcq_device *dev, drv_mem *m);
+/* maps owner's memory m for dev's GPU too (UVM peer access for video
+ * memory); HCQ_ENOTSUP with the drivers' answers where there is no path */
+hcq_status nv_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m);
 /* system memory for RM's own use (error notifiers), CPU-mapped, not on the GPU */
 hcq_status nv_sysmem_alloc(hcq_device *dev, uint64_t size, drv_mem *out, const char *what);
 void nv_sysmem_free(hcq_device *dev, drv_mem *m);

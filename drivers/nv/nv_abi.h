@@ -141,6 +141,7 @@ enum nv_uvm_cmd {
     NV_UVM_UNREGISTER_GPU_VASPACE = 26,
     NV_UVM_REGISTER_CHANNEL = 27,
     NV_UVM_UNREGISTER_CHANNEL = 28,
+    NV_UVM_ENABLE_PEER_ACCESS = 29,
     NV_UVM_MAP_EXTERNAL_ALLOCATION = 33,
     NV_UVM_FREE = 34,
     NV_UVM_REGISTER_GPU = 37,
@@ -230,6 +231,17 @@ NV_ABI_ASSERT(nv_uvm_map_external_allocation, 9264);
 NV_ABI_AT(nv_uvm_map_external_allocation, gpuAttributesCount, 9240);
 NV_ABI_AT(nv_uvm_map_external_allocation, hMemory, 9256);
 NV_ABI_AT(nv_uvm_map_external_allocation, rmStatus, 9260);
+
+/* UVM_ENABLE_PEER_ACCESS_PARAMS (uvm_ioctl.h): PCIe peers between two
+ * registered GPUs of the va_space; NVLink peers are enabled when the GPUs
+ * register, and enabling them again answers NV_ERR_INVALID_DEVICE
+ * (uvm_va_space.c uvm_api_enable_peer_access) */
+typedef struct nv_uvm_enable_peer_access {
+    uint8_t gpuUuidA[16], gpuUuidB[16];
+    uint32_t rmStatus;
+} nv_uvm_enable_peer_access;
+NV_ABI_ASSERT(nv_uvm_enable_peer_access, 36);
+NV_ABI_AT(nv_uvm_enable_peer_access, rmStatus, 32);
 
 typedef struct nv_uvm_free {
     uint64_t base, length;

@@ -210,6 +210,59 @@ void nv_mem_free(hcq_device *dev, drv_mem *m)
     memset(m, 0, sizeof *m);
 }
 
+/* ** peer mappings. Another GPU maps an allocation in the same external
+ * range (one address for every GPU): UVM dups the memory for it, and for
+ * video memory needs peer access between the two GPUs, which PCIe peers
+ * get from UVM_ENABLE_PEER_ACCESS and NVLink peers have from registration
+ * (uvm_va_space.c, uvm_map_external.c). A refusal is HCQ_ENOTSUP: the
+ * caller copies through host memory instead. */
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+hcq_status nv_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m)
+{
+    nv_dev *nv = nv_of(dev), *own = nv_of(owner);
+    nv_proc *p = nv->proc;
+    if (nv->gpu == own->gpu) return HCQ_OK; /* one vaspace per GPU: it is mapped there already */
+    if (m->priv == (void *)1)
+        return base_err(HCQ_ENOTSUP, "%s's memory at 0x%llx is RM's own, never on a GPU", owner->props.id,
+                        (unsigned long long)m->va);
+    uint32_t a = (uint32_t)(nv->card - p->cards), b = (uint32_t)(own->card - p->cards);
+    if (m->peers & (1u << a)) return HCQ_OK;
+    pthread_mutex_lock(&peer_lock);
+    if ((m->flags & DRV_MEM_DEVICE) && !p->peer_asked[a][b]) {
+        nv_uvm_enable_peer_access e = {0};
+        memcpy(e.gpuUuidA, nv->uuid, 16);
+        memcpy(e.gpuUuidB, own->uuid, 16);
+        int rc = sys_ioctl(p->fd_uvm, NV_UVM_ENABLE_PEER_ACCESS, &e);
+        p->peer_status[a][b] = p->peer_status[b][a] = rc < 0 ? NV_ERR_GENERIC : e.rmStatus;
+        p->peer_asked[a][b] = p->peer_asked[b][a] = true;
+        BASE_LOG(1, "NV: UVM_ENABLE_PEER_ACCESS %s <-> %s: %s", dev->props.id, owner->props.id,
+                 nv_status_name(p->peer_status[a][b]));
+    }
+    uint32_t peer_st = p->peer_status[a][b];
+    pthread_mutex_unlock(&peer_lock);
+    nv_uvm_map_external_allocation *mp = calloc(1, sizeof *mp);
+    if (!mp) return base_err(HCQ_ENOMEM, "%s: out of host memory", dev->props.id);
+    mp->base = m->va;
+    mp->length = m->size;
+    memcpy(mp->perGpuAttributes[0].gpuUuid, nv->uuid, 16);
+    mp->perGpuAttributes[0].gpuMappingType = NV_UVM_MAPPING_READ_WRITE_ATOMIC;
+    mp->gpuAttributesCount = 1;
+    mp->rmCtrlFd = p->fd_ctl;
+    mp->hClient = p->hclient;
+    mp->hMemory = (uint32_t)m->handle;
+    int rc = sys_ioctl(p->fd_uvm, NV_UVM_MAP_EXTERNAL_ALLOCATION, mp);
+    uint32_t st = rc < 0 ? NV_ERR_GENERIC : mp->rmStatus;
+    free(mp);
+    if (st != NV_OK)
+        return base_err(HCQ_ENOTSUP, "%s cannot map %s's %s memory at 0x%llx: UVM_MAP_EXTERNAL_ALLOCATION answered %s "
+                        "(UVM_ENABLE_PEER_ACCESS between them: %s): no peer path between the GPUs", dev->props.id,
+                        owner->props.id, m->flags & DRV_MEM_DEVICE ? "device" : "host", (unsigned long long)m->va,
+                        nv_status_name(st), (m->flags & DRV_MEM_DEVICE) ? nv_status_name(peer_st) : "not needed");
+    m->peers |= 1u << a;
+    return HCQ_OK;
+}
+
 hcq_status nv_sysmem_alloc(hcq_device *dev, uint64_t size, drv_mem *out, const char *what)
 {
     nv_dev *nv = nv_of(dev);

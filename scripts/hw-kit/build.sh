@@ -49,7 +49,7 @@ done
 export HCQ_CACHE_DIR
 HCQ_CACHE_DIR=$(cd "$KIT/cache" && pwd)
 TARGETS=${HW_KIT_TARGETS:-"sm_80 sm_86 sm_89 sm_90 gfx1100 gfx90a gfx942"}
-MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 amd=gfx1100 amd=gfx90a amd=gfx942"}
+MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 nv=H100PCIe amd=gfx1100 amd=gfx90a amd=gfx942"}
 for t in $TARGETS; do
     timeout 900 "$KIT/bin/hcq" compile --target "$t" | tail -1
 done

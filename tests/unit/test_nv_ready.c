@@ -318,3 +318,71 @@ Test(nv_ready, the_sm_count_is_what_floorsweeping_left)
         T_OK(hcq_device_close(d));
     }
 }
+
+/* ** NV 8: copies between GPUs run on the source's copy engine through a
+ * peer mapping of the destination (UVM peer access), kernels read a
+ * peer's buffer, and without a peer path both go through host memory; the
+ * debug log says which path ran */
+#include "mem/mem.h"
+#include <unistd.h>
+
+static hcq_status copy_logged(hcq_buffer *dst, hcq_buffer *src, uint64_t size, char *log, size_t log_size)
+{
+    setenv("HCQ_DEBUG", "1", 1);
+    base_env_reload();
+    fflush(stderr);
+    FILE *f = tmpfile();
+    cr_assert_not_null(f);
+    int saved = dup(2);
+    dup2(fileno(f), 2);
+    hcq_status s = hcq_buffer_copy(dst, 0, src, 0, size);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(log, 1, log_size - 1, f);
+    log[n] = 0;
+    fclose(f);
+    unsetenv("HCQ_DEBUG");
+    base_env_reload();
+    return s;
+}
+
+static void peer_case(const char *spec, bool peer)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *d0 = open_nv("NV:0"), *d1 = open_nv("NV:1");
+    enum { N = 5000 };
+    uint32_t host[N], out[N];
+    for (int i = 0; i < N; i++) host[i] = (uint32_t)i * 5 + 1;
+    hcq_buffer *b0 = t_buffer_from(d0, host, sizeof host);
+    hcq_buffer *b1 = T_NONNULL(hcq_buffer_alloc(d1, sizeof host, HCQ_MEM_DEVICE));
+    char log[4096];
+    T_OK(copy_logged(b1, b0, sizeof host, log, sizeof log));
+    cr_assert(strstr(log, peer ? "through a peer mapping" : "through host memory"), "%s: %s", spec, log);
+    cr_assert_eq(b1->mem.peers != 0, peer, "%s: the destination's peer mappings 0x%x", spec, b1->mem.peers);
+    t_read(b1, out, sizeof out);
+    for (int i = 0; i < N; i++) cr_assert_eq(out[i], host[i], "%s: element %d", spec, i);
+    /* a kernel on NV:0 adds one to NV:1's buffer through the same mapping */
+    hcq_program *p0 = t_load(d0, t_k_add1());
+    hcq_arg a[2] = {hcq_arg_buffer(b1), hcq_arg_u32(N)};
+    if (peer) {
+        T_OK(hcq_launch(p0, a, 2, hcq_dims_1d((N + 63) / 64, 64)));
+        T_OK(hcq_device_synchronize(d0));
+        t_read(b1, out, sizeof out);
+        for (int i = 0; i < N; i++) cr_assert_eq(out[i], host[i] + 1, "%s: element %d", spec, i);
+    } else {
+        T_FAILS(hcq_launch(p0, a, 2, hcq_dims_1d((N + 63) / 64, 64)), HCQ_EINVAL);
+        T_MSG_HAS("no peer path");
+    }
+    T_OK(hcq_program_free(p0));
+    T_OK(hcq_buffer_free(b0));
+    T_OK(hcq_buffer_free(b1));
+    T_OK(hcq_device_close(d0));
+    T_OK(hcq_device_close(d1));
+    cr_assert_eq(mock_nv_live_objects(), 0);
+}
+
+Test(nv_ready, gpus_copy_to_each_other_through_peer_mappings_over_pcie) { peer_case("nv=H100x2", true); }
+Test(nv_ready, nvlink_peers_need_no_request) { peer_case("nv=H100x2,nv_peer=nvlink", true); }
+Test(nv_ready, without_a_peer_path_copies_bounce_through_host_memory) { peer_case("nv=H100x2,nv_peer=none", false); }
