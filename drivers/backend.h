@@ -38,6 +38,10 @@ typedef struct drv_mem {
 struct hcq_program {
     hcq_device *dev;
     hcq_program_info info;
+    /* what the backend's launch packets name the program by (NV: the code's
+     * VA in the QMD; AMD: the kernel entry, COMPUTE_PGM_LO/HI; CPU: its
+     * record), so decoders print its name (drivers/decode.h symbols) */
+    uint64_t launch_addr;
     hcq_param_info *params; /* info.nparams entries, malloc'd by the backend */
     void *priv;
     struct hcq_program *next, *prev; /* the device's list */

@@ -34,3 +34,12 @@ void drv_dump_write(const char *dir, const char *engine, const char *format, uin
         BASE_LOG(1, "dump: short write to %s", path);
     fclose(f);
 }
+
+void drv_dump_name(const char *dir, const char *engine, uint64_t launch_addr, uint32_t code_bytes, const char *name)
+{
+    uint32_t dw[16] = {0}; /* 63 bytes of name at most, NUL-padded */
+    size_t n = strlen(name);
+    if (n > sizeof dw - 1) n = sizeof dw - 1;
+    memcpy(dw, name, n);
+    drv_dump_write(dir, engine, "hcq-names", code_bytes, launch_addr, dw, (uint32_t)(n / 4 + 1));
+}

@@ -6,7 +6,9 @@
  *
  *   0  char magic[4] "HCQD"        4  u32 version (1)
  *   8  char format[16]             NUL-padded: "nv-gpfifo" (a pushbuffer),
- *                                  "nv-qmd", "amd-pm4", "amd-sdma", "cpu"
+ *                                  "nv-qmd", "amd-pm4", "amd-sdma", "cpu",
+ *                                  "hcq-names" (a program's name, for the
+ *                                  launches that follow)
  *   24 char engine[16]             NUL-padded: "nv0.compute", "amd1.sdma", ...
  *   40 u32 arch                    class id (NV) or gfx version (AMD, e.g. 110000)
  *   44 u32 ndw                     dwords that follow
@@ -38,5 +40,9 @@ _Static_assert(sizeof(drv_dump_header) == DRV_DUMP_HEADER, "dump header layout")
  * dump is a debugging aid. */
 void drv_dump_write(const char *dir, const char *engine, const char *format, uint32_t arch, uint64_t va,
                     const uint32_t *dw, uint32_t ndw);
+
+/* A program's name for decoders (format "hcq-names", drivers/decode.h): va
+ * its launch address, arch its code size, the dwords the name. */
+void drv_dump_name(const char *dir, const char *engine, uint64_t launch_addr, uint32_t code_bytes, const char *name);
 
 #endif

@@ -1,4 +1,6 @@
 #include "base/base.h"
+#include "drivers/decode.h"
+#include "drivers/dump.h"
 #include "queue/internal.h"
 
 #include <stdlib.h>
@@ -30,6 +32,19 @@ hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size)
     qd->programs = p;
     pthread_mutex_unlock(&qd->list_lock);
     base_handle_add(p, BASE_H_PROGRAM);
+    /* decoders name its launches (HCQ_DEBUG=4 here; hcq decode from dumps) */
+    drv_symbol_add(p->launch_addr, p->info.code_bytes, p->info.name);
+    const base_env *e = base_env_get();
+    if (e->dump || e->mock_dump) {
+        char engine[16];
+        size_t n = 0;
+        for (const char *c = dev->props.id; *c && n + 1 < sizeof engine; c++)
+            if (*c != ':') engine[n++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+        engine[n] = 0;
+        if (e->dump) drv_dump_name(e->dump, engine, p->launch_addr, p->info.code_bytes, p->info.name);
+        if (e->mock_dump && dev->props.is_mock)
+            drv_dump_name(e->mock_dump, engine, p->launch_addr, p->info.code_bytes, p->info.name);
+    }
     BASE_LOG(1, "%s: loaded `%s` (%s): %u params, %u kernarg bytes, %u local bytes, %u registers, max %u threads",
              dev->props.id, p->info.name, p->info.target, p->info.nparams, p->info.kernarg_bytes,
              p->info.local_bytes, p->info.registers, p->info.max_threads);
@@ -57,6 +72,7 @@ static void program_delete(hcq_program *p)
     else qd->programs = p->next;
     if (p->next) p->next->prev = p->prev;
     pthread_mutex_unlock(&qd->list_lock);
+    drv_symbol_remove(p->launch_addr);
     p->dev->be->program_free(p->dev, p);
     free(p);
 }

@@ -6,12 +6,41 @@
 #include "drivers/amd/amd_sdma.h"
 #include "drivers/decode.h"
 
+#include <string.h>
+
 static uint64_t u64_at(const uint32_t *p) { return (uint64_t)p[0] | ((uint64_t)p[1] << 32); }
 
 static const char *func_name(uint32_t f)
 {
     static const char *n[8] = {"always", "<", "<=", "==", "!=", ">=", ">", "?"};
     return n[f & 7];
+}
+
+/* "  (NAME=v FLAG ...)" for the fields of v that are set, and the bits no
+ * field covers */
+static void fields(FILE *out, amd_fields fl, uint32_t v, uint32_t skip_mask)
+{
+    if (!fl.f) return;
+    uint32_t known = skip_mask;
+    const char *sep = " (";
+    for (uint32_t i = 0; i < fl.n; i++) {
+        amd_field f = fl.f[i];
+        known |= amd_fmask(f);
+        uint32_t x = amd_fget(f, v);
+        if (!x) continue;
+        if (f.width == 1) fprintf(out, "%s%s", sep, f.name);
+        else fprintf(out, "%s%s=%u", sep, f.name, x);
+        sep = " ";
+    }
+    if (v & ~known) fprintf(out, "%sunknown bits 0x%x", sep, v & ~known), sep = " ";
+    if (strcmp(sep, " (")) fprintf(out, ")");
+}
+
+static void event_type(FILE *out, uint32_t t)
+{
+    const char *n = amd_event_name(t);
+    if (n) fprintf(out, "%s", n);
+    else fprintf(out, "event 0x%x", t);
 }
 
 static void pm4_packet(const amd_arch *a, const uint32_t *p, uint32_t n, FILE *out)
@@ -30,28 +59,50 @@ static void pm4_packet(const amd_arch *a, const uint32_t *p, uint32_t n, FILE *o
         else if (n == 2 && p[0] == AMD_CMD_BOUNDARY) fprintf(out, " (hcq: a command of %u dwords follows)", p[1]);
         else fprintf(out, " %u dwords", n - 1);
         return;
-    case PM4_SET_SH_REG:
+    case PM4_SET_SH_REG: {
+        uint32_t pgm_lo = amd_regs[AMD_REG_PGM_LO].off[fam], pgm = 0;
+        bool have_lo = false;
         for (uint32_t i = 2; i < n; i++) {
             uint32_t reg = AMD_SH_REG_BASE + p[1] + i - 2;
             const char *rn = amd_reg_name(fam, reg);
             fprintf(out, "%s %s = 0x%x", i > 2 ? "," : "", rn ? rn : "", p[i]);
             if (!rn) fprintf(out, " (register 0x%x)", reg);
+            fields(out, amd_reg_fields(fam, reg), p[i], 0);
+            /* COMPUTE_PGM_LO/HI: the kernel's entry >> 8, named */
+            if (reg == pgm_lo) have_lo = true, pgm = p[i];
+            if (reg == pgm_lo + 1 && have_lo) {
+                uint64_t entry = ((uint64_t)p[i] << 32 | pgm) << 8;
+                char kn[64];
+                if (drv_symbol_name(entry, kn, sizeof kn)) fprintf(out, " (program 0x%llx: `%s`)", (unsigned long long)entry, kn);
+                else fprintf(out, " (program 0x%llx)", (unsigned long long)entry);
+            }
         }
         return;
+    }
     case PM4_DISPATCH_DIRECT:
-        if (n == 5) fprintf(out, " groups %ux%ux%u initiator 0x%x", p[1], p[2], p[3], p[4]);
+        if (n == 5) {
+            fprintf(out, " groups %ux%ux%u initiator 0x%x", p[1], p[2], p[3], p[4]);
+            fields(out, amd_reg_fields(fam, amd_regs[AMD_REG_DISPATCH_INITIATOR].off[fam]), p[4], 0);
+        }
         return;
     case PM4_RELEASE_MEM:
         if (n == 8) {
-            static const char *data[8] = {"none", "32-bit", "64-bit", "clock", "?", "?", "?", "?"};
-            fprintf(out, " event 0x%x cache 0x%x data %s addr 0x%llx value 0x%llx int %u",
-                    amd_fget(PM4_EVENT_TYPE, p[1]), p[1] & ~0xfffu, data[amd_fget(PM4_REL_DATA_SEL, p[2])],
-                    (unsigned long long)u64_at(p + 3), (unsigned long long)u64_at(p + 5), amd_fget(PM4_REL_INT_SEL, p[2]));
+            static const char *data[8] = {"none", "32-bit", "64-bit", "GPU clock", "system clock", "?5", "?6", "?7"};
+            static const char *ints[8] = {"none", "interrupt", "interrupt after the write", "?3", "?4", "?5", "?6", "?7"};
+            fprintf(out, " ");
+            event_type(out, amd_fget(PM4_EVENT_TYPE, p[1]));
+            fields(out, amd_release_event_fields(fam), p[1], amd_fmask(PM4_EVENT_TYPE));
+            fprintf(out, ", then write %s to %s 0x%llx (value 0x%llx), interrupt: %s", data[amd_fget(PM4_REL_DATA_SEL, p[2])],
+                    amd_fget(PM4_REL_DST_SEL, p[2]) ? "L2" : "memory", (unsigned long long)u64_at(p + 3),
+                    (unsigned long long)u64_at(p + 5), ints[amd_fget(PM4_REL_INT_SEL, p[2])]);
         }
         return;
-    case PM4_ACQUIRE_MEM:
-        fprintf(out, " %s 0x%x", n == 8 ? "GCR_CNTL" : "CP_COHER_CNTL", n == 8 ? p[7] : p[1]);
+    case PM4_ACQUIRE_MEM: {
+        uint32_t v = n == 8 ? p[7] : p[1];
+        fprintf(out, " %s 0x%x", n == 8 ? "GCR_CNTL" : "CP_COHER_CNTL", v);
+        fields(out, amd_acquire_cntl_fields(n == 8 ? AMD_FAMILY_GFX11 : AMD_FAMILY_GFX9), v, 0);
         return;
+    }
     case PM4_WAIT_REG_MEM:
         if (n == 7 && amd_fget(PM4_WAIT_MEM_SPACE, p[1]) == PM4_SPACE_MEM)
             fprintf(out, " *0x%llx & 0x%x %s 0x%x", (unsigned long long)u64_at(p + 2), p[5],
@@ -67,8 +118,11 @@ static void pm4_packet(const amd_arch *a, const uint32_t *p, uint32_t n, FILE *o
                     (unsigned long long)u64_at(p + 4));
         return;
     case PM4_EVENT_WRITE:
-        if (n == 2) fprintf(out, " event 0x%x index %u%s", amd_fget(PM4_EVENT_TYPE, p[1]), amd_fget(PM4_EVENT_INDEX, p[1]),
-                            amd_fget(PM4_EVENT_TYPE, p[1]) == PM4_EV_CS_PARTIAL_FLUSH ? " (CS_PARTIAL_FLUSH)" : "");
+        if (n == 2) {
+            fprintf(out, " ");
+            event_type(out, amd_fget(PM4_EVENT_TYPE, p[1]));
+            fprintf(out, " index %u", amd_fget(PM4_EVENT_INDEX, p[1]));
+        }
         return;
     case PM4_INDIRECT_BUFFER:
         if (n == 4) fprintf(out, " 0x%llx, %u dwords", (unsigned long long)u64_at(p + 1), amd_fget(PM4_IB_SIZE, p[3]));
@@ -133,9 +187,12 @@ static hcq_status decode_sdma(uint32_t arch, uint64_t va, const uint32_t *dw, ui
                     func_name(amd_fget(SDMA_POLL_FUNC, p[0])), p[3]);
             break;
         case SDMA_OP_TIMESTAMP: fprintf(out, " clock -> 0x%llx", (unsigned long long)u64_at(p + 1)); break;
-        case SDMA_OP_GCR_REQ:
-            fprintf(out, " GCR_CNTL 0x%x", amd_fget(SDMA_GCR_CNTL_LO, p[2]) | amd_fget(SDMA_GCR_CNTL_HI, p[3]) << 16);
+        case SDMA_OP_GCR_REQ: {
+            uint32_t v = amd_fget(SDMA_GCR_CNTL_LO, p[2]) | amd_fget(SDMA_GCR_CNTL_HI, p[3]) << 16;
+            fprintf(out, " GCR_CNTL 0x%x", v);
+            fields(out, amd_acquire_cntl_fields(AMD_FAMILY_GFX11), v, 0);
             break;
+        }
         }
         fprintf(out, "\n");
         i += n;
@@ -143,5 +200,12 @@ static hcq_status decode_sdma(uint32_t arch, uint64_t va, const uint32_t *dw, ui
     return HCQ_OK;
 }
 
-const drv_decoder drv_amd_pm4_decoder = {"amd-pm4", decode_pm4};
-const drv_decoder drv_amd_sdma_decoder = {"amd-sdma", decode_sdma};
+static bool amd_arch_ok(uint32_t arch, char *why, size_t n)
+{
+    if (amd_arch_by_version(arch)) return true;
+    snprintf(why, n, "a gfx version hcq drives: 110000 (gfx1100), 90402 (gfx942), 90010 (gfx90a), or the gfx name");
+    return false;
+}
+
+const drv_decoder drv_amd_pm4_decoder = {"amd-pm4", decode_pm4, amd_arch_ok};
+const drv_decoder drv_amd_sdma_decoder = {"amd-sdma", decode_sdma, amd_arch_ok};

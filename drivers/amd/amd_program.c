@@ -100,6 +100,7 @@ hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, hcq_p
     if ((s = check(ad, ap, ap->code.cpu))) goto fail;
     ap->kd_va = ap->code.va + co->kd_offset;
     ap->entry_va = ap->code.va + co->entry_offset;
+    p->launch_addr = ap->entry_va; /* COMPUTE_PGM_LO/HI << 8 */
     ap->id = register_name(ad, co->name);
     if (ap->id == UINT32_MAX) {
         s = HCQ_ENOMEM;

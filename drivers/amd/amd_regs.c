@@ -58,6 +58,78 @@ const char *amd_reg_name(amd_family fam, uint32_t off)
     return NULL;
 }
 
+/* ** field lists (amd_regs.h: amd_fields) */
+#define FL(a) ((amd_fields){(a), sizeof(a) / sizeof *(a)})
+static const amd_field rsrc1_gfx9[] = {
+    AMD_RSRC1_VGPRS, AMD_RSRC1_SGPRS, {"PRIORITY", 10, 2}, {"FLOAT_ROUND_MODE_32", 12, 2},
+    {"FLOAT_ROUND_MODE_16_64", 14, 2}, {"FLOAT_DENORM_MODE_32", 16, 2}, {"FLOAT_DENORM_MODE_16_64", 18, 2},
+    AMD_RSRC1_PRIV, {"DX10_CLAMP", 21, 1}, {"DEBUG_MODE", 22, 1}, {"IEEE_MODE", 23, 1}, {"BULKY", 24, 1},
+    {"CDBG_USER", 25, 1}, {"FP16_OVFL", 26, 1}};
+static const amd_field rsrc1_gfx11[] = {
+    AMD_RSRC1_VGPRS, AMD_RSRC1_SGPRS, {"PRIORITY", 10, 2}, {"FLOAT_ROUND_MODE_32", 12, 2},
+    {"FLOAT_ROUND_MODE_16_64", 14, 2}, {"FLOAT_DENORM_MODE_32", 16, 2}, {"FLOAT_DENORM_MODE_16_64", 18, 2},
+    AMD_RSRC1_PRIV, {"DX10_CLAMP", 21, 1}, {"DEBUG_MODE", 22, 1}, {"IEEE_MODE", 23, 1}, {"BULKY", 24, 1},
+    {"CDBG_USER", 25, 1}, {"FP16_OVFL", 26, 1}, AMD_RSRC1_WGP_MODE, {"MEM_ORDERED", 30, 1}, {"FWD_PROGRESS", 31, 1}};
+static const amd_field rsrc2[] = {AMD_RSRC2_SCRATCH_EN, AMD_RSRC2_USER_SGPR,       AMD_RSRC2_TRAP_PRESENT,
+                                  AMD_RSRC2_TGID_X_EN,  AMD_RSRC2_TGID_Y_EN,       AMD_RSRC2_TGID_Z_EN,
+                                  AMD_RSRC2_TG_SIZE_EN, AMD_RSRC2_TIDIG_COMP_CNT, {"EXCP_EN_MSB", 13, 2},
+                                  AMD_RSRC2_LDS_SIZE,   {"EXCP_EN", 24, 7}};
+static const amd_field rsrc3_gfx9[] = {{"ACCUM_OFFSET", 0, 6}, {"TG_SPLIT", 16, 1}};
+static const amd_field rsrc3_gfx11[] = {{"SHARED_VGPR_COUNT", 0, 4}, {"INST_PREF_SIZE", 4, 6}, {"TRAP_ON_START", 10, 1},
+                                        {"TRAP_ON_END", 11, 1}, {"IMAGE_OP", 31, 1}};
+static const amd_field initiator[] = {AMD_INIT_COMPUTE_SHADER_EN, AMD_INIT_PARTIAL_TG_EN, AMD_INIT_FORCE_START_AT_000,
+                                      AMD_INIT_ORDER_MODE, AMD_INIT_CS_W32_EN};
+static const amd_field tmpring_gfx9[] = {AMD_TMPRING_WAVES, AMD_TMPRING_WAVESIZE_GFX9};
+static const amd_field tmpring_gfx11[] = {AMD_TMPRING_WAVES, AMD_TMPRING_WAVESIZE_GFX11};
+
+amd_fields amd_reg_fields(amd_family fam, uint32_t off)
+{
+    bool g11 = fam == AMD_FAMILY_GFX11;
+    if (off == amd_regs[AMD_REG_PGM_RSRC1].off[fam]) return g11 ? FL(rsrc1_gfx11) : FL(rsrc1_gfx9);
+    if (off == amd_regs[AMD_REG_PGM_RSRC2].off[fam]) return FL(rsrc2);
+    if (off == amd_regs[AMD_REG_PGM_RSRC3].off[fam]) return g11 ? FL(rsrc3_gfx11) : FL(rsrc3_gfx9);
+    if (off == amd_regs[AMD_REG_DISPATCH_INITIATOR].off[fam]) return FL(initiator);
+    if (off == amd_regs[AMD_REG_TMPRING_SIZE].off[fam]) return g11 ? FL(tmpring_gfx11) : FL(tmpring_gfx9);
+    return (amd_fields){NULL, 0};
+}
+
+/* RELEASE_MEM DW1: the event, then the cache actions; gfx10+ (nvd.h)
+ * names the GCR bits, gfx9 (soc15d.h) the EOP_*_ACTION_EN ones */
+static const amd_field rel_gfx11[] = {{"EVENT_INDEX", 8, 4}, {"GLM_WB", 12, 1},  {"GLM_INV", 13, 1},
+                                      {"GLV_INV", 14, 1},     {"GL1_INV", 15, 1}, {"GL2_INV", 20, 1},
+                                      {"GL2_WB", 21, 1},      {"SEQ", 22, 1},     {"CACHE_POLICY", 25, 2}};
+static const amd_field rel_gfx9[] = {
+    {"EVENT_INDEX", 8, 4},   {"TCL1_VOL_ACTION_EN", 12, 1}, {"TC_VOL_ACTION_EN", 13, 1}, {"TC_WB_ACTION_EN", 15, 1},
+    {"TCL1_ACTION_EN", 16, 1}, {"TC_ACTION_EN", 17, 1},   {"TC_NC_ACTION_EN", 19, 1},  {"TC_MD_ACTION_EN", 21, 1},
+    {"CACHE_POLICY", 25, 2}, {"EXEC", 28, 1}};
+/* ACQUIRE_MEM: GCR_CNTL (gfx10+), CP_COHER_CNTL (gfx9) */
+static const amd_field gcr[] = {{"GLI_INV", 0, 2},  {"GL1_RANGE", 2, 2},  {"GLM_WB", 4, 1},     {"GLM_INV", 5, 1},
+                                {"GLK_WB", 6, 1},   {"GLK_INV", 7, 1},    {"GLV_INV", 8, 1},    {"GL1_INV", 9, 1},
+                                {"GL2_US", 10, 1},  {"GL2_RANGE", 11, 2}, {"GL2_DISCARD", 13, 1}, {"GL2_INV", 14, 1},
+                                {"GL2_WB", 15, 1},  {"SEQ", 16, 2},       {"RANGE_IS_PA", 18, 1}};
+static const amd_field coher[] = {{"TC_WB_ACTION_ENA", 18, 1},    {"TCL1_ACTION_ENA", 22, 1},
+                                  {"TC_ACTION_ENA", 23, 1},       {"SH_KCACHE_ACTION_ENA", 27, 1},
+                                  {"SH_ICACHE_ACTION_ENA", 29, 1}};
+
+amd_fields amd_release_event_fields(amd_family fam)
+{
+    return fam == AMD_FAMILY_GFX11 ? FL(rel_gfx11) : FL(rel_gfx9);
+}
+
+amd_fields amd_acquire_cntl_fields(amd_family fam) { return fam == AMD_FAMILY_GFX11 ? FL(gcr) : FL(coher); }
+
+const char *amd_event_name(uint32_t type)
+{
+    switch (type) {
+    case 0x07: return "CS_PARTIAL_FLUSH";
+    case 0x0F: return "VS_PARTIAL_FLUSH";
+    case 0x10: return "PS_PARTIAL_FLUSH";
+    case 0x14: return "CACHE_FLUSH_AND_INV_TS_EVENT";
+    case 0x16: return "CACHE_FLUSH_AND_INV_EVENT";
+    default: return NULL;
+    }
+}
+
 /* The targets. Cache settings follow amdgpu's own compute rings
  * (gfx_v11_0.c / gfx_v9_0.c emit_mem_sync and emit_fence); SDMA limits
  * follow sdma_v6_0.c / sdma_v4_4_2.c (copy_max_bytes 0x400000), kept at

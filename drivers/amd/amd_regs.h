@@ -155,6 +155,30 @@ enum {
     AMD_REL_TC_NC_ACTION_EN = 1u << 19,
 };
 
+/* ** field lists for decoders: every field of a register or packet dword
+ * hcq knows, in bit order, per family (COMPUTE_PGM_RSRC1/2/3 as LLVM's
+ * llvm/include/llvm/Support/AMDHSAKernelDescriptor.h lays them out:
+ * RSRC1 PRIORITY 11:10, FLOAT_ROUND_MODE_32 13:12, ..._16_64 15:14,
+ * FLOAT_DENORM_MODE_32 17:16, ..._16_64 19:18, DX10_CLAMP 21, DEBUG_MODE 22,
+ * IEEE_MODE 23, BULKY 24, CDBG_USER 25, FP16_OVFL 26, MEM_ORDERED 30,
+ * FWD_PROGRESS 31; RSRC3 gfx90a/gfx942 ACCUM_OFFSET 5:0, TG_SPLIT 16;
+ * gfx10+ SHARED_VGPR_COUNT 3:0, INST_PREF_SIZE 9:4, TRAP_ON_START 10,
+ * TRAP_ON_END 11, IMAGE_OP 31; RELEASE_MEM and ACQUIRE_MEM cache bits from
+ * amdgpu's soc15d.h and nvd.h). NULL when hcq knows none for it. */
+typedef struct amd_fields {
+    const amd_field *f;
+    uint32_t n;
+} amd_fields;
+/* the fields of SH register off (absolute) */
+amd_fields amd_reg_fields(amd_family fam, uint32_t off);
+/* RELEASE_MEM's event dword (DW1), ACQUIRE_MEM's cache control (GCR_CNTL
+ * on gfx11, CP_COHER_CNTL on gfx9), SDMA GCR_REQ's GCR_CNTL */
+amd_fields amd_release_event_fields(amd_family fam);
+amd_fields amd_acquire_cntl_fields(amd_family fam);
+/* names of EVENT_TYPE values (CS_PARTIAL_FLUSH, CACHE_FLUSH_AND_INV_TS_EVENT,
+ * ...), NULL when hcq does not know it */
+const char *amd_event_name(uint32_t type);
+
 /* ** the targets */
 typedef struct amd_arch {
     const char *name;        /* "gfx1100" */

@@ -21,11 +21,14 @@ static void packet(const uint32_t *pk, FILE *out)
     case CPU_OP_BARRIER:
         fprintf(out, "barrier");
         break;
-    case CPU_OP_EXEC:
-        fprintf(out, "exec      program 0x%llx kernargs 0x%llx grid %ux%ux%u block %ux%ux%u",
-                (unsigned long long)u64_at(pk + 1), (unsigned long long)u64_at(pk + 3), pk[5], pk[6], pk[7], pk[8],
-                pk[9], pk[10]);
+    case CPU_OP_EXEC: {
+        char name[64];
+        if (drv_symbol_name(u64_at(pk + 1), name, sizeof name)) fprintf(out, "exec      `%s`", name);
+        else fprintf(out, "exec      program 0x%llx", (unsigned long long)u64_at(pk + 1));
+        fprintf(out, " kernargs 0x%llx grid %ux%ux%u block %ux%ux%u", (unsigned long long)u64_at(pk + 3), pk[5], pk[6],
+                pk[7], pk[8], pk[9], pk[10]);
         break;
+    }
     case CPU_OP_COPY:
         fprintf(out, "copy      0x%llx <- 0x%llx, %llu bytes", (unsigned long long)u64_at(pk + 1),
                 (unsigned long long)u64_at(pk + 3), (unsigned long long)u64_at(pk + 5));
@@ -56,4 +59,4 @@ static hcq_status cpu_decode(uint32_t arch, uint64_t va, const uint32_t *dw, uin
     return HCQ_OK;
 }
 
-const drv_decoder drv_cpu_decoder = {"cpu", cpu_decode};
+const drv_decoder drv_cpu_decoder = {"cpu", cpu_decode, NULL};

@@ -79,6 +79,7 @@ hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_p
     if (!cp) return HCQ_ENOMEM;
     cp->magic = CPU_PROG_MAGIC;
     p->priv = cp;
+    p->launch_addr = (uint64_t)(uintptr_t)cp; /* the exec packet's program word */
     hcq_status s = is_host_so(bin, size) ? load_so(dev, bin, size, cp, p) : load_ir(dev, bin, size, cp, p);
     if (s) {
         cpu_program_free(dev, p);

@@ -3,6 +3,7 @@
  * classes/compute/clc6c0qmd.h (NVC6C0_QMDV03_00) and clcbc0qmd.h
  * (NVCBC0_QMDV04_00), as collected in nv-facts §4. */
 #include "drivers/nv/nv_hw.h"
+#include "drivers/nv/nv_abi.h"
 
 #include <string.h>
 
@@ -151,4 +152,95 @@ const char *nv_method_name(int kind, uint32_t mthd)
     for (size_t i = 0; i < n; i++)
         if (t[i].mthd == mthd) return t[i].name;
     return NULL;
+}
+
+/* ** method fields (nv_hw.h: nv_mfield) */
+static const char *const sem_ops[] = {"ACQUIRE", "RELEASE", "ACQ_STRICT_GEQ", "ACQ_CIRC_GEQ", "ACQ_AND", "ACQ_NOR",
+                                      "REDUCTION", NULL};
+static const char *const sem_size[] = {"32BIT", "64BIT", NULL};
+static const char *const sem_red[] = {"IMIN", "IMAX", "IXOR", "IAND", "IOR", "IADD", "INC", "DEC", NULL};
+static const char *const ce_transfer[] = {"NONE", "PIPELINED", "NON_PIPELINED", NULL};
+static const char *const ce_sem[] = {"NONE", "RELEASE_ONE_WORD_SEMAPHORE", "RELEASE_FOUR_WORD_SEMAPHORE",
+                                     "RELEASE_CONDITIONAL_INTR_SEMAPHORE", NULL};
+static const char *const ce_intr[] = {"NONE", "BLOCKING", "NON_BLOCKING", NULL};
+static const char *const layout[] = {"BLOCKLINEAR", "PITCH", NULL};
+static const char *const aperture[] = {"VIRTUAL", "PHYSICAL", NULL};
+static const char *const ce_red[] = {"IMIN", "IMAX", "IXOR", "IAND", "IOR", "IADD", "INC", "DEC", "INVALIDA",
+                                     "INVALIDB", "FADD", "FMIN", "FMAX", NULL};
+static const char *const ce_flush[] = {"SYS", "GL", NULL};
+static const char *const ce_payload[] = {"ONE_WORD", "TWO_WORD", NULL};
+static const char *const ce_copy_type[] = {"DEFAULT", "SECURE", "NONPROT2NONPROT", NULL};
+static const char *const cd_completion[] = {"FLUSH_DISABLE", "FLUSH_ONLY", "RELEASE_SEMAPHORE", NULL};
+static const char *const cd_format[] = {"UNSIGNED_32", "SIGNED_32", NULL};
+static const char *const cd_intr[] = {"NONE", "INTERRUPT", NULL};
+static const char *const cd_struct[] = {"FOUR_WORDS", "ONE_WORD", NULL};
+static const char *const cd_red[] = {"RED_ADD", "RED_MIN", "RED_MAX", "RED_INC", "RED_DEC", "RED_AND", "RED_OR",
+                                     "RED_XOR", NULL};
+static const char *const pcas_action[] = {"NOP",
+                                          "INVALIDATE",
+                                          "SCHEDULE",
+                                          "INVALIDATE_COPY_SCHEDULE",
+                                          "4",
+                                          "5",
+                                          "INCREMENT_PUT",
+                                          "DECREMENT_DEPENDENCE",
+                                          "PREFETCH",
+                                          "PREFETCH_SCHEDULE",
+                                          "INVALIDATE_PREFETCH_COPY_SCHEDULE",
+                                          "INVALIDATE_PREFETCH_COPY_FORCE_REQUIRE_SCHEDULING",
+                                          NULL};
+
+static const nv_mfield mfields[] = {
+    {0, NV_HOST_SET_OBJECT, "CLASS_ID", 0, 16, NULL, 0, 0},
+    {0, NV_HOST_SEM_EXECUTE, "OPERATION", 0, 3, sem_ops, 0, 0},
+    {0, NV_HOST_SEM_EXECUTE, "ACQUIRE_SWITCH_TSG", 12, 1, NULL, 0, 0},
+    {0, NV_HOST_SEM_EXECUTE, "RELEASE_WFI", 20, 1, NULL, 0, 0},
+    {0, NV_HOST_SEM_EXECUTE, "PAYLOAD_SIZE", 24, 1, sem_size, 0, 0},
+    {0, NV_HOST_SEM_EXECUTE, "RELEASE_TIMESTAMP", 25, 1, NULL, 0, 0},
+    {0, NV_HOST_SEM_EXECUTE, "REDUCTION", 27, 4, sem_red, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "DST_MEMORY_LAYOUT", 0, 1, layout, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "REDUCTION_ENABLE", 1, 1, NULL, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "REDUCTION_FORMAT", 2, 2, cd_format, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "COMPLETION_TYPE", 4, 2, cd_completion, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "SYSMEMBAR_DISABLE", 6, 1, NULL, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "INTERRUPT_TYPE", 8, 2, cd_intr, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "SEMAPHORE_STRUCT_SIZE", 12, 1, cd_struct, 0, 0},
+    {1, NV_COMPUTE_LAUNCH_DMA, "REDUCTION_OP", 13, 3, cd_red, 0, 0},
+    {1, NV_COMPUTE_SEND_SIGNALING_PCAS2_B, "PCAS_ACTION", 0, 4, pcas_action, 0, 0},
+    {1, NV_COMPUTE_INVALIDATE_SHADER_CACHES_NO_WFI, "INSTRUCTION", 0, 1, NULL, 0, 0},
+    {1, NV_COMPUTE_INVALIDATE_SHADER_CACHES_NO_WFI, "GLOBAL_DATA", 4, 1, NULL, 0, 0},
+    {1, NV_COMPUTE_INVALIDATE_SHADER_CACHES_NO_WFI, "CONSTANT", 12, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "DATA_TRANSFER_TYPE", 0, 2, ce_transfer, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "FLUSH_ENABLE", 2, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SEMAPHORE_TYPE", 3, 2, ce_sem, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "INTERRUPT_TYPE", 5, 2, ce_intr, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SRC_MEMORY_LAYOUT", 7, 1, layout, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "DST_MEMORY_LAYOUT", 8, 1, layout, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "MULTI_LINE_ENABLE", 9, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "REMAP_ENABLE", 10, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "FORCE_RMWDISABLE", 11, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SRC_TYPE", 12, 1, aperture, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "DST_TYPE", 13, 1, aperture, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SEMAPHORE_REDUCTION", 14, 4, ce_red, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SEMAPHORE_REDUCTION_SIGN", 18, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SEMAPHORE_REDUCTION_ENABLE", 19, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "COPY_TYPE", 20, 2, ce_copy_type, HOPPER_DMA_COPY_A, 0},
+    {2, NV_COPY_LAUNCH_DMA, "VPRMODE", 22, 2, NULL, 0, AMPERE_DMA_COPY_B},
+    {2, NV_COPY_LAUNCH_DMA, "MEMORY_SCRUB_ENABLE", 23, 1, NULL, HOPPER_DMA_COPY_A, 0},
+    {2, NV_COPY_LAUNCH_DMA, "FLUSH_TYPE", 25, 1, ce_flush, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "DISABLE_PLC", 26, 1, NULL, 0, 0},
+    {2, NV_COPY_LAUNCH_DMA, "SEMAPHORE_PAYLOAD_SIZE", 27, 1, ce_payload, AMPERE_DMA_COPY_B, 0},
+};
+
+uint32_t nv_method_fields(int kind, uint32_t mthd, const nv_mfield **out)
+{
+    if (mthd < NV_HOST_MTHD_LIMIT) kind = 0;
+    for (size_t i = 0; i < sizeof mfields / sizeof *mfields; i++) {
+        if (mfields[i].kind != kind || mfields[i].mthd != mthd) continue;
+        uint32_t n = 0;
+        while (i + n < sizeof mfields / sizeof *mfields && mfields[i + n].kind == kind && mfields[i + n].mthd == mthd) n++;
+        *out = &mfields[i];
+        return n;
+    }
+    return 0;
 }

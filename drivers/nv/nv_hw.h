@@ -149,6 +149,25 @@ enum nv_copy_mthd {
  * NULL. kind: 0 host, 1 compute, 2 copy. */
 const char *nv_method_name(int kind, uint32_t mthd);
 
+/* ** the fields of the methods decoders split out: one row per field, in
+ * bit order (open-gpu-kernel-modules 580.142 src/common/sdk/nvidia/inc/
+ * class/clc56f.h, clc86f.h SEM_EXECUTE; clc6c0.h LAUNCH_DMA,
+ * SEND_SIGNALING_PCAS2_B, INVALIDATE_SHADER_CACHES_NO_WFI, SET_OBJECT;
+ * clc6b5.h, clc7b5.h, clc8b5.h LAUNCH_DMA). values names each value of an
+ * enumerated field (NULL-terminated, index = value); a field without values
+ * is a flag (printed when set) or a number. min_cls: the first class of
+ * the family that has the field (0: all). */
+typedef struct nv_mfield {
+    uint8_t kind;        /* 0 host, 1 compute, 2 copy (as nv_method_name) */
+    uint16_t mthd;
+    const char *name;
+    uint8_t lo, bits;
+    const char *const *values;
+    uint16_t min_cls, max_cls; /* the classes of the family that have it (0: no bound) */
+} nv_mfield;
+/* The fields of method mthd of family kind (n rows from *out), or 0. */
+uint32_t nv_method_fields(int kind, uint32_t mthd, const nv_mfield **out);
+
 /* ** QMD: one field table for V03 and V04. A field has a position per
  * version (bit offset, width; absent when width is 0); indexed fields
  * (constant buffers, release semaphores) add a stride per index. */

@@ -432,6 +432,7 @@ hcq_status nv_program_load(hcq_device *dev, const void *bin, size_t size, hcq_pr
     np->magic = NV_PROG_MAGIC;
     p->priv = np;
     s = load(dev, nv, &c, np, p);
+    p->launch_addr = np->code_va; /* the QMD's PROGRAM_ADDRESS */
     nv_cubin_free(&c);
     if (s) nv_program_free(dev, p);
     return s;

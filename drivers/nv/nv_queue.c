@@ -213,6 +213,28 @@ static hcq_status wait_space(hcq_device *dev, nv_dev *nv, nv_chan *c, uint32_t n
     }
 }
 
+/* HCQ_DUMP: the segment, then the QMD of each launch in it (its SEND_PCAS_A
+ * holds the QMD's address >> 8: memory this process wrote and maps at that
+ * address), so hcq decode shows what was launched, as the mock's dumps do */
+static void dump_segment(hcq_device *dev, nv_dev *nv, nv_chan *c, const char *dir, uint64_t pb_va, const uint32_t *dw,
+                         uint32_t n)
+{
+    char eng[16];
+    snprintf(eng, sizeof eng, "nv%u.%s", dev->props.index, c->name);
+    drv_dump_write(dir, eng, "nv-gpfifo", c->cls, pb_va, dw, n);
+    if (c != &nv->ch[NV_CH_COMPUTE]) return;
+    uint32_t qdw = nv_qmd_bytes(nv->gen->qmd_ver) / 4;
+    for (uint32_t i = 0; i < n;) {
+        uint32_t h = dw[i], len = nv_mthd_packet_dw(h);
+        if (nv_mthd_sec_op(h) == NV_SEC_OP_INC && nv_mthd_addr(h) == NV_COMPUTE_SEND_PCAS_A &&
+            nv_mthd_subch(h) == NV_SUBCH_COMPUTE && nv_mthd_count(h) >= 1 && i + 1 < n && dw[i + 1]) {
+            uint64_t qva = (uint64_t)dw[i + 1] << 8;
+            drv_dump_write(dir, eng, "nv-qmd", c->cls, qva, (const uint32_t *)(uintptr_t)qva, qdw);
+        }
+        i += len ? len : 1;
+    }
+}
+
 hcq_status nv_submit(hcq_device *dev, drv_rec *r)
 {
     nv_dev *nv = nv_of(dev);
@@ -247,11 +269,7 @@ hcq_status nv_submit(hcq_device *dev, drv_rec *r)
         c->what[slot] = what;
         c->more[slot] = r->be[NV_BE_LAUNCHES] > 1;
         c->put++;
-        if (dump) {
-            char eng[16];
-            snprintf(eng, sizeof eng, "nv%u.%s", dev->props.index, c->name);
-            drv_dump_write(dump, eng, "nv-gpfifo", c->cls, pb_va, c->pb_cpu + pos, seg);
-        }
+        if (dump) dump_segment(dev, nv, c, dump, pb_va, c->pb_cpu + pos, seg); /* with its progress release */
         i += n;
     }
     if (c->put) publish(nv, c);

@@ -234,7 +234,7 @@ Test(amd_pm4, streams_decode_by_name)
     char *t = decode("amd-pm4", 90402, r.dw, r.ndw, &st);
     T_OK(st);
     cr_assert_str_eq(t, "0x0000001000: c0079300  WAIT_REG_MEM64   *0x2000 & 0xffffffffffffffff >= 5\n"
-                        "0x0000001024: c0017600  SET_SH_REG       COMPUTE_PGM_RSRC3 = 0x7\n");
+                        "0x0000001024: c0017600  SET_SH_REG       COMPUTE_PGM_RSRC3 = 0x7 (ACCUM_OFFSET=7)\n");
     free(t);
     drv_rec_reset(&r);
     r.type = HCQ_QUEUE_COPY;

@@ -321,8 +321,13 @@ Test(nv_packets, decoder_names_methods_and_qmd_fields)
     cr_assert_not_null(d);
     T_OK(d->decode(HOPPER_COMPUTE_A, 0x1000, rec.dw, rec.ndw, f));
     fclose(f);
-    cr_assert(strstr(text, "SET_OBJECT") && strstr(text, "SEM_EXECUTE") && strstr(text, "RELEASE, 64-bit") &&
-              strstr(text, "SEND_PCAS_A") && strstr(text, "SEND_SIGNALING_PCAS2_B"), "%s", text);
+    cr_assert(strstr(text, "NVC86F_SET_OBJECT") && strstr(text, "(HOPPER_COMPUTE_A)") &&
+                  strstr(text, "NVC86F_SEM_EXECUTE") &&
+                  strstr(text, "(OPERATION=RELEASE RELEASE_WFI PAYLOAD_SIZE=64BIT RELEASE_TIMESTAMP)") &&
+                  strstr(text, "(semaphore 0x1000002020)") && strstr(text, "NVCBC0_SEND_PCAS_A") &&
+                  strstr(text, "(QMD at 0x1000001200)") &&
+                  strstr(text, "NVCBC0_SEND_SIGNALING_PCAS2_B") && strstr(text, "PCAS_ACTION=PREFETCH_SCHEDULE"),
+              "%s", text);
     free(text);
     f = open_memstream(&text, &len);
     T_FAILS(d->decode(HOPPER_COMPUTE_A, 0x1000, rec.dw, 4, f), HCQ_EFORMAT); /* cut inside the semaphore */
