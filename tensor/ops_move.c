@@ -27,37 +27,25 @@ static tt_node *view_node(tt_node *src, const tt_view *v, tt_val pad)
     return n;
 }
 
-typedef enum { MV_RESHAPE, MV_PERMUTE, MV_EXPAND, MV_PAD, MV_SHRINK, MV_FLIP, MV_STEP, MV_WINDOW } mv_kind;
-
-typedef struct mv_args {
-    const int64_t *shape, *a, *b;
-    int ndim;
-    const int *perm;
-    uint32_t axes;
-    tt_val pad;
-    int axis;
-    int64_t k, stride, dil;
-} mv_args;
-
-static bool apply(const tt_view *v, mv_kind kind, const mv_args *x, tt_view *out)
+static bool apply(const tt_view *v, tt_mv_kind kind, const tt_mv_args *x, tt_view *out)
 {
     switch (kind) {
-    case MV_RESHAPE: return tt_view_reshape(v, x->shape, x->ndim, out);
-    case MV_PERMUTE: tt_view_permute(v, x->perm, out); return true;
-    case MV_EXPAND: tt_view_expand(v, x->shape, out); return true;
-    case MV_PAD: tt_view_pad(v, x->a, x->b, out); return true;
-    case MV_SHRINK: tt_view_shrink(v, x->a, x->b, out); return true;
-    case MV_FLIP: tt_view_flip(v, x->axes, out); return true;
-    case MV_STEP: tt_view_step(v, x->a, out); return true;
-    case MV_WINDOW: return tt_view_window(v, x->axis, x->k, x->stride, x->dil, out);
+    case TT_MV_RESHAPE: return tt_view_reshape(v, x->shape, x->ndim, out);
+    case TT_MV_PERMUTE: tt_view_permute(v, x->perm, out); return true;
+    case TT_MV_EXPAND: tt_view_expand(v, x->shape, out); return true;
+    case TT_MV_PAD: tt_view_pad(v, x->a, x->b, out); return true;
+    case TT_MV_SHRINK: tt_view_shrink(v, x->a, x->b, out); return true;
+    case TT_MV_FLIP: tt_view_flip(v, x->axes, out); return true;
+    case TT_MV_STEP: tt_view_step(v, x->a, out); return true;
+    case TT_MV_WINDOW: return tt_view_window(v, x->axis, x->k, x->stride, x->dil, out);
     }
     return false;
 }
 
-static tt_node *mv(tt_node *a, mv_kind kind, const mv_args *x)
+static tt_node *mv_view(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 {
     tt_view v, r;
-    if (a->op == TT_CONST && kind != MV_PAD) { /* every element is the same: only the shape changes */
+    if (a->op == TT_CONST && kind != TT_MV_PAD) { /* every element is the same: only the shape changes */
         tt_view_init(&v, a->shape, a->ndim);
         if (!apply(&v, kind, x, &r)) return NULL;
         tt_node *c = tt_const_node(NULL, (hcq_dtype)a->dtype, a->cv, r.shape, r.ndim);
@@ -65,8 +53,8 @@ static tt_node *mv(tt_node *a, mv_kind kind, const mv_args *x)
         return c;
     }
     if (a->op == TT_VIEW && !a->contig) { /* a contiguous() node is a materialization point: stack on it */
-        bool pad_clash = kind == MV_PAD && a->view.mask && !same_val(a->cv, x->pad);
-        if (!pad_clash && apply(&a->view, kind, x, &r)) return view_node(a->src[0], &r, kind == MV_PAD ? x->pad : a->cv);
+        bool pad_clash = kind == TT_MV_PAD && a->view.mask && !same_val(a->cv, x->pad);
+        if (!pad_clash && apply(&a->view, kind, x, &r)) return view_node(a->src[0], &r, kind == TT_MV_PAD ? x->pad : a->cv);
     }
     tt_view_init(&v, a->shape, a->ndim);
     if (!apply(&v, kind, x, &r)) {
@@ -76,45 +64,53 @@ static tt_node *mv(tt_node *a, mv_kind kind, const mv_args *x)
     return view_node(a, &r, x->pad);
 }
 
+/* the view, and its autodiff record when a needs gradients */
+static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
+{
+    tt_node *r = mv_view(a, kind, x);
+    if (r) tt_ad_move(r, a, kind, x);
+    return r;
+}
+
 tt_node *tt_mv_reshape(tt_node *a, const int64_t *shape, int ndim)
 {
-    mv_args x = {.shape = shape, .ndim = ndim};
-    return mv(a, MV_RESHAPE, &x);
+    tt_mv_args x = {.shape = shape, .ndim = ndim};
+    return mv(a, TT_MV_RESHAPE, &x);
 }
 tt_node *tt_mv_permute(tt_node *a, const int *perm)
 {
-    mv_args x = {.perm = perm};
-    return mv(a, MV_PERMUTE, &x);
+    tt_mv_args x = {.perm = perm};
+    return mv(a, TT_MV_PERMUTE, &x);
 }
 tt_node *tt_mv_expand(tt_node *a, const int64_t *shape, int ndim)
 {
-    mv_args x = {.shape = shape, .ndim = ndim};
-    return mv(a, MV_EXPAND, &x);
+    tt_mv_args x = {.shape = shape, .ndim = ndim};
+    return mv(a, TT_MV_EXPAND, &x);
 }
 tt_node *tt_mv_pad(tt_node *a, const int64_t *before, const int64_t *after, tt_val padval)
 {
-    mv_args x = {.a = before, .b = after, .pad = padval};
-    return mv(a, MV_PAD, &x);
+    tt_mv_args x = {.a = before, .b = after, .pad = padval};
+    return mv(a, TT_MV_PAD, &x);
 }
 tt_node *tt_mv_shrink(tt_node *a, const int64_t *begin, const int64_t *end)
 {
-    mv_args x = {.a = begin, .b = end};
-    return mv(a, MV_SHRINK, &x);
+    tt_mv_args x = {.a = begin, .b = end};
+    return mv(a, TT_MV_SHRINK, &x);
 }
 tt_node *tt_mv_flip(tt_node *a, uint32_t axes)
 {
-    mv_args x = {.axes = axes};
-    return mv(a, MV_FLIP, &x);
+    tt_mv_args x = {.axes = axes};
+    return mv(a, TT_MV_FLIP, &x);
 }
 tt_node *tt_mv_step(tt_node *a, const int64_t *steps)
 {
-    mv_args x = {.a = steps};
-    return mv(a, MV_STEP, &x);
+    tt_mv_args x = {.a = steps};
+    return mv(a, TT_MV_STEP, &x);
 }
 tt_node *tt_mv_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil)
 {
-    mv_args x = {.axis = axis, .k = k, .stride = stride, .dil = dil};
-    return mv(a, MV_WINDOW, &x);
+    tt_mv_args x = {.axis = axis, .k = k, .stride = stride, .dil = dil};
+    return mv(a, TT_MV_WINDOW, &x);
 }
 
 /* ** axes */

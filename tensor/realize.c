@@ -213,7 +213,9 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *x, const tt_key *key, tt_ken
 static hcq_status run_item(hcq_ctx *ctx, tt_node *x, tt_key *key)
 {
     int64_t numel = tt_numel(x->shape, x->ndim);
-    tt_buf *buf = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)x->dtype));
+    tt_buf *buf = x->assign; /* hcq_assign's destination (the reference moves to buf) */
+    x->assign = NULL;
+    if (!buf) buf = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)x->dtype));
     if (!buf) return hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
     if (!numel) {
         tt_node_set_buf(x, buf);

@@ -36,7 +36,11 @@ void tt_node_unref(tt_node *n)
     while (top) {
         tt_node *x = stack[--top];
         if (--x->refs) continue;
-        for (int i = 0; i < x->nsrc; i++) {
+        tt_node *more[3 + TT_AD_MAX_REFS];
+        int nmore = x->nsrc;
+        memcpy(more, x->src, sizeof x->src);
+        if (x->ad) nmore += tt_ad_release(x, more + nmore);
+        for (int i = 0; i < nmore; i++) {
             if (top == cap) {
                 size_t ncap = cap * 2;
                 tt_node **ns = malloc(ncap * sizeof *ns);
@@ -49,9 +53,10 @@ void tt_node_unref(tt_node *n)
                 stack = ns;
                 cap = ncap;
             }
-            stack[top++] = x->src[i];
+            stack[top++] = more[i];
         }
         tt_buf_unref(x->buf);
+        tt_buf_unref(x->assign);
         free(x);
     }
     if (stack != stack_small) free(stack);
@@ -169,6 +174,7 @@ bool tt_dtype_ok(hcq_ctx *ctx, hcq_dtype dt, const char *fn)
 hcq_tensor *tt_wrap(hcq_ctx *ctx, tt_node *n)
 {
     if (!n) return NULL;
+    tt_ad_resolve(n); /* whether it needs gradients is decided while its sources are known */
     hcq_tensor *t = base_calloc(1, sizeof *t);
     if (!t) {
         tt_node_unref(n);

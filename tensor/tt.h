@@ -16,7 +16,8 @@
  * schedule.c (what to materialize, in which order), emit.c (node -> IR
  * values), lower.c (kernel skeletons and per-device plans), cache.c
  * (kernels by AST, programs by IR), realize.c (buffers, launches), jit.c
- * (capture and replay). */
+ * (capture and replay), grad.c and grad_rules.c (autodiff records and the
+ * backward pass), assign.c (writing results into existing buffers). */
 #ifndef HCQ_TENSOR_TT_H
 #define HCQ_TENSOR_TT_H
 
@@ -114,6 +115,11 @@ typedef struct tt_node {
     bool mat, owner_viewed;
     const struct tt_node *owner; /* the kernel root that first fused it */
     struct tt_node *mnext; /* the kernel list */
+    /* autodiff (grad.c): ad_state is a tt_ad_state; ad the record of how
+     * the node was made, kept when it is realized (NULL unless needed) */
+    uint8_t ad_state, ad_block;
+    struct tt_ad *ad;
+    tt_buf *assign; /* realize into this buffer, not a new one (assign.c; referenced) */
 } tt_node;
 
 struct hcq_tensor {
@@ -248,6 +254,41 @@ tt_node *tt_flip_order(tt_node *a);
 hcq_dtype tt_promote(const tt_node *a, const tt_node *b);
 int tt_axis(int axis, int ndim, const char *fn); /* -1 with the error set */
 hcq_status tt_axes_mask(const int *axes, int naxes, int ndim, uint32_t *mask, const char *fn);
+
+/* The movement ops' arguments (ops_move.c), as the autodiff records keep
+ * them (grad.c). */
+typedef enum tt_mv_kind { TT_MV_RESHAPE, TT_MV_PERMUTE, TT_MV_EXPAND, TT_MV_PAD, TT_MV_SHRINK, TT_MV_FLIP, TT_MV_STEP, TT_MV_WINDOW } tt_mv_kind;
+typedef struct tt_mv_args {
+    const int64_t *shape, *a, *b;
+    int ndim;
+    const int *perm;
+    uint32_t axes;
+    tt_val pad;
+    int axis;
+    int64_t k, stride, dil;
+} tt_mv_args;
+
+/* ** autodiff (grad.c)
+ * Every node gets a state once, when it is first wrapped in a handle (or,
+ * for views, when the movement op makes it): whether it depends on a
+ * tensor that requires gradients, and if so a record (tt_ad) of its op and
+ * sources that outlives realization. */
+typedef enum tt_ad_state {
+    TT_AD_UNKNOWN = 0, /* not decided yet (fresh node) */
+    TT_AD_NONE,        /* no tensor that requires gradients is behind it */
+    TT_AD_REC,         /* differentiable: n->ad says how it was made */
+    TT_AD_BLOCKED,     /* behind a non-differentiable op (ad_block says which) */
+} tt_ad_state;
+/* Decides the state of n and of every undecided node below it. */
+void tt_ad_resolve(tt_node *n);
+/* r = movement of a: records it when a needs gradients. */
+void tt_ad_move(tt_node *r, tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+/* Frees n's record; writes the nodes it referenced (at most
+ * TT_AD_MAX_REFS) to refs for the caller to unreference; returns how many. */
+#define TT_AD_MAX_REFS 6
+int tt_ad_release(tt_node *n, tt_node **refs);
+/* The thread's grad mode (hcq_set_grad_enabled). */
+bool tt_ad_enabled(void);
 
 /* ** views (view.c) */
 void tt_view_init(tt_view *v, const int64_t *shape, int ndim);

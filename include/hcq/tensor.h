@@ -329,6 +329,74 @@ HCQ_API hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx);
  * idx is i32 with a's ndim and no dim larger than a's (other than `axis`). */
 HCQ_API hcq_tensor *hcq_gather(hcq_tensor *a, int axis, hcq_tensor *idx);
 
+/* ** writing into existing storage
+ * Computes value (broadcast and cast to dst's shape and dtype) into dst's
+ * own buffer: the tensor keeps its handle, node and storage, and every
+ * tensor that shares them (views of it, lazy tensors computed from it that
+ * are not realized yet) reads the new values from then on, as after
+ * hcq_tensor_write. This is how optimizers update parameters in place, and
+ * inside a JIT the captured kernels store into the same buffers every
+ * replay. A dst that is lazy or a view gets a buffer of its own first.
+ * hcq_assign_all computes every value before it overwrites anything (a
+ * value may read any destination's old contents). HCQ_EINVAL for two
+ * destinations sharing storage, or for a destination computed from tensors
+ * that require gradients (its old value may be needed by a backward pass). */
+HCQ_API hcq_status hcq_assign(hcq_tensor *dst, hcq_tensor *value);
+HCQ_API hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int n);
+
+/* ** autodiff: reverse mode over the lazy graph
+ *
+ *     hcq_requires_grad(w, true);               // w's gradient is wanted
+ *     hcq_tensor *loss = hcq_cross_entropy(hcq_linear(x, w, b), y);
+ *     hcq_backward(loss);                       // adds d loss / d w to w's gradient
+ *     hcq_tensor *gw = hcq_grad(w);             // a lazy tensor like any other
+ *
+ * Operations on tensors that require gradients record how their result
+ * was made (the record lives as long as the result, realized or not).
+ * hcq_backward walks the records from the output and builds every
+ * gradient as lazy tensor operations on the forward graph: nothing runs
+ * until the gradients are realized, and then the backward pass fuses and
+ * schedules like any other graph (realize the gradients together with the
+ * loss, or let an optimizer, nn.h, do it). Gradients accumulate across
+ * hcq_backward calls until hcq_zero_grad (optimizers consume them).
+ *
+ * Only float tensors take gradients. Every float operation of this header
+ * has one, with these conventions: max and min (hcq_max/min, maximum,
+ * minimum, max pooling, relu, abs) send the gradient to every element equal
+ * to the result, split evenly among ties; trunc's gradient is 0; a product
+ * with one zero gives that element the product of the others. Comparisons,
+ * argmax/argmin, integer arithmetic, bitcasts and casts to i32 or bool have
+ * none: gradients stop there, and hcq_backward of an output that depends on
+ * the wanted tensors only through them is HCQ_EINVAL naming the op. */
+/* Marks t as a tensor whose gradient is kept (a leaf, or an intermediate
+ * whose gradient is also wanted); false drops the mark and its gradient.
+ * HCQ_EINVAL for non-float tensors. A constant (hcq_zeros, hcq_full, ...)
+ * is given storage first. */
+HCQ_API hcq_status hcq_requires_grad(hcq_tensor *t, bool on);
+/* True when gradients flow to t: it is marked, or computed from a marked
+ * tensor with gradients enabled. */
+HCQ_API bool hcq_tensor_requires_grad(const hcq_tensor *t);
+/* d loss / d (every marked tensor loss depends on), added to their
+ * gradients. loss must have one element. */
+HCQ_API hcq_status hcq_backward(hcq_tensor *loss);
+/* The same for any output, seeded with grad (out's shape): the gradients
+ * of sum(out * grad). */
+HCQ_API hcq_status hcq_backward_with(hcq_tensor *out, hcq_tensor *grad);
+/* A new tensor holding t's accumulated gradient (lazy, t's shape and
+ * dtype). NULL with HCQ_EINVAL if t is not marked, HCQ_ESTATE if no
+ * backward pass has reached it since its last zero_grad. */
+HCQ_API hcq_tensor *hcq_grad(hcq_tensor *t);
+HCQ_API bool hcq_has_grad(const hcq_tensor *t);
+/* Drops t's accumulated gradient. */
+HCQ_API hcq_status hcq_zero_grad(hcq_tensor *t);
+/* t's values without its history: gradients do not flow through. */
+HCQ_API hcq_tensor *hcq_detach(hcq_tensor *t);
+/* Turns recording on or off for the calling thread (like torch.no_grad:
+ * tensors made while off have no history) and returns the previous state:
+ *     bool prev = hcq_set_grad_enabled(false); ...; hcq_set_grad_enabled(prev); */
+HCQ_API bool hcq_set_grad_enabled(bool on);
+HCQ_API bool hcq_grad_enabled(void);
+
 /* ** JIT: capture once, replay with new inputs
  * fn builds outputs from inputs with tensor operations (it must not read
  * tensors back to the host). The first run executes it as usual; the
