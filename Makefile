@@ -14,11 +14,11 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missin
                -fPIC -pthread -g $(OPT) $(SAN) -fvisibility=hidden -Iinclude -I.
 CFLAGS ?=
 ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
-LDLIBS := -lm -ldl -lpthread
+LDLIBS := -lz -lm -ldl -lpthread
 CRITERION_LIBS := -lcriterion
 
 # Library sources, layer by layer (each calls only the ones listed before it).
-LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/mock mem queue tensor
+LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/mock mem queue tensor nn
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 

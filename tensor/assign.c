@@ -149,11 +149,11 @@ hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int
     if (n < 0 || (n && (!dst || !values))) return base_err(HCQ_EINVAL, "%s: %d tensors", fn, n);
     if (!n) return HCQ_OK;
     for (int i = 0; i < n; i++) {
-        if (!tt_arg(dst[i], fn) || !tt_arg(values[i], fn)) return hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
-        if (dst[i]->ctx != dst[0]->ctx || values[i]->ctx != dst[0]->ctx)
+        if ((dst[i] && !tt_arg(dst[i], fn)) || !tt_arg(values[i], fn)) return hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
+        if ((dst[i] && dst[i]->ctx != values[0]->ctx) || values[i]->ctx != values[0]->ctx)
             return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn);
     }
-    hcq_ctx *ctx = dst[0]->ctx;
+    hcq_ctx *ctx = values[0]->ctx;
     tt_node **v = base_calloc((size_t)n * 3, sizeof *v);
     tt_buf **bufs = base_calloc((size_t)n, sizeof *bufs);
     if (!v || !bufs) {
@@ -165,6 +165,11 @@ hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int
     bool prev = hcq_set_grad_enabled(false);
     hcq_status s = HCQ_OK;
     for (int i = 0; i < n && !s; i++) {
+        if (!dst[i]) { /* realized in the same pass, before anything is overwritten */
+            tt_node_ref(values[i]->n);
+            v[i] = values[i]->n;
+            continue;
+        }
         s = check_dst(dst[i], i, fn);
         if (s) break;
         bufs[i] = dst[i]->n->buf;
@@ -177,14 +182,15 @@ hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int
     /* at most n rounds: each that finds a hazard computes one more value apart */
     for (int round = 0; round <= n && !s; round++) {
         for (int i = 0; i < n && !s; i++)
-            if (!(cp[i] = copy_node(sep[i] ? sep[i] : v[i], bufs[i]))) s = HCQ_ENOMEM;
+            if (!dst[i]) cp[i] = (tt_node_ref(v[i]), v[i]);
+            else if (!(cp[i] = copy_node(sep[i] ? sep[i] : v[i], bufs[i]))) s = HCQ_ENOMEM;
         if (s) break;
         tt_sched sc;
         s = tt_schedule(ctx, cp, (uint32_t)n, &sc);
         if (s) break;
         bool any = false;
         for (int i = 0; i < n; i++) {
-            if (sep[i] || !materialized(ctx, cp[i])) continue;
+            if (!dst[i] || sep[i] || !materialized(ctx, cp[i])) continue;
             hz H = {.ctx = ctx, .copies = cp, .dst = bufs, .n = n, .self = i};
             walk(&H, cp[i]->src[0], true, 0);
             free(H.seen.k);

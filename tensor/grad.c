@@ -342,6 +342,26 @@ hcq_status hcq_zero_grad(hcq_tensor *t)
     return HCQ_OK;
 }
 
+hcq_status hcq_set_grad(hcq_tensor *t, hcq_tensor *grad)
+{
+    const char *fn = "hcq_set_grad";
+    tt_node *n = live_arg(t, fn), *g = n ? tt_arg(grad, fn) : NULL;
+    if (!g) return hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
+    if (n->ad_state != TT_AD_REC || !n->ad->leaf)
+        return base_err(HCQ_EINVAL, "%s: the tensor does not keep a gradient; call hcq_requires_grad on it first", fn);
+    if (grad->ctx != t->ctx) return base_err(HCQ_EINVAL, "%s: the gradient is from another context", fn);
+    if (g->ndim != n->ndim || memcmp(g->shape, n->shape, n->ndim * sizeof *n->shape))
+        return base_err(HCQ_EINVAL, "%s: the gradient's shape differs from the tensor's", fn);
+    bool prev = hcq_set_grad_enabled(false);
+    tt_node *c = tt_cast_node(g, (hcq_dtype)n->dtype);
+    if (c) tt_ad_resolve(c);
+    hcq_set_grad_enabled(prev);
+    if (!c) return hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
+    tt_node_unref(n->ad->grad);
+    n->ad->grad = c;
+    return HCQ_OK;
+}
+
 hcq_tensor *hcq_detach(hcq_tensor *t)
 {
     tt_node *n = tt_arg(t, "hcq_detach");

@@ -157,7 +157,11 @@ static void visit(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node 
         x->owner = root;
         x->owner_viewed = viewed;
     }
-    uint32_t bit = 1u << ((in_r ? 2 : 0) + (ex ? 1 : 0) + (viewed ? 4 : 0));
+    /* reached from a second kernel: walk again, so what lies below a shared
+     * view (a reduction behind a gradient's permute, read by two optimizer
+     * kernels) sees the second reader too */
+    bool other = x->owner != root;
+    uint32_t bit = 1u << ((in_r ? 2 : 0) + (ex ? 1 : 0) + (viewed ? 4 : 0) + (other ? 8 : 0));
     if (x->walked & bit) return;
     x->walked |= bit;
     walk_srcs(S, x, in_r, ex, root, viewed, depth);

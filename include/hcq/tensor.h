@@ -338,7 +338,9 @@ HCQ_API hcq_tensor *hcq_gather(hcq_tensor *a, int axis, hcq_tensor *idx);
  * inside a JIT the captured kernels store into the same buffers every
  * replay. A dst that is lazy or a view gets a buffer of its own first.
  * hcq_assign_all computes every value before it overwrites anything (a
- * value may read any destination's old contents). HCQ_EINVAL for two
+ * value may read any destination's old contents); a NULL destination
+ * realizes its value in the same pass (a loss computed from parameters
+ * the pass updates, scheduled with the update). HCQ_EINVAL for two
  * destinations sharing storage, or for a destination computed from tensors
  * that require gradients (its old value may be needed by a backward pass). */
 HCQ_API hcq_status hcq_assign(hcq_tensor *dst, hcq_tensor *value);
@@ -389,6 +391,9 @@ HCQ_API hcq_tensor *hcq_grad(hcq_tensor *t);
 HCQ_API bool hcq_has_grad(const hcq_tensor *t);
 /* Drops t's accumulated gradient. */
 HCQ_API hcq_status hcq_zero_grad(hcq_tensor *t);
+/* Replaces t's accumulated gradient with grad (t's shape; cast to its
+ * dtype), e.g. a clipped one. */
+HCQ_API hcq_status hcq_set_grad(hcq_tensor *t, hcq_tensor *grad);
 /* t's values without its history: gradients do not flow through. */
 HCQ_API hcq_tensor *hcq_detach(hcq_tensor *t);
 /* Turns recording on or off for the calling thread (like torch.no_grad:

@@ -13,6 +13,7 @@
  *   an expensive elementwise result read by two kernels: materialized once (3)
  *   a cheap one (exp) read by two kernels: recomputed (2)
  *   reshape of a realized buffer           0
+ *   a reduction read by two kernels through one shared view: computed once (3)
  * Plans: contiguous elementwise kernels index without divisions; matmuls
  * get register tiles and mulacc on CPU targets; GPU-style plans (forced on
  * a context) reduce through local memory with barriers and give the same
@@ -88,6 +89,12 @@ Test(tensor_sched, kernel_counts)
     T_OK(hcq_realize(a));
     t[0] = hcq_reshape(a, TX_SHAPE(9, 7));
     cr_assert_eq(count(t, 1), 0, "reshape of a buffer");
+    /* one view node over a reduction, read by two kernels (a gradient read
+     * by two optimizer updates): the reduction is its own kernel */
+    hcq_tensor *shared = hcq_transpose(hcq_matmul(a, hcq_transpose(b, 0, 1)), 0, 1);
+    t[0] = hcq_add_s(shared, 1);
+    t[1] = hcq_mul_s(shared, 2);
+    cr_assert_eq(count(t, 2), 3, "a reduction behind a shared view");
 }
 
 /* more inputs than a launch takes: split into kernels that each fit */

@@ -1,0 +1,62 @@
+/* nn/: the training layer (include/hcq/nn.h), built on the tensor layer's
+ * public API only. Internals shared by its files: params.c (parameter
+ * lists, initialisation, clipping), optim.c (optimizers and schedules),
+ * layers.c (batch norm, dropout), safetensors.c (the file format),
+ * idx.c (IDX files through zlib), batches.c (the batch iterator). */
+#ifndef HCQ_NN_NN_H
+#define HCQ_NN_NN_H
+
+#include <hcq/hcq.h>
+#include <hcq/nn.h>
+
+#include "base/base.h"
+
+/* handle-registry kinds (the tensor layer's end at 0x7e01) */
+#define NN_H_PARAMS 0x7e10u
+#define NN_H_OPTIM 0x7e11u
+#define NN_H_BATCHES 0x7e12u
+
+#define NN_NAME_MAX 127
+
+typedef struct nn_entry {
+    char name[NN_NAME_MAX + 1];
+    hcq_tensor *t;
+    bool trainable;
+} nn_entry;
+
+struct hcq_params {
+    hcq_ctx *ctx;
+    nn_entry *e;
+    int n, cap;
+    bool eval;
+};
+
+/* the live list's entry i, or NULL with the error set */
+const nn_entry *nn_params_entry(const hcq_params *p, int i, const char *fn);
+bool nn_params_live(const hcq_params *p);
+
+/* ** safetensors (safetensors.c) */
+typedef struct nn_st_entry {
+    char *name; /* decoded, NUL-terminated (owned) */
+    hcq_dtype dtype;
+    int ndim;
+    int64_t shape[HCQ_MAX_DIMS];
+    uint64_t begin, end; /* data_offsets, relative to the data */
+} nn_st_entry;
+
+typedef struct nn_st_header {
+    nn_st_entry *e;
+    int n;
+    uint64_t data_size; /* the largest end offset */
+} nn_st_header;
+
+/* Parses a safetensors JSON header (len bytes at json, not NUL-terminated)
+ * with every string, number and offset bounds-checked: HCQ_EFORMAT with
+ * the position of the first thing wrong. Entries with a dtype we cannot
+ * hold are HCQ_ENOTSUP. */
+hcq_status nn_st_parse(const char *json, size_t len, nn_st_header *out);
+void nn_st_header_free(nn_st_header *h);
+/* Checks a whole file image (size, header, offsets within the data). */
+hcq_status nn_st_check_file(const uint8_t *file, size_t size, nn_st_header *out);
+
+#endif
