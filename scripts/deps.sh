@@ -3,16 +3,18 @@
 # apt-get; otherwise it prints the one command to run. `--check` only says
 # whether everything is there (exit 0) or not (exit 1).
 set -u
-PKGS="make gcc clang-22 lld-22 libcriterion-dev libdrm-dev libelf-dev valgrind"
+PKGS="make gcc clang-22 lld-22 libcriterion-dev libdrm-dev libelf-dev valgrind zlib1g-dev dataset-fashion-mnist"
+FASHION=/usr/share/datasets/fashion-mnist
 # commands/files that prove each package is present
 have_all() {
     command -v make >/dev/null && command -v gcc >/dev/null && command -v clang-22 >/dev/null &&
     command -v ld.lld-22 >/dev/null && [ -f /usr/include/criterion/criterion.h ] &&
-    [ -f /usr/include/libdrm/drm.h ] && [ -f /usr/include/libelf.h ] && command -v valgrind >/dev/null
+    [ -f /usr/include/libdrm/drm.h ] && [ -f /usr/include/libelf.h ] && command -v valgrind >/dev/null &&
+    [ -f /usr/include/zlib.h ] && [ -f $FASHION/train-images-idx3-ubyte.gz ] && [ -f $FASHION/t10k-labels-idx1-ubyte.gz ]
 }
 if [ "${1:-}" = "--check" ]; then
     have_all && exit 0
-    echo "scripts/deps.sh: some build or test dependencies are missing" >&2
+    echo "scripts/deps.sh: some build or test dependencies are missing (packages: $PKGS)" >&2
     exit 1
 fi
 have_all && { echo "scripts/deps.sh: all dependencies present"; exit 0; }

@@ -106,7 +106,7 @@ static void decide(tt_node *x)
         a->rop = x->rop;
         a->axes = x->axes;
         a->nsrc = x->nsrc;
-        if (x->op == TT_VIEW) a->mv = TT_AD_MV_COPY;
+        if (x->op == TT_VIEW) a->mv = x->contig ? TT_AD_MV_CONTIG : TT_AD_MV_COPY;
         for (int i = 0; i < x->nsrc; i++) {
             tt_node_ref(x->src[i]);
             a->src[i] = x->src[i];

@@ -27,7 +27,8 @@ typedef struct tt_ad {
     uint64_t walk;
 } tt_ad;
 
-#define TT_AD_MV_COPY 0xff
+#define TT_AD_MV_COPY 0xff   /* an identity view (hcq_detach-like copies) */
+#define TT_AD_MV_CONTIG 0xfe /* hcq_contiguous: its gradient is materialized too */
 
 /* The backward pass's builder: owns a reference to every node it makes,
  * so a failed pass frees everything and a finished one keeps only what

@@ -136,6 +136,18 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
     int nd = p->ndim;
     int64_t lo[TT_MAX_DIMS] = {0}, hi[TT_MAX_DIMS] = {0};
     switch (r->mv) {
+    case TT_AD_MV_CONTIG: { /* a materialization point backward too: the
+                             * gradient lands in the layout the forward copied
+                             * into (im2col's matrices, a matmul's operand) */
+        tt_node *c = OWN(tt_node_new(NULL, TT_VIEW, (hcq_dtype)g->dtype, g->shape, g->ndim));
+        if (!c) return NULL;
+        tt_view_init(&c->view, g->shape, g->ndim);
+        c->contig = true;
+        tt_node_ref(g);
+        c->src[0] = g;
+        c->nsrc = 1;
+        return c;
+    }
     case TT_AD_MV_COPY:
     case TT_MV_RESHAPE: return reshape(B, g, p->shape, nd);
     case TT_MV_PERMUTE: {
@@ -174,6 +186,13 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
         int ax = r->axis;
         int64_t o = x->shape[ax], k = x->shape[ax + 1];
         if (!o || !k) return cnst(B, p, (hcq_dtype)g->dtype, 0);
+        if (r->stride == k && (r->dil == 1 || k == 1)) { /* windows side by side (pooling): a reshape */
+            int64_t merged[TT_MAX_DIMS];
+            for (int d = 0, e = 0; d < x->ndim; d++)
+                if (d == ax + 1) merged[e - 1] *= k;
+                else merged[e++] = x->shape[d];
+            return fit(B, reshape(B, g, merged, nd), ax, p->shape[ax]);
+        }
         int64_t drop[TT_MAX_DIMS];
         for (int d = 0, e = 0; d < x->ndim; d++)
             if (d != ax + 1) drop[e++] = x->shape[d];

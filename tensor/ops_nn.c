@@ -122,6 +122,11 @@ hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, const hcq
     size_t m = hcq_ctx_mark(ctx);
     hcq_dtype dt = tt_promote(nx, nw), cdt = is_half(dt) ? HCQ_F32 : dt == HCQ_BOOL ? HCQ_I32 : dt;
     int k[2] = {(int)nw->shape[2], (int)nw->shape[3]};
+    if (ctx->cpu_style && O / g >= 8) { /* a matrix product: register tiles along the output channels */
+        hcq_tensor *r = tt_conv2d_im2col(hcq_cast(x, cdt), hcq_cast(w, cdt), o.stride, o.padding, o.dilation, g);
+        if (bias) r = hcq_add(r, hcq_reshape(hcq_cast(bias, cdt), HCQ_SHAPE(1, O, 1, 1)));
+        return scope_end(ctx, m, hcq_cast(r, dt));
+    }
     hcq_tensor *win = windows(hcq_cast(x, cdt), k, o.stride, o.padding, o.dilation, 0.0); /* [N, C, OH, OW, KH, KW] */
     int64_t OH = hcq_tensor_dim(win, 2), OW = hcq_tensor_dim(win, 3);
     hcq_tensor *xw = hcq_reshape(win, HCQ_SHAPE(N, g, 1, C / g, OH, OW, k[0], k[1]));

@@ -290,6 +290,10 @@ int tt_ad_release(tt_node *n, tt_node **refs);
 /* The thread's grad mode (hcq_set_grad_enabled). */
 bool tt_ad_enabled(void);
 
+/* Convolution as a matrix product (conv_im2col.c): x [N, C, H, W] and
+ * w [O, C/g, KH, KW] of one dtype; [N, O, OH, OW]. */
+hcq_tensor *tt_conv2d_im2col(hcq_tensor *x, hcq_tensor *w, const int stride[2], const int pad[2], const int dil[2], int g);
+
 /* ** views (view.c) */
 void tt_view_init(tt_view *v, const int64_t *shape, int ndim);
 bool tt_view_is_identity(const tt_view *v, const int64_t *src_shape, int src_ndim);

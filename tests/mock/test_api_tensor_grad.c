@@ -412,6 +412,12 @@ Test(api_tensor_grad, conv2d)
     gradcheck("conv2d stride/pad/dilation", f_conv, &strided, 3, a);
     gin g[3] = {IN(G_ANY, 1, 4, 5, 6), IN(G_ANY, 6, 2, 3, 3), IN(G_ANY, 6)};
     gradcheck("conv2d groups", f_conv, &grouped, 3, g);
+    /* 8 or more output channels per group: CPU-style targets multiply
+     * matrices (im2col) instead */
+    gin wide[3] = {IN(G_ANY, 2, 2, 5, 4), IN(G_ANY, 8, 2, 3, 2), IN(G_ANY, 8)};
+    gradcheck("conv2d as a matrix product", f_conv, &strided, 3, wide);
+    gin wg[3] = {IN(G_ANY, 1, 4, 4, 5), IN(G_ANY, 16, 2, 2, 3), IN(G_ANY, 16)};
+    gradcheck("conv2d as a matrix product, groups", f_conv, &grouped, 3, wg);
 }
 
 Test(api_tensor_grad, pooling)

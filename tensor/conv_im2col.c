@@ -1,0 +1,45 @@
+/* Convolution as a matrix product on CPU-style targets: the input's
+ * windows are copied into a [groups, N*OH*OW, C/groups*KH*KW] matrix (one
+ * elementwise kernel) and multiplied by the weights, so the product gets
+ * the matmul's register tile: along the output channels, which the direct
+ * form (the output's last dim is OW, rarely a multiple of 8) does not
+ * offer. Its gradients are matmuls and the windows' fold (grad_rules.c),
+ * so training a CNN gets the same tiles in the backward pass (both
+ * matrices are hcq_contiguous, whose gradients are materialized in the
+ * same layout). */
+#include "tensor/tt.h"
+
+#include <string.h>
+
+/* x [N, C, H, W] and w [O, C/g, KH, KW] as f32 (or i32) already; NULL when
+ * the direct form suits better (the caller falls back to it) */
+hcq_tensor *tt_conv2d_im2col(hcq_tensor *x, hcq_tensor *w, const int stride[2], const int pad[2], const int dil[2], int g)
+{
+    hcq_ctx *ctx = x->ctx;
+    const tt_node *nx = x->n, *nw = w->n;
+    int64_t N = nx->shape[0], C = nx->shape[1], O = nw->shape[0], KH = nw->shape[2], KW = nw->shape[3];
+    int64_t K = C / g * KH * KW;
+    int64_t pads[8] = {0, 0, 0, 0, pad[0], pad[0], pad[1], pad[1]};
+    hcq_tensor *p = hcq_pad(x, pads, 4, 0.0);
+    if (!p) return NULL;
+    tt_node *h = tt_mv_window(p->n, 2, KH, stride[0], dil[0]);       /* [N, C, OH, KH, W'] */
+    tt_node *v = h ? tt_mv_window(h, 4, KW, stride[1], dil[1]) : NULL; /* [N, C, OH, KH, OW, KW] */
+    tt_node_unref(h);
+    hcq_tensor *win = tt_wrap(ctx, v);
+    if (!win) return NULL;
+    int64_t OH = win->n->shape[2], OW = win->n->shape[4], M = N * OH * OW;
+    /* [g, N, OH, OW, C/g, KH, KW], copied row-major: the rows of the matrix */
+    hcq_tensor *cols = hcq_reshape(win, HCQ_SHAPE(N, g, C / g, OH, KH, OW, KW));
+    cols = hcq_permute(cols, HCQ_AXES(1, 0, 3, 5, 2, 4, 6));
+    /* materialized in the matrix's own shape: the product then indexes a
+     * [g, M, K] buffer directly (a view merging the dims of a 7-d one is
+     * not seen as affine by the tile planner) */
+    cols = hcq_contiguous(hcq_reshape(cols, HCQ_SHAPE(g, M, K)));
+    hcq_tensor *wm = hcq_reshape(w, HCQ_SHAPE(g, O / g, K));
+    /* contiguous: no kernel more forward (the product is one), and the
+     * output's gradient is materialized in this layout for the backward
+     * products (grad_rules.c) instead of read through the permute */
+    hcq_tensor *r = hcq_contiguous(hcq_matmul(cols, hcq_transpose(wm, 1, 2))); /* [g, M, O/g] */
+    r = hcq_reshape(r, HCQ_SHAPE(g, N, OH, OW, O / g));
+    return hcq_reshape(hcq_permute(r, HCQ_AXES(1, 0, 4, 2, 3)), HCQ_SHAPE(N, O, OH, OW));
+}
