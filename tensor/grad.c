@@ -209,6 +209,36 @@ void tt_ad_move(tt_node *r, tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
     }
 }
 
+void tt_ad_custom(hcq_tensor *out, int kind, hcq_tensor *const *srcs, int n)
+{
+    if (!out || !base_handle_live(out, BASE_H_TENSOR)) return;
+    tt_node *x = out->n;
+    tt_ad_resolve(x);
+    if (x->ad_state != TT_AD_REC || !x->ad->nsrc || n > 3) return; /* no history, or a marked leaf */
+    for (int i = 0; i < n; i++)
+        if (!srcs[i] || !base_handle_live(srcs[i], BASE_H_TENSOR)) return; /* keep the generic record */
+    for (int i = 0; i < n; i++) /* the backward visits newest first: sources must be older */
+        if (srcs[i]->n->id > x->id) return;
+    bool leaf = x->ad->leaf;
+    tt_node *refs[TT_AD_MAX_REFS];
+    int k = tt_ad_release(x, refs);
+    tt_ad *a = ad_new(x);
+    if (a) {
+        a->op = (uint8_t)kind;
+        a->leaf = leaf;
+        a->nsrc = (uint8_t)n;
+        for (int i = 0; i < n; i++) {
+            tt_ad_resolve(srcs[i]->n);
+            tt_node_ref(srcs[i]->n);
+            a->src[i] = srcs[i]->n;
+        }
+    } else {
+        x->ad_state = TT_AD_BLOCKED;
+        x->ad_block = TT_OP_COUNT;
+    }
+    for (int i = 0; i < k; i++) tt_node_unref(refs[i]);
+}
+
 /* ** the builder */
 tt_node *tt_gb_own(tt_gb *B, tt_node *x)
 {
@@ -236,7 +266,8 @@ void tt_gb_free(tt_gb *B)
 {
     for (uint32_t i = 0; i < B->n; i++) tt_node_unref(B->nodes[i]);
     free(B->nodes);
-    memset(B, 0, sizeof *B);
+    B->nodes = NULL;
+    B->n = B->cap = 0;
 }
 
 /* ** public API */
@@ -441,7 +472,7 @@ static hcq_status backward(hcq_ctx *ctx, tt_node *out, tt_node *seed)
     uint32_t n = 0;
     hcq_status s = collect(out, walk, &order, &n);
     if (s) return s;
-    tt_gb B = {0};
+    tt_gb B = {.ctx = ctx};
     /* leaves' new gradients, committed only when the whole pass is built */
     tt_node **lv = base_calloc(n ? n : 1, sizeof *lv), **lg = base_calloc(n ? n : 1, sizeof *lg);
     uint32_t nleaves = 0;

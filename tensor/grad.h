@@ -36,6 +36,7 @@ typedef struct tt_ad {
  * return NULL (with oom or err set) after any failure, so chains are
  * checked once. */
 typedef struct tt_gb {
+    hcq_ctx *ctx; /* for rules written with the public ops */
     tt_node **nodes;
     uint32_t n, cap;
     hcq_status err;

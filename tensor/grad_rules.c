@@ -270,6 +270,41 @@ static tt_node *vjp_gather(tt_gb *B, const tt_ad *r, tt_node *g)
     return y;
 }
 
+/* ** composite ops with a rule of their own, written with the public ops */
+static hcq_tensor *handle(tt_gb *B, tt_node *n)
+{
+    if (!n) return NULL;
+    tt_node_ref(n);
+    return tt_wrap(B->ctx, n);
+}
+
+static tt_node *take(tt_gb *B, hcq_tensor *t)
+{
+    if (!t) return fail(B, hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM);
+    tt_node_ref(t->n);
+    return OWN(t->n);
+}
+
+/* pow(x, y), as torch differentiates it: d/dx = y x^(y-1) (0 where y is
+ * 0), d/dy = pow(x, y) ln x (0 where x is 0 and y >= 0; NaN for x < 0) */
+static void vjp_pow(tt_gb *B, const tt_ad *r, tt_node *out, tt_node *g, const bool need[3], tt_node *c[3])
+{
+    size_t m = hcq_ctx_mark(B->ctx);
+    hcq_ctx *ctx = B->ctx;
+    hcq_tensor *x = handle(B, r->src[0]), *y = handle(B, r->src[1]), *gf = hcq_cast(handle(B, g), HCQ_F32);
+    hcq_tensor *zero = hcq_scalar(ctx, 0);
+    if (need[0]) {
+        hcq_tensor *d = hcq_mul(y, hcq_pow(x, hcq_sub_s(y, 1.0)));
+        c[0] = take(B, hcq_mul(gf, hcq_where(hcq_eq(y, zero), zero, d)));
+    }
+    if (need[1]) {
+        hcq_tensor *d = hcq_mul(hcq_cast(handle(B, out), HCQ_F32), hcq_log(x));
+        hcq_tensor *flat = hcq_logical_and(hcq_eq(x, zero), hcq_ge(y, zero));
+        c[1] = take(B, hcq_mul(gf, hcq_where(flat, zero, d)));
+    }
+    hcq_ctx_release(ctx, m);
+}
+
 hcq_status tt_ad_vjp(tt_gb *B, tt_node *x, tt_node *g, tt_node *c[3])
 {
     const tt_ad *r = x->ad;
@@ -277,7 +312,7 @@ hcq_status tt_ad_vjp(tt_gb *B, tt_node *x, tt_node *g, tt_node *c[3])
     bool need[3];
     for (int i = 0; i < 3; i++) need[i] = i < r->nsrc && r->src[i]->ad_state == TT_AD_REC;
     hcq_dtype dt = (hcq_dtype)x->dtype;
-    switch ((tt_op)r->op) {
+    switch ((int)r->op) {
     case TT_BUF: break; /* a leaf */
     case TT_NEG: c[0] = neg(B, g); break;
     case TT_EXP2: c[0] = mul(B, g, mul_s(B, x, M_LN2)); break;
@@ -316,6 +351,7 @@ hcq_status tt_ad_vjp(tt_gb *B, tt_node *x, tt_node *g, tt_node *c[3])
     case TT_REDUCE: c[0] = vjp_reduce(B, r, x, g); break;
     case TT_GATHER: c[0] = vjp_gather(B, r, g); break;
     case TT_VIEW: c[0] = vjp_move(B, r, x, g); break;
+    case TT_AD_POW: vjp_pow(B, r, x, g, need, c); break;
     default: return base_err(HCQ_EINVAL, "hcq_backward: internal: op %d has no gradient rule", r->op);
     }
     if (B->err) return B->err;

@@ -406,6 +406,11 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     size_t m = hcq_ctx_mark(ctx);
     hcq_dtype dt = op_dtype(a->n, b->n, P_FLOAT, "hcq_pow");
     hcq_tensor *x = hcq_cast(a, HCQ_F32), *y = hcq_cast(b, HCQ_F32);
+    int64_t bs[TT_MAX_DIMS];
+    int bnd;
+    if (!x || !y || !bshape(x->n, y->n, bs, &bnd, "hcq_pow")) return scope_end(ctx, m, NULL);
+    x = hcq_expand(x, bs, bnd); /* broadcast first: the sources of pow's gradient rule, older than its result */
+    y = hcq_expand(y, bs, bnd);
     hcq_tensor *ax = hcq_abs(x), *ay = hcq_abs(y), *inf = hcq_scalar(ctx, INFINITY), *zero = hcq_scalar(ctx, 0);
     hcq_tensor *yint = hcq_eq(hcq_trunc(y), y); /* true for +-inf, false for NaN */
     hcq_tensor *r = hcq_exp2(hcq_mul(y, hcq_log2(ax)));
@@ -422,7 +427,10 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     hcq_tensor *one = hcq_logical_or(hcq_eq(y, zero), hcq_eq(x, hcq_scalar(ctx, 1)));
     one = hcq_logical_or(one, hcq_logical_and(hcq_eq(x, hcq_scalar(ctx, -1)), hcq_eq(ay, inf)));
     out = hcq_where(one, hcq_scalar(ctx, 1), out);
-    return scope_end(ctx, m, hcq_cast(out, dt));
+    hcq_tensor *res = hcq_cast(out, dt);
+    /* the gradient of pow itself, not of the branches selected above */
+    tt_ad_custom(res, TT_AD_POW, (hcq_tensor *[]){x, y}, 2);
+    return scope_end(ctx, m, res);
 }
 
 hcq_tensor *hcq_where(hcq_tensor *tc, hcq_tensor *ta, hcq_tensor *tb)

@@ -289,6 +289,12 @@ void tt_ad_move(tt_node *r, tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
 int tt_ad_release(tt_node *n, tt_node **refs);
 /* The thread's grad mode (hcq_set_grad_enabled). */
 bool tt_ad_enabled(void);
+/* A composite op whose gradient has a rule of its own (grad_rules.c):
+ * replaces out's record with one of `kind` over srcs (each of out's shape
+ * and f32, made before out: the backward visits newest first), when out
+ * needs gradients. */
+enum { TT_AD_POW = TT_OP_COUNT + 1 };
+void tt_ad_custom(hcq_tensor *out, int kind, hcq_tensor *const *srcs, int n);
 
 /* Convolution as a matrix product (conv_im2col.c): x [N, C, H, W] and
  * w [O, C/g, KH, KW] of one dtype; [N, O, OH, OW]. */

@@ -365,8 +365,11 @@ HCQ_API hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *val
  * Only float tensors take gradients. Every float operation of this header
  * has one, with these conventions: max and min (hcq_max/min, maximum,
  * minimum, max pooling, relu, abs) send the gradient to every element equal
- * to the result, split evenly among ties; trunc's gradient is 0; a product
- * with one zero gives that element the product of the others. Comparisons,
+ * to the result, split evenly among ties (a NaN result equals nothing, so a
+ * slice of NaNs gets none); trunc's and sign's gradient is 0; a product with
+ * one zero gives that element the product of the others; pow follows torch:
+ * d/dx = y x^(y-1) (0 where y is 0), d/dy = x^y ln x (0 where x is 0 and
+ * y >= 0, NaN for x < 0). Comparisons,
  * argmax/argmin, integer arithmetic, bitcasts and casts to i32 or bool have
  * none: gradients stop there, and hcq_backward of an output that depends on
  * the wanted tensors only through them is HCQ_EINVAL naming the op. */

@@ -327,6 +327,28 @@ Test(api_tensor_grad, max_ties_and_prod_zeros)
     tx_close(gp, wp, 6, 1e-6, 1e-7, "prod with zeros");
 }
 
+/* pow's own rule: d/dx = y x^(y-1), d/dy = x^y ln x, also at integral
+ * exponents (where the value is computed by repeated squaring) and with
+ * torch's zeros at y = 0 (d/dx) and x = 0, y >= 0 (d/dy) */
+Test(api_tensor_grad, pow_rule)
+{
+    double xv[5] = {-1.5, 0.5, 2, 0, 3}, yv[5] = {2, 3, -2, 2, 0}, gx[5], gy[5];
+    hcq_tensor *x = tx_from(HCQ_F32, TX_SHAPE(5), xv), *y = tx_from(HCQ_F32, TX_SHAPE(5), yv);
+    T_OK(hcq_requires_grad(x, true));
+    T_OK(hcq_requires_grad(y, true));
+    T_OK(hcq_backward(hcq_sum(hcq_pow(x, y), HCQ_ALL_AXES, false)));
+    tx_read(hcq_grad(x), gx, 5);
+    tx_read(hcq_grad(y), gy, 5);
+    double wx[5], wy[5];
+    for (int i = 0; i < 5; i++) {
+        wx[i] = yv[i] == 0 ? 0 : yv[i] * pow(xv[i], yv[i] - 1);
+        wy[i] = xv[i] == 0 && yv[i] >= 0 ? 0 : pow(xv[i], yv[i]) * log(xv[i]);
+    }
+    tx_close(gx, wx, 5, 1e-5, 1e-6, "d pow / dx");
+    tx_close(gy + 1, wy + 1, 4, 1e-5, 1e-6, "d pow / dy"); /* element 0: ln of a negative base, NaN */
+    cr_assert(isnan(gy[0]), "d pow / dy at x < 0: %g", gy[0]);
+}
+
 /* ** movement */
 static hcq_tensor *m_chain(hcq_tensor **x, const void *arg)
 {
