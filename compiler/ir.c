@@ -198,13 +198,16 @@ hcq_ir_ref hcq_ir_const_int(hcq_kernel *k, hcq_dtype dt, int64_t v)
     return build(k, "hcq_ir_const_int", HCQ_OP_CONST, dt, 0, NULL, 0, arg);
 }
 
+double hcq_dtype_round(hcq_dtype t, double v)
+{
+    if (t == HCQ_F32 || t == HCQ_F16 || t == HCQ_BF16) return (double)ir_bits_f32((uint32_t)ir_const_lane(t, ir_f64_bits(v)));
+    return v;
+}
+
 hcq_ir_ref hcq_ir_const_float(hcq_kernel *k, hcq_dtype dt, double v)
 {
     /* Round once here so the arg is the exact value the kernel uses. */
-    double r = v;
-    if (dt == HCQ_F32 || dt == HCQ_F16 || dt == HCQ_BF16)
-        r = (double)ir_bits_f32((uint32_t)ir_const_lane(dt, ir_f64_bits(v)));
-    return build(k, "hcq_ir_const_float", HCQ_OP_CONST, dt, 0, NULL, 0, ir_f64_bits(r));
+    return build(k, "hcq_ir_const_float", HCQ_OP_CONST, dt, 0, NULL, 0, ir_f64_bits(hcq_dtype_round(dt, v)));
 }
 
 hcq_ir_ref hcq_ir_const_bool(hcq_kernel *k, bool v)

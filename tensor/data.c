@@ -50,9 +50,11 @@ hcq_tensor *hcq_scalar(hcq_ctx *ctx, double value)
         base_err(HCQ_ESTATE, "hcq_scalar: not a live context");
         return NULL;
     }
-    bool integral = value == trunc(value) && fabs(value) <= 2147483647.0;
+    /* -0.0 is a float: x * -0.0 must keep its sign */
+    bool integral = value == trunc(value) && fabs(value) <= 2147483647.0 && !(value == 0 && signbit(value));
     hcq_dtype dt = integral ? HCQ_I32 : HCQ_F32;
-    tt_node *n = tt_const_node(ctx, dt, tt_val_from_double(dt, value), NULL, 0);
+    /* the unrounded double: it rounds once, to the dtype it meets */
+    tt_node *n = tt_const_node(ctx, dt, integral ? tt_val_from_double(dt, value) : (tt_val){.f = value}, NULL, 0);
     if (n) n->weak = true;
     return tt_wrap(ctx, n);
 }

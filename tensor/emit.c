@@ -170,10 +170,14 @@ int tt_view_apply(tt_lw *L, const tt_node *vn, const tt_sx *const *idx, const tt
         }
     if (valid) *valid = state < 0 ? cond : NONE;
     if (!state) return 0;
+    const tt_node *src = vn->src[0];
+    if (tt_numel(src->shape, src->ndim) == 0) { /* an empty source shows nothing (and has no strides to divide by) */
+        if (valid) *valid = NONE;
+        return 0;
+    }
     const tt_sx *lin = tt_sx_const(&L->sym, v->offset);
     for (int d = 0; d < v->ndim; d++)
         if (v->strides[d]) lin = tt_sx_add(&L->sym, lin, tt_sx_mulc(&L->sym, idx[d], v->strides[d]));
-    const tt_node *src = vn->src[0];
     decompose(L, lin, src->shape, src->ndim, src_idx);
     return state;
 }

@@ -19,13 +19,16 @@ static tt_val identity(tt_rop rop, hcq_dtype dt)
     return (tt_val){.i = 0};
 }
 
-/* What pads a reduction without changing it: the identity, except for a
- * float max, where it is NaN. maxNum drops a NaN operand, so NaN is the
- * true neutral element: max(NaN, x) is x, and a slice of only NaNs stays
- * NaN, where -inf would turn it into -inf. */
+/* What pads a reduction without changing it: the identity, except for
+ * floats, where IEEE's neutral elements differ from it. maxNum drops a
+ * NaN operand, so max starts from NaN: max(NaN, x) is x, and a slice of
+ * only NaNs stays NaN (-inf would turn it into -inf). A sum starts from
+ * -0.0: x + -0 is x for every x, so a sum of -0s is -0 (as in IEEE and
+ * numpy), where +0 would make it +0. */
 tt_val tt_reduce_neutral(tt_rop rop, hcq_dtype dt)
 {
     if (rop == TT_R_MAX && hcq_dtype_is_float(dt)) return (tt_val){.f = NAN};
+    if (rop == TT_R_SUM && hcq_dtype_is_float(dt)) return (tt_val){.f = -0.0};
     return identity(rop, dt);
 }
 

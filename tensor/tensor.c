@@ -112,11 +112,15 @@ static int64_t sat_i32(double v)
     return (int64_t)v;
 }
 
+/* A constant holds its value as its dtype does (rounded once), so a
+ * cast of it, folded or not, sees what the tensor holds: hcq_full(f32,
+ * 16777217) cast to i32 is 16777216. Weak scalars are the exception:
+ * hcq_scalar keeps the double, which rounds once to the dtype it meets. */
 tt_val tt_val_from_double(hcq_dtype dt, double v)
 {
     tt_val r;
     if (hcq_dtype_is_float(dt))
-        r.f = v;
+        r.f = hcq_dtype_round(dt, v);
     else if (dt == HCQ_BOOL)
         r.i = v != 0;
     else
@@ -132,7 +136,7 @@ tt_val tt_val_cast(tt_val v, hcq_dtype from, hcq_dtype to)
     if (to == HCQ_BOOL) {
         r.i = hcq_dtype_is_float(from) ? v.f != 0 : v.i != 0;
     } else if (hcq_dtype_is_float(to)) {
-        r.f = hcq_dtype_is_float(from) ? v.f : (double)v.i;
+        r.f = hcq_dtype_round(to, hcq_dtype_is_float(from) ? v.f : (double)v.i);
     } else {
         r.i = hcq_dtype_is_float(from) ? sat_i32(v.f) : (int64_t)(int32_t)(uint32_t)v.i;
     }

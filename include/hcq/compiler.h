@@ -95,6 +95,9 @@ HCQ_API const char *hcq_dtype_name(hcq_dtype t); /* "f32", ...; "?" if bad */
 HCQ_API bool hcq_dtype_is_float(hcq_dtype t);
 HCQ_API bool hcq_dtype_is_int(hcq_dtype t); /* integer, not bool */
 HCQ_API bool hcq_dtype_is_signed(hcq_dtype t);
+/* v as a CONST of float dtype t holds it: rounded once to nearest even (a
+ * NaN stays a NaN, zeros keep their sign). Other dtypes: v unchanged. */
+HCQ_API double hcq_dtype_round(hcq_dtype t, double v);
 
 /* ** ops */
 typedef enum hcq_op {

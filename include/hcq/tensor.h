@@ -53,6 +53,54 @@
  * So hcq_max/hcq_min of a slice are NaN only when every element is NaN
  * (argmax/argmin then give 0, the first NaN), and max_pool2d likewise.
  *
+ * ** Where results differ from NumPy, and why
+ * Results are the same on every device, bit for bit where the operation is
+ * exact (tests/tfuzz holds every device to a C reference). They differ
+ * from NumPy here:
+ *   - dtypes: no 64-bit types (GPUs run them slowly or not at all), so
+ *     Python numbers are weak i32/f32 scalars, i32 / i32 is f32, mean of
+ *     i32 is f32, and i32 sums and products wrap in i32 (NumPy widens to
+ *     int64/float64). bf16 is ours.
+ *   - bool: add, sub, mul, neg and sum/prod of bools work in i32 (True +
+ *     True is 2; NumPy's add of bools is a logical or); matmul of bools
+ *     is i32; relu of a bool is i32 (its 0 is an integer scalar).
+ *   - idiv and mod are C's: truncating, the remainder takes the dividend's
+ *     sign (NumPy floors); x / 0 and x % 0 are 0, INT_MIN / -1 is INT_MIN
+ *     (the IR defines them; NumPy warns). They refuse floats.
+ *   - logical_and/or/xor of i32 are bitwise and give i32 (NumPy: bool).
+ *   - maximum/minimum, max/min, argmax/argmin and max_pool2d ignore NaNs
+ *     (IEEE maxNum: one instruction on GPUs; NumPy propagates NaN like
+ *     np.max, we behave like np.nanmax). An empty max is -inf / INT_MIN
+ *     and an empty min +inf / INT_MAX (NumPy raises).
+ *   - casts: float to i32 truncates and saturates, NaN gives 0 (NumPy's
+ *     result is undefined); every cast rounds once to nearest even.
+ *   - f16/bf16 arithmetic rounds after every op, as their hardware does;
+ *     their transcendentals, reductions, matmuls, var and std compute in
+ *     f32 and round once (NumPy sums f16 in f16).
+ *   - float sums are added in an order each device's plan chooses
+ *     (blocked, split, tree; NumPy: pairwise), so they differ from NumPy
+ *     and between devices in the last bits; sum(a * b) and matmuls fuse
+ *     each product into the sum (one rounding). A sum of -0s is -0, an
+ *     empty sum +0, as in NumPy.
+ *   - transcendentals are within a few ulp (HCQ_IR_TRANSCENDENTAL_ULP on
+ *     exp2, log2, sin), not correctly rounded: exp(x) is exp2(x log2 e),
+ *     whose relative error grows with |x| (about |x| * 2^-24); cos(x) is
+ *     sin(x + pi/2), off by up to |x| * 2^-24 absolute; sigmoid is
+ *     1 / (1 + exp(-x)): 0 below about -88, where the true value is a
+ *     denormal; tanh is 2 sigmoid(2x) - 1: about 2^-23 absolute error, so
+ *     tanh of a tiny x is 0, not x; silu(-inf) and gelu(-inf) are NaN
+ *     (their formulas' -inf * 0; NumPy has no gelu, torch agrees).
+ *   - pow is computed in f32 with IEEE's special cases (see hcq_pow); an
+ *     integer to an integer power is f32, not an integer, and 0 ** -1 is
+ *     inf, not an error.
+ *   - gather, embedding and cross_entropy give 0 for an out-of-range
+ *     index (a kernel cannot raise); NumPy raises.
+ *   - NaN payloads: movement ops (views, cat, stack, where, gather, pad)
+ *     move bits, signalling NaNs included; arithmetic makes quiet NaNs
+ *     whose payload and sign are unspecified (as on GPUs).
+ *   - arange computes start + i * step in f32 (float dtypes) or i32, then
+ *     casts (NumPy computes in float64).
+ *
  * ** Shapes
  * At most HCQ_MAX_DIMS dimensions; a dimension may be 0. Shapes and axes
  * are passed as (pointer, count); HCQ_SHAPE(...) and HCQ_AXES(...) build
@@ -139,7 +187,9 @@ HCQ_API hcq_tensor *hcq_empty(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, 
 HCQ_API hcq_tensor *hcq_zeros(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_ones(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_full(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, double value);
-/* A 0-d weak scalar (see promotion): i32 if value is integral, else f32. */
+/* A 0-d weak scalar (see promotion): i32 if value is integral (-0.0 is
+ * not), else f32 holding the double unrounded: it rounds once, to the
+ * dtype it meets (x_f16 * 0.1 multiplies by f16(0.1), not f16(f32(0.1))). */
 HCQ_API hcq_tensor *hcq_scalar(hcq_ctx *ctx, double value);
 /* start, start + step, ... below stop (above it for a negative step). */
 HCQ_API hcq_tensor *hcq_arange(hcq_ctx *ctx, hcq_dtype dt, double start, double stop, double step);

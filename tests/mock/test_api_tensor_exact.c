@@ -286,3 +286,55 @@ Test(api_tensor_exact, pow_of_integral_exponents_is_exact_when_representable)
     for (int i = 0; i < K; i++) want[i] = (float)pow(x[i], y[i]); /* each representable, or 1/9 rounded once */
     expect_f32(hcq_pow(f32s(TX_SHAPE(K), x), f32s(TX_SHAPE(K), y)), want, K, "integral powers");
 }
+
+/* ** found by the differential fuzzer (tests/tfuzz), each shrunk to these calls */
+Test(api_tensor_exact, a_negative_zero_scalar_is_a_float)
+{
+    float z[3] = {0, 5, -2};
+    hcq_tensor *x = f32s(TX_SHAPE(3), z);
+    expect_f32(hcq_mul_s(x, -0.0), (float[]){-0.0f, -0.0f, 0.0f}, 3, "x * -0.0");
+    int32_t iv[2] = {0, -3};
+    hcq_tensor *i = T_NONNULL(hcq_from_data(tx_ctx, HCQ_I32, TX_SHAPE(2), iv));
+    hcq_tensor *m = hcq_maximum_s(i, -0.0); /* a float scalar: the result is f32 */
+    expect_f32(m, (float[]){0.0f, -0.0f}, 2, "maximum(i32, -0.0)");
+}
+
+Test(api_tensor_exact, constants_hold_their_dtype_value)
+{
+    /* 16777217 is no f32: the f32 tensor holds 16777216, and so does its cast */
+    hcq_tensor *c = hcq_cast(hcq_full(tx_ctx, HCQ_F32, TX_SHAPE(1), 16777217.0), HCQ_I32);
+    expect_bits(c, (uint32_t[]){16777216u}, 1, "f32 16777217 as i32");
+    hcq_tensor *h = hcq_cast(hcq_full(tx_ctx, HCQ_F16, TX_SHAPE(1), 0.1), HCQ_F32);
+    expect_f32(h, (float[]){0.0999755859375f}, 1, "f16 0.1 as f32");
+    /* padding is a constant of the tensor's dtype too */
+    hcq_tensor *p = hcq_cast(hcq_pad(hcq_zeros(tx_ctx, HCQ_BF16, TX_SHAPE(1)), (const int64_t[]){0, 1}, 1, 1.00390625), HCQ_F32);
+    expect_f32(p, (float[]){0.0f, 1.0f}, 2, "bf16 padding");
+}
+
+Test(api_tensor_exact, a_sum_of_negative_zeros_is_negative_zero)
+{
+    float z[5] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
+    hcq_tensor *x = f32s(TX_SHAPE(5), z);
+    expect_f32(hcq_sum(x, HCQ_ALL_AXES, false), (float[]){-0.0f}, 1, "sum of -0");
+    expect_f32(hcq_sum(hcq_reshape(x, TX_SHAPE(5, 1)), HCQ_AXES(0), false), (float[]){-0.0f}, 1, "column sum of -0");
+    float m[4] = {-0.0f, 0.0f, -0.0f, -0.0f};
+    expect_f32(hcq_sum(f32s(TX_SHAPE(4), m), HCQ_ALL_AXES, false), (float[]){0.0f}, 1, "sum with a +0");
+    /* the split path of a large reduction */
+    enum { R = 40000 };
+    float *big = malloc(R * sizeof *big);
+    for (int i = 0; i < R; i++) big[i] = -0.0f;
+    expect_f32(hcq_sum(f32s(TX_SHAPE(R), big), HCQ_ALL_AXES, false), (float[]){-0.0f}, 1, "split sum of -0");
+    free(big);
+    /* an empty sum is still +0 */
+    expect_f32(hcq_sum(T_NONNULL(hcq_zeros(tx_ctx, HCQ_F32, TX_SHAPE(0))), HCQ_ALL_AXES, false), (float[]){0.0f}, 1, "empty");
+}
+
+Test(api_tensor_exact, gather_from_an_empty_view)
+{
+    /* lowering divided by the empty source's strides (SIGFPE) */
+    hcq_tensor *e = hcq_reshape(T_NONNULL(hcq_zeros(tx_ctx, HCQ_BF16, TX_SHAPE(13, 0, 11))), TX_SHAPE(0));
+    int32_t k = 0;
+    hcq_tensor *idx = T_NONNULL(hcq_from_data(tx_ctx, HCQ_I32, TX_SHAPE(1), &k));
+    hcq_tensor *g = hcq_cast(hcq_gather(e, 0, idx), HCQ_F32);
+    expect_f32(g, (float[]){0.0f}, 1, "gather out of an empty table");
+}
