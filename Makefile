@@ -34,6 +34,13 @@ TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(B)/%.o) $(B)/tools/kernels.o
 TEST_SRC := $(foreach d,$(TEST_DIRS),$(wildcard $(d)/test_*.c))
 TEST_BIN := $(TEST_SRC:%.c=$(B)/%)
 
+# tfuzz, the differential tensor fuzzer (tests/tfuzz): a program of its own
+# that runs its workers as child processes; tests/unit/test_tensor_fuzz runs
+# a few hundred graphs of it in `make test`, `make tfuzz` many more.
+TFUZZ_SRC := $(wildcard tests/tfuzz/*.c)
+TFUZZ_OBJ := $(TFUZZ_SRC:%.c=$(B)/%.o)
+TFUZZ_BIN := $(B)/tests/tfuzz/tfuzz
+
 BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:%.c=$(B)/%)
 EXAMPLE_SRC := $(wildcard examples/*.c)
@@ -62,8 +69,8 @@ FORCE:
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run demo bench examples train install clean deps \
-        check-deps hw-kit hw-kit-check difftest
+.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench examples train install clean \
+        deps check-deps hw-kit hw-kit-check difftest
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
@@ -112,7 +119,10 @@ DIFFTEST_BIN := $(B)/tests/diff/difftest
 $(DIFFTEST_BIN): $(B)/tests/diff/difftest.o $(DIFF_SRC:%.c=$(B)/%.o) $(STATIC_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(DIFFTEST_BIN)
+$(TFUZZ_BIN): $(TFUZZ_OBJ) $(STATIC_LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(TFUZZ_OBJ) $(STATIC_LIB) $(LDLIBS)
+
+test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN)
 
 # Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
 # devices the API suites run on (scripts/run-tests.sh says how).
@@ -193,6 +203,15 @@ DIFF_JOBS ?= 2
 difftest: check-deps $(DIFFTEST_BIN)
 	@rc=0; HCQ_CACHE_DIR=$$PWD/$(B)/difftest-cache $(DIFFTEST_BIN) --seed $(SEED) -n $(KERNELS) \
 	  --seconds $(DIFF_SECONDS) --jobs $(DIFF_JOBS) || rc=$$?; rm -rf $(B)/difftest-cache; exit $$rc
+
+# The differential tensor fuzzer at length: TFUZZ_GRAPHS graphs from seed
+# TFUZZ_SEED, or as many as TFUZZ_SECONDS allow, on every device present,
+# CPU+ir and the mock GPUs (HCQ_TEST_DEVICES picks others).
+TFUZZ_GRAPHS ?= 5000
+TFUZZ_SEED ?= 1000
+TFUZZ_SECONDS ?= 0
+tfuzz: check-deps $(TFUZZ_BIN)
+	HCQ_CACHE_DIR=$${HCQ_CACHE_DIR:-$(PWD)/$(B)/kernel-cache} $(TFUZZ_BIN) --graphs $(TFUZZ_GRAPHS) --seed $(TFUZZ_SEED) --seconds $(TFUZZ_SECONDS)
 
 demo: check-deps $(HCQ_BIN)
 	$(HCQ_BIN) demo
