@@ -169,6 +169,11 @@ const char *amd_queue_kernel_at_fault(amd_queue *q, char *buf, size_t size);
 /* ** commands on AQL queues: each command is one packet, marked in the
  * stream by a boundary NOP [NOP header, command dwords] (amd_enc.c) */
 #define AMD_CMD_BOUNDARY PM4_HDR(0x10, 1)
+/* a wait on an AQL queue is a barrier-value packet of its own, recorded as
+ * [AMD_CMD_BARRIER_VALUE, magic, address lo, hi, value lo, hi] (a NOP with
+ * five body dwords, all patchable but the magic) */
+#define AMD_CMD_BARRIER_VALUE PM4_HDR(0x10, 5)
+#define AMD_CMD_BARRIER_VALUE_MAGIC 0x56524142u /* "BARV" */
 /* a NOP naming the program a dispatch runs: [NOP(2) header, magic, id] */
 #define AMD_MARK_EXEC 0x48435145u /* "EQCH" */
 

@@ -340,6 +340,30 @@ enum {
 #define AQL_PACKET_BYTES 64u
 /* dw_cnt_remain of the vendor packet: the dwords after the IB packet */
 #define AQL_PM4_IB_REMAIN 10u
+/* AMD vendor packet waiting for (signal.value & mask) cond value, 64-bit
+ * (ROCR hsa_ext_amd.h hsa_amd_barrier_value_packet_t, AmdFormat
+ * HSA_AMD_PACKET_TYPE_BARRIER_VALUE). The signal is an hsa_signal_t: the
+ * address of an amd_signal_t, whose 64-bit value is at +8 (ROCR
+ * amd_hsa_signal.h) */
+#define AQL_AMD_FORMAT_BARRIER_VALUE 2u
+#define AQL_COND_GTE 3u /* hsa_signal_condition_t HSA_SIGNAL_CONDITION_GTE (hsa.h) */
+#define AMD_SIGNAL_VALUE_OFFSET 8u
+typedef struct aql_barrier_value {
+    uint16_t header;
+    uint8_t amd_format, reserved;
+    uint32_t reserved0;
+    uint64_t signal;
+    uint64_t value, mask;
+    uint32_t cond, reserved1;
+    uint64_t reserved2, reserved3;
+    uint64_t completion_signal;
+} aql_barrier_value;
+_Static_assert(sizeof(aql_barrier_value) == AQL_PACKET_BYTES, "hsa_amd_barrier_value_packet_t size");
+_Static_assert(offsetof(aql_barrier_value, signal) == 8, "hsa_amd_barrier_value_packet_t.signal");
+_Static_assert(offsetof(aql_barrier_value, value) == 16, "hsa_amd_barrier_value_packet_t.value");
+_Static_assert(offsetof(aql_barrier_value, mask) == 24, "hsa_amd_barrier_value_packet_t.mask");
+_Static_assert(offsetof(aql_barrier_value, cond) == 32, "hsa_amd_barrier_value_packet_t.cond");
+_Static_assert(offsetof(aql_barrier_value, completion_signal) == 56, "hsa_amd_barrier_value_packet_t.completion_signal");
 
 /* ** the queue's control page: the CP's rptr and wptr slots live where
  * amd_queue_t (ROCR amd_hsa_queue.h) keeps its write and read dispatch ids,

@@ -2,7 +2,8 @@
  * (copy) packets, every argument patchable (drivers/record.h).
  *
  * Compute (../shared/reference/amd-facts.md §3.8-3.9, tinygrad ops_amd.py):
- *   wait       WAIT_REG_MEM64 >= on the 64-bit value
+ *   wait       WAIT_REG_MEM64 >= on the 64-bit value (gfx11); on gfx9, which
+ *              has no WAIT_REG_MEM64, an AQL barrier-value packet (GTE, 64-bit)
  *   signal     RELEASE_MEM at end of pipe with the cache write-back, 64-bit data
  *   timestamp  CS_PARTIAL_FLUSH, RELEASE_MEM of the GPU clock to the slot at +8
  *   barrier    HDP flush, then ACQUIRE_MEM invalidating every cache
@@ -61,6 +62,17 @@ static void xcc0_only(const amd_arch *a, drv_rec *r, uint32_t ndw)
 
 #define POLL_INTERVAL 4 /* as tinygrad and amdgpu: short, the CP re-reads memory */
 
+/* WAIT_REG_MEM >= on the 32-bit word at addr + off against (value >> shift) */
+static void amd_wait32(drv_rec *r, hcq_val addr, int64_t off, hcq_val value, uint8_t shift)
+{
+    if (!pm4_begin(r, PM4_WAIT_REG_MEM, 6)) return;
+    drv_rec_dw(r, amd_fset(PM4_WAIT_FUNCTION, PM4_FUNC_GE) | amd_fset(PM4_WAIT_MEM_SPACE, PM4_SPACE_MEM));
+    amd_emit_addr(r, addr, off);
+    drv_rec_val32(r, value, shift);
+    drv_rec_dw(r, 0xffffffffu);
+    drv_rec_dw(r, POLL_INTERVAL);
+}
+
 hcq_status amd_enc_wait(const amd_arch *a, drv_rec *r, hcq_val addr, hcq_val value)
 {
     if (r->type == HCQ_QUEUE_COPY) {
@@ -68,8 +80,27 @@ hcq_status amd_enc_wait(const amd_arch *a, drv_rec *r, hcq_val addr, hcq_val val
         sdma_poll_regmem(r, PM4_FUNC_GE, addr, 0, value, 0, 0xffffffffu, POLL_INTERVAL, 0xfff);
         return r->err;
     }
+    if (aql(a, r)) {
+        /* the packet processor compares the 64 bits itself; the signal
+         * handle is an amd_signal_t address, value at +8 */
+        if (!drv_rec_reserve(r, 6)) return r->err;
+        drv_rec_dw(r, AMD_CMD_BARRIER_VALUE);
+        drv_rec_dw(r, AMD_CMD_BARRIER_VALUE_MAGIC);
+        amd_emit_addr(r, addr, -(int64_t)AMD_SIGNAL_VALUE_OFFSET);
+        drv_rec_val32(r, value, 0);
+        drv_rec_val32(r, value, 32);
+        return r->err;
+    }
     uint32_t c = cmd_begin(a, r);
-    pm4_wait_reg_mem64(r, PM4_FUNC_GE, addr, value, ~0ull, POLL_INTERVAL);
+    if (pm4_op_exists(a->family, PM4_WAIT_REG_MEM64)) {
+        pm4_wait_reg_mem64(r, PM4_FUNC_GE, addr, value, ~0ull, POLL_INTERVAL);
+    } else {
+        /* a gfx9 PM4 queue (only when a test forces one): two 32-bit
+         * waits, the high half, then the low half; exact while the value
+         * reaches the target from below, as the SDMA wait above */
+        amd_wait32(r, addr, 4, value, 32);
+        amd_wait32(r, addr, 0, value, 0);
+    }
     return cmd_end(r, c);
 }
 

@@ -35,6 +35,11 @@ enum {
 };
 /* "NOP", ... or NULL (for decoders and messages) */
 const char *pm4_op_name(uint32_t op);
+/* Whether family fam's MEC has opcode op: the encoders choose by it and
+ * the mock refuses what a family lacks. WAIT_REG_MEM64 is gfx10+ only
+ * (torvalds/linux drivers/gpu/drm/amd/amdgpu/nvd.h defines
+ * PACKET3_WAIT_REG_MEM64; soc15d.h, gfx9's, and Mesa's sid.h do not). */
+bool pm4_op_exists(amd_family fam, uint32_t op);
 
 /* ** fields */
 #define PM4_WAIT_FUNCTION ((amd_field){"FUNCTION", 0, 3})
@@ -176,7 +181,8 @@ static inline void pm4_wait_reg_write(drv_rec *r, uint32_t func, uint32_t req, u
     drv_rec_dw(r, poll);
 }
 /* WAIT_REG_MEM64 on a 64-bit word in memory (8-byte aligned): a 64-bit
- * reference and mask, so signals past 2^32 compare exactly. */
+ * reference and mask, so signals past 2^32 compare exactly. gfx10+ only
+ * (pm4_op_exists). */
 static inline void pm4_wait_reg_mem64(drv_rec *r, uint32_t func, hcq_val addr, hcq_val ref, uint64_t mask,
                                       uint32_t poll)
 {

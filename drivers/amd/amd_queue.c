@@ -188,11 +188,37 @@ static void aql_pm4_packet(uint32_t *pkt, uint64_t ib_va, uint32_t ndw)
     atomic_store_explicit((_Atomic uint32_t *)&pkt[0], hdr, memory_order_release);
 }
 
+/* an AMD barrier-value packet: the packet processor waits until the 64-bit
+ * value of the signal at `signal` (an amd_signal_t: value at +8) is >= value */
+static void aql_barrier_value_packet(void *slot, uint64_t signal, uint64_t value)
+{
+    aql_barrier_value *b = slot;
+    memset((uint8_t *)b + 4, 0, AQL_PACKET_BYTES - 4);
+    b->signal = signal;
+    b->value = value;
+    b->mask = ~0ull;
+    b->cond = AQL_COND_GTE;
+    uint32_t hdr = (AQL_TYPE_VENDOR << AQL_HDR_TYPE_SHIFT) | AQL_HDR_BARRIER | (AQL_SCOPE_SYSTEM << AQL_HDR_ACQUIRE_SHIFT) |
+                   (AQL_SCOPE_SYSTEM << AQL_HDR_RELEASE_SHIFT) | (AQL_AMD_FORMAT_BARRIER_VALUE << 16);
+    atomic_store_explicit((_Atomic uint32_t *)slot, hdr, memory_order_release);
+}
+
 static hcq_status submit_aql(amd_queue *q, const uint32_t *dw, uint32_t ndw)
 {
     uint64_t slots = ring_units(q), ib_size = q->ib.size;
     bool published = false;
     for (uint32_t i = 0; i < ndw;) {
+        if (i + 6 <= ndw && dw[i] == AMD_CMD_BARRIER_VALUE && dw[i + 1] == AMD_CMD_BARRIER_VALUE_MAGIC) {
+            hcq_status s = wait_space(q, 1, &published);
+            if (s) return s;
+            q->ib_start[q->put % slots] = q->ib_put; /* no IB: the area's tail stays where it was */
+            aql_barrier_value_packet((uint8_t *)q->ring.cpu + (q->put % slots) * AQL_PACKET_BYTES,
+                                     dw[i + 2] | (uint64_t)dw[i + 3] << 32, dw[i + 4] | (uint64_t)dw[i + 5] << 32);
+            q->put++;
+            i += 6;
+            published = false;
+            continue;
+        }
         if (i + 2 > ndw || dw[i] != AMD_CMD_BOUNDARY || dw[i + 1] > ndw - i - 2) return malformed(q, i, dw[i]);
         uint32_t len = dw[i + 1];
         const uint32_t *cmd = dw + i + 2;

@@ -1,5 +1,6 @@
 /* The AMD register and target tables (see amd_regs.h for the sources). */
 #include "drivers/amd/amd_regs.h"
+#include "drivers/amd/amd_pm4.h"
 #include "drivers/amd/amd_sdma.h"
 
 #include <stdio.h>
@@ -152,7 +153,7 @@ const amd_arch amd_archs[] = {
      .acquire_body_dw = 7, .acquire_full = GFX11_ACQUIRE_FULL, .release_flush = GFX11_RELEASE_FLUSH,
      .sdma_copy_max = 4u << 20, .sdma_count_bits = 30, .sdma_fence_mtype = true, .sdma_gcr = true},
     {.name = "gfx90a", .gfx_version = 90010, .family = AMD_FAMILY_GFX9, .elf_mach = 0x3F, .sdma_major = 4,
-     .aql_compute = false, .wave32 = false, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 1024,
+     .aql_compute = true, .wave32 = false, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 1024,
      .acquire_body_dw = 6, .acquire_full = GFX9_ACQUIRE_FULL, .release_flush = GFX9_RELEASE_FLUSH,
      .sdma_copy_max = 4u << 20, .sdma_count_bits = 22, .sdma_fence_mtype = false, .sdma_gcr = false},
     {.name = "gfx942", .gfx_version = 90402, .family = AMD_FAMILY_GFX9, .elf_mach = 0x4C, .sdma_major = 4,
@@ -197,6 +198,17 @@ const char *pm4_op_name(uint32_t op)
     case 0x93: return "WAIT_REG_MEM64";
     }
     return NULL;
+}
+
+bool pm4_op_exists(amd_family fam, uint32_t op)
+{
+    switch (op) {
+    case PM4_NOP: case PM4_DISPATCH_DIRECT: case PM4_PRED_EXEC: case PM4_WAIT_REG_MEM: case PM4_INDIRECT_BUFFER:
+    case PM4_EVENT_WRITE: case PM4_RELEASE_MEM: case PM4_ACQUIRE_MEM: case PM4_SET_SH_REG:
+        return true; /* soc15d.h and nvd.h both */
+    case PM4_WAIT_REG_MEM64: return fam == AMD_FAMILY_GFX11;
+    }
+    return false;
 }
 
 const char *sdma_op_name(uint32_t dw0)

@@ -186,7 +186,8 @@ typedef struct amd_arch {
     amd_family family;
     uint8_t elf_mach;        /* EF_AMDGPU_MACH_AMDGCN_GFX1100 = 0x41 */
     uint8_t sdma_major;      /* SDMA IP major version: 6, 4 */
-    bool aql_compute;        /* the compute queue is AQL carrying PM4 (multi-XCC parts; docs/amd-xcc.md) */
+    bool aql_compute;        /* the compute queue is AQL carrying PM4: gfx9, whose waits are AQL barrier-value
+                              * packets (it has no WAIT_REG_MEM64), and its multi-XCC parts (docs/amd-xcc.md) */
     bool wave32;             /* kernels are compiled wave32 by default */
     uint32_t hdp_flush_req;  /* NBIO BIF_BX_PF0_GPU_HDP_FLUSH_REQ (dword offset) */
     uint32_t hdp_flush_done;

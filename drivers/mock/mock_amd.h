@@ -79,7 +79,9 @@ struct mock_amd_queue {
     uint32_t doorbell; /* slot in the gpu's doorbell slice */
     char name[32];
     atomic_int stopped; /* evicted after a fault, or destroyed */
-    /* compute: one command processor per XCC */
+    /* compute: one command processor per XCC that runs the queue (every
+     * XCC for AQL; the target XCC alone for PM4) */
+    uint32_t pm4_target_xcc; /* CREATE_QUEUE queue_percentage bits 15:8 */
     uint32_t ncp;
     mock_amd_cp cp[MOCK_AMD_MAX_XCC];
     pthread_mutex_t xcc_lock; /* the read pointer all XCCs agree on */

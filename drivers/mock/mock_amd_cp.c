@@ -10,15 +10,17 @@
  * and otherwise do nothing. Anything the hardware would choke on stops the
  * queue with the reason (mock_amd_hang).
  *
- * Multi-XCC parts (gfx942): KFD instantiates a compute queue on every XCC
- * (kfd_mqd_manager_v9.c init_mqd_v9_4_3), so every XCC here runs every
- * packet. A dispatch is split between them by COMPUTE_TG_CHUNK_SIZE and
- * COMPUTE_CURRENT_LOGIC_XCC_ID, which KFD sets to 1 and a rotation of the
- * XCCs for AQL queues and to 0 (no split: each XCC runs the whole grid)
- * for PM4 queues. PRED_EXEC selects XCCs inside indirect buffers only. An
- * AQL packet with the barrier bit starts only once every XCC has finished
- * the packets before it. docs/amd-xcc.md says why the backend relies on
- * exactly this. */
+ * Multi-XCC parts (gfx942): KFD loads a compute queue's MQD on every XCC
+ * (kfd_mqd_manager_v9.c init_mqd_v9_4_3). For an AQL queue every XCC runs
+ * every packet, and a dispatch is split between them by
+ * COMPUTE_TG_CHUNK_SIZE 1 and a rotation of COMPUTE_CURRENT_LOGIC_XCC_ID;
+ * a PM4 queue's MQDs carry pm4_target_xcc (CREATE_QUEUE queue_percentage
+ * bits 15:8) with chunk 0, and only that XCC runs it, whole grids
+ * included. PRED_EXEC selects XCCs inside indirect buffers only. An AQL
+ * packet with the barrier bit starts only once every XCC has finished the
+ * packets before it. docs/amd-xcc.md says why the backend relies on
+ * exactly this. Opcodes a family lacks (WAIT_REG_MEM64 on gfx9:
+ * pm4_op_exists) stop the queue, as the CP would hang on them. */
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
@@ -213,6 +215,10 @@ static ex begin_ib(mock_amd_cp *cp, uint64_t va, uint32_t ndw)
 static ex packet(mock_amd_cp *cp, const uint32_t *p, uint32_t n, bool in_ib)
 {
     uint32_t h = p[0], op = PM4_HDR_OP(h), body = n - 1;
+    const amd_arch *a = cp->q->gpu->arch;
+    if (!pm4_op_exists(a->family, op) && pm4_op_name(op))
+        return hang(cp, "PM4 opcode 0x%02x (%s) does not exist on %s: its CP would not run it", op, pm4_op_name(op),
+                    a->name);
     switch (op) {
     case PM4_NOP: return EX_DONE;
     case PM4_SET_SH_REG: return set_sh_reg(cp, p, n);
@@ -363,8 +369,23 @@ static mock_step aql_step(mock_engine *e, void *ctx)
         pthread_mutex_unlock(&q->xcc_lock);
         if (!ready) return MOCK_STEP_BLOCKED;
     }
+    if (type == AQL_TYPE_VENDOR && hdr >> 16 == AQL_AMD_FORMAT_BARRIER_VALUE) {
+        aql_barrier_value b;
+        memcpy(&b, pkt, sizeof b);
+        uint64_t at = b.signal + AMD_SIGNAL_VALUE_OFFSET;
+        if (b.cond != AQL_COND_GTE || b.completion_signal)
+            return hang(cp, "AQL packet %llu: a barrier-value packet with condition %u and a completion signal "
+                        "(the mock runs GTE without one)", (unsigned long long)cp->rptr, b.cond), MOCK_STEP_STOPPED;
+        if (at % 8) return hang(cp, "AQL packet %llu: barrier-value signal value at 0x%llx is not 8-byte aligned",
+                                (unsigned long long)cp->rptr, (unsigned long long)at), MOCK_STEP_STOPPED;
+        if (!mock_amd_access(q, at, 8, false, "a barrier-value packet's signal")) return MOCK_STEP_STOPPED;
+        uint64_t v = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)at, memory_order_acquire);
+        if ((v & b.mask) < b.value) return MOCK_STEP_BLOCKED;
+        advance(cp, 1);
+        return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
+    }
     if (type != AQL_TYPE_VENDOR || hdr >> 16 != AQL_AMD_FORMAT_PM4_IB)
-        return hang(cp, "AQL packet %llu: header 0x%08x (the mock runs AMD PM4-IB vendor packets)",
+        return hang(cp, "AQL packet %llu: header 0x%08x (the mock runs AMD PM4-IB and barrier-value vendor packets)",
                     (unsigned long long)cp->rptr, hdr), MOCK_STEP_STOPPED;
     if (pkt[1] != PM4_HDR(PM4_INDIRECT_BUFFER, 3) || !amd_fget(PM4_IB_VALID, pkt[4]) || pkt[5] != AQL_PM4_IB_REMAIN)
         return hang(cp, "AQL packet %llu: not an INDIRECT_BUFFER with VALID and dw_cnt_remain %u",
@@ -377,12 +398,13 @@ hcq_status mock_amd_cp_start(mock_amd_queue *q)
 {
     mock_amd_gpu *g = q->gpu;
     bool aql = q->type == KFD_QUEUE_COMPUTE_AQL;
-    q->ncp = BASE_MIN(g->model->num_xcc, (uint32_t)MOCK_AMD_MAX_XCC);
+    /* AQL: every XCC; PM4: the target XCC alone (its MQDs' pm4_target_xcc) */
+    q->ncp = aql ? BASE_MIN(g->model->num_xcc, (uint32_t)MOCK_AMD_MAX_XCC) : 1;
     uint32_t first = g->next_logical_xcc++;
     for (uint32_t x = 0; x < q->ncp; x++) {
         mock_amd_cp *cp = &q->cp[x];
         cp->q = q;
-        cp->xcc = x;
+        cp->xcc = aql ? x : q->pm4_target_xcc;
         if (g->arch->family == AMD_FAMILY_GFX9) {
             /* what KFD's MQD loads (init_mqd_v9_4_3) */
             REG(cp, AMD_REG_TG_CHUNK_SIZE) = aql && q->ncp > 1 ? 1 : 0;

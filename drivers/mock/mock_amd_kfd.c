@@ -105,6 +105,12 @@ static int create_queue(kfd_create_queue_args *a)
     q->wptr_va = a->write_pointer_address;
     q->rptr_va = a->read_pointer_address;
     q->doorbell = g->next_doorbell++ % (KFD_DOORBELL_SLICE_BYTES / 8);
+    q->pm4_target_xcc = (a->queue_percentage >> 8) & 0xff; /* kfd_chardev.c set_queue_properties_from_user */
+    if (q->pm4_target_xcc >= g->model->num_xcc) {
+        free(q);
+        return refuse(EINVAL, "CREATE_QUEUE: pm4_target_xcc %u (queue_percentage bits 15:8) on a GPU of %u XCCs",
+                      (a->queue_percentage >> 8) & 0xff, g->model->num_xcc);
+    }
     pthread_mutex_init(&q->xcc_lock, NULL);
     snprintf(q->name, sizeof q->name, "amd%u.%s", g->index, compute ? "compute" : "sdma");
     hcq_status s = compute ? mock_amd_cp_start(q) : mock_amd_sdma_start(q);

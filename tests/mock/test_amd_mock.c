@@ -18,6 +18,7 @@
 #include "drivers/amd/amd.h"
 #include "drivers/dump.h"
 #include "drivers/mock/mock.h"
+#include "drivers/mock/mock_amd.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
 
@@ -223,43 +224,41 @@ ParameterizedTest(model *m, amd_mock, two_gpus_transfer_and_share_one_address_sp
 #endif
 #endif
 
-Test(amd_mock, multi_xcc_parts_need_the_aql_queue)
+/* gfx942: a PM4 queue runs on its target XCC alone (each XCC's MQD carries
+ * pm4_target_xcc, kfd_mqd_manager_v9.c), whole grids on one XCC of eight;
+ * the AQL queue runs on every XCC with the grid split between them. Both
+ * run each work-group once. */
+Test(amd_mock, multi_xcc_parts_run_pm4_on_one_xcc_and_aql_on_all)
 {
     use_mock("amd=gfx942");
-#ifdef UNDER_TSAN
-    /* the PM4 half polls a counter that unsynchronized duplicate launches
-     * are still writing: the very bug it shows, and a data race for TSan */
-    int first = 1;
-#else
-    int first = 0;
-#endif
-    for (int pass = first; pass < 2; pass++) {
+    for (int pass = 0; pass < 2; pass++) {
+        const char *kind = pass == 0 ? "PM4" : "AQL";
         amd_proc_set_compute_queue(pass == 0 ? AMD_QUEUE_PM4 : -1);
         hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+        pthread_mutex_lock(&mock_amd_P.lock);
+        uint32_t ncp = 0, xcc = 99;
+        for (mock_amd_queue *q = mock_amd_P.queues; q; q = q->next)
+            if (q->type != KFD_QUEUE_SDMA) ncp = q->ncp, xcc = q->cp[0].xcc;
+        pthread_mutex_unlock(&mock_amd_P.lock);
+        cr_assert_eq(ncp, pass == 0 ? 1u : 8u, "%s queue: %u XCCs run it", kind, ncp);
+        cr_assert_eq(xcc, 0, "%s queue: its first XCC is %u", kind, xcc);
         hcq_program *p = t_load(d, t_k_inc());
-        /* host memory: read directly, without the copy engine and the
-         * timeline the PM4 queue writes eight times */
         hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_HOST));
         volatile uint32_t *ctr = hcq_buffer_cpu_ptr(b);
         *ctr = 0;
         hcq_arg a = hcq_arg_buffer(b);
         T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
         T_OK(hcq_device_synchronize(d));
-        uint32_t want = pass == 0 ? 8 : 1;
-        for (uint64_t t0 = hcq_now_ns(); *ctr < want && hcq_now_ns() - t0 < 2000000000ull;) base_sleep_ns(1000000);
-        base_sleep_ns(20000000);
-        cr_assert_eq(*ctr, want, "%s queue: the kernel ran %u times", pass == 0 ? "PM4" : "AQL", *ctr);
-        if (pass == 1) {
-            /* and the split covers every work-group exactly once */
-            enum { G = 8 * 13 + 5 };
-            hcq_program *add1 = t_load(d, t_k_add1());
-            uint32_t host[G * 4] = {0}, res[G * 4];
-            hcq_buffer *c = t_buffer_from(d, host, sizeof host);
-            hcq_arg x[2] = {hcq_arg_buffer(c), hcq_arg_u32(G * 4)};
-            T_OK(hcq_launch(add1, x, 2, hcq_dims_1d(G, 4)));
-            t_read(c, res, sizeof res);
-            for (int i = 0; i < G * 4; i++) cr_assert_eq(res[i], 1, "element %d", i);
-        }
+        cr_assert_eq(*ctr, 1, "%s queue: the kernel ran %u times", kind, *ctr);
+        /* every work-group of a grid that does not divide evenly, once */
+        enum { G = 8 * 13 + 5 };
+        hcq_program *add1 = t_load(d, t_k_add1());
+        uint32_t host[G * 4] = {0}, res[G * 4];
+        hcq_buffer *c = t_buffer_from(d, host, sizeof host);
+        hcq_arg x[2] = {hcq_arg_buffer(c), hcq_arg_u32(G * 4)};
+        T_OK(hcq_launch(add1, x, 2, hcq_dims_1d(G, 4)));
+        t_read(c, res, sizeof res);
+        for (int i = 0; i < G * 4; i++) cr_assert_eq(res[i], 1, "%s queue: element %d", kind, i);
         T_OK(hcq_device_close(d));
     }
     amd_proc_set_compute_queue(-1);
@@ -366,4 +365,71 @@ Test(amd_mock, scratch_sizing_follows_the_hardware_units)
     cr_assert_neq(va2, va, "a bigger one grows it");
     cr_assert_eq(tmpring >> 12, 256, "1024 bytes per lane: WAVESIZE 256");
     T_OK(hcq_device_close(d));
+}
+
+/* gfx9 waits compare all 64 bits (AQL barrier-value packets): a value in a
+ * higher 2^32 block with a smaller low half passes, one below does not */
+static void waits_across_2_32(const char *spec)
+{
+    use_mock(spec);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0xFFFFFFF0ull)), *done = T_NONNULL(hcq_signal_create(d, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q, s, HCQ_IMM(0x100000005ull)));
+    T_OK(hcq_queue_signal(q, done, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_FAILS(hcq_signal_wait(done, 1, 30000000ull), HCQ_ETIMEDOUT);
+    hcq_signal_set(s, 0x100000000ull); /* low half 0: below the target */
+    T_FAILS(hcq_signal_wait(done, 1, 30000000ull), HCQ_ETIMEDOUT);
+    hcq_signal_set(s, 0x100000005ull);
+    T_OK(hcq_signal_wait(done, 1, 2000000000ull));
+    /* past the target in a higher block, low half below the target's */
+    hcq_signal_set(s, 0x200000000ull);
+    hcq_queue *q2 = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q2, s, HCQ_IMM(0x1FFFFFFFFull)));
+    T_OK(hcq_queue_signal(q2, done, HCQ_IMM(2)));
+    T_OK(hcq_queue_submit(q2, NULL, 0));
+    T_OK(hcq_signal_wait(done, 2, 2000000000ull));
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_queue_destroy(q2));
+    hcq_signal_destroy(s);
+    hcq_signal_destroy(done);
+    T_OK(hcq_device_close(d));
+}
+Test(amd_mock, gfx942_waits_compare_64_bits) { waits_across_2_32("amd=gfx942"); }
+Test(amd_mock, gfx90a_waits_compare_64_bits) { waits_across_2_32("amd=gfx90a"); }
+
+/* a WAIT_REG_MEM64 (the encoding hcq used before on gfx9) reaching a gfx9
+ * CP stops the queue, naming it */
+Test(amd_mock, gfx9_refuses_wait_reg_mem64)
+{
+    use_mock("amd=gfx942");
+    amd_proc_set_compute_queue(AMD_QUEUE_PM4);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    hcq_signal *s = T_NONNULL(hcq_signal_create(d, 1));
+    drv_rec raw;
+    drv_rec_init(&raw, d, HCQ_QUEUE_COMPUTE);
+    pm4_wait_reg_mem64(&raw, PM4_FUNC_GE, HCQ_IMM(hcq_signal_va(s)), HCQ_IMM(1), ~0ull, 4);
+    /* the mock prints why it hung the queue; the driver reports a reset */
+    fflush(stderr);
+    FILE *log = tmpfile();
+    int saved = dup(2);
+    dup2(fileno(log), 2);
+    T_OK(amd_submit(d, &raw));
+    drv_rec_fini(&raw);
+    hcq_status st = HCQ_OK;
+    for (int i = 0; i < 2000 && !(st = hcq_device_status(d)); i++) base_sleep_ns(1000000);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char text[2048] = "";
+    rewind(log);
+    text[fread(text, 1, sizeof text - 1, log)] = 0;
+    fclose(log);
+    cr_assert_neq(st, HCQ_OK);
+    T_MSG_HAS("reset");
+    cr_assert(strstr(text, "PM4 opcode 0x93 (WAIT_REG_MEM64) does not exist on gfx942"), "%s", text);
+    hcq_signal_destroy(s);
+    T_OK(hcq_device_close(d));
+    amd_proc_set_compute_queue(-1);
 }

@@ -249,3 +249,21 @@ Test(amd_pm4, streams_decode_by_name)
     cr_assert(strstr(t, "not a type-3 header") && strstr(t, "00000002  word"), "%s", t);
     free(t);
 }
+
+/* gfx9 has no WAIT_REG_MEM64 (soc15d.h; nvd.h defines it for gfx10+): a
+ * wait there is an AQL barrier-value packet on the 64-bit value, its
+ * signal handle 8 bytes before the value (amd_signal_t.value) */
+Test(amd_pm4, waits_per_family)
+{
+    cr_assert(pm4_op_exists(AMD_FAMILY_GFX11, PM4_WAIT_REG_MEM64));
+    cr_assert(!pm4_op_exists(AMD_FAMILY_GFX9, PM4_WAIT_REG_MEM64));
+    cr_assert(pm4_op_exists(AMD_FAMILY_GFX9, PM4_WAIT_REG_MEM));
+    const amd_arch *g90a = amd_arch_by_name("gfx90a");
+    cr_assert(g90a->aql_compute && gfx942()->aql_compute && !gfx1100()->aql_compute);
+    T_OK(amd_enc_wait(gfx942(), &r, HCQ_VAR(0), HCQ_IMM(0x100000002ull)));
+    uint64_t v = 0x7f0000001010ull;
+    drv_rec_apply(&r, &v, NULL);
+    EXPECT(AMD_CMD_BARRIER_VALUE, AMD_CMD_BARRIER_VALUE_MAGIC, 0x1008, 0x7f00, 2, 1);
+    for (uint32_t i = 0; i < r.ndw; i++)
+        cr_assert_neq(PM4_HDR_OP(r.dw[i]) == PM4_WAIT_REG_MEM64 && PM4_HDR_TYPE(r.dw[i]) == 3, true);
+}
