@@ -251,13 +251,8 @@ hcq_status amd_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const
     /* user SGPRs in the order the descriptor enables them */
     uint32_t user[AMD_USER_DATA_COUNT] = {0};
     int8_t f;
-    if ((f = L->first[AMD_SGPR_PRIVATE_SEGMENT_BUFFER]) >= 0 && scratch) {
-        /* a buffer resource over the scratch (swizzled), as tinygrad's */
-        user[f] = (uint32_t)scratch;
-        user[f + 1] = (uint32_t)(scratch >> 32) | 1u << 31;
-        user[f + 2] = 0xffffffffu;
-        user[f + 3] = 0x20c14000u;
-    }
+    if ((f = L->first[AMD_SGPR_PRIVATE_SEGMENT_BUFFER]) >= 0 && scratch)
+        amd_scratch_srd(a->family, scratch, &user[f]); /* word 3's layout is the family's */
     if ((f = L->first[AMD_SGPR_DISPATCH_PTR]) >= 0) {
         user[f] = (uint32_t)(va + kb);
         user[f + 1] = (uint32_t)((va + kb) >> 32);

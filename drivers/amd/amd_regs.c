@@ -200,6 +200,23 @@ const char *pm4_op_name(uint32_t op)
     return NULL;
 }
 
+void amd_scratch_srd(amd_family fam, uint64_t va, uint32_t out[4])
+{
+    out[0] = (uint32_t)va;
+    out[1] = ((uint32_t)(va >> 32) & 0xffffu) | 1u << 31; /* BASE_ADDRESS_HI 15:0, SWIZZLE_ENABLE 31 */
+    out[2] = 0xffffffffu;                                  /* NUM_RECORDS: the whole slice */
+    if (fam == AMD_FAMILY_GFX9)
+        out[3] = amd_fset(AMD_BUF3_DST_SEL_X, AMD_SQ_SEL_X) | amd_fset(AMD_BUF3_DST_SEL_Y, AMD_SQ_SEL_Y) |
+                 amd_fset(AMD_BUF3_DST_SEL_Z, AMD_SQ_SEL_Z) | amd_fset(AMD_BUF3_DST_SEL_W, AMD_SQ_SEL_W) |
+                 amd_fset(AMD_BUF3_GFX9_NUM_FORMAT, AMD_BUF_NUM_FORMAT_UINT) |
+                 amd_fset(AMD_BUF3_GFX9_DATA_FORMAT, AMD_BUF_DATA_FORMAT_32) |
+                 amd_fset(AMD_BUF3_GFX9_ELEMENT_SIZE, AMD_BUF_ELEMENT_SIZE_4) |
+                 amd_fset(AMD_BUF3_GFX9_INDEX_STRIDE, AMD_BUF_INDEX_STRIDE_64) | amd_fset(AMD_BUF3_ADD_TID_ENABLE, 1) |
+                 amd_fset(AMD_BUF3_TYPE, 0);
+    else
+        out[3] = 0x20c14000u;
+}
+
 bool pm4_op_exists(amd_family fam, uint32_t op)
 {
     switch (op) {

@@ -101,6 +101,32 @@ const char *amd_reg_name(amd_family fam, uint32_t off);
 /* COMPUTE_PGM_RSRC2 */
 #define AMD_RSRC2_SCRATCH_EN ((amd_field){"SCRATCH_EN", 0, 1})
 #define AMD_RSRC2_USER_SGPR ((amd_field){"USER_SGPR", 1, 5})
+
+/* ** buffer resource descriptors (V#), word 3: the scratch buffer the
+ * PRIVATE_SEGMENT_BUFFER user SGPRs hold. gfx9's layout (ROCR
+ * src/core/inc/registers.h SQ_BUF_RSRC_WORD3, filled as amd_aql_queue.cpp
+ * FillBufRsrcWord3 does) differs from gfx10/11's (FORMAT replaces
+ * NUM_FORMAT/DATA_FORMAT, OOB_SELECT, RESOURCE_LEVEL). */
+#define AMD_BUF3_DST_SEL_X ((amd_field){"DST_SEL_X", 0, 3})
+#define AMD_BUF3_DST_SEL_Y ((amd_field){"DST_SEL_Y", 3, 3})
+#define AMD_BUF3_DST_SEL_Z ((amd_field){"DST_SEL_Z", 6, 3})
+#define AMD_BUF3_DST_SEL_W ((amd_field){"DST_SEL_W", 9, 3})
+#define AMD_BUF3_GFX9_NUM_FORMAT ((amd_field){"NUM_FORMAT", 12, 3})
+#define AMD_BUF3_GFX9_DATA_FORMAT ((amd_field){"DATA_FORMAT", 15, 4})
+#define AMD_BUF3_GFX9_ELEMENT_SIZE ((amd_field){"ELEMENT_SIZE", 19, 2})
+#define AMD_BUF3_GFX9_INDEX_STRIDE ((amd_field){"INDEX_STRIDE", 21, 2})
+#define AMD_BUF3_ADD_TID_ENABLE ((amd_field){"ADD_TID_ENABLE", 23, 1})
+#define AMD_BUF3_TYPE ((amd_field){"TYPE", 30, 2})
+enum {
+    AMD_SQ_SEL_X = 4, AMD_SQ_SEL_Y = 5, AMD_SQ_SEL_Z = 6, AMD_SQ_SEL_W = 7,
+    AMD_BUF_NUM_FORMAT_UINT = 4, /* gfx9 */
+    AMD_BUF_DATA_FORMAT_32 = 4,  /* gfx9 */
+    AMD_BUF_ELEMENT_SIZE_4 = 1,  /* gfx9: 4 bytes */
+    AMD_BUF_INDEX_STRIDE_64 = 3, /* gfx9: 64 (one per wave64 lane) */
+};
+/* The four words of the scratch buffer resource at va, swizzled, for the
+ * family (gfx9: ROCR's; gfx11: tinygrad's 0x20c14000, which runs there). */
+void amd_scratch_srd(amd_family fam, uint64_t va, uint32_t out[4]);
 #define AMD_RSRC2_TRAP_PRESENT ((amd_field){"TRAP_PRESENT", 6, 1})
 #define AMD_RSRC2_TGID_X_EN ((amd_field){"TGID_X_EN", 7, 1})
 #define AMD_RSRC2_TGID_Y_EN ((amd_field){"TGID_Y_EN", 8, 1})

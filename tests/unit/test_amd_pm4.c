@@ -267,3 +267,19 @@ Test(amd_pm4, waits_per_family)
     for (uint32_t i = 0; i < r.ndw; i++)
         cr_assert_neq(PM4_HDR_OP(r.dw[i]) == PM4_WAIT_REG_MEM64 && PM4_HDR_TYPE(r.dw[i]) == 3, true);
 }
+
+/* the scratch resource's word 3: gfx9's own layout (ROCR FillBufRsrcWord3:
+ * DST_SEL XYZW, NUM_FORMAT UINT, DATA_FORMAT 32, ELEMENT_SIZE 4, INDEX_STRIDE
+ * 64, ADD_TID_ENABLE), not gfx11's FORMAT/OOB_SELECT one */
+Test(amd_pm4, scratch_descriptor_word3_per_family)
+{
+    uint32_t w[4];
+    amd_scratch_srd(AMD_FAMILY_GFX9, 0x7f1234560000ull, w);
+    cr_assert_eq(w[0], 0x34560000u);
+    cr_assert_eq(w[1], 0x80007f12u);
+    cr_assert_eq(w[3], 0x00EA4FACu, "gfx9 word 3 0x%08x", w[3]);
+    cr_assert_eq(amd_fget(AMD_BUF3_GFX9_INDEX_STRIDE, w[3]), 3);
+    cr_assert_eq(amd_fget(AMD_BUF3_GFX9_DATA_FORMAT, w[3]), 4);
+    amd_scratch_srd(AMD_FAMILY_GFX11, 0x7f1234560000ull, w);
+    cr_assert_eq(w[3], 0x20c14000u);
+}
