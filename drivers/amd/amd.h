@@ -46,6 +46,9 @@ typedef struct amd_node {
 /* The GPU nodes in node order (at most max): their count, or -errno when
  * the topology is absent. */
 int amd_topology_read(amd_node *out, int max);
+/* GPU nodes the topology may show: 8 MI300X in CPX mode are 64 (KFD makes
+ * a node per partition) */
+#define AMD_MAX_NODES 128
 /* Parses a node's properties text into n (fields it knows; the rest kept
  * at 0) and derives the counts and queue sizes. For tests. */
 void amd_node_parse(amd_node *n, const char *properties);

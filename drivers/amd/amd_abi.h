@@ -29,8 +29,10 @@ typedef struct kfd_get_version_args {
     uint32_t minor_version; /* out */
 } kfd_get_version_args;
 
-/* struct kfd_ioctl_create_queue_args (88 bytes up to ABI 1.15; 1.17 adds
- * sdma_engine_id and pad, and the kernel zero-extends the short form) */
+/* struct kfd_ioctl_create_queue_args: 96 bytes from ABI 1.17, which added
+ * sdma_engine_id (88 before). kfd_ioctl copies the caller's size and
+ * zero-fills up to its own (kfd_chardev.c): the long form works on older
+ * kernels, which ignore its tail, and 0 lets 1.17+ pick the SDMA engine. */
 typedef struct kfd_create_queue_args {
     uint64_t ring_base_address;     /* in */
     uint64_t write_pointer_address; /* in */
@@ -47,6 +49,8 @@ typedef struct kfd_create_queue_args {
     uint64_t ctx_save_restore_address; /* in */
     uint32_t ctx_save_restore_size; /* in */
     uint32_t ctl_stack_size;        /* in */
+    uint32_t sdma_engine_id;        /* in (1.17): 0 any */
+    uint32_t pad;
 } kfd_create_queue_args;
 
 typedef struct kfd_destroy_queue_args {
@@ -138,12 +142,15 @@ typedef struct kfd_map_memory_args {
 
 typedef struct kfd_runtime_enable_args {
     uint64_t r_debug;
-    uint32_t mode_mask;
+    uint32_t mode_mask; /* bit 0 clear *disables* the runtime (kfd_chardev.c kfd_ioctl_runtime_enable) */
     uint32_t capabilities_mask;
 } kfd_runtime_enable_args;
+#define KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK 1u
 
 _Static_assert(sizeof(kfd_get_version_args) == 8, "kfd_ioctl_get_version_args");
-_Static_assert(sizeof(kfd_create_queue_args) == 88, "kfd_ioctl_create_queue_args (ABI 1.15)");
+_Static_assert(sizeof(kfd_create_queue_args) == 96, "kfd_ioctl_create_queue_args (ABI 1.17)");
+_Static_assert(offsetof(kfd_create_queue_args, sdma_engine_id) == 88, "create_queue.sdma_engine_id");
+#define KFD_CREATE_QUEUE_ARGS_1_15 88u /* what a kernel before 1.17 reads */
 _Static_assert(offsetof(kfd_create_queue_args, ring_size) == 32, "create_queue.ring_size");
 _Static_assert(offsetof(kfd_create_queue_args, queue_id) == 52, "create_queue.queue_id");
 _Static_assert(offsetof(kfd_create_queue_args, eop_buffer_address) == 56, "create_queue.eop_buffer_address");
@@ -188,7 +195,7 @@ _Static_assert(sizeof(kfd_available_memory_args) == 16, "kfd_ioctl_get_available
 #define KFD_IOC_RUNTIME_ENABLE AMD_IOC(AMD_IOC_WR, 0x25, sizeof(kfd_runtime_enable_args))
 #define KFD_IOC_AVAILABLE_MEMORY AMD_IOC(AMD_IOC_WR, 0x23, sizeof(kfd_available_memory_args))
 _Static_assert(KFD_IOC_GET_VERSION == 0x80084B01ul, "AMDKFD_IOC_GET_VERSION");
-_Static_assert(KFD_IOC_CREATE_QUEUE == 0xC0584B02ul, "AMDKFD_IOC_CREATE_QUEUE");
+_Static_assert(KFD_IOC_CREATE_QUEUE == 0xC0604B02ul, "AMDKFD_IOC_CREATE_QUEUE (1.17: 96 bytes; 0xC0584B02 before)");
 _Static_assert(KFD_IOC_ACQUIRE_VM == 0x40084B15ul, "AMDKFD_IOC_ACQUIRE_VM");
 _Static_assert(KFD_IOC_ALLOC_MEMORY == 0xC0284B16ul, "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU");
 _Static_assert(KFD_IOC_RUNTIME_ENABLE == 0xC0104B25ul, "AMDKFD_IOC_RUNTIME_ENABLE");
@@ -237,8 +244,9 @@ static inline const char *kfd_ioctl_name(unsigned long cmd)
     return NULL;
 }
 
-/* RUNTIME_ENABLE exists from ABI 1.14 (kfd_ioctl.h version history) */
-#define KFD_VERSION_RUNTIME_ENABLE 14u
+/* RUNTIME_ENABLE came with the debugger API, ABI 1.13 (kfd_ioctl.h version
+ * history: "1.13 - Add debugger API") */
+#define KFD_VERSION_RUNTIME_ENABLE 13u
 
 /* kfd_ioctl.h: KFD_IOC_QUEUE_TYPE_* */
 enum {
@@ -369,7 +377,12 @@ _Static_assert(offsetof(aql_barrier_value, completion_signal) == 56, "hsa_amd_ba
  * amd_queue_t (ROCR amd_hsa_queue.h) keeps its write and read dispatch ids,
  * so the same page layout serves PM4, SDMA and AQL queues */
 #define AMD_QUEUE_WPTR_OFF 0x38u /* amd_queue_t.write_dispatch_id */
+#define AMD_QUEUE_MAX_CU_ID_OFF 0x48u   /* amd_queue_t.max_cu_id: CUs - 1 */
+#define AMD_QUEUE_MAX_WAVE_ID_OFF 0x4Cu /* amd_queue_t.max_wave_id: waves per SIMD x SIMDs per CU - 1, as ROCR
+                                         * (amd_aql_queue.cpp) and tinygrad set it */
 #define AMD_QUEUE_RPTR_OFF 0x80u /* amd_queue_t.read_dispatch_id */
+#define AMD_QUEUE_RPTR_BASE_OFF 0x88u /* amd_queue_t.read_dispatch_id_field_base_byte_offset */
+#define AMD_QUEUE_PROPERTIES_OFF 0xB4u /* amd_queue_t.queue_properties */
 #define AMD_QUEUE_PAGE_BYTES 0x1000u
 
 #endif

@@ -1,7 +1,7 @@
 /* The KFD process, device bring-up and teardown, faults, and the backend
  * table. Bring-up (tinygrad/tinygrad tinygrad/runtime/ops_amd.py KFDIface,
  * ../shared/reference/amd-facts.md §2.2): open /dev/kfd, GET_VERSION, open
- * the GPU's render node and ACQUIRE_VM with it, RUNTIME_ENABLE on ABI 1.14+,
+ * the GPU's render node and ACQUIRE_VM with it, RUNTIME_ENABLE (mode ENABLE) on ABI 1.13+,
  * the fault events, then the queues (amd_queue.c). */
 #include "drivers/amd/amd.h"
 
@@ -126,7 +126,7 @@ hcq_status amd_proc_acquire(const amd_node *n, int *kfd_fd, int *render_fd, uint
     /* RUNTIME_ENABLE must come before the process's first queue on any GPU
      * (EEXIST after); a second call is EBUSY, which means it is on */
     if (proc.minor >= KFD_VERSION_RUNTIME_ENABLE && !proc.runtime_enabled) {
-        kfd_runtime_enable_args r = {0};
+        kfd_runtime_enable_args r = {.mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK};
         int rc = sys_ioctl(proc.kfd_fd, KFD_IOC_RUNTIME_ENABLE, &r);
         if (rc < 0 && rc != -EBUSY) {
             s = kfd_err(rc, KFD_IOC_RUNTIME_ENABLE, "enabling the KFD runtime for this process");
@@ -146,16 +146,26 @@ out:
 /* ** devices */
 static uint32_t amd_count(void)
 {
-    amd_node nodes[16];
-    int n = amd_topology_read(nodes, 16), c = 0;
+    amd_node *nodes = calloc(AMD_MAX_NODES, sizeof *nodes);
+    int n = nodes ? amd_topology_read(nodes, AMD_MAX_NODES) : 0, c = 0;
     for (int i = 0; i < n; i++) c += nodes[i].arch != NULL;
+    free(nodes);
     return (uint32_t)c;
 }
 
+static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out);
 static hcq_status find_node(uint32_t index, amd_node *out)
 {
-    amd_node nodes[16];
-    int n = amd_topology_read(nodes, 16);
+    amd_node *nodes = calloc(AMD_MAX_NODES, sizeof *nodes);
+    if (!nodes) return HCQ_ENOMEM;
+    hcq_status s = find_node_in(nodes, index, out);
+    free(nodes);
+    return s;
+}
+
+static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out)
+{
+    int n = amd_topology_read(nodes, AMD_MAX_NODES);
     if (n < 0) return base_err(HCQ_ENODEV, "no AMD GPU: the KFD topology (%s) is absent: %s", AMD_KFD_TOPOLOGY,
                                strerror(-n));
     uint32_t k = 0;

@@ -135,7 +135,8 @@ hcq_status amd_enc_timestamp(const amd_arch *a, drv_rec *r, hcq_val addr)
  * every GPU cache is invalidated (and written back) */
 static void barrier_packets(const amd_arch *a, drv_rec *r)
 {
-    pm4_wait_reg_write(r, PM4_FUNC_GE, a->hdp_flush_req, a->hdp_flush_done, 0xffffffffu, 0xffffffffu, POLL_INTERVAL);
+    pm4_wait_reg_write(r, PM4_FUNC_EQ, a->hdp_flush_req, a->hdp_flush_done, AMD_HDP_FLUSH_CP2, AMD_HDP_FLUSH_CP2,
+                       POLL_INTERVAL);
     pm4_acquire_mem(r, a, a->acquire_full);
 }
 

@@ -381,9 +381,11 @@ static hcq_status queue_create(amd_dev *ad, amd_queue *q, enum amd_queue_kind ki
         /* amd_queue_t fields the CP reads on AQL queues (ROCR amd_hsa_queue.h) */
         uint8_t *c = q->ctl.cpu;
         uint32_t max_cu = n->cu_count ? n->cu_count - 1 : 0, off128 = AMD_QUEUE_RPTR_OFF, props = 0xA;
-        memcpy(c + 72, &max_cu, 4);
-        memcpy(c + 136, &off128, 4);
-        memcpy(c + 180, &props, 4); /* IS_PTR64 | ENABLE_PROFILING */
+        uint32_t waves = n->max_waves_per_simd * BASE_MAX(n->simd_per_cu, 1u), max_wave = waves ? waves - 1 : 0;
+        memcpy(c + AMD_QUEUE_MAX_CU_ID_OFF, &max_cu, 4);
+        memcpy(c + AMD_QUEUE_MAX_WAVE_ID_OFF, &max_wave, 4);
+        memcpy(c + AMD_QUEUE_RPTR_BASE_OFF, &off128, 4);
+        memcpy(c + AMD_QUEUE_PROPERTIES_OFF, &props, 4); /* IS_PTR64 | ENABLE_PROFILING */
     }
     int rc = amd_kfd_ioctl(KFD_IOC_CREATE_QUEUE, &a);
     if (rc < 0)

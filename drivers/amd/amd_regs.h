@@ -102,6 +102,16 @@ const char *amd_reg_name(amd_family fam, uint32_t off);
 #define AMD_RSRC2_SCRATCH_EN ((amd_field){"SCRATCH_EN", 0, 1})
 #define AMD_RSRC2_USER_SGPR ((amd_field){"USER_SGPR", 1, 5})
 
+/* ** the HDP flush handshake (amdgpu gfx_v9_0/gfx_v11_0 ring_emit_hdp_flush):
+ * a compute ring writes its one client bit to GPU_HDP_FLUSH_REQ and waits
+ * until that bit of GPU_HDP_FLUSH_DONE equals it. Client bits: CP0 bit 0
+ * (gfx), CP2 << pipe for MEC1 (nbio_v7_4.c etc. hdp_flush_reg
+ * ref_and_mask_cp2 = GPU_HDP_FLUSH_DONE__CP2_MASK). User queues run on
+ * MEC1; the pipe is KFD's choice, so hcq uses pipe 0's bit: the flush is
+ * the HDP's, whichever client asks. */
+#define AMD_HDP_FLUSH_CP2 (1u << 2)
+#define AMD_HDP_FLUSH_MEC1_BITS (0xFu << 2) /* CP2..CP5: MEC1 pipes 0..3 */
+
 /* ** buffer resource descriptors (V#), word 3: the scratch buffer the
  * PRIVATE_SEGMENT_BUFFER user SGPRs hold. gfx9's layout (ROCR
  * src/core/inc/registers.h SQ_BUF_RSRC_WORD3, filled as amd_aql_queue.cpp

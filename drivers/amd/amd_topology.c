@@ -86,8 +86,10 @@ void amd_node_derive(amd_node *n)
     n->eop_size = 4096; /* every gfx8+ part except Tonga */
 }
 
+/* every node: the GPUs' and the CPUs' */
+#define LIST_MAX (AMD_MAX_NODES + 64)
 typedef struct list_ctx {
-    uint32_t nodes[64];
+    uint32_t nodes[LIST_MAX];
     int n;
 } list_ctx;
 
@@ -96,7 +98,7 @@ static void add_node(void *arg, const char *name)
     list_ctx *c = arg;
     char *end;
     unsigned long v = strtoul(name, &end, 10);
-    if (*name && !*end && c->n < 64) c->nodes[c->n++] = (uint32_t)v;
+    if (*name && !*end && c->n < LIST_MAX) c->nodes[c->n++] = (uint32_t)v;
 }
 
 static int cmp_u32(const void *a, const void *b)

@@ -45,6 +45,7 @@
  *   mmu_fault=VA        any GPU access to the page holding VA faults
  *   hang=ENGINE         that engine (e.g. nv0.compute, amd0.sdma) never runs
  *   ring_shift=N        vendor mocks that size rings from config use 2^N
+ *   kfd_minor=N         the KFD ioctl ABI 1.N the AMD mock reports (default 15)
  *   nv_peer=LINK        between NV GPUs: pcie (default: peer access on
  *                       request), nvlink (always on) or none (refused)
  *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
@@ -63,6 +64,7 @@ typedef struct mock_config {
     uint32_t ring_shift; /* 0: the vendor's default */
     int nv_gpget;        /* MOCK_GPGET_* */
     int nv_peer;         /* MOCK_PEER_* */
+    uint32_t kfd_minor;  /* 0: 15 */
     /* fault injection */
     uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
     int fail_errno;

@@ -172,6 +172,13 @@ static ex wait_reg_mem(mock_amd_cp *cp, const uint32_t *p, bool is64)
             return hang(cp, "WAIT_REG_MEM writes register 0x%x and polls 0x%x, not the HDP flush pair 0x%x/0x%x: "
                         "on hardware it would poll a register that never changes", p[2], p[3], a->hdp_flush_req,
                         a->hdp_flush_done);
+        /* one MEC1 client bit, waited for with EQUAL under itself as the
+         * mask: the done register sets only the bits clients asked for */
+        uint32_t ref = p[4], mask = p[5];
+        if (func != PM4_FUNC_EQ || ref != mask || __builtin_popcount(ref) != 1 || !(ref & AMD_HDP_FLUSH_MEC1_BITS))
+            return hang(cp, "the HDP flush handshake writes 0x%x and waits for (done & 0x%x) function %u: on hardware "
+                        "it waits for bits no client set; write one MEC1 client bit (0x%x..0x%x) and wait for it "
+                        "to equal itself", ref, mask, func, AMD_HDP_FLUSH_CP2, AMD_HDP_FLUSH_CP2 << 3);
         return EX_DONE;
     }
     if (space != PM4_SPACE_MEM || op != PM4_OP_WAIT)

@@ -315,7 +315,7 @@ int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
     switch (AMD_IOC_NR(req)) {
     case 0x01:
         u.ver.major_version = 1;
-        u.ver.minor_version = 15;
+        u.ver.minor_version = mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15;
         break;
     case 0x02: rc = create_queue(&u.cq); break;
     case 0x03: rc = destroy_queue(&u.dq); break;
@@ -348,7 +348,11 @@ int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
         break;
     }
     case 0x25:
-        if (mock_amd_P.runtime_enabled) rc = -EBUSY;
+        /* kfd_ioctl_runtime_enable: the ENABLE mode bit enables, its
+         * absence disables (the debugger API of ABI 1.13) */
+        if ((mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15) < 13) rc = refuse(EINVAL, "kfd ioctl 0x25 before ABI 1.13");
+        else if (!(u.re.mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)) mock_amd_P.runtime_enabled = false;
+        else if (mock_amd_P.runtime_enabled) rc = -EBUSY;
         else if (mock_amd_P.queues) rc = refuse(EEXIST, "RUNTIME_ENABLE after queues were created");
         else mock_amd_P.runtime_enabled = true;
         break;

@@ -103,6 +103,7 @@ static hcq_status parse(const char *spec, mock_config *c)
         else if (!strcmp(kv, "nv_driver")) snprintf(c->nv_driver, sizeof c->nv_driver, "%s", v);
         else if (!strcmp(kv, "vram")) c->vram_bytes = parse_size(v);
         else if (!strcmp(kv, "ring_shift")) c->ring_shift = (uint32_t)atoi(v);
+        else if (!strcmp(kv, "kfd_minor")) c->kfd_minor = (uint32_t)atoi(v);
         else if (!strcmp(kv, "nv_peer")) {
             c->nv_peer = !strcmp(v, "pcie") ? MOCK_PEER_PCIE : !strcmp(v, "nvlink") ? MOCK_PEER_NVLINK
                        : !strcmp(v, "none") ? MOCK_PEER_NONE : -1;
@@ -128,7 +129,7 @@ static hcq_status parse(const char *spec, mock_config *c)
             else if (e) c->fail_errno = parse_errno(e + 1);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, mmu_fault, hang, ring_shift, nv_gpget, nv_peer)", kv);
+                         "fail_ioctl, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
             break;
         }
     }

@@ -433,3 +433,89 @@ Test(amd_mock, gfx9_refuses_wait_reg_mem64)
     T_OK(hcq_device_close(d));
     amd_proc_set_compute_queue(-1);
 }
+
+/* ** the kfd ABI details: RUNTIME_ENABLE came with ABI 1.13 and enables
+ * only with its ENABLE mode bit (clear, it disables); CREATE_QUEUE takes
+ * the 96-byte 1.17 form (older kernels read its first 88 bytes); AQL
+ * queues carry max_wave_id as ROCR sets it; the HDP flush asks for one
+ * client's bit and waits for it to equal itself */
+static void runtime_enabled_on(const char *spec, bool want)
+{
+    use_mock(spec);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    pthread_mutex_lock(&mock_amd_P.lock);
+    bool on = mock_amd_P.runtime_enabled;
+    pthread_mutex_unlock(&mock_amd_P.lock);
+    cr_assert_eq(on, want, "%s: the KFD runtime is %s", spec, on ? "enabled" : "not enabled");
+    T_OK(hcq_device_close(d));
+}
+Test(amd_mock, runtime_enable_from_abi_1_13) { runtime_enabled_on("amd=gfx1100,kfd_minor=13", true); }
+Test(amd_mock, no_runtime_enable_before_abi_1_13) { runtime_enabled_on("amd=gfx1100,kfd_minor=12", false); }
+
+Test(amd_mock, aql_queues_carry_max_wave_id_and_hdp_flush_asks_one_bit)
+{
+    use_mock("amd=gfx942");
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    const amd_dev *ad = d->priv;
+    const uint8_t *c = ad->compute.ctl.cpu;
+    uint32_t max_wave, max_cu;
+    memcpy(&max_wave, c + AMD_QUEUE_MAX_WAVE_ID_OFF, 4);
+    memcpy(&max_cu, c + AMD_QUEUE_MAX_CU_ID_OFF, 4);
+    cr_assert_eq(max_wave, ad->node.max_waves_per_simd * ad->node.simd_per_cu - 1, "max_wave_id %u", max_wave);
+    cr_assert_eq(max_cu, ad->node.cu_count - 1);
+    cr_assert_gt(max_wave, 0);
+    /* a barrier (HDP flush, then ACQUIRE_MEM) runs on the mock's CP, which
+     * refuses the all-ones handshake hcq used before */
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+    hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0));
+    T_OK(hcq_queue_barrier(q));
+    T_OK(hcq_queue_signal(q, s, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_OK(hcq_signal_wait(s, 1, 2000000000ull));
+    T_OK(hcq_queue_destroy(q));
+    hcq_signal_destroy(s);
+    T_OK(hcq_device_close(d));
+    cr_assert_eq(sizeof(kfd_create_queue_args), 96);
+}
+
+/* 8 MI300X in CPX mode are 64 GPU nodes: the topology scan reads past 16 */
+static ssize_t topo_read(void *ctx, const char *path, char *buf, size_t size)
+{
+    (void)ctx;
+    unsigned node;
+    char leaf[64];
+    if (sscanf(path, AMD_KFD_TOPOLOGY "/%u/%63s", &node, leaf) != 2) return -ENOENT;
+    int n = 0;
+    if (!strcmp(leaf, "gpu_id")) n = snprintf(buf, size, "%u\n", node ? 1000 + node : 0);
+    else if (!strcmp(leaf, "properties"))
+        n = snprintf(buf, size, "gfx_target_version 90402\nsimd_count %u\nsimd_per_cu 4\nnum_xcc 1\n"
+                     "max_waves_per_simd 8\n", node ? 152u : 0u);
+    else return -ENOENT;
+    return n;
+}
+static int topo_list(void *ctx, const char *path, void (*fn)(void *arg, const char *name), void *arg)
+{
+    (void)ctx;
+    if (strcmp(path, AMD_KFD_TOPOLOGY)) return -ENOENT;
+    for (int i = 0; i <= 64; i++) { /* node 0 is the CPU */
+        char name[8];
+        snprintf(name, sizeof name, "%d", i);
+        fn(arg, name);
+    }
+    return 0;
+}
+Test(amd_mock, the_topology_scan_reads_64_gpu_nodes)
+{
+    hcq_sys t = *sys_libc();
+    t.read_file = topo_read;
+    t.list_dir = topo_list;
+    t.name = "64 MI300X partitions";
+    sys_set(&t);
+    amd_node *nodes = calloc(AMD_MAX_NODES, sizeof *nodes);
+    cr_assert_not_null(nodes);
+    int n = amd_topology_read(nodes, AMD_MAX_NODES);
+    cr_assert_eq(n, 64, "%d GPU nodes read", n);
+    cr_assert_eq(nodes[63].gpu_id, 1064);
+    free(nodes);
+    sys_set(sys_libc());
+}
