@@ -34,6 +34,9 @@ typedef struct base_env {
     const char *profile;     /* HCQ_PROFILE */
     int cpu_threads;         /* HCQ_CPU_THREADS: 0 = one per core */
     const char *cpu_target;  /* HCQ_CPU_TARGET: "cpu" (default) or "ir" */
+    const char *mock_shader; /* HCQ_MOCK_SHADER: "ir" runs the mock GPUs on kernel IR, "twin" on host
+                                twins of real binaries even without the tools (from the kernel cache);
+                                default: twins where clang (and ptxas) are, else IR */
     int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
     uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */

@@ -44,6 +44,7 @@ static void env_read(void)
     e.home = env_str("HOME");
     e.xdg_cache_home = env_str("XDG_CACHE_HOME");
     e.cpu_target = env_str("HCQ_CPU_TARGET");
+    e.mock_shader = env_str("HCQ_MOCK_SHADER");
     e.alloc_cache = env_int("HCQ_ALLOC_CACHE", 1);
     e.kernarg_ring_kib = (uint32_t)env_int("HCQ_KERNARG_RING_KIB", 4096);
     e.staging_chunk_kib = (uint32_t)env_int("HCQ_STAGING_CHUNK_KIB", 2048);

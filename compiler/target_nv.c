@@ -336,7 +336,7 @@ static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_bina
     if (st) return st;
     uint32_t np = hcq_kernel_param_count(k);
     hcq_param_info *pi = calloc(np ? np : 1, sizeof *pi);
-    uint8_t *info = calloc(1, 64 + (size_t)np * 16);
+    uint8_t *info = calloc(1, 68 + (size_t)np * 16);
     uint8_t *cb0 = NULL;
     cc_elf_builder *b = NULL;
     if (!pi || !info) {
@@ -392,6 +392,13 @@ static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_bina
         memcpy(kp + 8, &flags, 4);
         rec_sval(info, &in, 0x17, kp, 12);
     }
+    for (uint32_t i = 0; i < k->nops; i++)
+        if (k->ops[i].op == HCQ_OP_BARRIER) { /* NUM_BARRIERS, BVAL 1: the loader sizes BARRIER_COUNT by it */
+            uint8_t nb[4] = {2, 0x4c, 1, 0};
+            memcpy(info + in, nb, 4);
+            in += 4;
+            break;
+        }
     info[in++] = 3; /* CBANK_PARAM_SIZE, HVAL */
     info[in++] = 0x19;
     uint16_t kb16 = (uint16_t)kb, base16 = (uint16_t)a->param_base;

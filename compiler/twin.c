@@ -8,20 +8,13 @@
 #include "compiler/render_gpu.h"
 #include "compiler/strbuf.h"
 #include "compiler/target_amd.h"
+#include "compiler/target_nv.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__x86_64__)
-#define HOST_ARCH "x86_64-linux"
-#elif defined(__aarch64__)
-#define HOST_ARCH "aarch64-linux"
-#else
-#define HOST_ARCH "unknown-linux"
-#endif
 
 /* ** the host dialect. Work-item state comes from hcq_item, the calling
  * thread's current work-item (set by the runtime before each work-item
@@ -188,7 +181,6 @@ hcq_status cc_twin_render(const hcq_kernel *k, int origin, const char *target, c
 static const char *const twin_args[] = {"-x", "c++", "-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
                                         "-fno-rtti", "-ffp-contract=off", "-fno-math-errno", "-fvisibility=hidden",
                                         "-w", NULL};
-#define TWIN_FLAGS "host twin v1 " HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -ffp-contract=off -fno-math-errno -lm"
 
 static const cc_target twin_rows[2] = {
     {"host-twin-cuda", CC_BIN_HOST_SO, "c++", NULL, NULL, NULL},
@@ -218,11 +210,39 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
     char *src = NULL;
     hcq_status st = cc_twin_render(k, origin, target, &src);
     if (st) return st;
-    cc_gpu_job job = {.target = &twin_rows[origin == CC_TWIN_HIP], .kernel = k, .source = src, .flags = TWIN_FLAGS,
+    cc_gpu_job job = {.target = &twin_rows[origin == CC_TWIN_HIP], .kernel = k, .source = src, .flags = CC_TWIN_FLAGS,
                       .build = build};
     st = cc_gpu_compile_cached(&job, out);
     free(src);
     return st;
+}
+
+/* ** whether twins can be made here */
+bool cc_twin_available(const char *target, char *why, size_t why_size)
+{
+    const char *ms = base_env_get()->mock_shader;
+    if (ms && !strcmp(ms, "ir")) {
+        snprintf(why, why_size, "HCQ_MOCK_SHADER=ir");
+        return false;
+    }
+    if (ms && !strcmp(ms, "twin")) { /* binaries and twins from the kernel cache where the tools are missing */
+        snprintf(why, why_size, "HCQ_MOCK_SHADER=twin");
+        return true;
+    }
+    const cc_target *t = cc_target_find(target);
+    int origin = cc_twin_origin_of(target);
+    if (!t || !origin || t->kind == CC_BIN_IR_ELF) {
+        snprintf(why, why_size, "target %s has no GPU source", target ? target : "(null)");
+        return false;
+    }
+    if (origin == CC_TWIN_CUDA) return cc_nv_have(CC_NV_CLANG, why, why_size);
+    char need[96];
+    snprintf(need, sizeof need, "the %s target (HIP for AMDGPU)", target);
+    if (cc_require_clang(((const amd_target_arch *)t->arch)->min_clang, need)) {
+        snprintf(why, why_size, "%s", hcq_error_message());
+        return false;
+    }
+    return true;
 }
 
 /* ** loading */

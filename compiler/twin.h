@@ -39,6 +39,13 @@
  * is missing. l->op_budget is not supported (ignored). Thread-safe. */
 hcq_status cc_twin_run(const hcq_kernel *k, const char *target, const hcq_interp_launch *l);
 
+/* Whether the mock GPU can run `target`'s real binaries through host
+ * twins here: the tools that build them (sm_*: clang >= 19 and ptxas;
+ * gfx*: a clang that knows the processor) and no HCQ_MOCK_SHADER=ir.
+ * false with the reason in why. HCQ_MOCK_SHADER=twin says yes without
+ * looking (binaries and twins then must come from the kernel cache). */
+bool cc_twin_available(const char *target, char *why, size_t why_size);
+
 /* ** rendering and building */
 /* CC_TWIN_CUDA or CC_TWIN_HIP for a target name (sm_*, gfx*, "cuda",
  * "hip"); 0 if the target has no GPU text. */
@@ -50,6 +57,18 @@ hcq_status cc_twin_render(const hcq_kernel *k, int origin, const char *target, c
  * or version, so a filled cache serves another machine of the same
  * architecture). *out is an hcq_binary whose target is "host-twin". */
 hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, hcq_binary **out);
+
+#if defined(__x86_64__)
+#define CC_TWIN_HOST_ARCH "x86_64-linux"
+#elif defined(__aarch64__)
+#define CC_TWIN_HOST_ARCH "aarch64-linux"
+#else
+#define CC_TWIN_HOST_ARCH "unknown-linux"
+#endif
+/* what decides a twin besides its source (part of its cache keys) */
+#define CC_TWIN_FLAGS                                                                                         \
+    "host twin v1 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
+    "-fno-math-errno -lm"
 
 /* ** loaded twins */
 typedef struct cc_twin_module {
@@ -66,6 +85,40 @@ typedef struct cc_twin_module {
 /* Loads a twin shared object from memory (HCQ_EFORMAT if it is not one). */
 hcq_status cc_twin_module_load(const void *so, size_t size, cc_twin_module *out);
 void cc_twin_module_unload(cc_twin_module *m); /* zeroed is fine */
+
+/* ** the twins of the GPU binaries this process loaded (twin_table.c).
+ * The mock GPU finds a launch's twin by the machine code at its program
+ * address. */
+#define CC_TWIN_PREFIX 16u
+typedef struct cc_twin_entry cc_twin_entry;
+struct cc_twin_entry {
+    uint8_t sha[32];         /* the binary's SHA-256 */
+    void *binary;            /* the GPU binary (a copy): the mock parses it as the hardware would decode it */
+    size_t binary_size;
+    const uint8_t *code;     /* the kernel's machine code, inside binary */
+    size_t code_off, code_size;
+    uint8_t *skip;           /* NULL, or per code byte: 1 where the loader relocates (not compared) */
+    cc_twin_module mod;
+    char label[128];         /* the compiler that built the twin */
+    void *_Atomic mock_info; /* the mock's parse of the binary, made on first use, kept */
+    cc_twin_entry *next, *next_all;
+};
+
+/* Makes sure the twin of `bin` (compiled from k for target) is
+ * registered: from the table, else from the kernel cache (keyed by the
+ * binary's hash), else built from k and cached under that key. A no-op
+ * for targets without GPU text. */
+hcq_status cc_twin_prepare(const hcq_kernel *k, const char *target, const void *bin, size_t size);
+/* The same without the kernel: the table or the cache, else HCQ_ENOTSUP
+ * saying that the mock needs the twin hcq makes when it compiles. `id`
+ * names the device for the message. */
+hcq_status cc_twin_attach(const void *bin, size_t size, const char *id);
+/* The entry whose kernel code is at va (host memory at that address,
+ * read only where readable() allows), or NULL. */
+typedef bool (*cc_twin_readable_fn)(void *ctx, uint64_t va, size_t size);
+const cc_twin_entry *cc_twin_find(uint64_t va, cc_twin_readable_fn readable, void *ctx);
+/* Whether the code at va (readable, code_size bytes) is still e's. */
+bool cc_twin_matches(const cc_twin_entry *e, uint64_t va);
 
 /* ** running (twin_run.c) */
 typedef struct cc_twin_fault {

@@ -22,6 +22,7 @@ static void print_json(const hcq_device_props *p, const hcq_telemetry *t, int la
     json_str("pci_address", p->pci_address, 0);
     json_str("engines", p->engines, 0);
     printf("    \"mock\": %s,\n", p->is_mock ? "true" : "false");
+    json_str("shader", p->shader, 0);
     printf("    \"compute_units\": %u,\n", p->compute_units);
     printf("    \"memory_bytes\": %llu,\n", (unsigned long long)p->memory_bytes);
     printf("    \"memory_free_bytes\": %llu,\n", (unsigned long long)p->memory_free_bytes);
@@ -51,6 +52,7 @@ static void print_text(const hcq_device_props *p, const hcq_telemetry *t)
     printf("%s  %s%s\n", p->id, p->name, p->is_mock ? "  [mock]" : "");
     printf("    arch            %s\n", p->arch);
     printf("    target          %s\n", p->target);
+    if (p->shader[0]) printf("    kernels run as  %s\n", p->shader);
     if (p->driver_version[0]) printf("    driver          %s\n", p->driver_version);
     if (p->pci_address[0]) printf("    pci             %s\n", p->pci_address);
     printf("    compute units   %u\n", p->compute_units);

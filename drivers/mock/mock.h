@@ -16,8 +16,10 @@
  *   - engines: a thread per engine that sees work only through the ring
  *     pointers in memory, woken by doorbells and by host writes, reporting
  *     progress so host waiters sleep instead of spinning;
- *   - the shader core: kernels are the IR interpreter running serialized IR
- *     that the program's code address points at;
+ *   - the shader core: at a launch's program address, either serialized IR
+ *     (mock-sm_* / mock-gfx* binaries: the IR interpreter runs it) or the
+ *     machine code of a real cubin or code object, whose host twin runs
+ *     (compiler/twin.h: the GPU renderer's own text built for the host);
  *   - configuration and fault injection (HCQ_MOCK_CONFIG, or mock_configure
  *     in tests), random scheduling (HCQ_MOCK_SCHED), dumps (HCQ_MOCK_DUMP).
  *
@@ -26,6 +28,7 @@
 #define HCQ_DRIVERS_MOCK_H
 
 #include "compiler/ir.h"
+#include "compiler/twin.h"
 #include "drivers/pool.h"
 #include "drivers/sys.h"
 
@@ -133,6 +136,16 @@ int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who);
 uint64_t mock_bo_va(const mock_bo *bo);
 /* May gpu access [va, va + size)? On false, why describes the mapping seen. */
 bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size);
+/* mock_gpu_access that on success also gives the whole range around va
+ * that gpu may access the same way ([*lo, *hi); *writable), for kernels
+ * that check once per range */
+bool mock_gpu_range(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, uint64_t *lo, uint64_t *hi,
+                    bool *writable, char *why, size_t why_size);
+/* Kernels run between these (any GPU, any thread): host memory a GPU
+ * mapping goes away with waits for them, so a kernel that checked a range
+ * once never touches pages unmapped under it. */
+void mock_kernels_begin(void);
+void mock_kernels_end(void);
 
 /* ** GPUs */
 struct mock_gpu {
@@ -219,6 +232,24 @@ typedef struct mock_split {
 /* mock_shader_run over the work-groups of one part only (split NULL: all). */
 hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
                                  const uint32_t block[3], const mock_split *split, mock_fault *fault);
+
+/* The registered GPU binary whose kernel code sits at va on gpu, or NULL
+ * (unmapped, or code no registered binary has). */
+const cc_twin_entry *mock_twin_at(mock_gpu *gpu, uint64_t va);
+
+typedef struct mock_twin_launch {
+    const cc_twin_entry *e;
+    const void *const *args;  /* per param: its bytes, read where the machine code would, as the launch starts */
+    uint32_t grid[3], block[3];
+    const uint8_t *implicit;  /* AMD: the implicit kernel arguments */
+    uint32_t barriers;        /* barrier ids the launch provides (NV: BARRIER_COUNT) */
+    const mock_split *split;  /* NULL: every work-group */
+} mock_twin_launch;
+/* Runs e's host twin over the launch on gpu's worker pool. HCQ_EFAULT
+ * fills *fault (va 0 unless a global access was refused) and *tf (what
+ * kind: a refused access, a local index out of its array, a barrier the
+ * launch lacks). */
+hcq_status mock_twin_run(mock_gpu *gpu, const mock_twin_launch *l, mock_fault *fault, cc_twin_fault *tf);
 
 /* ** dumps: writes a segment when HCQ_MOCK_DUMP is set */
 void mock_dump(const mock_engine *e, const char *format, uint32_t arch, uint64_t va, const uint32_t *dw,

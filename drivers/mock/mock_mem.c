@@ -172,9 +172,33 @@ int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who)
     return mock_va_unmap_released(va, size, who, &released);
 }
 
+/* writers first: a stream of launches must not starve an unmap */
+static pthread_rwlock_t kernel_lock;
+static pthread_once_t kernel_lock_once = PTHREAD_ONCE_INIT;
+
+static void kernel_lock_init(void)
+{
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&kernel_lock, &a);
+    pthread_rwlockattr_destroy(&a);
+}
+
+void mock_kernels_begin(void)
+{
+    pthread_once(&kernel_lock_once, kernel_lock_init);
+    pthread_rwlock_rdlock(&kernel_lock);
+}
+
+void mock_kernels_end(void) { pthread_rwlock_unlock(&kernel_lock); }
+
 int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *released)
 {
     *released = false;
+    /* before the map lock: a running kernel's checks take that one */
+    pthread_once(&kernel_lock_once, kernel_lock_init);
+    pthread_rwlock_wrlock(&kernel_lock);
     pthread_rwlock_wrlock(&map_lock);
     size_t i = find(va);
     int rc = -ENOENT;
@@ -197,6 +221,7 @@ int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *relea
         nranges--;
     }
     pthread_rwlock_unlock(&map_lock);
+    pthread_rwlock_unlock(&kernel_lock);
     return rc;
 }
 
@@ -240,4 +265,26 @@ bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write
     }
     pthread_rwlock_unlock(&map_lock);
     return ok;
+}
+
+bool mock_gpu_range(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, uint64_t *lo, uint64_t *hi,
+                    bool *writable, char *why, size_t why_size)
+{
+    if (!mock_gpu_access(gpu, va, size, write, why, why_size)) return false;
+    *lo = va, *hi = va + size, *writable = write;
+    pthread_rwlock_rdlock(&map_lock);
+    size_t i = find(va);
+    if (i < nranges && ranges[i].va <= va && ranges[i].va + ranges[i].size >= va + size) {
+        *lo = ranges[i].va;
+        *hi = ranges[i].va + ranges[i].size;
+        *writable = ranges[i].writable;
+    }
+    pthread_rwlock_unlock(&map_lock);
+    /* the page an injected fault sits on stays outside */
+    uint64_t inj = mock_cfg()->mmu_fault_va, page = inj & ~4095ull;
+    if (inj && page < *hi && page + 4096 > *lo) {
+        if (va >= page + 4096) *lo = page + 4096;
+        else *hi = page;
+    }
+    return true;
 }

@@ -20,17 +20,19 @@
 #define HOPPER_USERMODES {HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
 #define AMPERE_CHANNELS {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
 #define AMPERE_USERMODES {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
+/* shared memory per SM as NVIDIA's tuning guides give it: H100 228 KiB,
+ * A100 164 KiB, GA102 and AD102 100 KiB */
 static const mnv_model models[] = {
     {"H100", "NVIDIA H100 80GB HBM3", 0x2330, 0x900, 8, 9, 2, 64, 66, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210},
+     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210, 228},
     {"H100PCIe", "NVIDIA H100 PCIe", 0x2331, 0x900, 8, 9, 2, 64, 57, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210},
+     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210, 228},
     {"A100", "NVIDIA A100-SXM4-40GB", 0x20B0, 0x800, 8, 8, 2, 64, 54, 40ull << 30, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A,
-     AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160},
+     AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 164},
     {"RTX4090", "NVIDIA GeForce RTX 4090", 0x2684, 0x809, 12, 6, 2, 48, 64, 24ull << 30, ADA_COMPUTE_A,
-     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160},
+     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 100},
     {"RTX3090", "NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 41, 24ull << 30, AMPERE_COMPUTE_B,
-     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160},
+     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 100},
 };
 
 uint32_t mnv_tpc_mask(const mnv_model *m, uint32_t gpc)
@@ -236,6 +238,17 @@ void mock_nv_pause(uint32_t index, bool paused)
 }
 
 uint32_t mock_nv_live_objects(void) { return mnv_rm_objects(); }
+
+void mock_nv_last_error(uint32_t index, char *buf, size_t size)
+{
+    mnv_gpu *g = mnv_gpu_by_index(index);
+    if (!size) return;
+    buf[0] = 0;
+    if (!g) return;
+    pthread_mutex_lock(&g->fault_lock);
+    snprintf(buf, size, "%s", g->last_error);
+    pthread_mutex_unlock(&g->fault_lock);
+}
 
 /* ** UVM: per fd (a UVM va_space), the registered GPUs and the external
  * ranges with the GPUs each is mapped on */

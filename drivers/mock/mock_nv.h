@@ -5,9 +5,11 @@
  *                  memory mappings (nvidia.ko's resource server)
  *   mock_nv_gpu.c  the GPU: a thread per channel that fetches GPFIFO
  *                  entries through GPPut, decodes the pushbuffer, runs host
- *                  semaphores, QMD launches (on the IR interpreter) and
- *                  copy-engine work, and reports through semaphores and the
- *                  channel's error notifier.
+ *                  semaphores, QMD launches and copy-engine work, and
+ *                  reports through semaphores and the channel's error
+ *                  notifier;
+ *   mock_nv_launch.c the SM's side of a launch: a cubin's SASS checked
+ *                  against the QMD and run as its host twin, or kernel IR.
  * The ABI structs and command formats are the backend's own definitions
  * (drivers/nv/nv_abi.h, nv_hw.h): the mock checks what it receives against
  * the same layouts the driver defines. Internal to drivers/mock, except the
@@ -34,6 +36,7 @@ typedef struct mnv_model {
     uint32_t channel_cls[4], usermode_cls[4]; /* 0-terminated */
     uint32_t qmd_major;   /* the QMD version its compute class takes */
     uint32_t param_base;  /* kernargs in constant bank 0 */
+    uint32_t shared_kib;  /* shared memory per SM (the largest carve-out) */
 } mnv_model;
 
 /* ** one emulated GPU */
@@ -54,6 +57,7 @@ typedef struct mnv_gpu {
         uint64_t va, digest;
     } icache[16];
     uint32_t icache_n;
+    char last_error[1024]; /* the last channel error, as the kernel log would say it */
     volatile uint8_t *usermode; /* CPU mapping of the usermode page, doorbell at +0x90 */
 } mnv_gpu;
 
@@ -83,6 +87,16 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a);
 int mnv_chan_bind(mnv_chan *c, uint32_t engine_cls);
 bool mnv_chan_has_engine(const mnv_chan *c);
 void mnv_chan_destroy(mnv_chan *c);
+/* a channel error (Xid `code`, the notifier, a stopped channel) and an MMU
+ * fault, as the engine reports them; both return the engine's fault code */
+int mnv_chan_error(mnv_chan *c, uint32_t code, const char *fmt, ...) HCQ_PRINTF(3, 4);
+int mnv_chan_mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what);
+mnv_gpu *mnv_chan_gpu(const mnv_chan *c);
+/* The SM's side of a QMD launch (mock_nv_launch.c): runs the kernel at
+ * prog with constant bank 0 at cb0; regs are the compute subchannel's
+ * method state. 0, or the channel's error. */
+int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs, uint64_t prog, uint64_t cb0,
+                   uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3]);
 /* the usermode page of c's GPU was mapped at addr (or moved): doorbells */
 void mnv_chan_set_doorbell(mnv_chan *c, volatile uint8_t *usermode);
 /* connects (or, paused, disconnects) the doorbells of g's channels */
@@ -140,5 +154,9 @@ uint32_t *mnv_status_field(int kind, unsigned long req, void *arg);
 void mock_nv_pause(uint32_t index, bool paused);
 /* RM objects alive in the emulated driver. */
 uint32_t mock_nv_live_objects(void);
+/* What the last channel error of NV GPU `index` was about (the detail the
+ * kernel's log has and the error notifier does not: the QMD field, the
+ * instruction); "" if none. */
+void mock_nv_last_error(uint32_t index, char *buf, size_t size);
 
 #endif

@@ -12,7 +12,8 @@
  *                  AND, NOR, equal) and release (32/64-bit, timestamp);
  *   compute        QMD launches (SEND_SIGNALING_PCAS2_B): grid, block,
  *                  constant bank 0 and the program address read from the QMD
- *                  with the field table, run on the IR interpreter, then the
+ *                  with the field table, the kernel run by the SM's side
+ *                  (mock_nv_launch.c: a cubin's host twin, or IR), then the
  *                  QMD's release semaphores; inline uploads (LAUNCH_DMA +
  *                  LOAD_INLINE_DATA); window and local-memory state;
  *   copy engine    LAUNCH_DMA copies (pitch, lines) and semaphore releases.
@@ -145,6 +146,9 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
     va_end(ap);
     BASE_LOG(1, "mock %s: channel error (Xid %u): %s", c->name, code, msg);
     mnv_rc_error_note(c->gpu, code, msg);
+    pthread_mutex_lock(&c->gpu->fault_lock);
+    snprintf(c->gpu->last_error, sizeof c->gpu->last_error, "%s: Xid %u: %.900s", c->name, code, msg);
+    pthread_mutex_unlock(&c->gpu->fault_lock);
     nv_notification *n = (nv_notification *)(void *)c->notifier_map;
     uint64_t now = hcq_now_ns();
     n->timestamp_ns[0] = (uint32_t)now;
@@ -169,6 +173,21 @@ static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
     return channel_error(c, NV_RC_FIFO_ERROR_MMU_ERR_FLT, "MMU fault at 0x%llx (%s): %s", (unsigned long long)va,
                          write ? "write" : "read", what);
 }
+
+/* for the SM's side of a launch (mock_nv_launch.c) */
+int mnv_chan_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return channel_error(c, code, "%s", msg);
+}
+
+int mnv_chan_mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what) { return mmu_fault(c, va, write, what); }
+
+mnv_gpu *mnv_chan_gpu(const mnv_chan *c) { return c->gpu; }
 
 /* the GPU's MMU for an access of the engine itself */
 static bool gpu_ok(mnv_chan *c, uint64_t va, uint64_t size, bool write, const char *what, int *rc)
@@ -273,7 +292,7 @@ static int icache_fetch(mnv_chan *c, uint64_t prog, bool invalidate)
 }
 
 /* ** compute: QMD launches */
-static int launch(mnv_chan *c, uint64_t qmd_va)
+static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
 {
     const mnv_model *m = c->gpu->m;
     int ver = m->qmd_major >= 4 ? NV_QMD_V04 : NV_QMD_V03, rc;
@@ -301,17 +320,10 @@ static int launch(mnv_chan *c, uint64_t qmd_va)
                     nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, 0) << 32)
                    << shift;
     uint64_t cb0_size = nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0) << 4;
-    if (cb0_size < m->param_base)
-        return channel_error(c, NV_RC_GR_EXCEPTION, "constant bank 0 is %llu bytes, below the parameter base 0x%x",
-                             (unsigned long long)cb0_size, m->param_base);
     if ((uint64_t)block[0] * block[1] * block[2] > 1024)
         return channel_error(c, NV_RC_GR_EXCEPTION, "a block of %ux%ux%u threads", block[0], block[1], block[2]);
     if ((rc = icache_fetch(c, prog, nv_qmd_get(q, ver, NV_QMD_INVALIDATE_INSTRUCTION_CACHE, 0))) != M_OK) return rc;
-    mock_fault f;
-    hcq_status s = mock_shader_run(c->gpu->g, prog, cb0 + m->param_base, grid, block, &f);
-    if (s == HCQ_EFAULT) return mmu_fault(c, f.va, f.write, f.what);
-    if (s) return channel_error(c, NV_RC_GR_EXCEPTION, "the kernel at 0x%llx: %s", (unsigned long long)prog,
-                                hcq_error_message());
+    if ((rc = mnv_run_kernel(c, q, ver, c->regs[subch], prog, cb0, cb0_size, grid, block))) return rc;
     for (unsigned i = 0; i < nv_qmd_fields[NV_QMD_RELEASE_ENABLE].v[ver].count; i++) {
         if (!nv_qmd_get(q, ver, NV_QMD_RELEASE_ENABLE, i)) continue;
         uint64_t va = nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_LOWER, i) |
@@ -335,7 +347,7 @@ static int compute_method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v
     int rc;
     switch (mthd) {
     case NV_COMPUTE_SEND_SIGNALING_PCAS2_B:
-        return launch(c, (uint64_t)r[NV_COMPUTE_SEND_PCAS_A / 4] << 8);
+        return launch(c, subch, (uint64_t)r[NV_COMPUTE_SEND_PCAS_A / 4] << 8);
     case NV_COMPUTE_LAUNCH_DMA: {
         uint64_t bytes = (uint64_t)r[NV_COMPUTE_LINE_LENGTH_IN / 4] * BASE_MAX(r[NV_COMPUTE_LINE_COUNT / 4], 1u);
         c->inline_dst = (uint64_t)r[NV_COMPUTE_OFFSET_OUT_UPPER / 4] << 32 | r[NV_COMPUTE_OFFSET_OUT / 4];

@@ -241,6 +241,7 @@ typedef struct nv_cubin {
     const char *name;          /* the kernel (points into the binary) */
     uint32_t sm;               /* 90 */
     uint32_t regs, stack, param_base, param_bytes, cbuf0_bytes, shared_user, nparams;
+    uint32_t barriers;         /* EIATTR_NUM_BARRIERS: barriers the kernel uses */
     bool have_cbank;           /* the parameter base came from EIATTR_PARAM_CBANK */
     hcq_param_info params[256];
     const uint8_t *text;

@@ -6,6 +6,7 @@
  * that fails says which it was and what the driver answered; whatever was
  * made before it is freed. */
 #include "drivers/nv/nv.h"
+#include "compiler/twin.h"
 
 #include "base/base.h"
 #include "drivers/sys.h"
@@ -486,7 +487,19 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     unsigned maj = (nv->sm_version >> 8) & 0xf, min = nv->sm_version & 0xf;
     snprintf(pr->arch, sizeof pr->arch, "sm_%u%u", maj, min);
     pr->is_mock = p->is_mock;
-    snprintf(pr->target, sizeof pr->target, "%s%.20s", pr->is_mock ? "mock-" : "", pr->arch);
+    snprintf(pr->target, sizeof pr->target, "%.20s", pr->arch);
+    if (pr->is_mock) {
+        /* the mock runs real cubins as their host twins where the tools
+         * that make both are here, else the kernel IR mock cubins carry */
+        char why[128];
+        if (cc_twin_available(pr->arch, why, sizeof why)) {
+            snprintf(pr->shader, sizeof pr->shader, "host twins of %s cubins (clang -> PTX -> ptxas)", pr->arch);
+        } else {
+            snprintf(pr->target, sizeof pr->target, "mock-%.20s", pr->arch);
+            snprintf(pr->shader, sizeof pr->shader, "kernel IR on the interpreter (%.20s): %.120s", pr->target, why);
+        }
+        BASE_LOG(1, "%s (mock %s): target %s; kernels run as %s", id, name, pr->target, pr->shader);
+    }
     snprintf(pr->driver_version, sizeof pr->driver_version, "%.31s", p->version);
     snprintf(pr->pci_address, sizeof pr->pci_address, "%04x:%02x:%02x.%x", nv->card->pci_domain, nv->card->pci_bus,
              nv->card->pci_slot, nv->card->pci_function);

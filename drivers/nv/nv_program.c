@@ -11,12 +11,15 @@
  *   MIN_STACK_SIZE (0x12)  u32 function symbol, u32 bytes
  *   PARAM_CBANK (0x0a)     u32 constant-bank symbol, u16 parameter base, u16 bytes
  *   CBANK_PARAM_SIZE (0x19) value = parameter bytes
- *   KPARAM_INFO (0x17)     u32 index, u16 ordinal, u16 offset, u32 flags (size = flags >> 18) */
+ *   KPARAM_INFO (0x17)     u32 index, u16 ordinal, u16 offset, u32 flags (size = flags >> 18)
+ *   NUM_BARRIERS (0x4c)    value = the barriers the kernel uses (format 2, absent when none); the
+ *                          name is public cubin tools' (EIATTR tables of cuobjdump-like dumpers) */
 #include "drivers/nv/nv.h"
 
 #include "base/base.h"
 #include "compiler/elf.h"
 #include "compiler/ir.h"
+#include "compiler/twin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@ enum {
     EIATTR_KPARAM_INFO = 0x17,
     EIATTR_CBANK_PARAM_SIZE = 0x19,
     EIATTR_REGCOUNT = 0x2f,
+    EIATTR_NUM_BARRIERS = 0x4c,
 };
 #define SHT_CUDA_INFO 0x70000000u
 #define R_CUDA_32 1u
@@ -37,7 +41,7 @@ enum {
 #define SHARED_RESERVED 0x400u /* the first KiB of shared memory belongs to the system on sm_8x/9x */
 
 typedef struct kinfo {
-    uint32_t regs, stack, param_base, param_bytes;
+    uint32_t regs, stack, param_base, param_bytes, barriers;
     bool have_cbank;
     uint32_t nparams;
     hcq_param_info params[256];
@@ -79,6 +83,8 @@ static hcq_status parse_info(const cc_elf_section *s, uint32_t sym, kinfo *ki, c
             }
         } else if (attr == EIATTR_CBANK_PARAM_SIZE && !ki->have_cbank) {
             ki->param_bytes = v;
+        } else if (attr == EIATTR_NUM_BARRIERS) {
+            ki->barriers = v;
         }
         b = pl + len;
     }
@@ -182,7 +188,8 @@ static hcq_status ensure_local(hcq_device *dev, nv_dev *nv, uint32_t per_thread)
     return HCQ_OK;
 }
 
-static void build_template(nv_dev *nv, nv_prog *np, uint64_t code_va, uint32_t regs, uint32_t shared, uint32_t slm)
+static void build_template(nv_dev *nv, nv_prog *np, uint64_t code_va, uint32_t regs, uint32_t shared, uint32_t slm,
+                           uint32_t barriers)
 {
     int v = nv->gen->qmd_ver;
     uint32_t *q = np->qmd;
@@ -210,7 +217,9 @@ static void build_template(nv_dev *nv, nv_prog *np, uint64_t code_va, uint32_t r
     nv_qmd_set(q, v, NV_QMD_CONSTANT_BUFFER_INVALIDATE, 0, 1);
     nv_qmd_set(q, v, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0, base_align_up(np->cbuf0_bytes, 16) >> 4);
     nv_qmd_set(q, v, NV_QMD_REGISTER_COUNT, 0, regs);
-    nv_qmd_set(q, v, NV_QMD_BARRIER_COUNT, 0, 1);
+    /* the barriers the cubin declares: a bar.sync beyond the count is an
+     * illegal instruction parameter */
+    nv_qmd_set(q, v, NV_QMD_BARRIER_COUNT, 0, barriers);
     nv_qmd_set(q, v, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 0, slm);
     nv_qmd_set(q, v, NV_QMD_PROGRAM_ADDRESS_LOWER, 0, code_va);
     nv_qmd_set(q, v, NV_QMD_PROGRAM_ADDRESS_UPPER, 0, code_va >> 32);
@@ -303,6 +312,7 @@ hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, nv_cubin
         c->regs = ki->regs ? ki->regs : text->info >> 24; /* older toolchains keep it in sh_info */
         c->stack = ki->stack;
         c->nparams = ki->nparams;
+        c->barriers = ki->barriers;
         memcpy(c->params, ki->params, sizeof c->params);
         c->cbuf0_bytes = BASE_MAX(cb0 ? (uint32_t)cb0->size : 0, ki->param_base + ki->param_bytes);
         c->shared_user = shs ? (uint32_t)shs->size : 0;
@@ -359,7 +369,8 @@ hcq_status nv_cubin_relocate(nv_cubin *c, uint64_t base_va, const char *id)
     return relocate(&c->e, c->image, c->sec_off, base_va, id);
 }
 
-static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hcq_program *p)
+static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hcq_program *p, const void *bin,
+                       size_t size)
 {
     const char *id = dev->props.id;
     uint32_t dev_major = (nv->sm_version >> 8) & 0xf, dev_minor = nv->sm_version & 0xf;
@@ -368,10 +379,10 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     if (c->sm / 10 != dev_major || c->sm % 10 > dev_minor)
         return base_err(HCQ_EFORMAT, "%s: the cubin is for sm_%u, the device is %s: compile the kernel for %s", id,
                         c->sm, dev->props.arch, dev->props.target);
-    if (dev->props.is_mock && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK)
-        return base_err(HCQ_EFORMAT, "%s: `%s` carries %s machine code; the mock GPU runs the kernel IR that %s "
-                        "cubins carry: compile the kernel for %s", id, c->name, dev->props.arch, dev->props.target,
-                        dev->props.target);
+    /* the mock GPU runs SASS as the cubin's host twin, kernel IR as is */
+    hcq_status s;
+    if (dev->props.is_mock && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK && (s = cc_twin_attach(bin, size, id)))
+        return s;
     if (!c->have_cbank) c->param_base = nv->gen->param_base, c->cbuf0_bytes = BASE_MAX(c->cbuf0_bytes, c->param_base);
     if (c->shared_user > dev->props.max_local_bytes)
         return base_err(HCQ_ELIMIT, "%s: kernel `%s` needs %u bytes of shared memory; %s has %u per block", id,
@@ -382,7 +393,7 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
         return base_err(HCQ_EFORMAT, "%s: kernel `%s` puts its parameters at constant bank offset 0x%x (%u bytes)",
                         id, c->name, np->param_base, c->param_bytes);
     /* the device address first: relocations need it */
-    hcq_status s = nv_mem_alloc(dev, c->image_bytes, DRV_MEM_DEVICE | DRV_MEM_CODE, &np->image);
+    s = nv_mem_alloc(dev, c->image_bytes, DRV_MEM_DEVICE | DRV_MEM_CODE, &np->image);
     if (!s) s = nv_cubin_relocate(c, np->image.va, id);
     if (!s) s = upload(dev, c->image, c->image_bytes, &np->image);
     if (s) return s;
@@ -390,7 +401,8 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     np->code_bytes = (uint32_t)c->text_bytes;
     uint32_t slm = c->stack ? (uint32_t)base_align_up(c->stack + 0x240, 32) : 0;
     if (slm && (s = ensure_local(dev, nv, slm))) return s;
-    build_template(nv, np, np->code_va, c->regs, (uint32_t)base_align_up(SHARED_RESERVED + c->shared_user, 128), slm);
+    build_template(nv, np, np->code_va, c->regs, (uint32_t)base_align_up(SHARED_RESERVED + c->shared_user, 128), slm,
+                   c->barriers);
     bind_cbanks(nv, np, &c->e, c->sec_off);
     memset(np->cbuf0_prefix, 0, sizeof np->cbuf0_prefix);
     if (np->param_base >= 0x30) { /* the windows the SASS reads, and the initial stack pointer */
@@ -431,7 +443,7 @@ hcq_status nv_program_load(hcq_device *dev, const void *bin, size_t size, hcq_pr
     }
     np->magic = NV_PROG_MAGIC;
     p->priv = np;
-    s = load(dev, nv, &c, np, p);
+    s = load(dev, nv, &c, np, p, bin, size);
     p->launch_addr = np->code_va; /* the QMD's PROGRAM_ADDRESS */
     nv_cubin_free(&c);
     if (s) nv_program_free(dev, p);

@@ -41,8 +41,9 @@ typedef struct hcq_device_props {
     char kind[8];            /* "CPU", "NV", "AMD" */
     char id[16];             /* the open name: "CPU", "NV:0", "AMD:1" */
     char arch[32];           /* the hardware: "x86_64", "sm_90", "gfx1100" */
-    char target[32];         /* what kernels compile for: "cpu", "sm_90", "gfx1100", or a
-                                mock target ("mock-sm_90") whose binaries carry IR */
+    char target[32];         /* what kernels compile for: "cpu", "sm_90", "gfx1100" (the mock GPU
+                                too, where clang and ptxas are), or a mock target ("mock-sm_90")
+                                whose binaries carry IR */
     char driver_version[32]; /* kernel driver version, "" for the CPU */
     char pci_address[32];    /* "0000:01:00.0", "" if none */
     uint32_t index;
@@ -59,6 +60,9 @@ typedef struct hcq_device_props {
     uint64_t staging_bytes;       /* host staging memory for copyin/out (chunk x slots) */
     uint64_t staging_chunk_bytes; /* one staging slot: copies larger than this are split */
     bool is_mock;                 /* an emulated device (HCQ_MOCK=1) */
+    char shader[192];             /* how an emulated device runs kernels, and why: "host twins of sm_90
+                                     cubins (clang + ptxas)", "kernel IR on the interpreter: ptxas was not
+                                     found ..."; "" on hardware and the CPU */
 } hcq_device_props;
 
 /* Opens a device by name: "CPU", "NV:0", "AMD:1" (":N" defaults to 0), or

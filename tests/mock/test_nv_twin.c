@@ -1,0 +1,301 @@
+/* The NV mock running real cubins (ptxas's SASS) as their host twins:
+ * what the hardware would refuse in a QMD it refuses too, naming the
+ * field; BARRIER_COUNT comes from the cubin; the fallback to kernel IR
+ * says why; a kernel cache filled where the tools are serves a mock
+ * without them. Skips (saying why) where clang or ptxas is missing. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "compiler/twin.h"
+#include "drivers/mock/mock_nv.h"
+#include "drivers/nv/nv.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+
+static void setup(void)
+{
+    sys_set(mock_sys());
+    T_OK(mock_configure(""));
+}
+TestSuite(nv_twin, .init = setup, .timeout = 240);
+
+static void need_twins(const char *arch)
+{
+    char why[256];
+    if (!cc_twin_available(arch, why, sizeof why)) cr_skip_test("no host twins for %s here: %s", arch, why);
+}
+
+static hcq_device *open_nv(void)
+{
+    hcq_device *d = hcq_device_open("NV:0");
+    cr_assert_not_null(d, "%s", hcq_error_message());
+    return d;
+}
+
+/* out[g * L + i] = in[g * L + L - 1 - i] through local memory and a barrier */
+static hcq_kernel *reverse_kernel(void)
+{
+    hcq_kernel *k = hcq_kernel_create("reverse");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_I32), in = hcq_ir_param_buffer(k, HCQ_I32);
+    hcq_ir_ref loc = hcq_ir_define_local(k, HCQ_I32, 256);
+    hcq_ir_ref lid = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
+    hcq_ir_ref base = hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls);
+    hcq_ir_store(k, loc, lid, hcq_ir_load(k, in, hcq_ir_binary(k, HCQ_OP_ADD, base, lid)));
+    hcq_ir_barrier(k);
+    hcq_ir_ref rev = hcq_ir_binary(k, HCQ_OP_SUB, hcq_ir_binary(k, HCQ_OP_SUB, ls, hcq_ir_const_int(k, HCQ_I32, 1)), lid);
+    hcq_ir_store(k, out, hcq_ir_binary(k, HCQ_OP_ADD, base, lid), hcq_ir_load(k, loc, rev));
+    return k;
+}
+
+static uint32_t qmd_get(hcq_program *p, nv_qmd_id f)
+{
+    nv_prog *np = p->priv;
+    return (uint32_t)nv_qmd_get(np->qmd, nv_of(p->dev)->gen->qmd_ver, f, 0);
+}
+
+static void qmd_set(hcq_program *p, nv_qmd_id f, uint64_t v)
+{
+    nv_prog *np = p->priv;
+    nv_qmd_set(np->qmd, nv_of(p->dev)->gen->qmd_ver, f, 0, v);
+}
+
+/* runs reverse over G groups of L; checks the result */
+static void run_reverse(hcq_program *p, uint32_t G, uint32_t L)
+{
+    hcq_device *d = p->dev;
+    int32_t *host = calloc(G * L, 4), *out = calloc(G * L, 4);
+    for (uint32_t i = 0; i < G * L; i++) host[i] = (int32_t)(i * 7 + 1);
+    hcq_buffer *bi = t_buffer_from(d, host, G * L * 4), *bo = t_buffer_from(d, out, G * L * 4);
+    hcq_arg a[2] = {hcq_arg_buffer(bo), hcq_arg_buffer(bi)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(G, L)));
+    t_read(bo, out, G * L * 4);
+    for (uint32_t g = 0; g < G; g++)
+        for (uint32_t i = 0; i < L; i++) cr_assert_eq(out[g * L + i], host[g * L + L - 1 - i], "[%u][%u]", g, i);
+    T_OK(hcq_buffer_free(bi));
+    T_OK(hcq_buffer_free(bo));
+    free(host);
+    free(out);
+}
+
+Test(nv_twin, barrier_count_comes_from_the_cubin)
+{
+    need_twins("sm_90");
+    hcq_device *d = open_nv();
+    cr_assert_str_eq(hcq_device_get_props(d)->target, "sm_90");
+    hcq_program *p = t_load(d, reverse_kernel()), *q = t_load(d, t_k_add1());
+    cr_assert_eq(qmd_get(p, NV_QMD_BARRIER_COUNT), 1);
+    cr_assert_eq(qmd_get(q, NV_QMD_BARRIER_COUNT), 0);
+    run_reverse(p, 3, 256);
+    T_OK(hcq_program_free(p));
+    T_OK(hcq_program_free(q));
+    T_OK(hcq_device_close(d));
+}
+
+/* a launch of p with field f poked to v (or the launch dims given) faults,
+ * and the message names what it should */
+static void refused(const char *cfg, hcq_kernel *k, nv_qmd_id f, uint64_t v, uint32_t block, const char *want1,
+                    const char *want2)
+{
+    T_OK(mock_configure(cfg));
+    hcq_device *d = open_nv();
+    hcq_program *p = t_load(d, k);
+    qmd_set(p, f, v);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(2, block)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    T_MSG_HAS("reverse");
+    char why[1024];
+    mock_nv_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, want1) && strstr(why, want2), "the fault should say \"%s\" and \"%s\": %s", want1,
+              want2, why);
+    T_OK(hcq_device_close(d));
+}
+
+Test(nv_twin, a_bar_sync_beyond_barrier_count_is_an_illegal_instruction)
+{
+    need_twins("sm_90");
+    refused("", reverse_kernel(), NV_QMD_BARRIER_COUNT, 0, 64, "bar.sync 0", "BARRIER_COUNT 0");
+}
+
+Test(nv_twin, registers_times_threads_must_fit_the_register_file)
+{
+    need_twins("sm_90");
+    refused("", reverse_kernel(), NV_QMD_REGISTER_COUNT, 255, 512, "REGISTER_COUNT 255 x 512 threads",
+            "register file");
+    /* and the QMD must give the code the registers it uses */
+    refused("", reverse_kernel(), NV_QMD_REGISTER_COUNT, 1, 64, "REGISTER_COUNT 1 is below", "registers");
+}
+
+Test(nv_twin, shared_memory_must_cover_the_kernel_and_fit_the_carveout)
+{
+    need_twins("sm_90");
+    refused("", reverse_kernel(), NV_QMD_SHARED_MEMORY_SIZE, 512, 64, "SHARED_MEMORY_SIZE 512 is below", "1024");
+    refused("", reverse_kernel(), NV_QMD_SHARED_MEMORY_SIZE, 40 * 1024, 64, "SHARED_MEMORY_SIZE 40960 exceeds",
+            "TARGET_SM_CONFIG_SHARED_MEM_SIZE 9");
+    need_twins("sm_89");
+    refused("nv=RTX4090", reverse_kernel(), NV_QMD_MAX_SM_CONFIG_SHARED_MEM_SIZE, 58, 64,
+            "MAX_SM_CONFIG_SHARED_MEM_SIZE 58", "the RTX4090 SM has 100");
+}
+
+Test(nv_twin, constant_bank_0_must_hold_the_parameters)
+{
+    need_twins("sm_80");
+    refused("nv=A100", reverse_kernel(), NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0x160 >> 4, 64,
+            "constant bank 0 is 352 bytes", "CONSTANT_BUFFER_SIZE_SHIFTED4");
+}
+
+Test(nv_twin, parameters_come_from_constant_bank_0_at_the_cubins_offsets)
+{
+    const char *models[][2] = {{"nv=H100", "sm_90"}, {"nv=A100", "sm_80"}, {"nv=RTX4090", "sm_89"},
+                               {"nv=RTX3090", "sm_86"}};
+    for (int i = 0; i < 4; i++) {
+        need_twins(models[i][1]);
+        T_OK(mock_configure(models[i][0]));
+        hcq_device *d = open_nv();
+        hcq_program *p = t_load(d, reverse_kernel());
+        nv_prog *np = p->priv;
+        cr_assert_eq(np->param_base, i ? 0x160u : 0x210u);
+        run_reverse(p, 2, 128);
+        T_OK(hcq_program_free(p));
+        T_OK(hcq_device_close(d));
+    }
+}
+
+/* ** the fallback, and a cache that travels: in child processes, since
+ * the tools are found once per process */
+static int in_child(void (*fn)(const char *), const char *arg, const char *err_file)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (err_file) {
+            int fd = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            dup2(fd, 2);
+        }
+        fn(arg);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static void add1_on(hcq_device *d, int code)
+{
+    enum { N = 100 };
+    hcq_program *p = hcq_program_from_kernel(d, t_k_add1());
+    if (!p) {
+        fprintf(stderr, "%s\n", hcq_error_message());
+        _exit(code);
+    }
+    uint32_t v[N];
+    for (int i = 0; i < N; i++) v[i] = (uint32_t)i;
+    hcq_buffer *b = hcq_buffer_alloc(d, sizeof v, HCQ_MEM_DEVICE);
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_u32(N)};
+    if (!b || hcq_buffer_copyin(b, 0, v, sizeof v) || hcq_launch(p, a, 2, hcq_dims_1d(2, 64)) ||
+        hcq_buffer_copyout(v, b, 0, sizeof v)) {
+        fprintf(stderr, "%s\n", hcq_error_message());
+        _exit(code + 1);
+    }
+    for (int i = 0; i < N; i++)
+        if (v[i] != (uint32_t)i + 1) _exit(code + 2);
+}
+
+static void fallback(const char *how)
+{
+    setenv(how, strcmp(how, "HCQ_PTXAS") ? "ir" : "/nonexistent/ptxas", 1); /* or HCQ_MOCK_SHADER */
+    setenv("HCQ_DEBUG", "1", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    hcq_device *d = hcq_device_open("NV:0");
+    if (!d) _exit(2);
+    const hcq_device_props *pr = hcq_device_get_props(d);
+    if (strcmp(pr->target, "mock-sm_90")) _exit(3);
+    if (!strstr(pr->shader, "kernel IR on the interpreter")) _exit(4);
+    add1_on(d, 10);
+    hcq_device_close(d);
+}
+
+static bool file_has(const char *path, const char *s)
+{
+    char buf[1 << 16] = "";
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return strstr(buf, s) != NULL;
+}
+
+Test(nv_twin, without_ptxas_the_mock_runs_kernel_ir_and_says_why)
+{
+    char log[] = "/tmp/hcq-twin-log-XXXXXX";
+    int fd = mkstemp(log);
+    cr_assert(fd >= 0);
+    close(fd);
+    cr_assert_eq(in_child(fallback, "HCQ_PTXAS", log), 0);
+    cr_assert(file_has(log, "target mock-sm_90; kernels run as kernel IR on the interpreter"));
+    cr_assert(file_has(log, "ptxas"));
+    cr_assert_eq(in_child(fallback, "HCQ_MOCK_SHADER", log), 0);
+    cr_assert(file_has(log, "HCQ_MOCK_SHADER=ir"));
+    unlink(log);
+}
+
+static void fill(const char *why_file)
+{
+    char why[256];
+    if (!cc_twin_available("sm_90", why, sizeof why)) {
+        FILE *f = fopen(why_file, "w");
+        if (f) fputs(why, f), fclose(f);
+        _exit(77);
+    }
+    sys_set(mock_sys());
+    hcq_device *d = hcq_device_open("NV:0");
+    if (!d || strcmp(hcq_device_get_props(d)->target, "sm_90")) _exit(2);
+    add1_on(d, 10);
+    hcq_device_close(d);
+}
+
+static void use_without_tools(const char *dir)
+{
+    (void)dir;
+    setenv("PATH", "/nonexistent", 1);
+    setenv("HCQ_CLANG", "/nonexistent/clang", 1);
+    setenv("HCQ_PTXAS", "/nonexistent/ptxas", 1);
+    setenv("HCQ_MOCK_SHADER", "twin", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    hcq_device *d = hcq_device_open("NV:0");
+    if (!d || strcmp(hcq_device_get_props(d)->target, "sm_90")) _exit(2);
+    add1_on(d, 10);
+    hcq_device_close(d);
+}
+
+/* (the tools are found once per process: this test's own process never
+ * looks, so the second child finds none) */
+Test(nv_twin, a_cache_filled_with_the_tools_runs_real_cubins_without_them)
+{
+    char dir[] = "/tmp/hcq-twin-cache-XXXXXX", why_file[300];
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("HCQ_CACHE_DIR", dir, 1);
+    base_env_reload();
+    snprintf(why_file, sizeof why_file, "%s/why", dir);
+    int rc = in_child(fill, why_file, NULL);
+    if (rc == 77) {
+        char why[256] = "";
+        FILE *f = fopen(why_file, "r");
+        if (f) why[fread(why, 1, sizeof why - 1, f)] = 0, fclose(f);
+        cr_skip_test("no host twins for sm_90 here: %s", why);
+    }
+    cr_assert_eq(rc, 0);
+    cr_assert_eq(in_child(use_without_tools, dir, NULL), 0);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
