@@ -27,6 +27,7 @@ typedef struct base_env {
     const char *clang;       /* HCQ_CLANG */
     const char *ptxas;       /* HCQ_PTXAS */
     uint64_t timeout_ns;     /* HCQ_TIMEOUT_MS */
+    uint64_t compile_timeout_ns; /* HCQ_COMPILE_TIMEOUT_S (default BASE_DEFAULT_COMPILE_TIMEOUT_S) */
     const char *mock_dump;   /* HCQ_MOCK_DUMP */
     const char *mock_sched;  /* HCQ_MOCK_SCHED */
     const char *mock_config; /* HCQ_MOCK_CONFIG */
@@ -51,9 +52,18 @@ typedef struct base_env {
     const char *xdg_cache_home; /* XDG_CACHE_HOME: $XDG_CACHE_HOME/hcq */
 } base_env;
 
+/* A compiler run longer than this is killed (generous: an -O3 build of a
+ * large fused kernel takes seconds; one running for minutes is stuck). */
+#define BASE_DEFAULT_COMPILE_TIMEOUT_S 300
+
 const base_env *base_env_get(void);
 /* Re-reads the environment (tests that setenv() call this). */
 void base_env_reload(void);
+/* HCQ_OK, or HCQ_EINVAL naming the first variable whose value was refused
+ * (not a number, or out of its range: the default was used instead) and
+ * what it may hold; fn prefixes the message. Entry points that depend on
+ * the knobs (hcq_device_open, hcq_compile) call it. */
+hcq_status base_env_check(const char *fn);
 
 /* ** logging to stderr, gated by HCQ_DEBUG */
 void base_log(int level, const char *fmt, ...) HCQ_PRINTF(2, 3);

@@ -1,19 +1,21 @@
 #include "base/base.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Every environment variable hcq reads is read here, once, so the list of
- * knobs is in one place (and in the README's table). */
+ * knobs is in one place (and in the README's table). Numeric variables are
+ * range-checked: a value that is not a number, or lies outside what the
+ * variable can mean, is refused (the default is used and the first such
+ * refusal is kept for base_env_check, which hcq_device_open and hcq_compile
+ * call), because a size that wraps or a typo that silently turns into 0 is
+ * worse than an error. */
 static base_env env;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
-
-static int env_int(const char *name, int def)
-{
-    const char *v = getenv(name);
-    return v && *v ? atoi(v) : def;
-}
+static char env_error[512];
 
 static const char *env_str(const char *name)
 {
@@ -21,37 +23,81 @@ static const char *env_str(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* NAME's value as an unsigned integer in [lo, hi] (decimal, or 0x hex);
+ * unset or empty: def. Anything else is refused with `what` saying what the
+ * variable holds. */
+static uint64_t env_num(const char *name, uint64_t def, uint64_t lo, uint64_t hi, const char *what)
+{
+    const char *v = env_str(name);
+    if (!v) return def;
+    const char *p = v;
+    while (isspace((unsigned char)*p)) p++;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = *p == '-' || !isdigit((unsigned char)*p) ? 0 : strtoull(p, &end, 0);
+    bool number = end && end != p && errno == 0;
+    if (number)
+        while (isspace((unsigned char)*end)) end++;
+    if (number && !*end && x >= lo && x <= hi) return x;
+    if (!env_error[0])
+        snprintf(env_error, sizeof env_error, "%s=%s is %s: it holds %s, from %llu to %llu. Fix or unset it", name, v,
+                 number && !*end ? "out of range" : "not a number", what, (unsigned long long)lo,
+                 (unsigned long long)hi);
+    return def;
+}
+
 static void env_read(void)
 {
     base_env e = {0};
-    e.debug = env_int("HCQ_DEBUG", 0);
+    env_error[0] = 0;
+    e.debug = (int)env_num("HCQ_DEBUG", 0, 0, 4, "a debug level");
     e.device = env_str("HCQ_DEVICE");
-    e.mock = env_int("HCQ_MOCK", 0);
-    e.trace = env_int("HCQ_TRACE", 0);
+    e.mock = (int)env_num("HCQ_MOCK", 0, 0, 1, "0 or 1");
+    e.trace = (int)env_num("HCQ_TRACE", 0, 0, 1, "0 or 1");
     e.cache_dir = env_str("HCQ_CACHE_DIR");
-    e.cache_only = env_int("HCQ_CACHE_ONLY", 0);
+    e.cache_only = (int)env_num("HCQ_CACHE_ONLY", 0, 0, 1, "0 or 1");
     e.clang = env_str("HCQ_CLANG");
     e.ptxas = env_str("HCQ_PTXAS");
-    int ms = env_int("HCQ_TIMEOUT_MS", 0);
-    e.timeout_ns = ms > 0 ? (uint64_t)ms * 1000000ull : HCQ_DEFAULT_TIMEOUT_NS;
+    /* 0 (or unset): the default; at most a day */
+    uint64_t ms = env_num("HCQ_TIMEOUT_MS", 0, 0, 86400000, "milliseconds");
+    e.timeout_ns = ms ? ms * 1000000ull : HCQ_DEFAULT_TIMEOUT_NS;
+    uint64_t cs = env_num("HCQ_COMPILE_TIMEOUT_S", 0, 0, 86400, "seconds");
+    e.compile_timeout_ns = (cs ? cs : BASE_DEFAULT_COMPILE_TIMEOUT_S) * 1000000000ull;
     e.mock_dump = env_str("HCQ_MOCK_DUMP");
     e.mock_sched = env_str("HCQ_MOCK_SCHED");
     e.mock_config = env_str("HCQ_MOCK_CONFIG");
     e.dump = env_str("HCQ_DUMP");
     e.profile = env_str("HCQ_PROFILE");
-    e.cpu_threads = env_int("HCQ_CPU_THREADS", 0);
+    e.cpu_threads = (int)env_num("HCQ_CPU_THREADS", 0, 0, 1024, "a thread count (0: one per core)");
     e.path = env_str("PATH");
     e.home = env_str("HOME");
     e.xdg_cache_home = env_str("XDG_CACHE_HOME");
     e.cpu_target = env_str("HCQ_CPU_TARGET");
     e.mock_shader = env_str("HCQ_MOCK_SHADER");
-    e.alloc_cache = env_int("HCQ_ALLOC_CACHE", 1);
-    e.kernarg_ring_kib = (uint32_t)env_int("HCQ_KERNARG_RING_KIB", 4096);
-    e.staging_chunk_kib = (uint32_t)env_int("HCQ_STAGING_CHUNK_KIB", 2048);
-    e.staging_slots = (uint32_t)env_int("HCQ_STAGING_SLOTS", 8);
-    const char *ts = env_str("HCQ_TIMELINE_START");
-    e.timeline_start = ts ? strtoull(ts, NULL, 0) : 0;
-    e.ring_shift = (uint32_t)env_int("HCQ_RING_SHIFT", 0);
+    e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
+    /* sizes: each bounded so that no product of them wraps (1 GiB at most
+     * per ring or slot, 64 slots) */
+    e.kernarg_ring_kib = (uint32_t)env_num("HCQ_KERNARG_RING_KIB", 4096, 64, 1u << 20, "KiB");
+    e.staging_chunk_kib = (uint32_t)env_num("HCQ_STAGING_CHUNK_KIB", 2048, 4, 1u << 20, "KiB");
+    e.staging_slots = (uint32_t)env_num("HCQ_STAGING_SLOTS", 8, 2, 64, "a slot count");
+    if ((uint64_t)e.staging_chunk_kib * e.staging_slots > (4ull << 20)) {
+        if (!env_error[0])
+            snprintf(env_error, sizeof env_error, "HCQ_STAGING_CHUNK_KIB=%u x HCQ_STAGING_SLOTS=%u is %llu MiB of "
+                     "staging memory per device; at most 4096 MiB. Lower one of them", e.staging_chunk_kib,
+                     e.staging_slots, (unsigned long long)e.staging_chunk_kib * e.staging_slots / 1024);
+        e.staging_chunk_kib = 2048;
+        e.staging_slots = 8;
+    }
+    /* the engines' fields must hold 2^32 values past the start */
+    e.timeline_start = env_num("HCQ_TIMELINE_START", 0, 0, UINT64_MAX - (1ull << 32), "a timeline value");
+    /* 0: the backend's own; backends clamp to what their rings allow */
+    e.ring_shift = (uint32_t)env_num("HCQ_RING_SHIFT", 0, 0, 24, "a power of two (0: the default)");
+    if (e.ring_shift && e.ring_shift < 5) {
+        if (!env_error[0])
+            snprintf(env_error, sizeof env_error, "HCQ_RING_SHIFT=%u is too small: rings of fewer than 2^5 dwords "
+                     "cannot hold one command. Use 5 to 24, or 0 for the default", e.ring_shift);
+        e.ring_shift = 0;
+    }
     e.status_dir = env_str("HCQ_STATUS_DIR");
     env = e;
 }
@@ -66,6 +112,13 @@ void base_env_reload(void)
 {
     pthread_once(&env_once, env_read);
     env_read();
+}
+
+hcq_status base_env_check(const char *fn)
+{
+    base_env_get();
+    if (!env_error[0]) return HCQ_OK;
+    return base_err(HCQ_EINVAL, "%s: %s", fn, env_error);
 }
 
 int hcq_debug_level(void) { return base_env_get()->debug; }

@@ -56,7 +56,9 @@ hcq_status hcq_compile(const hcq_kernel *k, const char *target, hcq_binary **out
     if (!k || !out) return base_err(HCQ_EINVAL, "hcq_compile: NULL %s", k ? "out" : "kernel");
     const cc_target *t = cc_target_find(target);
     if (!t) return unknown("hcq_compile", target);
-    hcq_status st = hcq_kernel_verify(k);
+    hcq_status st = base_env_check("hcq_compile");
+    if (st) return st;
+    st = hcq_kernel_verify(k);
     if (st) return base_err_prefix(st, "hcq_compile");
     hcq_binary *b = NULL;
     if ((st = t->compile(t, k, &b))) return st;

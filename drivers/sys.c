@@ -31,13 +31,48 @@ static int libc_close(void *ctx, int fd)
     return close(fd) < 0 ? -errno : 0;
 }
 
+/* EINTR: a signal arrived, call again at once. EAGAIN: the driver is busy
+ * (an eviction, a full queue): call again after a pause that doubles from
+ * 10 us to 1 ms, for at most HCQ_TIMEOUT_MS, then give EAGAIN to the caller,
+ * whose message names the call. Never a spin at full speed, never forever. */
+int sys_retry(int (*once)(void *arg), void *arg)
+{
+    uint64_t start = 0, pause = 10000;
+    for (;;) {
+        int r = once(arg);
+        if (r == -EINTR) continue;
+        if (r != -EAGAIN) return r;
+        uint64_t now = hcq_now_ns();
+        if (!start) start = now;
+        uint64_t limit = base_env_get()->timeout_ns;
+        if (now - start >= limit) {
+            BASE_LOG(1, "a driver call kept answering EAGAIN for %llu ms; giving up",
+                     (unsigned long long)((now - start) / 1000000));
+            return r;
+        }
+        base_sleep_ns(BASE_MIN(pause, limit - (now - start)));
+        pause = BASE_MIN(pause * 2, 1000000);
+    }
+}
+
+typedef struct ioctl_call {
+    int fd;
+    unsigned long req;
+    void *arg;
+} ioctl_call;
+
+static int ioctl_once(void *p)
+{
+    ioctl_call *c = p;
+    int r = ioctl(c->fd, c->req, c->arg);
+    return r < 0 ? -errno : r;
+}
+
 static int libc_ioctl(void *ctx, int fd, unsigned long req, void *arg)
 {
     (void)ctx;
-    int r;
-    do r = ioctl(fd, req, arg);
-    while (r < 0 && (errno == EINTR || errno == EAGAIN));
-    return r < 0 ? -errno : r;
+    ioctl_call c = {fd, req, arg};
+    return sys_retry(ioctl_once, &c);
 }
 
 static void *libc_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)

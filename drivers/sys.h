@@ -44,6 +44,11 @@ const hcq_sys *sys_set(const hcq_sys *s);
 /* The plain libc table. */
 const hcq_sys *sys_libc(void);
 
+/* Calls once(arg) until it returns something other than -EINTR or -EAGAIN;
+ * -EAGAIN is retried with growing pauses (10 us to 1 ms) for at most
+ * HCQ_TIMEOUT_MS and then returned. The libc table's ioctl runs on it. */
+int sys_retry(int (*once)(void *arg), void *arg);
+
 /* Convenience wrappers over the active table (restart on EINTR). */
 int sys_open(const char *path, int flags);
 int sys_close(int fd);

@@ -84,6 +84,7 @@ hcq_device *hcq_device_open(const char *name)
 {
     const drv_backend *be = NULL;
     uint32_t index = 0;
+    if (base_env_check("hcq_device_open")) return NULL;
     if (!name) name = base_env_get()->device;
     if (name) {
         if (parse_name(name, &be, &index)) return NULL;
