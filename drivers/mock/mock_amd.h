@@ -40,7 +40,8 @@ typedef struct mock_amd_gpu {
     mock_bo *doorbells;
     uint8_t *doorbell_cpu;
     _Atomic(uint8_t *) doorbell_user; /* the process's mapping of the doorbells */
-    uint32_t next_doorbell;
+    /* slots of live queues; KFD hands out the lowest free one */
+    uint64_t doorbell_used[KFD_DOORBELL_SLICE_BYTES / 8 / 64];
     uint32_t next_logical_xcc; /* KFD rotates the first logical XCC per queue */
     atomic_uint faults;        /* GPU memory faults (kfd's per-process fault counter) */
 } mock_amd_gpu;

@@ -95,8 +95,20 @@ static int create_queue(kfd_create_queue_args *a)
                                        4096);
         if ((rc = queue_buffer(g, a->ctx_save_restore_address, total, "context save area"))) return rc;
     }
+    uint32_t pm4_xcc = (a->queue_percentage >> 8) & 0xff; /* kfd_chardev.c set_queue_properties_from_user */
+    if (pm4_xcc >= g->model->num_xcc)
+        return refuse(EINVAL, "CREATE_QUEUE: pm4_target_xcc %u (queue_percentage bits 15:8) on a GPU of %u XCCs",
+                      pm4_xcc, g->model->num_xcc);
+    /* the lowest free doorbell slot, as KFD's bitmap gives it; the slot
+     * still holds what its previous queue last wrote there, and a new
+     * queue starts at 0, so it is cleared first */
+    uint32_t slot = 0, nslots = KFD_DOORBELL_SLICE_BYTES / 8;
+    while (slot < nslots && (g->doorbell_used[slot / 64] >> (slot % 64) & 1)) slot++;
+    if (slot == nslots) return refuse(ENOMEM, "CREATE_QUEUE: all %u doorbells of the process are in use", nslots);
     mock_amd_queue *q = calloc(1, sizeof *q);
     if (!q) return -ENOMEM;
+    g->doorbell_used[slot / 64] |= 1ull << (slot % 64);
+    atomic_store_explicit((_Atomic uint64_t *)(g->doorbell_cpu + 8ull * slot), 0, memory_order_release);
     q->id = ++mock_amd_P.next_queue;
     q->type = a->queue_type;
     q->gpu = g;
@@ -104,17 +116,13 @@ static int create_queue(kfd_create_queue_args *a)
     q->ring_size = a->ring_size;
     q->wptr_va = a->write_pointer_address;
     q->rptr_va = a->read_pointer_address;
-    q->doorbell = g->next_doorbell++ % (KFD_DOORBELL_SLICE_BYTES / 8);
-    q->pm4_target_xcc = (a->queue_percentage >> 8) & 0xff; /* kfd_chardev.c set_queue_properties_from_user */
-    if (q->pm4_target_xcc >= g->model->num_xcc) {
-        free(q);
-        return refuse(EINVAL, "CREATE_QUEUE: pm4_target_xcc %u (queue_percentage bits 15:8) on a GPU of %u XCCs",
-                      (a->queue_percentage >> 8) & 0xff, g->model->num_xcc);
-    }
+    q->doorbell = slot;
+    q->pm4_target_xcc = pm4_xcc;
     pthread_mutex_init(&q->xcc_lock, NULL);
     snprintf(q->name, sizeof q->name, "amd%u.%s", g->index, compute ? "compute" : "sdma");
     hcq_status s = compute ? mock_amd_cp_start(q) : mock_amd_sdma_start(q);
     if (s) {
+        g->doorbell_used[slot / 64] &= ~(1ull << (slot % 64));
         mock_amd_queue_free(q);
         return -ENOMEM;
     }
@@ -132,6 +140,7 @@ static int destroy_queue(kfd_destroy_queue_args *a)
         if ((*p)->id == a->queue_id) {
             mock_amd_queue *q = *p;
             *p = q->next;
+            q->gpu->doorbell_used[q->doorbell / 64] &= ~(1ull << (q->doorbell % 64));
             pthread_mutex_unlock(&mock_amd_P.lock); /* engines may be reporting a fault */
             mock_amd_queue_free(q);
             pthread_mutex_lock(&mock_amd_P.lock);

@@ -268,3 +268,48 @@ ParameterizedTest(gpu_case *c, mock_failures, out_of_memory_empties_the_cache_th
     T_OK(hcq_device_close(d));
     cr_assert_eq(live_now(c).vram, 0);
 }
+
+/* Open and close, again and again: the driver hands out its slots (NV
+ * channels and their work-submit tokens, kfd queue ids and doorbells)
+ * anew each time, and a new queue must never see what the previous owner
+ * of its slot left there (a stale write pointer is a spurious reset on
+ * gfx1100 and a hang on gfx942). Each cycle copies in, launches and copies
+ * out, so both engines run. */
+ParameterizedTestParameters(mock_failures, open_close_cycles_start_clean)
+{
+    return cr_make_param_array(gpu_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(gpu_case *c, mock_failures, open_close_cycles_start_clean, .timeout = 600)
+{
+    use_mock(c, NULL);
+    setenv("HCQ_TIMEOUT_MS", "5000", 1);
+    base_env_reload();
+    hcq_device *d = T_NONNULL(hcq_device_open(c->device));
+    hcq_kernel *k = t_k_inc();
+    T_OK(hcq_compile(k, hcq_device_get_props(d)->target, &bin));
+    hcq_kernel_destroy(k);
+    T_OK(hcq_device_close(d));
+    live start = live_now(c);
+    enum { CYCLES = 2000 };
+    for (unsigned i = 0; i < CYCLES; i++) {
+        d = hcq_device_open(c->device);
+        cr_assert_not_null(d, "cycle %u: %s", i, hcq_error_message());
+        hcq_program *p = hcq_program_load(d, bin->data, bin->size);
+        cr_assert_not_null(p, "cycle %u: %s", i, hcq_error_message());
+        uint32_t v = i, out = 0;
+        hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_DEVICE));
+        hcq_arg a = hcq_arg_buffer(b);
+        hcq_status s = hcq_buffer_copyin(b, 0, &v, 4);
+        if (!s) s = hcq_launch(p, &a, 1, hcq_dims_1d(1, 1));
+        if (!s) s = hcq_buffer_copyout(&out, b, 0, 4);
+        cr_assert_eq(s, HCQ_OK, "cycle %u: %s", i, hcq_error_message());
+        cr_assert_eq(out, i + 1, "cycle %u", i);
+        T_OK(hcq_device_close(d));
+    }
+    live end = live_now(c);
+    cr_assert(end.objects == start.objects && end.vram == start.vram,
+              "after %u cycles: %llu driver objects and %llu bytes of VRAM more than after the first", CYCLES,
+              (unsigned long long)(end.objects - start.objects), (unsigned long long)(end.vram - start.vram));
+    hcq_binary_free(bin);
+}
