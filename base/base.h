@@ -78,6 +78,19 @@ void base_handle_add(const void *p, uint32_t kind);
 /* Removes p; false if p was not a live handle of that kind. */
 bool base_handle_remove(const void *p, uint32_t kind);
 bool base_handle_live(const void *p, uint32_t kind);
+/* HCQ_OK when p is a live handle of kind; else HCQ_EINVAL for NULL or
+ * HCQ_ESTATE for a stale pointer (freed, destroyed, or its device closed),
+ * with "fn: what ..." in the message. Every public call checks its handles
+ * with this before touching them. */
+hcq_status base_handle_check(const void *p, uint32_t kind, const char *fn, const char *what);
+/* Dependents: fn(arg) must run before owner goes away (a tensor context
+ * is destroyed when its device is closed). The layer that owns `owner`
+ * runs them; the dependent removes itself when it goes first. */
+typedef void (*base_dependent_fn)(void *arg);
+bool base_dependent_add(const void *owner, base_dependent_fn fn, void *arg);
+void base_dependent_remove(const void *owner, void *arg);
+/* Runs (and forgets) every dependent of owner; returns how many ran. */
+unsigned base_dependents_run(const void *owner);
 enum {
     BASE_H_DEVICE = 1,
     BASE_H_BUFFER,

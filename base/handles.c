@@ -12,7 +12,8 @@ typedef struct {
     uint32_t kind;
 } slot;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* readers (every public call checks its handles) share the lock */
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static slot *slots;
 static size_t cap, used, live;
 
@@ -49,7 +50,7 @@ static slot *find(uintptr_t p)
 void base_handle_add(const void *ptr, uint32_t kind)
 {
     uintptr_t p = (uintptr_t)ptr;
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_wrlock(&lock);
     if ((used + 1) * 2 > cap) grow();
     if (cap && (used + 1) * 2 <= cap) {
         size_t j = hash(p) & (cap - 1);
@@ -59,27 +60,102 @@ void base_handle_add(const void *ptr, uint32_t kind)
         slots[j].kind = kind;
         live++;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
 }
 
 bool base_handle_remove(const void *ptr, uint32_t kind)
 {
-    pthread_mutex_lock(&lock);
+    pthread_rwlock_wrlock(&lock);
     slot *s = find((uintptr_t)ptr);
     bool ok = s && s->kind == kind;
     if (ok) {
         s->p = 1;
         live--;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
     return ok;
 }
 
 bool base_handle_live(const void *ptr, uint32_t kind)
 {
-    pthread_mutex_lock(&lock);
+    if (!ptr) return false;
+    pthread_rwlock_rdlock(&lock);
     slot *s = find((uintptr_t)ptr);
     bool ok = s && s->kind == kind;
-    pthread_mutex_unlock(&lock);
+    pthread_rwlock_unlock(&lock);
     return ok;
+}
+
+static const char *const kind_names[] = {
+    [BASE_H_DEVICE] = "open device", [BASE_H_BUFFER] = "live buffer", [BASE_H_SIGNAL] = "live signal",
+    [BASE_H_QUEUE] = "live queue",   [BASE_H_PROGRAM] = "live program", [BASE_H_GRAPH] = "live graph",
+    [BASE_H_TENSOR] = "live tensor", [BASE_H_CTX] = "live context",
+};
+
+hcq_status base_handle_check(const void *p, uint32_t kind, const char *fn, const char *what)
+{
+    if (base_handle_live(p, kind)) return HCQ_OK;
+    const char *k = kind < BASE_ARRAY_LEN(kind_names) && kind_names[kind] ? kind_names[kind] : "live object";
+    if (!p) return base_err(HCQ_EINVAL, "%s: %s is NULL", fn, what);
+    return base_err(HCQ_ESTATE, "%s: %s %p is not a%s %s (freed or destroyed already, or its device was closed)", fn,
+                    what, p, kind == BASE_H_DEVICE ? "n" : "", k);
+}
+
+/* ** dependents: objects of a higher layer that live on an object of a lower
+ * one (a tensor context on a device) and must go before it does */
+typedef struct dependent {
+    const void *owner;
+    base_dependent_fn fn;
+    void *arg;
+    struct dependent *next;
+} dependent;
+
+static pthread_mutex_t dep_lock = PTHREAD_MUTEX_INITIALIZER;
+static dependent *deps;
+
+bool base_dependent_add(const void *owner, base_dependent_fn fn, void *arg)
+{
+    dependent *d = malloc(sizeof *d);
+    if (!d) return false;
+    *d = (dependent){owner, fn, arg, NULL};
+    pthread_mutex_lock(&dep_lock);
+    d->next = deps;
+    deps = d;
+    pthread_mutex_unlock(&dep_lock);
+    return true;
+}
+
+void base_dependent_remove(const void *owner, void *arg)
+{
+    pthread_mutex_lock(&dep_lock);
+    for (dependent **p = &deps; *p; p = &(*p)->next) {
+        if ((*p)->owner == owner && (*p)->arg == arg) {
+            dependent *d = *p;
+            *p = d->next;
+            free(d);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&dep_lock);
+}
+
+unsigned base_dependents_run(const void *owner)
+{
+    unsigned n = 0;
+    for (;;) {
+        dependent *d = NULL;
+        pthread_mutex_lock(&dep_lock);
+        for (dependent **p = &deps; *p; p = &(*p)->next) {
+            if ((*p)->owner == owner) {
+                d = *p;
+                *p = d->next;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&dep_lock);
+        if (!d) return n;
+        d->fn(d->arg); /* unlocked: it may remove others or itself */
+        free(d);
+        n++;
+    }
 }

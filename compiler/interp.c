@@ -457,6 +457,17 @@ static hcq_status over_budget(ir_run *r, hcq_ir_ref at)
                     r->gid[1], r->gid[2]);
 }
 
+static bool cancelled(const ir_run *r)
+{
+    return r->l->cancel && __atomic_load_n(r->l->cancel, __ATOMIC_RELAXED);
+}
+
+static hcq_status cancel_err(const ir_run *r)
+{
+    return base_err(HCQ_ESTATE, "kernel '%s': cancelled in work-group (%u,%u,%u) (its device is being closed)",
+                    r->k->name, r->gid[0], r->gid[1], r->gid[2]);
+}
+
 static hcq_status run_group(ir_run *r)
 {
     const hcq_kernel *k = r->k;
@@ -487,6 +498,7 @@ static hcq_status run_group(ir_run *r)
         case HCQ_OP_ENDIF: r->depth--; break;
         case HCQ_OP_ENDRANGE:
             if (budget && r->used > budget) return over_budget(r, pc);
+            if (cancelled(r)) return cancel_err(r);
             if (step_range(r, r->match[pc])) pc = r->match[pc];
             break;
         default: { /* ALU, conversions, where */
@@ -518,7 +530,7 @@ hcq_status hcq_interp_run(const hcq_kernel *k, const hcq_interp_launch *l)
         precompute(&r);
         for (uint64_t g = l->group_begin; g < end && !st; g++) {
             start_group(&r, g);
-            st = run_group(&r);
+            st = cancelled(&r) ? cancel_err(&r) : run_group(&r);
         }
     }
     free_run(&r);

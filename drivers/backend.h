@@ -44,6 +44,10 @@ struct hcq_program {
     uint64_t launch_addr;
     hcq_param_info *params; /* info.nparams entries, malloc'd by the backend */
     void *priv;
+    /* queue/, under the device's list lock: recordings that use it, and
+     * whether the user freed it (it is unloaded when both are done) */
+    uint32_t holds;
+    bool freed;
     struct hcq_program *next, *prev; /* the device's list */
 };
 
@@ -110,6 +114,15 @@ typedef struct drv_backend {
     uint32_t (*count)(void);
     /* brings device `index` up: props, priv, ts_mul/div, engines */
     hcq_status (*open)(hcq_device *dev, uint32_t index);
+    /* Stops the engines (optional; hcq_device_close calls it first, before
+     * anything is freed): queued work is dropped, waits and running kernels
+     * end. Returns within a bounded time (the backend's halt limit, 1 s for
+     * the CPU device). Returns false when an engine could not be stopped:
+     * it is abandoned to finish on its own, and the backend's close then
+     * takes over the device record (frees it, after drv_device_fini, once
+     * the engines are done) and must free no memory an engine may touch
+     * before that. */
+    bool (*halt)(hcq_device *dev);
     /* tears down what open made; every allocation is already freed */
     void (*close)(hcq_device *dev);
 

@@ -54,8 +54,11 @@ hcq_status drv_fault_status(hcq_device *dev)
 {
     if (!atomic_load(&dev->faulted)) return HCQ_OK;
     pthread_mutex_lock(&dev->fault_lock);
-    hcq_status s = base_err(dev->fault_status, "%s: device faulted earlier: %s. Close the device; "
-                            "work submitted to it is lost", dev->props.id, dev->fault_msg);
+    hcq_status s = dev->fault_status == HCQ_ESTATE
+                       ? base_err(HCQ_ESTATE, "%s: %s; work submitted to it is lost", dev->props.id, dev->fault_msg)
+                       : base_err(dev->fault_status, "%s: device %s earlier: %s. Close the device; work submitted to "
+                                  "it is lost", dev->props.id, dev->fault_status == HCQ_ETIMEDOUT ? "hung" : "faulted",
+                                  dev->fault_msg);
     pthread_mutex_unlock(&dev->fault_lock);
     return s;
 }

@@ -18,9 +18,8 @@ hcq_status mem_dev_init(hcq_device *dev)
     dev->mem = m;
     /* HCQ_TIMELINE_START lets tests begin near 2^32 or 2^64 - 2^16 to prove
      * every field the engines write holds the whole value */
-    uint64_t start = env->timeline_start;
-    if (start > UINT64_MAX - (1ull << 32)) start = UINT64_MAX - (1ull << 32);
-    m->tl_next = start + 1;
+    uint64_t start = env->timeline_start; /* base/env.c bounds it */
+    atomic_init(&m->tl_next, start + 1);
 
     hcq_status s;
     m->timeline = mem_signal_new(dev, start);
@@ -28,6 +27,7 @@ hcq_status mem_dev_init(hcq_device *dev)
         s = base_err_prefix(hcq_error_status(), "%s: creating the timeline signal", dev->props.id);
         goto fail;
     }
+    base_handle_add(m->timeline, BASE_H_SIGNAL); /* users wait on it (hcq_device_timeline) */
 
     uint64_t kr = (uint64_t)BASE_MAX(env->kernarg_ring_kib, 64u) * 1024;
     s = mem_raw_alloc(dev, kr, DRV_MEM_HOST | DRV_MEM_CPU | DRV_MEM_LOW, &m->kernargs.mem);
@@ -66,21 +66,10 @@ void mem_dev_fini(hcq_device *dev)
     struct mem_dev *m = dev->mem;
     if (!m) return;
     unsigned nb = 0, ns = 0;
-    while (m->buffers) {
-        /* views first: they point at their roots */
-        hcq_buffer *b = m->buffers;
-        while (b && !b->parent && b->nviews) b = b->next;
-        if (!b) b = m->buffers;
-        base_handle_remove(b, BASE_H_BUFFER);
-        mem_buffer_delete(b);
-        nb++;
-    }
+    mem_buffers_free_all(dev, &nb);
     while (m->signals) {
         hcq_signal *s = m->signals;
-        if (s != m->timeline) {
-            base_handle_remove(s, BASE_H_SIGNAL);
-            ns++;
-        }
+        if (base_handle_remove(s, BASE_H_SIGNAL) && s != m->timeline) ns++;
         mem_signal_delete(s);
     }
     m->timeline = NULL;

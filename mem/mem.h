@@ -20,7 +20,10 @@ struct hcq_buffer {
     uint64_t size, va;
     void *cpu;
     hcq_mem_kind kind;
-    uint32_t nviews; /* live views of this buffer */
+    /* under the device's alloc_lock: */
+    uint32_t nviews; /* views of this buffer the user has not freed */
+    uint32_t holds;  /* recordings (queues, graphs) and views that use it */
+    bool freed;      /* the user freed it: deleted when the last hold goes */
     hcq_buffer *next, *prev;
 };
 
@@ -31,6 +34,8 @@ struct hcq_signal {
     uint32_t slot;
     uint64_t va;
     uint64_t *cpu; /* value at [0], timestamp at [1] */
+    uint32_t holds; /* recordings that wait on or write it (alloc_lock) */
+    bool freed;     /* the user destroyed it: deleted with the last hold */
     hcq_signal *next, *prev;
 };
 
@@ -52,7 +57,9 @@ typedef struct mem_cache_entry {
 
 struct mem_dev {
     hcq_signal *timeline;
-    uint64_t tl_next; /* the value the next submission signals */
+    /* the value the next submission signals: written under dev->lock, read
+     * by anyone (hcq_device_timeline_value) */
+    _Atomic uint64_t tl_next;
     mem_sigpage *pages;
     hcq_buffer *buffers;
     hcq_signal *signals;
@@ -65,7 +72,9 @@ struct mem_dev {
     mem_cache_entry *cache; /* freed device allocations, reused by size */
     uint64_t cache_bytes;
     uint64_t fixed_bytes;
-    uint64_t live_bytes; /* buffers allocated now */
+    uint64_t live_bytes; /* buffers allocated now (alloc_lock) */
+    /* the buffer and signal lists, their counts and holds, the signal pages
+     * and the allocation cache */
     pthread_mutex_t alloc_lock;
 };
 
@@ -80,8 +89,14 @@ void mem_cache_flush(hcq_device *dev);
 
 /* ** the timeline (callers hold dev->lock to take values) */
 static inline uint64_t mem_tl_va(hcq_device *dev) { return dev->mem->timeline->va; }
-static inline uint64_t mem_tl_next(hcq_device *dev) { return dev->mem->tl_next; }
-static inline void mem_tl_advance(hcq_device *dev) { dev->mem->tl_next++; }
+static inline uint64_t mem_tl_next(const hcq_device *dev)
+{
+    return atomic_load_explicit(&dev->mem->tl_next, memory_order_relaxed);
+}
+static inline void mem_tl_advance(hcq_device *dev)
+{
+    atomic_fetch_add_explicit(&dev->mem->tl_next, 1, memory_order_relaxed);
+}
 /* Waits until the timeline reaches value (HCQ_ETIMEDOUT / HCQ_EFAULT). */
 hcq_status mem_tl_wait(hcq_device *dev, uint64_t value, uint64_t timeout_ns);
 
@@ -106,7 +121,18 @@ hcq_status mem_staging_acquire(hcq_device *dev, uint64_t tag, mem_stage *out);
 /* ** signals without the public checks */
 hcq_signal *mem_signal_new(hcq_device *dev, uint64_t initial);
 void mem_signal_delete(hcq_signal *s);
-void mem_buffer_delete(hcq_buffer *b);
+void mem_signal_set(hcq_signal *s, uint64_t value);
+uint64_t mem_signal_timestamp_ns(const hcq_signal *s);
 void mem_sigpages_free(hcq_device *dev);
+
+/* ** holds: what a recorded queue or graph uses stays alive until the
+ * recording lets it go, even if the user frees it meanwhile (the handle dies
+ * at once; the memory, or the signal's slot, when the last hold goes). */
+void mem_buffer_hold(hcq_buffer *b);
+void mem_buffer_release(hcq_buffer *b);
+/* device close: every buffer, held or not; *n counts those still live */
+void mem_buffers_free_all(hcq_device *dev, unsigned *n);
+void mem_signal_hold(hcq_signal *s);
+void mem_signal_release(hcq_signal *s);
 
 #endif

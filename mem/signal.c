@@ -85,43 +85,101 @@ void mem_signal_delete(hcq_signal *s)
 
 hcq_signal *hcq_signal_create(hcq_device *dev, uint64_t initial)
 {
-    if (!base_handle_live(dev, BASE_H_DEVICE)) {
-        base_err(HCQ_EINVAL, "hcq_signal_create: %p is not an open device", (void *)dev);
-        return NULL;
-    }
+    if (base_handle_check(dev, BASE_H_DEVICE, "hcq_signal_create", "device")) return NULL;
     hcq_signal *s = mem_signal_new(dev, initial);
     if (s) base_handle_add(s, BASE_H_SIGNAL);
     return s;
 }
 
+void mem_signal_hold(hcq_signal *s)
+{
+    struct mem_dev *m = s->dev->mem;
+    pthread_mutex_lock(&m->alloc_lock);
+    s->holds++;
+    pthread_mutex_unlock(&m->alloc_lock);
+}
+
+void mem_signal_release(hcq_signal *s)
+{
+    struct mem_dev *m = s->dev->mem;
+    pthread_mutex_lock(&m->alloc_lock);
+    bool last = --s->holds == 0 && s->freed;
+    pthread_mutex_unlock(&m->alloc_lock);
+    if (last) mem_signal_delete(s);
+}
+
 hcq_status hcq_signal_destroy(hcq_signal *sig)
 {
     if (!sig) return HCQ_OK;
+    if (!base_handle_live(sig, BASE_H_SIGNAL))
+        return base_err(HCQ_ESTATE, "hcq_signal_destroy: %p is not a live signal (destroyed twice, or its device "
+                        "was closed?)", (void *)sig);
+    if (sig == sig->dev->mem->timeline)
+        return base_err(HCQ_ESTATE, "hcq_signal_destroy: that is %s's timeline; it goes with the device",
+                        sig->dev->props.id);
     if (!base_handle_remove(sig, BASE_H_SIGNAL))
-        return base_err(HCQ_ESTATE, "hcq_signal_destroy: %p is not a live signal (destroyed twice?)", (void *)sig);
-    mem_signal_delete(sig);
+        return base_err(HCQ_ESTATE, "hcq_signal_destroy: %p was destroyed meanwhile (by another thread?)", (void *)sig);
+    /* a recorded queue that waits on it or writes it keeps its slot */
+    struct mem_dev *m = sig->dev->mem;
+    pthread_mutex_lock(&m->alloc_lock);
+    sig->freed = true;
+    bool now = sig->holds == 0;
+    pthread_mutex_unlock(&m->alloc_lock);
+    if (now) mem_signal_delete(sig);
     return HCQ_OK;
 }
 
-uint64_t hcq_signal_va(const hcq_signal *sig) { return sig->va; }
-hcq_device *hcq_signal_device(const hcq_signal *sig) { return sig->dev; }
-uint64_t hcq_signal_value(const hcq_signal *sig) { return load_value(sig->cpu); }
+#define SIGNAL_CHECK(fn, fail)                                                                                  \
+    if (base_handle_check(sig, BASE_H_SIGNAL, fn, "signal")) return fail
 
-void hcq_signal_set(hcq_signal *sig, uint64_t value)
+uint64_t hcq_signal_va(const hcq_signal *sig)
+{
+    SIGNAL_CHECK("hcq_signal_va", 0);
+    return sig->va;
+}
+
+hcq_device *hcq_signal_device(const hcq_signal *sig)
+{
+    SIGNAL_CHECK("hcq_signal_device", NULL);
+    return sig->dev;
+}
+
+uint64_t hcq_signal_value(const hcq_signal *sig)
+{
+    SIGNAL_CHECK("hcq_signal_value", 0);
+    return load_value(sig->cpu);
+}
+
+void mem_signal_set(hcq_signal *sig, uint64_t value)
 {
     atomic_store_explicit((_Atomic uint64_t *)sig->cpu, value, memory_order_release);
     if (sig->dev->be->signal_written) sig->dev->be->signal_written(sig->dev, sig->va);
 }
 
-uint64_t hcq_signal_timestamp_ns(const hcq_signal *sig)
+void hcq_signal_set(hcq_signal *sig, uint64_t value)
+{
+    SIGNAL_CHECK("hcq_signal_set", );
+    atomic_store_explicit((_Atomic uint64_t *)sig->cpu, value, memory_order_release);
+    if (sig->dev->be->signal_written) sig->dev->be->signal_written(sig->dev, sig->va);
+}
+
+uint64_t mem_signal_timestamp_ns(const hcq_signal *sig)
 {
     uint64_t t = atomic_load_explicit((_Atomic uint64_t *)&sig->cpu[1], memory_order_acquire);
     const hcq_device *d = sig->dev;
     return d->ts_mul == d->ts_div ? t : (uint64_t)((unsigned __int128)t * d->ts_mul / d->ts_div);
 }
 
+uint64_t hcq_signal_timestamp_ns(const hcq_signal *sig)
+{
+    SIGNAL_CHECK("hcq_signal_timestamp_ns", 0);
+    return mem_signal_timestamp_ns(sig);
+}
+
 hcq_status hcq_signal_wait(const hcq_signal *sig, uint64_t target, uint64_t timeout_ns)
 {
+    hcq_status s = base_handle_check(sig, BASE_H_SIGNAL, "hcq_signal_wait", "signal");
+    if (s) return s;
     return mem_wait(sig->dev, sig->cpu, sig->va, target, timeout_ns, "signal");
 }
 
@@ -154,7 +212,7 @@ hcq_status mem_wait(hcq_device *dev, const uint64_t *cpu, uint64_t va, uint64_t 
             char state[768] = "";
             if (dev->be->describe) dev->be->describe(dev, state, sizeof state);
             uint64_t tl = dev->mem && dev->mem->timeline ? load_value(dev->mem->timeline->cpu) : 0;
-            uint64_t last = dev->mem ? dev->mem->tl_next - 1 : 0;
+            uint64_t last = dev->mem ? mem_tl_next(dev) - 1 : 0;
             return base_err(HCQ_ETIMEDOUT,
                             "%s: timed out after %llu ms waiting for %s 0x%llx to reach %llu: its value is %llu "
                             "(timeline completed %llu of %llu submitted). %s",
@@ -169,7 +227,17 @@ hcq_status mem_wait(hcq_device *dev, const uint64_t *cpu, uint64_t va, uint64_t 
 hcq_status mem_tl_wait(hcq_device *dev, uint64_t value, uint64_t timeout_ns)
 {
     hcq_signal *t = dev->mem->timeline;
-    return mem_wait(dev, t->cpu, t->va, value, timeout_ns, "the timeline signal");
+    hcq_status s = mem_wait(dev, t->cpu, t->va, value, timeout_ns, "the timeline signal");
+    if (s == HCQ_ETIMEDOUT) {
+        /* The timeline did not move for a whole timeout: the device is hung.
+         * Sticky, like a fault, so what follows fails at once with this
+         * report instead of each call waiting out its own timeout. */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", hcq_error_message());
+        drv_set_fault(dev, HCQ_ETIMEDOUT, "%s", msg);
+        return drv_fault_status(dev);
+    }
+    return s;
 }
 
 void mem_sigpages_free(hcq_device *dev)

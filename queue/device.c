@@ -126,14 +126,36 @@ hcq_device *hcq_device_open(const char *name)
     return dev;
 }
 
+/* How long close lets submitted work run before it stops the engines
+ * (bounded by HCQ_TIMEOUT_MS): a device is usually closed once its work is
+ * done, and work that finishes on its own spares the engines a cancel. */
+#define Q_CLOSE_GRACE_NS 1000000000ull
+
 hcq_status hcq_device_close(hcq_device *dev)
 {
     if (!dev) return HCQ_OK;
     if (!base_handle_remove(dev, BASE_H_DEVICE))
         return base_err(HCQ_ESTATE, "hcq_device_close: %p is not an open device (closed twice?)", (void *)dev);
-    /* let submitted work finish; a faulted or hung device is torn down anyway */
-    hcq_status s = hcq_device_synchronize(dev);
-    if (s && s != HCQ_EFAULT) BASE_LOG(1, "closing %s: %s", dev->props.id, hcq_error_message());
+    uint64_t t0 = hcq_now_ns();
+    /* 1. submitted work may finish for a short while (not on a device that
+     * faulted or hung: its work will not) */
+    if (!atomic_load(&dev->faulted)) {
+        pthread_mutex_lock(&dev->lock);
+        uint64_t last = mem_tl_next(dev) - 1;
+        pthread_mutex_unlock(&dev->lock);
+        hcq_signal *t = dev->mem->timeline;
+        uint64_t grace = BASE_MIN(Q_CLOSE_GRACE_NS, base_env_get()->timeout_ns);
+        hcq_status s = mem_wait(dev, t->cpu, t->va, last, grace, "the timeline signal");
+        if (s) BASE_LOG(1, "closing %s with work in flight: %s", dev->props.id, hcq_error_message());
+    }
+    /* 2. the device is lost from here: every wait below returns at once */
+    drv_set_fault(dev, HCQ_ESTATE, "the device was closed");
+    /* 3. the engines stop before anything they might touch is freed */
+    bool stopped = dev->be->halt ? dev->be->halt(dev) : true;
+    /* 4. what lives on the device, from the top: tensor contexts, graphs,
+     * queues, programs, buffers and signals */
+    unsigned nctx = base_dependents_run(dev);
+    if (nctx) BASE_LOG(1, "%s closed with %u tensor contexts still alive; destroyed them", dev->props.id, nctx);
     q_graph_destroy_all(dev);
     if (q_prof_on()) q_queues_harvest_all(dev);
     q_prof_close(dev);
@@ -141,19 +163,28 @@ hcq_status hcq_device_close(hcq_device *dev)
     q_dev_fini(dev);
     mem_dev_fini(dev);
     dev->be->close(dev);
-    drv_device_fini(dev);
-    free(dev);
+    BASE_LOG(1, "%s closed in %.1f ms", dev->props.id, (double)(hcq_now_ns() - t0) / 1e6);
+    if (stopped) {
+        drv_device_fini(dev);
+        free(dev);
+    } /* else the backend frees the record once its engines are done */
     return HCQ_OK;
 }
 
-const hcq_device_props *hcq_device_get_props(const hcq_device *dev) { return &dev->props; }
+const hcq_device_props *hcq_device_get_props(const hcq_device *dev)
+{
+    if (Q_CHECK_DEV(dev, "hcq_device_get_props")) return NULL;
+    return &dev->props;
+}
 
 hcq_status hcq_device_synchronize(hcq_device *dev)
 {
+    hcq_status s = Q_CHECK_DEV(dev, "hcq_device_synchronize");
+    if (s) return s;
     pthread_mutex_lock(&dev->lock);
     uint64_t last = mem_tl_next(dev) - 1;
     pthread_mutex_unlock(&dev->lock);
-    hcq_status s = mem_tl_wait(dev, last, 0);
+    s = mem_tl_wait(dev, last, 0);
     if (!s && dev->qd->prof_pending) q_prof_harvest(dev, false);
     q_status_update(dev, Q_STATUS_SYNC, HCQ_QUEUE_COMPUTE, 0);
     return s;
@@ -161,10 +192,20 @@ hcq_status hcq_device_synchronize(hcq_device *dev)
 
 hcq_status hcq_device_status(hcq_device *dev)
 {
+    hcq_status s = Q_CHECK_DEV(dev, "hcq_device_status");
+    if (s) return s;
     if (dev->be->poll) dev->be->poll(dev);
     return drv_fault_status(dev);
 }
 
-hcq_signal *hcq_device_timeline(hcq_device *dev) { return dev->mem->timeline; }
+hcq_signal *hcq_device_timeline(hcq_device *dev)
+{
+    if (Q_CHECK_DEV(dev, "hcq_device_timeline")) return NULL;
+    return dev->mem->timeline;
+}
 
-uint64_t hcq_device_timeline_value(const hcq_device *dev) { return dev->mem->tl_next - 1; }
+uint64_t hcq_device_timeline_value(const hcq_device *dev)
+{
+    if (Q_CHECK_DEV(dev, "hcq_device_timeline_value")) return 0;
+    return mem_tl_next(dev) - 1;
+}

@@ -36,9 +36,8 @@ void q_dev_fini(hcq_device *dev)
     unsigned nq = 0;
     while (qd->queues) {
         hcq_queue *q = qd->queues;
-        base_handle_remove(q, BASE_H_QUEUE);
+        if (base_handle_remove(q, BASE_H_QUEUE)) nq++;
         q_free(q);
-        nq++;
     }
     if (nq) BASE_LOG(1, "%s closed with %u queues still alive; freed them", dev->props.id, nq);
     q_programs_free_all(dev);
@@ -95,7 +94,7 @@ static void debug_report(hcq_device *dev, const hcq_program *p, const hcq_dims *
         base_log(2, "%s: launch `%s`: %s", dev->props.id, p->info.name, hcq_error_message());
         return;
     }
-    uint64_t t0 = hcq_signal_timestamp_ns(dev->qd->dbg_t[0]), t1 = hcq_signal_timestamp_ns(dev->qd->dbg_t[1]);
+    uint64_t t0 = mem_signal_timestamp_ns(dev->qd->dbg_t[0]), t1 = mem_signal_timestamp_ns(dev->qd->dbg_t[1]);
     base_log(2, "%s: launch `%s` grid %llux%llux%llu block %llux%llux%llu: %.1f us", dev->props.id, p->info.name,
              (unsigned long long)d->grid[0].imm, (unsigned long long)d->grid[1].imm, (unsigned long long)d->grid[2].imm,
              (unsigned long long)d->block[0].imm, (unsigned long long)d->block[1].imm,
@@ -104,14 +103,15 @@ static void debug_report(hcq_device *dev, const hcq_program *p, const hcq_dims *
 
 hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims)
 {
-    if (!p) return base_err(HCQ_EINVAL, "hcq_launch: program is NULL");
+    hcq_status s = Q_CHECK_PROGRAM(p, "hcq_launch");
+    if (s) return s;
     hcq_device *dev = p->dev;
     for (int i = 0; i < 3; i++)
         if (hcq_val_is_var(dims.grid[i]) || hcq_val_is_var(dims.block[i]))
             return base_err(HCQ_EINVAL, "hcq_launch: dims must be immediates (variables belong to queues and graphs)");
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
-    hcq_status s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_launch");
+    s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_launch");
     for (uint32_t i = 0; !s && i < nargs; i++)
         if (hcq_val_is_var(params[i]))
             s = base_err(HCQ_EINVAL, "hcq_launch: argument %u is a variable; use a queue or a graph for those", i);
@@ -142,7 +142,8 @@ hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_d
 
 static hcq_status check_range(const hcq_buffer *b, uint64_t off, uint64_t size, const char *fn)
 {
-    if (!b) return base_err(HCQ_EINVAL, "%s: buffer is NULL", fn);
+    hcq_status s = Q_CHECK_BUFFER(b, fn, "buffer");
+    if (s) return s;
     if (off > b->size || size > b->size - off)
         return base_err(HCQ_EINVAL, "%s: [%llu, +%llu) is outside the %llu-byte buffer", fn, (unsigned long long)off,
                         (unsigned long long)size, (unsigned long long)b->size);

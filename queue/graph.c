@@ -52,6 +52,7 @@ struct hcq_graph {
     uint64_t *vars;
     uint32_t nvars;
     q_prof_points prof; /* HCQ_PROFILE: around each node */
+    q_holds holds;      /* programs and captured buffers (replacements: bufs[i].repl) */
     hcq_graph *next, *prev;
 };
 
@@ -79,6 +80,8 @@ static hcq_status buf_var(hcq_graph *g, hcq_buffer *b, uint64_t offset, hcq_val 
         g->bufs = nb;
         g->bcap = cap;
     }
+    hcq_status s = q_hold(&g->holds, BASE_H_BUFFER, b);
+    if (s) return s;
     g->bufs[g->nbufs] = (g_buf){b, NULL, offset};
     *out = IVAR(IV_FIRST_BUF + g->nbufs);
     g->nbufs++;
@@ -92,7 +95,7 @@ static hcq_queue *engine_queue(hcq_graph *g, int e)
     if (!g->q[e]) {
         hcq_queue *q = q_create(g->dev, (hcq_queue_type)e, true);
         if (!q) return NULL;
-        if (hcq_queue_wait_at(q, IVAR(IV_TL_ADDR), IVAR(IV_TL_WAIT))) {
+        if (q_wait_at(q, IVAR(IV_TL_ADDR), IVAR(IV_TL_WAIT))) {
             q_free(q);
             return NULL;
         }
@@ -108,8 +111,8 @@ static hcq_status switch_engine(hcq_graph *g, int e)
     if (g->last_engine >= 0 && g->last_engine != e) {
         if (!g->sync && !(g->sync = mem_signal_new(g->dev, 0))) return hcq_error_status();
         g->nsync++;
-        hcq_status s = hcq_queue_signal(g->q[g->last_engine], g->sync, HCQ_IMM(g->nsync));
-        if (!s) s = hcq_queue_wait(g->q[e], g->sync, HCQ_IMM(g->nsync));
+        hcq_status s = q_signal_at(g->q[g->last_engine], HCQ_IMM(g->sync->va), HCQ_IMM(g->nsync));
+        if (!s) s = q_wait_at(g->q[e], HCQ_IMM(g->sync->va), HCQ_IMM(g->nsync));
         if (s) return s;
     }
     g->last_engine = e;
@@ -119,10 +122,7 @@ static hcq_status switch_engine(hcq_graph *g, int e)
 
 hcq_graph *hcq_graph_create(hcq_device *dev)
 {
-    if (!base_handle_live(dev, BASE_H_DEVICE)) {
-        base_err(HCQ_EINVAL, "hcq_graph_create: %p is not an open device", (void *)dev);
-        return NULL;
-    }
+    if (Q_CHECK_DEV(dev, "hcq_graph_create")) return NULL;
     hcq_graph *g = base_calloc(1, sizeof *g);
     if (!g) return NULL;
     g->dev = dev;
@@ -139,7 +139,8 @@ hcq_graph *hcq_graph_create(hcq_device *dev)
 
 static hcq_status capture_check(hcq_graph *g, const char *fn)
 {
-    if (!g || !base_handle_live(g, BASE_H_GRAPH)) return base_err(HCQ_EINVAL, "%s: not a live graph", fn);
+    hcq_status s = Q_CHECK_GRAPH(g, fn);
+    if (s) return s;
     if (g->sealed)
         return base_err(HCQ_ESTATE, "%s: the graph has been replayed and is closed to new nodes; create another", fn);
     return HCQ_OK;
@@ -149,8 +150,9 @@ hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *p, const hcq_arg *args, u
 {
     const char *fn = "hcq_graph_launch";
     hcq_status s = capture_check(g, fn);
+    if (!s) s = Q_CHECK_PROGRAM(p, fn);
     if (s) return s;
-    if (!p || p->dev != g->dev)
+    if (p->dev != g->dev)
         return base_err(HCQ_EINVAL, "%s: the program is not loaded on the graph's device %s", fn, g->dev->props.id);
     for (uint32_t i = 0; i < nargs && args; i++)
         if ((s = note_user_val(g, args[i].val, fn))) return s;
@@ -159,6 +161,7 @@ hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *p, const hcq_arg *args, u
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
     s = q_resolve_args(p, args, nargs, params, arg_buf_var, g, fn);
+    if (!s) s = q_hold(&g->holds, BASE_H_PROGRAM, p);
     if (!s) s = switch_engine(g, HCQ_QUEUE_COMPUTE);
     q_prof_point *pr = NULL;
     if (!s) s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COMPUTE], p->info.name, &pr);
@@ -177,8 +180,7 @@ hcq_status hcq_graph_copy(hcq_graph *g, hcq_buffer *dst, uint64_t doff, hcq_buff
     hcq_buffer *b[2] = {dst, src};
     uint64_t off[2] = {doff, soff};
     for (int i = 0; i < 2; i++) {
-        if (!b[i] || !base_handle_live(b[i], BASE_H_BUFFER))
-            return base_err(HCQ_EINVAL, "%s: the %s is not a live buffer", fn, i ? "source" : "destination");
+        if ((s = Q_CHECK_BUFFER(b[i], fn, i ? "the source" : "the destination"))) return s;
         if (b[i]->dev != g->dev)
             return base_err(HCQ_EINVAL, "%s: the %s buffer is on %s, the graph on %s", fn, i ? "source" : "destination",
                             b[i]->dev->props.id, g->dev->props.id);
@@ -235,11 +237,11 @@ static hcq_status seal(hcq_graph *g)
     if (g->engine_used[HCQ_QUEUE_COPY]) {
         if (!g->sync && !(g->sync = mem_signal_new(g->dev, 0))) return hcq_error_status();
         g->nsync++;
-        if ((s = hcq_queue_signal(g->q[HCQ_QUEUE_COPY], g->sync, HCQ_IMM(g->nsync))) ||
-            (s = hcq_queue_wait(g->q[HCQ_QUEUE_COMPUTE], g->sync, HCQ_IMM(g->nsync))))
+        if ((s = q_signal_at(g->q[HCQ_QUEUE_COPY], HCQ_IMM(g->sync->va), HCQ_IMM(g->nsync))) ||
+            (s = q_wait_at(g->q[HCQ_QUEUE_COMPUTE], HCQ_IMM(g->sync->va), HCQ_IMM(g->nsync))))
             return s;
     }
-    if ((s = hcq_queue_signal_at(g->q[HCQ_QUEUE_COMPUTE], IVAR(IV_TL_ADDR), IVAR(IV_TL_SIG)))) return s;
+    if ((s = q_signal_at(g->q[HCQ_QUEUE_COMPUTE], IVAR(IV_TL_ADDR), IVAR(IV_TL_SIG)))) return s;
     for (int e = 0; e < 2; e++)
         if (g->q[e]) remap_queue(g, g->q[e]);
     g->nvars = g->nuser + IV_FIRST_BUF + g->nbufs;
@@ -251,10 +253,16 @@ static hcq_status seal(hcq_graph *g)
 
 hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *orig, hcq_buffer *repl)
 {
-    if (!g || !base_handle_live(g, BASE_H_GRAPH)) return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: not a live graph");
+    hcq_status s = Q_CHECK_GRAPH(g, "hcq_graph_set_buffer");
+    if (s) return s;
+    if (!orig) return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the original is NULL");
+    /* the original may have been freed by the user (the graph holds it), so
+     * it is found among the captured ones before it is looked at */
+    bool found = false;
+    for (uint32_t i = 0; i < g->nbufs && !found; i++) found = g->bufs[i].orig == orig;
+    if (!found) return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the graph does not use that buffer");
     if (repl) {
-        if (!base_handle_live(repl, BASE_H_BUFFER))
-            return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the replacement is not a live buffer");
+        if ((s = Q_CHECK_BUFFER(repl, "hcq_graph_set_buffer", "the replacement"))) return s;
         if (repl->dev != g->dev)
             return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the replacement is on %s, the graph on %s",
                             repl->dev->props.id, g->dev->props.id);
@@ -262,25 +270,26 @@ hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *orig, hcq_buffer *repl
             return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the replacement has %llu bytes, the original %llu",
                             (unsigned long long)repl->size, (unsigned long long)orig->size);
     }
-    bool found = false;
+    /* the graph holds its replacements too, so a replay never patches in
+     * memory that has gone (or a new buffer at a freed one's address) */
     for (uint32_t i = 0; i < g->nbufs; i++) {
-        if (g->bufs[i].orig == orig) {
-            g->bufs[i].repl = repl;
-            found = true;
-        }
+        if (g->bufs[i].orig != orig) continue;
+        if (repl) mem_buffer_hold(repl);
+        if (g->bufs[i].repl) mem_buffer_release(g->bufs[i].repl);
+        g->bufs[i].repl = repl;
     }
-    if (!found) return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the graph does not use that buffer");
     return HCQ_OK;
 }
 
 hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
 {
-    if (!g || !base_handle_live(g, BASE_H_GRAPH)) return base_err(HCQ_EINVAL, "hcq_graph_replay: not a live graph");
+    hcq_status s = Q_CHECK_GRAPH(g, "hcq_graph_replay");
+    if (s) return s;
     hcq_device *dev = g->dev;
-    hcq_status s;
     if (!g->sealed && (s = seal(g))) return base_err_prefix(s, "hcq_graph_replay: closing the capture");
     if (nvars < g->nuser)
         return base_err(HCQ_EINVAL, "hcq_graph_replay: the graph uses %u variables, %u given", g->nuser, nvars);
+    if (g->nuser && !vars) return base_err(HCQ_EINVAL, "hcq_graph_replay: vars is NULL");
     if (g->nuser) memcpy(g->vars, vars, g->nuser * sizeof *vars);
     uint64_t *iv = g->vars + g->nuser;
     for (uint32_t i = 0; i < g->nbufs; i++) {
@@ -299,11 +308,20 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
         return base_err_prefix(s, "hcq_graph_replay: waiting for the previous replay");
     }
     if (g->last_tl) q_prof_points_harvest(dev, &g->prof);
-    if (g->sync) hcq_signal_set(g->sync, 0);
+    if (g->sync) mem_signal_set(g->sync, 0);
     uint64_t n = mem_tl_next(dev);
     iv[IV_TL_ADDR] = mem_tl_va(dev);
     iv[IV_TL_WAIT] = n - 1;
     iv[IV_TL_SIG] = n;
+    /* what the values can break (a block dimension of 0 or 5000, a copy
+     * too big) is refused before either engine gets anything: the device
+     * stays usable, as after a refused hcq_queue_submit */
+    for (int e = 0; e < 2; e++) {
+        if (g->q[e] && (s = q_submit_checks(g->q[e], g->vars, g->nvars))) {
+            pthread_mutex_unlock(&dev->lock);
+            return base_err_prefix(s, "hcq_graph_replay");
+        }
+    }
     for (int e = HCQ_QUEUE_COPY; e >= 0 && !s; e--)
         if (g->q[e]) s = q_submit(g->q[e], g->vars, g->nvars, false);
     if (s) {
@@ -327,7 +345,10 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
     return HCQ_OK;
 }
 
-uint32_t hcq_graph_node_count(const hcq_graph *g) { return g->nodes; }
+uint32_t hcq_graph_node_count(const hcq_graph *g)
+{
+    return Q_CHECK_GRAPH(g, "hcq_graph_node_count") ? 0 : g->nodes;
+}
 
 static void graph_delete(hcq_graph *g)
 {
@@ -340,6 +361,9 @@ static void graph_delete(hcq_graph *g)
     for (int e = 0; e < 2; e++)
         if (g->q[e]) q_free(g->q[e]);
     if (g->sync) mem_signal_delete(g->sync);
+    for (uint32_t i = 0; i < g->nbufs; i++)
+        if (g->bufs[i].repl) mem_buffer_release(g->bufs[i].repl);
+    q_holds_release(&g->holds);
     q_prof_points_free(&g->prof);
     free(g->bufs);
     free(g->vars);
@@ -349,16 +373,19 @@ static void graph_delete(hcq_graph *g)
 hcq_status hcq_graph_destroy(hcq_graph *g)
 {
     if (!g) return HCQ_OK;
+    if (!base_handle_live(g, BASE_H_GRAPH))
+        return base_err(HCQ_ESTATE, "hcq_graph_destroy: %p is not a live graph (destroyed twice, or its device was "
+                        "closed?)", (void *)g);
+    hcq_status s = g->last_tl ? mem_tl_wait(g->dev, g->last_tl, 0) : HCQ_OK;
     if (!base_handle_remove(g, BASE_H_GRAPH))
-        return base_err(HCQ_ESTATE, "hcq_graph_destroy: %p is not a live graph (destroyed twice?)", (void *)g);
-    if (g->last_tl) {
-        hcq_status s = mem_tl_wait(g->dev, g->last_tl, 0);
-        if (s && s != HCQ_EFAULT) {
-            base_handle_add(g, BASE_H_GRAPH);
-            return base_err_prefix(s, "hcq_graph_destroy: the last replay has not completed");
-        }
-        if (!s) q_prof_points_harvest(g->dev, &g->prof);
+        return base_err(HCQ_ESTATE, "hcq_graph_destroy: %p was destroyed meanwhile (by another thread?)", (void *)g);
+    if (s) {
+        /* its last replay may still run (the device faulted or hung): what
+         * the graph holds stays with the device until close */
+        BASE_LOG(1, "hcq_graph_destroy: %s; the graph's memory stays until the device is closed", hcq_error_message());
+        return HCQ_OK;
     }
+    if (g->last_tl) q_prof_points_harvest(g->dev, &g->prof);
     graph_delete(g);
     return HCQ_OK;
 }
@@ -368,10 +395,10 @@ void q_graph_destroy_all(hcq_device *dev)
     unsigned n = 0;
     while (dev->qd && dev->qd->graphs) {
         hcq_graph *g = dev->qd->graphs;
-        base_handle_remove(g, BASE_H_GRAPH);
-        if (g->last_tl && hcq_signal_value(dev->mem->timeline) >= g->last_tl) q_prof_points_harvest(dev, &g->prof);
+        if (base_handle_remove(g, BASE_H_GRAPH)) n++;
+        uint64_t done = atomic_load_explicit((_Atomic uint64_t *)dev->mem->timeline->cpu, memory_order_acquire);
+        if (g->last_tl && done >= g->last_tl) q_prof_points_harvest(dev, &g->prof);
         graph_delete(g);
-        n++;
     }
     if (n) BASE_LOG(1, "%s closed with %u graphs still alive; freed them", dev->props.id, n);
 }

@@ -30,6 +30,22 @@ typedef struct q_chunk {
     struct q_chunk *next;
 } q_chunk;
 
+/* what a recording holds alive (holds.c) */
+typedef struct q_hold_entry {
+    void *p;
+    uint32_t kind; /* BASE_H_BUFFER, _SIGNAL, _PROGRAM */
+} q_hold_entry;
+typedef struct q_holds {
+    q_hold_entry *v; /* open addressing by pointer */
+    uint32_t n, cap;
+} q_holds;
+/* Holds p (once per set) until q_holds_release. */
+hcq_status q_hold(q_holds *h, uint32_t kind, void *p);
+void q_holds_release(q_holds *h);
+/* programs' own holds (program.c): a freed program stays loaded while held */
+void q_program_hold(hcq_program *p);
+void q_program_release(hcq_program *p);
+
 /* a variable-size copy, checked against the engine's limit at submit */
 typedef struct q_sizecheck {
     hcq_val size;
@@ -51,6 +67,7 @@ struct hcq_queue {
     uint64_t done_value;
     drv_rec done_rec;
     bool internal; /* owned by a graph: not in the device's list */
+    q_holds holds; /* programs, buffers and signals the commands use */
     q_prof_points prof; /* HCQ_PROFILE: around each exec of a user queue */
     hcq_queue *next, *prev;
 };
@@ -84,12 +101,22 @@ void q_status_close(hcq_device *dev);
 hcq_status q_dev_init(hcq_device *dev);
 void q_dev_fini(hcq_device *dev);
 
+/* the handle checks every public call starts with */
+#define Q_CHECK_DEV(d, fn) base_handle_check((d), BASE_H_DEVICE, (fn), "device")
+#define Q_CHECK_QUEUE(q, fn) base_handle_check((q), BASE_H_QUEUE, (fn), "queue")
+#define Q_CHECK_PROGRAM(p, fn) base_handle_check((p), BASE_H_PROGRAM, (fn), "program")
+#define Q_CHECK_GRAPH(g, fn) base_handle_check((g), BASE_H_GRAPH, (fn), "graph")
+#define Q_CHECK_BUFFER(b, fn, what) base_handle_check((b), BASE_H_BUFFER, (fn), (what))
+#define Q_CHECK_SIGNAL(s, fn) base_handle_check((s), BASE_H_SIGNAL, (fn), "signal")
+
 /* Checks args against the program and turns them into parameter values.
  * buffer_val, when given, maps a buffer arg to its value (graphs make it a
  * variable); otherwise it is the buffer's address. */
 typedef hcq_status (*q_buffer_val_fn)(void *ctx, hcq_buffer *b, hcq_val *out);
 hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_val *params,
                           q_buffer_val_fn buffer_val, void *ctx, const char *fn);
+/* Holds the program and every buffer argument in h (after q_resolve_args). */
+hcq_status q_hold_launch(q_holds *h, hcq_program *p, const hcq_arg *args, uint32_t nargs);
 /* Checks launch dims: immediates now; variables are resolved with vars
  * (NULL: skip variables). */
 hcq_status q_check_dims(const hcq_program *p, const hcq_dims *d, const uint64_t *vars, const char *fn);
@@ -100,8 +127,16 @@ void q_free(hcq_queue *q);
 /* Submits with patches applied; `track` adds the completion signal used to
  * keep aux memory alive and to serialise re-patching. */
 hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool track);
+/* What q_submit checks before anything reaches an engine (recording
+ * errors, variable count, variable dims and copy sizes): a failure here
+ * leaves the device as it was. */
+hcq_status q_submit_checks(hcq_queue *q, const uint64_t *vars, uint32_t nvars);
 hcq_status q_exec(hcq_queue *q, hcq_program *p, const hcq_val *params, const hcq_dims *dims, const char *fn);
 hcq_status q_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size, const char *fn);
+/* the recording calls without the public handle checks (internal queues) */
+hcq_status q_wait_at(hcq_queue *q, hcq_val addr, hcq_val value);
+hcq_status q_signal_at(hcq_queue *q, hcq_val addr, hcq_val value);
+hcq_status q_timestamp_at(hcq_queue *q, hcq_val addr);
 
 /* eager: fills qd->eager[type] between begin and end (dev->lock held) */
 drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type);

@@ -136,7 +136,7 @@ static int64_t calibrate(hcq_device *dev)
         pthread_mutex_unlock(&dev->lock);
         if (st || mem_tl_wait(dev, n, 0)) break;
         uint64_t h1 = hcq_now_ns();
-        off[got++] = (int64_t)hcq_signal_timestamp_ns(s) - (int64_t)((h0 + h1) / 2);
+        off[got++] = (int64_t)mem_signal_timestamp_ns(s) - (int64_t)((h0 + h1) / 2);
     }
     mem_signal_delete(s);
     if (!got) return 0;
@@ -205,7 +205,7 @@ void q_prof_discard(q_prof_span *sp)
 /* Turns a finished span into an event; false while its end has not landed. */
 bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name)
 {
-    uint64_t a = hcq_signal_timestamp_ns(t0), b = hcq_signal_timestamp_ns(t1);
+    uint64_t a = mem_signal_timestamp_ns(t0), b = mem_signal_timestamp_ns(t1);
     if (!b) return false;
     int64_t off = dev->qd->prof_offset;
     add_event(pid_of(dev), tid, name, (uint64_t)((int64_t)a - off), b > a ? b - a : 0);
@@ -233,10 +233,10 @@ hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name
     p->tid = q->type == HCQ_QUEUE_COPY ? 2 : 1;
     snprintf(p->name, sizeof p->name, "%s", name);
     *out = p;
-    return hcq_queue_timestamp(q, p->t0);
+    return q_timestamp_at(q, HCQ_IMM(p->t0->va));
 }
 
-hcq_status q_prof_point_end(hcq_queue *q, q_prof_point *p) { return p ? hcq_queue_timestamp(q, p->t1) : HCQ_OK; }
+hcq_status q_prof_point_end(hcq_queue *q, q_prof_point *p) { return p ? q_timestamp_at(q, HCQ_IMM(p->t1->va)) : HCQ_OK; }
 
 void q_prof_points_harvest(hcq_device *dev, q_prof_points *pts)
 {

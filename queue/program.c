@@ -9,10 +9,7 @@
 
 hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size)
 {
-    if (!base_handle_live(dev, BASE_H_DEVICE)) {
-        base_err(HCQ_EINVAL, "hcq_program_load: %p is not an open device", (void *)dev);
-        return NULL;
-    }
+    if (Q_CHECK_DEV(dev, "hcq_program_load")) return NULL;
     if (!binary || !size) {
         base_err(HCQ_EINVAL, "hcq_program_load: empty binary");
         return NULL;
@@ -54,10 +51,7 @@ hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size)
 
 hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k)
 {
-    if (!base_handle_live(dev, BASE_H_DEVICE)) {
-        base_err(HCQ_EINVAL, "hcq_program_from_kernel: %p is not an open device", (void *)dev);
-        return NULL;
-    }
+    if (Q_CHECK_DEV(dev, "hcq_program_from_kernel")) return NULL;
     hcq_binary *bin = NULL;
     if (hcq_compile(k, dev->props.target, &bin)) return NULL;
     /* an emulated GPU runs a real binary's machine code as its host twin
@@ -86,15 +80,45 @@ static void program_delete(hcq_program *p)
     free(p);
 }
 
+void q_program_hold(hcq_program *p)
+{
+    struct queue_dev *qd = p->dev->qd;
+    pthread_mutex_lock(&qd->list_lock);
+    p->holds++;
+    pthread_mutex_unlock(&qd->list_lock);
+}
+
+void q_program_release(hcq_program *p)
+{
+    struct queue_dev *qd = p->dev->qd;
+    pthread_mutex_lock(&qd->list_lock);
+    bool last = --p->holds == 0 && p->freed;
+    pthread_mutex_unlock(&qd->list_lock);
+    /* its recordings have completed (they are drained before they let go) */
+    if (last) program_delete(p);
+}
+
 hcq_status hcq_program_free(hcq_program *p)
 {
     if (!p) return HCQ_OK;
+    if (!base_handle_live(p, BASE_H_PROGRAM))
+        return base_err(HCQ_ESTATE, "hcq_program_free: %p is not a live program (freed twice, or its device was "
+                        "closed?)", (void *)p);
+    /* eager launches of it may still be in flight on the timeline. On a
+     * device that faulted or hung they may never end (or still run): the
+     * program then stays loaded until the device is closed. */
+    bool idle = hcq_device_synchronize(p->dev) == HCQ_OK;
     if (!base_handle_remove(p, BASE_H_PROGRAM))
-        return base_err(HCQ_ESTATE, "hcq_program_free: %p is not a live program (freed twice?)", (void *)p);
-    /* launches of it may still be in flight on the timeline */
-    hcq_status s = hcq_device_synchronize(p->dev);
-    if (s && s != HCQ_EFAULT) BASE_LOG(1, "freeing program `%s`: %s", p->info.name, hcq_error_message());
-    program_delete(p);
+        return base_err(HCQ_ESTATE, "hcq_program_free: %p was freed meanwhile (by another thread?)", (void *)p);
+    if (!idle) BASE_LOG(1, "freeing program `%s`: %s; it stays loaded until the device is closed", p->info.name,
+                        hcq_error_message());
+    struct queue_dev *qd = p->dev->qd;
+    pthread_mutex_lock(&qd->list_lock);
+    p->freed = true;
+    if (!idle) p->holds++; /* the device's, let go only by close */
+    bool now = p->holds == 0;
+    pthread_mutex_unlock(&qd->list_lock);
+    if (now) program_delete(p);
     return HCQ_OK;
 }
 
@@ -103,17 +127,23 @@ void q_programs_free_all(hcq_device *dev)
     unsigned n = 0;
     while (dev->qd->programs) {
         hcq_program *p = dev->qd->programs;
-        base_handle_remove(p, BASE_H_PROGRAM);
+        if (base_handle_remove(p, BASE_H_PROGRAM)) n++;
         program_delete(p);
-        n++;
     }
     if (n) BASE_LOG(1, "%s closed with %u programs still loaded; freed them", dev->props.id, n);
 }
 
-const hcq_program_info *hcq_program_get_info(const hcq_program *p) { return &p->info; }
+const hcq_program_info *hcq_program_get_info(const hcq_program *p)
+{
+    if (Q_CHECK_PROGRAM(p, "hcq_program_get_info")) return NULL;
+    return &p->info;
+}
 
 hcq_status hcq_program_param(const hcq_program *p, uint32_t i, hcq_param_info *out)
 {
+    hcq_status s = Q_CHECK_PROGRAM(p, "hcq_program_param");
+    if (s) return s;
+    if (!out) return base_err(HCQ_EINVAL, "hcq_program_param: out is NULL");
     if (i >= p->info.nparams)
         return base_err(HCQ_EINVAL, "kernel `%s` has %u params; there is no param %u", p->info.name, p->info.nparams, i);
     *out = p->params[i];
@@ -134,8 +164,10 @@ hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, h
         const hcq_param_info *pi = &p->params[i];
         switch (a->kind) {
         case HCQ_ARG_BUFFER:
-            if (!a->buffer || !base_handle_live(a->buffer, BASE_H_BUFFER))
-                return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is not a live buffer", fn, i, p->info.name);
+            if (!a->buffer) return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a NULL buffer", fn, i, p->info.name);
+            if (!base_handle_live(a->buffer, BASE_H_BUFFER))
+                return base_err(HCQ_ESTATE, "%s: argument %u of `%s` is not a live buffer (freed, or its device was "
+                                "closed)", fn, i, p->info.name);
             /* another device's buffer: where a peer mapping lets this
              * device reach it (eager launches and queues; graphs capture
              * buffers of their own device only) */
@@ -183,6 +215,16 @@ hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, h
         }
     }
     return HCQ_OK;
+}
+
+hcq_status q_hold_launch(q_holds *h, hcq_program *p, const hcq_arg *args, uint32_t nargs)
+{
+    hcq_status s = q_hold(h, BASE_H_PROGRAM, p);
+    /* only the device's own buffers: another device's (a peer mapping)
+     * goes with its device, which this recording cannot keep open */
+    for (uint32_t i = 0; !s && i < nargs; i++)
+        if (args[i].kind == HCQ_ARG_BUFFER && args[i].buffer->dev == p->dev) s = q_hold(h, BASE_H_BUFFER, args[i].buffer);
+    return s;
 }
 
 hcq_status q_check_dims(const hcq_program *p, const hcq_dims *d, const uint64_t *vars, const char *fn)

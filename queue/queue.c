@@ -59,10 +59,7 @@ hcq_queue *q_create(hcq_device *dev, hcq_queue_type type, bool internal)
 
 hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type)
 {
-    if (!base_handle_live(dev, BASE_H_DEVICE)) {
-        base_err(HCQ_EINVAL, "hcq_queue_create: %p is not an open device", (void *)dev);
-        return NULL;
-    }
+    if (Q_CHECK_DEV(dev, "hcq_queue_create")) return NULL;
     if (type != HCQ_QUEUE_COMPUTE && type != HCQ_QUEUE_COPY) {
         base_err(HCQ_EINVAL, "hcq_queue_create: unknown queue type %d", (int)type);
         return NULL;
@@ -73,10 +70,25 @@ hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type)
 }
 
 /* Waits until the queue's submissions that use aux memory have completed. */
+static bool q_idle(const hcq_queue *q)
+{
+    return !q->done || atomic_load_explicit((_Atomic uint64_t *)q->done->cpu, memory_order_acquire) >= q->done_value;
+}
+
+/* Waits until the queue's tracked submissions have completed. A whole
+ * timeout without completion makes the device hung (sticky), as a timeline
+ * wait does. */
 static hcq_status q_drain(hcq_queue *q)
 {
-    if (!q->done || hcq_signal_value(q->done) >= q->done_value) return HCQ_OK;
-    return mem_wait(q->dev, q->done->cpu, q->done->va, q->done_value, 0, "a queue's completion signal");
+    if (q_idle(q)) return HCQ_OK;
+    hcq_status s = mem_wait(q->dev, q->done->cpu, q->done->va, q->done_value, 0, "a queue's completion signal");
+    if (s == HCQ_ETIMEDOUT) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", hcq_error_message());
+        drv_set_fault(q->dev, HCQ_ETIMEDOUT, "%s", msg);
+        return drv_fault_status(q->dev);
+    }
+    return s;
 }
 
 static void free_chunks(hcq_queue *q)
@@ -100,6 +112,7 @@ void q_free(hcq_queue *q)
         pthread_mutex_unlock(&qd->list_lock);
     }
     free_chunks(q);
+    q_holds_release(&q->holds);
     q_prof_points_free(&q->prof);
     drv_rec_fini(&q->rec);
     drv_rec_fini(&q->done_rec);
@@ -112,15 +125,20 @@ void q_free(hcq_queue *q)
 hcq_status hcq_queue_destroy(hcq_queue *q)
 {
     if (!q) return HCQ_OK;
-    if (!base_handle_remove(q, BASE_H_QUEUE))
-        return base_err(HCQ_ESTATE, "hcq_queue_destroy: %p is not a live queue (destroyed twice?)", (void *)q);
+    if (!base_handle_live(q, BASE_H_QUEUE))
+        return base_err(HCQ_ESTATE, "hcq_queue_destroy: %p is not a live queue (destroyed twice, or its device was "
+                        "closed?)", (void *)q);
     hcq_status s = q_drain(q);
-    if (s && s != HCQ_EFAULT) {
-        /* still running on the engine: keeping its memory is the lesser evil */
-        base_handle_add(q, BASE_H_QUEUE);
-        return base_err_prefix(s, "hcq_queue_destroy: the queue's last submission has not completed");
+    if (!base_handle_remove(q, BASE_H_QUEUE))
+        return base_err(HCQ_ESTATE, "hcq_queue_destroy: %p was destroyed meanwhile (by another thread?)", (void *)q);
+    if (s) {
+        /* the engine may still read its commands, kernargs and what it
+         * holds: they stay with the device, which frees them at close after
+         * stopping its engines. The handle is gone either way. */
+        BASE_LOG(1, "hcq_queue_destroy: %s; the queue's memory stays until the device is closed", hcq_error_message());
+        return HCQ_OK;
     }
-    if (!s && q->done_value) q_prof_points_harvest(q->dev, &q->prof);
+    if (q->done_value) q_prof_points_harvest(q->dev, &q->prof);
     q_free(q);
     return HCQ_OK;
 }
@@ -128,20 +146,22 @@ hcq_status hcq_queue_destroy(hcq_queue *q)
 void q_queues_harvest_all(hcq_device *dev)
 {
     pthread_mutex_lock(&dev->qd->list_lock);
-    /* the queue's last completion marker may still be on its way */
+    /* only what has landed: close does not wait for more */
     for (hcq_queue *q = dev->qd->queues; q; q = q->next)
-        if (q->prof.n && q->done_value && q_drain(q) == HCQ_OK) q_prof_points_harvest(dev, &q->prof);
+        if (q->prof.n && q->done_value && q_idle(q)) q_prof_points_harvest(dev, &q->prof);
     pthread_mutex_unlock(&dev->qd->list_lock);
 }
 
 hcq_status hcq_queue_reset(hcq_queue *q)
 {
-    hcq_status s = q_drain(q);
-    if (s) return base_err_prefix(s, "hcq_queue_reset");
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_reset");
+    if (s) return s;
+    if ((s = q_drain(q))) return base_err_prefix(s, "hcq_queue_reset");
     if (q->done_value) q_prof_points_harvest(q->dev, &q->prof);
     q_prof_points_free(&q->prof);
     drv_rec_reset(&q->rec);
     free_chunks(q);
+    q_holds_release(&q->holds);
     q->nsizechecks = 0;
     q->primed = false;
     return HCQ_OK;
@@ -161,42 +181,82 @@ static hcq_status done_cmd(hcq_queue *q, hcq_status s)
     return s;
 }
 
-hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
+/* A signal handle in a recorded command: live, of the queue's device (an
+ * engine addresses only its own device's signal memory; signalling across
+ * devices goes through the host), and held while the queue uses it. */
+static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, const char *fn)
+{
+    hcq_status s = Q_CHECK_QUEUE(q, fn);
+    if (!s) s = Q_CHECK_SIGNAL(sig, fn);
+    if (s) return s;
+    if (sig->dev != q->dev)
+        return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s; a queue waits on and writes only "
+                        "signals of its own device (order work across devices on the host: hcq_signal_wait, then "
+                        "hcq_signal_set)", fn, sig->dev->props.id, q->dev->props.id);
+    return q_hold(&q->holds, BASE_H_SIGNAL, sig);
+}
+
+hcq_status q_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
 {
     return done_cmd(q, q->dev->be->rec_wait(&q->rec, addr, value));
 }
 
-hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value)
-{
-    if (!sig) return base_err(HCQ_EINVAL, "hcq_queue_wait: signal is NULL");
-    return hcq_queue_wait_at(q, HCQ_IMM(sig->va), value);
-}
-
-hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
+hcq_status q_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
 {
     return done_cmd(q, q->dev->be->rec_signal(&q->rec, addr, value));
 }
 
-hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value)
-{
-    if (!sig) return base_err(HCQ_EINVAL, "hcq_queue_signal: signal is NULL");
-    return hcq_queue_signal_at(q, HCQ_IMM(sig->va), value);
-}
-
-hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val addr)
+hcq_status q_timestamp_at(hcq_queue *q, hcq_val addr)
 {
     return done_cmd(q, q->dev->be->rec_timestamp(&q->rec, addr));
 }
 
+hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
+{
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_wait_at");
+    if (s) return s;
+    return q_wait_at(q, addr, value);
+}
+
+hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value)
+{
+    hcq_status s = use_signal(q, sig, "hcq_queue_wait");
+    if (s) return s;
+    return q_wait_at(q, HCQ_IMM(sig->va), value);
+}
+
+hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
+{
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_signal_at");
+    if (s) return s;
+    return q_signal_at(q, addr, value);
+}
+
+hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value)
+{
+    hcq_status s = use_signal(q, sig, "hcq_queue_signal");
+    if (s) return s;
+    return q_signal_at(q, HCQ_IMM(sig->va), value);
+}
+
+hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val addr)
+{
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_timestamp_at");
+    if (s) return s;
+    return q_timestamp_at(q, addr);
+}
+
 hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig)
 {
-    if (!sig) return base_err(HCQ_EINVAL, "hcq_queue_timestamp: signal is NULL");
-    return hcq_queue_timestamp_at(q, HCQ_IMM(sig->va));
+    hcq_status s = use_signal(q, sig, "hcq_queue_timestamp");
+    if (s) return s;
+    return q_timestamp_at(q, HCQ_IMM(sig->va));
 }
 
 hcq_status hcq_queue_barrier(hcq_queue *q)
 {
-    hcq_status s = need_type(q, HCQ_QUEUE_COMPUTE, "hcq_queue_barrier");
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_barrier");
+    if (!s) s = need_type(q, HCQ_QUEUE_COMPUTE, "hcq_queue_barrier");
     if (s) return s;
     return done_cmd(q, q->dev->be->rec_barrier(&q->rec));
 }
@@ -217,13 +277,17 @@ hcq_status q_exec(hcq_queue *q, hcq_program *p, const hcq_val *params, const hcq
 
 hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims)
 {
-    if (!p) return base_err(HCQ_EINVAL, "hcq_queue_exec: program is NULL");
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_exec");
+    if (!s) s = Q_CHECK_PROGRAM(p, "hcq_queue_exec");
+    if (s) return s;
     if (p->dev != q->dev)
         return base_err(HCQ_EINVAL, "hcq_queue_exec: the program is loaded on %s, the queue is on %s", p->dev->props.id,
                         q->dev->props.id);
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
-    hcq_status s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_queue_exec");
+    s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_queue_exec");
+    /* what the command runs and touches lives as long as the recording */
+    if (!s) s = q_hold_launch(&q->holds, p, args, nargs);
     q_prof_point *pr = NULL;
     if (!s && q->type == HCQ_QUEUE_COMPUTE) s = q_prof_point_begin(&q->prof, q, p->info.name, &pr);
     if (!s) s = q_exec(q, p, params, &dims, "hcq_queue_exec");
@@ -251,13 +315,22 @@ hcq_status q_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size, const ch
 
 hcq_status hcq_queue_copy(hcq_queue *q, hcq_val dst, hcq_val src, hcq_val size)
 {
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_copy");
+    if (s) return s;
     return q_copy(q, dst, src, size, "hcq_queue_copy");
 }
 
-uint32_t hcq_queue_var_count(const hcq_queue *q) { return q->rec.nvars; }
-uint32_t hcq_queue_command_count(const hcq_queue *q) { return q->rec.ncmds; }
+uint32_t hcq_queue_var_count(const hcq_queue *q)
+{
+    return Q_CHECK_QUEUE(q, "hcq_queue_var_count") ? 0 : q->rec.nvars;
+}
 
-static hcq_status submit_checks(hcq_queue *q, const uint64_t *vars, uint32_t nvars)
+uint32_t hcq_queue_command_count(const hcq_queue *q)
+{
+    return Q_CHECK_QUEUE(q, "hcq_queue_command_count") ? 0 : q->rec.ncmds;
+}
+
+hcq_status q_submit_checks(hcq_queue *q, const uint64_t *vars, uint32_t nvars)
 {
     if (q->rec.err) return base_err(q->rec.err, "hcq_queue_submit: recording the queue failed earlier (%s)",
                                     hcq_status_name(q->rec.err));
@@ -284,7 +357,7 @@ static hcq_status submit_checks(hcq_queue *q, const uint64_t *vars, uint32_t nva
 hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool track)
 {
     hcq_device *dev = q->dev;
-    hcq_status s = submit_checks(q, vars, nvars);
+    hcq_status s = q_submit_checks(q, vars, nvars);
     if (s) return s;
     if ((s = drv_fault_status(dev))) return s;
     /* patching kernarg/QMD memory under a running submission would change
@@ -307,7 +380,9 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
     q->primed_npatches = q->rec.npatches;
     if ((s = drv_submit(dev, &q->rec))) return s;
     q_status_update(dev, Q_STATUS_SUBMIT, q->type, 0);
-    if (!track || !q->rec.uses_aux) return HCQ_OK;
+    /* a queue whose memory or held objects the engine uses reports its
+     * completion, so that nothing it uses goes while it runs */
+    if (!track || (!q->rec.uses_aux && !q->holds.n)) return HCQ_OK;
 
     /* completion marker behind the commands, on the same engine */
     if (!q->done) {
@@ -323,5 +398,7 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
 
 hcq_status hcq_queue_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars)
 {
+    hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_submit");
+    if (s) return s;
     return q_submit(q, vars, nvars, true);
 }

@@ -240,15 +240,20 @@ hcq_status hcq_tensor_free(hcq_tensor *t)
 /* ** contexts */
 bool tt_live_ctx(const hcq_ctx *ctx) { return ctx && base_handle_live(ctx, BASE_H_CTX); }
 
+static void ctx_destroy_with_device(void *ctx) { hcq_ctx_destroy(ctx); }
+
 hcq_ctx *hcq_ctx_create(hcq_device *dev)
 {
-    const hcq_device_props *p = dev ? hcq_device_get_props(dev) : NULL;
-    if (!p) {
-        base_err(HCQ_EINVAL, "hcq_ctx_create: %s", dev ? "the device is not open" : "device is NULL");
-        return NULL;
-    }
+    if (base_handle_check(dev, BASE_H_DEVICE, "hcq_ctx_create", "device")) return NULL;
+    const hcq_device_props *p = hcq_device_get_props(dev);
     hcq_ctx *ctx = base_calloc(1, sizeof *ctx);
     if (!ctx) return NULL;
+    /* closing the device destroys the context first */
+    if (!base_dependent_add(dev, ctx_destroy_with_device, ctx)) {
+        free(ctx);
+        base_err(HCQ_ENOMEM, "hcq_ctx_create: out of host memory");
+        return NULL;
+    }
     ctx->dev = dev;
     ctx->props = *p;
     ctx->cpu_style = !strcmp(p->target, "cpu") || !strcmp(p->target, "ir");
@@ -260,7 +265,9 @@ hcq_ctx *hcq_ctx_create(hcq_device *dev)
 hcq_status hcq_ctx_destroy(hcq_ctx *ctx)
 {
     if (!ctx) return HCQ_OK;
-    if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_destroy: not a live context (destroyed twice?)");
+    if (!tt_live_ctx(ctx))
+        return base_err(HCQ_ESTATE, "hcq_ctx_destroy: not a live context (destroyed twice, or its device was closed?)");
+    base_dependent_remove(ctx->dev, ctx);
     tt_jits_free(ctx);
     while (ctx->tail) handle_free(ctx->tail);
     hcq_status s = hcq_device_synchronize(ctx->dev);

@@ -203,6 +203,16 @@ static void destroy_event(uint32_t *id)
     *id = 0;
 }
 
+/* KFD preempts and unmaps a queue it destroys: the engines stop here, and
+ * the rings and everything else go after (amd_close destroys the queues'
+ * memory; destroying a destroyed queue is a no-op). */
+static bool amd_halt(hcq_device *dev)
+{
+    amd_dev *ad = amd_of(dev);
+    if (ad) amd_queues_halt(ad);
+    return true;
+}
+
 static void amd_close(hcq_device *dev)
 {
     amd_dev *ad = amd_of(dev);
@@ -339,6 +349,7 @@ const drv_backend drv_amd_backend = {
     .count = amd_count,
     .open = amd_open,
     .close = amd_close,
+    .halt = amd_halt,
     .mem_alloc = amd_mem_alloc,
     .mem_free = amd_mem_free,
     .program_load = amd_program_load,

@@ -122,7 +122,20 @@ static hcq_status cpu_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, 
 static void cpu_mem_free(hcq_device *dev, drv_mem *m)
 {
     if (!m->cpu) return;
-    cpu_alloc_remove(cpu_of(dev), m->va);
+    cpu_dev *c = cpu_of(dev);
+    if (c->abandoned) {
+        /* an engine still runs and may touch it: the reaper unmaps it */
+        cpu_grave *g = calloc(1, sizeof *g);
+        if (g) {
+            g->cpu = m->cpu;
+            g->size = m->size;
+            g->next = c->graves;
+            c->graves = g;
+        } /* else it stays mapped: a leak, never a crash */
+        m->cpu = NULL;
+        return;
+    }
+    cpu_alloc_remove(c, m->va);
     sys_anon_unmap(m->cpu, m->size);
     m->cpu = NULL;
 }
@@ -176,16 +189,75 @@ static uint64_t read_memtotal(void)
     return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static void cpu_close(hcq_device *dev)
+static void cpu_free(hcq_device *dev)
 {
     cpu_dev *c = cpu_of(dev);
-    if (!c) return;
     cpu_engines_stop(dev);
     drv_pool_destroy(c->pool);
+    while (c->graves) {
+        cpu_grave *g = c->graves;
+        c->graves = g->next;
+        if (g->cpu) sys_anon_unmap(g->cpu, g->size);
+        if (g->prog) cpu_prog_destroy(g->prog);
+        free(g);
+    }
     pthread_rwlock_destroy(&c->alloc_lock);
     free(c->allocs);
     free(c);
     dev->priv = NULL;
+}
+
+static atomic_uint abandoned_devices;
+
+unsigned cpu_abandoned_devices(void) { return atomic_load(&abandoned_devices); }
+
+/* An abandoned device's last act: once its engines are done, free what
+ * they might have used, then the device record itself. */
+static void *reaper(void *arg)
+{
+    hcq_device *dev = arg;
+    cpu_dev *c = cpu_of(dev);
+    for (int i = 0; i < 2; i++) {
+        if (!c->eng[i].started) continue;
+        pthread_join(c->eng[i].thread, NULL);
+        c->eng[i].started = false;
+    }
+    char id[16];
+    snprintf(id, sizeof id, "%s", dev->props.id);
+    cpu_free(dev);
+    drv_device_fini(dev);
+    free(dev);
+    BASE_LOG(1, "%s: the abandoned kernel finished; the closed device's memory is freed", id);
+    atomic_fetch_sub(&abandoned_devices, 1);
+    return NULL;
+}
+
+static bool cpu_halt(hcq_device *dev)
+{
+    cpu_dev *c = cpu_of(dev);
+    if (!c) return true;
+    cpu_engines_halt(dev);
+    return !c->abandoned;
+}
+
+static void cpu_close(hcq_device *dev)
+{
+    cpu_dev *c = cpu_of(dev);
+    if (!c) return;
+    if (c->abandoned) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add(&abandoned_devices, 1);
+        int rc = pthread_create(&t, &a, reaper, dev);
+        pthread_attr_destroy(&a);
+        /* without a reaper the record and the buried memory stay: a leak,
+         * never a crash under a running kernel */
+        if (rc) BASE_LOG(1, "%s: cannot start the thread that frees the closed device (error %d)", dev->props.id, rc);
+        return;
+    }
+    cpu_free(dev);
 }
 
 static hcq_status cpu_open(hcq_device *dev, uint32_t index)
@@ -255,6 +327,7 @@ const drv_backend drv_cpu_backend = {
     .count = cpu_count,
     .open = cpu_open,
     .close = cpu_close,
+    .halt = cpu_halt,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,
     .program_load = cpu_program_load,

@@ -61,6 +61,7 @@ typedef struct cpu_engine {
     uint64_t state_arg;
     pthread_t thread;
     bool started;
+    bool exited; /* the thread left its loop (under lock; signalled on doorbell) */
 } cpu_engine;
 
 /* ** allocations, for the interpreter's bounds checks */
@@ -68,8 +69,24 @@ typedef struct cpu_alloc {
     uint64_t va, size;
 } cpu_alloc;
 
+/* what an abandoned device frees only after its engines have stopped */
+typedef struct cpu_grave {
+    void *cpu;         /* a mapping, or NULL */
+    uint64_t size;
+    struct cpu_prog *prog; /* a program, or NULL */
+    struct cpu_grave *next;
+} cpu_grave;
+
 typedef struct cpu_dev {
     cpu_engine eng[2]; /* HCQ_QUEUE_COMPUTE, HCQ_QUEUE_COPY */
+    /* halting: running kernels stop at their next work-group (compiled) or
+     * loop iteration (interpreted) once cancel is raised */
+    atomic_int cancel;
+    /* an engine did not stop in time (a compiled work-group that runs on):
+     * memory and programs are not freed but buried, and a reaper thread
+     * frees them, the engines and the device record once it has finished */
+    bool abandoned;
+    cpu_grave *graves;
     drv_pool *pool;
     pthread_rwlock_t alloc_lock;
     cpu_alloc *allocs; /* sorted by va */
@@ -80,6 +97,13 @@ typedef struct cpu_dev {
 static inline cpu_dev *cpu_of(hcq_device *dev) { return (cpu_dev *)dev->priv; }
 
 hcq_status cpu_engines_start(hcq_device *dev);
+/* Stops the engines within CPU_HALT_NS: queued work is dropped, running
+ * kernels are cancelled; an engine still running then is abandoned
+ * (c->abandoned). */
+#define CPU_HALT_NS 1000000000ull
+void cpu_engines_halt(hcq_device *dev);
+/* Closed devices whose abandoned engines have not finished yet (tests). */
+unsigned cpu_abandoned_devices(void);
 void cpu_engines_stop(hcq_device *dev);
 hcq_status cpu_submit(hcq_device *dev, drv_rec *r);
 void cpu_describe(hcq_device *dev, char *buf, size_t size);
@@ -94,10 +118,12 @@ typedef struct cpu_prog {
     uint32_t kernarg_bytes;
     const hcq_param_info *params; /* the program's (owned by the hcq_program) */
     uint32_t nparams;
+    bool owns_params; /* params copied here (a buried program outlives its hcq_program) */
 } cpu_prog;
 #define CPU_PROG_MAGIC 0x43505247u
 hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
 void cpu_program_free(hcq_device *dev, hcq_program *p);
+void cpu_prog_destroy(cpu_prog *cp);
 /* Runs one launch on the pool (engine thread). */
 hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, const uint32_t grid[3],
                     const uint32_t block[3]);

@@ -2,8 +2,10 @@
 
 #include "base/base.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The CPU device's engines. Each one is a thread that consumes packets from
  * its ring between rptr and wptr, exactly as a GPU's command processor does:
@@ -197,6 +199,11 @@ static void *engine_main(void *arg)
         atomic_store(&e->state, ST_IDLE);
         atomic_store_explicit(&e->rptr, r + n, memory_order_release);
     }
+    /* cpu_engines_halt waits for this, with a deadline */
+    pthread_mutex_lock(&e->lock);
+    e->exited = true;
+    pthread_cond_broadcast(&e->doorbell);
+    pthread_mutex_unlock(&e->lock);
     return NULL;
 }
 
@@ -281,17 +288,55 @@ hcq_status cpu_engines_start(hcq_device *dev)
     return HCQ_OK;
 }
 
+static void engine_wake(hcq_device *dev, cpu_engine *e)
+{
+    atomic_store(&e->stop, 1);
+    pthread_mutex_lock(&e->lock);
+    pthread_cond_broadcast(&e->doorbell);
+    pthread_mutex_unlock(&e->lock);
+    drv_progress_notify(dev); /* wakes a parked wait */
+}
+
+void cpu_engines_halt(hcq_device *dev)
+{
+    cpu_dev *c = cpu_of(dev);
+    atomic_store(&c->cancel, 1);
+    for (int i = 0; i < 2; i++)
+        if (c->eng[i].started) engine_wake(dev, &c->eng[i]);
+    /* a parked wait and an interpreted kernel stop at once; a compiled
+     * kernel at its next work-group. One that runs on is abandoned. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + CPU_HALT_NS;
+    ts.tv_sec += (time_t)(ns / 1000000000ull);
+    ts.tv_nsec = (long)(ns % 1000000000ull);
+    for (int i = 0; i < 2; i++) {
+        cpu_engine *e = &c->eng[i];
+        if (!e->started) continue;
+        pthread_mutex_lock(&e->lock);
+        while (!e->exited)
+            if (pthread_cond_timedwait(&e->doorbell, &e->lock, &ts) == ETIMEDOUT) break;
+        bool out = e->exited;
+        pthread_mutex_unlock(&e->lock);
+        if (!out) {
+            c->abandoned = true;
+            continue;
+        }
+        pthread_join(e->thread, NULL);
+        e->started = false;
+    }
+    if (c->abandoned)
+        BASE_LOG(1, "%s: a kernel did not stop within %llu ms of the close; it is left to finish on its own, and "
+                 "the device's memory is freed after it", dev->props.id, CPU_HALT_NS / 1000000);
+}
+
 void cpu_engines_stop(hcq_device *dev)
 {
     cpu_dev *c = cpu_of(dev);
     for (int i = 0; i < 2; i++) {
         cpu_engine *e = &c->eng[i];
         if (e->started) {
-            atomic_store(&e->stop, 1);
-            pthread_mutex_lock(&e->lock);
-            pthread_cond_signal(&e->doorbell);
-            pthread_mutex_unlock(&e->lock);
-            drv_progress_notify(dev); /* wakes a parked wait */
+            engine_wake(dev, e);
             pthread_join(e->thread, NULL);
             e->started = false;
         }

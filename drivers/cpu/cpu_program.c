@@ -96,15 +96,36 @@ hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_p
     return HCQ_OK;
 }
 
-void cpu_program_free(hcq_device *dev, hcq_program *p)
+void cpu_prog_destroy(cpu_prog *cp)
 {
-    (void)dev;
-    cpu_prog *cp = p->priv;
-    if (!cp) return;
     cc_cpu_module_unload(&cp->mod);
     hcq_kernel_destroy(cp->ir);
+    if (cp->owns_params) free((void *)cp->params);
     cp->magic = 0;
     free(cp);
+}
+
+void cpu_program_free(hcq_device *dev, hcq_program *p)
+{
+    cpu_prog *cp = p->priv;
+    if (!cp) return;
+    cpu_dev *c = cpu_of(dev);
+    cpu_grave *g = c && c->abandoned ? calloc(1, sizeof *g) : NULL;
+    if (g) {
+        /* an abandoned engine may still run it: the reaper unloads it.
+         * (Its params, copied into cp for the interpreter, go with it.) */
+        if (cp->params) {
+            hcq_param_info *copy = malloc((cp->nparams ? cp->nparams : 1) * sizeof *copy);
+            if (copy) memcpy(copy, cp->params, cp->nparams * sizeof *copy);
+            cp->params = copy;
+            cp->owns_params = copy != NULL;
+        }
+        g->prog = cp;
+        g->next = c->graves;
+        c->graves = g;
+    } else if (!c || !c->abandoned) {
+        cpu_prog_destroy(cp);
+    } /* else: no memory to bury it; it stays loaded (a leak, never a crash) */
     free(p->params);
     p->params = NULL;
     p->priv = NULL;
@@ -135,10 +156,16 @@ static bool mem_check(void *ctx, const hcq_interp_access *a, char *why, size_t w
     return cpu_alloc_check(c, a->addr, a->size, why, why_size);
 }
 
+/* One work-group per call, so that a device being closed stops its
+ * kernels at the next work-group. */
 static hcq_status run_so(void *ctx, uint64_t b, uint64_t e)
 {
     exec_ctx *x = ctx;
-    x->cp->entry(x->kernargs, &x->dims, b, e);
+    const atomic_int *cancel = &cpu_of(x->dev)->cancel;
+    for (uint64_t g = b; g < e; g++) {
+        if (atomic_load_explicit(cancel, memory_order_relaxed)) return HCQ_ESTATE;
+        x->cp->entry(x->kernargs, &x->dims, g, g + 1);
+    }
     return HCQ_OK;
 }
 
@@ -174,7 +201,11 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
     unsigned threads = drv_pool_threads(c->pool);
     /* small launches run on the engine thread: waking the pool costs more */
     uint64_t chunk = groups * items < 4096 ? groups : BASE_MAX(1, groups / (threads * 4ull));
-    if (cp->entry) return drv_pool_run(c->pool, groups, chunk, run_so, &x);
+    if (cp->entry) {
+        hcq_status s = drv_pool_run(c->pool, groups, chunk, run_so, &x);
+        if (s) return base_err(s, "kernel `%s` cancelled: its device is being closed", cp->name);
+        return HCQ_OK;
+    }
 
     pthread_mutex_init(&x.lock, NULL);
     x.mem.check = mem_check;
@@ -186,6 +217,7 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
         x.il.local_size[i] = block[i];
     }
     x.il.mem = &x.mem;
+    x.il.cancel = (const volatile int *)&c->cancel;
     hcq_status s = drv_pool_run(c->pool, groups, chunk, run_ir, &x);
     pthread_mutex_destroy(&x.lock);
     if (s) return base_err(s, "%s", x.msg[0] ? x.msg : hcq_error_message());

@@ -197,7 +197,14 @@ typedef mock_step (*mock_step_fn)(mock_engine *e, void *ctx);
 
 /* Starts a thread that calls step until stopped; name is e.g. "nv0.copy". */
 mock_engine *mock_engine_start(mock_gpu *gpu, const char *name, mock_step_fn step, void *ctx);
-void mock_engine_stop(mock_engine *e); /* joins; NULL is fine */
+/* Joins; NULL is fine. A kernel the engine runs is cancelled (it stops at
+ * its next work-group or loop iteration), so this returns promptly. */
+void mock_engine_stop(mock_engine *e);
+/* Raises e's stop flag without waiting (stop several, then join each). */
+void mock_engine_request_stop(mock_engine *e);
+/* On an engine's thread: its stop flag, raised when it is being stopped
+ * (shader cores hand it to the kernels they run); NULL elsewhere. */
+const volatile int *mock_engine_cancel_flag(void);
 void mock_engine_kick(mock_engine *e);
 /* Doorbell stores into [addr, addr + size) kick this engine. */
 void mock_engine_set_doorbell(mock_engine *e, const volatile void *addr, size_t size);
@@ -219,7 +226,9 @@ typedef struct mock_fault {
 /* Runs the kernel whose serialized IR sits at code_va, with its kernargs at
  * kernarg_va, over grid x block, on gpu. HCQ_EFAULT fills *fault (an access
  * the GPU's mappings refuse, including reading the code or the kernargs);
- * other errors (malformed code) are HCQ_EFORMAT / HCQ_ELIMIT with a message. */
+ * other errors (malformed code) are HCQ_EFORMAT / HCQ_ELIMIT with a message;
+ * HCQ_ESTATE: the engine is being stopped and the kernel was cancelled
+ * (report nothing: the queue is going away). */
 hcq_status mock_shader_run(mock_gpu *gpu, uint64_t code_va, uint64_t kernarg_va, const uint32_t grid[3],
                            const uint32_t block[3], mock_fault *fault);
 

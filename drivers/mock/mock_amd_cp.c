@@ -104,6 +104,7 @@ static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
     }
     mock_fault f;
     hcq_status s = mock_shader_run_split(q->gpu->g, entry + h.ir_offset, kernargs, grid, block, &split, &f);
+    if (s == HCQ_ESTATE) return EX_STOP; /* cancelled: the queue is being destroyed */
     if (s == HCQ_EFAULT) {
         char what[900];
         snprintf(what, sizeof what, "%s xcc %u: %s", q->name, cp->xcc, f.what);
@@ -440,6 +441,9 @@ void mock_amd_queue_stop(mock_amd_queue *q)
         q->cp[x].engine = NULL;
     }
     pthread_mutex_unlock(&q->xcc_lock);
+    /* every XCC is told first: one waiting for the GPU's shader pool must
+     * not wait behind a sibling's kernel that nobody cancelled yet */
+    for (uint32_t x = 0; x < q->ncp; x++) mock_engine_request_stop(e[x]);
     for (uint32_t x = 0; x < q->ncp; x++) mock_engine_stop(e[x]);
     mock_engine_stop(q->sdma);
     q->sdma = NULL;

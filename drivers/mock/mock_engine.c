@@ -141,9 +141,18 @@ void mock_sched_point(mock_engine *e)
     base_sleep_ns((r >> 8) % ((uint64_t)c->sched_max_us * 1000 + 1));
 }
 
+/* the engine this thread runs, for its kernels' cancel flag */
+static _Thread_local mock_engine *current;
+
+const volatile int *mock_engine_cancel_flag(void)
+{
+    return current ? (const volatile int *)&current->stop : NULL;
+}
+
 static void *engine_main(void *arg)
 {
     mock_engine *e = arg;
+    current = e;
     while (!atomic_load(&e->stop)) {
         uint64_t t0 = hcq_now_ns();
         mock_step r = e->hung ? MOCK_STEP_STOPPED : e->step(e, e->ctx);
@@ -200,6 +209,13 @@ mock_engine *mock_engine_start(mock_gpu *gpu, const char *name, mock_step_fn ste
     engines = e;
     pthread_mutex_unlock(&engines_lock);
     return e;
+}
+
+void mock_engine_request_stop(mock_engine *e)
+{
+    if (!e) return;
+    atomic_store(&e->stop, 1);
+    mock_engine_kick(e);
 }
 
 void mock_engine_stop(mock_engine *e)

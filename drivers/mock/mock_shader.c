@@ -192,6 +192,7 @@ hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kerna
         x.il.local_size[i] = block[i];
     }
     x.il.mem = &x.mem;
+    x.il.cancel = mock_engine_cancel_flag(); /* pool workers read the engine's */
 
     pthread_mutex_lock(&gpu->pool_lock); /* one launch at a time per GPU's pool */
     if (!gpu->pool) {

@@ -8,6 +8,7 @@ const drv_backend drv_nv_backend = {
     .count = nv_count,
     .open = nv_open,
     .close = nv_close,
+    .halt = nv_halt,
     .mem_alloc = nv_mem_alloc,
     .mem_free = nv_mem_free,
     .peer_map = nv_peer_map,

@@ -195,6 +195,7 @@ void nv_sysmem_free(hcq_device *dev, drv_mem *m);
 /* ** bring-up (nv_bringup.c) */
 hcq_status nv_open(hcq_device *dev, uint32_t index);
 void nv_close(hcq_device *dev);
+bool nv_halt(hcq_device *dev);
 
 /* ** queues (nv_queue.c) */
 hcq_status nv_rec_wait(drv_rec *r, hcq_val addr, hcq_val value);

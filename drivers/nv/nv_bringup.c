@@ -87,23 +87,39 @@ static void gpu_put(nv_proc *p, nv_gpu *g)
     pthread_mutex_unlock(&gpu_lock);
 }
 
+/* Stops the channels: RM tears a channel group down with its channels,
+ * which the GPU then no longer runs (their pushbuffers and rings may go
+ * after this). Done first when a device closes, and again (a no-op) by
+ * nv_close. */
+bool nv_halt(hcq_device *dev)
+{
+    nv_dev *nv = nv_of(dev);
+    nv_proc *p = nv ? nv->proc : NULL;
+    if (!p || !nv->gpu) return true;
+    for (int i = 0; i < 2; i++) {
+        nv_chan *c = &nv->ch[i];
+        if (c->uvm_registered) {
+            nv_uvm_unregister_channel u = {.hClient = p->hclient, .hChannel = c->hchannel};
+            memcpy(u.gpuUuid, nv->uuid, 16);
+            sys_ioctl(p->fd_uvm, NV_UVM_UNREGISTER_CHANNEL, &u);
+            c->uvm_registered = false;
+        }
+        if (c->uvm_base) nv_va_free(c->uvm_base, 64ull << 20);
+        c->uvm_base = 0;
+    }
+    if (nv->hdebugger) nv_free_object(p, nv->hdevice, nv->hdebugger);
+    if (nv->htsg) nv_free_object(p, nv->hdevice, nv->htsg); /* its channels and their objects with it */
+    nv->hdebugger = nv->htsg = 0;
+    return true;
+}
+
 void nv_close(hcq_device *dev)
 {
     nv_dev *nv = nv_of(dev);
     if (!nv) return;
     nv_proc *p = nv->proc;
     if (p && nv->gpu) {
-        for (int i = 0; i < 2; i++) {
-            nv_chan *c = &nv->ch[i];
-            if (c->uvm_registered) {
-                nv_uvm_unregister_channel u = {.hClient = p->hclient, .hChannel = c->hchannel};
-                memcpy(u.gpuUuid, nv->uuid, 16);
-                sys_ioctl(p->fd_uvm, NV_UVM_UNREGISTER_CHANNEL, &u);
-            }
-            if (c->uvm_base) nv_va_free(c->uvm_base, 64ull << 20);
-        }
-        nv_free_object(p, nv->hdevice, nv->hdebugger);
-        nv_free_object(p, nv->hdevice, nv->htsg); /* its channels and their objects with it */
+        nv_halt(dev);
         if (nv->local_mem.size) nv_mem_free(dev, &nv->local_mem);
         if (nv->sync.size) nv_mem_free(dev, &nv->sync);
         for (int i = 0; i < 2; i++) {

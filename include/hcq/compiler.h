@@ -283,12 +283,15 @@ typedef struct hcq_interp_launch {
     uint64_t group_begin, group_end; /* end 0 = every group */
     const hcq_interp_mem *mem;       /* NULL: no checks */
     uint64_t op_budget;              /* 0 = unlimited; a kernel running longer is stopped */
+    const volatile int *cancel;      /* NULL, or a flag another thread may raise to stop the run */
 } hcq_interp_launch;
 
 /* HCQ_EFAULT names the kernel, the op, the param or local buffer and the
  * index when an access is refused or out of a local buffer's bounds;
- * HCQ_ETIMEDOUT when op_budget runs out. The kernel must verify (the
- * verifier's HCQ_EINVAL otherwise).
+ * HCQ_ETIMEDOUT when op_budget runs out; HCQ_ESTATE when *cancel became
+ * nonzero (read, atomically, before each work-group and at the end of each
+ * loop iteration: a device being closed stops its kernels part-way). The
+ * kernel must verify (the verifier's HCQ_EINVAL otherwise).
  *   - check may first be asked about the whole span one op touches in a
  *     group (size > one element, index of the first active work-item);
  *     only if it refuses that is it asked element by element, to find and

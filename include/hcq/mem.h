@@ -29,7 +29,11 @@ typedef enum hcq_mem_kind {
 HCQ_API hcq_buffer *hcq_buffer_alloc(hcq_device *dev, uint64_t size, hcq_mem_kind kind);
 /* Waits for the device's timeline to pass its last submitted value, then
  * frees. A view frees only itself. Freeing a buffer that still has views, or
- * one that is not live (freed twice), is HCQ_ESTATE. NULL is fine. */
+ * one that is not live (freed twice, or its device closed), is HCQ_ESTATE.
+ * A recorded queue or graph that uses the buffer (or a view of it) keeps
+ * its memory until the recording goes; on a device that faulted or hung
+ * the memory is kept until the device is closed (queue.h, Lifetimes). NULL
+ * is fine. */
 HCQ_API hcq_status hcq_buffer_free(hcq_buffer *buf);
 /* A sub-buffer [offset, offset + size) that shares the parent's memory. */
 HCQ_API hcq_buffer *hcq_buffer_view(hcq_buffer *parent, uint64_t offset, uint64_t size);
@@ -45,7 +49,10 @@ HCQ_API void *hcq_buffer_cpu_ptr(const hcq_buffer *buf);
 /* ** signals */
 /* A signal in the device's signal pool, with value = initial. */
 HCQ_API hcq_signal *hcq_signal_create(hcq_device *dev, uint64_t initial);
-HCQ_API hcq_status hcq_signal_destroy(hcq_signal *sig); /* NULL is fine */
+/* A recorded queue that waits on or writes the signal keeps its slot until
+ * the recording goes. The device's timeline is not destroyed this way
+ * (HCQ_ESTATE). NULL is fine. */
+HCQ_API hcq_status hcq_signal_destroy(hcq_signal *sig);
 HCQ_API uint64_t hcq_signal_va(const hcq_signal *sig);  /* GPU address of the value */
 HCQ_API hcq_device *hcq_signal_device(const hcq_signal *sig);
 HCQ_API uint64_t hcq_signal_value(const hcq_signal *sig);

@@ -22,8 +22,32 @@
  *                    HCQ_IMM(hcq_device_timeline_value(dev)));
  * and to hand results to eager calls, signal a signal and wait for it.
  *
- * Threads: calls on one device may come from several threads; one queue or
- * graph is used by one thread at a time. */
+ * ** Threads
+ * What may be shared between threads:
+ *   - a device: every call that takes a device, a buffer, a program or a
+ *     signal may come from any thread at any time (eager calls, allocations,
+ *     views, program loads, hcq_device_timeline_value, hcq_signal_*), and
+ *     eager work from several threads is ordered on the timeline in the
+ *     order the calls take it;
+ *   - a queue or a graph: one thread at a time (recording, submitting,
+ *     replaying, destroying); different queues and graphs of one device may
+ *     be used by different threads at once;
+ *   - destroying or freeing an object while another thread still uses it,
+ *     and closing a device while another thread calls into it, are the
+ *     caller's race: hcq_device_close must be the last call on the device.
+ *
+ * ** Lifetimes
+ * Every object belongs to its device, and every call checks the handles it
+ * is given: a freed or destroyed object, or one of a closed device, is
+ * HCQ_ESTATE (NULL or 0 where a pointer or a value is returned), never a
+ * crash. (A freed object's memory may later hold a new object; a stale
+ * pointer then names the new one.) What a recorded queue or a graph uses
+ * stays alive as long as the recording does: a program, buffer, view or
+ * signal freed by the user while a queue or graph names it loses its handle
+ * at once, and is released when the queue is reset or destroyed, or the
+ * graph destroyed (after their last submission completed). On a device
+ * that faulted or hung, frees and destroys always succeed; what the engines
+ * might still touch is released when the device is closed. */
 #ifndef HCQ_QUEUE_H
 #define HCQ_QUEUE_H
 
@@ -69,20 +93,35 @@ typedef struct hcq_device_props {
  * NULL for $HCQ_DEVICE, else the best present (NV, then AMD, then CPU).
  * HCQ_MOCK=1 makes NV and AMD the mock GPU. */
 HCQ_API hcq_device *hcq_device_open(const char *name);
-/* Synchronizes, then releases everything the device holds. NULL is fine.
- * Buffers, signals, programs, queues and graphs still alive are freed too
- * (and reported at HCQ_DEBUG=1). */
+/* Stops the device and releases everything it holds; NULL is fine. Work
+ * already submitted gets a short grace to finish (1 s, or HCQ_TIMEOUT_MS if
+ * that is less; none on a device that faulted or hung); then the engines
+ * are stopped: queued work is dropped, waits end, running kernels are
+ * cancelled (at their next work-group, or inside it when interpreted or on
+ * the mock GPU), and work not done by then is lost. Only then is memory
+ * freed. Tensor contexts, graphs, queues, programs, buffers and signals
+ * still alive are freed too (reported at HCQ_DEBUG=1). Close returns
+ * within the grace plus the engines' halt limit (1 s for the CPU device,
+ * the driver's queue teardown on GPUs) plus the time to free what the
+ * device holds. A compiled CPU kernel whose one work-group runs past the
+ * halt limit is abandoned: close returns, and the device's memory is freed
+ * when the kernel ends. A later open of the device works. */
 HCQ_API hcq_status hcq_device_close(hcq_device *dev);
+/* NULL (HCQ_ESTATE or HCQ_EINVAL) when dev is not an open device. */
 HCQ_API const hcq_device_props *hcq_device_get_props(const hcq_device *dev);
 
 /* Names of devices present ("CPU", "NV:0", ...), written into names[i]
  * (up to max); returns the count found. */
 HCQ_API uint32_t hcq_device_list(char names[][16], uint32_t max);
 
-/* Waits until all work submitted on the timeline so far has completed. */
+/* Waits until all work submitted on the timeline so far has completed. A
+ * wait on the timeline (this one, or inside any call) that passes
+ * HCQ_TIMEOUT_MS without completing marks the device hung: HCQ_ETIMEDOUT
+ * with the engines' state, sticky like a fault. */
 HCQ_API hcq_status hcq_device_synchronize(hcq_device *dev);
-/* HCQ_OK, or the sticky fault (HCQ_EFAULT with its message) once the device
- * has faulted: later calls that would need the device return it too. */
+/* HCQ_OK, or the sticky fault once the device has faulted (HCQ_EFAULT with
+ * its message) or hung (HCQ_ETIMEDOUT): later calls that would need the
+ * device return it too, at once. Close the device; the next open works. */
 HCQ_API hcq_status hcq_device_status(hcq_device *dev);
 /* The timeline signal and the last value submitted on it. */
 HCQ_API hcq_signal *hcq_device_timeline(hcq_device *dev);
@@ -159,7 +198,10 @@ typedef struct hcq_program_info {
 HCQ_API hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size);
 /* Compiles the kernel for the device's target (through the cache), loads it. */
 HCQ_API hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k);
-HCQ_API hcq_status hcq_program_free(hcq_program *prog); /* NULL is fine */
+/* Waits for eager launches of it, then unloads it, or later: a queue or
+ * graph that records a launch of it keeps it loaded until the recording
+ * goes (see Lifetimes). NULL is fine. */
+HCQ_API hcq_status hcq_program_free(hcq_program *prog);
 HCQ_API const hcq_program_info *hcq_program_get_info(const hcq_program *prog);
 HCQ_API hcq_status hcq_program_param(const hcq_program *prog, uint32_t i, hcq_param_info *out);
 
@@ -231,12 +273,18 @@ typedef enum hcq_queue_type {
 } hcq_queue_type;
 
 HCQ_API hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type);
-/* Waits for the queue's last submission, then frees it. NULL is fine. */
+/* Waits for the queue's last submission, then frees it and lets go of what
+ * it used. NULL is fine. */
 HCQ_API hcq_status hcq_queue_destroy(hcq_queue *q);
-/* Forgets the recorded commands (waits for the last submission first). */
+/* Forgets the recorded commands (waits for the last submission first) and
+ * lets go of what they used. */
 HCQ_API hcq_status hcq_queue_reset(hcq_queue *q);
 
-/* Stall the engine until the 64-bit value at the signal is >= value. */
+/* Stall the engine until the 64-bit value at the signal is >= value. The
+ * signal must be of the queue's device (HCQ_EINVAL otherwise, here: an
+ * engine reaches only its own device's signal memory; order work across
+ * devices through the host). The queue keeps the signal alive, as the
+ * signal and timestamp commands do. */
 HCQ_API hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
 /* After all earlier commands complete, write value (and the timestamp). */

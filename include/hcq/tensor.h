@@ -109,7 +109,9 @@
  * dimension of size 1 stretches. A tensor holds fewer than 2^31 elements.
  *
  * ** Threads
- * One context is used by one thread at a time; contexts are independent.
+ * One context is used by one thread at a time; contexts are independent
+ * (several contexts on one device may be used by several threads at once,
+ * as the device allows: queue.h, Threads).
  *
  * ** Debugging
  * HCQ_DEBUG=2 prints one line per kernel run (name, launch dims, device
@@ -142,8 +144,10 @@ typedef struct hcq_tensor hcq_tensor;
 #define HCQ_ALL_AXES NULL, 0
 
 /* ** contexts */
-/* A context on an open device (not owned: close it after destroying the
- * context). HCQ_EINVAL for a NULL or closed device. */
+/* A context on an open device (not owned). Destroy it before closing the
+ * device; a context still alive when its device closes is destroyed by the
+ * close, and its handles (context, tensors) are stale from then on.
+ * HCQ_EINVAL for a NULL device, HCQ_ESTATE for a closed one. */
 HCQ_API hcq_ctx *hcq_ctx_create(hcq_device *dev);
 /* Frees every tensor, JIT, buffer and program the context holds, after the
  * device finished using them. NULL is fine; a stale context is HCQ_ESTATE. */

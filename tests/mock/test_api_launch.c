@@ -85,7 +85,7 @@ Test(api_launch, wrong_arguments_are_refused)
     hcq_arg var[2] = {hcq_arg_buffer(b), hcq_arg_scalar(4, HCQ_VAR(0))};
     T_FAILS(hcq_launch(p, var, 2, hcq_dims_1d(1, 1)), HCQ_EINVAL);
     T_OK(hcq_buffer_free(b));
-    T_FAILS(hcq_launch(p, &one, 2, hcq_dims_1d(1, 1)), HCQ_EINVAL); /* a freed buffer */
+    T_FAILS(hcq_launch(p, &one, 2, hcq_dims_1d(1, 1)), HCQ_ESTATE); /* a freed buffer */
 }
 
 Test(api_launch, programs_from_another_device_are_refused)

@@ -1,6 +1,7 @@
 /* Reliability on the device under test: timelines past 2^32, rings so small
  * they wrap under backpressure, a hung queue that times out with a report
- * and recovers, and a faulting kernel that becomes a clear, sticky error.
+ * and leaves the device hung, and a faulting kernel that becomes a clear,
+ * sticky error.
  * Each test sets its knobs in the environment before opening the device
  * (Criterion runs every test in a process of its own). */
 #include "hcqtest.h"
@@ -109,7 +110,7 @@ Test(api_stress, small_rings_wrap_under_backpressure)
     T_OK(hcq_device_close(dev));
 }
 
-Test(api_stress, hung_queue_times_out_with_a_report_and_recovers)
+Test(api_stress, hung_queue_times_out_with_a_report_and_the_device_is_hung)
 {
     const char *env[] = {"HCQ_TIMEOUT_MS", "300", NULL};
     hcq_device *dev = open_with(env);
@@ -134,12 +135,21 @@ Test(api_stress, hung_queue_times_out_with_a_report_and_recovers)
              (unsigned long long)done_before + 1);
     T_MSG_HAS(want);
     T_MSG_HAS("rptr"); /* the engines' positions */
-    /* nothing was lost: releasing the gate completes the work */
+    /* hung from now on (sticky, like a fault): later calls fail at once
+     * with the report instead of each waiting out a timeout, even if the
+     * engine moves again */
     hcq_signal_set(gate, 1);
-    T_OK(hcq_device_synchronize(dev));
-    t_read(c, &out, 4);
-    cr_assert_eq(out, 1);
+    t0 = hcq_now_ns();
+    T_FAILS(hcq_device_synchronize(dev), HCQ_ETIMEDOUT);
+    T_MSG_HAS("hung");
+    T_MSG_HAS(want);
+    T_FAILS(hcq_buffer_copyout(&out, c, 0, 4), HCQ_ETIMEDOUT);
+    cr_assert_lt(hcq_now_ns() - t0, 100000000ull, "the hung device answered at once");
     T_OK(hcq_device_close(dev));
+    /* and the next open of the device works */
+    hcq_device *again = t_open();
+    T_OK(hcq_device_status(again));
+    T_OK(hcq_device_close(again));
 }
 
 static bool checked_target(hcq_device *dev)

@@ -9,6 +9,11 @@
  * message has the sizes, and the allocation cache is emptied and the
  * allocation retried before it fails.
  *
+ * Then teardown: 2,000 open/close cycles per mock (slots the driver hands
+ * out anew start clean), and a demo-like workload closed at every point,
+ * idle and busy, on the mocks and the CPU device: each close is bounded,
+ * leaves nothing behind, and the next open works.
+ *
  * The bring-up ioctls have their own walks (test_nv_mock.c,
  * test_amd_mock.c). The hardware queues (NV channels, kfd queues) are
  * created there; hcq_queue_create records into host memory hcq already
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "drivers/cpu/cpu.h"
 #include "drivers/mock/mock.h"
 #include "drivers/mock/mock_amd.h"
 #include "drivers/mock/mock_nv.h"
@@ -312,4 +318,204 @@ ParameterizedTest(gpu_case *c, mock_failures, open_close_cycles_start_clean, .ti
               "after %u cycles: %llu driver objects and %llu bytes of VRAM more than after the first", CYCLES,
               (unsigned long long)(end.objects - start.objects), (unsigned long long)(end.vram - start.vram));
     hcq_binary_free(bin);
+}
+
+/* ** the teardown walk: a demo-like workload closed at every point in it,
+ * idle (everything submitted has completed) and busy (a long kernel
+ * running, a queue parked on a signal nobody sets, eager work queued
+ * behind it). Every close returns within the bound, leaves no driver object
+ * or VRAM behind (host leaks: ASan's LeakSanitizer in `make asan`), and the
+ * next open works. The CPU device (compiled and interpreted) walks too. */
+typedef struct walk_case {
+    gpu_case g;
+    bool cpu, ir;
+} walk_case;
+
+static walk_case walk_cases[] = {
+    {{"nv=H100", "NV:0", true}, false, false},
+    {{"amd=gfx1100", "AMD:0", false}, false, false},
+    {{"amd=gfx942", "AMD:0", false}, false, false},
+    {{"", "CPU", false}, true, false},
+    {{"", "CPU", false}, true, true},
+};
+
+typedef struct walk {
+    hcq_device *d;
+    hcq_binary *inc_bin, *spin_bin;
+    hcq_program *inc, *spin;
+    hcq_buffer *a, *h, *v, *out;
+    hcq_signal *s;
+    hcq_queue *q;
+    hcq_graph *g;
+    hcq_ctx *ctx;
+} walk;
+
+static void w_load(walk *w)
+{
+    w->inc = T_NONNULL(hcq_program_load(w->d, w->inc_bin->data, w->inc_bin->size));
+    w->spin = T_NONNULL(hcq_program_load(w->d, w->spin_bin->data, w->spin_bin->size));
+}
+static void w_alloc(walk *w)
+{
+    w->a = T_NONNULL(hcq_buffer_alloc(w->d, 4096, HCQ_MEM_DEVICE));
+    w->h = T_NONNULL(hcq_buffer_alloc(w->d, 4096, HCQ_MEM_HOST));
+    w->out = T_NONNULL(hcq_buffer_alloc(w->d, 64 * 4, HCQ_MEM_DEVICE));
+}
+static void w_copyin(walk *w)
+{
+    static uint32_t z[1024];
+    T_OK(hcq_buffer_copyin(w->a, 0, z, sizeof z));
+}
+static void w_launch(walk *w)
+{
+    hcq_arg a = hcq_arg_buffer(w->a);
+    T_OK(hcq_launch(w->inc, &a, 1, hcq_dims_1d(1, 1)));
+}
+static void w_view(walk *w) { w->v = T_NONNULL(hcq_buffer_view(w->a, 64, 64)); }
+static void w_queue(walk *w)
+{
+    w->s = T_NONNULL(hcq_signal_create(w->d, 0));
+    w->q = T_NONNULL(hcq_queue_create(w->d, HCQ_QUEUE_COMPUTE));
+    hcq_arg a = hcq_arg_buffer(w->v);
+    T_OK(hcq_queue_exec(w->q, w->inc, &a, 1, hcq_dims_1d(1, 1)));
+    T_OK(hcq_queue_signal(w->q, w->s, HCQ_VAR(0)));
+    uint64_t one = 1;
+    T_OK(hcq_queue_submit(w->q, &one, 1));
+}
+static void w_graph(walk *w)
+{
+    w->g = T_NONNULL(hcq_graph_create(w->d));
+    hcq_arg a = hcq_arg_buffer(w->a);
+    T_OK(hcq_graph_launch(w->g, w->inc, &a, 1, hcq_dims_1d(1, 1)));
+    T_OK(hcq_graph_copy(w->g, w->h, 0, w->a, 0, 4096));
+    T_OK(hcq_graph_replay(w->g, NULL, 0));
+}
+static void w_tensor(walk *w)
+{
+    w->ctx = T_NONNULL(hcq_ctx_create(w->d));
+    int64_t shape[1] = {256};
+    hcq_tensor *t = hcq_add_s(hcq_ones(w->ctx, HCQ_F32, shape, 1), 1);
+    T_OK(hcq_realize(t));
+}
+static void w_frees(walk *w)
+{
+    /* let go of what the recordings hold: they keep it */
+    T_OK(hcq_program_free(w->inc));
+    T_OK(hcq_buffer_free(w->v));
+    T_OK(hcq_signal_destroy(w->s));
+    w->inc = NULL;
+    w->v = NULL;
+    w->s = NULL;
+}
+static void w_copyout(walk *w)
+{
+    uint32_t x[1024];
+    T_OK(hcq_buffer_copyout(x, w->a, 0, sizeof x));
+    cr_assert_geq(x[0], 1u);
+}
+static void w_replay_again(walk *w) { T_OK(hcq_graph_replay(w->g, NULL, 0)); }
+
+static const struct {
+    const char *name;
+    void (*run)(walk *w);
+} walk_steps[] = {
+    {"programs loaded", w_load},  {"buffers allocated", w_alloc}, {"copied in", w_copyin},
+    {"launched", w_launch},       {"a view made", w_view},        {"a queue submitted", w_queue},
+    {"a graph replayed", w_graph}, {"a tensor realized", w_tensor}, {"objects freed under recordings", w_frees},
+    {"copied out", w_copyout},    {"the graph replayed again", w_replay_again},
+};
+#define WALK_STEPS (sizeof walk_steps / sizeof walk_steps[0])
+
+/* work that keeps the engines busy at close: a long kernel, a queue parked
+ * on a gate, and eager work behind both */
+static void w_busy(walk *w, hcq_program *spin, hcq_buffer *out)
+{
+    hcq_arg a[2] = {hcq_arg_buffer(out), hcq_arg_u32(1u << 24)};
+    T_OK(hcq_launch(spin, a, 2, hcq_dims_1d(64, 1)));
+    hcq_signal *gate = T_NONNULL(hcq_signal_create(w->d, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(w->d, HCQ_QUEUE_COPY));
+    T_OK(hcq_queue_wait(q, gate, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    static uint32_t z[64];
+    T_OK(hcq_buffer_copyin(out, 0, z, sizeof z));
+}
+
+ParameterizedTestParameters(mock_failures, teardown_at_every_point_busy_or_not)
+{
+    return cr_make_param_array(walk_case, walk_cases, sizeof walk_cases / sizeof walk_cases[0]);
+}
+
+ParameterizedTest(walk_case *c, mock_failures, teardown_at_every_point_busy_or_not, .timeout = 600)
+{
+    if (c->cpu) {
+        setenv("HCQ_ALLOC_CACHE", "0", 1);
+        unsetenv("HCQ_MOCK");
+        if (c->ir) setenv("HCQ_CPU_TARGET", "ir", 1);
+    } else {
+        use_mock(&c->g, NULL);
+    }
+    setenv("HCQ_TIMEOUT_MS", "300", 1); /* the close grace: 300 ms */
+    base_env_reload();
+    if (c->cpu) sys_set(NULL);
+    walk w = {0};
+    w.d = T_NONNULL(hcq_device_open(c->g.device));
+    const char *target = hcq_device_get_props(w.d)->target;
+    hcq_kernel *k = t_k_inc();
+    T_OK(hcq_compile(k, target, &w.inc_bin));
+    hcq_kernel_destroy(k);
+    k = t_k_spin();
+    T_OK(hcq_compile(k, target, &w.spin_bin));
+    hcq_kernel_destroy(k);
+    w_tensor(&w); /* kernels compiled once, before the walk */
+    T_OK(hcq_device_close(w.d));
+    live base = c->cpu ? (live){0} : live_now(&c->g);
+    uint64_t worst = 0;
+    char worst_at[96] = "";
+    unsigned closes = 0;
+    for (size_t point = 0; point <= WALK_STEPS; point++) {
+        for (int busy = 0; busy < 2; busy++) {
+            hcq_binary *ib = w.inc_bin, *sb = w.spin_bin;
+            w = (walk){.inc_bin = ib, .spin_bin = sb};
+            w.d = hcq_device_open(c->g.device);
+            cr_assert_not_null(w.d, "point %zu: %s", point, hcq_error_message());
+            for (size_t i = 0; i < point; i++) walk_steps[i].run(&w);
+            if (busy) {
+                hcq_program *spin = w.spin ? w.spin : T_NONNULL(hcq_program_load(w.d, sb->data, sb->size));
+                hcq_buffer *out = w.out ? w.out : T_NONNULL(hcq_buffer_alloc(w.d, 64 * 4, HCQ_MEM_DEVICE));
+                w_busy(&w, spin, out);
+            } else {
+                T_OK(hcq_device_synchronize(w.d));
+            }
+            uint64_t t0 = hcq_now_ns();
+            T_OK(hcq_device_close(w.d));
+            uint64_t t = hcq_now_ns() - t0;
+            closes++;
+            if (t > worst) {
+                worst = t;
+                snprintf(worst_at, sizeof worst_at, "%s, %s", point ? walk_steps[point - 1].name : "opened",
+                         busy ? "busy" : "idle");
+            }
+            cr_assert_lt(t, 5000000000ull, "closing after \"%s\" (%s) took %.0f ms",
+                         point ? walk_steps[point - 1].name : "opened", busy ? "busy" : "idle", (double)t / 1e6);
+            if (!c->cpu) {
+                live l = live_now(&c->g);
+                cr_assert(l.objects == base.objects && l.vram == base.vram,
+                          "closing after \"%s\" (%s): %lld driver objects and %lld bytes of VRAM left behind",
+                          point ? walk_steps[point - 1].name : "opened", busy ? "busy" : "idle",
+                          (long long)(l.objects - base.objects), (long long)(l.vram - base.vram));
+            }
+        }
+    }
+    /* an abandoned CPU engine (none expected: the busy kernel's work-groups
+     * are short) would free its device when it ends */
+    for (int i = 0; i < 300 && cpu_abandoned_devices(); i++) base_sleep_ns(100000000);
+    cr_assert_eq(cpu_abandoned_devices(), 0u);
+    hcq_device *d = T_NONNULL(hcq_device_open(c->g.device));
+    still_works(d);
+    T_OK(hcq_device_close(d));
+    fprintf(stderr, "teardown walk on %s%s: %u closes at %zu points, longest %.1f ms (%s)\n", c->g.device,
+            c->ir ? " (ir)" : c->cpu ? "" : c->g.spec[0] == 'n' ? " (mock nv)" : " (mock amd)", closes,
+            WALK_STEPS + 1, (double)worst / 1e6, worst_at);
+    hcq_binary_free(w.inc_bin);
+    hcq_binary_free(w.spin_bin);
 }

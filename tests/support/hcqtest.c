@@ -50,6 +50,22 @@ hcq_kernel *t_k_inc(void) { return tk_inc(); }
 hcq_kernel *t_k_mark(void) { return tk_mark(); }
 hcq_kernel *t_k_copy(void) { return tk_copy_u32(); }
 
+hcq_kernel *t_k_spin(void)
+{
+    hcq_kernel *k = hcq_kernel_create("spin");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_U32);
+    hcq_ir_ref spin = hcq_ir_param_scalar(k, HCQ_U32);
+    hcq_ir_ref acc = hcq_ir_define_acc(k, hcq_ir_const_int(k, HCQ_U32, 1));
+    hcq_ir_ref r = hcq_ir_range(k, hcq_ir_const_int(k, HCQ_U32, 0), spin);
+    /* acc = acc * 3 ^ r: a multiply chain, no closed form */
+    hcq_ir_assign(k, acc,
+                  hcq_ir_binary(k, HCQ_OP_XOR, hcq_ir_binary(k, HCQ_OP_MUL, acc, hcq_ir_const_int(k, HCQ_U32, 3)), r));
+    hcq_ir_endrange(k, r);
+    hcq_ir_ref g = hcq_ir_cast(k, HCQ_U32, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0));
+    hcq_ir_store(k, out, g, acc);
+    return k;
+}
+
 hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size)
 {
     hcq_buffer *b = hcq_buffer_alloc(dev, size, HCQ_MEM_DEVICE);

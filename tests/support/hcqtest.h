@@ -56,6 +56,9 @@ hcq_kernel *t_k_inc(void);
 hcq_kernel *t_k_mark(void);
 /* dst[i] = src[i] for i < n.               params: u32 *dst, u32 *src, u32 n */
 hcq_kernel *t_k_copy(void);
+/* out[group] = a recurrence over spin steps, so a kernel runs as long as
+ * asked and no compiler can shorten it.     params: u32 *out, u32 spin */
+hcq_kernel *t_k_spin(void);
 
 /* a buffer filled from host data / read back */
 hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size);
