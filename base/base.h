@@ -50,6 +50,7 @@ typedef struct base_env {
     const char *path;           /* PATH: where clang-NN is looked for */
     const char *home;           /* HOME: ~/.cache/hcq */
     const char *xdg_cache_home; /* XDG_CACHE_HOME: $XDG_CACHE_HOME/hcq */
+    const char *tmpdir;         /* TMPDIR: where compile jobs build (else /tmp) */
 } base_env;
 
 /* A compiler run longer than this is killed (generous: an -O3 build of a

@@ -72,6 +72,7 @@ static void env_read(void)
     e.path = env_str("PATH");
     e.home = env_str("HOME");
     e.xdg_cache_home = env_str("XDG_CACHE_HOME");
+    e.tmpdir = env_str("TMPDIR");
     e.cpu_target = env_str("HCQ_CPU_TARGET");
     e.mock_shader = env_str("HCQ_MOCK_SHADER");
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");

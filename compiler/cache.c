@@ -1,5 +1,17 @@
 /* The on-disk kernel cache.
  *
+ * Trust: an entry is code hcq loads and runs, so the directory must be the
+ * user's own and writable by nobody else, and so must be the path to it
+ * (each parent the user's or root's, and writable by others only with the
+ * sticky bit, as /tmp is): otherwise another user could plant a shared
+ * object (the /tmp/hcq-cache-$UID fallback can be made by anyone first).
+ * An untrusted directory is refused with a message, once, and not used:
+ * kernels are still compiled, only not cached. Compiling happens in a
+ * private directory under $TMPDIR (or /tmp), never in the cache, so a full
+ * cache filesystem also only stops caching. An entry's name holding
+ * anything but a regular file (a FIFO, a device) is a miss, never opened
+ * for blocking.
+ *
  * An entry is <dir>/<key hex>.bin:
  *   "HCQCACHE" | u32 version | u32 0 | u64 payload size | sha256(payload) | payload
  * Entries are written to a temp file in the same directory and renamed into
@@ -53,6 +65,84 @@ const char *hcq_cache_dir(void)
     return d;
 }
 
+/* ** trust */
+
+/* One path component (lstat: a symlink is judged itself): owned by root or
+ * us, and, when writable by others, a sticky directory. */
+static bool component_ok(const char *path, bool last, char *why, size_t n)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0) {
+        snprintf(why, n, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    uid_t me = geteuid();
+    if (S_ISLNK(sb.st_mode)) {
+        if (sb.st_uid != me && sb.st_uid != 0) {
+            snprintf(why, n, "%s is a symbolic link owned by uid %u, not by you (uid %u)", path, (unsigned)sb.st_uid,
+                     (unsigned)me);
+            return false;
+        }
+        return true; /* its target is checked on the resolved path */
+    }
+    if (last) {
+        if (!S_ISDIR(sb.st_mode)) {
+            snprintf(why, n, "%s is not a directory", path);
+            return false;
+        }
+        if (sb.st_uid != me) {
+            snprintf(why, n, "%s is owned by uid %u, not by you (uid %u)", path, (unsigned)sb.st_uid, (unsigned)me);
+            return false;
+        }
+        if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+            snprintf(why, n, "%s is writable by %s (mode %03o)", path, sb.st_mode & S_IWOTH ? "others" : "its group",
+                     (unsigned)(sb.st_mode & 0777));
+            return false;
+        }
+        return true;
+    }
+    if (sb.st_uid != me && sb.st_uid != 0) {
+        snprintf(why, n, "its parent %s is owned by uid %u, neither you nor root", path, (unsigned)sb.st_uid);
+        return false;
+    }
+    if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX)) {
+        snprintf(why, n, "its parent %s is writable by others without the sticky bit (mode %03o)", path,
+                 (unsigned)(sb.st_mode & 07777));
+        return false;
+    }
+    return true;
+}
+
+/* Every component of path, from the top. */
+static bool path_ok(const char *path, char *why, size_t n)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        snprintf(why, n, "the path is too long");
+        return false;
+    }
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = 0;
+        bool last = !c || !p[1];
+        if (*buf && !component_ok(buf, last, why, n)) return false;
+        if (last) return true;
+        *p = c;
+    }
+}
+
+bool cc_cache_dir_trusted(const char *dir, char *why, size_t n)
+{
+    char real[PATH_MAX];
+    if (!path_ok(dir, why, n)) return false; /* the symlinks on the way */
+    if (!realpath(dir, real)) {
+        snprintf(why, n, "%s: %s", dir, strerror(errno));
+        return false;
+    }
+    return path_ok(real, why, n); /* where they lead */
+}
+
 static hcq_status mkdir_p(const char *path)
 {
     char buf[PATH_MAX];
@@ -71,6 +161,52 @@ static hcq_status mkdir_p(const char *path)
     return HCQ_OK;
 }
 
+/* The cache directory, made if missing and checked whenever it is a new
+ * path or a new directory at the old path (deleted and made again, maybe
+ * by someone else): HCQ_OK, or the refusal (said on stderr when found,
+ * then in messages). */
+static char checked_dir[PATH_MAX];
+static dev_t checked_dev;
+static ino_t checked_ino;
+static hcq_status checked_status;
+static char checked_why[768];
+
+static hcq_status usable_dir(const char **dir_out)
+{
+    const char *dir = hcq_cache_dir();
+    *dir_out = dir;
+    pthread_mutex_lock(&dir_lock);
+    struct stat sb;
+    hcq_status st = stat(dir, &sb) == 0 ? HCQ_OK : mkdir_p(dir);
+    if (!st && stat(dir, &sb) != 0)
+        st = base_err(HCQ_EIO, "cache directory %s: %s (set HCQ_CACHE_DIR to a writable directory)", dir,
+                      strerror(errno));
+    if (st) {
+        /* nothing was checked: the next call tries again */
+        checked_dir[0] = 0;
+        pthread_mutex_unlock(&dir_lock);
+        return st;
+    }
+    if (strcmp(checked_dir, dir) != 0 || sb.st_dev != checked_dev || sb.st_ino != checked_ino) {
+        char why[512];
+        checked_status = HCQ_OK;
+        if (!cc_cache_dir_trusted(dir, why, sizeof why)) {
+            checked_status = HCQ_EIO;
+            snprintf(checked_why, sizeof checked_why,
+                     "kernel cache refused, not safe to load code from: %s. Kernels compile but are not cached; "
+                     "make the directory yours and private (chmod 700), or set HCQ_CACHE_DIR", why);
+            base_log(0, "%s", checked_why);
+        }
+        snprintf(checked_dir, sizeof checked_dir, "%s", dir);
+        checked_dev = sb.st_dev;
+        checked_ino = sb.st_ino;
+    }
+    st = checked_status;
+    if (st) base_err(st, "%s", checked_why);
+    pthread_mutex_unlock(&dir_lock);
+    return st;
+}
+
 void cc_cache_path(const cc_cache_key *key, char *buf, size_t size)
 {
     snprintf(buf, size, "%s/%s.bin", hcq_cache_dir(), key->hex);
@@ -78,10 +214,15 @@ void cc_cache_path(const cc_cache_key *key, char *buf, size_t size)
 
 hcq_status cc_make_temp_dir(char *buf, size_t size)
 {
-    const char *dir = hcq_cache_dir();
-    if (mkdir_p(dir) == HCQ_OK && snprintf(buf, size, "%s/tmp-XXXXXX", dir) < (int)size && mkdtemp(buf)) return HCQ_OK;
-    if (snprintf(buf, size, "/tmp/hcq-XXXXXX") < (int)size && mkdtemp(buf)) return HCQ_OK;
-    return base_err(HCQ_EIO, "cannot create a temp directory in %s or /tmp: %s", dir, strerror(errno));
+    /* never in the cache directory: a full or unusable cache must not stop
+     * compiling */
+    const char *tmp = base_env_get()->tmpdir ? base_env_get()->tmpdir : "/tmp";
+    if (snprintf(buf, size, "%s/hcq-build-XXXXXX", tmp) < (int)size && mkdtemp(buf)) return HCQ_OK;
+    int e = errno;
+    if (strcmp(tmp, "/tmp") != 0 && snprintf(buf, size, "/tmp/hcq-build-XXXXXX") < (int)size && mkdtemp(buf))
+        return HCQ_OK;
+    return base_err(HCQ_EIO, "cannot create a private build directory in %s: %s (set TMPDIR to a writable directory)",
+                    tmp, strerror(e));
 }
 
 void cc_remove_temp_dir(const char *dir)
@@ -140,7 +281,9 @@ static uint64_t get_u64(const uint8_t *p) { return get_u32(p) | (uint64_t)get_u3
 
 static bool read_file(const char *path, uint8_t **data, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO at the entry's name opens at once (and is then no
+     * regular file); O_NOFOLLOW: an entry is a file, not a link elsewhere */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) return false;
     struct stat sb;
     bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size <= ENTRY_MAX;
@@ -176,6 +319,8 @@ static const char *entry_problem(const uint8_t *f, size_t size)
 
 bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out)
 {
+    const char *dir;
+    if (usable_dir(&dir)) return false;
     char path[PATH_MAX];
     cc_cache_path(key, path, sizeof path);
     uint8_t *f;
@@ -216,8 +361,8 @@ hcq_status cc_cache_miss_allowed(const char *kernel, const char *target)
 
 hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size)
 {
-    const char *dir = hcq_cache_dir();
-    hcq_status st = mkdir_p(dir);
+    const char *dir;
+    hcq_status st = usable_dir(&dir);
     if (st) return st;
     static atomic_uint seq; /* distinct temp names for threads of one process */
     char final[PATH_MAX], tmp[PATH_MAX + 64];

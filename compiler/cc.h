@@ -28,7 +28,9 @@ hcq_status cc_require_clang(int min_major, const char *why);
 /* Runs argv[0] with argv (no shell, posix_spawn), stdin from /dev/null,
  * stdout and stderr captured together into *output (malloc'd, NUL-ended,
  * at most 1 MiB kept). *exit_code is the exit status, or 128 + signal.
- * Fails only when the program cannot be started (HCQ_ENODEV). */
+ * Fails when the program cannot be started (HCQ_ENODEV), or when it runs
+ * past HCQ_COMPILE_TIMEOUT_S: it is killed with everything it started (its
+ * process group) and the result is HCQ_ECOMPILE saying so. */
 hcq_status cc_run(const char *const *argv, char **output, int *exit_code);
 /* cc_run for a compiler step: a non-zero exit is HCQ_ECOMPILE with the
  * tool's output and the command line in the message. `what` names the job
@@ -47,8 +49,10 @@ void cc_key_add(cc_sha256_ctx *s, const void *data, size_t size);
 void cc_key_add_str(cc_sha256_ctx *s, const char *str); /* NULL adds a distinct marker */
 void cc_key_end(cc_sha256_ctx *s, cc_cache_key *key);
 
-/* true and a malloc'd copy on a hit; false on a miss or a corrupt entry
- * (which is ignored, to be overwritten by the next put). */
+/* true and a malloc'd copy on a hit; false on a miss, a corrupt entry
+ * (which is ignored, to be overwritten by the next put), anything but a
+ * regular file at the entry's name, or a cache directory that cannot be
+ * made or trusted. */
 bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out);
 /* Writes to a temp file in the cache directory and renames it into place,
  * so concurrent writers of one key (threads or processes) are safe. */
@@ -57,11 +61,17 @@ hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size);
  * error naming the kernel, the target and the cache directory (the
  * hardware kit runs where no compiler is, and must say what it lacks). */
 hcq_status cc_cache_miss_allowed(const char *kernel, const char *target);
+/* Whether code in dir may be trusted: dir is a directory of ours that
+ * nobody else can write, and every component of its path (and of where its
+ * symlinks lead) is ours or root's and, if others can write it, sticky.
+ * On false, why says which component and what is wrong. cc_cache_get and
+ * cc_cache_put use no directory that fails this. */
+bool cc_cache_dir_trusted(const char *dir, char *why, size_t n);
 /* Path of the entry for key (for tests and messages). */
 void cc_cache_path(const cc_cache_key *key, char *buf, size_t size);
-/* A fresh private directory for a compile job's files: inside the cache
- * directory when it is writable, else in /tmp. Remove it with
- * cc_remove_temp_dir (which deletes the files in it). */
+/* A fresh private directory (mode 700) for a compile job's files, under
+ * $TMPDIR or /tmp: never in the cache directory, whose filesystem may be
+ * full. Remove it with cc_remove_temp_dir (which deletes the files in it). */
 hcq_status cc_make_temp_dir(char *buf, size_t size);
 void cc_remove_temp_dir(const char *dir);
 

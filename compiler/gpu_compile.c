@@ -65,18 +65,24 @@ hcq_status cc_gpu_compile_cached(const cc_gpu_job *job, hcq_binary **out)
              (double)(hcq_now_ns() - t0) / 1e9);
     uint32_t len = (uint32_t)strlen(label);
     uint8_t *payload = malloc(12 + len + built_size);
+    char note[512] = "";
     if (payload) {
         memcpy(payload, GPU_MAGIC, 8);
         memcpy(payload + 8, &len, 4);
         memcpy(payload + 12, label, len);
         memcpy(payload + 12 + len, built, built_size);
-        if (cc_cache_put(&key, payload, 12 + len + built_size) != HCQ_OK)
-            BASE_LOG(1, "kernel '%s': not cached: %s", name, hcq_error_message());
+        if (cc_cache_put(&key, payload, 12 + len + built_size) != HCQ_OK) {
+            snprintf(note, sizeof note, "%s", hcq_error_message());
+            BASE_LOG(1, "kernel '%s': not cached: %s", name, note);
+        }
         free(payload);
+    } else {
+        snprintf(note, sizeof note, "out of host memory for the cache entry");
     }
     hcq_binary *b = cc_binary_new(built, built_size, target, label);
     free(built);
     if (!b) return HCQ_ENOMEM;
+    snprintf(b->cache_note, sizeof b->cache_note, "%s", note);
     *out = b;
     return HCQ_OK;
 }

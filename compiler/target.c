@@ -185,6 +185,7 @@ hcq_status cc_compile_with_clang(const cc_compile_job *job, hcq_binary **out)
     cache_key(job, cl, &key);
     void *data = NULL;
     size_t size = 0;
+    char note[512] = "";
     bool hit = cc_cache_get(&key, &data, &size);
     uint64_t t0 = hcq_now_ns();
     if (hit) {
@@ -195,13 +196,16 @@ hcq_status cc_compile_with_clang(const cc_compile_job *job, hcq_binary **out)
         if ((st = run_clang(job, cl, what, &data, &size))) return st;
         BASE_LOG(1, "kernel '%s' for %s: compiled with %s (%s) in %.3f s, cache miss", job->kernel->name,
                  job->target->name, cl->path, cl->label, (double)(hcq_now_ns() - t0) / 1e9);
-        if (cc_cache_put(&key, data, size) != HCQ_OK)
-            BASE_LOG(1, "kernel '%s': not cached: %s", job->kernel->name, hcq_error_message());
+        if (cc_cache_put(&key, data, size) != HCQ_OK) {
+            snprintf(note, sizeof note, "%s", hcq_error_message());
+            BASE_LOG(1, "kernel '%s': not cached: %s", job->kernel->name, note);
+        }
     }
     hcq_binary *b = cc_binary_new(data, size, job->target->name, cl->label);
     free(data);
     if (!b) return HCQ_ENOMEM;
     b->from_cache = hit;
+    snprintf(b->cache_note, sizeof b->cache_note, "%s", note);
     *out = b;
     return HCQ_OK;
 }

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,28 +22,42 @@ extern char **environ;
 #define OUTPUT_MAX (1u << 20)
 
 /* ** running tools */
-static hcq_status read_all(int fd, char **output)
+
+/* Reads the tool's output until it closes the pipe, or until the deadline
+ * (hcq_now_ns): false when the deadline passed first. */
+static bool read_all(int fd, uint64_t deadline, char **output)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
-    if (!buf) return base_err(HCQ_ENOMEM, "out of memory reading a tool's output");
+    bool in_time = true;
     for (;;) {
-        if (cap - len < 2048 && cap < OUTPUT_MAX + 4096) {
+        if (buf && cap - len < 2048 && cap < OUTPUT_MAX + 4096) {
             char *n = realloc(buf, cap * 2);
-            if (!n) break; /* keep what we have */
-            buf = n;
-            cap *= 2;
+            if (n) { /* else keep what we have */
+                buf = n;
+                cap *= 2;
+            }
         }
+        uint64_t now = hcq_now_ns();
+        if (now >= deadline) {
+            in_time = false;
+            break;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        uint64_t left_ms = (deadline - now + 999999) / 1000000;
+        int pr = poll(&p, 1, (int)BASE_MIN(left_ms, 60000));
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr == 0) continue; /* the deadline is checked above */
         char sink[4096];
-        bool keep = cap - len > 1;
+        bool keep = buf && cap - len > 1;
         ssize_t r = read(fd, keep ? buf + len : sink, keep ? cap - len - 1 : sizeof sink);
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
         if (keep) len += (size_t)r; /* past the cap the rest is drained and dropped */
     }
-    buf[len] = 0;
+    if (buf) buf[len] = 0;
     *output = buf;
-    return HCQ_OK;
+    return in_time;
 }
 
 hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
@@ -53,21 +69,39 @@ hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+    /* a process group of its own: a timeout kills the tool and whatever
+     * it started (clang's cc1 and linker, ptxas under nvcc) */
+    posix_spawnattr_t sa;
+    posix_spawnattr_init(&sa);
+    posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&sa, 0);
     pid_t pid;
-    int err = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    uint64_t limit = base_env_get()->compile_timeout_ns;
+    uint64_t start = hcq_now_ns();
+    int err = posix_spawn(&pid, argv[0], &fa, &sa, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&sa);
     close(pfd[1]);
     if (err) {
         close(pfd[0]);
         return base_err(HCQ_ENODEV, "cannot run %s: %s", argv[0], strerror(err));
     }
     char *out = NULL;
-    hcq_status st = read_all(pfd[0], &out);
+    bool in_time = read_all(pfd[0], start + limit, &out);
+    /* before it is reaped the group id cannot name anyone else's processes */
+    if (!in_time) kill(-pid, SIGKILL);
     close(pfd[0]);
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
     }
-    if (st) return st;
+    if (!in_time) {
+        free(out);
+        return base_err(HCQ_ECOMPILE, "%s ran for %llu s without finishing and was killed (HCQ_COMPILE_TIMEOUT_S=%llu; "
+                        "raise it for a kernel that needs longer)", argv[0],
+                        (unsigned long long)((hcq_now_ns() - start) / 1000000000ull),
+                        (unsigned long long)(limit / 1000000000ull));
+    }
+    if (!out) return base_err(HCQ_ENOMEM, "out of memory reading the output of %s", argv[0]);
     *exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
     *output = out;
     return HCQ_OK;
@@ -90,7 +124,7 @@ hcq_status cc_run_tool(const char *const *argv, const char *what)
     char *out = NULL;
     int code = 0;
     hcq_status st = cc_run(argv, &out, &code);
-    if (st) return base_err_prefix(HCQ_ECOMPILE, "%s", what);
+    if (st) return base_err_prefix(HCQ_ECOMPILE, "%s", what); /* not started, or killed at the timeout */
     if (code == 0) {
         free(out);
         return HCQ_OK;

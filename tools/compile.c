@@ -60,6 +60,12 @@ int tool_compile(int argc, char **argv)
                 hcq_kernel_destroy(k);
                 break;
             }
+        } else if (b->cache_note[0]) {
+            /* compiled, but the point of this command is the cache */
+            fprintf(stderr, "hcq compile: %s: compiled but not written to the cache: %s\n", hcq_kernel_name(k),
+                    b->cache_note);
+            failures++;
+            hcq_binary_free(b);
         } else {
             printf("  %-14s %8zu bytes  %s (%s), %.2f s\n", hcq_kernel_name(k), b->size,
                    b->from_cache ? "already cached" : "compiled", b->compiler, (double)(hcq_now_ns() - t0) / 1e9);

@@ -315,6 +315,10 @@ typedef struct hcq_binary {
     char target[32];
     char compiler[128]; /* what built it ("clang 22.1.8", "hcq ir") */
     bool from_cache;
+    /* "" unless the binary should have gone into the on-disk cache and did
+     * not: why (the directory cannot be written or is not trusted, the disk
+     * is full). Compiling succeeded either way. */
+    char cache_note[512];
 } hcq_binary;
 
 HCQ_API bool hcq_target_known(const char *target);
