@@ -127,9 +127,29 @@ hcq_device *hcq_device_open(const char *name)
 }
 
 /* How long close lets submitted work run before it stops the engines
- * (bounded by HCQ_TIMEOUT_MS): a device is usually closed once its work is
- * done, and work that finishes on its own spares the engines a cancel. */
+ * (bounded by HCQ_TIMEOUT_MS), and how long the timeline may stand still
+ * meanwhile: work that completes on its own spares the engines a cancel,
+ * but a parked queue or a long kernel is not waited for. (What the work
+ * would produce is lost with the device's memory either way.) */
 #define Q_CLOSE_GRACE_NS 1000000000ull
+#define Q_CLOSE_STALL_NS 100000000ull
+
+/* Waits for the timeline to reach last while it keeps moving; false when
+ * it stood still for Q_CLOSE_STALL_NS or the grace ran out first. */
+static bool close_grace(hcq_device *dev, uint64_t last)
+{
+    hcq_signal *t = dev->mem->timeline;
+    uint64_t grace = BASE_MIN(Q_CLOSE_GRACE_NS, base_env_get()->timeout_ns), start = hcq_now_ns();
+    for (;;) {
+        uint64_t seen = atomic_load_explicit((_Atomic uint64_t *)t->cpu, memory_order_acquire);
+        uint64_t spent = hcq_now_ns() - start;
+        if (spent >= grace) return false;
+        hcq_status s = mem_wait(dev, t->cpu, t->va, last, BASE_MIN(Q_CLOSE_STALL_NS, grace - spent),
+                                "the timeline signal");
+        if (s != HCQ_ETIMEDOUT) return s == HCQ_OK;
+        if (atomic_load_explicit((_Atomic uint64_t *)t->cpu, memory_order_acquire) == seen) return false;
+    }
+}
 
 hcq_status hcq_device_close(hcq_device *dev)
 {
@@ -143,10 +163,7 @@ hcq_status hcq_device_close(hcq_device *dev)
         pthread_mutex_lock(&dev->lock);
         uint64_t last = mem_tl_next(dev) - 1;
         pthread_mutex_unlock(&dev->lock);
-        hcq_signal *t = dev->mem->timeline;
-        uint64_t grace = BASE_MIN(Q_CLOSE_GRACE_NS, base_env_get()->timeout_ns);
-        hcq_status s = mem_wait(dev, t->cpu, t->va, last, grace, "the timeline signal");
-        if (s) BASE_LOG(1, "closing %s with work in flight: %s", dev->props.id, hcq_error_message());
+        if (!close_grace(dev, last)) BASE_LOG(1, "closing %s with work in flight", dev->props.id);
     }
     /* 2. the device is lost from here: every wait below returns at once */
     drv_set_fault(dev, HCQ_ESTATE, "the device was closed");

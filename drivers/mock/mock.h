@@ -203,7 +203,14 @@ void mock_engine_stop(mock_engine *e);
 /* Raises e's stop flag without waiting (stop several, then join each). */
 void mock_engine_request_stop(mock_engine *e);
 /* On an engine's thread: its stop flag, raised when it is being stopped
- * (shader cores hand it to the kernels they run); NULL elsewhere. */
+ * (shader cores hand it to the kernels they run); NULL elsewhere.
+ * Closing a device stops its engines (the backend's halt: NV frees the
+ * channel group, AMD destroys the kfd queues; both join the engine threads
+ * here) before any program or memory of it is freed. A shader core that
+ * runs host code (the host twins) must check this flag at least between
+ * work-groups, as the interpreter does inside them, so that stop returns
+ * promptly, and must never unload code an engine thread may still run:
+ * after mock_engine_stop returns, none does. */
 const volatile int *mock_engine_cancel_flag(void);
 void mock_engine_kick(mock_engine *e);
 /* Doorbell stores into [addr, addr + size) kick this engine. */

@@ -454,7 +454,7 @@ ParameterizedTest(walk_case *c, mock_failures, teardown_at_every_point_busy_or_n
     } else {
         use_mock(&c->g, NULL);
     }
-    setenv("HCQ_TIMEOUT_MS", "300", 1); /* the close grace: 300 ms */
+    setenv("HCQ_TIMEOUT_MS", "20000", 1); /* nothing may time out under load */
     base_env_reload();
     if (c->cpu) sys_set(NULL);
     walk w = {0};

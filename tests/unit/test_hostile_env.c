@@ -30,6 +30,7 @@ static const struct {
     {"HCQ_COMPILE_TIMEOUT_S", {"never", "-1", "100000", NULL}},
     {"HCQ_CPU_THREADS", {"all", "-2", "100000", NULL}},
     {"HCQ_ALLOC_CACHE", {"off", "2", NULL}},
+    {"HCQ_CACHE_ONLY", {"yes", "2", NULL}},
     {"HCQ_KERNARG_RING_KIB", {"big", "0", "63", "4294967297"}},
     {"HCQ_STAGING_CHUNK_KIB", {"x", "0", "3", "4294967297"}},
     {"HCQ_STAGING_SLOTS", {"many", "1", "65", "-1"}},
