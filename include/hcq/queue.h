@@ -43,9 +43,12 @@
  * crash. (A freed object's memory may later hold a new object; a stale
  * pointer then names the new one.) What a recorded queue or a graph uses
  * stays alive as long as the recording does: a program, buffer, view or
- * signal freed by the user while a queue or graph names it loses its handle
- * at once, and is released when the queue is reset or destroyed, or the
- * graph destroyed (after their last submission completed). On a device
+ * signal of its device freed by the user while a queue or graph names it
+ * loses its handle at once, and is released when the queue is reset or
+ * destroyed, or the graph destroyed (after their last submission
+ * completed). Another device's buffer reached through a peer mapping goes
+ * with its own device: keep that device open, and the buffer alive, while
+ * recordings that use it run. On a device
  * that faulted or hung, frees and destroys always succeed; what the engines
  * might still touch is released when the device is closed. */
 #ifndef HCQ_QUEUE_H
