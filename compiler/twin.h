@@ -146,12 +146,17 @@ typedef struct cc_twin_launch {
     bool (*check)(void *ctx, uint64_t addr, uint32_t size, uint32_t param, bool write, int64_t index, uint64_t *lo,
                   uint64_t *hi, bool *writable, char *why, size_t why_size);
     void *ctx;
+    /* NULL, or a flag another thread raises to stop the launch (a mock
+     * engine being stopped: its device is closing); read between
+     * work-groups and at barriers, as hcq_interp_launch.cancel is */
+    const volatile int *cancel;
 } cc_twin_launch;
 
 /* Runs groups [begin, end) (linear, x fastest) on the calling thread.
  * Threads may run disjoint ranges of one launch at once, each with its own
  * fault; `stop` (shared; may be NULL) is set by the first to fault and
- * ends the others early. HCQ_EFAULT with *fault filled; HCQ_ENOMEM. */
+ * ends the others early. HCQ_EFAULT with *fault filled; HCQ_ENOMEM;
+ * HCQ_ESTATE when l->cancel was raised (the launch stopped part-way). */
 hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t end, atomic_bool *stop,
                               cc_twin_fault *fault);
 /* The fault as a message: "kernel `k`: ... in work-item (x,y,z) of

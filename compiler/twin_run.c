@@ -75,7 +75,11 @@ typedef struct run {
     twin_tls *t; /* fiber mode */
 } run;
 
-static bool stopped(const run *r) { return r->faulted || (r->stop && atomic_load_explicit(r->stop, memory_order_relaxed)); }
+static bool cancelled(const run *r) { return r->l->cancel && __atomic_load_n(r->l->cancel, __ATOMIC_RELAXED); }
+static bool stopped(const run *r)
+{
+    return r->faulted || (r->stop && atomic_load_explicit(r->stop, memory_order_relaxed)) || cancelled(r);
+}
 
 /* records the first fault of this call; the kernel goes on with dummy
  * values until the runtime gets control back and stops */
@@ -252,6 +256,8 @@ hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t 
         }
         *slot = saved;
         if (r.faulted) st = HCQ_EFAULT;
+        else if (cancelled(&r))
+            st = base_err(HCQ_ESTATE, "host twin `%s`: cancelled (its device is being closed)", l->m->name);
     }
     free(ranges);
     free(r.items);

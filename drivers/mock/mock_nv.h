@@ -91,6 +91,9 @@ void mnv_chan_destroy(mnv_chan *c);
  * fault, as the engine reports them; both return the engine's fault code */
 int mnv_chan_error(mnv_chan *c, uint32_t code, const char *fmt, ...) HCQ_PRINTF(3, 4);
 int mnv_chan_mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what);
+/* the engine's stop code, reporting nothing: a kernel was cancelled because
+ * the channel is being freed (its device is closing) */
+int mnv_chan_cancelled(mnv_chan *c);
 mnv_gpu *mnv_chan_gpu(const mnv_chan *c);
 /* The SM's side of a QMD launch (mock_nv_launch.c): runs the kernel at
  * prog with constant bank 0 at cb0; regs are the compute subchannel's

@@ -175,6 +175,12 @@ static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
 }
 
 /* for the SM's side of a launch (mock_nv_launch.c) */
+int mnv_chan_cancelled(mnv_chan *c)
+{
+    (void)c;
+    return M_FAULT;
+}
+
 int mnv_chan_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
 {
     char msg[1024];

@@ -164,6 +164,7 @@ static int run_twin(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
     hcq_status s = mock_twin_run(mnv_chan_gpu(c)->g, &ml, &f, &tf);
     free(snap);
     free(args);
+    if (s == HCQ_ESTATE) return mnv_chan_cancelled(c); /* the channel is being freed */
     if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_GLOBAL) return mnv_chan_mmu_fault(c, f.va, f.write, f.what);
     if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_BARRIER)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction parameter: bar.sync %u with QMD BARRIER_COUNT "
@@ -185,6 +186,7 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
                               (unsigned long long)cb0_size, g->m->param_base);
     mock_fault f;
     hcq_status s = mock_shader_run(g->g, prog, cb0 + g->m->param_base, grid, block, &f);
+    if (s == HCQ_ESTATE) return mnv_chan_cancelled(c); /* the channel is being freed */
     if (s == HCQ_EFAULT) return mnv_chan_mmu_fault(c, f.va, f.write, f.what);
     if (s) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the kernel at 0x%llx: %s", (unsigned long long)prog,
                                  hcq_error_message());

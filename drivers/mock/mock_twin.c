@@ -114,7 +114,9 @@ hcq_status mock_twin_run(mock_gpu *gpu, const mock_twin_launch *ml, mock_fault *
     if (!groups || !items) return HCQ_OK;
     run_ctx x = {.gpu = gpu, .ml = ml, .groups = groups};
     x.tl = (cc_twin_launch){.m = &e->mod, .args = ml->args, .implicit = ml->implicit, .barriers = ml->barriers,
-                            .check = check, .ctx = &x};
+                            .check = check, .ctx = &x,
+                            /* read by the pool's workers too: the engine's own */
+                            .cancel = mock_engine_cancel_flag()};
     memcpy(x.tl.num_groups, ml->grid, sizeof x.tl.num_groups);
     memcpy(x.tl.local_size, ml->block, sizeof x.tl.local_size);
     pthread_mutex_init(&x.lock, NULL);

@@ -101,15 +101,16 @@ HCQ_API hcq_device *hcq_device_open(const char *name);
  * HCQ_TIMEOUT_MS if that is less, and only while the timeline moves: not
  * once it stood still for 100 ms; none on a device that faulted or hung).
  * Then the engines are stopped: queued work is dropped, waits end, running
- * kernels are cancelled (at their next work-group, or inside it when
- * interpreted or on the mock GPU), and work not done by then is lost. Only
- * then is memory freed. Tensor contexts, graphs, queues, programs, buffers
+ * kernels are cancelled (at their next work-group or barrier; inside a
+ * work-group's loops when interpreted), and work not done by then is lost.
+ * Only then is memory freed. Tensor contexts, graphs, queues, programs, buffers
  * and signals still alive are freed too (reported at HCQ_DEBUG=1). Close
  * returns within the grace plus the engines' halt limit (1 s for the CPU
  * device; the driver's queue teardown on GPUs) plus the time to free what
  * the device holds. A compiled CPU kernel whose one work-group runs past
  * the halt limit is abandoned: close returns, and the device's memory is
- * freed when the kernel ends. A later open of the device works. */
+ * freed when the kernel ends. (On the mock GPU a host twin's work-group in
+ * progress is waited for.) A later open of the device works. */
 HCQ_API hcq_status hcq_device_close(hcq_device *dev);
 /* NULL (HCQ_ESTATE or HCQ_EINVAL) when dev is not an open device. */
 HCQ_API const hcq_device_props *hcq_device_get_props(const hcq_device *dev);
