@@ -165,6 +165,8 @@ hcq_status hcq_device_close(hcq_device *dev)
         pthread_mutex_unlock(&dev->lock);
         if (!close_grace(dev, last)) BASE_LOG(1, "closing %s with work in flight", dev->props.id);
     }
+    /* HCQ_PROFILE: the recorded queues' last spans, given a moment to land */
+    if (q_prof_on()) q_queues_harvest_all(dev, Q_CLOSE_STALL_NS);
     /* 2. the device is lost from here: every wait below returns at once */
     drv_set_fault(dev, HCQ_ESTATE, "the device was closed");
     /* 3. the engines stop before anything they might touch is freed */
@@ -174,7 +176,6 @@ hcq_status hcq_device_close(hcq_device *dev)
     unsigned nctx = base_dependents_run(dev);
     if (nctx) BASE_LOG(1, "%s closed with %u tensor contexts still alive; destroyed them", dev->props.id, nctx);
     q_graph_destroy_all(dev);
-    if (q_prof_on()) q_queues_harvest_all(dev);
     q_prof_close(dev);
     q_status_close(dev);
     q_dev_fini(dev);

@@ -169,7 +169,7 @@ hcq_status q_prof_point_end(hcq_queue *q, q_prof_point *p);
 void q_prof_points_harvest(hcq_device *dev, q_prof_points *pts);
 void q_prof_points_free(q_prof_points *pts);
 /* reads the points of every user queue whose submissions completed */
-void q_queues_harvest_all(hcq_device *dev);
+void q_queues_harvest_all(hcq_device *dev, uint64_t wait_ns);
 /* one span from two timestamp signals; false if the end has not landed */
 bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name);
 void q_programs_free_all(hcq_device *dev);

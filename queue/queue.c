@@ -143,12 +143,17 @@ hcq_status hcq_queue_destroy(hcq_queue *q)
     return HCQ_OK;
 }
 
-void q_queues_harvest_all(hcq_device *dev)
+void q_queues_harvest_all(hcq_device *dev, uint64_t wait_ns)
 {
     pthread_mutex_lock(&dev->qd->list_lock);
-    /* only what has landed: close does not wait for more */
-    for (hcq_queue *q = dev->qd->queues; q; q = q->next)
-        if (q->prof.n && q->done_value && q_idle(q)) q_prof_points_harvest(dev, &q->prof);
+    /* a queue's last completion marker may be on its way: each gets a
+     * short wait (close's grace), not a timeout */
+    for (hcq_queue *q = dev->qd->queues; q; q = q->next) {
+        if (!q->prof.n || !q->done_value) continue;
+        if (!q_idle(q) && wait_ns && !atomic_load(&dev->faulted))
+            mem_wait(dev, q->done->cpu, q->done->va, q->done_value, wait_ns, "a queue's completion signal");
+        if (q_idle(q)) q_prof_points_harvest(dev, &q->prof);
+    }
     pthread_mutex_unlock(&dev->qd->list_lock);
 }
 
