@@ -423,9 +423,10 @@ hcq_status nn_st_check_file(const uint8_t *file, size_t size, nn_st_header *out)
     if (s) return s;
     uint64_t have = size - 8 - n;
     if (h.data_size != have) {
+        uint64_t want = h.data_size;
         nn_st_header_free(&h);
         return base_err(HCQ_EFORMAT, "safetensors: the header describes %llu bytes of data; the file has %llu",
-                        (unsigned long long)h.data_size, (unsigned long long)have);
+                        (unsigned long long)want, (unsigned long long)have);
     }
     *out = h;
     return HCQ_OK;

@@ -26,6 +26,9 @@ int hcq_fuzz_cubin(const uint8_t *data, size_t size);
 /* AMDGPU code objects: parse (descriptor, metadata), place and relocate */
 int hcq_fuzz_codeobj(const uint8_t *data, size_t size);
 
+/* safetensors files: the header's JSON parser and the file checks */
+int hcq_fuzz_safetensors(const uint8_t *data, size_t size);
+
 #define HCQ_FUZZ_MAIN(fn)                                                                          \
     int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                  \
     int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fn(data, size); }

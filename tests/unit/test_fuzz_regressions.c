@@ -43,3 +43,4 @@ Test(fuzz_regressions, elf) { replay("fuzz_elf", hcq_fuzz_elf); }
 Test(fuzz_regressions, decode) { replay("fuzz_decode", hcq_fuzz_decode); }
 Test(fuzz_regressions, cubin) { replay("fuzz_cubin", hcq_fuzz_cubin); }
 Test(fuzz_regressions, codeobj) { replay("fuzz_codeobj", hcq_fuzz_codeobj); }
+Test(fuzz_regressions, safetensors) { replay("fuzz_safetensors", hcq_fuzz_safetensors); }

@@ -1,0 +1,215 @@
+/* The nn layer's file formats without a device: the safetensors header
+ * parser (valid headers, escapes, every malformation it must refuse, with
+ * what the message says) and IDX files (gzip and plain, every element
+ * type, truncation, bad magic, trailing bytes), and the installed
+ * Fashion-MNIST files when dataset-fashion-mnist is there. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "hcqtest.h"
+#include "nn/nn.h"
+
+TestSuite(nn_files, .timeout = 120);
+
+static hcq_status parse(const char *json, nn_st_header *h) { return nn_st_parse(json, strlen(json), h); }
+
+Test(nn_files, safetensors_header)
+{
+    nn_st_header h;
+    T_OK(parse("{\"__metadata__\":{\"format\":\"pt\"},"
+               " \"b\":{\"shape\":[3],\"dtype\":\"F32\",\"data_offsets\":[24,36]},\n"
+               " \"a\":{\"dtype\":\"F16\",\"shape\":[3,4],\"data_offsets\":[0,24],\"extra\":[1,{\"x\":null}]}}",
+               &h));
+    cr_assert_eq(h.n, 2);
+    cr_assert_str_eq(h.e[0].name, "b");
+    cr_assert_eq(h.e[0].dtype, HCQ_F32);
+    cr_assert(h.e[0].ndim == 1 && h.e[0].shape[0] == 3 && h.e[0].begin == 24 && h.e[0].end == 36);
+    cr_assert(h.e[1].dtype == HCQ_F16 && h.e[1].ndim == 2 && h.e[1].shape[1] == 4);
+    cr_assert_eq(h.data_size, 36);
+    nn_st_header_free(&h);
+    /* escapes in names, a 0-d tensor, an empty one, no tensors at all */
+    T_OK(parse("{\"l\\u00e9\\\"x\\\\\\ud83d\\ude00\":{\"dtype\":\"I32\",\"shape\":[],\"data_offsets\":[0,4]},"
+               "\"e\":{\"dtype\":\"BOOL\",\"shape\":[0,5],\"data_offsets\":[4,4]}}",
+               &h));
+    cr_assert_str_eq(h.e[0].name, "l\xc3\xa9\"x\\\xf0\x9f\x98\x80");
+    cr_assert_eq(h.e[0].ndim, 0);
+    nn_st_header_free(&h);
+    T_OK(parse("{}", &h));
+    cr_assert_eq(h.n, 0);
+    nn_st_header_free(&h);
+}
+
+Test(nn_files, safetensors_refuses_malformed_headers)
+{
+    static const struct {
+        const char *json, *says;
+        hcq_status s;
+    } bad[] = {
+        {"", "expected '{'", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}", "expected '}'", HCQ_EFORMAT},
+        {"{\"a", "runs past the header", HCQ_EFORMAT},
+        {"{\"a\\q\":{}}", "unknown escape", HCQ_EFORMAT},
+        {"{\"a\\ud800\":{}}", "unpaired surrogate", HCQ_EFORMAT},
+        {"{\"a\\u0000\":{}}", "NUL", HCQ_EFORMAT},
+        {"{\"a\x01\":{}}", "control character", HCQ_EFORMAT},
+        {"{\"a\":{}}", "without dtype", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[01],\"data_offsets\":[0,4]}}", "leading zero", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", "not a fraction", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", "non-negative integer", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[99999999999999999],\"data_offsets\":[0,4]}}", "too large", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", "more than 8 dims", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", "do not match", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,0]}}", "end before", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", "twice", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}",
+         "name given twice", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[2,6]}}",
+         "overlapping", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "a hole", HCQ_EFORMAT},
+        {"{} x", "text after", HCQ_EFORMAT},
+        {"{\"__metadata__\":{\"k\":1}}", "expected '\"'", HCQ_EFORMAT},
+        {"{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", "F64", HCQ_ENOTSUP},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        nn_st_header h;
+        hcq_status s = parse(bad[i].json, &h);
+        cr_assert_eq(s, bad[i].s, "case %zu (%s): %s", i, bad[i].json, hcq_error_message());
+        cr_assert(strstr(hcq_error_message(), bad[i].says), "case %zu: \"%s\" does not say \"%s\"", i, hcq_error_message(),
+                  bad[i].says);
+    }
+    /* nesting in an unknown key is bounded */
+    char deep[600] = "{\"a\":{\"x\":";
+    for (int i = 0; i < 100; i++) strcat(deep, "[");
+    nn_st_header h;
+    cr_assert_eq(parse(deep, &h), HCQ_EFORMAT);
+    T_MSG_HAS("nested too deeply");
+}
+
+Test(nn_files, safetensors_file_checks)
+{
+    uint8_t f[128] = {0};
+    const char *hdr = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+    size_t n = strlen(hdr);
+    f[0] = (uint8_t)n;
+    memcpy(f + 8, hdr, n);
+    nn_st_header h;
+    T_OK(nn_st_check_file(f, 8 + n + 8, &h));
+    nn_st_header_free(&h);
+    cr_assert_eq(nn_st_check_file(f, 8 + n + 4, &h), HCQ_EFORMAT); /* data cut short */
+    T_MSG_HAS("describes 8 bytes of data");
+    cr_assert_eq(nn_st_check_file(f, 5, &h), HCQ_EFORMAT);
+    f[5] = 1; /* a header longer than the file */
+    cr_assert_eq(nn_st_check_file(f, sizeof f, &h), HCQ_EFORMAT);
+    T_MSG_HAS("a header of");
+}
+
+/* ** IDX */
+static void write_idx(const char *path, bool gz, uint8_t type, int ndim, const uint32_t *dims, const void *be, size_t bytes,
+                      size_t cut, bool extra)
+{
+    uint8_t head[4 + 4 * 8] = {0, 0, type, (uint8_t)ndim};
+    for (int d = 0; d < ndim; d++) {
+        head[4 + 4 * d] = (uint8_t)(dims[d] >> 24);
+        head[5 + 4 * d] = (uint8_t)(dims[d] >> 16);
+        head[6 + 4 * d] = (uint8_t)(dims[d] >> 8);
+        head[7 + 4 * d] = (uint8_t)dims[d];
+    }
+    size_t hn = 4 + 4 * (size_t)ndim;
+    uint8_t *all = malloc(hn + bytes + 1);
+    memcpy(all, head, hn);
+    memcpy(all + hn, be, bytes);
+    all[hn + bytes] = 0x5a;
+    size_t total = hn + bytes - cut + (extra ? 1 : 0);
+    if (gz) {
+        gzFile g = gzopen(path, "wb");
+        cr_assert(g);
+        cr_assert_eq(gzwrite(g, all, (unsigned)total), (int)total);
+        gzclose(g);
+    } else {
+        FILE *o = fopen(path, "wb");
+        cr_assert(o);
+        fwrite(all, 1, total, o);
+        fclose(o);
+    }
+    free(all);
+}
+
+Test(nn_files, idx_types_gzip_and_plain)
+{
+    char path[] = "/tmp/hcq_idx_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    /* i32 [2, 3], big-endian */
+    uint8_t be[24];
+    for (int i = 0; i < 6; i++) {
+        uint32_t v = (uint32_t)(i * 1000 - 2500);
+        be[4 * i] = (uint8_t)(v >> 24), be[4 * i + 1] = (uint8_t)(v >> 16), be[4 * i + 2] = (uint8_t)(v >> 8), be[4 * i + 3] = (uint8_t)v;
+    }
+    for (int gz = 0; gz < 2; gz++) {
+        write_idx(path, gz, 0x0c, 2, (uint32_t[]){2, 3}, be, sizeof be, 0, false);
+        hcq_idx x;
+        T_OK(hcq_idx_read(path, &x));
+        cr_assert(x.type == 0x0c && x.ndim == 2 && x.shape[0] == 2 && x.shape[1] == 3 && x.size_B == 24);
+        for (int i = 0; i < 6; i++) cr_assert_eq(hcq_idx_get(&x, i), i * 1000 - 2500, "%s element %d", gz ? "gzip" : "plain", i);
+        hcq_idx_free(&x);
+    }
+    /* f32 and i16 */
+    float fv = -1.25f;
+    uint32_t fb;
+    memcpy(&fb, &fv, 4);
+    uint8_t fbe[4] = {(uint8_t)(fb >> 24), (uint8_t)(fb >> 16), (uint8_t)(fb >> 8), (uint8_t)fb};
+    write_idx(path, true, 0x0d, 1, (uint32_t[]){1}, fbe, 4, 0, false);
+    hcq_idx x;
+    T_OK(hcq_idx_read(path, &x));
+    cr_assert_eq(hcq_idx_get(&x, 0), -1.25);
+    hcq_idx_free(&x);
+    write_idx(path, true, 0x0b, 1, (uint32_t[]){2}, (uint8_t[]){0xff, 0xfe, 0x01, 0x02}, 4, 0, false);
+    T_OK(hcq_idx_read(path, &x));
+    cr_assert(hcq_idx_get(&x, 0) == -2 && hcq_idx_get(&x, 1) == 258);
+    hcq_idx_free(&x);
+    /* what it refuses */
+    write_idx(path, true, 0x0c, 2, (uint32_t[]){2, 3}, be, sizeof be, 5, false);
+    cr_assert_eq(hcq_idx_read(path, &x), HCQ_EFORMAT);
+    T_MSG_HAS("ends in the data");
+    write_idx(path, true, 0x0c, 2, (uint32_t[]){2, 3}, be, sizeof be, 0, true);
+    cr_assert_eq(hcq_idx_read(path, &x), HCQ_EFORMAT);
+    T_MSG_HAS("bytes after");
+    write_idx(path, false, 0x07, 1, (uint32_t[]){1}, be, 1, 0, false);
+    cr_assert_eq(hcq_idx_read(path, &x), HCQ_EFORMAT);
+    T_MSG_HAS("not an IDX file");
+    unlink(path);
+    cr_assert_eq(hcq_idx_read(path, &x), HCQ_EINVAL);
+    T_MSG_HAS("cannot open");
+}
+
+Test(nn_files, fashion_mnist)
+{
+    const char *dir = "/usr/share/datasets/fashion-mnist";
+    if (access("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz", R_OK))
+        cr_skip_test("dataset-fashion-mnist is not installed (scripts/deps.sh installs it)");
+    char p[256];
+    snprintf(p, sizeof p, "%s/t10k-images-idx3-ubyte.gz", dir);
+    hcq_idx x, y;
+    T_OK(hcq_idx_read(p, &x));
+    cr_assert(x.type == 0x08 && x.ndim == 3 && x.shape[0] == 10000 && x.shape[1] == 28 && x.shape[2] == 28);
+    snprintf(p, sizeof p, "%s/t10k-labels-idx1-ubyte.gz", dir);
+    T_OK(hcq_idx_read(p, &y));
+    cr_assert(y.ndim == 1 && y.shape[0] == 10000);
+    int count[10] = {0};
+    for (int64_t i = 0; i < 10000; i++) {
+        double v = hcq_idx_get(&y, i);
+        cr_assert(v >= 0 && v <= 9);
+        count[(int)v]++;
+    }
+    for (int c = 0; c < 10; c++) cr_assert_eq(count[c], 1000, "class %d", c); /* the test set is balanced */
+    hcq_idx_free(&x);
+    hcq_idx_free(&y);
+}
