@@ -132,10 +132,15 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+uint64_t tt_rand_seed(const hcq_ctx *ctx, uint64_t stream) { return mix64(ctx->seed * 0x9e3779b97f4a7c15ull + stream); }
+
 static tt_node *rand_node(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim)
 {
     tt_node *n = tt_node_new(ctx, TT_RAND, dt, shape, ndim);
-    if (n) n->seed = mix64(ctx->seed * 0x9e3779b97f4a7c15ull + ++ctx->rand_stream);
+    if (n) {
+        n->rstream = ++ctx->rand_stream;
+        n->seed = tt_rand_seed(ctx, n->rstream);
+    }
     return n;
 }
 

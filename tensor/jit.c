@@ -26,6 +26,7 @@ struct hcq_jit {
     void *user;
     uint32_t runs;
     tt_capture cap;
+    uint64_t streams; /* random streams one call of the function takes */
     int nin, nout;
     io_meta in[JIT_MAX_IO], out[JIT_MAX_IO];
     struct hcq_jit *next;
@@ -53,6 +54,7 @@ static void jit_free(hcq_jit *j)
     if (j->cap.g) hcq_graph_destroy(j->cap.g);
     for (uint32_t i = 0; i < j->cap.nbufs; i++) tt_buf_unref(j->cap.bufs[i]);
     free(j->cap.bufs);
+    free(j->cap.rstreams);
     for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf);
     for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf);
     base_handle_remove(j, TT_H_JIT);
@@ -109,14 +111,21 @@ static void set_meta(io_meta *m, const tt_node *n)
     memcpy(m->shape, n->shape, sizeof m->shape);
 }
 
-/* The captured graph, replayed. HCQ_DEBUG >= 2: waited for, with one line
- * (the kernels' own lines were printed when run 0 ran them eagerly). */
-static hcq_status replay_graph(hcq_jit *j)
+/* The captured graph, replayed with the random streams from `base` on
+ * (the capture's own streams for the capture run, the context's next ones
+ * after that, as calling the function again would take them). HCQ_DEBUG >= 2:
+ * waited for, with one line (the kernels' own lines were printed when run 0
+ * ran them eagerly). */
+static hcq_status replay_graph(hcq_jit *j, uint64_t base)
 {
     hcq_ctx *ctx = j->ctx;
-    if (hcq_debug_level() < 2) return hcq_graph_replay(j->cap.g, NULL, 0);
+    uint64_t small[16], *vars = j->cap.nvars <= 16 ? small : base_calloc(j->cap.nvars, sizeof *vars);
+    if (!vars) return HCQ_ENOMEM;
+    for (uint32_t k = 0; k < j->cap.nvars; k++) vars[k] = tt_rand_seed(ctx, base + (j->cap.rstreams[k] - j->cap.stream0));
     uint64_t t0 = hcq_now_ns();
-    hcq_status s = hcq_graph_replay(j->cap.g, NULL, 0);
+    hcq_status s = hcq_graph_replay(j->cap.g, vars, j->cap.nvars);
+    if (vars != small) free(vars);
+    if (hcq_debug_level() < 2) return s;
     if (!s) s = hcq_device_synchronize(ctx->dev);
     if (!s)
         base_log(2, "%s: jit replay: %u kernels in one graph  %9.1f us (submit to completion, host clock)",
@@ -134,6 +143,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     hcq_status s = HCQ_OK;
     if (capture) {
         memset(&j->cap, 0, sizeof j->cap);
+        j->cap.stream0 = ctx->rand_stream;
         if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
         ctx->capture = &j->cap;
     }
@@ -170,7 +180,8 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             j->out[i].buf = copies[i]->buf;
             tt_buf_ref(j->out[i].buf);
         }
-        if (!s) s = replay_graph(j);
+        j->streams = ctx->rand_stream - j->cap.stream0;
+        if (!s) s = replay_graph(j, j->cap.stream0);
         if (!s) {
             ctx->stats.graph_replays++;
             ctx->stats.kernels += j->cap.kernels;
@@ -206,8 +217,10 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
         if (!fresh[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
         else if (m->buf->hb) s = hcq_graph_set_buffer(j->cap.g, m->buf->hb, fresh[i]->hb);
     }
-    if (!s) s = replay_graph(j);
+    uint64_t base = ctx->rand_stream;
+    if (!s) s = replay_graph(j, base);
     if (!s) {
+        ctx->rand_stream = base + j->streams;
         ctx->stats.graph_replays++;
         ctx->stats.kernels += j->cap.kernels;
     }
@@ -245,6 +258,7 @@ hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
         hcq_graph_destroy(j->cap.g);
         for (uint32_t i = 0; i < j->cap.nbufs; i++) tt_buf_unref(j->cap.bufs[i]);
         free(j->cap.bufs);
+        free(j->cap.rstreams);
         memset(&j->cap, 0, sizeof j->cap);
         for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf), j->in[i].buf = NULL;
         for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf), j->out[i].buf = NULL;

@@ -149,6 +149,21 @@ static hcq_status capture_buf(tt_capture *c, tt_buf *b)
     return HCQ_OK;
 }
 
+static int capture_var(tt_capture *c, uint64_t stream)
+{
+    for (uint32_t k = 0; k < c->nvars; k++)
+        if (c->rstreams[k] == stream) return (int)k;
+    if (c->nvars == c->vcap) {
+        uint32_t nc = c->vcap ? c->vcap * 2 : 8;
+        uint64_t *nv = base_realloc_array(c->rstreams, nc, sizeof *nv);
+        if (!nv) return -1;
+        c->rstreams = nv;
+        c->vcap = nc;
+    }
+    c->rstreams[c->nvars] = stream;
+    return (int)c->nvars++;
+}
+
 static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *out, const tt_key *key)
 {
     hcq_arg args[TT_MAX_PARAMS];
@@ -160,6 +175,11 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *out, const t
         if (in->rand) {
             bufs[i + 1] = NULL;
             args[i + 1] = hcq_arg_u64(in->rand->seed);
+            if (ctx->capture) { /* a graph variable, so replays draw new numbers */
+                int k = capture_var(ctx->capture, in->rand->rstream);
+                if (k < 0) return HCQ_ENOMEM;
+                args[i + 1] = hcq_arg_scalar(8, HCQ_VAR(k));
+            }
             continue;
         }
         bufs[i + 1] = in->buf;

@@ -108,6 +108,7 @@ typedef struct tt_node {
     struct tt_node *src[3];
     tt_val cv;   /* CONST value, VIEW padding value */
     uint64_t seed;
+    uint64_t rstream; /* TT_RAND: the context's random stream it took (seed comes from it) */
     tt_buf *buf;
     tt_view view;
     /* scheduler scratch: mat for one epoch, the rest for one round of it */
@@ -174,6 +175,11 @@ typedef struct tt_capture {
     uint32_t nbufs, cap;
     uint32_t kernels;
     hcq_status err;
+    /* random seeds are graph variables, so a replay draws new numbers as
+     * calling the function again would: variable k is the seed of stream
+     * rstreams[k], counted from the stream the capture started at */
+    uint64_t stream0, *rstreams;
+    uint32_t nvars, vcap;
 } tt_capture;
 
 struct hcq_ctx {
@@ -223,6 +229,9 @@ double tt_val_to_double(tt_val v, hcq_dtype dt);
 hcq_status tt_check_shape(const int64_t *shape, int ndim, const char *fn);
 /* The node chain ends in a realized buffer (through views only). */
 bool tt_is_buffer_view(const tt_node *n);
+
+/* The seed of the context's random stream k (data.c). */
+uint64_t tt_rand_seed(const hcq_ctx *ctx, uint64_t stream);
 
 /* ** buffers (realize.c) */
 tt_buf *tt_buf_alloc(hcq_ctx *ctx, uint64_t size_B);

@@ -467,7 +467,9 @@ HCQ_API bool hcq_grad_enabled(void);
  * without calling fn. Inputs must keep their shapes and dtypes between
  * runs (else HCQ_EINVAL). Each run's outputs are new tensors in the JIT's
  * context, owned like any other (a later run never overwrites them).
- * Tensors created inside fn are freed when it returns. */
+ * Tensors created inside fn are freed when it returns. Random tensors made
+ * in fn (hcq_rand, dropout) draw new numbers on every replay, the same ones
+ * calling fn again would draw (their seeds are the graph's variables). */
 typedef struct hcq_jit hcq_jit;
 typedef hcq_status (*hcq_jit_fn)(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout,
                                  void *user);

@@ -310,6 +310,48 @@ Test(api_nn, dropout)
     T_OK(hcq_params_destroy(p));
 }
 
+/* random numbers in a JIT'd function: every replay draws new ones, the
+ * same as calling the function again would (here: in a second context
+ * with the same seed, eagerly) */
+static hcq_status drop_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    out[0] = hcq_add(hcq_dropout(user, in[0], 0.5), hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(64)));
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_nn, dropout_in_a_jit)
+{
+    hcq_ctx *other = hcq_ctx_create(tx_dev);
+    hcq_params *pa = hcq_params_create(tx_ctx), *pb = hcq_params_create(other);
+    hcq_tensor *xa = hcq_ones(tx_ctx, HCQ_F32, HCQ_SHAPE(64)), *xb = hcq_ones(other, HCQ_F32, HCQ_SHAPE(64));
+    T_OK(hcq_realize(xa));
+    T_OK(hcq_realize(xb));
+    hcq_ctx_seed(tx_ctx, 5);
+    hcq_ctx_seed(other, 5);
+    hcq_jit *jit = hcq_jit_create(tx_ctx, drop_fn, pa);
+    double prev[64], a[64], b[64];
+    for (int run = 0; run < 5; run++) {
+        hcq_tensor *oa, *ob;
+        T_OK(hcq_jit_run(jit, &xa, 1, &oa, 1));
+        T_OK(drop_fn(other, &xb, 1, &ob, 1, pb));
+        read_f(oa, a, 64);
+        read_f(ob, b, 64);
+        char what[32];
+        snprintf(what, sizeof what, "run %d", run);
+        tx_close(a, b, 64, 0, 0, what);
+        if (run) {
+            int same = 0;
+            for (int i = 0; i < 64; i++) same += a[i] == prev[i];
+            cr_assert_lt(same, 64, "run %d repeats run %d's numbers", run, run - 1);
+        }
+        memcpy(prev, a, sizeof a);
+    }
+    hcq_params_destroy(pa);
+    hcq_params_destroy(pb);
+    T_OK(hcq_ctx_destroy(other));
+}
+
 /* ** safetensors */
 Test(api_nn, save_and_load)
 {
