@@ -201,13 +201,14 @@ static void run_mlp(side *dv, side *ref, const mlp_dims *d)
 int tool_demo(int argc, char **argv)
 {
     if (tool_has_flag(argc, argv, "--help")) {
-        printf("usage: hcq demo [DEVICE]\n\nRuns a matmul and a small MLP forward pass with the tensor layer on DEVICE\n"
+        printf("usage: hcq demo [DEVICE] [--quick]\n\nRuns a matmul and a small MLP forward pass with the tensor layer on DEVICE\n"
                "(default: $HCQ_DEVICE, else the best device present), checks them against C loops\nand against the "
-               "CPU device, and prints timings. HCQ_DEBUG=2 also prints every kernel.\n");
+               "CPU device, and prints timings; then trains an MLP on Fashion-MNIST\n(tools/demo_train.c; --quick: "
+               "on 2048 images only). HCQ_DEBUG=2 also prints every kernel.\n");
         return 0;
     }
     side dv = {0}, ref = {0};
-    dv.dev = hcq_device_open(argc > 1 ? argv[1] : NULL);
+    dv.dev = hcq_device_open(argc > 1 && argv[1][0] != '-' ? argv[1] : NULL);
     if (!dv.dev) return tool_fail("opening the device");
     const hcq_device_props *pr = hcq_device_get_props(dv.dev);
     bool cpu = !strcmp(pr->kind, "CPU");
@@ -223,6 +224,7 @@ int tool_demo(int argc, char **argv)
     run_matmul(&dv, &ref, interp ? 48 : 512);
     mlp_dims d = interp ? (mlp_dims){8, 32, 48, 10} : (mlp_dims){64, 784, 512, 10};
     run_mlp(&dv, &ref, &d);
+    if (demo_train(dv.dev, tool_has_flag(argc, argv, "--quick"))) failures++;
     if (hcq_ctx_destroy(dv.ctx) || hcq_ctx_destroy(ref.ctx)) fail("destroying the contexts");
     if (!cpu && hcq_device_close(ref.dev)) fail("closing the CPU device");
     if (hcq_device_close(dv.dev)) fail("closing the device");

@@ -15,6 +15,11 @@ int tool_trace(int argc, char **argv);
 
 int tool_top(int argc, char **argv);
 
+/* hcq demo's training part (tools/demo_train.c): an MLP learns
+ * Fashion-MNIST on dev (quick: the small run interpreted devices get);
+ * 0 when the loss fell and the accuracy is reached */
+int demo_train(hcq_device *dev, bool quick);
+
 /* ** JSON (tools/json.c): every JSON document hcq prints starts with
  *   "hcq": {"version": "0.1.0", "revision": "3f2a9c1b7e04"}
  * so a result can be traced to the build that produced it. */

@@ -38,9 +38,10 @@ Test(tools, info_lists_the_cpu_device_as_json)
 Test(tools, demo_checks_its_results, .timeout = 120)
 {
     int st;
-    char *out = run("HCQ_DEVICE=CPU", "demo", &st);
+    char *out = run("HCQ_DEVICE=CPU", "demo --quick", &st);
     cr_assert_eq(st, 0, "%s", out);
     cr_assert(strstr(out, "all results match"), "%s", out);
+    cr_assert(strstr(out, "test accuracy") || strstr(out, "training: skipped"), "%s", out);
     free(out);
 }
 
@@ -51,7 +52,7 @@ Test(tools, decode_reads_a_dump_of_the_demo, .timeout = 120)
     char env[256], args[512];
     snprintf(env, sizeof env, "HCQ_DEVICE=CPU HCQ_DUMP=%s", dir);
     int st;
-    free(run(env, "demo", &st));
+    free(run(env, "demo --quick", &st));
     cr_assert_eq(st, 0);
     snprintf(args, sizeof args, "decode %s", dir);
     char *out = run(NULL, args, &st);
