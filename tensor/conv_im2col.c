@@ -39,7 +39,12 @@ hcq_tensor *tt_conv2d_im2col(hcq_tensor *x, hcq_tensor *w, const int stride[2], 
     /* contiguous: no kernel more forward (the product is one), and the
      * output's gradient is materialized in this layout for the backward
      * products (grad_rules.c) instead of read through the permute */
-    hcq_tensor *r = hcq_contiguous(hcq_matmul(cols, hcq_transpose(wm, 1, 2))); /* [g, M, O/g] */
+    hcq_tensor *wt = hcq_transpose(wm, 1, 2), *prod = hcq_matmul(cols, wt); /* [g, M, O/g] */
+    /* the backward products read w K-major as it is stored (d cols = g @ w
+     * gets the register tile along K), not the N-major copy the forward
+     * product makes of it */
+    tt_ad_custom(prod, TT_AD_MATMUL, (hcq_tensor *[]){cols, wt}, 2);
+    hcq_tensor *r = hcq_contiguous(prod);
     r = hcq_reshape(r, HCQ_SHAPE(g, N, OH, OW, O / g));
     return hcq_reshape(hcq_permute(r, HCQ_AXES(1, 0, 4, 2, 3)), HCQ_SHAPE(N, O, OH, OW));
 }

@@ -305,6 +305,18 @@ static void vjp_pow(tt_gb *B, const tt_ad *r, tt_node *out, tt_node *g, const bo
     hcq_ctx_release(ctx, m);
 }
 
+/* a @ b (3-d): d a = g @ b^T, d b = a^T @ g. b^T is copied into a 3-d
+ * buffer of its own first (b is a weight: small), so the product indexes
+ * it without the divisions a view of a 4-d weight takes. */
+static void vjp_matmul(tt_gb *B, const tt_ad *r, tt_node *g, const bool need[3], tt_node *c[3])
+{
+    size_t m = hcq_ctx_mark(B->ctx);
+    hcq_tensor *a = handle(B, r->src[0]), *b = handle(B, r->src[1]), *gt = handle(B, g);
+    if (need[0]) c[0] = take(B, hcq_cast(hcq_matmul(gt, hcq_contiguous(hcq_transpose(b, 1, 2))), (hcq_dtype)r->src[0]->dtype));
+    if (need[1]) c[1] = take(B, hcq_cast(hcq_matmul(hcq_transpose(a, 1, 2), gt), (hcq_dtype)r->src[1]->dtype));
+    hcq_ctx_release(B->ctx, m);
+}
+
 hcq_status tt_ad_vjp(tt_gb *B, tt_node *x, tt_node *g, tt_node *c[3])
 {
     const tt_ad *r = x->ad;
@@ -352,6 +364,7 @@ hcq_status tt_ad_vjp(tt_gb *B, tt_node *x, tt_node *g, tt_node *c[3])
     case TT_GATHER: c[0] = vjp_gather(B, r, g); break;
     case TT_VIEW: c[0] = vjp_move(B, r, x, g); break;
     case TT_AD_POW: vjp_pow(B, r, x, g, need, c); break;
+    case TT_AD_MATMUL: vjp_matmul(B, r, g, need, c); break;
     default: return base_err(HCQ_EINVAL, "hcq_backward: internal: op %d has no gradient rule", r->op);
     }
     if (B->err) return B->err;

@@ -299,10 +299,12 @@ int tt_ad_release(tt_node *n, tt_node **refs);
 /* The thread's grad mode (hcq_set_grad_enabled). */
 bool tt_ad_enabled(void);
 /* A composite op whose gradient has a rule of its own (grad_rules.c):
- * replaces out's record with one of `kind` over srcs (each of out's shape
- * and f32, made before out: the backward visits newest first), when out
- * needs gradients. */
-enum { TT_AD_POW = TT_OP_COUNT + 1 };
+ * replaces out's record with one of `kind` over srcs (made before out: the
+ * backward visits newest first), when out needs gradients. TT_AD_POW:
+ * pow(srcs[0], srcs[1]), both f32 of out's shape; TT_AD_MATMUL:
+ * srcs[0] @ srcs[1], 3-d f32, its gradients matmuls of the operands as
+ * given (not of the copies hcq_matmul may make of them). */
+enum { TT_AD_POW = TT_OP_COUNT + 1, TT_AD_MATMUL };
 void tt_ad_custom(hcq_tensor *out, int kind, hcq_tensor *const *srcs, int n);
 
 /* Convolution as a matrix product (conv_im2col.c): x [N, C, H, W] and
