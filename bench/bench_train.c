@@ -1,6 +1,7 @@
 /* Training throughput and memory on a device (default CPU; argv[1] or
  * HCQ_DEVICE overrides): the MLP 784-256-10 and the CNN of
- * examples/train_cnn.c, Adam (lr 1e-3), batches of 128 from a fixed set
+ * examples/train_cnn.c (with its batch norm), Adam (lr 1e-3), batches of
+ * 128 (--batch) from a fixed set
  * of random images in device memory. Each step (forward, backward, the
  * update in place) runs through the JIT; after the first replays, `steps`
  * replays are timed to the last one's completion. bench/train_reference.py
@@ -29,6 +30,7 @@ static void die(const char *what)
 
 typedef struct model {
     bool cnn;
+    hcq_params *p;
     hcq_tensor *w[8];
     int nw;
     hcq_optim *opt;
@@ -39,8 +41,10 @@ static hcq_tensor *forward(model *m, hcq_tensor *x)
     if (!m->cnn) return hcq_linear(hcq_relu(hcq_linear(hcq_flatten(x, 1, -1), m->w[0], m->w[1])), m->w[2], m->w[3]);
     const hcq_conv2d_opts same = {.padding = {1, 1}};
     const hcq_pool2d_opts pool = {.kernel = {2, 2}};
-    hcq_tensor *h = hcq_max_pool2d(hcq_relu(hcq_conv2d(x, m->w[0], m->w[1], &same)), &pool);
-    h = hcq_max_pool2d(hcq_relu(hcq_conv2d(h, m->w[2], m->w[3], &same)), &pool);
+    hcq_tensor *h = hcq_batchnorm(m->p, "bn1", hcq_conv2d(x, m->w[0], m->w[1], &same), 0.1, 1e-5);
+    h = hcq_max_pool2d(hcq_relu(h), &pool);
+    h = hcq_batchnorm(m->p, "bn2", hcq_conv2d(h, m->w[2], m->w[3], &same), 0.1, 1e-5);
+    h = hcq_max_pool2d(hcq_relu(h), &pool);
     h = hcq_relu(hcq_linear(hcq_flatten(h, 1, -1), m->w[4], m->w[5]));
     return hcq_linear(h, m->w[6], m->w[7]);
 }
@@ -70,7 +74,7 @@ static void run(hcq_device *dev, bool cnn, int steps, int64_t batch)
     if (!ctx) die("context");
     hcq_ctx_seed(ctx, 1);
     hcq_params *p = hcq_params_create(ctx);
-    model m = {.cnn = cnn};
+    model m = {.cnn = cnn, .p = p};
     if (!cnn) {
         m.w[m.nw++] = layer(p, "fc1.weight", HCQ_SHAPE(256, 784), 784);
         m.w[m.nw++] = layer(p, "fc1.bias", HCQ_SHAPE(256), 784);
@@ -85,6 +89,7 @@ static void run(hcq_device *dev, bool cnn, int steps, int64_t batch)
         m.w[m.nw++] = layer(p, "fc1.bias", HCQ_SHAPE(128), 1568);
         m.w[m.nw++] = layer(p, "fc2.weight", HCQ_SHAPE(10, 128), 128);
         m.w[m.nw++] = layer(p, "fc2.bias", HCQ_SHAPE(10), 128);
+        if (hcq_batchnorm_add(p, "bn1", 16) || hcq_batchnorm_add(p, "bn2", 32)) die("batch norm");
     }
     if (!(m.opt = hcq_adam(p, 1e-3, 0.9, 0.999, 1e-8, 0))) die("optimizer");
     enum { NB = 8 };

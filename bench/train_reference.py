@@ -4,7 +4,7 @@ backend), for samples/s side by side (bench/train_compare.sh runs all three).
 
 Same models, batch and optimizer as hcq's: the MLP 784-256-10 (relu) and
 the CNN of examples/train_cnn.c (3x3 convolutions of 16 and 32 channels
-with relu and 2x2 max pooling, then 1568-128-10), cross-entropy, Adam
+with batch norm, relu and 2x2 max pooling, then 1568-128-10), cross-entropy, Adam
 (lr 1e-3), batches of 128 from a fixed set of random images in memory.
 Each step is forward, backward and the update; tinygrad's is TinyJit'd.
 After `warmup` steps, `steps` are timed to the last one's completion.
@@ -29,8 +29,8 @@ def torch_run(model, batch, steps, warmup, threads):
         net = nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
     else:
         net = nn.Sequential(
-            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
             nn.Flatten(), nn.Linear(1568, 128), nn.ReLU(), nn.Linear(128, 10))
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     nb = 8
@@ -70,11 +70,12 @@ def tinygrad_run(model, batch, steps, warmup, threads):
     class CNN:
         def __init__(self):
             self.c1, self.c2 = nn.Conv2d(1, 16, 3, padding=1), nn.Conv2d(16, 32, 3, padding=1)
+            self.b1, self.b2 = nn.BatchNorm2d(16), nn.BatchNorm2d(32)
             self.l1, self.l2 = nn.Linear(1568, 128), nn.Linear(128, 10)
 
         def __call__(self, x):
-            x = self.c1(x).relu().max_pool2d(2)
-            x = self.c2(x).relu().max_pool2d(2)
+            x = self.b1(self.c1(x)).relu().max_pool2d(2)
+            x = self.b2(self.c2(x)).relu().max_pool2d(2)
             return self.l2(self.l1(x.flatten(1)).relu())
 
     net = MLP() if model == "mlp" else CNN()

@@ -255,6 +255,14 @@ static hcq_status step(hcq_optim *o, hcq_tensor **dst, hcq_tensor **val, int *co
         bc1 = bias_corr(t1, o->b1);
         bc2 = bias_corr(t1, o->b2);
     }
+    /* scalars computed once, in kernels of their own, not by every element
+     * of every update (a schedule's cos, the corrections' exp2 and log2) */
+    if (o->sched != SCHED_CONST) lr = hcq_contiguous(lr);
+    hcq_tensor *lr_bc1 = NULL, *inv_bc2 = NULL;
+    if (o->kind != OPT_SGD) {
+        lr_bc1 = hcq_contiguous(hcq_div(lr, bc1));
+        inv_bc2 = hcq_contiguous(hcq_recip(bc2));
+    }
     for (int i = 0; i < o->n; i++) {
         hcq_tensor *p = o->p[i];
         if (!hcq_has_grad(p)) continue;
@@ -276,9 +284,9 @@ static hcq_status step(hcq_optim *o, hcq_tensor **dst, hcq_tensor **val, int *co
             sval[ns++] = m;
             sdst[ns] = o->s2[i];
             sval[ns++] = v;
-            hcq_tensor *den = hcq_add_s(hcq_sqrt(hcq_div(v, bc2)), o->eps);
+            hcq_tensor *den = hcq_add_s(hcq_sqrt(hcq_mul(v, inv_bc2)), o->eps);
             if (o->kind == OPT_ADAMW && o->wd > 0) pf = hcq_mul(pf, hcq_sub(hcq_scalar(ctx, 1.0), hcq_mul_s(lr, o->wd)));
-            pn = hcq_sub(pf, hcq_div(hcq_mul(lr, hcq_div(m, bc1)), den));
+            pn = hcq_sub(pf, hcq_div(hcq_mul(lr_bc1, m), den));
         }
         dst[np] = p;
         val[np++] = pn;

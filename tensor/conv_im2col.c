@@ -20,6 +20,10 @@ hcq_tensor *tt_conv2d_im2col(hcq_tensor *x, hcq_tensor *w, const int stride[2], 
     int64_t N = nx->shape[0], C = nx->shape[1], O = nw->shape[0], KH = nw->shape[2], KW = nw->shape[3];
     int64_t K = C / g * KH * KW;
     int64_t pads[8] = {0, 0, 0, 0, pad[0], pad[0], pad[1], pad[1]};
+    /* the matrix reads each input element KH*KW times: computed once
+     * (a pooling or normalization before the convolution would otherwise
+     * be recomputed for every window it falls in) */
+    x = hcq_contiguous(x);
     hcq_tensor *p = hcq_pad(x, pads, 4, 0.0);
     if (!p) return NULL;
     tt_node *h = tt_mv_window(p->n, 2, KH, stride[0], dil[0]);       /* [N, C, OH, KH, W'] */

@@ -305,15 +305,31 @@ static void vjp_pow(tt_gb *B, const tt_ad *r, tt_node *out, tt_node *g, const bo
     hcq_ctx_release(ctx, m);
 }
 
-/* a @ b (3-d): d a = g @ b^T, d b = a^T @ g. b^T is copied into a 3-d
- * buffer of its own first (b is a weight: small), so the product indexes
- * it without the divisions a view of a 4-d weight takes. */
+/* b's last two dims are a transposed view (w^T, as linear passes it) */
+static bool k_major(const tt_node *b)
+{
+    if (b->op != TT_VIEW || b->view.mask || b->ndim < 2) return false;
+    int nd = b->view.ndim;
+    return b->view.strides[nd - 2] == 1 && b->view.strides[nd - 1] != 1;
+}
+
+/* a @ b (2-d, or 3-d with one batch): d a = g @ b^T, d b = a^T @ g, or
+ * (g^T @ a)^T when b is a transposed view, so the product lands in the
+ * layout the weight is stored in ([out, in] for linear) and the updates
+ * read it contiguously. b^T for d a is copied into a buffer of its own
+ * when it is a view (a weight: small; a view of a 4-d conv weight costs
+ * the tile planner divisions per lane). */
 static void vjp_matmul(tt_gb *B, const tt_ad *r, tt_node *g, const bool need[3], tt_node *c[3])
 {
     size_t m = hcq_ctx_mark(B->ctx);
     hcq_tensor *a = handle(B, r->src[0]), *b = handle(B, r->src[1]), *gt = handle(B, g);
-    if (need[0]) c[0] = take(B, hcq_cast(hcq_matmul(gt, hcq_contiguous(hcq_transpose(b, 1, 2))), (hcq_dtype)r->src[0]->dtype));
-    if (need[1]) c[1] = take(B, hcq_cast(hcq_matmul(hcq_transpose(a, 1, 2), gt), (hcq_dtype)r->src[1]->dtype));
+    hcq_dtype da = (hcq_dtype)r->src[0]->dtype, db = (hcq_dtype)r->src[1]->dtype;
+    if (need[0]) c[0] = take(B, hcq_cast(hcq_matmul(gt, hcq_contiguous(hcq_transpose(b, -1, -2))), da));
+    if (need[1]) {
+        hcq_tensor *d = k_major(r->src[1]) ? hcq_transpose(hcq_matmul(hcq_transpose(gt, -1, -2), a), -1, -2)
+                                            : hcq_matmul(hcq_transpose(a, -1, -2), gt);
+        c[1] = take(B, hcq_cast(d, db));
+    }
     hcq_ctx_release(B->ctx, m);
 }
 

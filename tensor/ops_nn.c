@@ -43,7 +43,7 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
     if (dt == HCQ_BOOL) dt = HCQ_I32;
     hcq_dtype cdt = is_half(dt) ? HCQ_F32 : dt; /* halfs: products and sums in f32, rounded once */
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *x = hcq_cast(ta, cdt), *y = hcq_cast(tb, cdt);
+    hcq_tensor *x = hcq_cast(ta, cdt), *y = hcq_cast(tb, cdt), *x0 = x, *y0 = y;
     if (a->ndim == 1) x = hcq_unsqueeze(x, 0);
     if (b->ndim == 1) y = hcq_unsqueeze(y, 1);
     /* CPU-style targets vectorize along a contiguous output dim (the
@@ -57,7 +57,11 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
     hcq_tensor *r = hcq_sum(hcq_mul(xa, yb), HCQ_AXES(-1), false);
     if (a->ndim == 1) r = hcq_squeeze(r, -2);
     if (b->ndim == 1) r = hcq_squeeze(r, -1);
-    return scope_end(ctx, m, hcq_cast(r, dt));
+    hcq_tensor *res = hcq_cast(r, dt);
+    /* gradients as matmuls of the operands as given, not of the copy above */
+    if (a->ndim == b->ndim && (a->ndim == 2 || (a->ndim == 3 && a->shape[0] == b->shape[0])) && hcq_dtype_is_float(cdt))
+        tt_ad_custom(res, TT_AD_MATMUL, (hcq_tensor *[]){x0, y0}, 2);
+    return scope_end(ctx, m, res);
 }
 
 hcq_tensor *hcq_linear(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias)

@@ -302,8 +302,9 @@ bool tt_ad_enabled(void);
  * replaces out's record with one of `kind` over srcs (made before out: the
  * backward visits newest first), when out needs gradients. TT_AD_POW:
  * pow(srcs[0], srcs[1]), both f32 of out's shape; TT_AD_MATMUL:
- * srcs[0] @ srcs[1], 3-d f32, its gradients matmuls of the operands as
- * given (not of the copies hcq_matmul may make of them). */
+ * srcs[0] @ srcs[1], 2-d or 3-d with one batch, float, its gradients
+ * matmuls of the operands as given (not of the copies hcq_matmul may make
+ * of them). */
 enum { TT_AD_POW = TT_OP_COUNT + 1, TT_AD_MATMUL };
 void tt_ad_custom(hcq_tensor *out, int kind, hcq_tensor *const *srcs, int n);
 
