@@ -426,7 +426,8 @@ HCQ_API hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *val
  * y >= 0, NaN for x < 0). Comparisons,
  * argmax/argmin, integer arithmetic, bitcasts and casts to i32 or bool have
  * none: gradients stop there, and hcq_backward of an output that depends on
- * the wanted tensors only through them is HCQ_EINVAL naming the op. */
+ * the wanted tensors only through them is HCQ_EINVAL naming the op. Copies
+ * between contexts (hcq_tensor_to) and hcq_detach carry no history. */
 /* Marks t as a tensor whose gradient is kept (a leaf, or an intermediate
  * whose gradient is also wanted); false drops the mark and its gradient.
  * HCQ_EINVAL for non-float tensors. A constant (hcq_zeros, hcq_full, ...)
