@@ -411,21 +411,13 @@ Test(amd_mock, gfx9_refuses_wait_reg_mem64)
     drv_rec_init(&raw, d, HCQ_QUEUE_COMPUTE);
     pm4_wait_reg_mem64(&raw, PM4_FUNC_GE, HCQ_IMM(hcq_signal_va(s)), HCQ_IMM(1), ~0ull, 4);
     /* the mock prints why it hung the queue; the driver reports a reset */
-    fflush(stderr);
-    FILE *log = tmpfile();
-    int saved = dup(2);
-    dup2(fileno(log), 2);
+    t_stderr c = t_stderr_begin();
     T_OK(amd_submit(d, &raw));
     drv_rec_fini(&raw);
     hcq_status st = HCQ_OK;
     for (int i = 0; i < 2000 && !(st = hcq_device_status(d)); i++) base_sleep_ns(1000000);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    char text[2048] = "";
-    rewind(log);
-    text[fread(text, 1, sizeof text - 1, log)] = 0;
-    fclose(log);
+    char text[2048];
+    t_stderr_end(c, text, sizeof text);
     cr_assert_neq(st, HCQ_OK);
     T_MSG_HAS("reset");
     cr_assert(strstr(text, "PM4 opcode 0x93 (WAIT_REG_MEM64) does not exist on gfx942"), "%s", text);

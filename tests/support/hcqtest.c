@@ -99,3 +99,22 @@ char *t_run_hcq(const char *env, const char *args, int *status)
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return out;
 }
+
+t_stderr t_stderr_begin(void)
+{
+    fflush(stderr);
+    t_stderr c = {tmpfile(), dup(2)};
+    cr_assert(c.f && c.saved >= 0, "capturing stderr");
+    dup2(fileno(c.f), 2);
+    return c;
+}
+
+void t_stderr_end(t_stderr c, char *buf, size_t size)
+{
+    fflush(stderr);
+    dup2(c.saved, 2);
+    close(c.saved);
+    rewind(c.f);
+    buf[fread(buf, 1, size - 1, c.f)] = 0;
+    fclose(c.f);
+}

@@ -60,6 +60,15 @@ hcq_kernel *t_k_copy(void);
  * asked and no compiler can shorten it.     params: u32 *out, u32 spin */
 hcq_kernel *t_k_spin(void);
 
+/* Captures what the process writes to stderr (hcq's logs, the mocks'
+ * reasons) between t_stderr_begin and t_stderr_end into buf. */
+typedef struct t_stderr {
+    FILE *f;
+    int saved;
+} t_stderr;
+t_stderr t_stderr_begin(void);
+void t_stderr_end(t_stderr c, char *buf, size_t size);
+
 /* a buffer filled from host data / read back */
 hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size);
 void t_read(hcq_buffer *b, void *out, size_t size);

@@ -324,25 +324,14 @@ Test(nv_ready, the_sm_count_is_what_floorsweeping_left)
  * peer's buffer, and without a peer path both go through host memory; the
  * debug log says which path ran */
 #include "mem/mem.h"
-#include <unistd.h>
 
 static hcq_status copy_logged(hcq_buffer *dst, hcq_buffer *src, uint64_t size, char *log, size_t log_size)
 {
     setenv("HCQ_DEBUG", "1", 1);
     base_env_reload();
-    fflush(stderr);
-    FILE *f = tmpfile();
-    cr_assert_not_null(f);
-    int saved = dup(2);
-    dup2(fileno(f), 2);
+    t_stderr c = t_stderr_begin();
     hcq_status s = hcq_buffer_copy(dst, 0, src, 0, size);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(f);
-    size_t n = fread(log, 1, log_size - 1, f);
-    log[n] = 0;
-    fclose(f);
+    t_stderr_end(c, log, log_size);
     unsetenv("HCQ_DEBUG");
     base_env_reload();
     return s;
