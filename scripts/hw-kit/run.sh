@@ -119,7 +119,7 @@ run_suite() { # DEVICE_TOKEN BINARY LIMIT
     local token=$1 bin=$2 envs=() name
     name=$(basename "$bin")
     case $token in
-    hw) ;; # tests/hw open the real driver themselves
+    hw) envs=(HCQ_DEBUG=1) ;; # tests/hw open the real driver themselves; their log keeps hcq's bring-up lines
     *+ir) envs=(HCQ_TEST_DEVICE="${token%+ir}" HCQ_CPU_TARGET=ir) ;;
     mock\[*) local cfg=${token#mock[}
         envs=(HCQ_MOCK=1 HCQ_MOCK_CONFIG="${cfg%%]:*}" HCQ_TEST_DEVICE="${token#*]:}") ;;
