@@ -490,7 +490,7 @@ static int topo_list(void *ctx, const char *path, void (*fn)(void *arg, const ch
     (void)ctx;
     if (strcmp(path, AMD_KFD_TOPOLOGY)) return -ENOENT;
     for (int i = 0; i <= 64; i++) { /* node 0 is the CPU */
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "%d", i);
         fn(arg, name);
     }
