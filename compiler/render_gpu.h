@@ -30,6 +30,69 @@ extern const cc_gpu_dialect cc_gpu_cuda;
     "#define HCQ_LSIZE_X ((i32)HCQ_IMPLICIT_U16(6))\n#define HCQ_LSIZE_Y ((i32)HCQ_IMPLICIT_U16(7))\n" \
     "#define HCQ_LSIZE_Z ((i32)HCQ_IMPLICIT_U16(8))\n"
 extern const cc_gpu_dialect cc_gpu_hip; /* compiler/render_hip.c */
+/* HIP has no device library here: sin on f32 is hcq_sinf, which the HIP
+ * text carries (and so its host twin). Exact argument reduction against
+ * 2/pi's bits (x * 2/pi mod 4 from a 96-bit window, enough for every
+ * float), then sin or cos on [-pi/4, pi/4] by Taylor series in f64,
+ * rounded once: equal to (float)sin((double)x) for every f32 x (checked
+ * against glibc, all 2^32 inputs). Needs HCQ_CTABLE (a constant table
+ * declaration) from the dialect. */
+#define CC_HIP_SINF \
+    "HCQ_CTABLE u32 hcq_2opi[8] = {0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,\n" \
+    "                              0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u};\n" \
+    "H double hcq_sin_poly(double r) {\n" \
+    "  double r2 = r * r;\n" \
+    "  return r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (1.0 / 362880 + r2 * (-1.0 / 39916800 +\n" \
+    "         r2 * (1.0 / 6227020800.0 + r2 * (-1.0 / 1307674368000.0 + r2 * (1.0 / 355687428096000.0))))))));\n" \
+    "}\n" \
+    "H double hcq_cos_poly(double r) {\n" \
+    "  double r2 = r * r;\n" \
+    "  return 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (-1.0 / 3628800 +\n" \
+    "         r2 * (1.0 / 479001600.0 + r2 * (-1.0 / 87178291200.0 + r2 * (1.0 / 20922789888000.0))))))));\n" \
+    "}\n" \
+    "H float hcq_sinf(float x) {\n" \
+    "  u32 ix = hcq_fbits(x), ax = ix & 0x7fffffffu;\n" \
+    "  if (ax >= 0x7f800000u) return x - x; /* NaN for inf and NaN */\n" \
+    "  double r = (double)hcq_bitsf(ax);\n" \
+    "  u32 q = 0;\n" \
+    "  if (ax >= 0x3f490fdbu) { /* |x| >= pi/4: r = |x| - q pi/2 */\n" \
+    "    u32 m = (ax & 0x7fffffu) | 0x800000u;\n" \
+    "    int pos = (int)(ax >> 23) - 152; /* the 2/pi bit whose weight makes m * 2^e * it worth 2 */\n" \
+    "    u32 w2, w1, w0;\n" \
+    "    if (pos < 0) {\n" \
+    "      int n = -pos;\n" \
+    "      w2 = hcq_2opi[0] >> n;\n" \
+    "      w1 = hcq_2opi[0] << (32 - n) | hcq_2opi[1] >> n;\n" \
+    "      w0 = hcq_2opi[1] << (32 - n) | hcq_2opi[2] >> n;\n" \
+    "    } else {\n" \
+    "      int w = pos >> 5, s = pos & 31;\n" \
+    "      w2 = hcq_2opi[w], w1 = hcq_2opi[w + 1], w0 = hcq_2opi[w + 2];\n" \
+    "      if (s) {\n" \
+    "        w2 = w2 << s | w1 >> (32 - s);\n" \
+    "        w1 = w1 << s | w0 >> (32 - s);\n" \
+    "        w0 = w0 << s | hcq_2opi[w + 3] >> (32 - s);\n" \
+    "      }\n" \
+    "    }\n" \
+    "    /* m * window mod 2^96: two integer bits (the quadrant), 94 of fraction */\n" \
+    "    u64 p0 = (u64)m * w0, p1 = (u64)m * w1 + (p0 >> 32), p2 = (u64)m * w2 + (p1 >> 32);\n" \
+    "    u32 l2 = (u32)p2, l1 = (u32)p1, l0 = (u32)p0;\n" \
+    "    q = l2 >> 30;\n" \
+    "    u64 hi = (u64)(l2 & 0x3fffffffu) << 32 | l1; /* fraction bits 93..32 */\n" \
+    "    u32 lo = l0;                                   /* bits 31..0 */\n" \
+    "    bool neg = hi >> 61; /* fraction >= 1/2: take fraction - 1, one quadrant on */\n" \
+    "    if (neg) {\n" \
+    "      lo = 0u - lo;\n" \
+    "      hi = (~hi + (lo == 0 ? 1u : 0u)) & 0x3fffffffffffffffull;\n" \
+    "      q = (q + 1) & 3;\n" \
+    "    }\n" \
+    "    double f = (double)hi * 0x1p-62 + (double)lo * 0x1p-94;\n" \
+    "    r = (neg ? -f : f) * 1.5707963267948966;\n" \
+    "  }\n" \
+    "  double s = (q & 1) ? hcq_cos_poly(r) : hcq_sin_poly(r);\n" \
+    "  if (q & 2) s = -s;\n" \
+    "  return (float)(ix >> 31 ? -s : s);\n" \
+    "}\n"
+
 
 typedef struct cc_gpu_render_info {
     bool uses_math; /* calls sin/exp2/log2 from the vendor's math library */

@@ -14,10 +14,12 @@
  * f32 division and square root (clang's HIP default, asked for by name),
  * denormals kept. EXP2 and LOG2 on f32 use the hardware's v_exp_f32 and
  * v_log_f32 (1 ulp in AMD's ISA manuals; not measured here: no AMD GPU is
- * available to this project). SIN, and EXP2 and LOG2 on f64, would need
- * ROCm's device library (ocml); hcq does not use it and has no routine of
- * its own within the IR's 2-ulp bound yet, so kernels with them are
- * refused by name (the mock-gfx* targets run them). */
+ * available to this project). SIN on f32 is hcq's own routine, carried in
+ * the text (CC_HIP_SINF, correctly rounded against glibc for every f32).
+ * SIN, EXP2 and LOG2 on f64 would need ROCm's device library (ocml); hcq
+ * does not use it and has no routine of its own within the IR's 2-ulp
+ * bound yet, so kernels with them are refused by name (the mock-gfx*
+ * targets run them). */
 #include "compiler/render_gpu.h"
 #include "compiler/target_amd.h"
 
@@ -40,9 +42,11 @@ static const char hip_header[] =
     CC_HIP_SIZES
     "#define HCQ_BARRIER() (__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"workgroup\"), __builtin_amdgcn_s_barrier(), "
     "__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"workgroup\"))\n"
-    /* no device library: these name what is missing if ever used */
-    "#define HCQ_SINF(x) hcq_sin_needs_the_rocm_device_library(x)\n"
-    "#define HCQ_SIN(x) hcq_sin_needs_the_rocm_device_library(x)\n"
+    /* no device library: sin on f32 is hcq's own (CC_HIP_SINF); these
+     * name what is missing if ever used */
+    "#define HCQ_SINF(x) hcq_sinf(x)\n"
+    "#define HCQ_CTABLE __attribute__((constant)) static const\n"
+    "#define HCQ_SIN(x) hcq_f64_sin_needs_the_rocm_device_library(x)\n"
     "#define HCQ_EXP2(x) hcq_f64_exp2_needs_the_rocm_device_library(x)\n"
     "#define HCQ_LOG2(x) hcq_f64_log2_needs_the_rocm_device_library(x)\n"
     "#define HCQ_EXP2F(x) __builtin_exp2f(x)\n#define HCQ_LOG2F(x) __builtin_log2f(x)\n"
@@ -53,7 +57,7 @@ static const char hip_header[] =
     "#define HCQ_ISINF(x) __builtin_isinf(x)\n#define HCQ_CLZLL(x) __builtin_clzll(x)\n"
     "#define HCQ_MEMCPY(d, s, n) __builtin_memcpy(d, s, n)\n";
 
-const cc_gpu_dialect cc_gpu_hip = {"hip", hip_header, "extern \"C\" ", NULL};
+const cc_gpu_dialect cc_gpu_hip = {"hip", hip_header, "extern \"C\" ", CC_HIP_SINF};
 
 hcq_status cc_hip_supported(const cc_target *t, const hcq_kernel *k)
 {
@@ -62,7 +66,7 @@ hcq_status cc_hip_supported(const cc_target *t, const hcq_kernel *k)
     for (uint32_t i = 0; i < n; i++) {
         const hcq_ir_op *o = &ops[i];
         bool f64 = o->dtype == HCQ_F64;
-        if (o->op == HCQ_OP_SIN || (f64 && (o->op == HCQ_OP_EXP2 || o->op == HCQ_OP_LOG2)))
+        if (f64 && (o->op == HCQ_OP_SIN || o->op == HCQ_OP_EXP2 || o->op == HCQ_OP_LOG2))
             return base_err(HCQ_ENOTSUP, "kernel '%s' op %u (%s %s): target %s has no %s within the IR's %d-ulp bound "
                             "(AMD targets compile without ROCm's device library); target mock-%s runs it",
                             hcq_kernel_name(k), i, hcq_op_name((hcq_op)o->op), hcq_dtype_name((hcq_dtype)o->dtype),

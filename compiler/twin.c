@@ -53,51 +53,54 @@ static const char host_hip_header[] =
     HOST_COMMON
     /* as the HIP code reads them: from the implicit kernel arguments */
     "#define HCQ_IMPLICIT_U32(i) hcq_implicit_u32(i)\n#define HCQ_IMPLICIT_U16(i) hcq_implicit_u16(i)\n"
-    CC_HIP_SIZES;
+    CC_HIP_SIZES
+    /* and its own sin (CC_HIP_SINF, after the helpers) */
+    "#undef HCQ_SINF\n#define HCQ_SINF(x) hcq_sinf(x)\n#define HCQ_CTABLE static const\n";
 
 /* after the helpers (their types): the ABI, checked pointers, local
  * arrays, barriers */
-static const char host_after[] =
-    "\n" CC_TWIN_STR(CC_TWIN_ABI_STRUCTS) "\n"
-    "static thread_local const hcq_twin_item *hcq_item;\n"
-    "H bool hcq_in(const hcq_twin_range *r, u64 a, u64 n, bool w) {\n"
-    "  return a >= r->lo && a < r->hi && r->hi - a >= n && (!w || r->w);\n"
-    "}\n"
-    /* a global access: inside the param's cached range, or asked about */
-    "H bool hcq_ck(u64 a, u32 n, u32 param, bool w, i64 index) {\n"
-    "  const hcq_twin_group *g = hcq_item->grp;\n"
-    "  hcq_twin_range *r = &g->ranges[param];\n"
-    "  return hcq_in(r, a, n, w) || g->rt->check(g->ctx, a, n, param, w, index, r);\n"
-    "}\n"
-    "template <class T> struct hcq_gref {\n"
-    "  u64 a; i64 i; u32 param;\n"
-    "  operator T() const { T v; if (!hcq_ck(a, sizeof(T), param, false, i)) return T(); HCQ_MEMCPY(&v, (const void *)a, sizeof v); return v; }\n"
-    "  void operator=(T v) const { if (hcq_ck(a, sizeof(T), param, true, i)) HCQ_MEMCPY((void *)a, &v, sizeof v); }\n"
-    "  hcq_gref &operator=(const hcq_gref &) = delete;\n"
-    "};\n"
-    "template <class T> struct hcq_gptr {\n"
-    "  u64 a; u32 param;\n"
-    "  hcq_gref<T> operator[](i64 i) const { return hcq_gref<T>{a + (u64)i * sizeof(T), i, param}; }\n"
-    "  hcq_gref<T> operator[](u64 i) const { return hcq_gref<T>{a + i * sizeof(T), (i64)i, param}; }\n"
-    "};\n"
-    "template <class T> T &hcq_local_oob(u64 i, u64 n) {\n"
-    "  static thread_local T dummy;\n"
-    "  const hcq_twin_group *g = hcq_item->grp;\n"
-    "  g->rt->local_fault(g->ctx, i, n, 0);\n"
-    "  dummy = T();\n"
-    "  return dummy;\n"
-    "}\n"
-    "template <class T, u64 N> struct hcq_local {\n"
-    "  __attribute__((aligned(16))) T v[N];\n"
-    "  T &operator[](i64 i) { return (u64)i < N ? v[i] : hcq_local_oob<T>((u64)i, N); }\n"
-    "  T &operator[](u64 i) { return i < N ? v[i] : hcq_local_oob<T>(i, N); }\n"
-    "};\n"
-    "H void hcq_barrier(void) { const hcq_twin_group *g = hcq_item->grp; g->rt->barrier(g->ctx, 0); }\n"
-    "H u32 hcq_implicit_u32(int i) { u32 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 4 * i, 4); return v; }\n"
-    "H u16 hcq_implicit_u16(int i) { u16 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 2 * i, 2); return v; }\n";
+#define HOST_AFTER \
+    "\n" CC_TWIN_STR(CC_TWIN_ABI_STRUCTS) "\n" \
+    "static thread_local const hcq_twin_item *hcq_item;\n" \
+    "H bool hcq_in(const hcq_twin_range *r, u64 a, u64 n, bool w) {\n" \
+    "  return a >= r->lo && a < r->hi && r->hi - a >= n && (!w || r->w);\n" \
+    "}\n" \
+    /* a global access: inside the param's cached range, or asked about */ \
+    "H bool hcq_ck(u64 a, u32 n, u32 param, bool w, i64 index) {\n" \
+    "  const hcq_twin_group *g = hcq_item->grp;\n" \
+    "  hcq_twin_range *r = &g->ranges[param];\n" \
+    "  return hcq_in(r, a, n, w) || g->rt->check(g->ctx, a, n, param, w, index, r);\n" \
+    "}\n" \
+    "template <class T> struct hcq_gref {\n" \
+    "  u64 a; i64 i; u32 param;\n" \
+    "  operator T() const { T v; if (!hcq_ck(a, sizeof(T), param, false, i)) return T(); HCQ_MEMCPY(&v, (const void *)a, sizeof v); return v; }\n" \
+    "  void operator=(T v) const { if (hcq_ck(a, sizeof(T), param, true, i)) HCQ_MEMCPY((void *)a, &v, sizeof v); }\n" \
+    "  hcq_gref &operator=(const hcq_gref &) = delete;\n" \
+    "};\n" \
+    "template <class T> struct hcq_gptr {\n" \
+    "  u64 a; u32 param;\n" \
+    "  hcq_gref<T> operator[](i64 i) const { return hcq_gref<T>{a + (u64)i * sizeof(T), i, param}; }\n" \
+    "  hcq_gref<T> operator[](u64 i) const { return hcq_gref<T>{a + i * sizeof(T), (i64)i, param}; }\n" \
+    "};\n" \
+    "template <class T> T &hcq_local_oob(u64 i, u64 n) {\n" \
+    "  static thread_local T dummy;\n" \
+    "  const hcq_twin_group *g = hcq_item->grp;\n" \
+    "  g->rt->local_fault(g->ctx, i, n, 0);\n" \
+    "  dummy = T();\n" \
+    "  return dummy;\n" \
+    "}\n" \
+    "template <class T, u64 N> struct hcq_local {\n" \
+    "  __attribute__((aligned(16))) T v[N];\n" \
+    "  T &operator[](i64 i) { return (u64)i < N ? v[i] : hcq_local_oob<T>((u64)i, N); }\n" \
+    "  T &operator[](u64 i) { return i < N ? v[i] : hcq_local_oob<T>(i, N); }\n" \
+    "};\n" \
+    "H void hcq_barrier(void) { const hcq_twin_group *g = hcq_item->grp; g->rt->barrier(g->ctx, 0); }\n" \
+    "H u32 hcq_implicit_u32(int i) { u32 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 4 * i, 4); return v; }\n" \
+    "H u16 hcq_implicit_u16(int i) { u16 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 2 * i, 2); return v; }\n"
 
-static const cc_gpu_dialect host_cuda = {"host twin of the CUDA", host_cuda_header, "extern \"C\" ", host_after};
-static const cc_gpu_dialect host_hip = {"host twin of the HIP", host_hip_header, "extern \"C\" ", host_after};
+static const cc_gpu_dialect host_cuda = {"host twin of the CUDA", host_cuda_header, "extern \"C\" ", HOST_AFTER};
+static const cc_gpu_dialect host_hip = {"host twin of the HIP", host_hip_header, "extern \"C\" ",
+                                        HOST_AFTER CC_HIP_SINF};
 
 int cc_twin_origin_of(const char *target)
 {

@@ -4,6 +4,7 @@
  * the GPU's render node and ACQUIRE_VM with it, RUNTIME_ENABLE (mode ENABLE) on ABI 1.13+,
  * the fault events, then the queues (amd_queue.c). */
 #include "drivers/amd/amd.h"
+#include "compiler/twin.h"
 
 #include "base/base.h"
 #include "drivers/sys.h"
@@ -241,8 +242,19 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
              n->cu_count, xcc, base_fmt_bytes(mem, sizeof mem, n->vram_bytes));
     strcpy(pr->kind, "AMD");
     snprintf(pr->arch, sizeof pr->arch, "%s", n->arch_name);
-    /* the mock runs IR, packed in a code object shaped like the real one */
-    snprintf(pr->target, sizeof pr->target, "%s%s", mock ? "mock-" : "", n->arch_name);
+    snprintf(pr->target, sizeof pr->target, "%s", n->arch_name);
+    if (mock) {
+        /* the mock runs real code objects as their host twins where clang
+         * knows the processor, else IR in a code object shaped like one */
+        char why[128];
+        if (cc_twin_available(n->arch_name, why, sizeof why)) {
+            snprintf(pr->shader, sizeof pr->shader, "host twins of %s code objects (HIP -> clang)", n->arch_name);
+        } else {
+            snprintf(pr->target, sizeof pr->target, "mock-%.20s", n->arch_name);
+            snprintf(pr->shader, sizeof pr->shader, "kernel IR on the interpreter (%.20s): %.120s", pr->target, why);
+        }
+        BASE_LOG(1, "AMD (mock %s): target %s; kernels run as %s", n->arch_name, pr->target, pr->shader);
+    }
     snprintf(pr->driver_version, sizeof pr->driver_version, "amdkfd %u.%u", ad->kfd_major, ad->kfd_minor);
     snprintf(pr->pci_address, sizeof pr->pci_address, "%04x:%02x:%02x.%x", n->domain, (n->location_id >> 8) & 0xff,
              (n->location_id >> 3) & 0x1f, n->location_id & 7);

@@ -6,13 +6,14 @@
 #include "drivers/amd/amd.h"
 
 #include "base/base.h"
+#include "compiler/twin.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* Mock code objects carry this at their entry instead of machine code
- * (compiler/target_amd.c writes it): the loader refuses them on real GPUs
- * and refuses machine code on the mock, each with the reason. */
+ * (compiler/target_amd.c writes it): the loader refuses them on real GPUs;
+ * the mock runs either (machine code as the code object's host twin). */
 #define MOCK_CODE_MAGIC "HCQMOCK1"
 
 static uint32_t register_name(amd_dev *ad, const char *name)
@@ -47,7 +48,7 @@ const char *amd_prog_name(amd_dev *ad, uint32_t id, char *buf, size_t size)
     return r;
 }
 
-static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image)
+static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image, const void *bin, size_t size)
 {
     const amd_co *co = &ap->co;
     const hcq_device_props *pr = &ad->dev->props;
@@ -60,9 +61,9 @@ static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image)
     if (mock_code && !pr->is_mock)
         return base_err(HCQ_EFORMAT, "`%s` is a mock code object (IR for the mock GPU, target mock-%s); %s runs "
                         "machine code: compile the kernel for target %s", co->name, pr->arch, pr->id, pr->target);
-    if (!mock_code && pr->is_mock)
-        return base_err(HCQ_EFORMAT, "`%s` holds %s machine code; %s is the mock GPU, which runs IR: compile the "
-                        "kernel for target %s", co->name, want ? want : pr->arch, pr->id, pr->target);
+    /* the mock GPU runs machine code as the code object's host twin */
+    hcq_status s;
+    if (!mock_code && pr->is_mock && (s = cc_twin_attach(bin, size, pr->id))) return s;
     if (co->kd.group_segment_fixed_size > pr->max_local_bytes)
         return base_err(HCQ_ELIMIT, "kernel `%s` needs %u bytes of LDS; %s has %u per work-group", co->name,
                         co->kd.group_segment_fixed_size, pr->id, pr->max_local_bytes);
@@ -97,7 +98,7 @@ hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, hcq_p
         goto fail;
     }
     amd_co_place(bin, size, ap->code.cpu, ap->code.va, co->image_size);
-    if ((s = check(ad, ap, ap->code.cpu))) goto fail;
+    if ((s = check(ad, ap, ap->code.cpu, bin, size))) goto fail;
     ap->kd_va = ap->code.va + co->kd_offset;
     ap->entry_va = ap->code.va + co->entry_offset;
     p->launch_addr = ap->entry_va; /* COMPUTE_PGM_LO/HI << 8 */

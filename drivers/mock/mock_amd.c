@@ -351,6 +351,9 @@ static void stop_gpu_queues(mock_amd_gpu *g)
 void mock_amd_memory_fault(mock_amd_gpu *g, uint64_t va, bool read_only, const char *what)
 {
     BASE_LOG(1, "mock %s: GPU memory fault at 0x%llx: %s", g->g->name, (unsigned long long)va, what);
+    pthread_mutex_lock(&mock_amd_P.lock);
+    snprintf(g->last_error, sizeof g->last_error, "memory fault at 0x%llx: %.900s", (unsigned long long)va, what);
+    pthread_mutex_unlock(&mock_amd_P.lock);
     atomic_fetch_add(&g->faults, 1);
     kfd_event_data d;
     memset(&d, 0, sizeof d);
@@ -369,6 +372,9 @@ void mock_amd_hang(mock_amd_queue *q, const char *why)
 {
     /* a stream the hardware would choke on is an encoder bug: say it */
     base_log(0, "mock %s: %s; the GPU would hang here (KFD resets it)", q->name, why);
+    pthread_mutex_lock(&mock_amd_P.lock);
+    snprintf(q->gpu->last_error, sizeof q->gpu->last_error, "%s: %.900s", q->name, why);
+    pthread_mutex_unlock(&mock_amd_P.lock);
     kfd_event_data d;
     memset(&d, 0, sizeof d);
     d.hw_exception_data.gpu_id = q->gpu->gpu_id;
@@ -387,6 +393,15 @@ bool mock_amd_access(mock_amd_queue *q, uint64_t va, uint64_t size, bool write, 
     snprintf(msg, sizeof msg, "%s %s: %s", q->name, what, why);
     mock_amd_memory_fault(q->gpu, va, strstr(why, "read-only") != NULL, msg);
     return false;
+}
+
+void mock_amd_last_error(uint32_t index, char *buf, size_t size)
+{
+    mock_amd_gpu *g = mock_amd_gpu_at(index);
+    if (!size) return;
+    pthread_mutex_lock(&mock_amd_P.lock);
+    snprintf(buf, size, "%s", g ? g->last_error : "");
+    pthread_mutex_unlock(&mock_amd_P.lock);
 }
 
 const mock_driver mock_amd_driver = {

@@ -44,6 +44,7 @@ typedef struct mock_amd_gpu {
     uint64_t doorbell_used[KFD_DOORBELL_SLICE_BYTES / 8 / 64];
     uint32_t next_logical_xcc; /* KFD rotates the first logical XCC per queue */
     atomic_uint faults;        /* GPU memory faults (kfd's per-process fault counter) */
+    char last_error[1024];     /* the last fault or hang, as the kernel log would say it */
 } mock_amd_gpu;
 
 /* ** the amdgpu sysfs files monitoring reads (mock_amd_sysfs.c): the render
@@ -154,8 +155,18 @@ void mock_amd_memory_fault(mock_amd_gpu *gpu, uint64_t va, bool read_only, const
 void mock_amd_hang(mock_amd_queue *q, const char *why);
 /* GPU access check with the fault path: false after reporting a fault. */
 bool mock_amd_access(mock_amd_queue *q, uint64_t va, uint64_t size, bool write, const char *what);
+/* Test hook: what the last fault or hang of AMD GPU `index` was about
+ * (the detail the kernel's log has and the events do not); "" if none. */
+void mock_amd_last_error(uint32_t index, char *buf, size_t size);
 /* The GPU clock (100 MHz). */
 uint64_t mock_amd_clock(void);
+
+/* The compute unit's side of a dispatch whose program address holds a
+ * registered code object's machine code (mock_amd_launch.c): checks the
+ * registers against its kernel descriptor, reads the kernargs, runs its
+ * host twin. 0, or 1 once the queue has stopped (hang or fault). */
+int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t grid[3], const uint32_t block[3],
+                      uint32_t initiator, const mock_split *split);
 
 /* ** engines */
 hcq_status mock_amd_cp_start(mock_amd_queue *q);

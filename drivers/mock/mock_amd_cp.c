@@ -3,8 +3,10 @@
  * between its read position and the doorbell's write pointer, packets and
  * indirect buffers from GPU memory (MMU-checked), SET_SH_REG writes into a
  * register file, and at DISPATCH_DIRECT the program address, user SGPRs,
- * work-group size, LDS size and initiator from those registers. The kernel
- * (mock code: compiler/mock_amd_code.h) says which user SGPRs hold its
+ * work-group size, LDS size and initiator from those registers. At the
+ * program address is either the machine code of a code object the
+ * process loaded (mock_amd_launch.c runs its host twin) or mock code
+ * (compiler/mock_amd_code.h), which says which user SGPRs hold its
  * kernarg pointer, as real code does. Waits park the engine; releases
  * write memory and wake waiters; cache operations are checked for shape
  * and otherwise do nothing. Anything the hardware would choke on stops the
@@ -67,12 +69,32 @@ static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
     mock_amd_queue *q = cp->q;
     const amd_arch *a = q->gpu->arch;
     uint64_t entry = (uint64_t)REG(cp, AMD_REG_PGM_HI) << 40 | (uint64_t)REG(cp, AMD_REG_PGM_LO) << 8;
+    uint32_t init = p[4];
+    if (!amd_fget(AMD_INIT_COMPUTE_SHADER_EN, init)) return hang(cp, "DISPATCH_DIRECT: COMPUTE_SHADER_EN is off");
+    if (REG(cp, AMD_REG_START_X) || REG(cp, AMD_REG_START_Y) || REG(cp, AMD_REG_START_Z))
+        return hang(cp, "DISPATCH_DIRECT: COMPUTE_START_X/Y/Z are not 0");
+    uint32_t grid[3] = {p[1], p[2], p[3]}, block[3];
+    for (int i = 0; i < 3; i++) {
+        block[i] = (&REG(cp, AMD_REG_NUM_THREAD_X))[i] & 0xffff; /* NUM_THREAD_FULL */
+        if (!block[i]) return hang(cp, "DISPATCH_DIRECT: COMPUTE_NUM_THREAD_%c is 0", "XYZ"[i]);
+    }
+    mock_split split = {0, 1, 0};
+    if (a->family == AMD_FAMILY_GFX9 && q->ncp > 1) {
+        split.nparts = q->ncp;
+        split.chunk = REG(cp, AMD_REG_TG_CHUNK_SIZE);
+        split.part = REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) % q->ncp;
+    }
+    /* the machine code of a code object the process loaded: its host twin */
+    const cc_twin_entry *e = mock_twin_at(q->gpu->g, entry);
+    if (e) return mock_amd_run_twin(cp, e, grid, block, init, &split) ? EX_STOP : EX_DONE;
+    /* else mock code: a header saying how the IR after it wants to run */
     if (!mock_amd_access(q, entry, sizeof(cc_mock_amd_code), false, "fetching the program")) return EX_STOP;
     cc_mock_amd_code h;
     memcpy(&h, (const void *)(uintptr_t)entry, sizeof h);
     if (memcmp(h.magic, CC_MOCK_AMD_MAGIC, 8))
-        return hang(cp, "DISPATCH_DIRECT: COMPUTE_PGM_LO/HI point at 0x%llx, which holds no mock code (machine code, "
-                    "or a wrong program address)", (unsigned long long)entry);
+        return hang(cp, "DISPATCH_DIRECT: COMPUTE_PGM_LO/HI point at 0x%llx, which holds neither mock code nor the "
+                    "machine code of a code object the process loaded (a wrong program address?)",
+                    (unsigned long long)entry);
     uint32_t rsrc2 = REG(cp, AMD_REG_PGM_RSRC2), user = amd_fget(AMD_RSRC2_USER_SGPR, rsrc2);
     if (h.kernarg_sgpr + 2 > user || h.kernarg_sgpr + 2 > AMD_USER_DATA_COUNT)
         return hang(cp, "DISPATCH_DIRECT: the kernel reads its kernarg pointer from s[%u:%u], but RSRC2.USER_SGPR loads "
@@ -81,27 +103,12 @@ static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
     if (lds < h.local_bytes)
         return hang(cp, "DISPATCH_DIRECT: RSRC2.LDS_SIZE allocates %u bytes of LDS; the kernel uses %u", lds,
                     h.local_bytes);
-    uint32_t init = p[4];
-    if (!amd_fget(AMD_INIT_COMPUTE_SHADER_EN, init)) return hang(cp, "DISPATCH_DIRECT: COMPUTE_SHADER_EN is off");
     bool w32 = amd_fget(AMD_INIT_CS_W32_EN, init);
     if (a->family == AMD_FAMILY_GFX11 ? w32 != !!(h.flags & CC_MOCK_AMD_WAVE32) : w32)
         return hang(cp, "DISPATCH_DIRECT: CS_W32_EN is %d for a wave%d kernel", w32,
                     h.flags & CC_MOCK_AMD_WAVE32 ? 32 : 64);
-    if (REG(cp, AMD_REG_START_X) || REG(cp, AMD_REG_START_Y) || REG(cp, AMD_REG_START_Z))
-        return hang(cp, "DISPATCH_DIRECT: COMPUTE_START_X/Y/Z are not 0");
-    uint32_t grid[3] = {p[1], p[2], p[3]}, block[3];
-    for (int i = 0; i < 3; i++) {
-        block[i] = (&REG(cp, AMD_REG_NUM_THREAD_X))[i] & 0xffff; /* NUM_THREAD_FULL */
-        if (!block[i]) return hang(cp, "DISPATCH_DIRECT: COMPUTE_NUM_THREAD_%c is 0", "XYZ"[i]);
-    }
     const uint32_t *user_data = &REG(cp, AMD_REG_USER_DATA_0);
     uint64_t kernargs = user_data[h.kernarg_sgpr] | (uint64_t)user_data[h.kernarg_sgpr + 1] << 32;
-    mock_split split = {0, 1, 0};
-    if (a->family == AMD_FAMILY_GFX9 && q->ncp > 1) {
-        split.nparts = q->ncp;
-        split.chunk = REG(cp, AMD_REG_TG_CHUNK_SIZE);
-        split.part = REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) % q->ncp;
-    }
     mock_fault f;
     hcq_status s = mock_shader_run_split(q->gpu->g, entry + h.ir_offset, kernargs, grid, block, &split, &f);
     if (s == HCQ_ESTATE) return EX_STOP; /* cancelled: the queue is being destroyed */

@@ -163,7 +163,7 @@ Test(twin, hip_text_reads_its_sizes_from_the_implicit_arguments)
 Test(twin, hip_text_refuses_what_hip_refuses)
 {
     hcq_kernel *k = hcq_kernel_create("s");
-    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F64);
     hcq_ir_ref gid = tu_gid(k);
     hcq_ir_store(k, out, gid, hcq_ir_unary(k, HCQ_OP_SIN, hcq_ir_load(k, out, gid)));
     char *src = NULL;
@@ -172,5 +172,45 @@ Test(twin, hip_text_refuses_what_hip_refuses)
     cr_assert_eq(cc_twin_render(k, CC_TWIN_CUDA, "sm_90", &src), HCQ_OK);
     free(src);
     cr_assert_eq(cc_twin_render(k, 0, "cpu", &src), HCQ_EINVAL);
+    hcq_kernel_destroy(k);
+}
+
+/* HIP's own sin (CC_HIP_SINF) through the HIP text's twin, against the
+ * host's sin in f64 rounded once: equal on a sample striding through every
+ * exponent (HCQ_TEST_SINF_STEP=1 checks all 2^32 inputs: minutes) */
+Test(twin, hip_sinf_rounds_sin_correctly)
+{
+    need_clang();
+    const char *env = getenv("HCQ_TEST_SINF_STEP");
+    uint64_t step = env ? strtoull(env, NULL, 0) : 4099;
+    enum { CHUNK = 1 << 20 };
+    hcq_kernel *k = hcq_kernel_create("sinf_sample");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F32), in = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref gid = tu_gid(k);
+    hcq_ir_store(k, out, gid, hcq_ir_unary(k, HCQ_OP_SIN, hcq_ir_load(k, in, gid)));
+    float *x = malloc(CHUNK * 4), *y = malloc(CHUNK * 4);
+    tu_args a;
+    tu_args_init(&a, k);
+    tu_arg_ptr(&a, 0, y);
+    tu_arg_ptr(&a, 1, x);
+    uint64_t checked = 0;
+    for (uint64_t u = 0; u < 0x100000000ull;) {
+        uint32_t n = 0;
+        for (; n < CHUNK && u < 0x100000000ull; u += step) x[n++] = ir_bits_f32((uint32_t)u);
+        for (uint32_t i = n; i < CHUNK; i++) x[i] = 0;
+        hcq_interp_launch l;
+        launch1(&l, a.buf, a.size, CHUNK / 256, 256);
+        cr_assert_eq(cc_twin_run(k, "gfx942", &l), HCQ_OK, "%s", hcq_error_message());
+        for (uint32_t i = 0; i < n; i++) {
+            float want = (float)sin((double)x[i]);
+            if (isnan(x[i]) || isinf(x[i])) cr_assert(isnan(y[i]), "sin(%a) = %a", (double)x[i], (double)y[i]);
+            else cr_assert(ir_f32_bits(y[i]) == ir_f32_bits(want), "sin(%a): HIP %a, host %a", (double)x[i],
+                           (double)y[i], (double)want);
+        }
+        checked += n;
+    }
+    cr_assert_gt(checked, 1000000);
+    free(x);
+    free(y);
     hcq_kernel_destroy(k);
 }

@@ -1,0 +1,218 @@
+/* The AMD mock running real code objects (clang's HIP builds) as their host
+ * twins: a dispatch whose registers disagree with the kernel descriptor is
+ * refused as the hardware would fail it, naming the field (VGPR and SGPR
+ * granules in COMPUTE_PGM_RSRC1, USER_SGPR and LDS_SIZE in RSRC2, the
+ * wave size, scratch for a private segment); arguments come from the
+ * kernarg segment at the metadata's offsets, sizes from the implicit
+ * arguments; a bad access is a GPU memory fault naming the address and
+ * the kernel. Skips (saying why) where clang lacks the processor. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "compiler/elf.h"
+#include "compiler/twin.h"
+#include "drivers/amd/amd.h"
+#include "drivers/mock/mock.h"
+#include "drivers/mock/mock_amd.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+
+TestSuite(amd_twin, .timeout = 240);
+
+static hcq_device *open_amd(const char *gfx)
+{
+    char why[256], cfg[32];
+    if (!cc_twin_available(gfx, why, sizeof why)) cr_skip_test("no host twins for %s here: %s", gfx, why);
+    setenv("HCQ_MOCK", "1", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    snprintf(cfg, sizeof cfg, "amd=%s", gfx);
+    T_OK(mock_configure(cfg));
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    cr_assert_str_eq(hcq_device_get_props(d)->target, gfx);
+    return d;
+}
+
+/* out[g * L + i] = in[g * L + L - 1 - i] + num_groups, through LDS and a barrier */
+static hcq_kernel *reverse_kernel(void)
+{
+    hcq_kernel *k = hcq_kernel_create("reverse");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_I32), in = hcq_ir_param_buffer(k, HCQ_I32);
+    hcq_ir_ref loc = hcq_ir_define_local(k, HCQ_I32, 256);
+    hcq_ir_ref lid = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
+    hcq_ir_ref base = hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls);
+    hcq_ir_store(k, loc, lid, hcq_ir_load(k, in, hcq_ir_binary(k, HCQ_OP_ADD, base, lid)));
+    hcq_ir_barrier(k);
+    hcq_ir_ref rev = hcq_ir_binary(k, HCQ_OP_SUB, hcq_ir_binary(k, HCQ_OP_SUB, ls, hcq_ir_const_int(k, HCQ_I32, 1)), lid);
+    hcq_ir_ref v = hcq_ir_binary(k, HCQ_OP_ADD, hcq_ir_load(k, loc, rev), hcq_ir_special(k, HCQ_SPECIAL_NUM_GROUPS, 0));
+    hcq_ir_store(k, out, hcq_ir_binary(k, HCQ_OP_ADD, base, lid), v);
+    return k;
+}
+
+static void run_reverse(hcq_program *p, uint32_t G, uint32_t L)
+{
+    hcq_device *d = p->dev;
+    int32_t *host = calloc(G * L, 4), *out = calloc(G * L, 4);
+    for (uint32_t i = 0; i < G * L; i++) host[i] = (int32_t)(i * 7 + 1);
+    hcq_buffer *bi = t_buffer_from(d, host, G * L * 4), *bo = t_buffer_from(d, out, G * L * 4);
+    hcq_arg a[2] = {hcq_arg_buffer(bo), hcq_arg_buffer(bi)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(G, L)));
+    t_read(bo, out, G * L * 4);
+    for (uint32_t g = 0; g < G; g++)
+        for (uint32_t i = 0; i < L; i++)
+            cr_assert_eq(out[g * L + i], host[g * L + L - 1 - i] + (int32_t)G, "[%u][%u]", g, i);
+    T_OK(hcq_buffer_free(bi));
+    T_OK(hcq_buffer_free(bo));
+    free(host);
+    free(out);
+}
+
+static void runs_on(const char *gfx)
+{
+    hcq_device *d = open_amd(gfx);
+    hcq_program *p = t_load(d, reverse_kernel());
+    run_reverse(p, 5, 256);
+    run_reverse(p, 3, 64);
+    T_OK(hcq_program_free(p));
+    T_OK(hcq_device_close(d));
+}
+
+/* (one model per test: the KFD process lives as long as the process) */
+Test(amd_twin, code_objects_run_on_gfx1100) { runs_on("gfx1100"); }
+Test(amd_twin, code_objects_run_on_gfx942) { runs_on("gfx942"); }
+Test(amd_twin, code_objects_run_on_gfx90a) { runs_on("gfx90a"); }
+
+/* 16 accumulators live across a loop: enough VGPRs for a granule above 0 */
+static hcq_kernel *wide_kernel(void)
+{
+    hcq_kernel *k = hcq_kernel_create("reverse"); /* the name the checks below look for */
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F32), in = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref gid = hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0),
+                                   hcq_ir_const_int(k, HCQ_I32, 16));
+    hcq_ir_ref acc[16], x[16];
+    for (int j = 0; j < 16; j++) {
+        acc[j] = hcq_ir_define_acc(k, hcq_ir_const_float(k, HCQ_F32, j));
+        x[j] = hcq_ir_load(k, in, hcq_ir_binary(k, HCQ_OP_ADD, gid, hcq_ir_const_int(k, HCQ_I32, j)));
+    }
+    hcq_ir_ref r = hcq_ir_range(k, hcq_ir_const_int(k, HCQ_I32, 0), hcq_ir_const_int(k, HCQ_I32, 7));
+    for (int j = 0; j < 16; j++) hcq_ir_assign(k, acc[j], hcq_ir_mulacc(k, acc[j], x[j], x[(j + 1) % 16]));
+    hcq_ir_endrange(k, r);
+    for (int j = 0; j < 16; j++)
+        hcq_ir_store(k, out, hcq_ir_binary(k, HCQ_OP_ADD, gid, hcq_ir_const_int(k, HCQ_I32, j)), acc[j]);
+    return k;
+}
+
+typedef enum { R1, R2, INIT } which_reg;
+
+/* a launch with a register of the program poked faults; the mock says why */
+static void refused(const char *gfx, hcq_kernel *k, which_reg w, amd_field f, uint32_t v, const char *want1,
+                    const char *want2)
+{
+    hcq_device *d = open_amd(gfx);
+    hcq_program *p = t_load(d, k);
+    amd_prog *ap = p->priv;
+    uint32_t *r = w == R1 ? &ap->rsrc1 : w == R2 ? &ap->rsrc2 : &ap->initiator;
+    *r = (*r & ~amd_fmask(f)) | amd_fset(f, v);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(2, 64)));
+    cr_assert_neq(hcq_device_synchronize(d), HCQ_OK);
+    char why[1024];
+    mock_amd_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, want1) && strstr(why, want2) && strstr(why, "reverse"),
+              "the fault should say \"%s\" and \"%s\": %s", want1, want2, why);
+    T_OK(hcq_device_close(d));
+}
+
+Test(amd_twin, register_granules_must_cover_the_descriptor)
+{
+    char why[256];
+    if (!cc_twin_available("gfx1100", why, sizeof why)) cr_skip_test("no host twins for gfx1100 here: %s", why);
+    hcq_kernel *k = wide_kernel();
+    hcq_binary *b = NULL;
+    T_OK(hcq_compile(k, "gfx1100", &b));
+    amd_co co;
+    T_OK(amd_co_parse(b->data, b->size, &co));
+    cr_assert_gt(amd_fget(AMD_RSRC1_VGPRS, co.kd.compute_pgm_rsrc1), 0, "the kernel should need more than a granule");
+    amd_co_free(&co);
+    hcq_binary_free(b);
+    refused("gfx1100", k, R1, AMD_RSRC1_VGPRS, 0, "RSRC1.VGPRS allocates 0", "its descriptor needs");
+}
+
+Test(amd_twin, user_sgprs_must_match_the_descriptor)
+{
+    refused("gfx942", reverse_kernel(), R2, AMD_RSRC2_USER_SGPR, 1, "RSRC2.USER_SGPR loads 1", "its descriptor says");
+}
+
+Test(amd_twin, lds_must_cover_the_kernel)
+{
+    refused("gfx1100", reverse_kernel(), R2, AMD_RSRC2_LDS_SIZE, 1, "LDS_SIZE allocates 512 bytes", "it uses 1024");
+}
+
+Test(amd_twin, the_wave_size_must_match)
+{
+    refused("gfx1100", reverse_kernel(), INIT, AMD_INIT_CS_W32_EN, 0, "CS_W32_EN is 0", "wave32");
+}
+
+Test(amd_twin, a_bad_address_is_a_memory_fault_naming_the_kernel)
+{
+    hcq_device *d = open_amd("gfx1100");
+    hcq_program *p = t_load(d, t_k_add1());
+    hcq_arg a[2] = {hcq_arg_addr(HCQ_IMM(0xdead0000ull)), hcq_arg_u32(16)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(1, 16)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    T_MSG_HAS("0xdead0000");
+    char why[1024];
+    mock_amd_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "add1") && strstr(why, "0xdead0000"), "%s", why);
+    T_OK(hcq_device_close(d));
+}
+
+/* A code object whose descriptor asks for a private segment (the kernel
+ * itself does not touch it): the loader must set scratch up, and the mock
+ * refuses the dispatch if it is not. */
+static hcq_program *with_private_segment(hcq_device *d, uint32_t bytes, const char *gfx)
+{
+    hcq_kernel *k = reverse_kernel();
+    hcq_binary *b = NULL;
+    T_OK(hcq_compile(k, gfx, &b));
+    cc_elf e;
+    T_OK(cc_elf_open(&e, b->data, b->size));
+    const cc_elf_symbol *s = cc_elf_find_symbol(&e, "reverse.kd");
+    cr_assert_not_null(s);
+    const uint8_t *kd = NULL;
+    T_OK(cc_elf_symbol_data(&e, s, &kd));
+    size_t off = (size_t)(kd - (const uint8_t *)b->data);
+    cc_elf_close(&e);
+    uint8_t *bin = b->data;
+    amd_kernel_descriptor desc;
+    memcpy(&desc, bin + off, sizeof desc);
+    desc.private_segment_fixed_size = bytes;
+    desc.compute_pgm_rsrc2 |= amd_fset(AMD_RSRC2_SCRATCH_EN, 1);
+    memcpy(bin + off, &desc, sizeof desc);
+    /* its own twin: the process registers the patched binary only */
+    T_OK(cc_twin_prepare(k, gfx, b->data, b->size));
+    hcq_program *p = T_NONNULL(hcq_program_load(d, b->data, b->size));
+    hcq_binary_free(b);
+    hcq_kernel_destroy(k);
+    return p;
+}
+
+Test(amd_twin, a_private_segment_needs_scratch_set_up)
+{
+    hcq_device *d = open_amd("gfx1100");
+    hcq_program *p = with_private_segment(d, 256, "gfx1100");
+    run_reverse(p, 2, 64); /* the loader sets scratch up: the dispatch runs */
+    amd_prog *ap = p->priv;
+    ap->rsrc2 &= ~amd_fmask(AMD_RSRC2_SCRATCH_EN);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(2, 64)));
+    cr_assert_neq(hcq_device_synchronize(d), HCQ_OK);
+    char why[1024];
+    mock_amd_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "256-byte private segment") && strstr(why, "SCRATCH_EN is 0"), "%s", why);
+    T_OK(hcq_device_close(d));
+}
