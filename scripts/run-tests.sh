@@ -10,15 +10,17 @@
 #   mock:NAME       NAME on the mock GPU (HCQ_MOCK=1)
 #   mock[CFG]:NAME  the same with HCQ_MOCK_CONFIG=CFG (e.g. amd=gfx942)
 # The default is every device present, CPU+ir, every mock GPU of the default
-# mock, and the mock variants in HCQ_TEST_MOCK_VARIANTS (default amd=gfx942:
-# the multi-XCC AMD part).
+# mock (H100: sm_90, gfx1100), and the mock variants in
+# HCQ_TEST_MOCK_VARIANTS (default "amd=gfx942 nv=A100": the multi-XCC AMD
+# part and sm_80 with QMD V03; CI adds nv=RTX4090 and amd=gfx90a). Where
+# clang and ptxas are, the mock GPUs run real binaries (host twins).
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
 if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
     HCQ_TEST_DEVICES="$("$B/hcq" test-devices 2>/dev/null || echo CPU)"
     for d in $(HCQ_MOCK=1 "$B/hcq" test-devices --gpus 2>/dev/null); do HCQ_TEST_DEVICES+=" mock:$d"; done
-    for v in ${HCQ_TEST_MOCK_VARIANTS-amd=gfx942}; do
+    for v in ${HCQ_TEST_MOCK_VARIANTS-amd=gfx942 nv=A100}; do
         for d in $(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$v" "$B/hcq" test-devices --gpus 2>/dev/null); do
             # a variant is about the kinds it configures (amd=... -> AMD:N):
             # the others ran already with the default mock
@@ -28,8 +30,10 @@ if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
     done
 fi
 devices=$HCQ_TEST_DEVICES
-# a kernel cache of the build's own, so a run starts from what it compiles
-export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/$B/kernel-cache}
+# one kernel cache for every build flavour (kernels and their host twins do
+# not depend on how hcq was built), so make asan and make tsan after make
+# test start warm; the compile paths run cold in the suites that empty it
+export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/build/kernel-cache}
 # the hcq command the tool tests run
 export HCQ_TEST_HCQ_BIN=$PWD/$B/hcq
 limit=${HCQ_TEST_TIMEOUT:-900}
