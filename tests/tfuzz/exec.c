@@ -197,7 +197,18 @@ int tf_worker(const char *device, FILE *in, FILE *out)
     }
     fprintf(out, "ready %s\n", hcq_device_get_props(dev)->target);
     fflush(out);
-    for (;;) {
+    for (long served = 1;; served++) {
+        /* A context keeps every program it built; thousands of distinct
+         * kernels exhaust a mock GPU's memory (each program is a device
+         * allocation of its own), so start afresh now and then. */
+        if (served % 1000 == 0) {
+            hcq_ctx_destroy(ctx);
+            if (!(ctx = hcq_ctx_create(dev))) {
+                fprintf(out, "fatal creating a context: %s\n", hcq_error_message());
+                fflush(out);
+                return 1;
+            }
+        }
         tf_prog p;
         char err[256];
         int c = fgetc(in);

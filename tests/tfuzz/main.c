@@ -264,6 +264,9 @@ static void describe_elem(char *s, size_t n, hcq_dtype dt, uint32_t bits)
     else snprintf(s, n, "0x%0*x (%.9g)", dt == HCQ_F32 ? 8 : 4, bits, tf_from_bits(dt, bits));
 }
 
+/* elements checked: bit-exact, within a bound, don't care */
+static uint64_t n_exact, n_bound, n_dc;
+
 static verdict judge(const tf_prog *p, const tf_ref *ref, worker *ws, int nw, result *rs, uint64_t *elems)
 {
     verdict v = {0};
@@ -294,7 +297,12 @@ static verdict judge(const tf_prog *p, const tf_ref *ref, worker *ws, int nw, re
             for (int64_t i = 0; i < t->n; i++) {
                 uint32_t g = 0;
                 memcpy(&g, r->out[j].bytes + i * es, es);
-                (*elems)++;
+                if (elems) { /* counted for the summary, not while shrinking */
+                    (*elems)++;
+                    if (t->x[i].f & RV_DC) n_dc++;
+                    else if (t->x[i].e > 0) n_bound++;
+                    else n_exact++;
+                }
                 if (elem_ok(t->dt, &t->x[i], g)) continue;
                 char got[64], want[64];
                 describe_elem(got, sizeof got, t->dt, g);
@@ -342,8 +350,7 @@ static verdict run_all(const tf_prog *p, worker *ws, int nw, uint64_t *elems, bo
         }
         worker_run(&ws[d], p, &rs[d]);
     }
-    uint64_t dummy = 0;
-    v = judge(p, &ref, ws, nw, rs, elems ? elems : &dummy);
+    v = judge(p, &ref, ws, nw, rs, elems);
     for (int d = 0; d < nw; d++) result_free(&rs[d]);
     tf_ref_free(&ref);
     return v;
@@ -686,8 +693,10 @@ int main(int argc, char **argv)
            (unsigned long long)(seed + (uint64_t)(run ? run - 1 : 0)), nw);
     if (compiled_graphs >= 0 && ninterp < nw && run > compiled_graphs)
         printf(" (the %d compiling kernels on the first %ld)", nw - ninterp, compiled_graphs);
-    printf(", each compared with the reference, %llu elements checked, %ld disagreements, %.1f s\n",
-           (unsigned long long)elems, failures, now() - t0);
+    printf(", each compared with the reference: %llu elements checked (%llu bit-exact, %llu within an error bound, %llu"
+           " don't care), %ld disagreements, %.1f s\n",
+           (unsigned long long)elems, (unsigned long long)n_exact, (unsigned long long)n_bound, (unsigned long long)n_dc,
+           failures, now() - t0);
     if (rejected_n) printf("tfuzz: the reference rejected %ld generated programs (a generator bug)\n", rejected_n);
     return failures || rejected_n ? 1 : 0;
 }

@@ -417,7 +417,7 @@ static tf_rv fop(hcq_dtype dt, int op, tf_rv a, tf_rv b)
     case F_SIN: e = a.e + TRANS_ULP * tf_ulp(HCQ_F32, r); break;
     }
     if (isinf(r) && e == 0) return rv_exact(dt, r);
-    if (e == 0) return rv_exact(dt, op_round(dt, r));
+    if (e == 0) e = 0x1p-149; /* from inexact inputs: not even a zero's sign is certain */
     return rv_approx(dt, r, e);
 }
 
@@ -1006,7 +1006,7 @@ static void mv_visit(void *uu, int64_t o, const tf_rv *x, const int64_t *pos, in
             /* the mean's error moves every deviation; squares and sums round */
             double em = (e + (double)(n + 3) * EPS32 * abs) / (double)n;
             double ed = 2 * (maxdev + em) * (em + 2 * EPS32 * (maxdev + fabs(mean))) * (double)n;
-            double err = (ed + (double)(n + 4) * 2 * EPS32 * dev + 2 * e * (maxdev + em)) / den;
+            double err = (ed + (double)(n + 4) * 2 * EPS32 * dev + 2 * e * (maxdev + em) + (double)(n + 2) * 0x1p-149) / den;
             if (u->op == TF_VAR) r = err == 0 ? rv_exact(u->odt, op_round(u->odt, var)) : rv_approx(u->odt, var, err);
             else {
                 double sd = sqrt(var);
