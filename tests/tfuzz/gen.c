@@ -12,6 +12,9 @@
 #include <string.h>
 
 #define GEN_MAX_NUMEL 2048
+/* now and then a big input, for the plans of large reductions: a work-group
+ * per output on GPUs (256 or more elements), two kernels (16384 or more) */
+#define GEN_MAX_BIG 45000
 
 typedef struct gen {
     uint64_t s;
@@ -106,6 +109,13 @@ static int64_t rand_size(gen *g)
 
 static int rand_shape(gen *g, int64_t *s)
 {
+    if (chance(g, 4)) { /* big */
+        static const int64_t big[] = {256, 257, 300, 1031, 4099, 16384, 16411, 40009};
+        int nd = 1 + below(g, 2), k = below(g, 8);
+        s[nd - 1] = big[k];
+        if (nd == 2) s[0] = big[k] > 4099 ? 1 + below(g, 2) : 1 + below(g, 7);
+        return nd;
+    }
     int nd = (int[]){0, 1, 1, 2, 2, 2, 3, 3, 4, 5}[below(g, 10)];
     int64_t n = 1;
     for (int d = 0; d < nd; d++) {
@@ -138,7 +148,7 @@ static int commit(gen *g)
 {
     char why[256];
     int i = g->p->n - 1;
-    if (tf_ref_step(&g->ref, g->p, i, why, sizeof why) && g->ref.t[i].n <= GEN_MAX_NUMEL) return i;
+    if (tf_ref_step(&g->ref, g->p, i, why, sizeof why) && g->ref.t[i].n <= GEN_MAX_BIG) return i;
     free(g->p->ins[i].data);
     g->p->n--;
     return -1;

@@ -589,7 +589,7 @@ static tf_rv func_el(int fn, tf_rv a)
         }
         double eth = 2 * (fabs(2 * in) * 2 + 8) * EPS32 + 8 * EPS32 + fabs(in) * 8 * EPS32;
         e = 0.5 * fabs(x) * eth + fabs(r) * 4 * EPS32 + a.e * 1.2;
-        if (fabs(in) > 1e30) e = fabs(r) * 8 * EPS32;
+        if (fabs(in) > 1e30) e = fabs(r) * 8 * EPS32 + a.e * 1.2; /* tanh is +-1: gelu is x or 0 */
         break;
     }
     case U_SILU: /* x sigmoid(x) */
