@@ -5,6 +5,7 @@
  *   tfuzz [--graphs N] [--seed S] [--seconds T] [--ops K] [--devices "..."]
  *         [--compiled-graphs N] [--keep-going] [--verbose]      fuzz
  *   tfuzz --replay FILE                   run one saved program (shrunk again)
+ *   tfuzz --c FILE                        print a saved program as C calls
  *   tfuzz --worker DEVICE                 serve programs on stdin (internal)
  *   tfuzz --list                          the devices this process sees
  *
@@ -570,7 +571,8 @@ static int default_devices(worker *ws)
 static int usage(void)
 {
     fprintf(stderr, "usage: tfuzz [--graphs N] [--seed S] [--seconds T] [--ops K] [--devices \"TOKENS\"] [--keep-going]\n"
-                    "             [--compiled-graphs N] [--timeout S] [--verbose] | --replay FILE | --worker DEVICE | --list\n");
+                    "             [--compiled-graphs N] [--timeout S] [--verbose] | --replay FILE | --c FILE | --worker DEVICE\n"
+                    "             | --list\n");
     return 2;
 }
 
@@ -587,6 +589,16 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--worker") && v) return tf_worker(v, stdin, stdout);
+        if (!strcmp(a, "--c") && v) { /* a saved program as C calls */
+            FILE *f = fopen(v, "r");
+            tf_prog p;
+            char err[256];
+            if (!f || !tf_read_text(f, &p, err, sizeof err)) return fprintf(stderr, "tfuzz: cannot read %s\n", v), 2;
+            fclose(f);
+            tf_write_c(stdout, &p);
+            tf_prog_free(&p);
+            return 0;
+        }
         if (!strcmp(a, "--list")) {
             char names[32][16];
             uint32_t n = hcq_device_list(names, 32);

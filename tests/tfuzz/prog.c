@@ -263,13 +263,25 @@ void tf_write_c(FILE *f, const tf_prog *p)
             size_t es = hcq_dtype_size(in->dt), n = es ? in->nbytes / es : 0;
             fprintf(f, "hcq_from_data(ctx, %s, ", cdt(in->dt));
             c_list(f, "HCQ_SHAPE", in->iv, in->niv);
-            fprintf(f, ", (const uint%d_t[]){", es == 1 ? 8 : es == 2 ? 16 : 32);
+            /* mostly zeros (shrinking zeroes what it can): only the others, by index */
+            size_t nz = 0;
             for (size_t j = 0; j < n; j++) {
                 uint32_t b = 0;
                 memcpy(&b, (const uint8_t *)in->data + j * es, es);
-                fprintf(f, "%s%s0x%x", j ? "," : "", j && j % 8 == 0 ? "\n        " : "", b);
+                nz += b != 0;
             }
-            fprintf(f, "%s})", n ? "" : "0");
+            bool sparse = nz * 2 < n;
+            fprintf(f, ", (const uint%d_t[%zu]){", es == 1 ? 8 : es == 2 ? 16 : 32, n ? n : 1);
+            for (size_t j = 0, k = 0; j < n; j++) {
+                uint32_t b = 0;
+                memcpy(&b, (const uint8_t *)in->data + j * es, es);
+                if (sparse && !b) continue;
+                fprintf(f, "%s%s", k ? "," : "", k && k % 8 == 0 ? "\n        " : "");
+                if (sparse) fprintf(f, "[%zu] = ", j);
+                fprintf(f, "0x%x", b);
+                k++;
+            }
+            fprintf(f, "%s})", nz || (n && !sparse) ? "" : "0");
             break;
         }
         case TF_FULL:
