@@ -1,7 +1,9 @@
 /* tests/diff/diff.h: the differential test. A case (irgen.h) runs on the
  * interpreter, the reference, and on every other implementation of the IR
- * that this build has ("engines"): the cpu target's compiled C, and the
- * host twins of the CUDA and HIP renderings once they exist. Every buffer
+ * that this build has ("engines"): the cpu target's compiled C ("cpu"), and
+ * the host twins of the CUDA and HIP renderings ("cuda-twin", "hip-twin",
+ * compiler/twin.h; HIP without the outputs of the ops its renderer refuses,
+ * SIN and f64 EXP2/LOG2, whose results feed nothing else). Every buffer
  * must come out the same as the interpreter's: bit for bit, except that
  * any NaN matches any NaN in float buffers (computed NaNs have no defined
  * payload; values that were only moved are also stored as integers, which
@@ -27,7 +29,7 @@
 #define DIFF_MAX_ENGINES 4
 
 typedef struct diff_config {
-    const char *engines;     /* comma-separated names to run ("cpu"); NULL: every one available */
+    const char *engines;     /* comma-separated names to run ("cpu,hip-twin"); NULL: every one */
     bool no_shrink;          /* report failures as generated */
     double shrink_seconds;   /* time limit for shrinking one failure (0: 60) */
     unsigned run_seconds;    /* time limit of one compiled run (0: 20) */

@@ -3,7 +3,7 @@
  * hundred seeds through tests/unit/test_difftest.c instead.
  *
  *   difftest [--seed S] [-n KERNELS] [--seconds T] [--jobs J] [--engines cpu,...]
- *            [--no-shrink] [--ops N] [--dump]
+ *            [--no-shrink] [--ops N] [--steps N] [--dump]
  *
  * Seeds S, S+1, ... run until KERNELS are done or T seconds have passed
  * (whichever first; 0 = no limit), in J worker processes. A failure prints
@@ -30,7 +30,7 @@ static double now(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [-n KERNELS] [--seconds T] [--jobs J] [--engines cpu,...] "
-                    "[--no-shrink] [--ops N] [--dump]\n");
+                    "[--no-shrink] [--ops N] [--steps N] [--dump]\n");
     exit(2);
 }
 
@@ -72,6 +72,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--jobs")) jobs = (unsigned)strtoul(v, NULL, 0), i++;
         else if (!strcmp(a, "--engines")) cfg.engines = v, i++;
         else if (!strcmp(a, "--ops")) cfg.gen.max_ops = (uint32_t)strtoul(v, NULL, 0), i++;
+        else if (!strcmp(a, "--steps")) cfg.gen.steps = (uint32_t)strtoul(v, NULL, 0), i++;
         else usage();
     }
     if (!jobs) jobs = 1;

@@ -172,6 +172,20 @@ static hcq_ir_ref value(gen *g, hcq_dtype t)
     return value_f(g, t, 0, &f);
 }
 
+/* An operand for a new op: its dtype drawn evenly (the pool is mostly
+ * i32 ids and counters), from the pool where it has one, else a cast. */
+static gval pick_balanced(gen *g)
+{
+    hcq_dtype t = any_dt(g);
+    int i = find(g, t, 0);
+    if (i >= 0) return g->pool[i];
+    gval v = g->pool[pick(g)];
+    unsigned f;
+    hcq_ir_ref r = cast_to(g, t, &v, &f);
+    push(g, r, t, f);
+    return (gval){r, (uint8_t)t, (uint8_t)(is_float(t) ? f : f | VF_EXACT)};
+}
+
 static hcq_ir_ref ci32(gen *g, int64_t v) { return hcq_ir_const_int(g->k, HCQ_I32, v); }
 
 /* ** outputs: element slot * T + gid of the dtype's output buffer */
@@ -221,7 +235,7 @@ static const hcq_op unary_ops[] = {HCQ_OP_NEG, HCQ_OP_SQRT, HCQ_OP_RECIP, HCQ_OP
 
 static void step_binary(gen *g)
 {
-    const gval a = g->pool[pick(g)];
+    const gval a = pick_balanced(g);
     hcq_dtype t = (hcq_dtype)a.t;
     hcq_op op = binary_ops[RN(g, BASE_ARRAY_LEN(binary_ops))];
     if (!accepts(op, t)) {
@@ -245,7 +259,7 @@ static void step_binary(gen *g)
 
 static void step_unary(gen *g)
 {
-    const gval a = g->pool[pick(g)];
+    const gval a = pick_balanced(g);
     hcq_dtype t = (hcq_dtype)a.t;
     if (t == HCQ_BOOL) return;
     hcq_op op = is_float(t) ? unary_ops[RN(g, BASE_ARRAY_LEN(unary_ops))] : HCQ_OP_NEG;
@@ -270,7 +284,7 @@ static void step_transcendental(gen *g)
 
 static void step_where(gen *g)
 {
-    const gval a = g->pool[pick(g)];
+    const gval a = pick_balanced(g);
     unsigned fc, fb;
     hcq_ir_ref c = value_f(g, HCQ_BOOL, 0, &fc), b = value_f(g, (hcq_dtype)a.t, 0, &fb);
     push(g, hcq_ir_where(g->k, c, a.r, b), (hcq_dtype)a.t, (a.f & fb & fc & VF_UNIFORM) | (a.f & fb & VF_EXACT));
@@ -278,7 +292,7 @@ static void step_where(gen *g)
 
 static void step_mulacc(gen *g)
 {
-    const gval a = g->pool[pick(g)];
+    const gval a = pick_balanced(g);
     hcq_dtype t = (hcq_dtype)a.t;
     if (!accepts(HCQ_OP_MULACC, t)) return;
     unsigned fb, fc;
@@ -288,7 +302,7 @@ static void step_mulacc(gen *g)
 
 static void step_cast(gen *g)
 {
-    const gval a = g->pool[pick(g)];
+    const gval a = pick_balanced(g);
     hcq_dtype to = any_dt(g);
     unsigned f;
     hcq_ir_ref r = cast_to(g, to, &a, &f);
@@ -297,7 +311,7 @@ static void step_cast(gen *g)
 
 static void step_bitcast(gen *g)
 {
-    const gval a = g->pool[pick(g)];
+    const gval a = pick_balanced(g);
     hcq_dtype t = (hcq_dtype)a.t;
     if (t == HCQ_BOOL || !(a.f & VF_EXACT)) return; /* computed NaNs have no defined bits */
     static const hcq_dtype same[4][4] = {{HCQ_I8, HCQ_U8, HCQ_I8, HCQ_U8},
@@ -391,7 +405,11 @@ static void step_reload(gen *g)
     push(g, hcq_ir_load(g->k, g->out[t], idx), t, VF_EXACT);
 }
 
-static void step_store(gen *g) { store_val(g, &g->pool[pick(g)], true); }
+static void step_store(gen *g)
+{
+    gval v = pick_balanced(g);
+    store_val(g, &v, true);
+}
 
 /* ** local memory */
 static glocal *readable_local(gen *g)
@@ -527,7 +545,7 @@ static void step_block(gen *g)
 {
     if (g->depth >= MAX_DEPTH || g->k->nops > g->max_ops) return;
     hcq_kernel *k = g->k;
-    gval carry = g->pool[pick(g)];
+    gval carry = pick_balanced(g);
     hcq_dtype t = (hcq_dtype)carry.t;
     hcq_ir_ref acc = hcq_ir_define_acc(k, carry.r);
     int saved = g->n;
@@ -536,9 +554,10 @@ static void step_block(gen *g)
     bool loop = chance(g, 55) && g->mult <= 100, uniform;
     uint32_t saved_mult = g->mult;
     hcq_ir_ref open, end_acc = HCQ_IR_NONE;
+    bool end_uniform = false;
     hcq_dtype ct = any_int(g);
     if (loop) {
-        unsigned kind = (unsigned)RN(g, 4), fs = VF_UNIFORM, fe = VF_UNIFORM;
+        unsigned kind = (unsigned)RN(g, 5), fs = VF_UNIFORM, fe = VF_UNIFORM;
         hcq_ir_ref start, end;
         bool sgn = hcq_dtype_is_signed(ct);
         int64_t s0 = sgn ? (int64_t)RN(g, 7) - 3 : (int64_t)RN(g, 3);
@@ -550,10 +569,18 @@ static void step_block(gen *g)
         } else if (kind == 2) {
             end = small_of(g, ct, 0, 7, &fe);
             if (chance(g, 40)) start = small_of(g, ct, 0, 3, &fs);
+        } else if (kind == 4) { /* up to the dtype's largest value: the counter must not wrap */
+            unsigned w = ir_dt_bits(ct);
+            int64_t max = sgn ? (int64_t)((1ull << (w - 1)) - 1) : (int64_t)(w == 64 ? ~0ull : (1ull << w) - 1);
+            start = hcq_ir_const_int(k, ct, (int64_t)((uint64_t)max - RN(g, 4)));
+            end = hcq_ir_const_int(k, ct, max);
         } else { /* the end is an acc the body lowers: read again every iteration */
             end_acc = hcq_ir_define_acc(k, hcq_ir_const_int(k, ct, (int64_t)RN(g, 8)));
             end = end_acc;
-            fe = 0;
+            /* lowered by a uniform amount under uniform control it stays
+             * uniform, and the loop may hold barriers */
+            end_uniform = saved_ctl && chance(g, 50);
+            fe = end_uniform ? VF_UNIFORM : 0;
         }
         open = hcq_ir_range(k, start, end);
         uniform = fs & fe & VF_UNIFORM;
@@ -567,13 +594,20 @@ static void step_block(gen *g)
     }
     g->ctl_uniform = saved_ctl && uniform;
     g->depth++;
-    push(g, acc, t, 0);
+    /* an acc made uniform and assigned uniform values under uniform
+     * control stays uniform (the verifier's rule), usable where a barrier
+     * needs uniform bounds */
+    unsigned fa = (carry.f & VF_UNIFORM) && g->ctl_uniform && chance(g, 40) ? VF_UNIFORM : 0;
+    push(g, acc, t, fa);
     steps(g, 2 + (int)RN(g, 7));
     unsigned fv;
-    hcq_ir_ref v = value_f(g, t, 0, &fv);
+    hcq_ir_ref v = value_f(g, t, fa, &fv);
     hcq_ir_assign(k, acc, combine(g, acc, t, v));
-    if (end_acc != HCQ_IR_NONE)
-        hcq_ir_assign(k, end_acc, hcq_ir_binary(k, HCQ_OP_SUB, end_acc, hcq_ir_cast(k, ct, value(g, HCQ_BOOL))));
+    if (end_acc != HCQ_IR_NONE) {
+        unsigned fb;
+        hcq_ir_ref b = value_f(g, HCQ_BOOL, end_uniform ? VF_UNIFORM : 0, &fb);
+        hcq_ir_assign(k, end_acc, hcq_ir_binary(k, HCQ_OP_SUB, end_acc, hcq_ir_cast(k, ct, b)));
+    }
     g->depth--;
     if (loop) hcq_ir_endrange(k, open);
     else hcq_ir_endif(k, open);
@@ -581,8 +615,8 @@ static void step_block(gen *g)
     g->mult = saved_mult;
     g->ctl_uniform = saved_ctl;
     for (int j = 0; j < g->nloc; j++) g->loc[j].readable = readable[j];
-    push(g, acc, t, 0);
-    if (end_acc != HCQ_IR_NONE) push(g, end_acc, ct, 0);
+    push(g, acc, t, fa);
+    if (end_acc != HCQ_IR_NONE) push(g, end_acc, ct, end_uniform ? VF_UNIFORM : 0);
 }
 
 /* acc = op(acc, element j) over a loop: of an input, or of local memory */
@@ -653,7 +687,16 @@ static void pick_dims(gen *g)
     memcpy(c->ls, l, sizeof c->ls);
     g->W = l[0] * l[1] * l[2];
     uint32_t ng[3] = {1 + (uint32_t)RN(g, 4), chance(g, 30) ? 2 : 1, chance(g, 20) ? 2 : 1};
-    while ((uint64_t)g->W * ng[0] * ng[1] * ng[2] > 1024) { /* keep the interpreter quick */
+    uint32_t limit = 1024;
+    if (chance(g, 5)) { /* many small groups: group ids beyond a byte, grids in y and z */
+        static const uint32_t tiny[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 3, 1}};
+        l = tiny[RN(g, 3)];
+        memcpy(c->ls, l, sizeof c->ls);
+        g->W = l[0] * l[1] * l[2];
+        ng[0] = 100 + (uint32_t)RN(g, 500), ng[1] = 1 + (uint32_t)RN(g, 3), ng[2] = 1 + (uint32_t)RN(g, 2);
+        limit = 2048;
+    }
+    while ((uint64_t)g->W * ng[0] * ng[1] * ng[2] > limit) { /* keep the interpreter quick */
         if (ng[0] > 1) ng[0]--;
         else if (ng[1] > 1) ng[1]--;
         else ng[2]--;
@@ -692,43 +735,57 @@ static void make_ids(gen *g)
     push(g, gx, HCQ_I32, VF_UNIFORM);
 }
 
+/* Inputs, scalars and outputs in a shuffled order, so the kernarg layout
+ * mixes sizes and alignments (a bool scalar before an f64 one, ...). */
 static void make_params(gen *g)
 {
     irg_case *c = g->c;
     hcq_kernel *k = g->k;
     char label[24];
-    g->nin = 1 + (int)RN(g, MAX_IN);
-    for (int i = 0; i < g->nin; i++) {
-        ginput *in = &g->in[i];
-        in->t = any_dt(g);
-        in->total = g->T + (uint32_t)RN(g, 17);
-        in->bias = chance(g, 30) ? 1 + (uint32_t)RN(g, in->total < 64 ? in->total - 1 : 64) : 0;
-        if (in->bias >= in->total) in->bias = 0;
-        snprintf(label, sizeof label, "in%d", i);
-        uint32_t p = add_param(g, IRG_INPUT, in->t, label);
-        c->p[p].count = in->total - in->bias;
-        c->p[p].bias = in->bias;
-        in->r = hcq_ir_param_buffer(k, in->t);
+    enum { P_IN, P_SCALAR, P_OUT, P_MATH };
+    uint8_t kind[IRG_MAX_PARAMS], idx[IRG_MAX_PARAMS];
+    unsigned n = 0, nin = 1 + (unsigned)RN(g, MAX_IN), ns = (unsigned)RN(g, 9);
+    for (unsigned i = 0; i < nin; i++) kind[n] = P_IN, idx[n++] = (uint8_t)i;
+    for (unsigned i = 0; i < ns; i++) kind[n] = P_SCALAR, idx[n++] = (uint8_t)i;
+    for (unsigned i = 0; i < BASE_ARRAY_LEN(all_dt); i++) kind[n] = P_OUT, idx[n++] = (uint8_t)all_dt[i];
+    for (unsigned i = 0; i < BASE_ARRAY_LEN(float_dt); i++) kind[n] = P_MATH, idx[n++] = (uint8_t)float_dt[i];
+    for (unsigned i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        unsigned j = (unsigned)RN(g, i + 1);
+        uint8_t tk = kind[i], ti = idx[i];
+        kind[i] = kind[j], idx[i] = idx[j];
+        kind[j] = tk, idx[j] = ti;
     }
-    for (int i = 0, n = (int)RN(g, 5); i < n; i++) {
-        hcq_dtype t = any_dt(g);
-        snprintf(label, sizeof label, "s%d", i);
-        uint32_t p = add_param(g, IRG_SCALAR, t, label);
-        irg_fill_elem(&g->s, t, &c->p[p].bits);
-        push(g, hcq_ir_param_scalar(k, t), t, VF_UNIFORM | VF_EXACT);
-    }
-    for (size_t i = 0; i < BASE_ARRAY_LEN(all_dt); i++) {
-        hcq_dtype t = all_dt[i];
-        snprintf(label, sizeof label, "out_%s", hcq_dtype_name(t));
-        g->out_param[t] = add_param(g, IRG_OUTPUT, t, label);
-        g->out[t] = hcq_ir_param_buffer(k, t);
-    }
-    for (size_t i = 0; i < BASE_ARRAY_LEN(float_dt); i++) {
-        hcq_dtype t = float_dt[i];
-        snprintf(label, sizeof label, "math_%s", hcq_dtype_name(t));
-        g->trans_param[t] = add_param(g, IRG_OUTPUT, t, label);
-        c->p[g->trans_param[t]].ulp = HCQ_IR_TRANSCENDENTAL_ULP;
-        g->trans[t] = hcq_ir_param_buffer(k, t);
+    g->nin = (int)nin;
+    for (unsigned q = 0; q < n; q++) {
+        if (kind[q] == P_IN) {
+            ginput *in = &g->in[idx[q]];
+            in->t = any_dt(g);
+            in->total = g->T + (uint32_t)RN(g, 17);
+            in->bias = chance(g, 30) ? 1 + (uint32_t)RN(g, in->total < 64 ? in->total - 1 : 64) : 0;
+            if (in->bias >= in->total) in->bias = 0;
+            snprintf(label, sizeof label, "in%u", idx[q]);
+            uint32_t p = add_param(g, IRG_INPUT, in->t, label);
+            c->p[p].count = in->total - in->bias;
+            c->p[p].bias = in->bias;
+            in->r = hcq_ir_param_buffer(k, in->t);
+        } else if (kind[q] == P_SCALAR) {
+            hcq_dtype t = any_dt(g);
+            snprintf(label, sizeof label, "s%u", idx[q]);
+            uint32_t p = add_param(g, IRG_SCALAR, t, label);
+            irg_fill_elem(&g->s, t, &c->p[p].bits);
+            push(g, hcq_ir_param_scalar(k, t), t, VF_UNIFORM | VF_EXACT);
+        } else if (kind[q] == P_OUT) {
+            hcq_dtype t = (hcq_dtype)idx[q];
+            snprintf(label, sizeof label, "out_%s", hcq_dtype_name(t));
+            g->out_param[t] = add_param(g, IRG_OUTPUT, t, label);
+            g->out[t] = hcq_ir_param_buffer(k, t);
+        } else {
+            hcq_dtype t = (hcq_dtype)idx[q];
+            snprintf(label, sizeof label, "math_%s", hcq_dtype_name(t));
+            g->trans_param[t] = add_param(g, IRG_OUTPUT, t, label);
+            c->p[g->trans_param[t]].ulp = HCQ_IR_TRANSCENDENTAL_ULP;
+            g->trans[t] = hcq_ir_param_buffer(k, t);
+        }
     }
 }
 
@@ -774,7 +831,9 @@ hcq_status irg_generate(uint64_t seed, const irg_options *opt, irg_case *out)
     make_locals(g);
     for (int j = 0; j < 3; j++) push_const(g);
     for (int j = 0; j < 4; j++) step_load(g);
-    for (int j = 0, m = 30 + (int)RN(g, 60); j < m && g->k->nops < g->max_ops; j++) step(g);
+    int m = 30 + (int)RN(g, 61);
+    if (opt->steps) m = (int)opt->steps / 3 + (int)RN(g, opt->steps - opt->steps / 3 + 1);
+    for (int j = 0; j < m && g->k->nops < g->max_ops; j++) step(g);
     /* what is still in scope goes out */
     for (int j = 0; j < g->n; j++)
         if (chance(g, 60)) store_val(g, &g->pool[j], false);

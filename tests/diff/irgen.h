@@ -65,6 +65,7 @@ typedef struct irg_case {
 
 typedef struct irg_options {
     uint32_t max_ops;   /* no more steps once the kernel has this many ops (0: 400) */
+    uint32_t steps;     /* top-level generation steps, at most (0: 30 to 90, drawn per seed) */
     bool no_sin;        /* leave out SIN and f64 EXP2/LOG2 (targets without them) */
 } irg_options;
 
