@@ -15,6 +15,8 @@ hcq_status base_err(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
 hcq_status base_verr(hcq_status s, const char *fmt, va_list ap);
 /* Prepends "context: " to the current message (keeps the status). */
 hcq_status base_err_prefix(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
+/* The symbolic name of an errno value ("ENOENT"; either sign), "E?" if unknown. */
+const char *base_errno_name(int e);
 
 /* ** environment, read once per process (tests may re-read) */
 typedef struct base_env {

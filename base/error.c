@@ -17,6 +17,13 @@ void hcq_error_clear(void)
     err_status = HCQ_OK;
 }
 
+const char *base_errno_name(int e)
+{
+    if (e < 0) e = -e;
+    const char *n = strerrorname_np(e); /* glibc 2.32: "ENOENT" */
+    return n ? n : "E?";
+}
+
 const char *hcq_status_name(hcq_status s)
 {
     switch (s) {

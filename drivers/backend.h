@@ -112,6 +112,9 @@ typedef struct drv_backend {
     const char *kind; /* "CPU", "NV", "AMD" */
     /* devices of this kind present (0 if the driver is absent) */
     uint32_t (*count)(void);
+    /* when count() is 0: why, as one sentence naming the path, the errno or
+     * driver status and the fix (a module to load, a group to join) */
+    void (*why_absent)(char *buf, size_t size);
     /* brings device `index` up: props, priv, ts_mul/div, engines */
     hcq_status (*open)(hcq_device *dev, uint32_t index);
     /* Stops the engines (optional; hcq_device_close calls it first, before

@@ -36,8 +36,10 @@ typedef struct drv_dump_header {
 _Static_assert(sizeof(drv_dump_header) == DRV_DUMP_HEADER, "dump header layout");
 
 /* Writes one segment into dir (created if missing); numbers files in the
- * order of calls within the process. Failures are logged, never fatal: a
- * dump is a debugging aid. */
+ * order of calls within the process. A directory holds one run: one that
+ * already holds dumps when this process first writes there is refused.
+ * Failures are reported once per directory at the default log level, never
+ * fatal: a dump is a debugging aid. */
 void drv_dump_write(const char *dir, const char *engine, const char *format, uint32_t arch, uint64_t va,
                     const uint32_t *dw, uint32_t ndw);
 

@@ -5,13 +5,18 @@
 #include "drivers/trace.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* The only place in hcq that issues these syscalls. */
@@ -150,9 +155,21 @@ static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const hcq_sys *sys_libc(void) { return &libc_table; }
 
+/* libhcqmock.so exports this name: the mock is there, preloaded, and the
+ * program (hcq included) runs on it through plain libc */
+bool sys_mock_preloaded(void) { return dlsym(RTLD_DEFAULT, "hcq_mock_preloaded") != NULL; }
+
 static const hcq_sys *sys_default(void)
 {
     const base_env *e = base_env_get();
+    if (!e->mock && (e->mock_config || e->mock_sched) && !sys_mock_preloaded()) {
+        /* the mock's knobs without the mock: a fault test would run on
+         * whatever is present without its faults; stop instead */
+        fprintf(stderr, "hcq: %s is set but HCQ_MOCK is not: the mock GPU is off, so what it configures would not "
+                        "happen. Set HCQ_MOCK=1 (or preload libhcqmock.so), or unset it.\n",
+                e->mock_config ? "HCQ_MOCK_CONFIG" : "HCQ_MOCK_SCHED");
+        exit(2);
+    }
     const hcq_sys *s = e->mock ? mock_sys() : &libc_table;
     return e->trace ? trace_sys(s) : s;
 }
@@ -265,4 +282,38 @@ void sys_status_unmap(void *p, size_t len, const char *path)
 {
     if (p) munmap(p, len);
     if (path) unlink(path);
+}
+
+void sys_open_hint(const char *path, int err, const char *group, char *buf, size_t size)
+{
+    if (err < 0) err = -err;
+    if (!size) return;
+    buf[0] = 0;
+    if (err != EACCES && err != EPERM) return;
+    /* the node's mode and group, and whether this user is in it */
+    struct stat st;
+    char grname[64] = "";
+    bool member = false;
+    if (stat(path, &st) == 0) {
+        struct group g, *res = NULL;
+        char tmp[4096];
+        if (getgrgid_r(st.st_gid, &g, tmp, sizeof tmp, &res) == 0 && res)
+            snprintf(grname, sizeof grname, "%s", res->gr_name);
+        gid_t groups[256];
+        int n = getgroups(256, groups);
+        member = getegid() == st.st_gid;
+        for (int i = 0; i < n; i++) member |= groups[i] == st.st_gid;
+        int k = snprintf(buf, size, "; it is mode %04o, group %s", (unsigned)(st.st_mode & 07777),
+                         grname[0] ? grname : "?");
+        if (k < 0 || (size_t)k >= size) return;
+        buf += k;
+        size -= (size_t)k;
+    }
+    const char *want = grname[0] && strcmp(grname, "root") ? grname : group;
+    if (member)
+        snprintf(buf, size, "; you are in group `%s` but the node does not let the group read and write it: ask "
+                            "the administrator for mode 0660 (a udev rule)", want);
+    else
+        snprintf(buf, size, "; add your user to the `%s` group (`sudo usermod -aG %s $USER`, then log in again)%s",
+                 want, want, grname[0] && !strcmp(grname, "root") ? ", or have a udev rule give the node to it" : "");
 }

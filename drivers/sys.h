@@ -5,6 +5,7 @@
 #ifndef HCQ_DRIVERS_SYS_H
 #define HCQ_DRIVERS_SYS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,6 +44,8 @@ const hcq_sys *sys_get(void);
 const hcq_sys *sys_set(const hcq_sys *s);
 /* The plain libc table. */
 const hcq_sys *sys_libc(void);
+/* libhcqmock.so is preloaded: the device files are emulated behind libc. */
+bool sys_mock_preloaded(void);
 
 /* Calls once(arg) until it returns something other than -EINTR or -EAGAIN;
  * -EAGAIN is retried with growing pauses (10 us to 1 ms) for at most
@@ -69,6 +72,11 @@ void sys_doorbell64(volatile uint64_t *addr, uint64_t value);
  * host wrote before ringing (rings, packets) before what the engine reads
  * next, also for ThreadSanitizer, which cannot relate two mappings. */
 void sys_doorbell_acquire(void);
+
+/* What to do about a device node that open refused with err (-errno or
+ * errno): for EACCES/EPERM, "; it is mode 0600, group root; add your user to
+ * the `group` group (...)" into buf; other errors leave buf empty. */
+void sys_open_hint(const char *path, int err, const char *group, char *buf, size_t size);
 
 /* The host wrote memory engines may wait on. */
 void sys_notify(uint64_t va);

@@ -1,6 +1,8 @@
 /* A matrix product with the tensor layer: random operands from the seeded
  * generator, one fused kernel, GFLOP/s, and a spot check against C.
- *   build: make examples        run: build/examples/matmul [N] [DEVICE] */
+ *   build: make examples        run: build/examples/matmul [DEVICE] [N]
+ * DEVICE as for the other examples (default: $HCQ_DEVICE, else the best
+ * present); N the matrix size (default 512). */
 #include <hcq/hcq.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,10 +14,26 @@ static int fail(const char *what)
     return 1;
 }
 
+static int usage(const char *why)
+{
+    fprintf(stderr, "matmul: %s\nusage: matmul [DEVICE] [N]   (DEVICE: CPU, NV:0, AMD:0, ...; N: 1 to 8192, "
+                    "default 512)\n", why);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    int64_t n = argc > 1 ? atoll(argv[1]) : 512;
-    hcq_device *dev = hcq_device_open(argc > 2 ? argv[2] : NULL);
+    if (argc > 3) return usage("too many arguments");
+    const char *name = argc > 1 && argv[1][0] ? argv[1] : NULL;
+    if (name && name[0] >= '0' && name[0] <= '9') return usage("the device comes first, then the size");
+    int64_t n = 512;
+    if (argc > 2) {
+        char *end;
+        long long v = strtoll(argv[2], &end, 10);
+        if (!argv[2][0] || *end || v < 1 || v > 8192) return usage("N must be a whole number from 1 to 8192");
+        n = v;
+    }
+    hcq_device *dev = hcq_device_open(name);
     if (!dev) return fail("opening a device");
     hcq_ctx *ctx = hcq_ctx_create(dev); /* owns every tensor below */
     if (!ctx) return fail("creating a context");

@@ -29,6 +29,22 @@ uint32_t hcq_device_list(char names[][16], uint32_t max)
     return n;
 }
 
+uint32_t hcq_device_count(const char *kind, char *why, size_t why_size)
+{
+    if (why && why_size) why[0] = 0;
+    const drv_backend *be = kind ? find_backend(kind, strlen(kind)) : NULL;
+    if (!be) {
+        if (why && why_size) snprintf(why, why_size, "unknown device kind `%s`: kinds are CPU, NV and AMD", kind);
+        return 0;
+    }
+    uint32_t n = be->count();
+    if (!n && why && why_size) {
+        if (be->why_absent) be->why_absent(why, why_size);
+        else snprintf(why, why_size, "its driver is not present");
+    }
+    return n;
+}
+
 static void present_list(char *out, size_t size)
 {
     char names[32][16];
@@ -64,9 +80,13 @@ static hcq_status parse_name(const char *name, const drv_backend **be, uint32_t 
     uint32_t count = (*be)->count();
     if (*index >= count) {
         present_list(present, sizeof present);
-        if (!count)
-            return base_err(HCQ_ENODEV, "no %s device: its driver is not present%s (present here: %s)", (*be)->kind,
-                            base_env_get()->mock ? "" : "; HCQ_MOCK=1 emulates one", present[0] ? present : "none");
+        if (!count) {
+            char why[1024];
+            hcq_device_count((*be)->kind, why, sizeof why);
+            return base_err(HCQ_ENODEV, "no %s device: %s%s (present here: %s)", (*be)->kind, why,
+                            base_env_get()->mock ? "" : ". Without a GPU, HCQ_MOCK=1 emulates one",
+                            present[0] ? present : "none");
+        }
         return base_err(HCQ_ENODEV, "%s does not exist: %u %s device%s present (present here: %s)", name, count,
                         (*be)->kind, count == 1 ? "" : "s", present);
     }

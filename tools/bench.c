@@ -247,7 +247,7 @@ int tool_bench(int argc, char **argv)
     const char *dev = NULL, *only = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help")) {
+        if (tool_is_help(argv[i])) {
             printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels] [--vs-cuda]\n\n"
                    "Host cost per launch, empty-kernel round trip, graph replay per node (1..1000 nodes),\n"
                    "copy bandwidth (host->device, device->host, device->device, and to a second device of the\n"
@@ -261,10 +261,7 @@ int tool_bench(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) b.quick = true;
         else if (!strcmp(argv[i], "--vs-cuda")) b.vs_cuda = true;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else {
-            fprintf(stderr, "hcq bench: unknown argument %s\n", argv[i]);
-            return 2;
-        }
+        else return tool_bad_arg("bench", argv[i]); /* or --device / --only without a value */
     }
     if (!(b.dev = hcq_device_open(dev))) return tool_fail("opening the device");
     b.q = hcq_queue_create(b.dev, HCQ_QUEUE_COMPUTE);

@@ -19,23 +19,23 @@
 static hcq_kernel *(*const kernels[])(void) = {tk_add1, tk_vadd_u32n, tk_muladd, tk_inc,   tk_mark,
                                                tk_copy_u32, tk_empty, tk_vadd, tk_sum, tk_matmul};
 
-static const char *arg_value(int argc, char **argv, const char *flag)
-{
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], flag)) return argv[i + 1];
-    return NULL;
-}
-
 int tool_compile(int argc, char **argv)
 {
-    const char *target = arg_value(argc, argv, "--target"), *dir = arg_value(argc, argv, "--cache-dir");
-    if (tool_has_flag(argc, argv, "--help") || !target) {
-        printf("usage: hcq compile --target TARGET [--cache-dir DIR]\n\nCompiles the kernels of the API test suites, "
+    const char *target = NULL, *dir = NULL;
+    bool help = false;
+    for (int i = 1; i < argc; i++) {
+        if (tool_is_help(argv[i])) help = true;
+        else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
+        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) dir = argv[++i];
+        else return tool_bad_arg("compile", argv[i]);
+    }
+    if (help || !target) {
+        fprintf(help ? stdout : stderr, "usage: hcq compile --target TARGET [--cache-dir DIR]\n\nCompiles the kernels of the API test suites, "
                "the demo and the benchmarks for TARGET (sm_90,\nsm_89, mock-sm_90, cpu, ...) into the kernel cache "
                "(DIR, else HCQ_CACHE_DIR, else ~/.cache/hcq).\nGPU entries are keyed by target, source and flags, so "
                "the directory can be copied to another\nmachine (one without clang, ptxas or nvcc, say) and used there "
                "as is.\n");
-        return target || tool_has_flag(argc, argv, "--help") ? 0 : 2;
+        return help ? 0 : 2;
     }
     if (dir) {
         setenv("HCQ_CACHE_DIR", dir, 1);

@@ -271,7 +271,7 @@ int tool_decode(int argc, char **argv)
     if (!inputs) return 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (tool_is_help(a)) {
             usage(stdout);
             free(inputs);
             return 0;
@@ -287,10 +287,9 @@ int tool_decode(int argc, char **argv)
             if (a[2] == 'f') o.format = argv[++i];
             else arch_text = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "hcq decode: unknown option %s%s\n", a,
-                    !strcmp(a, "--format") || !strcmp(a, "--arch") ? " (it takes a value)" : "");
-            usage(stderr);
             free(inputs);
+            if (strcmp(a, "--format") && strcmp(a, "--arch")) return tool_bad_arg("decode", a);
+            fprintf(stderr, "hcq decode: %s takes a value; see `hcq decode --help`\n", a);
             return 2;
         } else {
             inputs[ninputs++] = argv[i];

@@ -1,4 +1,7 @@
-#include "tools/tools.h"
+#include "tools/demo.h"
+
+#include "base/base.h"
+#include "drivers/sys.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,22 +15,11 @@
  * devices compute on identical data. Sizes shrink on devices that run
  * kernels on the interpreter (mock GPUs, HCQ_CPU_TARGET=ir). */
 
-typedef struct side {
-    hcq_device *dev;
-    hcq_ctx *ctx;
-} side;
-
 typedef struct mlp_dims {
     int64_t batch, in, hidden, out;
 } mlp_dims;
 
-static int failures;
-
-static int fail(const char *what)
-{
-    failures++;
-    return tool_fail(what);
-}
+int demo_fail(const char *what) { return tool_fail(what); }
 
 static double ms_since(uint64_t t0) { return (double)(hcq_now_ns() - t0) / 1e6; }
 
@@ -42,7 +34,7 @@ typedef struct model {
     hcq_tensor *x, *w1, *b1, *w2, *b2, *w3, *b3;
 } model;
 
-static model make_model(hcq_ctx *ctx, const mlp_dims *d)
+static int make_model(hcq_ctx *ctx, const mlp_dims *d, model *out)
 {
     hcq_ctx_seed(ctx, 2024);
     model m;
@@ -54,8 +46,9 @@ static model make_model(hcq_ctx *ctx, const mlp_dims *d)
     m.w3 = uniform(ctx, d->out, d->hidden, 1.0 / sqrt((double)d->hidden));
     m.b3 = uniform(ctx, 1, d->out, 0.1);
     hcq_tensor *all[7] = {m.x, m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
-    if (hcq_realize_all(all, 7)) fail("creating the model");
-    return m;
+    if (hcq_realize_all(all, 7)) return demo_fail("creating the model");
+    *out = m;
+    return 0;
 }
 
 static hcq_tensor *forward(hcq_tensor *const *p)
@@ -77,7 +70,7 @@ static float *read_all(hcq_tensor *t)
     int64_t n = hcq_tensor_numel(t);
     float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
     if (!v || hcq_tensor_read(t, v, (size_t)n * sizeof *v)) {
-        fail("reading a result");
+        demo_fail("reading a result");
         free(v);
         return NULL;
     }
@@ -91,82 +84,90 @@ static double max_diff(const float *a, const float *b, int64_t n)
     return e;
 }
 
-static void verdict(double err, double tol)
+int demo_verdict(double err, double tol)
 {
     printf("   max error %.3g (tolerance %.3g)  %s\n", err, tol, err <= tol ? "ok" : "WRONG");
-    if (!(err <= tol)) failures++;
+    return !(err <= tol);
 }
 
-static void run_matmul(side *dv, side *ref, int64_t n)
+static int run_matmul(demo_run *run, int64_t n)
 {
     hcq_tensor *a[2], *b[2], *c[2];
-    side *s[2] = {dv, ref};
+    demo_side *s[2] = {&run->dv, &run->ref};
     for (int i = 0; i < 2; i++) {
         hcq_ctx_seed(s[i]->ctx, 7);
         a[i] = uniform(s[i]->ctx, n, n, 1.0);
         b[i] = uniform(s[i]->ctx, n, n, 1.0);
         hcq_tensor *in[2] = {a[i], b[i]};
-        if (hcq_realize_all(in, 2)) fail("matmul inputs");
+        if (hcq_realize_all(in, 2)) return demo_fail(i ? "matmul inputs on the CPU device" : "matmul inputs");
     }
+    demo_side *dv = &run->dv;
     c[0] = hcq_matmul(a[0], b[0]);
-    if (hcq_realize(c[0]) || hcq_device_synchronize(dv->dev)) fail("matmul (first run, compiles)");
-    double best = 1e30;
+    if (hcq_realize(c[0]) || hcq_device_synchronize(dv->dev)) return demo_fail("matmul (first run, compiles)");
+    double best = INFINITY;
     for (int r = 0; r < 3; r++) { /* warm runs: the kernel comes from the context's cache */
         size_t m = hcq_ctx_mark(dv->ctx);
         hcq_tensor *t = hcq_matmul(a[0], b[0]);
         uint64_t t0 = hcq_now_ns();
-        if (hcq_realize(t) || hcq_device_synchronize(dv->dev)) fail("matmul");
+        if (hcq_realize(t) || hcq_device_synchronize(dv->dev)) return demo_fail("matmul");
         best = fmin(best, ms_since(t0));
         hcq_ctx_release(dv->ctx, m);
     }
     c[1] = hcq_matmul(a[1], b[1]);
-    float *got = read_all(c[0]), *want = read_all(c[1]), *ha = read_all(a[1]), *hb = read_all(b[1]);
-    if (!got || !want || !ha || !hb) return;
-    double err_c = 0; /* against C loops, on a sample of rows */
-    for (int64_t i = 0; i < n; i += n > 64 ? 7 : 1)
-        for (int64_t j = 0; j < n; j++) {
-            double acc = 0;
-            for (int64_t k = 0; k < n; k++) acc += (double)ha[i * n + k] * hb[k * n + j];
-            err_c = fmax(err_c, fabs(acc - got[i * n + j]));
-        }
-    printf("  %-40s %9.3f ms  %8.2f GFLOP/s\n", "matmul", best, 2.0 * (double)n * n * n / (best * 1e-3) * 1e-9);
-    printf("    %lld x %lld x %lld f32 vs C loops:", (long long)n, (long long)n, (long long)n);
-    verdict(err_c, 1e-5 * n);
-    printf("    vs the CPU device:                 ");
-    verdict(max_diff(got, want, n * n), 1e-5 * n);
+    float *got = read_all(c[0]), *want = got ? read_all(c[1]) : NULL, *ha = want ? read_all(a[1]) : NULL,
+          *hb = ha ? read_all(b[1]) : NULL;
+    int bad = !got || !want || !ha || !hb;
+    if (!bad) {
+        double err_c = 0; /* against C loops, on a sample of rows */
+        for (int64_t i = 0; i < n; i += n > 64 ? 7 : 1)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = 0;
+                for (int64_t k = 0; k < n; k++) acc += (double)ha[i * n + k] * hb[k * n + j];
+                err_c = fmax(err_c, fabs(acc - got[i * n + j]));
+            }
+        printf("  %-40s %9.3f ms  %8.2f GFLOP/s\n", "matmul", best, 2.0 * (double)n * n * n / (best * 1e-3) * 1e-9);
+        printf("    %lld x %lld x %lld f32 vs C loops:", (long long)n, (long long)n, (long long)n);
+        bad |= demo_verdict(err_c, 1e-5 * n);
+        printf("    vs the CPU device:                 ");
+        bad |= demo_verdict(max_diff(got, want, n * n), 1e-5 * n);
+    }
     free(got), free(want), free(ha), free(hb);
+    return bad;
 }
 
-static void run_mlp(side *dv, side *ref, const mlp_dims *d)
+static int run_mlp(demo_run *run, const mlp_dims *d)
 {
-    model m[2] = {make_model(dv->ctx, d), make_model(ref->ctx, d)};
+    demo_side *dv = &run->dv, *ref = &run->ref;
+    model m[2];
+    if (make_model(dv->ctx, d, &m[0]) || make_model(ref->ctx, d, &m[1])) return 1;
     hcq_tensor *p0[7] = {m[0].x, m[0].w1, m[0].b1, m[0].w2, m[0].b2, m[0].w3, m[0].b3};
     hcq_tensor *p1[7] = {m[1].x, m[1].w1, m[1].b1, m[1].w2, m[1].b2, m[1].w3, m[1].b3};
     hcq_ctx_stats s0, s1;
     hcq_ctx_get_stats(dv->ctx, &s0);
     uint64_t t0 = hcq_now_ns();
     hcq_tensor *y = forward(p0);
-    if (hcq_realize(y) || hcq_device_synchronize(dv->dev)) fail("MLP forward");
+    if (hcq_realize(y) || hcq_device_synchronize(dv->dev)) return demo_fail("MLP forward");
     double first = ms_since(t0);
     hcq_ctx_get_stats(dv->ctx, &s1);
-    double eager = 1e30;
+    double eager = INFINITY;
     for (int r = 0; r < 3; r++) {
         size_t mk = hcq_ctx_mark(dv->ctx);
         t0 = hcq_now_ns();
         hcq_tensor *t = forward(p0);
-        if (hcq_realize(t) || hcq_device_synchronize(dv->dev)) fail("MLP forward");
+        if (hcq_realize(t) || hcq_device_synchronize(dv->dev)) return demo_fail("MLP forward");
         eager = fmin(eager, ms_since(t0));
         hcq_ctx_release(dv->ctx, mk);
     }
     /* the JIT: run, capture, then replays with the same weights */
     hcq_jit *j = hcq_jit_create(dv->ctx, jit_forward, NULL);
-    double replay = 1e30;
+    if (!j) return demo_fail("creating the JIT");
+    double replay = INFINITY;
     hcq_tensor *jy = NULL;
-    for (int r = 0; j && r < 5; r++) {
+    for (int r = 0; r < 5; r++) {
         t0 = hcq_now_ns();
         if (hcq_jit_run(j, p0, 7, &jy, 1) || hcq_device_synchronize(dv->dev)) {
-            fail("MLP through the JIT");
-            break;
+            hcq_jit_destroy(j);
+            return demo_fail("MLP through the JIT");
         }
         if (r >= 2) replay = fmin(replay, ms_since(t0));
     }
@@ -177,15 +178,19 @@ static void run_mlp(side *dv, side *ref, const mlp_dims *d)
            (unsigned long long)(s1.kernels - s0.kernels), first, (unsigned long long)(s1.programs - s0.programs));
     printf("  %-40s %9.3f ms  (%u kernels in one graph)\n", "  the same through the JIT (replay)", replay,
            hcq_jit_kernel_count(j));
-    float *got = read_all(y), *want = read_all(forward(p1)), *jit = jy ? read_all(jy) : NULL;
-    if (got && want) {
+    hcq_tensor *yref = forward(p1);
+    if (!yref || hcq_realize(yref)) {
+        hcq_jit_destroy(j);
+        return demo_fail("MLP forward on the CPU device");
+    }
+    float *got = read_all(y), *want = got ? read_all(yref) : NULL, *jit = want ? read_all(jy) : NULL;
+    int bad = !got || !want || !jit;
+    if (!bad) {
         int64_t n = d->batch * d->out;
         printf("    probabilities vs the CPU device:   ");
-        verdict(max_diff(got, want, n), 1e-5);
-        if (jit) {
-            printf("    JIT vs eager:                      ");
-            verdict(max_diff(jit, got, n), 0);
-        }
+        bad |= demo_verdict(max_diff(got, want, n), 1e-5);
+        printf("    JIT vs eager:                      ");
+        bad |= demo_verdict(max_diff(jit, got, n), 0);
         double rowsum = 0;
         int best = 0;
         for (int64_t k = 0; k < d->out; k++) {
@@ -196,38 +201,114 @@ static void run_mlp(side *dv, side *ref, const mlp_dims *d)
     }
     free(got), free(want), free(jit);
     hcq_jit_destroy(j);
+    return bad;
+}
+
+/* The job, part by part; it stops at the first part that fails. A part
+ * in a file of its own is one more line here. */
+static bool demo_quick; /* --quick: the training part on 2048 images only */
+
+static int demo_job(demo_run *run)
+{
+    if (run_matmul(run, run->small ? 48 : 512)) return 1;
+    mlp_dims d = run->small ? (mlp_dims){8, 32, 48, 10} : (mlp_dims){64, 784, 512, 10};
+    if (run_mlp(run, &d)) return 1;
+    if (demo_train(run->dv.dev, demo_quick)) return 1; /* tools/demo_train.c */
+    return 0;
+}
+
+/* Opens the device (and the CPU device for reference), runs the job,
+ * closes both. */
+static int run_on(const char *name)
+{
+    demo_run run = {0};
+    run.dv.dev = hcq_device_open(name);
+    if (!run.dv.dev) return demo_fail("opening the device");
+    run.dv.props = hcq_device_get_props(run.dv.dev);
+    bool cpu = !strcmp(run.dv.props->kind, "CPU");
+    run.ref.dev = cpu ? run.dv.dev : hcq_device_open("CPU");
+    int rc = 1;
+    if (!run.ref.dev) {
+        demo_fail("opening the CPU device");
+        goto out;
+    }
+    run.ref.props = hcq_device_get_props(run.ref.dev);
+    run.dv.ctx = hcq_ctx_create(run.dv.dev);
+    run.ref.ctx = hcq_ctx_create(run.ref.dev);
+    if (!run.dv.ctx || !run.ref.ctx) {
+        demo_fail("creating tensor contexts");
+        goto out;
+    }
+    const hcq_device_props *pr = run.dv.props;
+    run.small = pr->is_mock || !strcmp(pr->target, "ir");
+    printf("hcq demo on %s: %s (target %s)%s; reference: the CPU device\n", pr->id, pr->name, pr->target,
+           pr->is_mock ? " [mock GPU: emulated, kernels run on hcq's IR interpreter]" : "");
+    rc = demo_job(&run);
+out:
+    if (run.dv.ctx && hcq_ctx_destroy(run.dv.ctx) && !rc) rc = demo_fail("destroying the context");
+    if (run.ref.ctx && hcq_ctx_destroy(run.ref.ctx) && !rc) rc = demo_fail("destroying the CPU context");
+    if (!cpu && run.ref.dev && hcq_device_close(run.ref.dev) && !rc) rc = demo_fail("closing the CPU device");
+    if (hcq_device_close(run.dv.dev) && !rc) rc = demo_fail("closing the device");
+    return rc;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hcq demo [DEVICE] [--quick]\n\nRuns the main job (a matmul and a small MLP forward pass with the "
+               "tensor layer, eagerly and\nthrough the JIT) on DEVICE and on the CPU device, checks the results against "
+               "C loops\nand against each other, and prints timings; then trains an MLP on Fashion-MNIST\n"
+               "(tools/demo_train.c; --quick: on 2048 images only). It stops at the first error.\n\n"
+               "DEVICE defaults to $HCQ_DEVICE, else one device of each GPU kind present (NV:0, AMD:0).\n"
+               "Without a GPU it says why and runs on hcq's mock GPUs instead: an emulated NVIDIA H100\n"
+               "and AMD gfx1100, as HCQ_MOCK=1 gives (their kernels run on the IR interpreter).\n"
+               "HCQ_DEBUG=2 also prints every kernel.\n");
 }
 
 int tool_demo(int argc, char **argv)
 {
-    if (tool_has_flag(argc, argv, "--help")) {
-        printf("usage: hcq demo [DEVICE] [--quick]\n\nRuns a matmul and a small MLP forward pass with the tensor layer on DEVICE\n"
-               "(default: $HCQ_DEVICE, else the best device present), checks them against C loops\nand against the "
-               "CPU device, and prints timings; then trains an MLP on Fashion-MNIST\n(tools/demo_train.c; --quick: "
-               "on 2048 images only). HCQ_DEBUG=2 also prints every kernel.\n");
-        return 0;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (tool_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--quick")) {
+            demo_quick = true;
+            continue;
+        }
+        if (argv[i][0] == '-' || name) return tool_bad_arg("demo", argv[i]);
+        name = argv[i];
     }
-    side dv = {0}, ref = {0};
-    dv.dev = hcq_device_open(argc > 1 && argv[1][0] != '-' ? argv[1] : NULL);
-    if (!dv.dev) return tool_fail("opening the device");
-    const hcq_device_props *pr = hcq_device_get_props(dv.dev);
-    bool cpu = !strcmp(pr->kind, "CPU");
-    ref.dev = cpu ? dv.dev : hcq_device_open("CPU");
-    if (!ref.dev) return tool_fail("opening the CPU device");
-    dv.ctx = hcq_ctx_create(dv.dev);
-    ref.ctx = hcq_ctx_create(ref.dev);
-    if (!dv.ctx || !ref.ctx) return tool_fail("creating tensor contexts");
-    /* interpreted kernels (mock GPUs, the ir target) are slow: small sizes */
-    bool interp = pr->is_mock || !strcmp(pr->target, "ir");
-    printf("hcq demo on %s: %s (target %s)%s; reference: the CPU device\n", pr->id, pr->name, pr->target,
-           pr->is_mock ? " [mock GPU]" : "");
-    run_matmul(&dv, &ref, interp ? 48 : 512);
-    mlp_dims d = interp ? (mlp_dims){8, 32, 48, 10} : (mlp_dims){64, 784, 512, 10};
-    run_mlp(&dv, &ref, &d);
-    if (demo_train(dv.dev, tool_has_flag(argc, argv, "--quick"))) failures++;
-    if (hcq_ctx_destroy(dv.ctx) || hcq_ctx_destroy(ref.ctx)) fail("destroying the contexts");
-    if (!cpu && hcq_device_close(ref.dev)) fail("closing the CPU device");
-    if (hcq_device_close(dv.dev)) fail("closing the device");
-    printf("%s\n", failures ? "demo FAILED" : "all results match the references");
-    return failures ? 1 : 0;
+    if (!name) name = base_env_get()->device;
+    if (name) {
+        int rc = run_on(name);
+        printf("%s\n", rc ? "demo FAILED" : "all results match the references");
+        return rc;
+    }
+    /* one device of each GPU kind present; none: the mock's */
+    const char *gpus[2] = {"NV", "AMD"};
+    char why[2][1024];
+    int found = 0, rc = 0;
+    for (int k = 0; k < 2; k++) found += hcq_device_count(gpus[k], why[k], sizeof why[k]) > 0;
+    if (!found && !base_env_get()->mock) {
+        printf("No GPU here.\n  NV:  %s\n  AMD: %s\n", why[0], why[1]);
+        printf("Running the main job on hcq's mock GPUs instead: an emulated NVIDIA H100 and AMD gfx1100, as\n"
+               "HCQ_MOCK=1 gives (emulated kernel drivers and engines; kernels run on hcq's IR interpreter, so the\n"
+               "timings are not a GPU's). The CPU device is the reference.\n\n");
+        fflush(stdout);
+        setenv("HCQ_MOCK", "1", 1);
+        base_env_reload();
+        sys_set(NULL);
+        for (int k = 0; k < 2; k++) found += hcq_device_count(gpus[k], why[k], sizeof why[k]) > 0;
+    }
+    if (!found) rc = run_on("CPU"); /* HCQ_MOCK=1 with a configuration of no GPU */
+    for (int k = 0; k < 2 && !rc; k++) {
+        if (!hcq_device_count(gpus[k], NULL, 0)) continue;
+        char dev[16];
+        snprintf(dev, sizeof dev, "%s:0", gpus[k]);
+        rc = run_on(dev);
+        if (k == 0 && found > 1 && !rc) printf("\n");
+    }
+    printf("%s\n", rc ? "demo FAILED" : "all results match the references");
+    return rc;
 }

@@ -1,5 +1,6 @@
 #include "tools/tools.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,29 @@ int tool_has_flag(int argc, char **argv, const char *flag)
     return 0;
 }
 
+bool tool_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "--help"); }
+
+int tool_bad_arg(const char *tool, const char *arg)
+{
+    fprintf(stderr, "hcq %s: %s `%s`; see `hcq %s --help`\n", tool,
+            arg[0] == '-' && arg[1] ? "unknown option" : "unexpected argument", arg, tool);
+    return 2;
+}
+
+bool tool_parse_u64(const char *tool, const char *what, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+    if (s[0] < '0' || s[0] > '9' || errno || *end || v < min || v > max) {
+        fprintf(stderr, "hcq %s: %s `%s` is not a number from %llu to %llu\n", tool, what, s,
+                (unsigned long long)min, (unsigned long long)max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
 /* The devices the API test suites run on (scripts/run-tests.sh): those
  * present, and "CPU+ir", the CPU device running the interpreter target.
  * With --gpus only the NV and AMD ones (run under HCQ_MOCK=1 for the mock). */
@@ -66,7 +90,19 @@ int main(int argc, char **argv)
         printf("hcq %s (revision %s)\n", hcq_version(), hcq_build_revision());
         return 0;
     }
-    if (!strcmp(argv[1], "test-devices")) return test_devices(argc > 2 && !strcmp(argv[2], "--gpus"));
+    if (!strcmp(argv[1], "test-devices")) {
+        int gpus = 0;
+        for (int i = 2; i < argc; i++) {
+            if (tool_is_help(argv[i])) {
+                printf("usage: hcq test-devices [--gpus]\n\nThe devices the API test suites run on, one line "
+                       "(scripts/run-tests.sh reads it).\n");
+                return 0;
+            }
+            if (strcmp(argv[i], "--gpus")) return tool_bad_arg("test-devices", argv[i]);
+            gpus = 1;
+        }
+        return test_devices(gpus);
+    }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "hcq: unknown command `%s`\n\n", argv[1]);

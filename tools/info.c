@@ -85,7 +85,10 @@ static void usage(FILE *f)
                "identity and link, temperatures, power, clocks, utilization, memory in use and by which\n"
                "processes, ECC and fault counts. A reading the driver refuses says \"unavailable\" and\n"
                "why; each names its source (the RM control or sysfs file). `hcq top` refreshes them.\n"
-               "--json prints one JSON object: {\"hcq\": {version, revision}, \"devices\": [...]}.\n");
+               "For a GPU kind with no device it says why: the device node, the errno or driver status,\n"
+               "and the fix (a module to load, a group to join).\n"
+               "--json prints one JSON object: {\"hcq\": {version, revision}, \"devices\": [...],\n"
+               "\"absent\": [{\"kind\", \"why\"}]}.\n");
 }
 
 int tool_info(int argc, char **argv)
@@ -94,7 +97,7 @@ int tool_info(int argc, char **argv)
     char names[32][16];
     uint32_t n = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        if (tool_is_help(argv[i])) {
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--json")) {
@@ -102,16 +105,19 @@ int tool_info(int argc, char **argv)
         } else if (!strcmp(argv[i], "--no-telemetry")) {
             telemetry = 0;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "hcq info: unknown option %s\n", argv[i]);
-            usage(stderr);
-            return 2;
+            return tool_bad_arg("info", argv[i]);
         } else if (n < 32) {
             snprintf(names[n++], sizeof names[0], "%s", argv[i]);
         }
     }
+    /* listing what is present: also the GPU kinds with none, and why */
+    const char *kinds[] = {"NV", "AMD"};
+    char why[2][1024];
+    bool absent[2] = {false, false};
     if (!n) {
         n = hcq_device_list(names, 32);
         if (n > 32) n = 32;
+        for (int k = 0; k < 2; k++) absent[k] = hcq_device_count(kinds[k], why[k], sizeof why[k]) == 0;
     }
     hcq_telemetry *t = telemetry ? malloc(sizeof *t) : NULL;
     if (json) {
@@ -130,6 +136,18 @@ int tool_info(int argc, char **argv)
         if (json) print_json(hcq_device_get_props(d), tp, i + 1 == n);
         else print_text(hcq_device_get_props(d), tp);
         hcq_device_close(d);
+    }
+    if (json) printf("],\n \"absent\": [");
+    for (int k = 0, first = 1; k < 2; k++) {
+        if (!absent[k]) continue;
+        if (json) {
+            printf("%s\n  {\"kind\": \"%s\", \"why\": ", first ? "" : ",", kinds[k]);
+            tool_json_str(stdout, why[k]);
+            printf("}");
+            first = 0;
+        } else {
+            printf("%s  none: %s\n", kinds[k], why[k]);
+        }
     }
     if (json) printf("]}\n");
     free(t);

@@ -4,6 +4,8 @@
 #define HCQ_TOOLS_H
 
 #include <hcq/hcq.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 int tool_info(int argc, char **argv);
@@ -41,5 +43,13 @@ void tool_human_bytes(double bytes, char *out, size_t n);
 int tool_fail(const char *what);
 /* true if argv has the flag */
 int tool_has_flag(int argc, char **argv, const char *flag);
+/* -h or --help */
+bool tool_is_help(const char *arg);
+/* "hcq TOOL: unknown option `ARG`" (or "unexpected argument") and its
+ * --help hint on stderr; returns 2, the exit status of a usage error */
+int tool_bad_arg(const char *tool, const char *arg);
+/* a whole decimal number (no sign, no suffix) in [min, max], else a usage
+ * error naming the tool and what was given */
+bool tool_parse_u64(const char *tool, const char *what, const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

@@ -71,9 +71,10 @@ hcq_status amd_proc_acquire(const amd_node *n, int *kfd_fd, int *render_fd, uint
     if (proc.kfd_fd < 0) {
         int fd = sys_open("/dev/kfd", O_RDWR);
         if (fd < 0) {
-            s = base_err(HCQ_ENODEV,
-                         "cannot open /dev/kfd: %s%s", strerror(-fd),
-                         fd == -EACCES ? " (add the user to the render group)" : "");
+            char hint[512];
+            sys_open_hint("/dev/kfd", fd, "render", hint, sizeof hint);
+            s = base_err(HCQ_ENODEV, "cannot open /dev/kfd: %s (%s)%s", base_errno_name(fd), strerror(-fd),
+                         hint[0] ? hint : fd == -ENOENT ? "; amdgpu is loaded without KFD (CONFIG_HSA_AMD)" : "");
             goto out;
         }
         proc.kfd_fd = fd;
@@ -106,9 +107,10 @@ hcq_status amd_proc_acquire(const amd_node *n, int *kfd_fd, int *render_fd, uint
         snprintf(path, sizeof path, "/dev/dri/renderD%u", n->render_minor);
         int fd = sys_open(path, O_RDWR);
         if (fd < 0) {
-            s = base_err(HCQ_ENODEV, "cannot open %s (GPU %s, node %u): %s%s",
-                         path, n->arch_name, n->node, strerror(-fd),
-                         fd == -EACCES ? " (add the user to the render group)" : "");
+            char hint[512];
+            sys_open_hint(path, fd, "render", hint, sizeof hint);
+            s = base_err(HCQ_ENODEV, "cannot open %s (GPU %s, node %u): %s (%s)%s", path, n->arch_name, n->node,
+                         base_errno_name(fd), strerror(-fd), hint);
             goto out;
         }
         g = &proc.gpus[proc.ngpus++];
@@ -152,6 +154,48 @@ static uint32_t amd_count(void)
     for (int i = 0; i < n; i++) c += nodes[i].arch != NULL;
     free(nodes);
     return (uint32_t)c;
+}
+
+/* Why amd_count() is 0: no KFD topology (amdgpu not loaded, or built
+ * without KFD), no GPU node in it, or only GPUs hcq does not drive. */
+static void why_absent_in(amd_node *nodes, char *buf, size_t size);
+
+static void amd_why_absent(char *buf, size_t size)
+{
+    amd_node *nodes = calloc(AMD_MAX_NODES, sizeof *nodes);
+    if (!nodes) {
+        snprintf(buf, size, "out of host memory reading the KFD topology");
+        return;
+    }
+    why_absent_in(nodes, buf, size);
+    free(nodes);
+}
+
+static void why_absent_in(amd_node *nodes, char *buf, size_t size)
+{
+    int n = amd_topology_read(nodes, AMD_MAX_NODES);
+    if (n <= 0 && base_env_get()->mock) {
+        snprintf(buf, size, "the KFD topology %s: %s: HCQ_MOCK=1 and the mock's configuration (HCQ_MOCK_CONFIG) "
+                 "has no AMD GPU", AMD_KFD_TOPOLOGY, n < 0 ? base_errno_name(n) : "no GPU node");
+        return;
+    }
+    if (n < 0) {
+        snprintf(buf, size, "the KFD topology %s: %s (%s): the amdgpu kernel driver is not loaded, or has no KFD; "
+                 "load it with `sudo modprobe amdgpu` and see `sudo dmesg | grep -i kfd`", AMD_KFD_TOPOLOGY,
+                 base_errno_name(n), strerror(-n));
+        return;
+    }
+    if (n == 0) {
+        snprintf(buf, size, "the KFD topology (%s) lists no GPU node, only CPUs: see `sudo dmesg | grep -i amdgpu`",
+                 AMD_KFD_TOPOLOGY);
+        return;
+    }
+    char names[128] = "";
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", nodes[i].arch_name);
+    }
+    snprintf(buf, size, "KFD lists %s, which hcq does not drive (it drives gfx1100, gfx90a and gfx942)", names);
 }
 
 static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out);
@@ -359,6 +403,7 @@ static void amd_signal_written(hcq_device *dev, uint64_t va)
 const drv_backend drv_amd_backend = {
     .kind = "AMD",
     .count = amd_count,
+    .why_absent = amd_why_absent,
     .open = amd_open,
     .close = amd_close,
     .halt = amd_halt,

@@ -41,10 +41,12 @@
  *   nv=MODEL[xN]        NVIDIA GPUs (default H100x1; models in mock_nv)
  *   nv_driver=VERSION   the NVIDIA driver version reported (default 580.95.05)
  *   amd=TARGET[xN]      AMD GPUs (default gfx1100x1; gfx942)
- *   vram=BYTES[K|M|G]   device memory of every mock GPU (default: the model's)
+ *   vram=BYTES[K|M|G|T] device memory of every mock GPU (default: the model's)
  *   fail_ioctl=N[:E]    the N-th mock ioctl from now fails: E is an errno name
  *                       (ENOMEM) or number, or 0x.. a driver status (NV RM);
  *                       default EIO
+ *   open_fail=PATH[:E]  opening PATH fails with errno E (default EACCES):
+ *                       a device node the user may not open
  *   mmu_fault=VA        any GPU access to the page holding VA faults
  *   hang=ENGINE         that engine (e.g. nv0.compute, amd0.sdma) never runs
  *   ring_shift=N        vendor mocks that size rings from config use 2^N
@@ -56,7 +58,8 @@
  *                       begins each segment) or never (writeback disabled)
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
- * stream segment (drivers/dump.h). */
+ * stream segment (drivers/dump.h). Every value is checked: a bad one is an
+ * error naming it, and from the environment it stops the process. */
 typedef struct mock_config {
     char nv_model[32];
     uint32_t nv_count;
@@ -74,6 +77,8 @@ typedef struct mock_config {
     uint32_t fail_status;   /* nonzero: a driver status instead of errno */
     uint64_t mmu_fault_va;  /* 0: none */
     char hang_engine[32];
+    char open_fail_path[64]; /* opening this path fails with open_fail_errno */
+    int open_fail_errno;
     /* scheduling and dumps */
     bool sched_random;
     uint64_t sched_seed;

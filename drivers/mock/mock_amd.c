@@ -179,7 +179,8 @@ static int init(const mock_config *cfg)
     for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
         if (!strcmp(cfg->amd_model, models[i].name)) m = &models[i];
     if (!m) {
-        BASE_LOG(0, "mock: unknown AMD model `%s` (known: gfx1100, gfx942, gfx90a)", cfg->amd_model);
+        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: amd=`%s`: no such AMD model (models: gfx1100, gfx942, gfx90a)",
+                 cfg->amd_model);
         return -EINVAL;
     }
     pthread_condattr_t ca;

@@ -45,39 +45,147 @@ static mock_config cfg;
 static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool up;
 
-static uint64_t parse_size(const char *v)
+/* Every value is checked: a typo is an error naming the key, the value and
+ * what is accepted, never a default that lets a fault test pass without the
+ * fault (issue: HCQ_MOCK_CONFIG=vram=1T once meant 1 byte). */
+static bool parse_u64(const char *v, uint64_t *out)
 {
+    if (!*v || *v == '-' || *v == '+' || *v == ' ') return false;
     char *end;
-    uint64_t n = strtoull(v, &end, 0);
-    switch (*end) {
-    case 'k': case 'K': return n << 10;
-    case 'm': case 'M': return n << 20;
-    case 'g': case 'G': return n << 30;
-    }
-    return n;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 0);
+    if (errno || *end) return false;
+    *out = n;
+    return true;
 }
 
-static void parse_gpus(const char *v, char *model, size_t size, uint32_t *count)
+static hcq_status bad_value(const char *key, const char *v, const char *want)
+{
+    return base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: %s=`%s`: %s", key, v, want);
+}
+
+static hcq_status parse_size(const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!*v || *v == '-' || *v == '+') return bad_value("vram", v, "write BYTES[K|M|G|T], e.g. vram=1G");
+    unsigned long long n = strtoull(v, &end, 0);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    }
+    if (shift && (!strcmp(end, "iB") || !strcmp(end, "B"))) end += strlen(end);
+    if (errno || *end || end == v) return bad_value("vram", v, "write BYTES[K|M|G|T], e.g. vram=1G");
+    if (!n || n > (UINT64_MAX >> shift)) return bad_value("vram", v, "the size must be above 0 and fit 64 bits");
+    if ((n << shift) < (1ull << 20))
+        return bad_value("vram", v, "a mock GPU needs at least 1M of memory (did you mean a suffix: K, M, G, T?)");
+    *out = n << shift;
+    return HCQ_OK;
+}
+
+static hcq_status parse_gpus(const char *key, const char *v, char *model, size_t size, uint32_t *count)
 {
     /* MODEL or MODELxN; the x of "gfx" is part of the model */
     const char *x = strlen(v) > 3 ? strrchr(v + 3, 'x') : NULL;
-    size_t n = x && x[1] >= '0' && x[1] <= '9' ? (size_t)(x - v) : strlen(v);
-    if (n >= size) n = size - 1;
+    bool counted = x && x[1] >= '0' && x[1] <= '9';
+    size_t n = counted ? (size_t)(x - v) : strlen(v);
+    if (!n || n >= size) return bad_value(key, v, "write MODEL or MODELxN");
     memcpy(model, v, n);
     model[n] = 0;
-    *count = x && x[1] >= '0' && x[1] <= '9' ? (uint32_t)atoi(x + 1) : 1;
+    uint64_t c = 1;
+    if (counted && (!parse_u64(x + 1, &c) || c > 8)) return bad_value(key, v, "the count after x is 0 to 8");
+    *count = (uint32_t)c;
+    return HCQ_OK;
 }
 
-static int parse_errno(const char *s)
+static const struct {
+    const char *name;
+    int v;
+} errnos[] = {{"ENOMEM", ENOMEM}, {"EINVAL", EINVAL}, {"EIO", EIO},     {"EFAULT", EFAULT}, {"EBUSY", EBUSY},
+              {"ENODEV", ENODEV}, {"EPERM", EPERM},   {"EAGAIN", EAGAIN}, {"ENOSPC", ENOSPC}, {"EACCES", EACCES},
+              {"ENOENT", ENOENT}, {"ENXIO", ENXIO},   {"ENOTTY", ENOTTY}};
+
+static bool parse_errno(const char *s, int *out)
 {
-    static const struct {
-        const char *name;
-        int v;
-    } names[] = {{"ENOMEM", ENOMEM}, {"EINVAL", EINVAL}, {"EIO", EIO},     {"EFAULT", EFAULT}, {"EBUSY", EBUSY},
-                 {"ENODEV", ENODEV}, {"EPERM", EPERM},   {"EAGAIN", EAGAIN}, {"ENOSPC", ENOSPC}, {"EACCES", EACCES}};
-    for (size_t i = 0; i < BASE_ARRAY_LEN(names); i++)
-        if (!strcmp(s, names[i].name)) return names[i].v;
-    return atoi(s);
+    for (size_t i = 0; i < BASE_ARRAY_LEN(errnos); i++)
+        if (!strcmp(s, errnos[i].name)) return *out = errnos[i].v, true;
+    uint64_t n;
+    if (!parse_u64(s, &n) || !n || n > 4095) return false;
+    *out = (int)n;
+    return true;
+}
+
+static const char *errno_names(void)
+{
+    static char list[160];
+    size_t off = 0;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(errnos) && off < sizeof list; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", errnos[i].name);
+    return list;
+}
+
+static hcq_status parse_fail_ioctl(const char *v, mock_config *c)
+{
+    char n[32];
+    size_t len = strcspn(v, ":");
+    snprintf(n, sizeof n, "%.*s", (int)BASE_MIN(len, sizeof n - 1), v);
+    if (len >= sizeof n || !parse_u64(n, &c->fail_ioctl_at) || !c->fail_ioctl_at)
+        return bad_value("fail_ioctl", v, "write N[:E]: N >= 1 counts ioctls from the start");
+    c->fail_errno = EIO;
+    const char *e = v[len] == ':' ? v + len + 1 : NULL;
+    if (!e) return HCQ_OK;
+    if (!strncmp(e, "0x", 2) || !strncmp(e, "0X", 2)) {
+        uint64_t st;
+        if (!parse_u64(e, &st) || !st || st > UINT32_MAX)
+            return bad_value("fail_ioctl", v, "a driver status is 0x1 to 0xffffffff");
+        c->fail_status = (uint32_t)st;
+        return HCQ_OK;
+    }
+    if (!parse_errno(e, &c->fail_errno)) {
+        char want[256];
+        snprintf(want, sizeof want, "E is an errno name (%s), a number, or a 0x.. driver status", errno_names());
+        return bad_value("fail_ioctl", v, want);
+    }
+    return HCQ_OK;
+}
+
+static hcq_status parse_open_fail(const char *v, mock_config *c)
+{
+    const char *colon = strrchr(v, ':');
+    size_t len = colon ? (size_t)(colon - v) : strlen(v);
+    if (!len || v[0] != '/' || len >= sizeof c->open_fail_path)
+        return bad_value("open_fail", v, "write PATH[:E], e.g. open_fail=/dev/nvidiactl:EACCES");
+    memcpy(c->open_fail_path, v, len);
+    c->open_fail_path[len] = 0;
+    c->open_fail_errno = EACCES;
+    if (colon && !parse_errno(colon + 1, &c->open_fail_errno)) {
+        char want[256];
+        snprintf(want, sizeof want, "E is an errno name (%s) or a number", errno_names());
+        return bad_value("open_fail", v, want);
+    }
+    return HCQ_OK;
+}
+
+/* hang=ENGINE names an engine the configured GPUs will have: <vendor><N>.<kind> */
+static hcq_status check_engine(const char *v, const mock_config *c)
+{
+    const char *known[][3] = {{"nv", "compute", "copy"}, {"amd", "compute", "sdma"}};
+    uint32_t counts[2] = {c->nv_count, c->amd_count};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n = strlen(known[k][0]);
+        if (strncmp(v, known[k][0], n) || v[n] < '0' || v[n] > '9') continue;
+        char *dot;
+        unsigned long i = strtoul(v + n, &dot, 10);
+        if (*dot == '.' && (!strcmp(dot + 1, known[k][1]) || !strcmp(dot + 1, known[k][2])) && i < counts[k])
+            return HCQ_OK;
+    }
+    char want[256];
+    snprintf(want, sizeof want, "no such engine with this configuration (%u NV, %u AMD GPUs); engines are "
+             "nvN.compute, nvN.copy, amdN.compute, amdN.sdma", c->nv_count, c->amd_count);
+    return bad_value("hang", v, want);
 }
 
 static hcq_status parse(const char *spec, mock_config *c)
@@ -91,61 +199,76 @@ static hcq_status parse(const char *spec, mock_config *c)
     char *copy = strdup(spec ? spec : "");
     if (!copy) return base_err(HCQ_ENOMEM, "mock: out of memory");
     hcq_status s = HCQ_OK;
-    for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+    char hang[sizeof c->hang_engine + 8] = "";
+    for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv && !s; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
         if (!v) {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: `%s` is not key=value", kv);
             break;
         }
         *v++ = 0;
-        if (!strcmp(kv, "nv")) parse_gpus(v, c->nv_model, sizeof c->nv_model, &c->nv_count);
-        else if (!strcmp(kv, "amd")) parse_gpus(v, c->amd_model, sizeof c->amd_model, &c->amd_count);
-        else if (!strcmp(kv, "nv_driver")) snprintf(c->nv_driver, sizeof c->nv_driver, "%s", v);
-        else if (!strcmp(kv, "vram")) c->vram_bytes = parse_size(v);
-        else if (!strcmp(kv, "ring_shift")) c->ring_shift = (uint32_t)atoi(v);
-        else if (!strcmp(kv, "kfd_minor")) c->kfd_minor = (uint32_t)atoi(v);
-        else if (!strcmp(kv, "nv_peer")) {
+        uint64_t n;
+        if (!strcmp(kv, "nv")) {
+            s = parse_gpus(kv, v, c->nv_model, sizeof c->nv_model, &c->nv_count);
+        } else if (!strcmp(kv, "amd")) {
+            s = parse_gpus(kv, v, c->amd_model, sizeof c->amd_model, &c->amd_count);
+        } else if (!strcmp(kv, "nv_driver")) {
+            if (!*v || strspn(v, "0123456789.") != strlen(v) || strlen(v) >= sizeof c->nv_driver)
+                s = bad_value(kv, v, "write the version as the driver does, e.g. 580.95.05");
+            else snprintf(c->nv_driver, sizeof c->nv_driver, "%s", v);
+        } else if (!strcmp(kv, "vram")) {
+            s = parse_size(v, &c->vram_bytes);
+        } else if (!strcmp(kv, "ring_shift")) {
+            if (!parse_u64(v, &n) || n < 5 || n > 22) s = bad_value(kv, v, "rings of 2^N entries: N is 5 to 22");
+            else c->ring_shift = (uint32_t)n;
+        } else if (!strcmp(kv, "kfd_minor")) {
+            if (!parse_u64(v, &n) || n < 1 || n > 99) s = bad_value(kv, v, "the KFD ABI minor version, 1 to 99");
+            else c->kfd_minor = (uint32_t)n;
+        } else if (!strcmp(kv, "nv_peer")) {
             c->nv_peer = !strcmp(v, "pcie") ? MOCK_PEER_PCIE : !strcmp(v, "nvlink") ? MOCK_PEER_NVLINK
                        : !strcmp(v, "none") ? MOCK_PEER_NONE : -1;
-            if (c->nv_peer < 0) {
-                s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv_peer=%s: use pcie, nvlink or none", v);
-                break;
-            }
+            if (c->nv_peer < 0) s = bad_value(kv, v, "use pcie, nvlink or none");
         } else if (!strcmp(kv, "nv_gpget")) {
             c->nv_gpget = !strcmp(v, "idle") ? MOCK_GPGET_IDLE : !strcmp(v, "eager") ? MOCK_GPGET_EAGER
                         : !strcmp(v, "never") ? MOCK_GPGET_NEVER : -1;
-            if (c->nv_gpget < 0) {
-                s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv_gpget=%s: use idle, eager or never", v);
-                break;
-            }
-        }
-        else if (!strcmp(kv, "mmu_fault")) c->mmu_fault_va = strtoull(v, NULL, 0);
-        else if (!strcmp(kv, "hang")) snprintf(c->hang_engine, sizeof c->hang_engine, "%s", v);
-        else if (!strcmp(kv, "fail_ioctl")) {
-            c->fail_ioctl_at = strtoull(v, NULL, 0);
-            c->fail_errno = EIO;
-            char *e = strchr(v, ':');
-            if (e && !strncmp(e + 1, "0x", 2)) c->fail_status = (uint32_t)strtoul(e + 1, NULL, 16);
-            else if (e) c->fail_errno = parse_errno(e + 1);
+            if (c->nv_gpget < 0) s = bad_value(kv, v, "use idle, eager or never");
+        } else if (!strcmp(kv, "mmu_fault")) {
+            if (!parse_u64(v, &c->mmu_fault_va) || !c->mmu_fault_va)
+                s = bad_value(kv, v, "write the GPU virtual address, e.g. mmu_fault=0x7f0000001000");
+        } else if (!strcmp(kv, "hang")) {
+            if (strlen(v) >= sizeof c->hang_engine) s = bad_value(kv, v, "no engine has so long a name");
+            else snprintf(hang, sizeof hang, "%s", v);
+        } else if (!strcmp(kv, "fail_ioctl")) {
+            s = parse_fail_ioctl(v, c);
+        } else if (!strcmp(kv, "open_fail")) {
+            s = parse_open_fail(v, c);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
-            break;
+                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
         }
     }
     free(copy);
-    if (c->nv_count > 8 || c->amd_count > 8) s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: at most 8 GPUs of a kind");
+    if (s) return s;
+    if (hang[0]) {
+        if ((s = check_engine(hang, c))) return s;
+        snprintf(c->hang_engine, sizeof c->hang_engine, "%s", hang);
+    }
     const base_env *env = base_env_get();
     if (env->mock_sched && !strncmp(env->mock_sched, "random:", 7)) {
         c->sched_random = true;
         char *end;
+        errno = 0;
         c->sched_seed = strtoull(env->mock_sched + 7, &end, 0);
-        c->sched_max_us = *end == ':' ? (uint32_t)atoi(end + 1) : 200;
+        uint64_t us = 200;
+        if (errno || end == env->mock_sched + 7 || (*end && *end != ':') || (*end == ':' && (!parse_u64(end + 1, &us) || us > 1000000)))
+            return base_err(HCQ_EINVAL, "HCQ_MOCK_SCHED: `%s`: use random:SEED[:MAX_US] (MAX_US up to 1000000)",
+                            env->mock_sched);
+        c->sched_max_us = (uint32_t)us;
     } else if (env->mock_sched) {
-        s = base_err(HCQ_EINVAL, "HCQ_MOCK_SCHED: `%s`: use random:SEED[:MAX_US]", env->mock_sched);
+        return base_err(HCQ_EINVAL, "HCQ_MOCK_SCHED: `%s`: use random:SEED[:MAX_US]", env->mock_sched);
     }
     if (env->mock_dump) snprintf(c->dump_dir, sizeof c->dump_dir, "%s", env->mock_dump);
-    return s;
+    return HCQ_OK;
 }
 
 const mock_config *mock_cfg(void) { return &cfg; }
@@ -167,9 +290,12 @@ static hcq_status setup(const char *spec)
     mock_injection_reset();
     if (cfg.fail_ioctl_at) mock_fail_ioctl(cfg.fail_ioctl_at, cfg.fail_errno, cfg.fail_status);
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
+        hcq_error_clear();
         int rc = drivers[i]->init ? drivers[i]->init(&cfg) : 0;
         if (rc < 0) {
             teardown();
+            /* a vendor mock that refuses its configuration says why */
+            if (rc == -EINVAL && hcq_error_status() == HCQ_EINVAL) return HCQ_EINVAL;
             return base_err(HCQ_EINVAL, "mock: the %s mock did not start: %s", drivers[i]->name, strerror(-rc));
         }
     }
@@ -196,11 +322,17 @@ hcq_status mock_configure(const char *spec)
     return s;
 }
 
+/* A configuration from the environment that does not parse stops the
+ * process: running on without the GPUs or faults it asks for would let a CI
+ * job that injects faults pass without injecting anything. */
 static void ensure_up(void)
 {
     pthread_mutex_lock(&cfg_lock);
-    if (!up && setup(base_env_get()->mock_config))
-        BASE_LOG(0, "mock: %s; running with no mock GPUs", hcq_error_message());
+    if (!up && setup(base_env_get()->mock_config)) {
+        fprintf(stderr, "hcq: %s\nhcq: stopping: the mock GPU's configuration is wrong (HCQ_MOCK_CONFIG=%s)\n",
+                hcq_error_message(), base_env_get()->mock_config ? base_env_get()->mock_config : "");
+        exit(2);
+    }
     up = true;
     pthread_mutex_unlock(&cfg_lock);
 }
@@ -255,6 +387,7 @@ static int m_open(void *ctx, const char *path, int flags)
 {
     (void)ctx;
     ensure_up();
+    if (cfg.open_fail_path[0] && !strcmp(path, cfg.open_fail_path)) return -cfg.open_fail_errno;
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
         if (!drivers[i]->open) continue;
         void *priv = NULL;

@@ -66,7 +66,7 @@ static int nv_init(const mock_config *cfg)
         char list[128] = "";
         for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", models[i].name);
-        BASE_LOG(0, "mock: unknown NVIDIA model `%s` (models: %s)", cfg->nv_model, list);
+        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv=`%s`: no such NVIDIA model (models: %s)", cfg->nv_model, list);
         return -EINVAL;
     }
     for (uint32_t i = 0; i < cfg->nv_count && i < BASE_ARRAY_LEN(gpus); i++) {

@@ -6,6 +6,7 @@ static uint32_t nv_count(void) { return nv_card_count(); }
 const drv_backend drv_nv_backend = {
     .kind = "NV",
     .count = nv_count,
+    .why_absent = nv_why_absent,
     .open = nv_open,
     .close = nv_close,
     .halt = nv_halt,

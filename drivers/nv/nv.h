@@ -158,6 +158,7 @@ hcq_status nv_proc_get(nv_proc **out);
 void nv_proc_put(nv_proc *p);
 /* the cards the driver lists (valid entries), without keeping state */
 uint32_t nv_card_count(void);
+void nv_why_absent(char *buf, size_t size);
 
 hcq_status nv_alloc_object(nv_proc *p, uint32_t parent, uint32_t cls, void *params, uint32_t size, uint32_t *handle,
                        const char *what);

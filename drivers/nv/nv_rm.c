@@ -138,7 +138,12 @@ hcq_status nv_open_dev_fd(nv_proc *p, uint32_t minor, int *fd_out, const char *w
     char path[32];
     snprintf(path, sizeof path, "/dev/nvidia%u", minor);
     int fd = sys_open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) return base_err(HCQ_ENODEV, "%s: cannot open %s: %s", what, path, strerror(-fd));
+    if (fd < 0) {
+        char hint[512];
+        sys_open_hint(path, fd, "video", hint, sizeof hint);
+        return base_err(HCQ_ENODEV, "%s: cannot open %s: %s (%s)%s", what, path, base_errno_name(fd), strerror(-fd),
+                        hint);
+    }
     nv_register_fd r = {.ctl_fd = p->fd_ctl};
     int rc = sys_ioctl(fd, NV_IOCTL_REGISTER_FD, &r);
     if (rc < 0) {
@@ -205,8 +210,9 @@ static hcq_status proc_create(nv_proc **out)
     hcq_status s = HCQ_OK;
     int fd = sys_open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
     if (fd < 0) {
-        s = base_err(HCQ_ENODEV, "NV bring-up: cannot open /dev/nvidiactl: %s (is the NVIDIA driver loaded?)",
-                     strerror(-fd));
+        char why[768];
+        nv_why_absent(why, sizeof why);
+        s = base_err(HCQ_ENODEV, "NV bring-up: cannot open /dev/nvidiactl: %s", why);
         goto fail;
     }
     p->fd_ctl = fd;
@@ -223,8 +229,10 @@ static hcq_status proc_create(nv_proc **out)
     for (int i = 0; i < 2; i++) {
         fd = sys_open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
         if (fd < 0) {
-            s = base_err(HCQ_ENODEV, "NV bring-up: cannot open /dev/nvidia-uvm: %s (load nvidia-uvm, e.g. with "
-                         "nvidia-modprobe -u)", strerror(-fd));
+            char hint[512];
+            sys_open_hint("/dev/nvidia-uvm", fd, "video", hint, sizeof hint);
+            s = base_err(HCQ_ENODEV, "NV bring-up: cannot open /dev/nvidia-uvm: %s (%s)%s", base_errno_name(fd),
+                         strerror(-fd), hint[0] ? hint : "; load nvidia-uvm (`sudo nvidia-modprobe -u -c 0`)");
             goto fail;
         }
         if (i == 0) p->fd_uvm = fd;
@@ -310,4 +318,69 @@ uint32_t nv_card_count(void)
     }
     pthread_mutex_unlock(&proc_lock);
     return n;
+}
+
+/* Why nv_card_count() is 0, each way it can be: no node (is the module
+ * loaded?), a node this user may not open, a CARD_INFO the driver refuses,
+ * no GPU listed, a GPU listed without its /dev/nvidiaN. */
+void nv_why_absent(char *buf, size_t size)
+{
+    const char *ctl = "/dev/nvidiactl";
+    int rc = sys_exists(ctl);
+    if (rc < 0) {
+        char v[256];
+        if (base_env_get()->mock)
+            snprintf(buf, size, "%s: %s: HCQ_MOCK=1 and the mock's configuration (HCQ_MOCK_CONFIG) has no NVIDIA "
+                     "GPU", ctl, base_errno_name(rc));
+        else if (sys_read_file("/proc/driver/nvidia/version", v, sizeof v) > 0)
+            snprintf(buf, size, "%s: %s (%s): the nvidia module is loaded but its device nodes are missing; make "
+                     "them with `sudo nvidia-modprobe -c 0 -u`", ctl, base_errno_name(rc), strerror(-rc));
+        else
+            snprintf(buf, size, "%s: %s (%s): the NVIDIA kernel driver is not loaded; load it with `sudo modprobe "
+                     "nvidia nvidia-uvm` (hcq speaks drivers 570 to 589)", ctl, base_errno_name(rc), strerror(-rc));
+        return;
+    }
+    int fd = sys_open(ctl, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        char hint[512];
+        sys_open_hint(ctl, fd, "video", hint, sizeof hint);
+        snprintf(buf, size, "%s: %s (%s)%s", ctl, base_errno_name(fd), strerror(-fd),
+                 hint[0] ? hint : ": the NVIDIA driver refuses this process");
+        return;
+    }
+    nv_card_info *cards = calloc(NV_CARD_INFO_MAX, sizeof *cards);
+    rc = cards ? sys_ioctl(fd, NV_IOCTL_CARD_INFO, cards) : -ENOMEM;
+    sys_close(fd);
+    if (rc < 0) {
+        snprintf(buf, size, "%s: NV_ESC_CARD_INFO failed: %s (%s): the driver does not speak the ABI hcq knows "
+                 "(drivers 570 to 589); see `cat /proc/driver/nvidia/version`", ctl, base_errno_name(rc),
+                 strerror(-rc));
+        free(cards);
+        return;
+    }
+    uint32_t valid = 0;
+    snprintf(buf, size, "the NVIDIA driver lists no GPU (NV_ESC_CARD_INFO on %s has no valid entry): see "
+             "`nvidia-smi` and `sudo dmesg | grep -i nvrm`", ctl);
+    for (uint32_t i = 0; i < NV_CARD_INFO_MAX; i++) {
+        if (!cards[i].valid) continue;
+        valid++;
+        char path[32], hint[512];
+        snprintf(path, sizeof path, "/dev/nvidia%u", cards[i].minor_number);
+        rc = sys_exists(path);
+        if (rc < 0) {
+            snprintf(buf, size, "the driver lists GPU %u but %s: %s (%s): make the node with `sudo nvidia-modprobe "
+                     "-c %u` (in a container, pass the device in)", i, path, base_errno_name(rc), strerror(-rc),
+                     cards[i].minor_number);
+            break;
+        }
+        fd = sys_open(path, O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+            sys_close(fd);
+            continue;
+        }
+        sys_open_hint(path, fd, "video", hint, sizeof hint);
+        snprintf(buf, size, "%s: %s (%s)%s", path, base_errno_name(fd), strerror(-fd), hint);
+        break;
+    }
+    free(cards);
 }

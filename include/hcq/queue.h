@@ -118,6 +118,10 @@ HCQ_API const hcq_device_props *hcq_device_get_props(const hcq_device *dev);
 /* Names of devices present ("CPU", "NV:0", ...), written into names[i]
  * (up to max); returns the count found. */
 HCQ_API uint32_t hcq_device_list(char names[][16], uint32_t max);
+/* Devices of one kind present ("CPU", "NV", "AMD"). When there are none
+ * and why is not NULL, why says why in one sentence: the path, the errno or
+ * driver status, and the fix (a module to load, a group to join). */
+HCQ_API uint32_t hcq_device_count(const char *kind, char *why, size_t why_size);
 
 /* Waits until all work submitted on the timeline so far has completed. A
  * wait on the timeline (this one, or inside any call) that passes

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "drivers/mock/mock.h"
 #include "hcqtest.h"
@@ -36,6 +37,43 @@ Test(mock_core, config_parses_and_rejects)
     T_FAILS(mock_configure("bogus=1"), HCQ_EINVAL);
     T_MSG_HAS("unknown key `bogus`");
     T_FAILS(mock_configure("nv"), HCQ_EINVAL);
+    /* every value is checked: typos are errors that name the value */
+    const struct {
+        const char *spec, *msg;
+    } bad[] = {
+        {"nv=B200", "no such NVIDIA model"},   {"amd=gfx1030", "no such AMD model"},
+        {"hang=amd0.copy", "no such engine"},  {"hang=nv1.compute", "no such engine"},
+        {"mmu_fault=zz", "mmu_fault=`zz`"},    {"vram=1X", "vram=`1X`"},
+        {"vram=12", "at least 1M"},            {"fail_ioctl=5:ENOMEMM", "errno name"},
+        {"fail_ioctl=x", "fail_ioctl=`x`"},    {"ring_shift=40", "5 to 22"},
+        {"nv=H100x99", "0 to 8"},              {"nv_driver=latest", "580.95.05"},
+        {"open_fail=dev/kfd", "PATH[:E]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(mock_configure(bad[i].spec), HCQ_EINVAL, "%s was accepted", bad[i].spec);
+        cr_assert(strstr(hcq_error_message(), bad[i].msg), "%s: %s", bad[i].spec, hcq_error_message());
+    }
+    T_OK(mock_configure("vram=1T,hang=amd0.sdma,mmu_fault=0x5000,fail_ioctl=3:0x1f,open_fail=/dev/kfd:EPERM"));
+    c = mock_cfg();
+    cr_assert_eq(c->vram_bytes, 1ull << 40, "1T is a tebibyte, not 1 byte");
+    cr_assert_str_eq(c->hang_engine, "amd0.sdma");
+    cr_assert_eq(c->fail_status, 0x1f);
+    cr_assert_str_eq(c->open_fail_path, "/dev/kfd");
+    cr_assert_eq(mock_sys()->open(NULL, "/dev/kfd", 2), -EPERM, "open_fail makes the open fail");
+    T_OK(mock_configure(""));
+}
+
+Test(mock_core, a_bad_config_from_the_environment_stops_the_process)
+{
+    const char *hcq = getenv("HCQ_TEST_HCQ_BIN");
+    if (!hcq) hcq = "build/hcq";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=B200 %s info >/dev/null 2>&1", hcq);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "hcq info with nv=B200 exited %d", st);
+    snprintf(cmd, sizeof cmd, "HCQ_MOCK_CONFIG=nv=H100 %s info >/dev/null 2>&1", hcq);
+    st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "HCQ_MOCK_CONFIG without HCQ_MOCK=1 is refused (%d)", st);
 }
 
 Test(mock_core, bo_memory_is_counted_against_vram)
@@ -155,10 +193,10 @@ Test(mock_core, doorbells_wake_engines_and_progress_wakes_waiters)
 
 Test(mock_core, hung_engines_never_step)
 {
-    T_OK(mock_configure("hang=t9.x"));
+    T_OK(mock_configure("hang=nv0.copy"));
     mock_gpu *g = mock_gpu_add("t9", "test", 1 << 20);
     static counter c;
-    mock_engine *e = mock_engine_start(g, "t9.x", count_step, &c);
+    mock_engine *e = mock_engine_start(g, "nv0.copy", count_step, &c);
     mock_engine_kick(e);
     base_sleep_ns(20000000);
     cr_assert_eq(atomic_load(&c.steps), 0);

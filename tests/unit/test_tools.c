@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char *run(const char *env, const char *args, int *status)
@@ -61,6 +62,11 @@ Test(tools, decode_reads_a_dump_of_the_demo, .timeout = 120)
     cr_assert(strstr(out, "exec      `") && strstr(out, "copy      ") && strstr(out, "signal    signal"),
               "%s", out);
     free(out);
+    /* a second run into the same directory is refused, loudly */
+    out = run(env, "demo", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "already holds") && strstr(out, "holds one run"), "%s", out);
+    free(out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
@@ -97,5 +103,81 @@ Test(tools, unknown_commands_and_bad_devices_fail_clearly)
     out = run(NULL, "bench --device TPU:0", &st);
     cr_assert_neq(st, 0);
     cr_assert(strstr(out, "unknown device"), "%s", out);
+    free(out);
+}
+
+Test(tools, every_command_takes_help_and_refuses_unknown_options)
+{
+    const char *cmds[] = {"info", "demo", "decode", "trace", "bench", "compile", "test-devices"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char args[64];
+        int st;
+        snprintf(args, sizeof args, "%s -h", cmds[i]);
+        char *out = run(NULL, args, &st);
+        cr_assert_eq(st, 0, "%s: %s", args, out);
+        cr_assert(strstr(out, "usage: hcq"), "%s: %s", args, out);
+        free(out);
+        snprintf(args, sizeof args, "%s --jsn", cmds[i]);
+        out = run(NULL, args, &st);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s exited %d: %s", args, st, out);
+        cr_assert(strstr(out, "unknown option `--jsn`"), "%s: %s", args, out);
+        free(out);
+    }
+}
+
+Test(tools, without_a_gpu_demo_runs_on_the_mock_gpus, .timeout = 180)
+{
+    int st;
+    char *out = run(NULL, "demo", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    if (strstr(out, "No GPU here")) {
+        cr_assert(strstr(out, "/dev/nvidiactl") && strstr(out, "KFD topology"), "why, per kind: %s", out);
+        cr_assert(strstr(out, "mock GPUs instead") && strstr(out, "HCQ_MOCK=1"), "%s", out);
+        cr_assert(strstr(out, "hcq demo on NV:0") && strstr(out, "hcq demo on AMD:0"), "%s", out);
+        cr_assert(strstr(out, "[mock GPU: emulated"), "%s", out);
+    }
+    cr_assert(strstr(out, "all results match"), "%s", out);
+    free(out);
+}
+
+Test(tools, demo_stops_at_its_first_error, .timeout = 120)
+{
+    char dir[] = "/tmp/hcq-demo-cache-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char env[256];
+    snprintf(env, sizeof env, "HCQ_CACHE_DIR=%s HCQ_CLANG=/nonexistent/clang", dir);
+    int st;
+    char *out = run(env, "demo CPU", &st);
+    cr_assert_neq(st, 0, "%s", out);
+    int errors = 0;
+    for (const char *p = out; (p = strstr(p, "hcq: ")); p++) errors++;
+    cr_assert_eq(errors, 1, "one error, then it stops: %s", out);
+    cr_assert(strstr(out, "demo FAILED") && !strstr(out, "inf ms") && !strstr(out, "e+30"), "%s", out);
+    free(out);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(tools, info_and_open_errors_say_why_there_is_no_device)
+{
+    int st;
+    char *out = run("HCQ_MOCK=1 HCQ_MOCK_CONFIG=open_fail=/dev/nvidiactl:EACCES", "info", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "NV  none: /dev/nvidiactl: EACCES") && strstr(out, "`video` group"), "%s", out);
+    free(out);
+    out = run("HCQ_MOCK=1 HCQ_MOCK_CONFIG=open_fail=/dev/nvidiactl:EACCES", "demo NV:0", &st);
+    cr_assert_neq(st, 0);
+    cr_assert(strstr(out, "/dev/nvidiactl: EACCES") && strstr(out, "usermod -aG video"), "%s", out);
+    free(out);
+    out = run("HCQ_MOCK=1 HCQ_MOCK_CONFIG=open_fail=/dev/kfd:EPERM", "demo AMD:0", &st);
+    cr_assert_neq(st, 0);
+    cr_assert(strstr(out, "/dev/kfd: EPERM") && strstr(out, "`render` group"), "%s", out);
+    free(out);
+    out = run("HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=H100x0,amd=gfx1100x0", "info --json", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "\"absent\": [") && strstr(out, "\"kind\": \"NV\"") && strstr(out, "has no NVIDIA GPU") &&
+                  strstr(out, "has no AMD GPU"),
+              "%s", out);
     free(out);
 }
