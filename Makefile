@@ -22,7 +22,7 @@ LIB_DIRS := base compiler drivers drivers/cpu drivers/nv drivers/amd drivers/moc
 LIB_SRC := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 
-TOOL_SRC := $(filter-out tools/trace_preload.c,$(wildcard tools/*.c))
+TOOL_SRC := $(filter-out tools/trace_preload.c tools/mock_preload.c,$(wildcard tools/*.c))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/%.o)
 
 TEST_DIRS := tests/unit tests/mock tests/hw
@@ -50,6 +50,7 @@ STATIC_LIB := $(B)/libhcq.a
 SHARED_LIB := $(B)/libhcq.so
 HCQ_BIN := $(B)/hcq
 TRACE_LIB := $(B)/libhcqtrace.so
+MOCK_LIB := $(B)/libhcqmock.so
 
 .DEFAULT_GOAL := all
 
@@ -71,7 +72,7 @@ FORCE:
 
 .PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench examples train install clean \
         deps check-deps hw-kit hw-kit-check difftest
-all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB)
+all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
 $(B)/%.o: %.c
@@ -87,8 +88,13 @@ $(SHARED_LIB): $(LIB_OBJ)
 
 # the LD_PRELOAD library of `hcq trace`: the tracer and its decoders, from
 # the static library, and nothing of it exported but libc's names
-$(TRACE_LIB): $(B)/tools/trace_preload.o $(STATIC_LIB)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $< $(STATIC_LIB) -ldl -lpthread
+$(TRACE_LIB): $(B)/tools/trace_preload.o $(STATIC_LIB) tools/trace_preload.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=tools/trace_preload.map -o $@ $< $(STATIC_LIB) -ldl -lpthread
+
+# the mock GPU as an LD_PRELOAD library (`hcq trace --mock`): emulated
+# /dev/nvidia* and /dev/kfd for any program
+$(MOCK_LIB): $(B)/tools/mock_preload.o $(STATIC_LIB) tools/mock_preload.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=tools/mock_preload.map -o $@ $< $(STATIC_LIB) $(LDLIBS)
 
 $(HCQ_BIN): $(TOOL_OBJ) $(STATIC_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS)
@@ -122,7 +128,7 @@ $(DIFFTEST_BIN): $(B)/tests/diff/difftest.o $(DIFF_SRC:%.c=$(B)/%.o) $(STATIC_LI
 $(TFUZZ_BIN): $(TFUZZ_OBJ) $(STATIC_LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(TFUZZ_OBJ) $(STATIC_LIB) $(LDLIBS)
 
-test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN)
+test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN)
 
 # Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
 # devices the API suites run on (scripts/run-tests.sh says how).
@@ -242,7 +248,7 @@ install: all
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libhcq.so.0
 	ln -sf libhcq.so.0 $(DESTDIR)$(PREFIX)/lib/libhcq.so
 	install -m 755 $(HCQ_BIN) $(DESTDIR)$(PREFIX)/bin/
-	install -m 755 $(TRACE_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(TRACE_LIB) $(MOCK_LIB) $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*HCQ_VERSION_STRING "\(.*\)"/\1/p' include/hcq/base.h)|' \
 	    scripts/hcq.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hcq.pc
 

@@ -7,8 +7,9 @@
 #include <string.h>
 
 /* Decoders built in; the NV and AMD backends add theirs here. */
-static const drv_decoder *const decoders[] = {&drv_cpu_decoder,      &drv_nv_gpfifo_decoder, &drv_nv_qmd_decoder,
-                                              &drv_amd_pm4_decoder,  &drv_amd_sdma_decoder,  &drv_names_decoder};
+static const drv_decoder *const decoders[] = {&drv_cpu_decoder,     &drv_nv_gpfifo_decoder, &drv_nv_qmd_decoder,
+                                              &drv_amd_pm4_decoder, &drv_amd_sdma_decoder,  &drv_amd_aql_decoder,
+                                              &drv_names_decoder};
 
 const drv_decoder *drv_decoder_find(const char *format)
 {

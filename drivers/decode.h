@@ -1,6 +1,7 @@
 /* drivers/decode.h: decoding command streams into text, for `hcq decode`
  * and for HCQ_DEBUG=4. One decoder per stream format (drivers/dump.h names
- * them: "cpu", "nv-gpfifo", "nv-qmd", "amd-pm4", "amd-sdma", "hcq-names").
+ * them: "cpu", "nv-gpfifo", "nv-qmd", "amd-pm4", "amd-sdma", "amd-aql",
+ * "hcq-names").
  * Decoders read the same packet tables the encoders and engines use, never
  * a copy of them, and print anything they do not know as numbers, never
  * dropping it. Text that comes from the input (kernel names) is printed
@@ -52,5 +53,6 @@ extern const drv_decoder drv_nv_qmd_decoder;
 extern const drv_decoder drv_amd_pm4_decoder;  /* drivers/amd/amd_decode.c */
 extern const drv_decoder drv_amd_sdma_decoder; /* drivers/amd/amd_decode.c */
 extern const drv_decoder drv_names_decoder;    /* drivers/decode.c: "hcq-names" */
+extern const drv_decoder drv_amd_aql_decoder;  /* drivers/amd/amd_decode_aql.c */
 
 #endif

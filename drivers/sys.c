@@ -19,13 +19,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The only place in hcq that issues these syscalls. */
+/* The only place in hcq that issues these syscalls. The libc table calls
+ * them through `real`: libc's own functions, or, in a library that
+ * interposes them (libhcqmock.so), the next definitions after it, so the
+ * mock's own calls never come back into its interposers. */
+static sys_libc_calls real = {open, close, ioctl, mmap, munmap, access, opendir};
+
+void sys_libc_bind(const sys_libc_calls *calls) { real = *calls; }
 
 static int libc_open(void *ctx, const char *path, int flags)
 {
     (void)ctx;
     int fd;
-    do fd = open(path, flags | O_CLOEXEC);
+    do fd = real.open(path, flags | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     return fd < 0 ? -errno : fd;
 }
@@ -33,7 +39,7 @@ static int libc_open(void *ctx, const char *path, int flags)
 static int libc_close(void *ctx, int fd)
 {
     (void)ctx;
-    return close(fd) < 0 ? -errno : 0;
+    return real.close(fd) < 0 ? -errno : 0;
 }
 
 /* EINTR: a signal arrived, call again at once. EAGAIN: the driver is busy
@@ -69,7 +75,7 @@ typedef struct ioctl_call {
 static int ioctl_once(void *p)
 {
     ioctl_call *c = p;
-    int r = ioctl(c->fd, c->req, c->arg);
+    int r = real.ioctl(c->fd, c->req, c->arg);
     return r < 0 ? -errno : r;
 }
 
@@ -83,7 +89,7 @@ static int libc_ioctl(void *ctx, int fd, unsigned long req, void *arg)
 static void *libc_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
 {
     (void)ctx;
-    void *p = mmap(addr, len, prot, flags, fd, off);
+    void *p = real.mmap(addr, len, prot, flags, fd, off);
     if (p == MAP_FAILED) {
         if (err) *err = errno;
         return NULL;
@@ -94,7 +100,7 @@ static void *libc_mmap(void *ctx, void *addr, size_t len, int prot, int flags, i
 static int libc_munmap(void *ctx, void *addr, size_t len)
 {
     (void)ctx;
-    return munmap(addr, len) < 0 ? -errno : 0;
+    return real.munmap(addr, len) < 0 ? -errno : 0;
 }
 
 static ssize_t libc_read_file(void *ctx, const char *path, char *buf, size_t size)
@@ -109,13 +115,13 @@ static ssize_t libc_read_file(void *ctx, const char *path, char *buf, size_t siz
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             int e = errno;
-            close(fd);
+            real.close(fd);
             return -e;
         }
         if (n == 0) break;
         got += (size_t)n;
     }
-    close(fd);
+    real.close(fd);
     buf[got] = 0;
     return (ssize_t)got;
 }
@@ -123,7 +129,7 @@ static ssize_t libc_read_file(void *ctx, const char *path, char *buf, size_t siz
 static int libc_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
 {
     (void)ctx;
-    DIR *d = opendir(path);
+    DIR *d = real.opendir(path);
     if (!d) return -errno;
     struct dirent *e;
     while ((e = readdir(d)))
@@ -135,7 +141,7 @@ static int libc_list_dir(void *ctx, const char *path, void (*fn)(void *, const c
 static int libc_exists(void *ctx, const char *path)
 {
     (void)ctx;
-    return access(path, F_OK) < 0 ? -errno : 0;
+    return real.access(path, F_OK) < 0 ? -errno : 0;
 }
 
 static const hcq_sys libc_table = {

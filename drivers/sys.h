@@ -46,6 +46,19 @@ const hcq_sys *sys_set(const hcq_sys *s);
 const hcq_sys *sys_libc(void);
 /* libhcqmock.so is preloaded: the device files are emulated behind libc. */
 bool sys_mock_preloaded(void);
+/* The functions the libc table calls (libc's by default). A library that
+ * interposes them binds the next ones (dlsym RTLD_NEXT) so its own calls
+ * through the table skip it. */
+typedef struct sys_libc_calls {
+    int (*open)(const char *, int, ...);
+    int (*close)(int);
+    int (*ioctl)(int, unsigned long, ...);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    int (*access)(const char *, int);
+    struct __dirstream *(*opendir)(const char *);
+} sys_libc_calls;
+void sys_libc_bind(const sys_libc_calls *calls);
 
 /* Calls once(arg) until it returns something other than -EINTR or -EAGAIN;
  * -EAGAIN is retried with growing pauses (10 us to 1 ms) for at most

@@ -1,7 +1,9 @@
 /* The AMD device files, for the tracer: kfd commands by name with their
  * key fields in and out, from the AMD backend's ABI definitions
- * (drivers/amd/amd_abi.h). The render node carries no ioctls of ours; its
- * mmaps (buffer objects) are traced as for any file. */
+ * (drivers/amd/amd_abi.h). The render node's DRM and amdgpu ioctls are in
+ * trace_drm.c. The tracer hands decoders a copy of the argument; nested
+ * arrays (WAIT_EVENTS' events) are read with trace_read after the call.
+ * With stream capture on, the queues KFD creates go to trace_streams.c. */
 #include "drivers/trace.h"
 
 #include "drivers/amd/amd_abi.h"
@@ -9,18 +11,15 @@
 #include <string.h>
 
 static bool is_kfd(const char *p) { return !strcmp(p, "/dev/kfd"); }
-static bool is_dri(const char *p) { return !strncmp(p, "/dev/dri/", 9); }
 
-static const char *kfd_name(unsigned long request, const void *arg)
-{
-    (void)arg;
-    return kfd_ioctl_name(request);
-}
+static const char *kfd_name(unsigned long request) { return kfd_ioctl_name(request); }
 
-static void kfd_fields(trace_line *l, unsigned long req, const void *arg, bool before, int ret)
+static void kfd_fields(trace_line *l, const trace_call *c)
 {
+    const void *arg = c->arg;
+    unsigned long req = c->req;
+    bool before = c->before, ok = !before && c->ret >= 0;
     if (!arg || AMD_IOC_TYPE(req) != 'K') return;
-    bool ok = ret >= 0;
     switch (AMD_IOC_NR(req)) {
     case 0x01: {
         const kfd_get_version_args *a = arg;
@@ -50,11 +49,17 @@ static void kfd_fields(trace_line *l, unsigned long req, const void *arg, bool b
         } else if (ok) {
             trace_u64(l, "queue_id", a->queue_id);
             trace_hex(l, "doorbell_offset", a->doorbell_offset);
+            if (tracer_streams(c->t))
+                trace_streams_amd_queue(tracer_streams(c->t), a->queue_id, a->queue_type, a->gpu_id,
+                                        a->ring_base_address, a->ring_size, a->write_pointer_address,
+                                        a->read_pointer_address);
         }
         break;
     }
     case 0x03:
         if (before) trace_u64(l, "queue_id", ((const kfd_destroy_queue_args *)arg)->queue_id);
+        else if (ok && tracer_streams(c->t))
+            trace_streams_amd_queue_gone(tracer_streams(c->t), ((const kfd_destroy_queue_args *)arg)->queue_id);
         break;
     case 0x08: {
         const kfd_create_event_args *a = arg;
@@ -80,12 +85,14 @@ static void kfd_fields(trace_line *l, unsigned long req, const void *arg, bool b
         } else if (ok) {
             trace_str(l, "result", a->wait_result == KFD_WAIT_COMPLETE ? "complete"
                                    : a->wait_result == KFD_WAIT_TIMEOUT ? "timeout" : "fail");
-            const kfd_event_data *d = (const kfd_event_data *)(uintptr_t)a->events_ptr;
-            for (uint32_t i = 0; d && i < a->num_events && i < 8; i++)
-                if (d[i].memory_exception_data.gpu_id) {
-                    trace_hex(l, "fault_va", d[i].memory_exception_data.va);
-                    trace_u64(l, "fault_gpu", d[i].memory_exception_data.gpu_id);
-                }
+            kfd_event_data d[8];
+            uint32_t n = a->num_events < 8 ? a->num_events : 8;
+            if (a->events_ptr && trace_read(d, a->events_ptr, n * sizeof d[0]))
+                for (uint32_t i = 0; i < n; i++)
+                    if (d[i].memory_exception_data.gpu_id) {
+                        trace_hex(l, "fault_va", d[i].memory_exception_data.va);
+                        trace_u64(l, "fault_gpu", d[i].memory_exception_data.gpu_id);
+                    }
         }
         break;
     }
@@ -121,7 +128,7 @@ static void kfd_fields(trace_line *l, unsigned long req, const void *arg, bool b
         if (before) {
             trace_hex(l, "handle", a->handle);
             trace_u64(l, "devices", a->n_devices);
-        } else {
+        } else if (ok) {
             trace_u64(l, "done", a->n_success);
         }
         break;
@@ -132,5 +139,4 @@ static void kfd_fields(trace_line *l, unsigned long req, const void *arg, bool b
     }
 }
 
-const trace_decoder trace_kfd_decoder = {"kfd", is_kfd, kfd_name, kfd_fields};
-const trace_decoder trace_dri_decoder = {"dri", is_dri, NULL, NULL};
+const trace_decoder trace_kfd_decoder = {"kfd", is_kfd, kfd_name, NULL, kfd_fields};

@@ -3,10 +3,15 @@
  * handles, classes, control commands and RM status by name, from the NV
  * backend's ABI definitions (drivers/nv/nv_abi.h, nv_names.c).
  *
- * What an argument points to (allocation and control parameters) is read
- * only after the driver accepted the call: then the pointer is known good,
- * even in a program that is not ours (hcq trace). An escape whose size is
- * not the one we know is an ABI we do not speak: it prints raw. */
+ * The tracer hands decoders a copy of the argument; what it points to
+ * (allocation and control parameters) is read with trace_read, and only
+ * after RM accepted the call. An RM status is printed only for calls the
+ * kernel completed: when the ioctl itself failed, the status field holds
+ * whatever the program left there, not RM's answer. An escape whose size
+ * is not the one we know is an ABI we do not speak: it prints raw.
+ *
+ * With stream capture on, the allocations and mappings that locate a
+ * channel's GPFIFO ring and USERD go to trace_streams.c. */
 #include "drivers/trace.h"
 
 #include "drivers/nv/nv_abi.h"
@@ -48,9 +53,8 @@ static bool escape_of(unsigned long req, uint32_t *nr)
     return !want || NV_IOC_SIZE(req) == want;
 }
 
-static const char *rm_name(unsigned long req, const void *arg)
+static const char *rm_name(unsigned long req)
 {
-    (void)arg;
     uint32_t nr;
     return escape_of(req, &nr) ? nv_escape_name(nr) : NULL;
 }
@@ -63,6 +67,25 @@ static void put_class(trace_line *l, const char *key, uint32_t cls)
 }
 
 static void put_status(trace_line *l, uint32_t status) { trace_str(l, "status", nv_status_name(status)); }
+
+/* the parameters' size for the classes whose parameters we decode */
+static size_t alloc_params_size(uint32_t cls)
+{
+    switch (cls) {
+    case NV01_MEMORY_LOCAL_USER:
+    case NV01_MEMORY_SYSTEM: return sizeof(nv_memory_alloc);
+    case FERMI_VASPACE_A: return sizeof(nv_vaspace_alloc);
+    case KEPLER_CHANNEL_GROUP_A: return sizeof(nv_tsg_alloc);
+    case FERMI_CONTEXT_SHARE_A: return sizeof(nv_ctxshare_alloc);
+    case VOLTA_CHANNEL_GPFIFO_A:
+    case TURING_CHANNEL_GPFIFO_A:
+    case AMPERE_CHANNEL_GPFIFO_A:
+    case HOPPER_CHANNEL_GPFIFO_A: return sizeof(nv_channel_alloc);
+    case NV01_DEVICE_0: return sizeof(nv_device_alloc);
+    case NV20_SUBDEVICE_0: return sizeof(nv_subdevice_alloc);
+    }
+    return 0;
+}
 
 /* the parameters of an allocation RM accepted, for the classes we allocate */
 static void alloc_params(trace_line *l, uint32_t cls, const void *p)
@@ -163,11 +186,15 @@ static void control_params(trace_line *l, uint32_t cmd, const void *p, uint32_t 
     }
 }
 
-static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool before, int ret)
+static void rm_fields(trace_line *l, const trace_call *call)
 {
     uint32_t nr;
-    if (!arg || !escape_of(req, &nr)) return;
-    bool ok = ret >= 0;
+    const void *arg = call->arg;
+    bool before = call->before;
+    if (!arg || !escape_of(call->req, &nr)) return;
+    /* after: the kernel ran the escape (ret >= 0), so the status is RM's */
+    bool ran = !before && call->ret >= 0;
+    trace_streams *st = tracer_streams(call->t);
     switch (nr) {
     case NV_ESC_RM_ALLOC: {
         const nv_rm_alloc *a = arg;
@@ -176,11 +203,17 @@ static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool be
             trace_hex(l, "hParent", a->hObjectParent);
             trace_hex(l, "hNew", a->hObjectNew);
             put_class(l, "hClass", a->hClass);
-        } else {
+        } else if (ran) {
             put_status(l, a->status);
-            if (ok && a->status == NV_OK) {
+            if (a->status == NV_OK) {
                 trace_hex(l, "hObject", a->hObjectNew);
-                if (a->pAllocParms) alloc_params(l, a->hClass, (const void *)(uintptr_t)a->pAllocParms);
+                uint8_t params[512];
+                size_t n = alloc_params_size(a->hClass);
+                bool have = n && n <= sizeof params && a->pAllocParms && trace_read(params, a->pAllocParms, n);
+                if (have) alloc_params(l, a->hClass, params);
+                if (st)
+                    trace_streams_nv_alloc(st, a->hRoot, a->hObjectParent, a->hObjectNew, a->hClass,
+                                           have ? params : NULL, have ? n : 0);
             }
         }
         break;
@@ -194,10 +227,12 @@ static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool be
             if (n) trace_str(l, "control", n);
             else trace_hex(l, "control", c->cmd);
             trace_u64(l, "paramsSize", c->paramsSize);
-        } else {
+        } else if (ran) {
             put_status(l, c->status);
-            if (ok && c->status == NV_OK && c->params)
-                control_params(l, c->cmd, (const void *)(uintptr_t)c->params, c->paramsSize);
+            uint8_t params[4096];
+            if (c->status == NV_OK && c->params && c->paramsSize <= sizeof params &&
+                trace_read(params, c->params, c->paramsSize))
+                control_params(l, c->cmd, params, c->paramsSize);
         }
         break;
     }
@@ -207,8 +242,9 @@ static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool be
             trace_hex(l, "hRoot", f->hRoot);
             trace_hex(l, "hParent", f->hObjectParent);
             trace_hex(l, "hObject", f->hObjectOld);
-        } else {
+        } else if (ran) {
             put_status(l, f->status);
+            if (f->status == NV_OK && st) trace_streams_nv_free(st, f->hRoot, f->hObjectOld);
         }
         break;
     }
@@ -222,8 +258,11 @@ static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool be
             trace_hex(l, "flags", m->flags);
             trace_hex(l, "pMemory", m->pMemory);
             trace_hex(l, "limit", m->limit);
-        } else {
+        } else if (ran) {
             put_status(l, m->status);
+            /* memory RM describes from the process's own pages: its CPU address */
+            if (m->status == NV_OK && st && m->hClass == NV01_MEMORY_SYSTEM_OS_DESCRIPTOR)
+                trace_streams_nv_os_memory(st, m->hRoot, m->hObjectNew, m->pMemory, m->limit + 1);
         }
         break;
     }
@@ -237,14 +276,18 @@ static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool be
             trace_hex(l, "length", m->length);
             trace_hex(l, "flags", m->flags);
             trace_i64(l, "mmap_fd", m->fd);
-        } else {
+        } else if (ran) {
             put_status(l, m->status);
-            if (ok && m->status == NV_OK) trace_hex(l, "pLinearAddress", m->pLinearAddress);
+            if (m->status == NV_OK) {
+                trace_hex(l, "pLinearAddress", m->pLinearAddress);
+                /* the mmap of m->fd that follows maps this memory */
+                if (st) trace_streams_nv_map_memory(st, m->hClient, m->hMemory, m->offset, m->length, m->fd);
+            }
         }
         break;
     }
     case NV_ESC_CARD_INFO:
-        if (!before && ok) {
+        if (ran) {
             const nv_card_info *c = arg;
             unsigned n = 0;
             for (unsigned i = 0; i < NV_CARD_INFO_MAX; i++)
@@ -263,26 +306,42 @@ static void rm_fields(trace_line *l, unsigned long req, const void *arg, bool be
         if (before) trace_i64(l, "ctl_fd", ((const nv_register_fd *)arg)->ctl_fd);
         break;
     default: /* named, fields not decoded: the bytes both ways */
-        if (NV_IOC_SIZE(req) <= 4096) trace_bytes(l, before ? "in" : "out", arg, NV_IOC_SIZE(req));
+        if (call->arg_size <= 4096 && (before || ran)) trace_bytes(l, before ? "in" : "out", arg, call->arg_size);
         break;
     }
 }
 
 /* ** UVM: the command is the plain number; every struct ends in rmStatus */
-static const char *uvm_name(unsigned long req, const void *arg)
+static const char *uvm_name(unsigned long req) { return req >> 32 ? NULL : nv_uvm_name((uint32_t)req); }
+
+/* UVM commands are plain numbers: the argument's size is the command's */
+static size_t uvm_arg_size(unsigned long req)
 {
-    (void)arg;
-    return req >> 32 ? NULL : nv_uvm_name((uint32_t)req);
+    switch (req) {
+    case NV_UVM_INITIALIZE: return sizeof(nv_uvm_initialize);
+    case NV_UVM_MM_INITIALIZE: return sizeof(nv_uvm_mm_initialize);
+    case NV_UVM_REGISTER_GPU: return sizeof(nv_uvm_register_gpu);
+    case NV_UVM_UNREGISTER_GPU:
+    case NV_UVM_UNREGISTER_GPU_VASPACE: return sizeof(nv_uvm_unregister_gpu);
+    case NV_UVM_REGISTER_GPU_VASPACE: return sizeof(nv_uvm_register_gpu_vaspace);
+    case NV_UVM_REGISTER_CHANNEL: return sizeof(nv_uvm_register_channel);
+    case NV_UVM_UNREGISTER_CHANNEL: return sizeof(nv_uvm_unregister_channel);
+    case NV_UVM_CREATE_EXTERNAL_RANGE: return sizeof(nv_uvm_create_external_range);
+    case NV_UVM_MAP_EXTERNAL_ALLOCATION: return sizeof(nv_uvm_map_external_allocation);
+    case NV_UVM_FREE: return sizeof(nv_uvm_free);
+    }
+    return 0; /* a command we do not know: its argument is not read */
 }
 
 static void put_uuid(trace_line *l, const uint8_t *u) { trace_bytes(l, "gpu_uuid", u, 16); }
 
-static void uvm_fields(trace_line *l, unsigned long req, const void *arg, bool before, int ret)
+static void uvm_fields(trace_line *l, const trace_call *c)
 {
-    (void)ret;
+    const void *arg = c->arg;
+    bool before = c->before;
     if (!arg) return;
     uint32_t status = NV_OK;
-    switch ((uint32_t)req) {
+    switch ((uint32_t)c->req) {
     case NV_UVM_INITIALIZE: {
         const nv_uvm_initialize *a = arg;
         if (before) trace_hex(l, "flags", a->flags);
@@ -360,6 +419,8 @@ static void uvm_fields(trace_line *l, unsigned long req, const void *arg, bool b
             trace_hex(l, "hClient", a->hClient);
             trace_hex(l, "hMemory", a->hMemory);
             trace_u64(l, "gpus", a->gpuAttributesCount);
+        } else if (c->ret >= 0 && a->rmStatus == NV_OK && tracer_streams(c->t)) {
+            trace_streams_nv_uvm_map(tracer_streams(c->t), a->hClient, a->hMemory, a->base, a->length, a->offset);
         }
         status = a->rmStatus;
         break;
@@ -374,9 +435,9 @@ static void uvm_fields(trace_line *l, unsigned long req, const void *arg, bool b
         break;
     }
     }
-    if (!before) put_status(l, status);
+    if (!before && c->ret >= 0 && uvm_arg_size(c->req)) put_status(l, status);
 }
 
-const trace_decoder trace_nvidiactl_decoder = {"nvidiactl", is_ctl, rm_name, rm_fields};
-const trace_decoder trace_nvidia_uvm_decoder = {"nvidia-uvm", is_uvm, uvm_name, uvm_fields};
-const trace_decoder trace_nvidia_gpu_decoder = {"nvidiaN", is_gpu, rm_name, rm_fields};
+const trace_decoder trace_nvidiactl_decoder = {"nvidiactl", is_ctl, rm_name, NULL, rm_fields};
+const trace_decoder trace_nvidia_uvm_decoder = {"nvidia-uvm", is_uvm, uvm_name, uvm_arg_size, uvm_fields};
+const trace_decoder trace_nvidia_gpu_decoder = {"nvidiaN", is_gpu, rm_name, NULL, rm_fields};

@@ -41,6 +41,7 @@ typedef struct amd_node {
      * publishes them, else computed as KFD computes them) */
     uint32_t ctl_stack_size, cwsr_size, debug_memory_size, eop_size;
     uint32_t wave_num; /* per XCC, as KFD counts for CWSR */
+    bool is_mock;      /* "hcq_mock 1": the driver is hcq's mock GPU */
 } amd_node;
 
 /* The GPU nodes in node order (at most max): their count, or -errno when
@@ -241,6 +242,10 @@ void amd_co_place(const void *bin, size_t size, uint8_t *dst, uint64_t base_va, 
 void amd_co_free(amd_co *co);
 /* "gfx1100" for an EF_AMDGPU_MACH value, or NULL */
 const char *amd_co_mach_name(uint8_t mach);
+
+/* ** decoding (amd_decode_aql.c): an AMD vendor AQL packet carrying a PM4
+ * indirect buffer: its address and dwords (false for other packets) */
+bool amd_aql_pm4_ib(const uint32_t *pkt, uint64_t *va, uint32_t *ndw);
 
 /* User SGPRs the kernel descriptor asks for, in ABI order: each entry's
  * first SGPR and count; the total in *count. */

@@ -332,7 +332,7 @@ static hcq_status amd_open(hcq_device *dev, uint32_t index)
     if ((s = amd_proc_acquire(&node, &ad->kfd_fd, &ad->render_fd, &ad->kfd_major, &ad->kfd_minor))) goto fail;
     if ((s = create_event(ad, KFD_EVENT_MEMORY, &ad->mem_event))) goto fail;
     if ((s = create_event(ad, KFD_EVENT_HW_EXCEPTION, &ad->hw_event))) goto fail;
-    fill_props(ad, &dev->props, strstr(sys_get()->name, "mock") != NULL);
+    fill_props(ad, &dev->props, node.is_mock); /* the driver says it is hcq's mock */
     /* free VRAM, for hcq info: KFD 1.9 has the ioctl; an older one refuses
      * it (EINVAL / ENOTTY) and the figure stays unknown */
     if (ad->kfd_major > 1 || ad->kfd_minor >= 9) {

@@ -30,6 +30,7 @@ static uint64_t prop(const char *text, const char *name, bool *found)
 void amd_node_parse(amd_node *n, const char *t)
 {
     n->gfx_version = (uint32_t)prop(t, "gfx_target_version", NULL);
+    n->is_mock = prop(t, "hcq_mock", NULL) == 1;
     n->clock_mhz = (uint32_t)prop(t, "max_engine_clk_fcompute", NULL);
     n->render_minor = (uint32_t)prop(t, "drm_render_minor", NULL);
     n->vendor_id = (uint32_t)prop(t, "vendor_id", NULL);

@@ -302,4 +302,30 @@ extern const mock_driver mock_amd_driver;
 /* The private state of a mock fd opened by drv (NULL if fd is not one). */
 void *mock_fd_priv(int fd, const mock_driver *drv);
 
+/* ** preloaded (libhcqmock.so, tools/mock_preload.c): the mock behind libc
+ * for any program */
+/* Descriptors of emulated files are real ones from now on: a memfd each,
+ * named "hcq-mock:PATH". */
+void mock_use_real_fds(void);
+/* Is fd an emulated file's? */
+bool mock_fd_is_mock(int fd);
+/* newfd is a duplicate of oldfd (dup, dup2, dup3, F_DUPFD): the same
+ * emulated file, closed when the last of them is. False if oldfd is not an
+ * emulated file's. */
+bool mock_fd_dup(int oldfd, int newfd);
+/* fd was closed behind the mock's back (dup2 over it): forget it, without
+ * closing the descriptor (it is the new file's now). */
+void mock_fd_forget(int fd);
+/* The mock's answer for a path when it is the mock's business (an emulated
+ * device file, a virtual sysfs file or directory, or a real one it hides):
+ * 1 with the result in *rc (bytes read, 0, or -errno); 0 when the path is
+ * not the mock's. */
+int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc);
+int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc);
+int mock_path_exists(const char *path, int *rc);
+/* Engines look at their rings every so often while idle, as hardware
+ * would, instead of sleeping until a doorbell hook kicks them: a program
+ * that is not hcq rings doorbells with plain stores the mock cannot see. */
+void mock_engines_poll(bool on);
+
 #endif

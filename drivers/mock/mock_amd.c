@@ -50,6 +50,9 @@ uint64_t mock_amd_doorbell(const mock_amd_queue *q)
 }
 
 /* ** topology */
+/* the properties KFD publishes, and one key it never does: hcq_mock, so
+ * hcq knows the emulation by the driver's answer, also preloaded into a
+ * program that reaches it through plain libc (libhcqmock.so) */
 static void make_properties(mock_amd_gpu *a)
 {
     const mock_amd_model *m = a->model;
@@ -65,7 +68,7 @@ static void make_properties(mock_amd_gpu *a)
              "drm_render_minor %u\nhive_id 0\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 0\n"
              "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
              "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
-             "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\n%s",
+             "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\nhcq_mock 1\n%s",
              m->simd_count, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
              m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
              m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,

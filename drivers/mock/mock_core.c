@@ -8,39 +8,166 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 
 static const mock_driver *const drivers[] = {&mock_nv_driver, &mock_amd_driver};
 
-/* ** file descriptors: numbers from MOCK_FD_BASE, far above real ones */
+/* ** file descriptors. In the process's own mock (HCQ_MOCK=1) they are
+ * numbers from MOCK_FD_BASE, far above real ones; preloaded
+ * (libhcqmock.so) each is a real descriptor of a memfd named after the
+ * emulated file, so the program may poll, dup, pass and close it as any.
+ * A table keyed by number points at the open file, which counts the
+ * descriptors (dups) and the calls in flight that use it: the vendor's
+ * close runs when the last of them is done. */
 #define MOCK_FD_BASE (1 << 29)
 #define MOCK_FD_MAX 4096
 
-typedef struct mock_fd {
+typedef struct mock_file {
     const mock_driver *drv;
     void *priv;
+    int refs; /* descriptors + calls in flight; under fd_lock */
+} mock_file;
+
+typedef struct mock_fd {
+    int fd; /* -1: empty */
+    mock_file *file;
 } mock_fd;
 
 static mock_fd fds[MOCK_FD_MAX];
+static bool fds_init;
+static uint64_t fake_used[MOCK_FD_MAX / 64]; /* MOCK_FD_BASE + k in use */
+static bool real_fds;
 static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static mock_fd *fd_get(int fd)
+static mock_fd *fd_slot(int fd, bool create)
 {
-    if (fd < MOCK_FD_BASE || fd >= MOCK_FD_BASE + MOCK_FD_MAX) return NULL;
-    mock_fd *f = &fds[fd - MOCK_FD_BASE];
-    return f->drv ? f : NULL;
+    if (!fds_init) {
+        for (int i = 0; i < MOCK_FD_MAX; i++) fds[i].fd = -1;
+        fds_init = true;
+    }
+    size_t h = ((unsigned)fd * 2654435761u) % MOCK_FD_MAX;
+    for (size_t i = 0; i < MOCK_FD_MAX; i++, h = (h + 1) % MOCK_FD_MAX) {
+        if (fds[h].fd == fd) return &fds[h];
+        if (fds[h].fd == -1) return create ? &fds[h] : NULL;
+    }
+    return NULL;
+}
+
+static void fd_unslot(mock_fd *e)
+{
+    e->fd = -1;
+    e->file = NULL;
+    size_t h = (size_t)(e - fds);
+    for (size_t i = (h + 1) % MOCK_FD_MAX; fds[i].fd != -1; i = (i + 1) % MOCK_FD_MAX) {
+        mock_fd moved = fds[i];
+        fds[i].fd = -1;
+        *fd_slot(moved.fd, true) = moved;
+    }
+}
+
+/* the file behind fd with a reference for the caller, or NULL */
+static mock_file *file_get(int fd)
+{
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *e = fd_slot(fd, false);
+    mock_file *f = e ? e->file : NULL;
+    if (f) f->refs++;
+    pthread_mutex_unlock(&fd_lock);
+    return f;
+}
+
+static int file_put(mock_file *f)
+{
+    pthread_mutex_lock(&fd_lock);
+    bool last = --f->refs == 0;
+    pthread_mutex_unlock(&fd_lock);
+    if (!last) return 0;
+    int rc = f->drv->close ? f->drv->close(f->priv) : 0;
+    free(f);
+    return rc;
 }
 
 void *mock_fd_priv(int fd, const mock_driver *drv)
 {
     pthread_mutex_lock(&fd_lock);
-    mock_fd *f = fd_get(fd);
-    void *p = f && f->drv == drv ? f->priv : NULL;
+    mock_fd *e = fd_slot(fd, false);
+    void *p = e && e->file->drv == drv ? e->file->priv : NULL;
     pthread_mutex_unlock(&fd_lock);
     return p;
 }
 
-/* ** configuration */
+void mock_use_real_fds(void) { real_fds = true; }
+
+bool mock_fd_is_mock(int fd)
+{
+    pthread_mutex_lock(&fd_lock);
+    bool is = fd_slot(fd, false) != NULL;
+    pthread_mutex_unlock(&fd_lock);
+    return is;
+}
+
+void mock_fd_forget(int fd)
+{
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *e = fd_slot(fd, false);
+    mock_file *f = e ? e->file : NULL;
+    if (e) fd_unslot(e);
+    pthread_mutex_unlock(&fd_lock);
+    if (f) file_put(f);
+}
+
+bool mock_fd_dup(int oldfd, int newfd)
+{
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *o = fd_slot(oldfd, false);
+    mock_file *f = o ? o->file : NULL;
+    mock_fd *n = f && oldfd != newfd ? fd_slot(newfd, true) : NULL;
+    if (n && n->fd == -1) {
+        n->fd = newfd;
+        n->file = f;
+        f->refs++;
+    }
+    pthread_mutex_unlock(&fd_lock);
+    return n != NULL;
+}
+
+/* a descriptor for a new open file: a fake number, or a memfd named after
+ * the path; -errno on failure */
+static int fd_new(const mock_driver *drv, void *priv, const char *path, int flags)
+{
+    mock_file *f = calloc(1, sizeof *f);
+    if (!f) return -ENOMEM;
+    *f = (mock_file){drv, priv, 1};
+    int fd = -EMFILE;
+    if (real_fds) {
+        char name[96];
+        snprintf(name, sizeof name, "hcq-mock:%s", path);
+        fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
+        if (fd < 0) fd = -errno;
+    }
+    pthread_mutex_lock(&fd_lock);
+    if (!real_fds) {
+        for (int k = 0; k < MOCK_FD_MAX; k++)
+            if (!(fake_used[k / 64] & (1ull << (k % 64)))) {
+                fake_used[k / 64] |= 1ull << (k % 64);
+                fd = MOCK_FD_BASE + k;
+                break;
+            }
+    }
+    mock_fd *e = fd >= 0 ? fd_slot(fd, true) : NULL;
+    if (e) *e = (mock_fd){fd, f};
+    pthread_mutex_unlock(&fd_lock);
+    if (!e) {
+        if (fd >= 0 && real_fds) sys_libc()->close(NULL, fd);
+        if (fd >= 0) fd = -EMFILE;
+        drv->close(priv);
+        free(f);
+    }
+    return fd;
+}
+
+/* ** configuration *//* ** configuration */
 static mock_config cfg;
 static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool up;
@@ -308,7 +435,7 @@ hcq_status mock_configure(const char *spec)
     pthread_mutex_lock(&cfg_lock);
     pthread_mutex_lock(&fd_lock);
     int open_fds = 0;
-    for (int i = 0; i < MOCK_FD_MAX; i++) open_fds += fds[i].drv != NULL;
+    for (int i = 0; i < MOCK_FD_MAX; i++) open_fds += fds_init && fds[i].fd != -1;
     pthread_mutex_unlock(&fd_lock);
     hcq_status s = HCQ_OK;
     if (open_fds) {
@@ -383,6 +510,15 @@ bool mock_ioctl_inject(int *err, uint32_t *status)
 /* ** the syscall table */
 static const hcq_sys *libc(void) { return sys_libc(); }
 
+/* Paths the mock owns even when no emulated GPU answers there: the real
+ * device files and KFD's sysfs are hidden, so a GPU is emulated or absent,
+ * never half real. */
+static bool hidden(const char *path)
+{
+    return !strncmp(path, "/dev/nvidia", 11) || !strcmp(path, "/dev/kfd") || !strncmp(path, "/dev/dri/", 9) ||
+           !strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14);
+}
+
 static int m_open(void *ctx, const char *path, int flags)
 {
     (void)ctx;
@@ -394,73 +530,60 @@ static int m_open(void *ctx, const char *path, int flags)
         int rc = drivers[i]->open(path, flags, &priv);
         if (rc < 0) return rc;
         if (rc == 0) continue;
-        pthread_mutex_lock(&fd_lock);
-        for (int k = 0; k < MOCK_FD_MAX; k++) {
-            if (!fds[k].drv) {
-                fds[k].drv = drivers[i];
-                fds[k].priv = priv;
-                pthread_mutex_unlock(&fd_lock);
-                return MOCK_FD_BASE + k;
-            }
-        }
-        pthread_mutex_unlock(&fd_lock);
-        drivers[i]->close(priv);
-        return -EMFILE;
+        return fd_new(drivers[i], priv, path, flags);
     }
-    /* the real device files are hidden: under the mock, a GPU is emulated
-     * or absent, never half real */
-    if (!strncmp(path, "/dev/nvidia", 11) || !strcmp(path, "/dev/kfd") || !strncmp(path, "/dev/dri/", 9))
-        return -ENOENT;
+    if (hidden(path)) return -ENOENT;
     return libc()->open(libc()->ctx, path, flags);
 }
+
+/* a descriptor that is no mock file: a real one passes to libc, a fake
+ * number nobody has is EBADF */
+static bool passes(int fd) { return real_fds || fd < MOCK_FD_BASE; }
 
 static int m_close(void *ctx, int fd)
 {
     (void)ctx;
     pthread_mutex_lock(&fd_lock);
-    mock_fd *f = fd_get(fd);
-    if (!f) {
-        pthread_mutex_unlock(&fd_lock);
-        return fd >= MOCK_FD_BASE ? -EBADF : libc()->close(libc()->ctx, fd);
+    mock_fd *e = fd_slot(fd, false);
+    mock_file *f = e ? e->file : NULL;
+    if (e) {
+        fd_unslot(e);
+        if (!real_fds) fake_used[(fd - MOCK_FD_BASE) / 64] &= ~(1ull << ((fd - MOCK_FD_BASE) % 64));
     }
-    mock_fd copy = *f;
-    f->drv = NULL;
-    f->priv = NULL;
     pthread_mutex_unlock(&fd_lock);
-    return copy.drv->close ? copy.drv->close(copy.priv) : 0;
+    if (!f) return passes(fd) ? libc()->close(libc()->ctx, fd) : -EBADF;
+    int rc = file_put(f);
+    if (real_fds) libc()->close(libc()->ctx, fd); /* the memfd standing for it */
+    return rc;
 }
 
 static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
 {
     (void)ctx;
-    pthread_mutex_lock(&fd_lock);
-    mock_fd *f = fd_get(fd);
-    mock_fd copy = f ? *f : (mock_fd){0};
-    pthread_mutex_unlock(&fd_lock);
-    if (!copy.drv) return fd >= MOCK_FD_BASE ? -EBADF : libc()->ioctl(libc()->ctx, fd, req, arg);
-    return copy.drv->ioctl ? copy.drv->ioctl(copy.priv, req, arg) : -ENOTTY;
+    mock_file *f = file_get(fd);
+    if (!f) return passes(fd) ? libc()->ioctl(libc()->ctx, fd, req, arg) : -EBADF;
+    int rc = f->drv->ioctl ? f->drv->ioctl(f->priv, req, arg) : -ENOTTY;
+    file_put(f);
+    return rc;
 }
 
 static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
 {
     (void)ctx;
-    if (fd < 0) return libc()->mmap(libc()->ctx, addr, len, prot, flags, fd, off, err);
-    pthread_mutex_lock(&fd_lock);
-    mock_fd *f = fd_get(fd);
-    mock_fd copy = f ? *f : (mock_fd){0};
-    pthread_mutex_unlock(&fd_lock);
-    if (!copy.drv) {
-        if (fd >= MOCK_FD_BASE) {
-            if (err) *err = EBADF;
-            return NULL;
-        }
-        return libc()->mmap(libc()->ctx, addr, len, prot, flags, fd, off, err);
-    }
-    if (!copy.drv->mmap) {
-        if (err) *err = ENODEV;
+    mock_file *f = fd >= 0 ? file_get(fd) : NULL;
+    if (!f) {
+        if (fd < 0 || passes(fd)) return libc()->mmap(libc()->ctx, addr, len, prot, flags, fd, off, err);
+        if (err) *err = EBADF;
         return NULL;
     }
-    return copy.drv->mmap(copy.priv, addr, len, prot, flags, off, err);
+    void *p = NULL;
+    if (!f->drv->mmap) {
+        if (err) *err = ENODEV;
+    } else {
+        p = f->drv->mmap(f->priv, addr, len, prot, flags, off, err);
+    }
+    file_put(f);
+    return p;
 }
 
 static int m_munmap(void *ctx, void *addr, size_t len)
@@ -477,40 +600,55 @@ static int m_munmap(void *ctx, void *addr, size_t len)
     return libc()->munmap(libc()->ctx, addr, len);
 }
 
+int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
+{
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
+        if (drivers[i]->read_file && drivers[i]->read_file(path, buf, size, rc)) return 1;
+    if (!hidden(path)) return 0;
+    *rc = -ENOENT;
+    return 1;
+}
+
+int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+{
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
+        if (drivers[i]->list_dir && drivers[i]->list_dir(path, fn, arg, rc)) return 1;
+    if (!hidden(path)) return 0;
+    *rc = -ENOENT;
+    return 1;
+}
+
+int mock_path_exists(const char *path, int *rc)
+{
+    ensure_up();
+    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
+        if (drivers[i]->exists && drivers[i]->exists(path)) return *rc = 0, 1;
+    if (!hidden(path)) return 0;
+    *rc = -ENOENT;
+    return 1;
+}
+
 static ssize_t m_read_file(void *ctx, const char *path, char *buf, size_t size)
 {
     (void)ctx;
-    ensure_up();
-    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
-        ssize_t rc;
-        if (drivers[i]->read_file && drivers[i]->read_file(path, buf, size, &rc)) return rc;
-    }
-    if (!strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14)) return -ENOENT;
-    return libc()->read_file(libc()->ctx, path, buf, size);
+    ssize_t rc;
+    return mock_path_read(path, buf, size, &rc) ? rc : libc()->read_file(libc()->ctx, path, buf, size);
 }
 
 static int m_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
 {
     (void)ctx;
-    ensure_up();
-    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++) {
-        int rc;
-        if (drivers[i]->list_dir && drivers[i]->list_dir(path, fn, arg, &rc)) return rc;
-    }
-    if (!strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14)) return -ENOENT;
-    return libc()->list_dir(libc()->ctx, path, fn, arg);
+    int rc;
+    return mock_path_list(path, fn, arg, &rc) ? rc : libc()->list_dir(libc()->ctx, path, fn, arg);
 }
 
 static int m_exists(void *ctx, const char *path)
 {
     (void)ctx;
-    ensure_up();
-    for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
-        if (drivers[i]->exists && drivers[i]->exists(path)) return 0;
-    if (!strncmp(path, "/dev/nvidia", 11) || !strcmp(path, "/dev/kfd") || !strncmp(path, "/dev/dri/", 9) ||
-        !strncmp(path, "/sys/devices/virtual/kfd", 24))
-        return -ENOENT;
-    return libc()->exists(libc()->ctx, path);
+    int rc;
+    return mock_path_exists(path, &rc) ? rc : libc()->exists(libc()->ctx, path);
 }
 
 static const hcq_sys mock_table = {

@@ -149,22 +149,34 @@ const volatile int *mock_engine_cancel_flag(void)
     return current ? (const volatile int *)&current->stop : NULL;
 }
 
+static atomic_bool engines_poll;
+
+void mock_engines_poll(bool on) { atomic_store(&engines_poll, on); }
+
 static void *engine_main(void *arg)
 {
     mock_engine *e = arg;
     current = e;
+    uint64_t idle_ns = 20000; /* polling: from 20 us, doubling to 1 ms while idle */
     while (!atomic_load(&e->stop)) {
         uint64_t t0 = hcq_now_ns();
         mock_step r = e->hung ? MOCK_STEP_STOPPED : e->step(e, e->ctx);
         if (r == MOCK_STEP_PROGRESS) {
             atomic_fetch_add(&e->gpu->busy_ns, hcq_now_ns() - t0); /* the utilization sensors read */
+            idle_ns = 20000;
             mock_sched_point(e);
             continue;
         }
         struct timespec ts;
         /* idle: doorbells wake us; the timeout only covers a doorbell the
-         * runtime forgot, as hardware that polls would */
-        deadline(&ts, r == MOCK_STEP_BLOCKED ? 200000 : r == MOCK_STEP_IDLE ? 20000000 : 1000000000);
+         * runtime forgot, as hardware that polls would. Preloaded, nothing
+         * kicks us: look again soon. */
+        uint64_t idle = 20000000;
+        if (atomic_load(&engines_poll)) {
+            idle = idle_ns;
+            idle_ns = BASE_MIN(idle_ns * 2, 1000000);
+        }
+        deadline(&ts, r == MOCK_STEP_BLOCKED ? 200000 : r == MOCK_STEP_IDLE ? idle : 1000000000);
         pthread_mutex_lock(&e->lock);
         while (!e->kicked && !atomic_load(&e->stop))
             if (pthread_cond_timedwait(&e->cond, &e->lock, &ts) == ETIMEDOUT) break;

@@ -1,0 +1,486 @@
+/* libhcqmock.so: the mock GPU (drivers/mock) behind libc, for any program.
+ * Preloaded (LD_PRELOAD, or `hcq trace --mock`), it emulates /dev/nvidiactl,
+ * /dev/nvidia-uvm, /dev/nvidiaN, /dev/kfd, the render nodes and KFD's sysfs
+ * topology for a program that knows nothing of hcq, exactly as HCQ_MOCK=1
+ * does inside hcq: same RM object tree, kfd, engines and checks, configured
+ * by HCQ_MOCK_CONFIG. hcq itself run this way takes the libc path, as it
+ * would on hardware, and finds the mock by its driver's answers.
+ *
+ * What it interposes, and how:
+ *   - open/openat (and fopen for sysfs): an emulated device file becomes a
+ *     real descriptor, a memfd named "hcq-mock:PATH" the mock keys its
+ *     state by (mock_use_real_fds), so poll, dup, fork and fd numbers
+ *     passed inside ioctl arguments (RM_MAP_MEMORY's fd, UVM's rmCtrlFd,
+ *     kfd's drm_fd) all work; a virtual sysfs file is a memfd holding its
+ *     contents; the real device files and KFD sysfs are hidden (ENOENT);
+ *   - opendir of a virtual sysfs directory: a private directory made for
+ *     it under $TMPDIR, with an empty entry per name, removed at closedir;
+ *   - stat/access of those paths: the mock's answer (character devices for
+ *     device files, read-only files and directories for sysfs);
+ *   - ioctl, mmap, munmap, close, dup*, fcntl(F_DUPFD*) on emulated files.
+ * Its own calls through hcq's libc table go to the next library's
+ * functions (sys_libc_bind), never back into these. A program rings
+ * doorbells with plain stores, so the engines poll their rings while idle
+ * (mock_engines_poll). The name hcq_mock_preloaded tells hcq code in the
+ * program that HCQ_MOCK_CONFIG is meant for this mock. After fork, only the
+ * parent has the emulated GPU's engines (as a CUDA context stays with the
+ * process that made it). */
+#include "drivers/mock/mock.h"
+
+#include "base/base.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* hcq code in the program looks this name up (sys_mock_preloaded) */
+EXPORT const int hcq_mock_preloaded = 1;
+
+static int (*real_open)(const char *, int, ...);
+static int (*real_openat)(int, const char *, int, ...);
+static int (*real_close)(int);
+static int (*real_ioctl)(int, unsigned long, ...);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+static int (*real_access)(const char *, int);
+static int (*real_faccessat)(int, const char *, int, int);
+static DIR *(*real_opendir)(const char *);
+static int (*real_closedir)(DIR *);
+static int (*real_dup)(int);
+static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
+static int (*real_fcntl)(int, int, ...);
+static FILE *(*real_fopen)(const char *, const char *);
+static int (*real_stat)(const char *, struct stat *);
+static int (*real_lstat)(const char *, struct stat *);
+static int (*real_fstatat)(int, const char *, struct stat *, int);
+static int (*real_statx)(int, const char *, int, unsigned, struct statx *);
+
+#define REAL(var, name) (*(void **)&var = dlsym(RTLD_NEXT, name))
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init(void)
+{
+    REAL(real_open, "open");
+    REAL(real_openat, "openat");
+    REAL(real_close, "close");
+    REAL(real_ioctl, "ioctl");
+    REAL(real_mmap, "mmap");
+    REAL(real_munmap, "munmap");
+    REAL(real_access, "access");
+    REAL(real_faccessat, "faccessat");
+    REAL(real_opendir, "opendir");
+    REAL(real_closedir, "closedir");
+    REAL(real_dup, "dup");
+    REAL(real_dup2, "dup2");
+    REAL(real_dup3, "dup3");
+    REAL(real_fcntl, "fcntl");
+    REAL(real_fopen, "fopen");
+    REAL(real_stat, "stat");
+    REAL(real_lstat, "lstat");
+    REAL(real_fstatat, "fstatat");
+    REAL(real_statx, "statx");
+    sys_libc_calls calls = {real_open, real_close, real_ioctl, real_mmap, real_munmap, real_access,
+                            (struct __dirstream * (*)(const char *)) real_opendir};
+    sys_libc_bind(&calls);
+    mock_use_real_fds();
+    mock_engines_poll(true);
+}
+
+__attribute__((constructor)) static void preload_init(void) { pthread_once(&once, init); }
+
+static void ready(void) { pthread_once(&once, init); }
+
+static int fail(int rc)
+{
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    return rc;
+}
+
+/* ** which paths are the mock's */
+static bool device_path(const char *p)
+{
+    return p && (!strncmp(p, "/dev/nvidia", 11) || !strcmp(p, "/dev/kfd") || !strncmp(p, "/dev/dri/", 9));
+}
+
+/* the mock's files live at absolute paths: a relative one under a dirfd
+ * is never one of them */
+static bool absolute(int dirfd, const char *p)
+{
+    (void)dirfd; /* an absolute path ignores it */
+    return p && p[0] == '/';
+}
+
+/* a virtual file's contents as a memfd at offset 0, or -errno; 0 when the
+ * path is not the mock's (*fd untouched) */
+static int virtual_file(const char *path, int flags, int *fd)
+{
+    static char buf[1 << 16];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    ssize_t rc;
+    int mine = mock_path_read(path, buf, sizeof buf, &rc);
+    if (mine && rc >= 0) {
+        int m = memfd_create("hcq-mock-sysfs", flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
+        if (m < 0 || write(m, buf, (size_t)rc) != rc || lseek(m, 0, SEEK_SET) != 0) {
+            rc = -errno;
+            if (m >= 0) real_close(m);
+        } else {
+            *fd = m;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return !mine ? 0 : rc < 0 ? (int)rc : 1;
+}
+
+static int mock_open(const char *path, int flags, mode_t mode, int dirfd, bool at)
+{
+    ready();
+    if (absolute(dirfd, path)) {
+        if (device_path(path)) return fail(mock_sys()->open(NULL, path, flags));
+        int fd = -1, r = virtual_file(path, flags, &fd);
+        if (r) return r < 0 ? fail(r) : fd;
+    }
+    return at ? real_openat(dirfd, path, flags, mode) : real_open(path, flags, mode);
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+    return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
+}
+
+#define OPEN_WRAPPER(name)                                                                                             \
+    EXPORT int name(const char *path, int flags, ...)                                                                  \
+    {                                                                                                                  \
+        va_list ap;                                                                                                    \
+        va_start(ap, flags);                                                                                           \
+        mode_t m = mode_arg(flags, ap);                                                                                \
+        va_end(ap);                                                                                                    \
+        return mock_open(path, flags, m, AT_FDCWD, false);                                                             \
+    }
+#define OPENAT_WRAPPER(name)                                                                                           \
+    EXPORT int name(int dirfd, const char *path, int flags, ...)                                                       \
+    {                                                                                                                  \
+        va_list ap;                                                                                                    \
+        va_start(ap, flags);                                                                                           \
+        mode_t m = mode_arg(flags, ap);                                                                                \
+        va_end(ap);                                                                                                    \
+        return mock_open(path, flags, m, dirfd, true);                                                                 \
+    }
+
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
+OPENAT_WRAPPER(openat)
+OPENAT_WRAPPER(openat64)
+
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+EXPORT int __open_2(const char *path, int flags) { return mock_open(path, flags, 0, AT_FDCWD, false); }
+EXPORT int __open64_2(const char *path, int flags) { return mock_open(path, flags, 0, AT_FDCWD, false); }
+EXPORT int __openat_2(int dirfd, const char *path, int flags) { return mock_open(path, flags, 0, dirfd, true); }
+EXPORT int __openat64_2(int dirfd, const char *path, int flags) { return mock_open(path, flags, 0, dirfd, true); }
+
+/* fopen does not go through open: sysfs files the way ROCm reads them */
+EXPORT FILE *fopen(const char *path, const char *mode)
+{
+    ready();
+    int fd = -1, r = path && path[0] == '/' && mode && mode[0] == 'r' ? virtual_file(path, O_CLOEXEC, &fd) : 0;
+    if (!r) return real_fopen(path, mode);
+    if (r < 0) {
+        errno = -r;
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) real_close(fd);
+    return f;
+}
+EXPORT FILE *fopen64(const char *path, const char *mode) { return fopen(path, mode); }
+
+/* ** virtual directories: materialized for opendir, removed at closedir */
+typedef struct vdir {
+    DIR *d;
+    char path[4096];
+} vdir;
+static vdir vdirs[256];
+static pthread_mutex_t vdir_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct fill {
+    char dir[4096];
+    int err;
+} fill;
+
+static void add_entry(void *arg, const char *name)
+{
+    fill *f = arg;
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", f->dir, name);
+    int fd = real_open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0444);
+    if (fd < 0) f->err = errno;
+    else real_close(fd);
+}
+
+static void remove_tree(const char *dir)
+{
+    DIR *d = real_opendir(dir);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.') continue;
+            char p[4200];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        real_closedir(d);
+    }
+    rmdir(dir);
+}
+
+EXPORT DIR *opendir(const char *path)
+{
+    ready();
+    int rc;
+    fill f = {.err = 0};
+    if (!absolute(AT_FDCWD, path) || !mock_path_exists(path, &rc)) return real_opendir(path);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f.dir, sizeof f.dir, "%s/hcq-mock-dir-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f.dir)) return NULL;
+    if (!mock_path_list(path, add_entry, &f, &rc)) rc = -ENOENT;
+    DIR *d = rc < 0 || f.err ? NULL : real_opendir(f.dir);
+    if (!d) {
+        remove_tree(f.dir);
+        errno = rc < 0 ? -rc : f.err ? f.err : ENOTDIR;
+        return NULL;
+    }
+    pthread_mutex_lock(&vdir_lock);
+    size_t i = 0;
+    while (i < sizeof vdirs / sizeof *vdirs && vdirs[i].d) i++;
+    if (i < sizeof vdirs / sizeof *vdirs) {
+        vdirs[i].d = d;
+        snprintf(vdirs[i].path, sizeof vdirs[i].path, "%s", f.dir);
+    }
+    pthread_mutex_unlock(&vdir_lock);
+    /* with more than 256 open at once, this one stays on disk: small, and
+     * under a name that says whose it is */
+    return d;
+}
+
+EXPORT int closedir(DIR *d)
+{
+    ready();
+    char path[4096] = "";
+    pthread_mutex_lock(&vdir_lock);
+    for (size_t i = 0; i < sizeof vdirs / sizeof *vdirs; i++)
+        if (vdirs[i].d && vdirs[i].d == d) {
+            snprintf(path, sizeof path, "%s", vdirs[i].path);
+            vdirs[i].d = NULL;
+        }
+    pthread_mutex_unlock(&vdir_lock);
+    int r = real_closedir(d);
+    if (path[0]) remove_tree(path);
+    return r;
+}
+
+/* ** probes */
+/* the mock's stat of one of its paths: 1 (with *st or errno), 0 when not its */
+static int mock_stat(const char *path, struct stat *st)
+{
+    int rc;
+    if (!path || path[0] != '/' || !mock_path_exists(path, &rc)) return 0;
+    if (rc < 0) {
+        errno = -rc;
+        return -1;
+    }
+    memset(st, 0, sizeof *st);
+    st->st_nlink = 1;
+    st->st_blksize = 4096;
+    if (device_path(path)) {
+        /* the numbers the drivers register: nvidia 195 (ctl minor 255),
+         * nvidia-uvm a dynamic major, kfd a dynamic major, DRM 226 */
+        unsigned minor = 0, maj = 195;
+        if (!strcmp(path, "/dev/nvidiactl")) minor = 255;
+        else if (!strncmp(path, "/dev/nvidia-uvm", 15)) maj = 511;
+        else if (!strcmp(path, "/dev/kfd")) maj = 510;
+        else if (!strncmp(path, "/dev/dri/", 9)) maj = 226, minor = (unsigned)atoi(path + 16);
+        else minor = (unsigned)atoi(path + 11);
+        st->st_mode = S_IFCHR | 0666;
+        st->st_rdev = makedev(maj, minor);
+        return 1;
+    }
+    static char buf[1 << 16];
+    ssize_t n;
+    if (mock_path_read(path, buf, sizeof buf, &n) && n >= 0) {
+        st->st_mode = S_IFREG | 0444;
+        st->st_size = n;
+    } else {
+        st->st_mode = S_IFDIR | 0555;
+        st->st_nlink = 2;
+    }
+    return 1;
+}
+
+EXPORT int stat(const char *path, struct stat *st)
+{
+    ready();
+    int r = mock_stat(path, st);
+    return r ? (r < 0 ? -1 : 0) : real_stat(path, st);
+}
+EXPORT int stat64(const char *path, struct stat64 *st) { return stat(path, (struct stat *)st); }
+
+EXPORT int lstat(const char *path, struct stat *st)
+{
+    ready();
+    int r = mock_stat(path, st);
+    return r ? (r < 0 ? -1 : 0) : real_lstat(path, st);
+}
+EXPORT int lstat64(const char *path, struct stat64 *st) { return lstat(path, (struct stat *)st); }
+
+EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+    ready();
+    int r = absolute(dirfd, path) ? mock_stat(path, st) : 0;
+    return r ? (r < 0 ? -1 : 0) : real_fstatat(dirfd, path, st, flags);
+}
+EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+    return fstatat(dirfd, path, (struct stat *)st, flags);
+}
+
+EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *buf)
+{
+    ready();
+    struct stat st;
+    int r = absolute(dirfd, path) ? mock_stat(path, &st) : 0;
+    if (!r) return real_statx ? real_statx(dirfd, path, flags, mask, buf) : (errno = ENOSYS, -1);
+    if (r < 0) return -1;
+    memset(buf, 0, sizeof *buf);
+    buf->stx_mask = STATX_TYPE | STATX_MODE | STATX_SIZE | STATX_NLINK;
+    buf->stx_mode = (uint16_t)st.st_mode;
+    buf->stx_nlink = (uint32_t)st.st_nlink;
+    buf->stx_size = (uint64_t)st.st_size;
+    buf->stx_blksize = 4096;
+    buf->stx_rdev_major = major(st.st_rdev);
+    buf->stx_rdev_minor = minor(st.st_rdev);
+    return 0;
+}
+
+EXPORT int access(const char *path, int mode)
+{
+    ready();
+    int rc;
+    if (absolute(AT_FDCWD, path) && mock_path_exists(path, &rc)) return fail(rc);
+    return real_access(path, mode);
+}
+
+EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+    ready();
+    int rc;
+    if (absolute(dirfd, path) && mock_path_exists(path, &rc)) return fail(rc);
+    return real_faccessat(dirfd, path, mode, flags);
+}
+
+/* ** emulated files */
+EXPORT int close(int fd)
+{
+    ready();
+    if (mock_fd_is_mock(fd)) return fail(mock_sys()->close(NULL, fd));
+    return real_close(fd);
+}
+
+EXPORT int ioctl(int fd, unsigned long request, ...)
+{
+    va_list ap;
+    va_start(ap, request);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    ready();
+    if (mock_fd_is_mock(fd)) return fail(mock_sys()->ioctl(NULL, fd, request, arg));
+    return real_ioctl(fd, request, arg);
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    ready();
+    if (fd < 0 || !mock_fd_is_mock(fd)) return real_mmap(addr, len, prot, flags, fd, off);
+    int err = 0;
+    void *p = mock_sys()->mmap(NULL, addr, len, prot, flags, fd, off, &err);
+    if (!p) {
+        errno = err ? err : ENOMEM;
+        return MAP_FAILED;
+    }
+    return p;
+}
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+    ready();
+    /* the mock's munmap keeps memory a GPU still maps and passes the rest on */
+    return fail(mock_sys()->munmap(NULL, addr, len));
+}
+
+EXPORT int dup(int fd)
+{
+    ready();
+    int r = real_dup(fd);
+    if (r >= 0) mock_fd_dup(fd, r);
+    return r;
+}
+
+EXPORT int dup2(int fd, int fd2)
+{
+    ready();
+    if (fd != fd2 && mock_fd_is_mock(fd2)) mock_fd_forget(fd2);
+    int r = real_dup2(fd, fd2);
+    if (r >= 0) mock_fd_dup(fd, r);
+    return r;
+}
+
+EXPORT int dup3(int fd, int fd2, int flags)
+{
+    ready();
+    if (fd != fd2 && mock_fd_is_mock(fd2)) mock_fd_forget(fd2);
+    int r = real_dup3(fd, fd2, flags);
+    if (r >= 0) mock_fd_dup(fd, r);
+    return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    unsigned long arg = va_arg(ap, unsigned long); /* an int or a pointer: one register either way */
+    va_end(ap);
+    ready();
+    int r = real_fcntl(fd, cmd, arg);
+    if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) mock_fd_dup(fd, r);
+    return r;
+}
+EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    unsigned long arg = va_arg(ap, unsigned long);
+    va_end(ap);
+    return fcntl(fd, cmd, arg);
+}
