@@ -245,9 +245,7 @@ int tool_top(int argc, char **argv)
                 return 2;
             }
         } else if (a[0] == '-') {
-            fprintf(stderr, "hcq top: unknown option %s\n", a);
-            usage(stderr);
-            return 2;
+            return tool_bad_arg("top", a);
         } else if (n < 16) {
             snprintf(names[n++], sizeof names[0], "%s", a);
         }

@@ -108,7 +108,7 @@ Test(tools, unknown_commands_and_bad_devices_fail_clearly)
 
 Test(tools, every_command_takes_help_and_refuses_unknown_options)
 {
-    const char *cmds[] = {"info", "demo", "decode", "trace", "bench", "compile", "test-devices"};
+    const char *cmds[] = {"info", "demo", "decode", "trace", "bench", "compile", "top", "test-devices"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         char args[64];
         int st;

@@ -41,7 +41,7 @@ Test(tools_monitor, options_are_checked)
     int st;
     char *out = t_run_hcq(NULL, "info --jsn", &st);
     cr_assert_eq(st, 2, "%s", out);
-    cr_assert(strstr(out, "unknown option --jsn"), "%s", out);
+    cr_assert(strstr(out, "unknown option `--jsn`"), "%s", out);
     free(out);
     out = t_run_hcq(NULL, "top -n zero", &st);
     cr_assert_eq(st, 2, "%s", out);
