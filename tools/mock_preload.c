@@ -28,6 +28,7 @@
 #include "drivers/mock/mock.h"
 
 #include "base/base.h"
+#include "tools/preload.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -43,7 +44,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT PRELOAD_EXPORT
 
 /* hcq code in the program looks this name up (sys_mock_preloaded) */
 EXPORT const int hcq_mock_preloaded = 1;
@@ -68,7 +69,7 @@ static int (*real_lstat)(const char *, struct stat *);
 static int (*real_fstatat)(int, const char *, struct stat *, int);
 static int (*real_statx)(int, const char *, int, unsigned, struct statx *);
 
-#define REAL(var, name) (*(void **)&var = dlsym(RTLD_NEXT, name))
+#define REAL PRELOAD_REAL
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -149,7 +150,7 @@ static int virtual_file(const char *path, int flags, int *fd)
     return !mine ? 0 : rc < 0 ? (int)rc : 1;
 }
 
-static int mock_open(const char *path, int flags, mode_t mode, int dirfd, bool at)
+static int mock_open(int dirfd, const char *path, int flags, mode_t mode, bool at)
 {
     ready();
     if (absolute(dirfd, path)) {
@@ -160,43 +161,7 @@ static int mock_open(const char *path, int flags, mode_t mode, int dirfd, bool a
     return at ? real_openat(dirfd, path, flags, mode) : real_open(path, flags, mode);
 }
 
-static mode_t mode_arg(int flags, va_list ap)
-{
-    return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
-}
-
-#define OPEN_WRAPPER(name)                                                                                             \
-    EXPORT int name(const char *path, int flags, ...)                                                                  \
-    {                                                                                                                  \
-        va_list ap;                                                                                                    \
-        va_start(ap, flags);                                                                                           \
-        mode_t m = mode_arg(flags, ap);                                                                                \
-        va_end(ap);                                                                                                    \
-        return mock_open(path, flags, m, AT_FDCWD, false);                                                             \
-    }
-#define OPENAT_WRAPPER(name)                                                                                           \
-    EXPORT int name(int dirfd, const char *path, int flags, ...)                                                       \
-    {                                                                                                                  \
-        va_list ap;                                                                                                    \
-        va_start(ap, flags);                                                                                           \
-        mode_t m = mode_arg(flags, ap);                                                                                \
-        va_end(ap);                                                                                                    \
-        return mock_open(path, flags, m, dirfd, true);                                                                 \
-    }
-
-OPEN_WRAPPER(open)
-OPEN_WRAPPER(open64)
-OPENAT_WRAPPER(openat)
-OPENAT_WRAPPER(openat64)
-
-int __open_2(const char *path, int flags);
-int __open64_2(const char *path, int flags);
-int __openat_2(int dirfd, const char *path, int flags);
-int __openat64_2(int dirfd, const char *path, int flags);
-EXPORT int __open_2(const char *path, int flags) { return mock_open(path, flags, 0, AT_FDCWD, false); }
-EXPORT int __open64_2(const char *path, int flags) { return mock_open(path, flags, 0, AT_FDCWD, false); }
-EXPORT int __openat_2(int dirfd, const char *path, int flags) { return mock_open(path, flags, 0, dirfd, true); }
-EXPORT int __openat64_2(int dirfd, const char *path, int flags) { return mock_open(path, flags, 0, dirfd, true); }
+PRELOAD_OPEN_FAMILY(mock_open)
 
 /* fopen does not go through open: sysfs files the way ROCm reads them */
 EXPORT FILE *fopen(const char *path, const char *mode)

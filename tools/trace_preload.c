@@ -24,6 +24,7 @@
  * an open the tracer saw are reported (at the first ioctl on them and at
  * exit). */
 #include "drivers/trace.h"
+#include "tools/preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -43,8 +44,7 @@ _Static_assert(sizeof(struct stat) == sizeof(struct stat64), "one stat layout (6
 #include <time.h>
 #include <unistd.h>
 
-/* the interposed names must be visible (the build hides everything else) */
-#define EXPORT __attribute__((visibility("default")))
+#define EXPORT PRELOAD_EXPORT
 
 static tracer *T;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -72,7 +72,7 @@ static int (*real_xstat)(int, const char *, struct stat *);
 static int (*real_lxstat)(int, const char *, struct stat *);
 static int (*real_fxstatat)(int, int, const char *, struct stat *, int);
 
-#define REAL(var, name) (*(void **)&var = dlsym(RTLD_NEXT, name))
+#define REAL PRELOAD_REAL
 
 static uint64_t now(void)
 {
@@ -248,46 +248,7 @@ static int traced_open(int dirfd, const char *path, int flags, mode_t mode, bool
     return fd;
 }
 
-static mode_t mode_arg(int flags, va_list ap)
-{
-    return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE ? (mode_t)va_arg(ap, int) : 0;
-}
-
-#define OPEN_WRAPPER(name)                                                                                             \
-    EXPORT int name(const char *path, int flags, ...)                                                                  \
-    {                                                                                                                  \
-        va_list ap;                                                                                                    \
-        va_start(ap, flags);                                                                                           \
-        mode_t m = mode_arg(flags, ap);                                                                                \
-        va_end(ap);                                                                                                    \
-        tr();                                                                                                          \
-        return traced_open(AT_FDCWD, path, flags, m, false);                                                           \
-    }
-#define OPENAT_WRAPPER(name)                                                                                           \
-    EXPORT int name(int dirfd, const char *path, int flags, ...)                                                       \
-    {                                                                                                                  \
-        va_list ap;                                                                                                    \
-        va_start(ap, flags);                                                                                           \
-        mode_t m = mode_arg(flags, ap);                                                                                \
-        va_end(ap);                                                                                                    \
-        tr();                                                                                                          \
-        return traced_open(dirfd, path, flags, m, true);                                                               \
-    }
-
-OPEN_WRAPPER(open)
-OPEN_WRAPPER(open64)
-OPENAT_WRAPPER(openat)
-OPENAT_WRAPPER(openat64)
-
-/* the _FORTIFY_SOURCE entry points */
-int __open_2(const char *path, int flags);
-int __open64_2(const char *path, int flags);
-int __openat_2(int dirfd, const char *path, int flags);
-int __openat64_2(int dirfd, const char *path, int flags);
-EXPORT int __open_2(const char *path, int flags) { return open(path, flags); }
-EXPORT int __open64_2(const char *path, int flags) { return open(path, flags); }
-EXPORT int __openat_2(int dirfd, const char *path, int flags) { return openat(dirfd, path, flags); }
-EXPORT int __openat64_2(int dirfd, const char *path, int flags) { return openat(dirfd, path, flags); }
+PRELOAD_OPEN_FAMILY(traced_open)
 
 /* descriptors whose file an unknown-fd ioctl made us look at (once each,
  * until closed): a driver file the tracer never saw opened is reported */
