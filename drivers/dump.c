@@ -8,12 +8,14 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static atomic_uint_fast64_t dump_seq;
 
 /* One directory holds one run: the first write of this process to a
- * directory checks that it holds no dumps yet (two runs' files would
- * interleave by sequence number and decode as one). The verdict is kept per
+ * directory checks that it holds no dumps of another process yet (two
+ * runs' files would interleave by sequence number and decode as one); a
+ * .hcqrun file in it names the process whose run it holds. The verdict is kept per
  * directory; failures are reported once each, at the default log level: a
  * dump that silently is not there is worse than none asked for. */
 typedef struct dump_dir {
@@ -51,11 +53,26 @@ static dump_dir *dir_for(const char *dir)
         base_log(0, "dump: cannot create the dump directory %s: %s; nothing is dumped", dir, strerror(errno));
         return NULL;
     }
-    int n = count_dumps(dir);
+    /* which process's run the directory holds: the hcq code of a program
+     * and a mock preloaded into it (libhcqmock.so) are two writers of one
+     * run, each with its own copy of this table */
+    char marker[600], owner[32] = "", mine[32];
+    snprintf(marker, sizeof marker, "%s/.hcqrun", dir);
+    snprintf(mine, sizeof mine, "%d\n", (int)getpid());
+    FILE *m = fopen(marker, "r");
+    if (m) {
+        if (!fgets(owner, sizeof owner, m)) owner[0] = 0;
+        fclose(m);
+    }
+    int n = strcmp(owner, mine) ? count_dumps(dir) : 0;
     if (n) {
         base_log(0, "dump: %s already holds %d .hcqdump file%s of an earlier run, and a directory holds one run; "
                  "empty it or name another one. Nothing is dumped", dir, n, n == 1 ? "" : "s");
         return NULL;
+    }
+    if (strcmp(owner, mine) && (m = fopen(marker, "w"))) {
+        fputs(mine, m);
+        fclose(m);
     }
     d->ok = true;
     return d;
