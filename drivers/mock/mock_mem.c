@@ -35,6 +35,7 @@ mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes)
 void mock_gpus_free(void)
 {
     for (uint32_t i = 0; i < ngpus; i++) {
+        mock_twin_forget_gpu(gpus[i]);
         drv_pool_destroy(gpus[i]->pool);
         pthread_mutex_destroy(&gpus[i]->pool_lock);
         pthread_mutex_destroy(&gpus[i]->sensor_lock);

@@ -50,6 +50,14 @@ const cc_twin_entry *mock_twin_at(mock_gpu *gpu, uint64_t va)
     return e;
 }
 
+void mock_twin_forget_gpu(const mock_gpu *gpu)
+{
+    pthread_mutex_lock(&slot_lock);
+    for (unsigned i = 0; i < SLOTS; i++)
+        if (slots[i].gpu == gpu) slots[i] = (slot){0};
+    pthread_mutex_unlock(&slot_lock);
+}
+
 /* ** running */
 typedef struct run_ctx {
     mock_gpu *gpu;
