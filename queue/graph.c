@@ -164,7 +164,9 @@ hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *p, const hcq_arg *args, u
     if (!s) s = q_hold(&g->holds, BASE_H_PROGRAM, p);
     if (!s) s = switch_engine(g, HCQ_QUEUE_COMPUTE);
     q_prof_point *pr = NULL;
-    if (!s) s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COMPUTE], p->info.name, &pr);
+    char pargs[200] = "";
+    if (q_prof_on()) q_prof_launch_args(pargs, sizeof pargs, g->dev, p, &dims, "graph");
+    if (!s) s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COMPUTE], p->info.name, pargs, &pr);
     if (!s) s = q_exec(g->q[HCQ_QUEUE_COMPUTE], p, params, &dims, fn);
     if (!s) s = q_prof_point_end(g->q[HCQ_QUEUE_COMPUTE], pr);
     if (params != stack) free(params);
@@ -193,7 +195,9 @@ hcq_status hcq_graph_copy(hcq_graph *g, hcq_buffer *dst, uint64_t doff, hcq_buff
     if ((s = buf_var(g, dst, doff, &vd)) || (s = buf_var(g, src, soff, &vs))) return s;
     if ((s = switch_engine(g, HCQ_QUEUE_COPY))) return s;
     q_prof_point *pr = NULL;
-    if ((s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COPY], "graph copy", &pr))) return s;
+    char pargs[200] = "";
+    if (q_prof_on()) q_prof_copy_args(pargs, sizeof pargs, g->dev, HCQ_IMM(size), "graph");
+    if ((s = q_prof_point_begin(&g->prof, g->q[HCQ_QUEUE_COPY], "graph copy", pargs, &pr))) return s;
     if ((s = q_copy(g->q[HCQ_QUEUE_COPY], vd, vs, HCQ_IMM(size), fn))) return s;
     if ((s = q_prof_point_end(g->q[HCQ_QUEUE_COPY], pr))) return s;
     g->nodes++;
@@ -340,7 +344,7 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
     if (g->prof.n) {
         char name[64];
         snprintf(name, sizeof name, "graph replay (%u nodes)", g->nodes);
-        q_prof_host(dev, name, h0, hcq_now_ns());
+        q_prof_points_submitted(dev, &g->prof, name, h0, hcq_now_ns());
     }
     return HCQ_OK;
 }

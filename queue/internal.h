@@ -16,11 +16,13 @@ typedef struct q_prof_point {
     hcq_signal *t0, *t1;
     uint32_t tid;
     char name[64];
+    char args[200]; /* JSON members (q_prof_launch_args) */
 } q_prof_point;
 
 typedef struct q_prof_points {
     q_prof_point *p;
     uint32_t n, cap;
+    uint64_t flow_base; /* flows from the last submission's host event: point i ends flow_base + i */
 } q_prof_points;
 
 /* memory a recorded queue owns for its kernargs / QMDs */
@@ -150,28 +152,44 @@ hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b);
 
 void q_graph_destroy_all(hcq_device *dev);
 
-/* ** HCQ_PROFILE (profile.c) */
+/* ** HCQ_PROFILE (profile.c). Every span carries args (grid, block,
+ * registers, bytes, queue, device) and is the end of a flow that starts at
+ * the host call that submitted it. */
 bool q_prof_on(void);
 void q_prof_open(hcq_device *dev);
 void q_prof_close(hcq_device *dev);
-/* a timestamp into r now; q_prof_end puts the closing one and queues the span */
-q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name);
+/* JSON members describing a launch / a copy, for args */
+void q_prof_launch_args(char *out, size_t size, const hcq_device *dev, const hcq_program *p, const hcq_dims *dims,
+                        const char *queue);
+void q_prof_copy_args(char *out, size_t size, const hcq_device *dev, hcq_val bytes, const char *queue);
+/* n fresh flow ids (the first; ids are never 0) */
+uint64_t q_prof_flows(uint32_t n);
+/* a timestamp into r now; q_prof_end puts the closing one and queues the
+ * span, which ends flow q_prof_span_flow(sp) */
+q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const char *args);
 void q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp);
-/* a host-side event [t0, t1] on the device's host track */
-void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1);
+uint64_t q_prof_span_flow(const q_prof_span *sp); /* 0 for NULL */
+/* a host-side event [t0, t1] on the device's host track, starting flows
+ * flow .. flow + nflow - 1 (nflow 0: none) */
+void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1, uint64_t flow, uint32_t nflow,
+                 const char *args);
 /* turns finished spans into events (all: drop unfinished ones too) */
 void q_prof_harvest(hcq_device *dev, bool all);
 /* records the opening timestamp of a command about to be recorded on q
  * (and *out for the closing one); nothing when profiling is off */
-hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name, q_prof_point **out);
+hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name, const char *args,
+                              q_prof_point **out);
 hcq_status q_prof_point_end(hcq_queue *q, q_prof_point *p);
 /* reads every point's span (after the submission completed) and clears it */
 void q_prof_points_harvest(hcq_device *dev, q_prof_points *pts);
 void q_prof_points_free(q_prof_points *pts);
+/* a submission of pts's points now [t0, t1]: a host event with a flow to each */
+void q_prof_points_submitted(hcq_device *dev, q_prof_points *pts, const char *name, uint64_t t0, uint64_t t1);
 /* reads the points of every user queue whose submissions completed */
 void q_queues_harvest_all(hcq_device *dev, uint64_t wait_ns);
 /* one span from two timestamp signals; false if the end has not landed */
-bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name);
+bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name, uint64_t flow,
+                    const char *args);
 void q_programs_free_all(hcq_device *dev);
 
 #endif

@@ -9,7 +9,14 @@
  * Tracks: a process per device, threads "compute", "copy" and "host".
  * Device timestamps are put in the host's clock by an offset measured at
  * open (the median of a few submit/timestamp round trips); on the CPU device
- * and the mock they are the host clock already. */
+ * and the mock they are the host clock already.
+ *
+ * Each GPU span carries args (kernel: grid, block, registers, local bytes;
+ * copy: bytes; both: queue, device) and ends a flow event ("s" on the host
+ * slice of the call that submitted it, "f" bound to the span), so a viewer
+ * draws an arrow from each submit to the work it caused. The trace's
+ * otherData names hcq's version and revision, and each device process its
+ * driver and target (labels). */
 #include "base/base.h"
 #include "queue/internal.h"
 
@@ -20,6 +27,9 @@ typedef struct prof_event {
     uint32_t pid, tid; /* device index + 1; 1 compute, 2 copy, 3 host */
     char name[64];
     uint64_t ts_ns, dur_ns;
+    uint64_t flow;  /* GPU spans: the flow they end; host events: the first flow they start */
+    uint32_t nflow; /* host events: flows started */
+    char args[200]; /* JSON members, "" for none */
 } prof_event;
 
 static struct {
@@ -27,6 +37,7 @@ static struct {
     prof_event *ev;
     size_t n, cap;
     char devices[16][192]; /* process names */
+    char labels[16][128];  /* process labels: driver, target, mock */
     bool atexit_set;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -34,12 +45,50 @@ struct q_prof_span {
     hcq_signal *t0, *t1;
     uint32_t tid;
     char name[64];
+    char args[200];
+    uint64_t flow;
     q_prof_span *next;
 };
 
+static atomic_uint_fast64_t next_flow = 1;
+
+uint64_t q_prof_flows(uint32_t n) { return atomic_fetch_add(&next_flow, n ? n : 1); }
+
+uint64_t q_prof_span_flow(const q_prof_span *sp) { return sp ? sp->flow : 0; }
+
+/* a dimension of a launch: its value, or "var N" (a recorded queue's or
+ * graph's variable, patched at each submission) */
+static int dim_json(char *out, size_t n, hcq_val v)
+{
+    return hcq_val_is_var(v) ? snprintf(out, n, "\"var %u\"", hcq_val_var_index(v))
+                             : snprintf(out, n, "%llu", (unsigned long long)v.imm);
+}
+
+void q_prof_launch_args(char *out, size_t size, const hcq_device *dev, const hcq_program *p, const hcq_dims *dims,
+                        const char *queue)
+{
+    char g[3][32], b[3][32];
+    for (int i = 0; i < 3; i++) {
+        dim_json(g[i], sizeof g[i], dims->grid[i]);
+        dim_json(b[i], sizeof b[i], dims->block[i]);
+    }
+    snprintf(out, size,
+             "\"grid\": [%s, %s, %s], \"block\": [%s, %s, %s], \"registers\": %u, \"local_bytes\": %u, "
+             "\"queue\": \"%s\", \"device\": \"%s\"",
+             g[0], g[1], g[2], b[0], b[1], b[2], p->info.registers, p->info.local_bytes, queue, dev->props.id);
+}
+
+void q_prof_copy_args(char *out, size_t size, const hcq_device *dev, hcq_val bytes, const char *queue)
+{
+    char n[32];
+    dim_json(n, sizeof n, bytes);
+    snprintf(out, size, "\"bytes\": %s, \"queue\": \"%s\", \"device\": \"%s\"", n, queue, dev->props.id);
+}
+
 bool q_prof_on(void) { return base_env_get()->profile != NULL; }
 
-static void add_event(uint32_t pid, uint32_t tid, const char *name, uint64_t ts, uint64_t dur)
+static void add_event(uint32_t pid, uint32_t tid, const char *name, uint64_t ts, uint64_t dur, uint64_t flow,
+                      uint32_t nflow, const char *args)
 {
     pthread_mutex_lock(&P.lock);
     if (P.n == P.cap) {
@@ -58,6 +107,9 @@ static void add_event(uint32_t pid, uint32_t tid, const char *name, uint64_t ts,
     snprintf(e->name, sizeof e->name, "%s", name);
     e->ts_ns = ts;
     e->dur_ns = dur;
+    e->flow = flow;
+    e->nflow = nflow;
+    snprintf(e->args, sizeof e->args, "%s", args ? args : "");
     pthread_mutex_unlock(&P.lock);
 }
 
@@ -82,7 +134,11 @@ static void write_trace(void)
         BASE_LOG(0, "HCQ_PROFILE: cannot write %s", path);
         return;
     }
-    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    fprintf(f, "{\"displayTimeUnit\": \"ns\",\n \"otherData\": {\"hcq_version\": ");
+    json_name(f, hcq_version());
+    fprintf(f, ", \"hcq_revision\": ");
+    json_name(f, hcq_build_revision());
+    fprintf(f, "},\n \"traceEvents\": [\n");
     static const char *threads[] = {"", "compute", "copy", "host"};
     bool first = true;
     for (uint32_t d = 0; d < 16; d++) {
@@ -90,6 +146,8 @@ static void write_trace(void)
         fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"args\": {\"name\": ", first ? "" : ",\n",
                 d + 1);
         json_name(f, P.devices[d]);
+        fprintf(f, "}},\n{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": %u, \"args\": {\"labels\": ", d + 1);
+        json_name(f, P.labels[d]);
         fprintf(f, "}}");
         first = false;
         for (uint32_t t = 1; t <= 3; t++)
@@ -98,11 +156,22 @@ static void write_trace(void)
     }
     for (size_t i = 0; i < P.n; i++) {
         const prof_event *e = &P.ev[i];
+        double ts = (double)e->ts_ns / 1000.0;
         fprintf(f, "%s{\"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, \"name\": ", first ? "" : ",\n",
-                e->pid, e->tid, (double)e->ts_ns / 1000.0, (double)e->dur_ns / 1000.0);
+                e->pid, e->tid, ts, (double)e->dur_ns / 1000.0);
         json_name(f, e->name);
+        if (e->args[0]) fprintf(f, ", \"args\": {%s}", e->args);
         fprintf(f, "}");
         first = false;
+        /* flows: starts inside the host slice, ends bound to the GPU slice */
+        for (uint32_t k = 0; e->tid == 3 && k < e->nflow; k++)
+            fprintf(f, ",\n{\"ph\": \"s\", \"cat\": \"submit\", \"name\": \"submit\", \"id\": %llu, \"pid\": %u, "
+                       "\"tid\": 3, \"ts\": %.3f}",
+                    (unsigned long long)(e->flow + k), e->pid, ts);
+        if (e->tid != 3 && e->flow)
+            fprintf(f, ",\n{\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"submit\", \"name\": \"submit\", \"id\": %llu, "
+                       "\"pid\": %u, \"tid\": %u, \"ts\": %.3f}",
+                    (unsigned long long)e->flow, e->pid, e->tid, ts);
     }
     fprintf(f, "\n]}\n");
     fclose(f);
@@ -113,9 +182,10 @@ static void write_at_exit(void) { write_trace(); }
 
 static uint32_t pid_of(hcq_device *dev) { return (dev->qd->prof_slot % 16) + 1; }
 
-void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1)
+void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1, uint64_t flow, uint32_t nflow,
+                 const char *args)
 {
-    add_event(pid_of(dev), 3, name, t0, t1 > t0 ? t1 - t0 : 0);
+    add_event(pid_of(dev), 3, name, t0, t1 > t0 ? t1 - t0 : 0, flow, nflow, args);
 }
 
 /* The device clock minus the host clock, from round trips of a timestamp
@@ -158,6 +228,9 @@ void q_prof_open(hcq_device *dev)
     qd->prof_slot = atomic_fetch_add(&next_slot, 1);
     pthread_mutex_lock(&P.lock);
     snprintf(P.devices[qd->prof_slot % 16], sizeof P.devices[0], "%s %s", dev->props.id, dev->props.name);
+    snprintf(P.labels[qd->prof_slot % 16], sizeof P.labels[0], "%s%s%s, target %s%s", dev->props.kind,
+             dev->props.driver_version[0] ? " driver " : "", dev->props.driver_version, dev->props.target,
+             dev->props.is_mock ? ", emulated (mock GPU)" : "");
     if (!P.atexit_set) P.atexit_set = atexit(write_at_exit) == 0;
     pthread_mutex_unlock(&P.lock);
     /* the CPU device and the mock stamp with the host clock already */
@@ -166,7 +239,7 @@ void q_prof_open(hcq_device *dev)
                           : calibrate(dev);
 }
 
-q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name)
+q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const char *args)
 {
     q_prof_span *sp = calloc(1, sizeof *sp);
     if (!sp) return NULL;
@@ -180,6 +253,8 @@ q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name)
     }
     sp->tid = r->type == HCQ_QUEUE_COPY ? 2 : 1;
     snprintf(sp->name, sizeof sp->name, "%s", name);
+    snprintf(sp->args, sizeof sp->args, "%s", args ? args : "");
+    sp->flow = q_prof_flows(1);
     dev->be->rec_timestamp(r, HCQ_IMM(sp->t0->va));
     return sp;
 }
@@ -203,16 +278,18 @@ void q_prof_discard(q_prof_span *sp)
 }
 
 /* Turns a finished span into an event; false while its end has not landed. */
-bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name)
+bool q_prof_resolve(hcq_device *dev, hcq_signal *t0, hcq_signal *t1, uint32_t tid, const char *name, uint64_t flow,
+                    const char *args)
 {
     uint64_t a = mem_signal_timestamp_ns(t0), b = mem_signal_timestamp_ns(t1);
     if (!b) return false;
     int64_t off = dev->qd->prof_offset;
-    add_event(pid_of(dev), tid, name, (uint64_t)((int64_t)a - off), b > a ? b - a : 0);
+    add_event(pid_of(dev), tid, name, (uint64_t)((int64_t)a - off), b > a ? b - a : 0, flow, 0, args);
     return true;
 }
 
-hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name, q_prof_point **out)
+hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name, const char *args,
+                              q_prof_point **out)
 {
     *out = NULL;
     if (!q_prof_on()) return HCQ_OK;
@@ -232,6 +309,7 @@ hcq_status q_prof_point_begin(q_prof_points *pts, hcq_queue *q, const char *name
     pts->n++;
     p->tid = q->type == HCQ_QUEUE_COPY ? 2 : 1;
     snprintf(p->name, sizeof p->name, "%s", name);
+    snprintf(p->args, sizeof p->args, "%s", args ? args : "");
     *out = p;
     return q_timestamp_at(q, HCQ_IMM(p->t0->va));
 }
@@ -242,9 +320,18 @@ void q_prof_points_harvest(hcq_device *dev, q_prof_points *pts)
 {
     for (uint32_t i = 0; i < pts->n; i++) {
         q_prof_point *p = &pts->p[i];
-        q_prof_resolve(dev, p->t0, p->t1, p->tid, p->name);
+        q_prof_resolve(dev, p->t0, p->t1, p->tid, p->name, pts->flow_base ? pts->flow_base + i : 0, p->args);
         p->t0->cpu[1] = p->t1->cpu[1] = 0;
     }
+}
+
+void q_prof_points_submitted(hcq_device *dev, q_prof_points *pts, const char *name, uint64_t t0, uint64_t t1)
+{
+    if (!pts->n) return;
+    pts->flow_base = q_prof_flows(pts->n);
+    char args[96];
+    snprintf(args, sizeof args, "\"commands\": %u, \"device\": \"%s\"", pts->n, dev->props.id);
+    q_prof_host(dev, name, t0, t1, pts->flow_base, pts->n, args);
 }
 
 void q_prof_points_free(q_prof_points *pts)
@@ -264,7 +351,7 @@ void q_prof_harvest(hcq_device *dev, bool all)
     q_prof_span **pp = &qd->prof_pending;
     while (*pp) {
         q_prof_span *sp = *pp;
-        if (q_prof_resolve(dev, sp->t0, sp->t1, sp->tid, sp->name) || all) {
+        if (q_prof_resolve(dev, sp->t0, sp->t1, sp->tid, sp->name, sp->flow, sp->args) || all) {
             *pp = sp->next;
             q_prof_discard(sp);
         } else {

@@ -294,7 +294,11 @@ hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *p, const hcq_arg *args, uin
     /* what the command runs and touches lives as long as the recording */
     if (!s) s = q_hold_launch(&q->holds, p, args, nargs);
     q_prof_point *pr = NULL;
-    if (!s && q->type == HCQ_QUEUE_COMPUTE) s = q_prof_point_begin(&q->prof, q, p->info.name, &pr);
+    char pargs[200] = "";
+    if (!s && q->type == HCQ_QUEUE_COMPUTE && q_prof_on()) {
+        q_prof_launch_args(pargs, sizeof pargs, q->dev, p, &dims, "recorded queue");
+        s = q_prof_point_begin(&q->prof, q, p->info.name, pargs, &pr);
+    }
     if (!s) s = q_exec(q, p, params, &dims, "hcq_queue_exec");
     if (!s) s = q_prof_point_end(q, pr);
     if (params != stack) free(params);
@@ -405,5 +409,8 @@ hcq_status hcq_queue_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars)
 {
     hcq_status s = Q_CHECK_QUEUE(q, "hcq_queue_submit");
     if (s) return s;
-    return q_submit(q, vars, nvars, true);
+    uint64_t h0 = q->prof.n ? hcq_now_ns() : 0;
+    s = q_submit(q, vars, nvars, true);
+    if (!s && h0) q_prof_points_submitted(q->dev, &q->prof, "queue submit", h0, hcq_now_ns());
+    return s;
 }

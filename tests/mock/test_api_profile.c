@@ -49,14 +49,20 @@ static unsigned count(const ev *v, size_t n, unsigned tid, const char *name)
     return c;
 }
 
-Test(api_profile, trace_names_spans_in_order)
+/* HCQ_PROFILE names a new temporary file (path: a mkstemp template) */
+static void profile_into(char *path)
 {
-    char path[] = "/tmp/hcq-profile-XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
     setenv("HCQ_PROFILE", path, 1);
     base_env_reload();
+}
+
+Test(api_profile, trace_names_spans_in_order)
+{
+    char path[] = "/tmp/hcq-profile-XXXXXX";
+    profile_into(path);
     hcq_device *dev = t_open();
     hcq_program *add1 = t_load(dev, t_k_add1());
     enum { N = 4096 };
@@ -112,4 +118,67 @@ Test(api_profile, trace_names_spans_in_order)
     for (int k = 0; k < nh && k < 5; k++)
         cr_assert_geq(gpu_ts[k] + 0.5, host_ts[k], "launch %d ran before it was submitted", k);
     free(v);
+}
+
+/* every GPU span carries its args and ends a flow that starts on the host
+ * track at its submit; the trace names hcq's version and the device's driver */
+Test(api_profile, spans_carry_args_and_flows_from_their_submit)
+{
+    char path[] = "/tmp/hcq-profile-XXXXXX";
+    profile_into(path);
+    hcq_device *dev = t_open();
+    hcq_program *add1 = t_load(dev, t_k_add1());
+    enum { N = 1024 };
+    static uint32_t host[N];
+    hcq_buffer *b = t_buffer_from(dev, host, sizeof host);
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_u32(N)};
+    T_OK(hcq_launch(add1, a, 2, hcq_dims_1d(N / 64, 64)));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(dev, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_exec(q, add1, a, 2, hcq_dims_1d(N / 64, 64)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_OK(hcq_device_synchronize(dev));
+    T_OK(hcq_device_close(dev));
+    unsetenv("HCQ_PROFILE");
+    base_env_reload();
+
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    unsigned long long starts[64], ends[64];
+    int ns = 0, ne = 0, with_args = 0;
+    bool version = false, labels = false;
+    char want_version[64];
+    snprintf(want_version, sizeof want_version, "\"hcq_version\": \"%s\"", hcq_version());
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long id;
+        if (strstr(line, want_version) && strstr(line, "\"hcq_revision\"")) version = true;
+        if (strstr(line, "\"process_labels\"") && strstr(line, "target ")) labels = true;
+        if (strstr(line, "\"ph\": \"X\"") && strstr(line, "\"tid\": 1,") && strstr(line, "\"add1\"")) {
+            cr_assert(strstr(line, "\"args\": {\"grid\": [16, 1, 1], \"block\": [64, 1, 1], \"registers\": ") &&
+                          strstr(line, "\"device\": \"") && strstr(line, "\"queue\": \""),
+                      "a launch span without its args: %s", line);
+            with_args++;
+        }
+        const char *s = strstr(line, "\"ph\": \"s\"");
+        if (s && sscanf(strstr(line, "\"id\": "), "\"id\": %llu", &id) == 1 && ns < 64) {
+            cr_assert(strstr(line, "\"tid\": 3,"), "flows start on the host track: %s", line);
+            starts[ns++] = id;
+        }
+        const char *e = strstr(line, "\"ph\": \"f\"");
+        if (e && sscanf(strstr(line, "\"id\": "), "\"id\": %llu", &id) == 1 && ne < 64) {
+            cr_assert(!strstr(line, "\"tid\": 3,"), "flows end on an engine's track: %s", line);
+            ends[ne++] = id;
+        }
+    }
+    fclose(f);
+    unlink(path);
+    cr_assert(version, "the trace names hcq's version and revision");
+    cr_assert(labels, "each device process is labelled with its driver and target");
+    cr_assert_eq(with_args, 2, "the eager and the recorded launch");
+    cr_assert_geq(ne, 3, "copyin, the eager launch and the queue's launch end flows");
+    for (int i = 0; i < ne; i++) {
+        bool found = false;
+        for (int k = 0; k < ns; k++) found |= starts[k] == ends[i];
+        cr_assert(found, "flow %llu ends but never starts", ends[i]);
+    }
 }
