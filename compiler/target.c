@@ -62,6 +62,13 @@ hcq_status hcq_compile(const hcq_kernel *k, const char *target, hcq_binary **out
     if (st) return base_err_prefix(st, "hcq_compile");
     hcq_binary *b = NULL;
     if ((st = t->compile(t, k, &b))) return st;
+    /* targets that carry IR (ir, mock-*) have no source to show at
+     * HCQ_DEBUG=3 (cc_compile_with_clang prints the others'): their IR */
+    if (hcq_debug_level() >= 3 && t->render == cc_ir_render) {
+        char *ir = hcq_kernel_dump(k);
+        if (ir) fprintf(stderr, "hcq[3] IR of kernel '%s' for %s:\n%s\n", k->name, t->name, ir);
+        free(ir);
+    }
     *out = b;
     return HCQ_OK;
 }

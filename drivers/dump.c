@@ -116,3 +116,22 @@ void drv_dump_name(const char *dir, const char *engine, uint64_t launch_addr, ui
     memcpy(dw, name, n);
     drv_dump_write(dir, engine, "hcq-names", code_bytes, launch_addr, dw, (uint32_t)(n / 4 + 1));
 }
+
+void drv_dump_ir(const char *dir, const char *name, const void *data, size_t size)
+{
+    if (!dir) return;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        BASE_LOG(0, "dump: cannot create %s: %s", dir, strerror(errno));
+        return;
+    }
+    char path[4096], safe_name[64];
+    size_t n = 0;
+    for (const char *c = name; *c && n + 1 < sizeof safe_name; c++) /* a file name: no '/' or control bytes */
+        safe_name[n++] = (*c == '/' || (unsigned char)*c < 0x20) ? '_' : *c;
+    safe_name[n] = 0;
+    snprintf(path, sizeof path, "%s/%08llu-%s.hcqir", dir, (unsigned long long)atomic_fetch_add(&dump_seq, 1),
+             safe_name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, size, f) != size) BASE_LOG(0, "dump: cannot write %s: %s", path, strerror(errno));
+    if (f) fclose(f);
+}

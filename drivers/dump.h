@@ -43,6 +43,10 @@ _Static_assert(sizeof(drv_dump_header) == DRV_DUMP_HEADER, "dump header layout")
 void drv_dump_write(const char *dir, const char *engine, const char *format, uint32_t arch, uint64_t va,
                     const uint32_t *dw, uint32_t ndw);
 
+/* A kernel's serialized IR (hcq_kernel_serialize) as <seq>-<name>.hcqir in
+ * dir, for `hcq compile --target T DIR` to build for another target. */
+void drv_dump_ir(const char *dir, const char *name, const void *data, size_t size);
+
 /* A program's name for decoders (format "hcq-names", drivers/decode.h): va
  * its launch address, arch its code size, the dwords the name. */
 void drv_dump_name(const char *dir, const char *engine, uint64_t launch_addr, uint32_t code_bytes, const char *name);

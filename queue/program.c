@@ -52,6 +52,13 @@ hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size)
 hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k)
 {
     if (Q_CHECK_DEV(dev, "hcq_program_from_kernel")) return NULL;
+    const base_env *e = base_env_get();
+    if (k && e->dump) { /* the IR too, for `hcq compile --target T DIR` */
+        void *ir = NULL;
+        size_t n = 0;
+        if (hcq_kernel_serialize(k, &ir, &n) == HCQ_OK) drv_dump_ir(e->dump, hcq_kernel_name(k), ir, n);
+        free(ir);
+    }
     hcq_binary *bin = NULL;
     if (hcq_compile(k, dev->props.target, &bin)) return NULL;
     /* an emulated GPU runs a real binary's machine code as its host twin

@@ -1,77 +1,246 @@
-/* hcq compile --target T [--cache-dir D]: compiles, through the kernel
- * cache, the kernels the API test suites and `hcq bench` launch
+/* hcq compile --target T [--cache-dir D] [-o OUT] [KERNEL.hcqir | DIR ...]:
+ * compiles kernels through the kernel cache for a target.
+ *
+ * With no input, the kernels the API test suites and `hcq bench` launch
  * (tools/kernels.c, shared with tests/support/hcqtest.c), so a cache
  * filled on a machine with the compilers (clang + ptxas, or nvcc) can be
  * carried to a GPU machine that has neither: GPU targets key their cache
  * entries by target, source and flags only.
  *
- * The tensor layer's kernels (the demo's, the tensor suites') are lowered
- * for the device they run on (its compute units shape the tiling), so
- * they are not listed here: they compile on first use, and a cache filled
- * by running on a device of the same model serves them. */
+ * With inputs, the kernels you give it as serialized IR (.hcqir, what
+ * hcq_kernel_serialize writes): files, or directories of them. A run with
+ * HCQ_DUMP=DIR writes every kernel the program builds into DIR, the tensor
+ * layer's included, so `hcq compile --target sm_90 DIR` builds a small
+ * program's kernels for another target. -o writes the binaries: the file
+ * for one kernel, a directory (created) for several. */
 #include "base/base.h"
 #include "tools/kernels.h"
 #include "tools/tools.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-static hcq_kernel *(*const kernels[])(void) = {tk_add1, tk_vadd_u32n, tk_muladd, tk_inc,   tk_mark,
+static hcq_kernel *(*const builtin[])(void) = {tk_add1, tk_vadd_u32n, tk_muladd, tk_inc,   tk_mark,
                                                tk_copy_u32, tk_empty, tk_vadd, tk_sum, tk_matmul};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hcq compile --target TARGET [--cache-dir DIR] [-o OUT] [KERNEL.hcqir | DIR ...]\n\n"
+               "Compiles kernels for TARGET (sm_90, sm_89, mock-sm_90, gfx1100, cpu, ...) into the kernel cache\n"
+               "(DIR, else HCQ_CACHE_DIR, else ~/.cache/hcq). With no KERNEL, the kernels of the API test\n"
+               "suites, the demo and the benchmarks; else the serialized IR files given, or every .hcqir\n"
+               "in a DIR: a program run with HCQ_DUMP=DIR leaves there each kernel it built, the tensor\n"
+               "layer's included. -o OUT writes the binaries (OUT is the file for one kernel, a\n"
+               "directory for several). GPU entries are keyed by target, source and flags, so the cache\n"
+               "can be copied to another machine (one without clang, ptxas or nvcc) and used as is.\n");
+}
+
+typedef struct job {
+    const char *target, *out;
+    int failures, done, total;
+    bool out_is_dir;
+} job;
+
+static const char *binary_ext(const char *target)
+{
+    if (strstr(target, "sm_")) return ".cubin";
+    if (strstr(target, "gfx")) return ".co";
+    if (!strcmp(target, "cpu")) return ".so";
+    return ".bin";
+}
+
+static int write_binary(job *j, const char *name, const hcq_binary *b)
+{
+    char path[4096];
+    if (j->out_is_dir) snprintf(path, sizeof path, "%s/%s%s", j->out, name, binary_ext(j->target));
+    else snprintf(path, sizeof path, "%s", j->out);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b->data, 1, b->size, f) != b->size) {
+        fprintf(stderr, "hcq compile: cannot write %s: %s\n", path, strerror(errno));
+        if (f) fclose(f);
+        return 1;
+    }
+    fclose(f);
+    printf("    wrote %s\n", path);
+    return 0;
+}
+
+/* compiles k (destroyed); false when the target cannot compile at all */
+static bool compile_one(job *j, hcq_kernel *k)
+{
+    hcq_binary *b = NULL;
+    uint64_t t0 = hcq_now_ns();
+    bool go_on = true;
+    char name[64];
+    snprintf(name, sizeof name, "%s", hcq_kernel_name(k));
+    if (hcq_compile(k, j->target, &b)) {
+        j->failures += tool_fail(name);
+        go_on = hcq_error_status() != HCQ_ENOTSUP; /* the same for every kernel */
+    } else if (b->cache_note[0]) {
+        /* compiled, but the point of this command is the cache */
+        fprintf(stderr, "hcq compile: %s: compiled but not written to the cache: %s\n", name, b->cache_note);
+        j->failures++;
+        if (j->out) j->failures += write_binary(j, name, b);
+        hcq_binary_free(b);
+    } else {
+        printf("  %-22s %8zu bytes  %s (%s), %.2f s\n", name, b->size, b->from_cache ? "already cached" : "compiled",
+               b->compiler, (double)(hcq_now_ns() - t0) / 1e9);
+        if (j->out) j->failures += write_binary(j, name, b);
+        hcq_binary_free(b);
+        j->done++;
+    }
+    hcq_kernel_destroy(k);
+    return go_on;
+}
+
+static bool compile_file(job *j, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+        fprintf(stderr, "hcq compile: %s: %s\n", path,
+                !f ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : "larger than any kernel's IR");
+        if (f) fclose(f);
+        j->failures++;
+        return true;
+    }
+    size_t n = (size_t)st.st_size;
+    void *data = malloc(n ? n : 1);
+    bool ok = data && fread(data, 1, n, f) == n;
+    fclose(f);
+    hcq_kernel *k = NULL;
+    if (!ok || hcq_kernel_deserialize(data, n, &k)) {
+        fprintf(stderr, "hcq compile: %s is not a kernel's serialized IR: %s\n", path,
+                ok ? hcq_error_message() : "cannot read it");
+        free(data);
+        j->failures++;
+        return true;
+    }
+    free(data);
+    j->total++;
+    return compile_one(j, k);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool compile_dir(job *j, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "hcq compile: cannot open %s: %s\n", dir, strerror(errno));
+        j->failures++;
+        return true;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".hcqir")) continue;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof *names);
+            if (!nn) break;
+            names = nn;
+        }
+        if (!(names[n] = strdup(e->d_name))) break;
+        n++;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    bool go_on = true;
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (go_on) go_on = compile_file(j, path);
+        free(names[i]);
+    }
+    free(names);
+    if (!n) {
+        fprintf(stderr, "hcq compile: no .hcqir files in %s (a run with HCQ_DUMP=%s writes them)\n", dir, dir);
+        j->failures++;
+    }
+    return go_on;
+}
 
 int tool_compile(int argc, char **argv)
 {
-    const char *target = NULL, *dir = NULL;
-    bool help = false;
+    job j = {0};
+    const char *dir = NULL;
+    char **inputs = calloc((size_t)argc, sizeof *inputs);
+    int ninputs = 0;
+    if (!inputs) return 1;
+    int rc = 2;
     for (int i = 1; i < argc; i++) {
-        if (tool_is_help(argv[i])) help = true;
-        else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
-        else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) dir = argv[++i];
-        else return tool_bad_arg("compile", argv[i]);
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (tool_is_help(a)) {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        } else if (!strcmp(a, "--target") && has_value) {
+            j.target = argv[++i];
+        } else if (!strcmp(a, "--cache-dir") && has_value) {
+            dir = argv[++i];
+        } else if (!strcmp(a, "-o") && has_value) {
+            j.out = argv[++i];
+        } else if (!strcmp(a, "--target") || !strcmp(a, "--cache-dir") || !strcmp(a, "-o")) {
+            fprintf(stderr, "hcq compile: a value is missing after %s; see `hcq compile --help`\n", a);
+            goto out;
+        } else if (a[0] == '-') {
+            rc = tool_bad_arg("compile", a);
+            goto out;
+        } else {
+            inputs[ninputs++] = argv[i];
+        }
     }
-    if (help || !target) {
-        fprintf(help ? stdout : stderr, "usage: hcq compile --target TARGET [--cache-dir DIR]\n\nCompiles the kernels of the API test suites, "
-               "the demo and the benchmarks for TARGET (sm_90,\nsm_89, mock-sm_90, cpu, ...) into the kernel cache "
-               "(DIR, else HCQ_CACHE_DIR, else ~/.cache/hcq).\nGPU entries are keyed by target, source and flags, so "
-               "the directory can be copied to another\nmachine (one without clang, ptxas or nvcc, say) and used there "
-               "as is.\n");
-        return help ? 0 : 2;
+    if (!j.target) {
+        fprintf(stderr, "hcq compile: say the target: --target TARGET\n");
+        usage(stderr);
+        goto out;
     }
     if (dir) {
         setenv("HCQ_CACHE_DIR", dir, 1);
         base_env_reload();
     }
-    if (!hcq_target_known(target)) {
+    rc = 1;
+    if (!hcq_target_known(j.target)) {
         hcq_binary *b = NULL;
         hcq_kernel *k = tk_empty();
-        hcq_compile(k, target, &b); /* for the message naming the targets */
+        hcq_compile(k, j.target, &b); /* for the message naming the targets */
         hcq_kernel_destroy(k);
-        return tool_fail("compile");
+        tool_fail("compile");
+        goto out;
     }
-    int failures = 0;
-    printf("compiling %zu kernels for %s into %s\n", sizeof kernels / sizeof *kernels, target, hcq_cache_dir());
-    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
-        hcq_kernel *k = kernels[i]();
-        hcq_binary *b = NULL;
-        uint64_t t0 = hcq_now_ns();
-        if (hcq_compile(k, target, &b)) {
-            failures += tool_fail(hcq_kernel_name(k));
-            if (hcq_error_status() == HCQ_ENOTSUP) { /* the same for every kernel */
-                hcq_kernel_destroy(k);
-                break;
-            }
-        } else if (b->cache_note[0]) {
-            /* compiled, but the point of this command is the cache */
-            fprintf(stderr, "hcq compile: %s: compiled but not written to the cache: %s\n", hcq_kernel_name(k),
-                    b->cache_note);
-            failures++;
-            hcq_binary_free(b);
-        } else {
-            printf("  %-14s %8zu bytes  %s (%s), %.2f s\n", hcq_kernel_name(k), b->size,
-                   b->from_cache ? "already cached" : "compiled", b->compiler, (double)(hcq_now_ns() - t0) / 1e9);
-            hcq_binary_free(b);
+    /* several kernels (or a directory) with -o: OUT is a directory */
+    if (j.out) {
+        struct stat st;
+        j.out_is_dir = !ninputs || ninputs > 1 || (stat(inputs[0], &st) == 0 && S_ISDIR(st.st_mode)) ||
+                       (stat(j.out, &st) == 0 && S_ISDIR(st.st_mode));
+        if (j.out_is_dir && mkdir(j.out, 0755) < 0 && errno != EEXIST) {
+            fprintf(stderr, "hcq compile: cannot create %s: %s\n", j.out, strerror(errno));
+            goto out;
         }
-        hcq_kernel_destroy(k);
     }
-    return failures ? 1 : 0;
+    if (!ninputs) {
+        printf("compiling %zu kernels for %s into %s\n", sizeof builtin / sizeof *builtin, j.target, hcq_cache_dir());
+        for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++) {
+            j.total++;
+            if (!compile_one(&j, builtin[i]())) break;
+        }
+    } else {
+        printf("compiling for %s into %s\n", j.target, hcq_cache_dir());
+        bool go_on = true;
+        for (int i = 0; i < ninputs && go_on; i++) {
+            struct stat st;
+            if (stat(inputs[i], &st) == 0 && S_ISDIR(st.st_mode)) go_on = compile_dir(&j, inputs[i]);
+            else go_on = compile_file(&j, inputs[i]);
+        }
+    }
+    rc = j.failures ? 1 : 0;
+out:
+    free(inputs);
+    return rc;
 }

@@ -15,7 +15,7 @@ static const struct {
     {"decode", tool_decode, "command streams (HCQ_MOCK_DUMP / HCQ_DUMP dumps) as text"},
     {"trace", tool_trace, "run a program and decode its driver ioctls (LD_PRELOAD)"},
     {"bench", tool_bench, "launch overhead, graph replay, copy and kernel figures (--json, --vs-cuda)"},
-    {"compile", tool_compile, "fill the kernel cache for a target (--target T [--cache-dir D]), to carry it"},
+    {"compile", tool_compile, "compile the suites' kernels or yours (.hcqir) for a target (--target T), into the cache"},
 };
 
 static void usage(FILE *f)
