@@ -1,8 +1,20 @@
 # hcq build. `make` builds the static and shared library and the hcq command;
 # `make test` runs every Criterion suite; `make asan` runs them again under
 # ASan+UBSan. Objects go to $(B) (build/ by default, build-asan/ for asan).
+# CPPFLAGS, CFLAGS and LDFLAGS from the command line or the environment are
+# honoured (a packager's hardening flags).
+#
+# `make install` / `make uninstall` (DESTDIR for staging): PREFIX, BINDIR,
+# LIBDIR, INCLUDEDIR, MANDIR, BASHCOMPDIR, PKGCONFIGDIR; MULTIARCH=1 puts
+# the libraries in the compiler's multiarch directory (Debian's
+# $(PREFIX)/lib/x86_64-linux-gnu). LIBDIR is built into hcq (where `hcq
+# trace` finds libhcqtrace.so), so give it to `make` as to `make install`.
 
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 CC ?= cc
 ifeq ($(origin CC),default)
 CC := cc
@@ -13,7 +25,9 @@ SAN ?=
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
                -fPIC -pthread -g $(OPT) $(SAN) -fvisibility=hidden -Iinclude -I.
 CFLAGS ?=
-ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
+CPPFLAGS ?=
+LDFLAGS ?=
+ALL_CFLAGS := $(CFLAGS_BASE) $(CPPFLAGS) $(CFLAGS)
 LDLIBS := -lz -lm -ldl -lpthread
 CRITERION_LIBS := -lcriterion
 
@@ -46,9 +60,29 @@ BENCH_BIN := $(BENCH_SRC:%.c=$(B)/%)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(EXAMPLE_SRC:%.c=$(B)/%)
 
+ifeq ($(MULTIARCH),1)
+MULTIARCH_TUPLE := $(shell $(CC) -print-multiarch 2>/dev/null)
+ifeq ($(MULTIARCH_TUPLE),)
+$(error MULTIARCH=1: $(CC) -print-multiarch names no directory; give LIBDIR instead)
+endif
+LIBDIR ?= $(PREFIX)/lib/$(MULTIARCH_TUPLE)
+endif
+LIBDIR ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+# libhcq.so.MAJOR.MINOR.PATCH is the file; libhcq.so.MAJOR (the soname) and
+# libhcq.so link to it. Its symbols are versioned (scripts/libhcq.map).
+HCQ_VERSION_NUM := $(shell sed -n 's/.*HCQ_VERSION_STRING "\(.*\)"/\1/p' include/hcq/base.h)
+SONAME := libhcq.so.$(firstword $(subst ., ,$(HCQ_VERSION_NUM)))
 STATIC_LIB := $(B)/libhcq.a
 SHARED_LIB := $(B)/libhcq.so
+SHARED_REAL := $(B)/libhcq.so.$(HCQ_VERSION_NUM)
 HCQ_BIN := $(B)/hcq
+# hcq-COMMAND(1) for each command, made from its --help (man/hcq.1, the
+# overview, is written by hand). scripts/check-install.sh checks that
+# HCQ_COMMANDS lists the commands of `hcq --help`.
+HCQ_COMMANDS := info top demo decode trace bench compile
+MAN_PAGES := $(HCQ_COMMANDS:%=$(B)/man/hcq-%.1)
 TRACE_LIB := $(B)/libhcqtrace.so
 MOCK_LIB := $(B)/libhcqmock.so
 
@@ -61,7 +95,7 @@ HCQ_REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknow
 	git rev-parse HEAD >/dev/null 2>&1 && ! git diff --quiet HEAD -- 2>/dev/null && echo -dirty)
 $(B)/revision.h: FORCE
 	@mkdir -p $(B)
-	@echo '#define HCQ_GIT_REVISION "$(HCQ_REVISION)"' > $@.tmp
+	@printf '#define HCQ_GIT_REVISION "%s"\n#define HCQ_LIBDIR "%s"\n' '$(HCQ_REVISION)' '$(LIBDIR)' > $@.tmp
 	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 $(B)/base/version.o: $(B)/revision.h
 $(B)/base/version.o: ALL_CFLAGS += -include $(B)/revision.h
@@ -70,9 +104,9 @@ FORCE:
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench examples train install clean \
-        deps check-deps hw-kit hw-kit-check difftest
-all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB)
+.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench examples train install \
+        install-files uninstall man clean deps check-deps hw-kit hw-kit-check difftest
+all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(MAN_PAGES)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
 $(B)/%.o: %.c
@@ -83,21 +117,24 @@ $(STATIC_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(SHARED_LIB): $(LIB_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libhcq.so.0 -o $@ $^ $(LDLIBS)
+$(SHARED_LIB): $(LIB_OBJ) scripts/libhcq.map
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=scripts/libhcq.map \
+	    -o $(SHARED_REAL) $(LIB_OBJ) $(LDLIBS)
+	ln -sf $(notdir $(SHARED_REAL)) $(B)/$(SONAME)
+	ln -sf $(SONAME) $@
 
 # the LD_PRELOAD library of `hcq trace`: the tracer and its decoders, from
 # the static library, and nothing of it exported but libc's names
 $(TRACE_LIB): $(B)/tools/trace_preload.o $(STATIC_LIB) tools/trace_preload.map
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=tools/trace_preload.map -o $@ $< $(STATIC_LIB) -ldl -lpthread
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=tools/trace_preload.map -o $@ $< $(STATIC_LIB) -ldl -lpthread
 
 # the mock GPU as an LD_PRELOAD library (`hcq trace --mock`): emulated
 # /dev/nvidia* and /dev/kfd for any program
 $(MOCK_LIB): $(B)/tools/mock_preload.o $(STATIC_LIB) tools/mock_preload.map
-	$(CC) $(ALL_CFLAGS) -shared -Wl,--version-script=tools/mock_preload.map -o $@ $< $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=tools/mock_preload.map -o $@ $< $(STATIC_LIB) $(LDLIBS)
 
 $(HCQ_BIN): $(TOOL_OBJ) $(STATIC_LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS)
 
 # Tests link the static library so internal (hidden) symbols are reachable.
 # TEST_SHIM=1 (make tsan) builds them against tests/tsan's stand-in for
@@ -110,25 +147,24 @@ $(B)/tests/support/%.o $(B)/tests/fuzz/%.o $(B)/tests/tsan/%.o: ALL_CFLAGS += -I
 endif
 $(B)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(TEST_INC) -Itests/support -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_INC) -Itests/support -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS)
 
 $(B)/bench/%: bench/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS)
 
 $(B)/examples/%: examples/%.c $(SHARED_LIB)
 	@mkdir -p $(dir $@)
-	@ln -sf libhcq.so $(B)/libhcq.so.0   # the soname the examples load
-	$(CC) $(ALL_CFLAGS) -MMD -MP -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS)
 
 DIFFTEST_BIN := $(B)/tests/diff/difftest
 $(DIFFTEST_BIN): $(B)/tests/diff/difftest.o $(DIFF_SRC:%.c=$(B)/%.o) $(STATIC_LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(TFUZZ_BIN): $(TFUZZ_OBJ) $(STATIC_LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $(TFUZZ_OBJ) $(STATIC_LIB) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(TFUZZ_OBJ) $(STATIC_LIB) $(LDLIBS)
 
-test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN)
+test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN) $(SHARED_LIB) $(MAN_PAGES)
 
 # Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
 # devices the API suites run on (scripts/run-tests.sh says how).
@@ -188,10 +224,10 @@ KIT_RPATH_BIN := -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../lib'
 KIT_RPATH_TEST := -Wl,--disable-new-dtags -Wl,-rpath,'$$ORIGIN/../../lib'
 $(KIT)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS) $(KIT_RPATH_TEST)
+	$(CC) $(ALL_CFLAGS) -Itests/support $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS) $(KIT_RPATH_TEST)
 $(KIT)/bin/hcq: $(TOOL_OBJ) $(STATIC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS) $(KIT_RPATH_BIN)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(STATIC_LIB) $(LDLIBS) $(KIT_RPATH_BIN)
 hw-kit: check-deps all $(KIT_TEST_BIN) $(KIT)/bin/hcq
 	scripts/hw-kit/build.sh $(B) $(KIT)
 hw-kit-check: hw-kit
@@ -242,15 +278,38 @@ deps:
 	scripts/deps.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include/hcq $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/hcq/*.h $(DESTDIR)$(PREFIX)/include/hcq/
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libhcq.so.0
-	ln -sf libhcq.so.0 $(DESTDIR)$(PREFIX)/lib/libhcq.so
-	install -m 755 $(HCQ_BIN) $(DESTDIR)$(PREFIX)/bin/
-	install -m 755 $(TRACE_LIB) $(MOCK_LIB) $(DESTDIR)$(PREFIX)/lib/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/.*HCQ_VERSION_STRING "\(.*\)"/\1/p' include/hcq/base.h)|' \
-	    scripts/hcq.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hcq.pc
+	@$(MAKE) --no-print-directory install-files
+
+man: $(MAN_PAGES)
+$(B)/man/hcq-%.1: $(HCQ_BIN) scripts/hcq-man.sh
+	@mkdir -p $(dir $@)
+	scripts/hcq-man.sh $(HCQ_BIN) $* > $@.tmp && mv $@.tmp $@
+
+# what is built, copied (no build step: `make install` builds first)
+install-files:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/hcq \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 include/hcq/*.h $(DESTDIR)$(INCLUDEDIR)/hcq/
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SHARED_REAL)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libhcq.so
+	install -m 755 $(TRACE_LIB) $(MOCK_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(HCQ_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 644 man/hcq.1 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 scripts/hcq-completion.bash $(DESTDIR)$(BASHCOMPDIR)/hcq
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(HCQ_VERSION_NUM)|' scripts/hcq.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/hcq.pc
+
+# removes exactly what install-files puts (with the same variables), and
+# the directories of ours it leaves empty
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/hcq/,$(notdir $(wildcard include/hcq/*.h)))
+	rm -f $(DESTDIR)$(LIBDIR)/libhcq.a $(DESTDIR)$(LIBDIR)/$(notdir $(SHARED_REAL)) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	    $(DESTDIR)$(LIBDIR)/libhcq.so $(DESTDIR)$(LIBDIR)/libhcqtrace.so $(DESTDIR)$(LIBDIR)/libhcqmock.so $(DESTDIR)$(BINDIR)/hcq \
+	    $(DESTDIR)$(MANDIR)/man1/hcq.1 $(HCQ_COMMANDS:%=$(DESTDIR)$(MANDIR)/man1/hcq-%.1) \
+	    $(DESTDIR)$(BASHCOMPDIR)/hcq $(DESTDIR)$(PKGCONFIGDIR)/hcq.pc
+	rmdir $(DESTDIR)$(INCLUDEDIR)/hcq 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -59,6 +59,10 @@ typedef struct base_env {
  * large fused kernel takes seconds; one running for minutes is stuck). */
 #define BASE_DEFAULT_COMPILE_TIMEOUT_S 300
 
+/* The LIBDIR the build was configured with (where `make install` puts the
+ * libraries; base/version.c from $(B)/revision.h). */
+const char *base_install_libdir(void);
+
 const base_env *base_env_get(void);
 /* Re-reads the environment (tests that setenv() call this). */
 void base_env_reload(void);

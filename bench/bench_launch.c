@@ -116,7 +116,8 @@ int main(int argc, char **argv)
     const hcq_device_props *pr = hcq_device_get_props(dev);
     stat3 se = stats(eager, ROUNDS), sq = stats(queue, ROUNDS), sr = stats(roundtrip, ROUNDS), sg = stats(graph, ROUNDS);
     if (json) {
-        printf("{\"device\": \"%s\", \"name\": \"%s\", \"target\": \"%s\", \"unit\": \"ns\",\n", pr->id, pr->name,
+        printf("{\"hcq\": {\"version\": \"%s\", \"revision\": \"%s\"},\n ", hcq_version(), hcq_build_revision());
+        printf("\"device\": \"%s\", \"name\": \"%s\", \"target\": \"%s\", \"unit\": \"ns\",\n", pr->id, pr->name,
                pr->target);
         printf(" \"eager_launch\": {\"p10\": %.1f, \"median\": %.1f, \"p90\": %.1f},\n", se.p10, se.median, se.p90);
         printf(" \"queue_submit\": {\"p10\": %.1f, \"median\": %.1f, \"p90\": %.1f},\n", sq.p10, sq.median, sq.p90);

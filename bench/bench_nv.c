@@ -103,7 +103,8 @@ int main(int argc, char **argv)
     const hcq_device_props *pr = hcq_device_get_props(dev);
     uint64_t fixed = pr->fixed_memory_bytes;
     if (json) {
-        printf("{\"device\": \"%s\", \"unit\": \"ns\", \"eager_launch\": {\"p10\": %.1f, \"median\": %.1f, \"p90\": "
+        printf("{\"hcq\": {\"version\": \"%s\", \"revision\": \"%s\"}, ", hcq_version(), hcq_build_revision());
+        printf("\"device\": \"%s\", \"unit\": \"ns\", \"eager_launch\": {\"p10\": %.1f, \"median\": %.1f, \"p90\": "
                "%.1f}, \"encode_submit\": {\"p10\": %.1f, \"median\": %.1f, \"p90\": %.1f}, "
                "\"fixed_memory_bytes\": %llu}\n",
                pr->name, eager[ROUNDS / 10], eager[ROUNDS / 2], eager[ROUNDS * 9 / 10], encode[ROUNDS / 10],

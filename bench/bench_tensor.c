@@ -398,7 +398,8 @@ int main(int argc, char **argv)
     bool ok_ew = ew_pct >= ew_target, ok_mm = !is_cpu || mm_pct >= 25, ok_us = us_max < 100;
 
     if (json) {
-        printf("{\n  \"device\": \"%s\",\n  \"target\": \"%s\",\n  \"workers\": %d,\n", pr->name, pr->target, threads);
+        printf("{\n  \"hcq\": {\"version\": \"%s\", \"revision\": \"%s\"},\n", hcq_version(), hcq_build_revision());
+        printf("  \"device\": \"%s\",\n  \"target\": \"%s\",\n  \"workers\": %d,\n", pr->name, pr->target, threads);
         printf("  \"memcpy_gbs\": %.2f,\n  \"device_copy_gbs\": %.2f,\n", mc, devcopy);
         printf("  \"elementwise_gbs\": %.2f,\n  \"elementwise_pct_of_copy\": %.1f,\n", ew, ew_pct);
         printf("  \"sum_gbs\": %.2f,\n  \"row_sum_gbs\": %.2f,\n", red, rows);

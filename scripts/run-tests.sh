@@ -83,6 +83,7 @@ for t in "$@"; do
     esac
 done
 run_one "README example" scripts/check-readme.sh
+run_one "make install" scripts/check-install.sh
 
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed suites: %s\n' "${failed[*]}"

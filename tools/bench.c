@@ -227,9 +227,21 @@ static void print_text(const bench_ctx *b)
 static void print_json(const bench_ctx *b)
 {
     const hcq_device_props *p = hcq_device_get_props(b->dev);
-    printf("{\"device\": {\"id\": \"%s\", \"name\": \"%s\", \"arch\": \"%s\", \"target\": \"%s\", \"driver\": \"%s\", "
-           "\"mock\": %s},\n \"cuda\": \"%s\",\n \"results\": [\n",
-           p->id, p->name, p->arch, p->target, p->driver_version, p->is_mock ? "true" : "false", b->cuda_status);
+    printf("{");
+    tool_json_hcq(stdout);
+    printf(",\n \"device\": {\"id\": ");
+    tool_json_str(stdout, p->id);
+    printf(", \"name\": ");
+    tool_json_str(stdout, p->name);
+    printf(", \"arch\": ");
+    tool_json_str(stdout, p->arch);
+    printf(", \"target\": ");
+    tool_json_str(stdout, p->target);
+    printf(", \"driver\": ");
+    tool_json_str(stdout, p->driver_version);
+    printf(", \"mock\": %s},\n \"cuda\": ", p->is_mock ? "true" : "false");
+    tool_json_str(stdout, b->cuda_status);
+    printf(",\n \"results\": [\n");
     for (int i = 0; i < b->n; i++) {
         const bench_result *r = &b->r[i];
         printf("  {\"name\": \"%s\", \"unit\": \"%s\", \"median\": %.6g, \"p10\": %.6g, \"p90\": %.6g, \"runs\": %d",

@@ -42,6 +42,8 @@ typedef struct job {
     const char *target, *out;
     int failures, done, total;
     bool out_is_dir;
+    char **written; /* the names written into OUT (a directory) so far */
+    size_t nwritten;
 } job;
 
 static const char *binary_ext(const char *target)
@@ -52,11 +54,29 @@ static const char *binary_ext(const char *target)
     return ".bin";
 }
 
+/* OUT/NAME.ext, or OUT/NAME-2.ext and on where an earlier kernel of this
+ * run took that name (kernels of different shapes share a name) */
 static int write_binary(job *j, const char *name, const hcq_binary *b)
 {
     char path[4096];
-    if (j->out_is_dir) snprintf(path, sizeof path, "%s/%s%s", j->out, name, binary_ext(j->target));
-    else snprintf(path, sizeof path, "%s", j->out);
+    if (j->out_is_dir) {
+        char unique[256];
+        snprintf(unique, sizeof unique, "%s", name);
+        for (int n = 2;; n++) {
+            size_t i = 0;
+            while (i < j->nwritten && strcmp(j->written[i], unique)) i++;
+            if (i == j->nwritten) break;
+            snprintf(unique, sizeof unique, "%s-%d", name, n);
+        }
+        char **w = realloc(j->written, (j->nwritten + 1) * sizeof *w);
+        if (w) {
+            j->written = w;
+            if ((w[j->nwritten] = strdup(unique))) j->nwritten++;
+        }
+        snprintf(path, sizeof path, "%s/%s%s", j->out, unique, binary_ext(j->target));
+    } else {
+        snprintf(path, sizeof path, "%s", j->out);
+    }
     FILE *f = fopen(path, "wb");
     if (!f || fwrite(b->data, 1, b->size, f) != b->size) {
         fprintf(stderr, "hcq compile: cannot write %s: %s\n", path, strerror(errno));
@@ -68,8 +88,9 @@ static int write_binary(job *j, const char *name, const hcq_binary *b)
     return 0;
 }
 
-/* compiles k (destroyed); false when the target cannot compile at all */
-static bool compile_one(job *j, hcq_kernel *k)
+/* compiles k (destroyed), its binary written as OUTNAME under -o; false
+ * when the target cannot compile at all */
+static bool compile_one(job *j, hcq_kernel *k, const char *outname)
 {
     hcq_binary *b = NULL;
     uint64_t t0 = hcq_now_ns();
@@ -83,12 +104,12 @@ static bool compile_one(job *j, hcq_kernel *k)
         /* compiled, but the point of this command is the cache */
         fprintf(stderr, "hcq compile: %s: compiled but not written to the cache: %s\n", name, b->cache_note);
         j->failures++;
-        if (j->out) j->failures += write_binary(j, name, b);
+        if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
         hcq_binary_free(b);
     } else {
         printf("  %-22s %8zu bytes  %s (%s), %.2f s\n", name, b->size, b->from_cache ? "already cached" : "compiled",
                b->compiler, (double)(hcq_now_ns() - t0) / 1e9);
-        if (j->out) j->failures += write_binary(j, name, b);
+        if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
         hcq_binary_free(b);
         j->done++;
     }
@@ -121,7 +142,14 @@ static bool compile_file(job *j, const char *path)
     }
     free(data);
     j->total++;
-    return compile_one(j, k);
+    /* the binary is named after the file (00000002-E_48_48.hcqir ->
+     * 00000002-E_48_48.co): kernels of one name differ in shape or type */
+    char stem[256];
+    const char *base = strrchr(path, '/');
+    snprintf(stem, sizeof stem, "%s", base ? base + 1 : path);
+    size_t len = strlen(stem);
+    if (len > 6 && !strcmp(stem + len - 6, ".hcqir")) stem[len - 6] = 0;
+    return compile_one(j, k, stem);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -228,7 +256,7 @@ int tool_compile(int argc, char **argv)
         printf("compiling %zu kernels for %s into %s\n", sizeof builtin / sizeof *builtin, j.target, hcq_cache_dir());
         for (size_t i = 0; i < sizeof builtin / sizeof *builtin; i++) {
             j.total++;
-            if (!compile_one(&j, builtin[i]())) break;
+            if (!compile_one(&j, builtin[i](), NULL)) break;
         }
     } else {
         printf("compiling for %s into %s\n", j.target, hcq_cache_dir());
@@ -241,6 +269,8 @@ int tool_compile(int argc, char **argv)
     }
     rc = j.failures ? 1 : 0;
 out:
+    for (size_t i = 0; i < j.nwritten; i++) free(j.written[i]);
+    free(j.written);
     free(inputs);
     return rc;
 }

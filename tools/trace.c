@@ -6,6 +6,8 @@
  * does, and exits with the program's status. */
 #include "tools/tools.h"
 
+#include "base/base.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +48,7 @@ static void usage(FILE *f)
                "HCQ_TRACE=1 gives the same decoding of hcq's own calls without preloading.\n");
 }
 
-/* a library beside this executable, or in ../lib when installed */
+/* a library beside this executable, in ../lib, or in the LIBDIR the build was configured with (installed) */
 static bool find_library(const char *name, char *out, size_t size)
 {
     char exe[PATH_MAX];
@@ -54,9 +56,9 @@ static bool find_library(const char *name, char *out, size_t size)
     if (n <= 0) return false;
     exe[n] = 0;
     const char *dir = dirname(exe);
-    const char *tries[] = {"%s/%s", "%s/../lib/%s"};
+    const char *tries[] = {"%s/%s", "%s/../lib/%s", "%s/%s"};
     for (size_t i = 0; i < sizeof tries / sizeof *tries; i++) {
-        snprintf(out, size, tries[i], dir, name);
+        snprintf(out, size, tries[i], i == 2 ? base_install_libdir() : dir, name); /* the configured LIBDIR last */
         if (access(out, R_OK) == 0) {
             char *real = realpath(out, NULL);
             if (real) {

@@ -49,20 +49,28 @@ Test(tools_compile, a_serialized_kernel_for_a_target_and_its_binary)
     struct stat sb;
     cr_assert_eq(stat(out, &sb), 0);
     cr_assert_gt(sb.st_size, 64);
-    /* a directory of them: every .hcqir in it, -o a directory */
+    /* directories of them: every .hcqir in each, -o a directory where each
+     * binary is named after its file, and a name taken already is not
+     * overwritten (kernels of different shapes share names) */
     write_kernel(k, tk_vadd_u32n());
-    char k2[160], od[160];
+    char k2[200], k3[200], sub[100], od[160];
     snprintf(k2, sizeof k2, "%s/copy.hcqir", dir);
     write_kernel(k2, tk_copy_u32());
+    snprintf(sub, sizeof sub, "%s/more", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    snprintf(k3, sizeof k3, "%s/copy.hcqir", sub);
+    write_kernel(k3, tk_add1());
     snprintf(od, sizeof od, "%s/bin", dir);
-    snprintf(args, sizeof args, "compile --target mock-gfx1100 %s -o %s", dir, od);
+    snprintf(args, sizeof args, "compile --target mock-gfx1100 %s %s -o %s", dir, sub, od);
     o = t_run_hcq(NULL, args, &st);
     cr_assert_eq(st, 0, "%s", o);
+    cr_assert(strstr(o, "/bin/copy-2.co"), "%s", o);
     free(o);
-    char b1[200], b2[200];
-    snprintf(b1, sizeof b1, "%s/vadd.co", od);
-    snprintf(b2, sizeof b2, "%s/copy_u32.co", od);
-    cr_assert(stat(b1, &sb) == 0 && stat(b2, &sb) == 0, "binaries in %s", od);
+    char b1[200], b2[200], b3[200];
+    snprintf(b1, sizeof b1, "%s/add1.co", od);
+    snprintf(b2, sizeof b2, "%s/copy.co", od);
+    snprintf(b3, sizeof b3, "%s/copy-2.co", od);
+    cr_assert(stat(b1, &sb) == 0 && stat(b2, &sb) == 0 && stat(b3, &sb) == 0, "binaries in %s", od);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
