@@ -204,9 +204,9 @@ hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t off, uint64_t
             drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COPY);
             uint64_t tag = mem_tl_next(dev);
             char pargs[200] = "";
-        uint64_t ph0 = q_prof_on() ? hcq_now_ns() : 0;
-        if (ph0) q_prof_copy_args(pargs, sizeof pargs, dev, HCQ_IMM(n), "eager");
-        q_prof_span *sp = ph0 ? q_prof_begin(dev, r, "copyout", pargs) : NULL;
+            uint64_t ph0 = q_prof_on() ? hcq_now_ns() : 0;
+            if (ph0) q_prof_copy_args(pargs, sizeof pargs, dev, HCQ_IMM(n), "eager");
+            q_prof_span *sp = ph0 ? q_prof_begin(dev, r, "copyout", pargs) : NULL;
             s = dev->be->rec_copy(r, HCQ_IMM(st.va), HCQ_IMM(src->va + off + done), HCQ_IMM(n));
             if (sp) q_prof_end(dev, r, sp);
             if (!s) s = q_eager_end(dev, r);

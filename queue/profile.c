@@ -8,7 +8,7 @@
  *
  * Tracks: a process per device, threads "compute", "copy" and "host".
  * Device timestamps are put in the host's clock by an offset measured at
- * open (the median of a few submit/timestamp round trips); on the CPU device
+ * open (from the shortest of a few submit/timestamp round trips); on the CPU device
  * and the mock they are the host clock already.
  *
  * Each GPU span carries args (kernel: grid, block, registers, local bytes;
@@ -189,12 +189,14 @@ void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1, ui
 }
 
 /* The device clock minus the host clock, from round trips of a timestamp
- * command: the median of several (dev->lock held by nobody). */
+ * command (dev->lock held by nobody): the stamp lands somewhere between the
+ * submit and the wait's return, so the round trip with the shortest time
+ * bounds the error best (to half of it); a loaded machine stretches most. */
 static int64_t calibrate(hcq_device *dev)
 {
     enum { N = 5 };
-    int64_t off[N];
-    int got = 0;
+    int64_t best = 0;
+    uint64_t best_rtt = UINT64_MAX;
     hcq_signal *s = mem_signal_new(dev, 0);
     if (!s) return 0;
     for (int i = 0; i < N; i++) {
@@ -206,18 +208,13 @@ static int64_t calibrate(hcq_device *dev)
         pthread_mutex_unlock(&dev->lock);
         if (st || mem_tl_wait(dev, n, 0)) break;
         uint64_t h1 = hcq_now_ns();
-        off[got++] = (int64_t)mem_signal_timestamp_ns(s) - (int64_t)((h0 + h1) / 2);
+        if (h1 - h0 < best_rtt) {
+            best_rtt = h1 - h0;
+            best = (int64_t)mem_signal_timestamp_ns(s) - (int64_t)((h0 + h1) / 2);
+        }
     }
     mem_signal_delete(s);
-    if (!got) return 0;
-    for (int i = 0; i < got; i++) /* sort (tiny) */
-        for (int j = i + 1; j < got; j++)
-            if (off[j] < off[i]) {
-                int64_t t = off[i];
-                off[i] = off[j];
-                off[j] = t;
-            }
-    return off[got / 2];
+    return best;
 }
 
 void q_prof_open(hcq_device *dev)
@@ -233,10 +230,10 @@ void q_prof_open(hcq_device *dev)
              dev->props.is_mock ? ", emulated (mock GPU)" : "");
     if (!P.atexit_set) P.atexit_set = atexit(write_at_exit) == 0;
     pthread_mutex_unlock(&P.lock);
-    /* the CPU device and the mock stamp with the host clock already */
-    qd->prof_offset = dev->ts_mul == 1 && dev->ts_div == 1 && (!strcmp(dev->props.kind, "CPU") || dev->props.is_mock)
-                          ? 0
-                          : calibrate(dev);
+    /* the CPU device and the mock stamp with the host clock already (the
+     * AMD mock in 10 ns ticks of it, which ts_mul scales back): measuring
+     * would only add the error of a round trip on a loaded machine */
+    qd->prof_offset = !strcmp(dev->props.kind, "CPU") || dev->props.is_mock ? 0 : calibrate(dev);
 }
 
 q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const char *args)
