@@ -27,6 +27,7 @@
 #endif
 
 #ifdef FIBER_ASAN
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
 #endif
@@ -174,6 +175,11 @@ void cc_fiber_reset(cc_fiber *f, cc_fiber_sched *s, cc_fiber_fn fn, void *arg)
     f->arg = arg;
     f->done = false;
     f->sched = s;
+#ifdef FIBER_ASAN
+    /* frames a previous run left (a finished fiber's last yield, an
+     * abandoned one's) keep their redzones poisoned */
+    __asan_unpoison_memory_region(f->stack, CC_FIBER_STACK);
+#endif
 #ifdef FIBER_X64
     uintptr_t top = ((uintptr_t)f->stack + CC_FIBER_STACK) & ~(uintptr_t)15;
     uint64_t *sp = (uint64_t *)(top - 88);
