@@ -141,6 +141,23 @@ Test(amd_twin, register_granules_must_cover_the_descriptor)
     refused("gfx1100", k, R1, AMD_RSRC1_VGPRS, 0, "RSRC1.VGPRS allocates 0", "its descriptor needs");
 }
 
+/* gfx9 allocates SGPRs per wave too (gfx10+ gives every wave all of them) */
+Test(amd_twin, sgpr_granules_must_cover_the_descriptor_on_gfx9)
+{
+    char why[256];
+    if (!cc_twin_available("gfx942", why, sizeof why)) cr_skip_test("no host twins for gfx942 here: %s", why);
+    hcq_kernel *k = wide_kernel();
+    hcq_binary *b = NULL;
+    T_OK(hcq_compile(k, "gfx942", &b));
+    amd_co co;
+    T_OK(amd_co_parse(b->data, b->size, &co));
+    uint32_t sk = amd_fget(AMD_RSRC1_SGPRS, co.kd.compute_pgm_rsrc1);
+    amd_co_free(&co);
+    hcq_binary_free(b);
+    cr_assert_gt(sk, 0, "the gfx942 kernel should need more than a granule of SGPRs");
+    refused("gfx942", k, R1, AMD_RSRC1_SGPRS, 0, "RSRC1.SGPRS allocates 0", "its descriptor needs");
+}
+
 Test(amd_twin, user_sgprs_must_match_the_descriptor)
 {
     refused("gfx942", reverse_kernel(), R2, AMD_RSRC2_USER_SGPR, 1, "RSRC2.USER_SGPR loads 1", "its descriptor says");
