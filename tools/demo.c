@@ -241,8 +241,11 @@ static int run_on(const char *name)
     }
     const hcq_device_props *pr = run.dv.props;
     run.small = pr->is_mock || !strcmp(pr->target, "ir");
-    printf("hcq demo on %s: %s (target %s)%s; reference: the CPU device\n", pr->id, pr->name, pr->target,
-           pr->is_mock ? " [mock GPU: emulated, kernels run on hcq's IR interpreter]" : "");
+    if (pr->is_mock)
+        printf("hcq demo on %s: %s (target %s) [mock GPU: emulated; kernels run as %s]; reference: the CPU device\n",
+               pr->id, pr->name, pr->target, pr->shader[0] ? pr->shader : "kernel IR on the interpreter");
+    else
+        printf("hcq demo on %s: %s (target %s); reference: the CPU device\n", pr->id, pr->name, pr->target);
     rc = demo_job(&run);
 out:
     if (run.dv.ctx && hcq_ctx_destroy(run.dv.ctx) && !rc) rc = demo_fail("destroying the context");
@@ -293,8 +296,8 @@ int tool_demo(int argc, char **argv)
     if (!found && !base_env_get()->mock) {
         printf("No GPU here.\n  NV:  %s\n  AMD: %s\n", why[0], why[1]);
         printf("Running the main job on hcq's mock GPUs instead: an emulated NVIDIA H100 and AMD gfx1100, as\n"
-               "HCQ_MOCK=1 gives (emulated kernel drivers and engines; kernels run on hcq's IR interpreter, so the\n"
-               "timings are not a GPU's). The CPU device is the reference.\n\n");
+               "HCQ_MOCK=1 gives (emulated kernel drivers and engines; kernels run on the host, so the timings are\n"
+               "not a GPU's). The CPU device is the reference.\n\n");
         fflush(stdout);
         setenv("HCQ_MOCK", "1", 1);
         base_env_reload();
