@@ -78,6 +78,7 @@ struct mock_amd_queue {
     uint32_t type; /* KFD_QUEUE_* */
     mock_amd_gpu *gpu;
     uint64_t ring_va, ring_size, wptr_va, rptr_va;
+    uint64_t eop_va, eop_size, cwsr_va, cwsr_size; /* compute queues */
     uint32_t doorbell; /* slot in the gpu's doorbell slice */
     char name[32];
     atomic_int stopped; /* evicted after a fault, or destroyed */

@@ -116,6 +116,13 @@ static int create_queue(kfd_create_queue_args *a)
     q->ring_size = a->ring_size;
     q->wptr_va = a->write_pointer_address;
     q->rptr_va = a->read_pointer_address;
+    if (compute) {
+        q->eop_va = a->eop_buffer_address;
+        q->eop_size = a->eop_buffer_size;
+        q->cwsr_va = a->ctx_save_restore_address;
+        q->cwsr_size = base_align_up(((uint64_t)a->ctx_save_restore_size + g->debug_memory_size) * g->model->num_xcc,
+                                     4096);
+    }
     q->doorbell = slot;
     q->pm4_target_xcc = pm4_xcc;
     pthread_mutex_init(&q->xcc_lock, NULL);
@@ -201,6 +208,23 @@ static int free_memory(kfd_free_memory_args *a)
     return 0;
 }
 
+/* The live queue whose buffers (ring, pointers, EOP, context save area)
+ * lie in [va, va + size), or NULL. KFD counts a queue's references on
+ * those buffers and refuses to unmap them from the GPU while it lives
+ * (amdgpu_amdkfd_gpuvm.c, queue_refcount): the queue's engines keep
+ * reading them, so they stay even when destroying the queue failed. */
+static const mock_amd_queue *queue_using(uint64_t va, uint64_t size)
+{
+    for (const mock_amd_queue *q = mock_amd_P.queues; q; q = q->next) {
+        const uint64_t r[4][2] = {{q->ring_va, q->ring_size}, {q->wptr_va, 4096}, {q->rptr_va, 4096},
+                                  {q->eop_va, q->eop_size}};
+        for (int i = 0; i < 4; i++)
+            if (r[i][1] && r[i][0] < va + size && va < r[i][0] + r[i][1]) return q;
+        if (q->cwsr_size && q->cwsr_va < va + size && va < q->cwsr_va + q->cwsr_size) return q;
+    }
+    return NULL;
+}
+
 static int map_memory(kfd_map_memory_args *a, bool map)
 {
     mock_amd_bo *b = bo_by_handle(a->handle);
@@ -220,6 +244,10 @@ static int map_memory(kfd_map_memory_args *a, bool map)
         } else if (!map) {
             if (!(b->mapped & bit)) return refuse(EINVAL, "UNMAP: 0x%llx is not mapped on gpu %u",
                                                   (unsigned long long)b->va, ids[i]);
+            const mock_amd_queue *user = queue_using(b->va, b->size);
+            if (user)
+                return refuse(EBUSY, "UNMAP: 0x%llx holds buffers of queue %u, which still exists",
+                              (unsigned long long)b->va, user->id);
             mock_va_unmap(b->va, b->size, bit);
             b->mapped &= ~bit;
         }

@@ -570,6 +570,14 @@ static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
 static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
 {
     (void)ctx;
+    /* anonymous memory over a range a GPU still maps (a runtime keeping the
+     * addresses of memory the driver would not free): on hardware the CPU
+     * mapping changes and the GPU's does not; here both are one, so the
+     * GPU's pages stay and the CPU is taken to have what it asked for */
+    if (fd < 0 && (flags & MAP_FIXED) && addr && mock_va_cpu_overlay((uint64_t)(uintptr_t)addr, len)) {
+        BASE_LOG(1, "mock: mmap over [%p, +0x%zx), which a GPU still maps: the GPU keeps its pages", addr, len);
+        return addr;
+    }
     mock_file *f = fd >= 0 ? file_get(fd) : NULL;
     if (!f) {
         if (fd < 0 || passes(fd)) return libc()->mmap(libc()->ctx, addr, len, prot, flags, fd, off, err);

@@ -9,6 +9,11 @@ void mock_gpus_free(void);
  * dropped there (nobody maps the range any more) */
 int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *released);
 void mock_injection_reset(void);
+/* The process maps over [va, va + size) (MAP_FIXED): true when a GPU still
+ * maps some of it. Those pages must stay (a GPU's view is separate from
+ * the CPU's on hardware, but one host mapping here), so the CPU's share is
+ * dropped and the caller leaves the pages alone. */
+bool mock_va_cpu_overlay(uint64_t va, uint64_t size);
 
 /* syscall-table hooks (mock_engine.c) */
 void mock_sys_doorbell(void *ctx, volatile void *addr);

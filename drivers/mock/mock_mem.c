@@ -226,6 +226,19 @@ int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *relea
     return rc;
 }
 
+bool mock_va_cpu_overlay(uint64_t va, uint64_t size)
+{
+    bool gpu = false;
+    pthread_rwlock_wrlock(&map_lock);
+    for (size_t i = find(va); i < nranges && ranges[i].va < va + size; i++) {
+        if (!(ranges[i].who & ~(uint32_t)MOCK_MAP_CPU)) continue;
+        gpu = true;
+        ranges[i].who &= ~(uint32_t)MOCK_MAP_CPU; /* the CPU's view is the new mapping now */
+    }
+    pthread_rwlock_unlock(&map_lock);
+    return gpu;
+}
+
 uint64_t mock_bo_va(const mock_bo *bo)
 {
     uint64_t va = 0;

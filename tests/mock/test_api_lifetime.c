@@ -34,6 +34,7 @@ static uint64_t timed_close(hcq_device *dev)
     T_OK(hcq_device_close(dev));
     uint64_t t = hcq_now_ns() - t0;
     cr_assert_lt(t, CLOSE_BOUND_NS, "close took %.0f ms", (double)t / 1e6);
+    fprintf(stderr, "%s: close took %.1f ms\n", t_device_name(), (double)t / 1e6);
     return t;
 }
 

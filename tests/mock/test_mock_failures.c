@@ -428,9 +428,9 @@ static const struct {
 
 /* work that keeps the engines busy at close: a long kernel, a queue parked
  * on a gate, and eager work behind both */
-static void w_busy(walk *w, hcq_program *spin, hcq_buffer *out)
+static void w_busy(walk *w, hcq_program *spin, hcq_buffer *out, uint32_t spin_steps)
 {
-    hcq_arg a[2] = {hcq_arg_buffer(out), hcq_arg_u32(1u << 24)};
+    hcq_arg a[2] = {hcq_arg_buffer(out), hcq_arg_u32(spin_steps)};
     T_OK(hcq_launch(spin, a, 2, hcq_dims_1d(64, 1)));
     hcq_signal *gate = T_NONNULL(hcq_signal_create(w->d, 0));
     hcq_queue *q = T_NONNULL(hcq_queue_create(w->d, HCQ_QUEUE_COPY));
@@ -482,7 +482,7 @@ ParameterizedTest(walk_case *c, mock_failures, teardown_at_every_point_busy_or_n
             if (busy) {
                 hcq_program *spin = w.spin ? w.spin : T_NONNULL(hcq_program_load(w.d, sb->data, sb->size));
                 hcq_buffer *out = w.out ? w.out : T_NONNULL(hcq_buffer_alloc(w.d, 64 * 4, HCQ_MEM_DEVICE));
-                w_busy(&w, spin, out);
+                w_busy(&w, spin, out, 1u << 24);
             } else {
                 T_OK(hcq_device_synchronize(w.d));
             }
@@ -518,4 +518,76 @@ ParameterizedTest(walk_case *c, mock_failures, teardown_at_every_point_busy_or_n
             WALK_STEPS + 1, (double)worst / 1e6, worst_at);
     hcq_binary_free(w.inc_bin);
     hcq_binary_free(w.spin_bin);
+}
+
+/* ** the teardown's own ioctls failing in turn: at a busy point, each
+ * driver call that closing makes fails once (errnos, and RM statuses on
+ * NV). Close still returns within the bound and the next open works; a
+ * driver that would not free keeps what it holds (logged), as above. When
+ * the call that stops the engines is the one refused (freeing NV's channel
+ * group, destroying a kfd queue), the engines run on until the driver
+ * tears them down with the device, and the mock does not unmap memory
+ * under a running kernel: close then lasts as long as the kernel in
+ * flight, so this walk's kernel is short. */
+ParameterizedTestParameters(mock_failures, every_ioctl_of_a_busy_close_fails_in_turn)
+{
+    return cr_make_param_array(gpu_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+static void busy_workload(walk *w, hcq_binary *inc_bin, hcq_binary *spin_bin, const char *device)
+{
+    *w = (walk){.inc_bin = inc_bin, .spin_bin = spin_bin};
+    w->d = T_NONNULL(hcq_device_open(device));
+    w_load(w);
+    w_alloc(w);
+    w_copyin(w);
+    w_launch(w);
+    w_view(w);
+    w_queue(w);
+    w_graph(w);
+    w_busy(w, w->spin, w->out, 1u << 14);
+}
+
+ParameterizedTest(gpu_case *c, mock_failures, every_ioctl_of_a_busy_close_fails_in_turn, .timeout = 600)
+{
+    use_mock(c, NULL);
+    setenv("HCQ_TIMEOUT_MS", "20000", 1);
+    base_env_reload();
+    hcq_device *d = T_NONNULL(hcq_device_open(c->device));
+    const char *target = hcq_device_get_props(d)->target;
+    hcq_binary *inc_bin = NULL, *spin_bin = NULL;
+    hcq_kernel *k = t_k_inc();
+    T_OK(hcq_compile(k, target, &inc_bin));
+    hcq_kernel_destroy(k);
+    k = t_k_spin();
+    T_OK(hcq_compile(k, target, &spin_bin));
+    hcq_kernel_destroy(k);
+    T_OK(hcq_device_close(d));
+    walk w;
+    busy_workload(&w, inc_bin, spin_bin, c->device);
+    uint64_t c0 = mock_ioctl_count();
+    T_OK(hcq_device_close(w.d));
+    uint64_t n = mock_ioctl_count() - c0;
+    cr_assert_gt(n, 0);
+    uint64_t worst = 0;
+    for (uint64_t i = 1; i <= n; i++) {
+        busy_workload(&w, inc_bin, spin_bin, c->device);
+        bool as_status = c->nv && i % 2;
+        mock_fail_ioctl(i, as_status ? 0 : i % 3 ? EIO : EBUSY, as_status ? NV_ERR_INVALID_ARGUMENT : 0);
+        uint64_t t0 = hcq_now_ns();
+        T_OK(hcq_device_close(w.d));
+        uint64_t t = hcq_now_ns() - t0;
+        mock_fail_ioctl(0, 0, 0);
+        if (t > worst) worst = t;
+        if (getenv("WALK_VERBOSE")) fprintf(stderr, "ioctl %llu: %.1f ms\n", (unsigned long long)i, (double)t / 1e6);
+        cr_assert_lt(t, 5000000000ull, "close with its ioctl %llu of %llu failing took %.0f ms", (unsigned long long)i,
+                     (unsigned long long)n, (double)t / 1e6);
+    }
+    d = T_NONNULL(hcq_device_open(c->device));
+    still_works(d);
+    T_OK(hcq_device_close(d));
+    fprintf(stderr, "failing teardown on %s (%s): %llu ioctls of a busy close failed in turn, longest close %.1f ms\n",
+            c->device, c->spec, (unsigned long long)n, (double)worst / 1e6);
+    hcq_binary_free(inc_bin);
+    hcq_binary_free(spin_bin);
 }
