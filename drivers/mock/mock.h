@@ -330,5 +330,9 @@ int mock_path_exists(const char *path, int *rc);
  * would, instead of sleeping until a doorbell hook kicks them: a program
  * that is not hcq rings doorbells with plain stores the mock cannot see. */
 void mock_engines_poll(bool on);
+/* Sets how long an idle engine sleeps before looking again without a
+ * doorbell (0: the default, 20 ms); returns the previous value. Tests make
+ * it long to tell a doorbell's wake from the poll under any load. */
+uint64_t mock_engines_idle_poll(uint64_t ns);
 
 #endif

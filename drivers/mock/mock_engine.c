@@ -153,6 +153,14 @@ static atomic_bool engines_poll;
 
 void mock_engines_poll(bool on) { atomic_store(&engines_poll, on); }
 
+/* how long an idle engine sleeps when nobody rings (a forgotten doorbell) */
+static _Atomic uint64_t idle_poll_ns = 20000000;
+
+uint64_t mock_engines_idle_poll(uint64_t ns)
+{
+    return atomic_exchange(&idle_poll_ns, ns ? ns : 20000000);
+}
+
 static void *engine_main(void *arg)
 {
     mock_engine *e = arg;
@@ -171,7 +179,7 @@ static void *engine_main(void *arg)
         /* idle: doorbells wake us; the timeout only covers a doorbell the
          * runtime forgot, as hardware that polls would. Preloaded, nothing
          * kicks us: look again soon. */
-        uint64_t idle = 20000000;
+        uint64_t idle = atomic_load(&idle_poll_ns);
         if (atomic_load(&engines_poll)) {
             idle = idle_ns;
             idle_ns = BASE_MIN(idle_ns * 2, 1000000);
