@@ -162,6 +162,14 @@ void mock_amd_last_error(uint32_t index, char *buf, size_t size);
 /* The GPU clock (100 MHz). */
 uint64_t mock_amd_clock(void);
 
+/* The scratch buffer resource a gfx9 dispatch hands its code in the
+ * PRIVATE_SEGMENT_BUFFER user SGPRs, checked as gfx9 reads word 3 (ROCR
+ * amd_aql_queue.cpp FillBufRsrcWord3): swizzled, a lane index added, one
+ * element per lane of the 64-lane wave, a valid DATA_FORMAT. gfx10/11's
+ * layout read as gfx9's has an INDEX_STRIDE of 32: lanes 32-63 would share
+ * lanes 0-31's scratch. false with the reason, or true. */
+bool mock_amd_scratch_srd_ok(amd_family fam, const uint32_t w[4], char *why, size_t size);
+
 /* The compute unit's side of a dispatch whose program address holds a
  * registered code object's machine code (mock_amd_launch.c): checks the
  * registers against its kernel descriptor, reads the kernargs, runs its

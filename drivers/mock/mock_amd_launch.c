@@ -131,8 +131,28 @@ static int check(mock_amd_cp *cp, const kinfo *ki, uint32_t initiator)
         if (!base || !mock_gpu_access(g->g, base, need, true, why, sizeof why))
             return stop(cp, "kernel `%s`: COMPUTE_DISPATCH_SCRATCH_BASE 0x%llx is no scratch the GPU may write%s%s", n,
                         (unsigned long long)base, base ? ": " : "", base ? why : "");
+        int8_t fs = ki->sgprs.first[AMD_SGPR_PRIVATE_SEGMENT_BUFFER];
+        if (fs >= 0) {
+            const uint32_t *ud = &cp->regs[amd_regs[AMD_REG_USER_DATA_0].off[a->family] - AMD_SH_REG_BASE];
+            if (!mock_amd_scratch_srd_ok(a->family, &ud[fs], why, sizeof why))
+                return stop(cp, "kernel `%s`: the scratch buffer resource in user SGPRs %d-%d: %s", n, fs, fs + 3, why);
+        }
     }
     return 0;
+}
+
+bool mock_amd_scratch_srd_ok(amd_family fam, const uint32_t w[4], char *why, size_t size)
+{
+    if (fam != AMD_FAMILY_GFX9) return true; /* gfx10/11's word 3 is tinygrad's value, not checked here */
+    const char *bad = NULL;
+    if (!(w[1] >> 31)) bad = "SWIZZLE_ENABLE (word 1 bit 31) is 0";
+    else if (!amd_fget(AMD_BUF3_ADD_TID_ENABLE, w[3])) bad = "ADD_TID_ENABLE is 0";
+    else if (amd_fget(AMD_BUF3_GFX9_INDEX_STRIDE, w[3]) != AMD_BUF_INDEX_STRIDE_64) bad = "INDEX_STRIDE is not 64";
+    else if (!amd_fget(AMD_BUF3_GFX9_DATA_FORMAT, w[3])) bad = "DATA_FORMAT is INVALID (0)";
+    if (!bad) return true;
+    snprintf(why, size, "word 3 0x%08x read in gfx9's layout: %s (INDEX_STRIDE %u lanes, DATA_FORMAT %u)", w[3], bad,
+             8u << amd_fget(AMD_BUF3_GFX9_INDEX_STRIDE, w[3]), amd_fget(AMD_BUF3_GFX9_DATA_FORMAT, w[3]));
+    return false;
 }
 
 int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t grid[3], const uint32_t block[3],

@@ -385,6 +385,25 @@ Test(amd_mock, scratch_sizing_follows_the_hardware_units)
     T_OK(hcq_device_close(d));
 }
 
+/* gfx9 reads the scratch buffer resource's word 3 in its own layout: the
+ * mock's dispatch check takes hcq's gfx9 words and refuses the gfx10/11
+ * word hcq wrote on every arch before (its INDEX_STRIDE of 32 read as gfx9's
+ * has lanes 32-63 share lanes 0-31's scratch) */
+Test(amd_mock, gfx9_dispatch_refuses_a_gfx11_scratch_descriptor)
+{
+    uint32_t w[4];
+    char why[256] = "";
+    amd_scratch_srd(AMD_FAMILY_GFX9, 0x7f1234560000ull, w);
+    cr_assert(mock_amd_scratch_srd_ok(AMD_FAMILY_GFX9, w, why, sizeof why), "%s", why);
+    amd_scratch_srd(AMD_FAMILY_GFX11, 0x7f1234560000ull, w);
+    cr_assert_not(mock_amd_scratch_srd_ok(AMD_FAMILY_GFX9, w, why, sizeof why));
+    cr_assert(strstr(why, "INDEX_STRIDE is not 64") && strstr(why, "0x20c14000"), "%s", why);
+    amd_scratch_srd(AMD_FAMILY_GFX9, 0x7f1234560000ull, w);
+    w[1] &= ~(1u << 31);
+    cr_assert_not(mock_amd_scratch_srd_ok(AMD_FAMILY_GFX9, w, why, sizeof why));
+    cr_assert(strstr(why, "SWIZZLE_ENABLE"), "%s", why);
+}
+
 /* gfx9 waits compare all 64 bits (AQL barrier-value packets): a value in a
  * higher 2^32 block with a smaller low half passes, one below does not */
 static void waits_across_2_32(const char *spec)
@@ -486,6 +505,72 @@ Test(amd_mock, aql_queues_carry_max_wave_id_and_hdp_flush_asks_one_bit)
     hcq_signal_destroy(s);
     T_OK(hcq_device_close(d));
     cr_assert_eq(sizeof(kfd_create_queue_args), 96);
+}
+
+/* CREATE_QUEUE's two forms, seen at the ioctl: hcq always sends the 96-byte
+ * 1.17 command (0xC0604B02) with sdma_engine_id 0, on kernels before and
+ * after 1.17; and the mock, like kfd_ioctl (kfd_chardev.c), takes the
+ * 88-byte form of older callers too, copying in and out only the caller's
+ * bytes. A wrapper over the mock's table records (and, asked to, shortens)
+ * each CREATE_QUEUE on its way down. */
+typedef struct cq_spy_state {
+    const hcq_sys *under;
+    bool shorten;      /* send the 88-byte form, its tail poisoned */
+    unsigned n, wrong; /* CREATE_QUEUEs seen; of them not the 96-byte form or not engine 0 */
+    unsigned tail_touched;
+} cq_spy_state;
+static cq_spy_state cq_spy;
+static int cq_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+{
+    (void)ctx;
+    if (AMD_IOC_TYPE(req) != 'K' || AMD_IOC_NR(req) != 0x02)
+        return cq_spy.under->ioctl(cq_spy.under->ctx, fd, req, arg);
+    kfd_create_queue_args *a = arg;
+    cq_spy.n++;
+    if (req != 0xC0604B02ul || a->sdma_engine_id != 0) cq_spy.wrong++; /* AMDKFD_IOC_CREATE_QUEUE, 1.17 */
+    if (!cq_spy.shorten) return cq_spy.under->ioctl(cq_spy.under->ctx, fd, req, arg);
+    unsigned long short_req = (req & ~(0x3ffful << 16)) | ((unsigned long)KFD_CREATE_QUEUE_ARGS_1_15 << 16);
+    uint8_t *tail = (uint8_t *)arg + KFD_CREATE_QUEUE_ARGS_1_15;
+    uint8_t keep[sizeof(kfd_create_queue_args) - KFD_CREATE_QUEUE_ARGS_1_15];
+    memcpy(keep, tail, sizeof keep);
+    memset(tail, 0xA5, sizeof keep);
+    int rc = cq_spy.under->ioctl(cq_spy.under->ctx, fd, short_req, arg);
+    for (size_t i = 0; i < sizeof keep; i++) cq_spy.tail_touched += tail[i] != 0xA5;
+    memcpy(tail, keep, sizeof keep);
+    return rc;
+}
+static void create_queue_forms(const char *spec, bool shorten)
+{
+    use_mock(spec);
+    cq_spy = (cq_spy_state){.under = mock_sys(), .shorten = shorten};
+    hcq_sys spy = *mock_sys();
+    spy.ioctl = cq_ioctl;
+    spy.name = "CREATE_QUEUE spy";
+    sys_set(&spy);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    /* both engines: the device's compute and copy queues, then a launch */
+    uint32_t v = 6, out = 0;
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_DEVICE));
+    T_OK(hcq_buffer_copyin(b, 0, &v, 4));
+    hcq_program *p = t_load(d, t_k_inc());
+    hcq_arg a = hcq_arg_buffer(b);
+    T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
+    T_OK(hcq_buffer_copyout(&out, b, 0, 4));
+    cr_assert_eq(out, 7, "%s: the queues ran", spec);
+    T_OK(hcq_program_free(p));
+    T_OK(hcq_buffer_free(b));
+    T_OK(hcq_device_close(d));
+    sys_set(mock_sys());
+    cr_assert_geq(cq_spy.n, 2, "%s: %u CREATE_QUEUEs", spec, cq_spy.n);
+    cr_assert_eq(cq_spy.wrong, 0, "%s: %u CREATE_QUEUEs not the 96-byte 1.17 form with engine 0", spec, cq_spy.wrong);
+    cr_assert_eq(cq_spy.tail_touched, 0, "%s: the 88-byte form's caller got %u bytes written past its struct", spec,
+                 cq_spy.tail_touched);
+}
+Test(amd_mock, create_queue_is_the_96_byte_form_on_abi_1_17) { create_queue_forms("amd=gfx1100,kfd_minor=17", false); }
+Test(amd_mock, create_queue_is_the_96_byte_form_before_abi_1_17) { create_queue_forms("amd=gfx942,kfd_minor=15", false); }
+Test(amd_mock, create_queue_of_an_88_byte_caller_works_on_abi_1_17)
+{
+    create_queue_forms("amd=gfx942,kfd_minor=17", true);
 }
 
 /* 8 MI300X in CPX mode are 64 GPU nodes: the topology scan reads past 16 */

@@ -190,7 +190,15 @@ Test(amd_twin, a_bad_address_is_a_memory_fault_naming_the_kernel)
 /* A code object whose descriptor asks for a private segment (the kernel
  * itself does not touch it): the loader must set scratch up, and the mock
  * refuses the dispatch if it is not. */
+static hcq_program *with_private_segment_buffer(hcq_device *d, uint32_t bytes, const char *gfx, bool srd);
 static hcq_program *with_private_segment(hcq_device *d, uint32_t bytes, const char *gfx)
+{
+    return with_private_segment_buffer(d, bytes, gfx, false);
+}
+/* srd: the descriptor also asks for the scratch buffer resource in its
+ * first four user SGPRs (PRIVATE_SEGMENT_BUFFER), as gfx9 code without
+ * architected flat scratch does */
+static hcq_program *with_private_segment_buffer(hcq_device *d, uint32_t bytes, const char *gfx, bool srd)
 {
     hcq_kernel *k = reverse_kernel();
     hcq_binary *b = NULL;
@@ -208,6 +216,14 @@ static hcq_program *with_private_segment(hcq_device *d, uint32_t bytes, const ch
     memcpy(&desc, bin + off, sizeof desc);
     desc.private_segment_fixed_size = bytes;
     desc.compute_pgm_rsrc2 |= amd_fset(AMD_RSRC2_SCRATCH_EN, 1);
+    if (srd && !(desc.kernel_code_properties & AMD_KCP_PRIVATE_SEGMENT_BUFFER)) {
+        desc.kernel_code_properties |= AMD_KCP_PRIVATE_SEGMENT_BUFFER;
+        uint32_t user = amd_fget(AMD_RSRC2_USER_SGPR, desc.compute_pgm_rsrc2) + 4;
+        desc.compute_pgm_rsrc2 = (desc.compute_pgm_rsrc2 & ~amd_fmask(AMD_RSRC2_USER_SGPR)) |
+                                 amd_fset(AMD_RSRC2_USER_SGPR, user);
+        /* the SGPR granules cover four more */
+        desc.compute_pgm_rsrc1 += amd_fset(AMD_RSRC1_SGPRS, 1);
+    }
     memcpy(bin + off, &desc, sizeof desc);
     /* its own twin: the process registers the patched binary only */
     T_OK(cc_twin_prepare(k, gfx, b->data, b->size));
@@ -215,6 +231,18 @@ static hcq_program *with_private_segment(hcq_device *d, uint32_t bytes, const ch
     hcq_binary_free(b);
     hcq_kernel_destroy(k);
     return p;
+}
+
+/* gfx9 code that takes the scratch buffer resource in user SGPRs gets
+ * gfx9's word 3 (the mock refuses the gfx10/11 word hcq wrote on every
+ * arch before: its INDEX_STRIDE of 32 shares scratch between lanes) */
+Test(amd_twin, gfx90a_scratch_buffer_resource_is_gfx9s)
+{
+    hcq_device *d = open_amd("gfx90a");
+    hcq_program *p = with_private_segment_buffer(d, 256, "gfx90a", true);
+    run_reverse(p, 2, 64);
+    T_OK(hcq_device_status(d));
+    T_OK(hcq_device_close(d));
 }
 
 Test(amd_twin, a_private_segment_needs_scratch_set_up)
