@@ -139,6 +139,16 @@ int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who);
  * engines read what the host writes (USERD, doorbells) at the host's own
  * address, so the host's release stores pair with their acquire loads. */
 uint64_t mock_bo_va(const mock_bo *bo);
+/* Byte off of bo at the process's own address while the process still maps
+ * bo there for the CPU (base: what mock_bo_va said), else NULL. The address
+ * map stays read-locked until mock_bo_host_end, so the mapping cannot go
+ * meanwhile: an engine reads what the host writes (USERD's GP_PUT) at the
+ * host's address while there is one (its release stores pair with the
+ * engine's acquire loads), and through its own mapping of bo once the
+ * process has unmapped it (as hardware reaches that memory whatever the
+ * CPU maps: a channel outlives a munmap when freeing it failed). */
+volatile uint8_t *mock_bo_host_begin(const mock_bo *bo, uint64_t base, uint64_t off);
+void mock_bo_host_end(void);
 /* May gpu access [va, va + size)? On false, why describes the mapping seen. */
 bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size);
 /* mock_gpu_access that on success also gives the whole range around va

@@ -249,6 +249,22 @@ uint64_t mock_bo_va(const mock_bo *bo)
     return va;
 }
 
+volatile uint8_t *mock_bo_host_begin(const mock_bo *bo, uint64_t base, uint64_t off)
+{
+    pthread_rwlock_rdlock(&map_lock);
+    if (!base) return NULL;
+    uint64_t a = base + off;
+    size_t i = find(a);
+    if (i == nranges) return NULL;
+    const va_range *r = &ranges[i];
+    /* the CPU's share: after an overlay (mock_va_cpu_overlay) the address
+     * holds the process's own pages, not bo's */
+    if (r->va > a || r->bo != bo || r->va - r->bo_offset != base || !(r->who & MOCK_MAP_CPU)) return NULL;
+    return (volatile uint8_t *)(uintptr_t)a;
+}
+
+void mock_bo_host_end(void) { pthread_rwlock_unlock(&map_lock); }
+
 bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write, char *why, size_t why_size)
 {
     uint64_t inj = mock_cfg()->mmu_fault_va;

@@ -38,7 +38,7 @@ struct mnv_chan {
     uint32_t entries;
     mock_bo *userd_bo, *notifier_bo;
     uint8_t *userd_map, *notifier_map; /* the mock's own mappings of those objects */
-    volatile uint8_t *userd;
+    uint64_t userd_va, userd_off; /* where the process mapped the USERD object (0: nowhere) */
     atomic_bool *scheduled;
     mock_engine *eng;
     char name[32];
@@ -98,10 +98,10 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a)
         mnv_chan_destroy(c);
         return NULL;
     }
-    /* read GPPut where the host writes it (the memory is mapped for the CPU
-     * and the GPU at one address); the private mapping is the fallback */
-    uint64_t va = mock_bo_va(c->userd_bo);
-    c->userd = va ? (volatile uint8_t *)(uintptr_t)va + a->userd_off : c->userd_map + a->userd_off;
+    /* GPPut is read where the host writes it while the host maps it
+     * (userd_load); the mock's own mapping once it does not */
+    c->userd_va = mock_bo_va(c->userd_bo);
+    c->userd_off = a->userd_off;
     pthread_mutex_lock(&live_lock);
     c->next_live = live;
     live = c;
@@ -494,6 +494,28 @@ static int run_segment(mnv_chan *c)
     return M_OK;
 }
 
+/* USERD's words: at the host's address while the process maps the object
+ * (mock_bo_host_begin), else through the mock's own mapping, as the GPU
+ * reaches USERD whatever the CPU maps (hcq unmaps it at close even when
+ * freeing the channel failed, and the channel runs on) */
+static uint32_t userd_load(mnv_chan *c, uint32_t off)
+{
+    volatile uint8_t *h = mock_bo_host_begin(c->userd_bo, c->userd_va, c->userd_off + off);
+    volatile uint8_t *p = h ? h : c->userd_map + c->userd_off + off;
+    uint32_t v = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)p, memory_order_acquire);
+    mock_bo_host_end();
+    if (!h) sys_doorbell_acquire(); /* orders what the host wrote before its doorbell */
+    return v;
+}
+
+static void userd_store(mnv_chan *c, uint32_t off, uint32_t v)
+{
+    volatile uint8_t *h = mock_bo_host_begin(c->userd_bo, c->userd_va, c->userd_off + off);
+    volatile uint8_t *p = h ? h : c->userd_map + c->userd_off + off;
+    atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v, memory_order_release);
+    mock_bo_host_end();
+}
+
 static mock_step step(mock_engine *e, void *ctx)
 {
     mnv_chan *c = ctx;
@@ -501,14 +523,12 @@ static mock_step step(mock_engine *e, void *ctx)
     if (atomic_load(&c->dead)) return MOCK_STEP_STOPPED;
     if (!atomic_load(c->scheduled) || atomic_load(&c->gpu->paused)) return MOCK_STEP_IDLE;
     if (c->pos >= c->seg_n) {
-        uint32_t put = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_PUT),
-                                            memory_order_acquire);
+        uint32_t put = userd_load(c, NV_USERD_GP_PUT);
         if (put == c->get) {
             /* out of work: USERD gets GP_GET now (unless writeback is off) */
             if (mock_cfg()->nv_gpget == MOCK_GPGET_IDLE && c->get_written != c->get) {
                 c->get_written = c->get;
-                atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), c->get,
-                                      memory_order_release);
+                userd_store(c, NV_USERD_GP_GET, c->get);
             }
             return MOCK_STEP_IDLE;
         }
@@ -541,8 +561,7 @@ static mock_step step(mock_engine *e, void *ctx)
         c->get = (c->get + 1) % c->entries;
         if (mock_cfg()->nv_gpget == MOCK_GPGET_EAGER) {
             c->get_written = c->get;
-            atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)(c->userd + NV_USERD_GP_GET), c->get,
-                                  memory_order_release);
+            userd_store(c, NV_USERD_GP_GET, c->get);
         }
     }
     int rc = run_segment(c);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "compiler/twin.h"
 #include "drivers/cpu/cpu.h"
 #include "drivers/mock/mock.h"
 #include "drivers/mock/mock_amd.h"
@@ -80,6 +81,16 @@ static void use_mock(const gpu_case *c, const char *extra)
     char spec[96];
     snprintf(spec, sizeof spec, "%s%s%s", c->spec, extra ? "," : "", extra ? extra : "");
     T_OK(mock_configure(spec));
+}
+
+/* hcq_compile for a mock GPU, with the host twin the mock runs the binary
+ * as (hcq_program_from_kernel makes it; hcq_compile alone does not, and a
+ * later hcq_program_load then finds one only if an earlier suite left it in
+ * the kernel cache) */
+static void compile_for_mock(const hcq_kernel *k, const char *target, hcq_binary **out)
+{
+    T_OK(hcq_compile(k, target, out));
+    T_OK(cc_twin_prepare(k, target, (*out)->data, (*out)->size));
 }
 
 /* ** the steps walked: each does its thing (i makes sizes differ) and
@@ -149,7 +160,7 @@ ParameterizedTest(gpu_case *c, mock_failures, every_ioctl_after_bringup_fails_in
     use_mock(c, NULL);
     hcq_device *d = T_NONNULL(hcq_device_open(c->device));
     hcq_kernel *k = t_k_add1();
-    T_OK(hcq_compile(k, hcq_device_get_props(d)->target, &bin));
+    compile_for_mock(k, hcq_device_get_props(d)->target, &bin);
     hcq_kernel_destroy(k);
     still_works(d); /* the pools and rings the first launch makes are made */
     live stuck = {0}; /* what the driver kept when told to free it */
@@ -293,7 +304,7 @@ ParameterizedTest(gpu_case *c, mock_failures, open_close_cycles_start_clean, .ti
     base_env_reload();
     hcq_device *d = T_NONNULL(hcq_device_open(c->device));
     hcq_kernel *k = t_k_inc();
-    T_OK(hcq_compile(k, hcq_device_get_props(d)->target, &bin));
+    compile_for_mock(k, hcq_device_get_props(d)->target, &bin);
     hcq_kernel_destroy(k);
     T_OK(hcq_device_close(d));
     live start = live_now(c);
@@ -461,10 +472,10 @@ ParameterizedTest(walk_case *c, mock_failures, teardown_at_every_point_busy_or_n
     w.d = T_NONNULL(hcq_device_open(c->g.device));
     const char *target = hcq_device_get_props(w.d)->target;
     hcq_kernel *k = t_k_inc();
-    T_OK(hcq_compile(k, target, &w.inc_bin));
+    compile_for_mock(k, target, &w.inc_bin);
     hcq_kernel_destroy(k);
     k = t_k_spin();
-    T_OK(hcq_compile(k, target, &w.spin_bin));
+    compile_for_mock(k, target, &w.spin_bin);
     hcq_kernel_destroy(k);
     w_tensor(&w); /* kernels compiled once, before the walk */
     T_OK(hcq_device_close(w.d));
@@ -557,10 +568,10 @@ ParameterizedTest(gpu_case *c, mock_failures, every_ioctl_of_a_busy_close_fails_
     const char *target = hcq_device_get_props(d)->target;
     hcq_binary *inc_bin = NULL, *spin_bin = NULL;
     hcq_kernel *k = t_k_inc();
-    T_OK(hcq_compile(k, target, &inc_bin));
+    compile_for_mock(k, target, &inc_bin);
     hcq_kernel_destroy(k);
     k = t_k_spin();
-    T_OK(hcq_compile(k, target, &spin_bin));
+    compile_for_mock(k, target, &spin_bin);
     hcq_kernel_destroy(k);
     T_OK(hcq_device_close(d));
     walk w;
