@@ -54,6 +54,9 @@ OUT=$(cd "$OUT" && pwd)
 : >"$OUT/tests.tsv"
 : >"$OUT/notes.txt"
 SECONDS=0
+# what the report reads, set before any step runs (a report may be written
+# at any point)
+INFO_OK=0 GPUS="" CPUS="" FIRST_GPU="" BENCH_OK=0 TRACE_STATUS="not run" NV_DRIVER="" KFD_VERSION=""
 HCQ="$KIT/bin/hcq"
 note() { printf '%s\n' "$*" | tee -a "$OUT/notes.txt"; }
 
@@ -90,6 +93,7 @@ run_step() {
         else timeout -k 5 "$limit" "$@" >"$out" 2>"$log" </dev/null &
         fi
         pid=$!
+        STEP_PID=$pid STEP_ID=$id
         while kill -0 "$pid" 2>/dev/null && ((SECONDS <= give_up)); do sleep 0.2; done
         if kill -0 "$pid" 2>/dev/null; then
             disown "$pid" 2>/dev/null
@@ -100,6 +104,7 @@ run_step() {
             STEP_RC=$?
         fi
         STEP_MS=$((($(date +%s%N) - t0) / 1000000))
+        STEP_PID=""
         if [ "$STEP_STATUS" = ok ]; then
             case $STEP_RC in
             0) ;;
@@ -109,6 +114,8 @@ run_step() {
         fi
     fi
     printf '%s\t%s\t%s\t%s\t%s\n' "$id" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" "$limit" >>"$OUT/steps.tsv"
+    STEP_ID=""
+    write_report "running, after step $id"
 }
 phase() { PHASE_END=$((BUDGET * $1 / 100)); }
 
@@ -151,17 +158,160 @@ run_suite() { # DEVICE_TOKEN BINARY LIMIT
             if (!n && st != "ok") printf "%s\t%s\t(the suite)\t%s\t%s\n", suite, dev, st == "not-run" ? "not-run" : "error", "exit " rc ": " substr(first, 1, 400)
         }' "$OUT/logs/$id.log" >>"$OUT/tests.tsv"
     printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$token" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" >>"$OUT/suites.tsv"
+    write_report "running, after $name on $token"
 }
+
+# ** the report, rewritten after every suite and step, so that a run cut
+# short (the session's time, a hung driver, a signal) still leaves one that
+# says what ran and what was under way: write_report STATE, where STATE is
+# "complete" or what was happening when it was written
+write_report() {
+    local state=$1
+    ELAPSED=$SECONDS
+    CACHE_AFTER=$(cache_entries)
+    # from the steps run so far (the report may be written inside a step)
+    INFO_OK=$(awk -F'\t' '$1 == "info" && $2 == "ok" {f = 1} END {print f + 0}' "$OUT/steps.tsv")
+    local info_ran
+    info_ran=$(awk -F'\t' '$1 == "info" {f = 1} END {print f + 0}' "$OUT/steps.tsv")
+    timeout 5 dmesg 2>/dev/null | grep -aE 'NVRM|Xid|amdgpu|kfd' | tail -30 >"$OUT/logs/dmesg.log"
+    count() { awk -F'\t' -v s="$1" '$4 == s' "$OUT/tests.tsv" | wc -l; }
+    PASSED=$(count passed) FAILED=$(count failed) SKIPPED=$(count skipped)
+    HUNG=$(count hung) CRASHED=$(count crashed) ERRORS=$(count error) NOTRUN=$(count not-run)
+    GPU_NAME=$(awk -F', ' 'NR == 1 {print $2}' "$OUT/nvidia-smi.csv" 2>/dev/null)
+    [ -z "$GPU_NAME" ] && [ "$INFO_OK" = 1 ] && GPU_NAME=$(grep -m1 '"name"' "$OUT/info.json" | sed 's/.*"name": "\(.*\)",/\1/')
+    DRIVER=$(awk -F', ' 'NR == 1 {print $3}' "$OUT/nvidia-smi.csv" 2>/dev/null)
+    [ -z "$DRIVER" ] && [ "$INFO_OK" = 1 ] && DRIVER=$(grep -m1 '"driver_version"' "$OUT/info.json" | sed 's/.*"driver_version": "\(.*\)",/\1/')
+    REPORT_STATE=$state
+    export REPORT_STATE DATE GPU_NAME DRIVER NV_DRIVER KFD_VERSION ELAPSED BUDGET TRACE_STATUS CACHE_BEFORE CACHE_AFTER MOCK
+    export HOSTINFO="$(uname -srm); $(nproc 2>/dev/null) CPUs; $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -1)"
+    export KITINFO="$(tr '\n' ';' <"$KIT/MANIFEST" 2>/dev/null)"
+
+    # report.json: our own fields escaped here; info and bench are hcq's JSON
+    {
+        awk -F'\t' '
+            function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/[\001-\037]/, " ", s); return "\"" s "\"" }
+            BEGIN {
+                e["date"] = ENVIRON["DATE"]; e["gpu"] = ENVIRON["GPU_NAME"]; e["driver"] = ENVIRON["DRIVER"]
+                e["nvidia_proc_version"] = ENVIRON["NV_DRIVER"]; e["amdgpu_version"] = ENVIRON["KFD_VERSION"]
+                e["host"] = ENVIRON["HOSTINFO"]; e["kit"] = ENVIRON["KITINFO"]; e["trace"] = ENVIRON["TRACE_STATUS"]
+                printf "{\n \"schema\": \"hcq-hw-kit-report/1\",\n \"mock\": %s,\n", ENVIRON["MOCK"] == 1 ? "true" : "false"
+                printf " \"state\": %s,\n", esc(ENVIRON["REPORT_STATE"])
+                for (k in e) printf " %s: %s,\n", esc(k), esc(e[k])
+                printf " \"elapsed_s\": %d, \"budget_s\": %d,\n", ENVIRON["ELAPSED"], ENVIRON["BUDGET"]
+                printf " \"cache\": {\"kit_entries\": %d, \"entries_after\": %d},\n", ENVIRON["CACHE_BEFORE"], ENVIRON["CACHE_AFTER"]
+            }
+            FILENAME ~ /steps.tsv$/ { steps = steps (steps == "" ? "" : ",\n  ") sprintf("{\"step\": %s, \"status\": %s, \"exit\": %d, \"ms\": %d, \"limit_s\": %d}", esc($1), esc($2), $3, $4, $5) }
+            FILENAME ~ /suites.tsv$/ { suites = suites (suites == "" ? "" : ",\n  ") sprintf("{\"suite\": %s, \"device\": %s, \"status\": %s, \"exit\": %d, \"ms\": %d}", esc($1), esc($2), esc($3), $4, $5) }
+            FILENAME ~ /tests.tsv$/ {
+                tests = tests (tests == "" ? "" : ",\n  ") sprintf("{\"suite\": %s, \"device\": %s, \"test\": %s, \"status\": %s, \"message\": %s}", esc($1), esc($2), esc($3), esc($4), esc($5))
+                total[$4]++
+            }
+            FILENAME ~ /notes.txt$/ { notes = notes (notes == "" ? "" : ", ") esc($0) }
+            END {
+                printf " \"totals\": {\"passed\": %d, \"failed\": %d, \"skipped\": %d, \"hung\": %d, \"crashed\": %d, \"error\": %d, \"not_run\": %d},\n", total["passed"], total["failed"], total["skipped"], total["hung"], total["crashed"], total["error"], total["not-run"]
+                printf " \"notes\": [%s],\n \"steps\": [\n  %s],\n \"suites\": [\n  %s],\n \"tests\": [\n  %s],\n", notes, steps, suites, tests
+            }' "$OUT/steps.tsv" "$OUT/suites.tsv" "$OUT/tests.tsv" "$OUT/notes.txt"
+        printf ' "info": '
+        if [ "$INFO_OK" = 1 ] && grep -q '^[[{]' "$OUT/info.json"; then cat "$OUT/info.json"; else echo null; fi
+        printf ',\n "bench": '
+        if [ "$BENCH_OK" = 1 ] && grep -q '^{' "$OUT/bench.json"; then cat "$OUT/bench.json"; else echo null; fi
+        echo "}"
+    } >"$OUT/report.json.tmp" && mv -f "$OUT/report.json.tmp" "$OUT/report.json"
+
+    # report.md: an entry for docs/hardware.md, then the details
+    {
+        echo "## ${DATE%%T*}: ${GPU_NAME:-no GPU found}, driver ${DRIVER:-unknown}$([ "$MOCK" = 1 ] && echo ' (mock GPUs: a check of the kit)')"
+        echo
+        if [ "$state" != complete ]; then
+            echo "**Partial report ($state, at ${ELAPSED} s): what follows is what had finished.**"
+            echo
+        fi
+        echo "hcq hardware kit (commit $(sed -n 's/^commit=//p' "$KIT/MANIFEST"), built $(sed -n 's/^built=//p' "$KIT/MANIFEST")) on $HOSTINFO; $ELAPSED s of a $BUDGET s budget."
+        [ -n "$NV_DRIVER" ] && echo "NVIDIA driver: \`$NV_DRIVER\`."
+        echo
+        echo "- tests: **$PASSED passed, $FAILED failed, $SKIPPED skipped**$( ((HUNG + CRASHED + ERRORS + NOTRUN)) && echo ", $HUNG hung, $CRASHED crashed, $ERRORS suites did not run, $NOTRUN not run (out of time)")"
+        echo "- devices: ${GPUS:-none} ${CPUS:-}"
+        echo "- hcq trace of a CUDA program: $TRACE_STATUS"
+        echo "- kernel cache: $CACHE_BEFORE entries from the kit, $CACHE_AFTER after the run"
+        sed 's/^/- /' "$OUT/notes.txt"
+        echo
+        echo "| suite | device | status | passed | failed | skipped | other | seconds |"
+        echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+        awk -F'\t' 'FILENAME ~ /tests.tsv$/ { k = $1 "\t" $2; c[k, $4]++; next }
+            { k = $1 "\t" $2; o = c[k, "hung"] + c[k, "crashed"] + c[k, "error"] + c[k, "not-run"]
+              printf "| %s | %s | %s | %d | %d | %d | %d | %.1f |\n", $1, $2, $3, c[k, "passed"], c[k, "failed"], c[k, "skipped"], o, $5 / 1000 }' \
+            "$OUT/tests.tsv" "$OUT/suites.tsv"
+        if awk -F'\t' '$4 != "passed" && $4 != "skipped" {f = 1} END {exit !f}' "$OUT/tests.tsv"; then
+            echo
+            echo "### Failures"
+            echo
+            awk -F'\t' '$4 != "passed" && $4 != "skipped" { printf "- `%s` %s on %s: %s\n", $3, $4, $2, $5 }' "$OUT/tests.tsv"
+        fi
+        if awk -F'\t' '$4 == "skipped" {f = 1} END {exit !f}' "$OUT/tests.tsv"; then
+            echo
+            echo "### Skipped, and why"
+            echo
+            awk -F'\t' '$4 == "skipped" { k = $1 " on " $2 ": " $5; if (!(k in n)) o[++m] = k; n[k]++ }
+                END { for (i = 1; i <= m; i++) printf "- %s (%d tests)\n", o[i], n[o[i]] }' "$OUT/tests.tsv"
+        fi
+        if [ "$BENCH_OK" = 1 ]; then
+            echo
+            echo "### Figures (hcq bench --device ${FIRST_GPU#mock:} --vs-cuda --json: medians, p10-p90)"
+            echo
+            echo "| what | unit | hcq | p10-p90 | CUDA |"
+            echo "| --- | --- | --- | --- | --- |"
+            sed -n 's/.*"name": "\([^"]*\)", "unit": "\([^"]*\)", "median": \([^,]*\), "p10": \([^,]*\), "p90": \([^,]*\),.*/\1|\2|\3|\4|\5|&/p' "$OUT/bench.json" |
+                awk -F'|' '{ c = "-"; if (match($6, /"cuda_median": [^,}]*/)) c = substr($6, RSTART + 15, RLENGTH - 15)
+                             printf "| %s | %s | %s | %s-%s | %s |\n", $1, $2, $3, $4, $5, c }'
+            echo
+            echo "CUDA column: $(sed -n 's/^ *"cuda": "\(.*\)",$/\1/p' "$OUT/bench.json")"
+        fi
+        echo
+        echo "### Steps"
+        echo
+        echo "| step | status | exit | seconds | limit |"
+        echo "| --- | --- | --- | --- | --- |"
+        awk -F'\t' '{ printf "| %s | %s | %s | %.1f | %s |\n", $1, $2, $3, $4 / 1000, $5 }' "$OUT/steps.tsv"
+        if [ "$INFO_OK" != 1 ] && [ "$info_ran" = 1 ]; then
+            echo
+            echo "### hcq info failed"
+            echo
+            echo '```'
+            tail -20 "$OUT/logs/info.log" 2>/dev/null
+            echo '```'
+        fi
+    } >"$OUT/report.md.tmp" && mv -f "$OUT/report.md.tmp" "$OUT/report.md"
+}
+
+# a signal (the session's time running out) ends the step under way and
+# leaves the report of what finished
+on_signal() {
+    [ -n "$STEP_PID" ] && kill -TERM "$STEP_PID" 2>/dev/null
+    printf '%s\t%s\t%s\t%s\t%s\n' "${STEP_ID:-?}" interrupted -1 0 0 >>"$OUT/steps.tsv"
+    write_report "interrupted by SIG$1 during ${STEP_ID:-the report}"
+    echo "run.sh: interrupted by SIG$1; report: $OUT/report.md" >&2
+    exit 130
+}
+STEP_PID="" STEP_ID=""
+trap 'on_signal TERM' TERM
+trap 'on_signal INT' INT
+trap 'on_signal HUP' HUP
 
 # ** 1. the machine
 echo "hcq hardware kit $(sed -n 's/^commit=//p' "$KIT/MANIFEST" 2>/dev/null): report in $OUT"
 phase 8
-if ! "$HCQ" --version >"$OUT/logs/probe.log" 2>&1; then
+if ! timeout -k 2 10 "$HCQ" --version >"$OUT/logs/probe.log" 2>&1 </dev/null; then
     note "The kit's binaries do not run on this machine: $(head -3 "$OUT/logs/probe.log" | tr '\n' ' ')" \
         "(the kit needs glibc >= $(sed -n 's/^glibc_needed=//p' "$KIT/MANIFEST"); this machine has $(ldd --version 2>/dev/null | head -1))."
 fi
-run_step nvidia-smi 20 "$OUT/nvidia-smi.csv" nvidia-smi \
-    --query-gpu=index,name,driver_version,pci.bus_id,memory.total,clocks.max.sm,compute_cap --format=csv,noheader
+SMI_FIELDS=index,name,driver_version,pci.bus_id,memory.total,clocks.max.sm,persistence_mode,compute_mode
+run_step nvidia-smi 20 "$OUT/nvidia-smi.csv" nvidia-smi --query-gpu=$SMI_FIELDS,compute_cap --format=csv,noheader
+# compute_cap is newer than some drivers (an unknown field fails the query)
+[ "$STEP_STATUS" = failed ] &&
+    run_step nvidia-smi-old 20 "$OUT/nvidia-smi.csv" nvidia-smi --query-gpu=$SMI_FIELDS --format=csv,noheader
+# the kernel's messages before the run: an Xid in logs/dmesg.log that is
+# not here came from the run
+timeout 10 dmesg 2>/dev/null | grep -aE 'NVRM|Xid|amdgpu|kfd' | tail -30 >"$OUT/logs/dmesg-before.log"
 run_step info 60 "$OUT/info.json" env ${MOCKENV[@]+"${MOCKENV[@]}"} HCQ_DEBUG=1 "$HCQ" info --json
 INFO_OK=$([ "$STEP_STATUS" = ok ] && echo 1 || echo 0)
 NV_DRIVER=$(head -1 /proc/driver/nvidia/version 2>/dev/null)
@@ -171,7 +321,9 @@ if [ -n "$DEVICES" ]; then
     GPUS="" CPUS=""
     for d in $DEVICES; do case $d in CPU*) CPUS+=" $d" ;; *) GPUS+=" $d" ;; esac; done
 else
-    GPUS=$(env ${MOCKENV[@]+"${MOCKENV[@]}"} "$HCQ" test-devices --gpus 2>/dev/null)
+    # discovery opens the drivers: a wedged GPU must not stall the kit here
+    run_step devices 60 "$OUT/devices.txt" env ${MOCKENV[@]+"${MOCKENV[@]}"} "$HCQ" test-devices --gpus
+    GPUS=$(cat "$OUT/devices.txt" 2>/dev/null)
     [ "$MOCK" = 1 ] && GPUS=$(for g in $GPUS; do printf 'mock:%s ' "$g"; done)
     # the CPU target compiles with clang; without one the CPU device interprets
     if [ -n "${HCQ_CLANG:-}" ] || compgen -c | grep -qE '^clang(-[0-9]+)?$'; then CPUS=CPU
@@ -230,115 +382,12 @@ fi
 # ** 6. the CPU device, with what is left
 phase 100
 for d in $CPUS; do for t in "${SUITES[@]}"; do run_suite "$d" "$t" 120; done; done
-ELAPSED=$SECONDS
 CACHE_AFTER=$(cache_entries)
 if ((CACHE_AFTER > CACHE_BEFORE)); then
     note "$((CACHE_AFTER - CACHE_BEFORE)) kernels were not in the kit's cache and were compiled here."
 fi
-timeout 10 dmesg 2>/dev/null | grep -aE 'NVRM|Xid|amdgpu|kfd' | tail -30 >"$OUT/logs/dmesg.log"
-
-# ** the report
-count() { awk -F'\t' -v s="$1" '$4 == s' "$OUT/tests.tsv" | wc -l; }
-PASSED=$(count passed) FAILED=$(count failed) SKIPPED=$(count skipped)
-HUNG=$(count hung) CRASHED=$(count crashed) ERRORS=$(count error) NOTRUN=$(count not-run)
-GPU_NAME=$(awk -F', ' 'NR == 1 {print $2}' "$OUT/nvidia-smi.csv" 2>/dev/null)
-[ -z "$GPU_NAME" ] && [ "$INFO_OK" = 1 ] && GPU_NAME=$(grep -m1 '"name"' "$OUT/info.json" | sed 's/.*"name": "\(.*\)",/\1/')
-DRIVER=$(awk -F', ' 'NR == 1 {print $3}' "$OUT/nvidia-smi.csv" 2>/dev/null)
-[ -z "$DRIVER" ] && [ "$INFO_OK" = 1 ] && DRIVER=$(grep -m1 '"driver_version"' "$OUT/info.json" | sed 's/.*"driver_version": "\(.*\)",/\1/')
-export DATE GPU_NAME DRIVER NV_DRIVER KFD_VERSION ELAPSED BUDGET TRACE_STATUS CACHE_BEFORE CACHE_AFTER MOCK
-export HOSTINFO="$(uname -srm); $(nproc 2>/dev/null) CPUs; $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -1)"
-export KITINFO="$(tr '\n' ';' <"$KIT/MANIFEST" 2>/dev/null)"
-
-# report.json: our own fields escaped here; info and bench are hcq's JSON
-{
-    awk -F'\t' '
-        function esc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); gsub(/[\001-\037]/, " ", s); return "\"" s "\"" }
-        BEGIN {
-            e["date"] = ENVIRON["DATE"]; e["gpu"] = ENVIRON["GPU_NAME"]; e["driver"] = ENVIRON["DRIVER"]
-            e["nvidia_proc_version"] = ENVIRON["NV_DRIVER"]; e["amdgpu_version"] = ENVIRON["KFD_VERSION"]
-            e["host"] = ENVIRON["HOSTINFO"]; e["kit"] = ENVIRON["KITINFO"]; e["trace"] = ENVIRON["TRACE_STATUS"]
-            printf "{\n \"schema\": \"hcq-hw-kit-report/1\",\n \"mock\": %s,\n", ENVIRON["MOCK"] == 1 ? "true" : "false"
-            for (k in e) printf " %s: %s,\n", esc(k), esc(e[k])
-            printf " \"elapsed_s\": %d, \"budget_s\": %d,\n", ENVIRON["ELAPSED"], ENVIRON["BUDGET"]
-            printf " \"cache\": {\"kit_entries\": %d, \"entries_after\": %d},\n", ENVIRON["CACHE_BEFORE"], ENVIRON["CACHE_AFTER"]
-        }
-        FILENAME ~ /steps.tsv$/ { steps = steps (steps == "" ? "" : ",\n  ") sprintf("{\"step\": %s, \"status\": %s, \"exit\": %d, \"ms\": %d, \"limit_s\": %d}", esc($1), esc($2), $3, $4, $5) }
-        FILENAME ~ /suites.tsv$/ { suites = suites (suites == "" ? "" : ",\n  ") sprintf("{\"suite\": %s, \"device\": %s, \"status\": %s, \"exit\": %d, \"ms\": %d}", esc($1), esc($2), esc($3), $4, $5) }
-        FILENAME ~ /tests.tsv$/ {
-            tests = tests (tests == "" ? "" : ",\n  ") sprintf("{\"suite\": %s, \"device\": %s, \"test\": %s, \"status\": %s, \"message\": %s}", esc($1), esc($2), esc($3), esc($4), esc($5))
-            total[$4]++
-        }
-        FILENAME ~ /notes.txt$/ { notes = notes (notes == "" ? "" : ", ") esc($0) }
-        END {
-            printf " \"totals\": {\"passed\": %d, \"failed\": %d, \"skipped\": %d, \"hung\": %d, \"crashed\": %d, \"error\": %d, \"not_run\": %d},\n", total["passed"], total["failed"], total["skipped"], total["hung"], total["crashed"], total["error"], total["not-run"]
-            printf " \"notes\": [%s],\n \"steps\": [\n  %s],\n \"suites\": [\n  %s],\n \"tests\": [\n  %s],\n", notes, steps, suites, tests
-        }' "$OUT/steps.tsv" "$OUT/suites.tsv" "$OUT/tests.tsv" "$OUT/notes.txt"
-    printf ' "info": '
-    if [ "$INFO_OK" = 1 ] && grep -q '^[[{]' "$OUT/info.json"; then cat "$OUT/info.json"; else echo null; fi
-    printf ',\n "bench": '
-    if [ "$BENCH_OK" = 1 ] && grep -q '^{' "$OUT/bench.json"; then cat "$OUT/bench.json"; else echo null; fi
-    echo "}"
-} >"$OUT/report.json"
-
-# report.md: an entry for docs/hardware.md, then the details
-{
-    echo "## ${DATE%%T*}: ${GPU_NAME:-no GPU found}, driver ${DRIVER:-unknown}$([ "$MOCK" = 1 ] && echo ' (mock GPUs: a check of the kit)')"
-    echo
-    echo "hcq hardware kit (commit $(sed -n 's/^commit=//p' "$KIT/MANIFEST"), built $(sed -n 's/^built=//p' "$KIT/MANIFEST")) on $HOSTINFO; $ELAPSED s of a $BUDGET s budget."
-    [ -n "$NV_DRIVER" ] && echo "NVIDIA driver: \`$NV_DRIVER\`."
-    echo
-    echo "- tests: **$PASSED passed, $FAILED failed, $SKIPPED skipped**$( ((HUNG + CRASHED + ERRORS + NOTRUN)) && echo ", $HUNG hung, $CRASHED crashed, $ERRORS suites did not run, $NOTRUN not run (out of time)")"
-    echo "- devices: ${GPUS:-none} ${CPUS:-}"
-    echo "- hcq trace of a CUDA program: $TRACE_STATUS"
-    echo "- kernel cache: $CACHE_BEFORE entries from the kit, $CACHE_AFTER after the run"
-    sed 's/^/- /' "$OUT/notes.txt"
-    echo
-    echo "| suite | device | status | passed | failed | skipped | other | seconds |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-    awk -F'\t' 'FILENAME ~ /tests.tsv$/ { k = $1 "\t" $2; c[k, $4]++; next }
-        { k = $1 "\t" $2; o = c[k, "hung"] + c[k, "crashed"] + c[k, "error"] + c[k, "not-run"]
-          printf "| %s | %s | %s | %d | %d | %d | %d | %.1f |\n", $1, $2, $3, c[k, "passed"], c[k, "failed"], c[k, "skipped"], o, $5 / 1000 }' \
-        "$OUT/tests.tsv" "$OUT/suites.tsv"
-    if awk -F'\t' '$4 != "passed" && $4 != "skipped" {f = 1} END {exit !f}' "$OUT/tests.tsv"; then
-        echo
-        echo "### Failures"
-        echo
-        awk -F'\t' '$4 != "passed" && $4 != "skipped" { printf "- `%s` %s on %s: %s\n", $3, $4, $2, $5 }' "$OUT/tests.tsv"
-    fi
-    if awk -F'\t' '$4 == "skipped" {f = 1} END {exit !f}' "$OUT/tests.tsv"; then
-        echo
-        echo "### Skipped, and why"
-        echo
-        awk -F'\t' '$4 == "skipped" { k = $1 " on " $2 ": " $5; if (!(k in n)) o[++m] = k; n[k]++ }
-            END { for (i = 1; i <= m; i++) printf "- %s (%d tests)\n", o[i], n[o[i]] }' "$OUT/tests.tsv"
-    fi
-    if [ "$BENCH_OK" = 1 ]; then
-        echo
-        echo "### Figures (hcq bench --device ${FIRST_GPU#mock:} --vs-cuda --json: medians, p10-p90)"
-        echo
-        echo "| what | unit | hcq | p10-p90 | CUDA |"
-        echo "| --- | --- | --- | --- | --- |"
-        sed -n 's/.*"name": "\([^"]*\)", "unit": "\([^"]*\)", "median": \([^,]*\), "p10": \([^,]*\), "p90": \([^,]*\),.*/\1|\2|\3|\4|\5|&/p' "$OUT/bench.json" |
-            awk -F'|' '{ c = "-"; if (match($6, /"cuda_median": [^,}]*/)) c = substr($6, RSTART + 15, RLENGTH - 15)
-                         printf "| %s | %s | %s | %s-%s | %s |\n", $1, $2, $3, $4, $5, c }'
-        echo
-        echo "CUDA column: $(sed -n 's/^ *"cuda": "\(.*\)",$/\1/p' "$OUT/bench.json")"
-    fi
-    echo
-    echo "### Steps"
-    echo
-    echo "| step | status | exit | seconds | limit |"
-    echo "| --- | --- | --- | --- | --- |"
-    awk -F'\t' '{ printf "| %s | %s | %s | %.1f | %s |\n", $1, $2, $3, $4 / 1000, $5 }' "$OUT/steps.tsv"
-    if [ "$INFO_OK" != 1 ]; then
-        echo
-        echo "### hcq info failed"
-        echo
-        echo '```'
-        tail -20 "$OUT/logs/info.log"
-        echo '```'
-    fi
-} >"$OUT/report.md"
+trap - TERM INT HUP
+write_report complete
 if command -v python3 >/dev/null && ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/report.json" 2>"$OUT/logs/json-check.log"; then
     echo "run.sh: report.json does not parse (logs/json-check.log)" | tee -a "$OUT/report.md"
 fi
