@@ -505,6 +505,73 @@ Test(api_tensor_grad, nn_ops)
     gradcheck("gather", f_gather, gi, 1, &ga);
 }
 
+/* ** batch norm (nn.h) in training mode: the gradient flows through the
+ * batch's mean and variance to every input, and to the layer's weight and
+ * bias, which are parameters rather than inputs (perturbed in place for
+ * their finite differences). The input is a transposed view. */
+static hcq_tensor *f_batchnorm(hcq_tensor **x, const void *arg)
+{
+    return hcq_batchnorm((hcq_params *)arg, "bn", hcq_transpose(x[0], 0, 1), 0.1, 1e-5);
+}
+
+/* L = sum(batchnorm(x) * r) with the parameter `which` perturbed at c by d */
+static double bn_loss(hcq_params *p, hcq_tensor *x, hcq_tensor *r, const char *which, double *w, int c, double d)
+{
+    enum { C = 3 };
+    float f[C];
+    for (int k = 0; k < C; k++) f[k] = (float)(w[k] + (k == c ? d : 0));
+    T_OK(hcq_tensor_write(hcq_params_find(p, which), f, sizeof f));
+    size_t m = hcq_ctx_mark(tx_ctx);
+    bool prev = hcq_set_grad_enabled(false);
+    double L;
+    T_OK(hcq_tensor_item(hcq_sum(hcq_mul(f_batchnorm(&x, p), r), HCQ_ALL_AXES, false), &L));
+    hcq_set_grad_enabled(prev);
+    hcq_ctx_release(tx_ctx, m);
+    for (int k = 0; k < C; k++) f[k] = (float)w[k];
+    T_OK(hcq_tensor_write(hcq_params_find(p, which), f, sizeof f));
+    return L;
+}
+
+Test(api_tensor_grad, batchnorm)
+{
+    enum { C = 3 };
+    hcq_params *p = hcq_params_create(tx_ctx);
+    T_OK(hcq_batchnorm_add(p, "bn", C));
+    double w[C] = {1.5, -0.75, 0.5}, b[C] = {0.25, -0.5, 1};
+    const char *names[2] = {"bn.weight", "bn.bias"};
+    double *vals[2] = {w, b};
+    for (int k = 0; k < 2; k++) {
+        float f[C] = {(float)vals[k][0], (float)vals[k][1], (float)vals[k][2]};
+        T_OK(hcq_tensor_write(hcq_params_find(p, names[k]), f, sizeof f));
+    }
+    /* [C, N, H, W] transposed to [N, C, H, W]: 4 x 3 x 3 x 2 */
+    gin x = IN(G_ANY, C, 4, 3, 2);
+    gradcheck("batchnorm (input)", f_batchnorm, p, 1, &x);
+
+    /* the parameters: one backward, then central differences per channel */
+    size_t mark = hcq_ctx_mark(tx_ctx);
+    double xv[C * 24], rv[C * 24], gw[C], gb[C];
+    fill(xv, C * 24, G_ANY);
+    fill(rv, C * 24, G_ANY);
+    hcq_tensor *xt = from(&x, xv);
+    gin rg = IN(G_ANY, 4, C, 3, 2);
+    hcq_tensor *r = from(&rg, rv);
+    T_OK(hcq_params_zero_grad(p));
+    T_OK(hcq_backward(hcq_sum(hcq_mul(f_batchnorm(&xt, p), r), HCQ_ALL_AXES, false)));
+    tx_read(hcq_grad(hcq_params_find(p, "bn.weight")), gw, C);
+    tx_read(hcq_grad(hcq_params_find(p, "bn.bias")), gb, C);
+    double *an[2] = {gw, gb};
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < C; c++) {
+            double fd = (bn_loss(p, xt, r, names[k], vals[k], c, EPS) - bn_loss(p, xt, r, names[k], vals[k], c, -EPS)) / (2 * EPS);
+            char what[48];
+            snprintf(what, sizeof what, "%s[%d]", names[k], c);
+            check("batchnorm (parameters)", k + 1, what, fd, an[k][c]);
+        }
+    hcq_ctx_release(tx_ctx, mark);
+    T_OK(hcq_params_destroy(p));
+}
+
 /* ** the API's rules */
 Test(api_tensor_grad, accumulate_and_zero)
 {
