@@ -164,7 +164,8 @@ $(DIFFTEST_BIN): $(B)/tests/diff/difftest.o $(DIFF_SRC:%.c=$(B)/%.o) $(STATIC_LI
 $(TFUZZ_BIN): $(TFUZZ_OBJ) $(STATIC_LIB)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(TFUZZ_OBJ) $(STATIC_LIB) $(LDLIBS)
 
-test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN) $(SHARED_LIB) $(MAN_PAGES)
+test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN) $(SHARED_LIB) $(MAN_PAGES) \
+    $(B)/examples/train_mlp $(B)/examples/train_cnn
 
 # Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
 # devices the API suites run on (scripts/run-tests.sh says how).

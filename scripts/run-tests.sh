@@ -83,6 +83,7 @@ for t in "$@"; do
     esac
 done
 run_one "README example" scripts/check-readme.sh
+run_one "training examples" scripts/check-train.sh
 run_one "make install" scripts/check-install.sh
 
 echo
