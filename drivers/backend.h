@@ -103,6 +103,11 @@ uint64_t drv_waiter_step_ns(hcq_device *dev);
 void drv_device_init(hcq_device *dev);
 void drv_device_fini(hcq_device *dev);
 
+/* Whether a mock GPU of this arch runs real binaries as their host twins
+ * (the tools that make both are here and the mock is this process's own,
+ * not libhcqmock.so preloaded); if not, why, for the device's shader line. */
+bool drv_mock_twins(const char *arch, char *why, size_t why_size);
+
 /* Records the device's sticky fault (first one wins) and returns it. */
 hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...) HCQ_PRINTF(3, 4);
 /* HCQ_OK or the sticky fault, with its message set again for this thread. */

@@ -1,4 +1,5 @@
 #include "base/base.h"
+#include "compiler/twin.h"
 #include "drivers/backend.h"
 #include "drivers/decode.h"
 #include "drivers/dump.h"
@@ -147,3 +148,16 @@ static const drv_backend *const backends[] = {
 };
 
 const drv_backend *const *drv_backends(void) { return backends; }
+
+bool drv_mock_twins(const char *arch, char *why, size_t why_size)
+{
+    if (!cc_twin_available(arch, why, why_size)) return false;
+    if (sys_mock_preloaded()) {
+        /* the mock's own copy of hcq (libhcqmock.so) finds a launch's twin
+         * among the binaries registered with it, and this process registers
+         * them with its own copy: it runs IR, which the mock can */
+        snprintf(why, why_size, "the mock is preloaded (libhcqmock.so) and cannot see this process's host twins");
+        return false;
+    }
+    return true;
+}

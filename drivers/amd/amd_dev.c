@@ -4,7 +4,6 @@
  * the GPU's render node and ACQUIRE_VM with it, RUNTIME_ENABLE (mode ENABLE) on ABI 1.13+,
  * the fault events, then the queues (amd_queue.c). */
 #include "drivers/amd/amd.h"
-#include "compiler/twin.h"
 
 #include "base/base.h"
 #include "drivers/sys.h"
@@ -291,14 +290,7 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
         /* the mock runs real code objects as their host twins where clang
          * knows the processor, else IR in a code object shaped like one */
         char why[128];
-        bool twins = cc_twin_available(n->arch_name, why, sizeof why);
-        if (twins && sys_mock_preloaded()) {
-            /* as on NV: the preloaded mock's own copy of hcq cannot see the
-             * twins this process registers with its copy */
-            twins = false;
-            snprintf(why, sizeof why, "the mock is preloaded (libhcqmock.so) and cannot see this process's host twins");
-        }
-        if (twins) {
+        if (drv_mock_twins(n->arch_name, why, sizeof why)) {
             snprintf(pr->shader, sizeof pr->shader, "host twins of %s code objects (HIP -> clang)", n->arch_name);
         } else {
             snprintf(pr->target, sizeof pr->target, "mock-%.20s", n->arch_name);

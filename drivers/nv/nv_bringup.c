@@ -6,7 +6,6 @@
  * that fails says which it was and what the driver answered; whatever was
  * made before it is freed. */
 #include "drivers/nv/nv.h"
-#include "compiler/twin.h"
 
 #include "base/base.h"
 #include "drivers/sys.h"
@@ -508,15 +507,7 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
         /* the mock runs real cubins as their host twins where the tools
          * that make both are here, else the kernel IR mock cubins carry */
         char why[128];
-        bool twins = cc_twin_available(pr->arch, why, sizeof why);
-        if (twins && sys_mock_preloaded()) {
-            /* the mock's own copy of hcq (libhcqmock.so) finds a launch's
-             * twin among the binaries registered with it, and this
-             * process registers them with its own copy: IR it can run */
-            twins = false;
-            snprintf(why, sizeof why, "the mock is preloaded (libhcqmock.so) and cannot see this process's host twins");
-        }
-        if (twins) {
+        if (drv_mock_twins(pr->arch, why, sizeof why)) {
             snprintf(pr->shader, sizeof pr->shader, "host twins of %s cubins (clang -> PTX -> ptxas)", pr->arch);
         } else {
             snprintf(pr->target, sizeof pr->target, "mock-%.20s", pr->arch);
