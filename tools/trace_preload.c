@@ -148,8 +148,12 @@ static void label_exec(void)
     if (fd >= 0) {
         ssize_t n = read(fd, cmd, sizeof cmd - 1);
         real_close(fd);
+        /* the arguments' NULs become spaces (the last one goes), and no
+         * control byte of an argument reaches the reader's terminal */
+        if (n > 0 && !cmd[n - 1]) n--;
         for (ssize_t i = 0; i < n; i++)
             if (!cmd[i]) cmd[i] = ' ';
+            else if ((unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f) cmd[i] = '?';
         cmd[n > 0 ? n : 0] = 0;
     }
     char text[512];

@@ -308,6 +308,20 @@ Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
     cr_assert(strstr(text, "\"in\": \"01000000020000000300000004000000\""), "%s", text);
     cr_assert(strstr(text, "\"event\": \"close\"") && strstr(text, "\"event\": \"exec\""), "%s", text);
     free(text);
+    /* children that exec are followed and labelled with their parent and
+     * command line (an argument's escape byte never reaches the reader) */
+    cr_assert_eq(run_sh("HCQ_TRACE_PATHS=/dev/null %s trace -o %s/t.txt -- sh -c '%s/p; %s/p \"$(printf \"a\\033b\")\"'",
+                        hcq, dir, dir, dir), 0);
+    snprintf(path, sizeof path, "%s/t.txt", dir);
+    text = slurp(path);
+    char want[600];
+    snprintf(want, sizeof want, " argv=%s/p\n", dir);
+    cr_assert(strstr(text, want), "the first child's exec label: %s", text);
+    snprintf(want, sizeof want, " argv=%s/p a?b\n", dir);
+    cr_assert(strstr(text, want), "the second child's, its escape byte replaced: %s", text);
+    cr_assert_eq(count(text, "nr=0x2a"), 2, "both children's ioctls: %s", text);
+    cr_assert_null(strchr(text, '\033'), "no raw escape byte");
+    free(text);
     cr_assert_neq(run_sh("%s trace -- /nonexistent/program 2>/dev/null", hcq), 0, "a program that cannot run");
     cr_assert_eq(run_sh("%s trace -- sh -c 'exit 7' 2>/dev/null", hcq), 7, "the program's exit status");
     rm_rf(dir);
