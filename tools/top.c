@@ -229,7 +229,7 @@ int tool_top(int argc, char **argv)
     uint32_t n = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (tool_is_help(a)) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--json")) {
@@ -248,6 +248,9 @@ int tool_top(int argc, char **argv)
             return tool_bad_arg("top", a);
         } else if (n < 16) {
             snprintf(names[n++], sizeof names[0], "%s", a);
+        } else {
+            fprintf(stderr, "hcq top: at most 16 devices, not `%s` too\n", a);
+            return 2;
         }
     }
     if (!n) { /* the GPUs; the CPU only when there is none */

@@ -272,13 +272,15 @@ int tool_trace(int argc, char **argv)
     }
     char lib[PATH_MAX], mocklib[PATH_MAX], prog[PATH_MAX];
     if (!find_library("libhcqtrace.so", lib, sizeof lib)) {
-        fprintf(stderr, "hcq trace: libhcqtrace.so is not beside the hcq executable nor in ../lib; build it with "
-                        "`make` (it is build/libhcqtrace.so)\n");
+        fprintf(stderr, "hcq trace: libhcqtrace.so is not beside the hcq executable, in ../lib nor in %s (the LIBDIR "
+                        "hcq was built for); build it with `make` (it is build/libhcqtrace.so), or install with the "
+                        "LIBDIR you built with\n", base_install_libdir());
         return 1;
     }
     if (mock && !find_library("libhcqmock.so", mocklib, sizeof mocklib)) {
-        fprintf(stderr, "hcq trace: --mock needs libhcqmock.so beside the hcq executable or in ../lib; build it with "
-                        "`make`\n");
+        fprintf(stderr, "hcq trace: --mock needs libhcqmock.so beside the hcq executable, in ../lib or in %s (the "
+                        "LIBDIR hcq was built for); build it with `make` (it is build/libhcqmock.so)\n",
+                base_install_libdir());
         return 1;
     }
     if (!resolve(argv[i], prog, sizeof prog)) {
