@@ -181,3 +181,21 @@ Test(tools, info_and_open_errors_say_why_there_is_no_device)
               "%s", out);
     free(out);
 }
+
+/* a trace file or dump directory hcq cannot write is said at the default
+ * log level, and the command goes on (tracing to stderr, dumping nothing) */
+Test(tools, trace_file_and_dump_failures_are_said_at_the_default_level)
+{
+    int st;
+    char *out = run("HCQ_MOCK=1 HCQ_TRACE=1 HCQ_TRACE_FILE=/nonexistent/dir/t.txt", "info --no-telemetry NV:0", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "HCQ_TRACE_FILE=/nonexistent/dir/t.txt: cannot open it: ENOENT") &&
+                  strstr(out, "tracing to stderr") && strstr(out, "NV_ESC_RM_ALLOC"),
+              "%s", out);
+    free(out);
+    out = run("HCQ_MOCK=1 HCQ_DUMP=/nonexistent/dir", "info --no-telemetry NV:0", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "cannot create the dump directory /nonexistent/dir") && strstr(out, "nothing is dumped"),
+              "%s", out);
+    free(out);
+}
