@@ -1,4 +1,4 @@
-/* hcq compile --target T [--cache-dir D] [-o OUT] [KERNEL.hcqir | DIR ...]:
+/* hcq compile --target T [--cache-dir D] [-o OUT] [--twins] [KERNEL.hcqir | DIR ...]:
  * compiles kernels through the kernel cache for a target.
  *
  * With no input, the kernels the API test suites and `hcq bench` launch
@@ -12,8 +12,15 @@
  * HCQ_DUMP=DIR writes every kernel the program builds into DIR, the tensor
  * layer's included, so `hcq compile --target sm_90 DIR` builds a small
  * program's kernels for another target. -o writes the binaries: the file
- * for one kernel, a directory (created) for several. */
+ * for one kernel, a directory (created) for several.
+ *
+ * --twins also makes each sm_* / gfx* binary's host twin (compiler/twin.h),
+ * cached under the binary's SHA-256: the mock GPU runs a real binary as
+ * its twin, so with HCQ_MOCK_SHADER=twin a machine without clang or ptxas
+ * runs the cached binaries on the mock, and a binary written by -o loads
+ * there with hcq_program_load. */
 #include "base/base.h"
+#include "compiler/twin.h"
 #include "tools/kernels.h"
 #include "tools/tools.h"
 
@@ -28,20 +35,23 @@ static hcq_kernel *(*const builtin[])(void) = {tk_add1, tk_vadd_u32n, tk_muladd,
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: hcq compile --target TARGET [--cache-dir DIR] [-o OUT] [KERNEL.hcqir | DIR ...]\n\n"
+    fprintf(f, "usage: hcq compile --target TARGET [--cache-dir DIR] [-o OUT] [--twins] [KERNEL.hcqir | DIR ...]\n\n"
                "Compiles kernels for TARGET (sm_90, sm_89, mock-sm_90, gfx1100, cpu, ...) into the kernel cache\n"
                "(DIR, else HCQ_CACHE_DIR, else ~/.cache/hcq). With no KERNEL, the kernels of the API test\n"
                "suites, the demo and the benchmarks; else the serialized IR files given, or every .hcqir\n"
                "in a DIR: a program run with HCQ_DUMP=DIR leaves there each kernel it built, the tensor\n"
                "layer's included. -o OUT writes the binaries (OUT is the file for one kernel, a\n"
                "directory for several). GPU entries are keyed by target, source and flags, so the cache\n"
-               "can be copied to another machine (one without clang, ptxas or nvcc) and used as is.\n");
+               "can be copied to another machine (one without clang, ptxas or nvcc) and used as is.\n"
+               "--twins also makes each binary's host twin (sm_* and gfx* targets), cached under the\n"
+               "binary's hash: the mock GPU runs a real binary as its twin, so a machine without the\n"
+               "tools runs the cached binaries on the mock with HCQ_MOCK_SHADER=twin.\n");
 }
 
 typedef struct job {
     const char *target, *out;
     int failures, done, total;
-    bool out_is_dir;
+    bool out_is_dir, twins;
     char **written; /* the names written into OUT (a directory) so far */
     size_t nwritten;
 } job;
@@ -106,9 +116,14 @@ static bool compile_one(job *j, hcq_kernel *k, const char *outname)
         j->failures++;
         if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
         hcq_binary_free(b);
+    } else if (j->twins && cc_twin_prepare(k, j->target, b->data, b->size)) {
+        fprintf(stderr, "hcq compile: %s: compiled, but its host twin was not made: %s\n", name, hcq_error_message());
+        j->failures++;
+        if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
+        hcq_binary_free(b);
     } else {
-        printf("  %-22s %8zu bytes  %s (%s), %.2f s\n", name, b->size, b->from_cache ? "already cached" : "compiled",
-               b->compiler, (double)(hcq_now_ns() - t0) / 1e9);
+        printf("  %-22s %8zu bytes  %s (%s)%s, %.2f s\n", name, b->size, b->from_cache ? "already cached" : "compiled",
+               b->compiler, j->twins ? " + host twin" : "", (double)(hcq_now_ns() - t0) / 1e9);
         if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
         hcq_binary_free(b);
         j->done++;
@@ -214,6 +229,8 @@ int tool_compile(int argc, char **argv)
             dir = argv[++i];
         } else if (!strcmp(a, "-o") && has_value) {
             j.out = argv[++i];
+        } else if (!strcmp(a, "--twins")) {
+            j.twins = true;
         } else if (!strcmp(a, "--target") || !strcmp(a, "--cache-dir") || !strcmp(a, "-o")) {
             fprintf(stderr, "hcq compile: a value is missing after %s; see `hcq compile --help`\n", a);
             goto out;
@@ -240,6 +257,12 @@ int tool_compile(int argc, char **argv)
         hcq_compile(k, j.target, &b); /* for the message naming the targets */
         hcq_kernel_destroy(k);
         tool_fail("compile");
+        goto out;
+    }
+    if (j.twins && !cc_twin_origin_of(j.target)) {
+        fprintf(stderr, "hcq compile: --twins: %s binaries have no host twin (only sm_* and gfx* targets' do)\n",
+                j.target);
+        rc = 2;
         goto out;
     }
     /* several kernels (or a directory) with -o: OUT is a directory */

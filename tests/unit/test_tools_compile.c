@@ -1,15 +1,19 @@
 /* hcq compile of kernels you give it: serialized IR files and directories
  * of them (what a run with HCQ_DUMP leaves), for a target, with -o writing
  * the binaries; bad files are clear errors; HCQ_DEBUG=3 shows the IR of
- * a mock target's kernel. */
+ * a mock target's kernel; --twins leaves each binary's host twin in the
+ * cache, so the mock runs the binary on a machine without the tools. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/base.h"
+#include "compiler/twin.h"
 #include "drivers/mock/mock.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
@@ -131,6 +135,114 @@ Test(tools_compile, hcq_dump_keeps_the_ir_of_every_kernel_a_program_builds)
     cr_assert_eq(st, 0, "%s", o);
     cr_assert(strstr(o, "add1") && strstr(o, "compiled"), "%s", o);
     free(o);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* ** --twins. In a child process (the tools are found once per process):
+ * no clang, no ptxas, HCQ_MOCK_SHADER=twin, the cache `dir`; loads the
+ * cubin file and runs add1 on the mock H100. Exit 0: ran and right; 3:
+ * the load was refused (message on stderr). */
+static const char *twin_cache, *twin_cubin;
+
+static void run_cubin_without_tools(void)
+{
+    setenv("PATH", "/nonexistent", 1);
+    setenv("HCQ_CLANG", "/nonexistent/clang", 1);
+    setenv("HCQ_PTXAS", "/nonexistent/ptxas", 1);
+    setenv("HCQ_MOCK_SHADER", "twin", 1);
+    setenv("HCQ_CACHE_DIR", twin_cache, 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    if (mock_configure("")) _exit(1);
+    hcq_device *d = hcq_device_open("NV:0");
+    if (!d || strcmp(hcq_device_get_props(d)->target, "sm_90")) _exit(2);
+    FILE *f = fopen(twin_cubin, "rb");
+    static uint8_t bin[1 << 20];
+    size_t n = f ? fread(bin, 1, sizeof bin, f) : 0;
+    if (f) fclose(f);
+    hcq_program *p = n ? hcq_program_load(d, bin, n) : NULL;
+    if (!p) {
+        fprintf(stderr, "%s\n", hcq_error_message());
+        _exit(3);
+    }
+    enum { N = 100 };
+    uint32_t v[N];
+    for (int i = 0; i < N; i++) v[i] = (uint32_t)i;
+    hcq_buffer *b = hcq_buffer_alloc(d, sizeof v, HCQ_MEM_DEVICE);
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_u32(N)};
+    if (!b || hcq_buffer_copyin(b, 0, v, sizeof v) || hcq_launch(p, a, 2, hcq_dims_1d(2, 64)) ||
+        hcq_buffer_copyout(v, b, 0, sizeof v)) {
+        fprintf(stderr, "%s\n", hcq_error_message());
+        _exit(4);
+    }
+    for (int i = 0; i < N; i++)
+        if (v[i] != (uint32_t)i + 1) _exit(5);
+    _exit(0);
+}
+
+static int in_child(const char *err_file)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0) dup2(fd, 2);
+        run_cubin_without_tools();
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static char *slurp(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+Test(tools_compile, twins_let_the_mock_run_the_binaries_without_the_tools)
+{
+    char why[256];
+    if (!cc_twin_available("sm_90", why, sizeof why)) cr_skip_test("no host twins for sm_90 here: %s", why);
+    char dir[] = "/tmp/hcq-compile-twins-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char k[128], cubin[128], plain[128], with[128], err[128], args[1024];
+    snprintf(k, sizeof k, "%s/add1.hcqir", dir);
+    snprintf(cubin, sizeof cubin, "%s/add1.cubin", dir);
+    snprintf(plain, sizeof plain, "%s/plain", dir);
+    snprintf(with, sizeof with, "%s/with", dir);
+    snprintf(err, sizeof err, "%s/stderr", dir);
+    write_kernel(k, tk_add1());
+    twin_cubin = cubin;
+    int st;
+    /* without --twins the cache holds the cubin only: the mock says what is missing */
+    snprintf(args, sizeof args, "compile --target sm_90 --cache-dir %s %s -o %s", plain, k, cubin);
+    char *o = t_run_hcq(NULL, args, &st);
+    cr_assert_eq(st, 0, "%s", o);
+    cr_assert_null(strstr(o, "host twin"), "%s", o);
+    free(o);
+    twin_cache = plain;
+    cr_assert_eq(in_child(err), 3, "%s", slurp(err));
+    cr_assert(strstr(slurp(err), "host twin"), "the refusal names the missing twin: %s", slurp(err));
+    /* with --twins the same cubin runs on the mock without clang or ptxas */
+    snprintf(args, sizeof args, "compile --target sm_90 --twins --cache-dir %s %s -o %s", with, k, cubin);
+    o = t_run_hcq(NULL, args, &st);
+    cr_assert_eq(st, 0, "%s", o);
+    cr_assert(strstr(o, "add1") && strstr(o, "+ host twin"), "%s", o);
+    free(o);
+    twin_cache = with;
+    cr_assert_eq(in_child(err), 0, "%s", slurp(err));
+    /* a target whose binaries have no twin is a clear error */
+    o = t_run_hcq(NULL, "compile --target cpu --twins", &st);
+    cr_assert_eq(st, 2, "%s", o);
+    cr_assert(strstr(o, "no host twin"), "%s", o);
+    free(o);
+    char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
