@@ -150,6 +150,26 @@ Test(nv_twin, constant_bank_0_must_hold_the_parameters)
             "constant bank 0 is 352 bytes", "CONSTANT_BUFFER_SIZE_SHIFTED4");
 }
 
+/* the twin's global accesses go through the GPU's mappings: an unmapped
+ * one is the MMU fault hardware would raise, naming address and kernel */
+Test(nv_twin, a_bad_address_is_an_mmu_fault_naming_the_kernel)
+{
+    need_twins("sm_90");
+    hcq_device *d = open_nv();
+    cr_assert(strstr(hcq_device_get_props(d)->shader, "host twins"), "%s", hcq_device_get_props(d)->shader);
+    hcq_program *p = t_load(d, t_k_add1());
+    hcq_arg a[2] = {hcq_arg_addr(HCQ_IMM(0xdead0000ull)), hcq_arg_u32(16)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(1, 16)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    T_MSG_HAS("MMU fault");
+    T_MSG_HAS("0xdead0000");
+    T_MSG_HAS("add1");
+    char why[1024];
+    mock_nv_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "kernel `add1`") && strstr(why, "0xdead0000 is not mapped"), "%s", why);
+    T_OK(hcq_device_close(d));
+}
+
 Test(nv_twin, parameters_come_from_constant_bank_0_at_the_cubins_offsets)
 {
     const char *models[][2] = {{"nv=H100", "sm_90"}, {"nv=A100", "sm_80"}, {"nv=RTX4090", "sm_89"},
