@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "compiler/elf.h"
 #include "compiler/twin.h"
 #include "drivers/mock/mock_nv.h"
 #include "drivers/nv/nv.h"
@@ -148,6 +149,58 @@ Test(nv_twin, constant_bank_0_must_hold_the_parameters)
     need_twins("sm_80");
     refused("nv=A100", reverse_kernel(), NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0x160 >> 4, 64,
             "constant bank 0 is 352 bytes", "CONSTANT_BUFFER_SIZE_SHIFTED4");
+}
+
+/* A cubin whose .nv.info says the kernel needs `bytes` of stack
+ * (EIATTR_MIN_STACK_SIZE, 0x12, patched in; the kernel itself does not
+ * touch it): the loader must give it a local-memory buffer and size in
+ * the QMD, and the mock refuses the launch where they are missing. */
+static hcq_program *with_stack(hcq_device *d, uint32_t bytes)
+{
+    hcq_kernel *k = reverse_kernel();
+    hcq_binary *b = NULL;
+    T_OK(hcq_compile(k, "sm_90", &b));
+    cc_elf e;
+    T_OK(cc_elf_open(&e, b->data, b->size));
+    int patched = 0;
+    const char *names[] = {".nv.info", ".nv.info.reverse"};
+    for (int n = 0; n < 2; n++) {
+        const cc_elf_section *sec = cc_elf_find_section(&e, names[n]);
+        if (!sec || !sec->data) continue;
+        uint8_t *r = (uint8_t *)b->data + sec->offset, *end = r + sec->size;
+        while (r + 4 <= end) {
+            uint32_t len = r[0] == 4 ? (uint32_t)(r[2] | r[3] << 8) : 0; /* EIFMT_SVAL: a payload */
+            if (r[0] == 4 && r[1] == 0x12 && len >= 8) memcpy(r + 8, &bytes, 4), patched++;
+            r += 4 + len;
+        }
+    }
+    cc_elf_close(&e);
+    if (!patched) cr_skip_test("this ptxas writes no EIATTR_MIN_STACK_SIZE record to patch");
+    /* its own twin: the process registers the patched binary only */
+    T_OK(cc_twin_prepare(k, "sm_90", b->data, b->size));
+    hcq_program *p = T_NONNULL(hcq_program_load(d, b->data, b->size));
+    hcq_binary_free(b);
+    hcq_kernel_destroy(k);
+    return p;
+}
+
+Test(nv_twin, a_kernel_with_a_stack_needs_local_memory_set_up)
+{
+    need_twins("sm_90");
+    hcq_device *d = open_nv();
+    hcq_program *p = with_stack(d, 256);
+    cr_assert_geq(qmd_get(p, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE), 256u);
+    run_reverse(p, 2, 64); /* the loader sets the stack up: the launch runs */
+    qmd_set(p, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 16);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(2, 64)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    char why[1024];
+    mock_nv_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "SHADER_LOCAL_MEMORY_HIGH_SIZE 16 is below") && strstr(why, "256 bytes of stack"), "%s",
+              why);
+    T_OK(hcq_device_close(d));
 }
 
 /* the twin's global accesses go through the GPU's mappings: an unmapped
