@@ -586,6 +586,15 @@ Test(trace, the_preloaded_mock_emulates_the_drivers_for_any_program, .timeout = 
     free(out);
     /* a typo in its configuration stops the program, as in hcq's own mock */
     cr_assert_eq(run_sh("HCQ_MOCK_CONFIG=nv=B200 LD_PRELOAD=%s %s/foreign >/dev/null 2>&1", lib, dir), 2);
+    /* hcq on it runs kernel IR on both GPUs, saying why: the preloaded
+     * mock's own copy of hcq cannot see the host twins this process makes
+     * (a real binary would find no twin there: a hang) */
+    cr_assert_eq(run_sh("LD_PRELOAD=%s %s info > %s/info.txt 2>&1", lib, hcq_bin(), dir), 0);
+    snprintf(path, sizeof path, "%s/info.txt", dir);
+    out = slurp(path);
+    const char *nv = strstr(out, "kernel IR on the interpreter (mock-sm_90): the mock is preloaded");
+    cr_assert(nv && strstr(nv, "kernel IR on the interpreter (mock-gfx1100): the mock is preloaded"), "%s", out);
+    free(out);
     rm_rf(dir);
 }
 
