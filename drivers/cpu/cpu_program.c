@@ -140,6 +140,7 @@ typedef struct exec_ctx {
     hcq_cpu_dims dims;
     hcq_interp_launch il;
     hcq_interp_mem mem;
+    uint64_t first; /* groups [0, first) already ran on the engine thread */
     pthread_mutex_t lock;
     char msg[1536];
 } exec_ctx;
@@ -162,7 +163,7 @@ static hcq_status run_so(void *ctx, uint64_t b, uint64_t e)
 {
     exec_ctx *x = ctx;
     const atomic_int *cancel = &cpu_of(x->dev)->cancel;
-    for (uint64_t g = b; g < e; g++) {
+    for (uint64_t g = x->first + b; g < x->first + e; g++) {
         if (atomic_load_explicit(cancel, memory_order_relaxed)) return HCQ_ESTATE;
         x->cp->entry(x->kernargs, &x->dims, g, g + 1);
     }
@@ -173,8 +174,8 @@ static hcq_status run_ir(void *ctx, uint64_t b, uint64_t e)
 {
     exec_ctx *x = ctx;
     hcq_interp_launch il = x->il;
-    il.group_begin = b;
-    il.group_end = e;
+    il.group_begin = x->first + b;
+    il.group_end = x->first + e;
     hcq_status s = hcq_interp_run(x->cp->ir, &il);
     if (s) {
         /* the message is thread-local to this worker: hand it over */
@@ -183,6 +184,36 @@ static hcq_status run_ir(void *ctx, uint64_t b, uint64_t e)
         pthread_mutex_unlock(&x->lock);
     }
     return s;
+}
+
+/* How a launch's groups go to the pool. Work-items are a poor measure of
+ * work: a matmul's 2048 work-items each run a whole 8 x 64 x K tile, an
+ * elementwise kernel's one element. So a launch too small to be worth
+ * waking the pool by its count (under 4096 work-items) starts on the
+ * engine thread, one group at a time, and only hands the rest to the pool
+ * once it has run SPLIT_NS: a tiny launch never pays a wake-up, a long one
+ * loses at most SPLIT_NS of parallel time. (A wake-up of the pool's
+ * sleeping workers costs some microseconds; SPLIT_NS is several times
+ * that, so splitting wins when it happens.) */
+#define SPLIT_NS 20000u
+
+static hcq_status exec_split(drv_pool *pool, exec_ctx *x, uint64_t groups, uint64_t items)
+{
+    drv_task_fn fn = x->cp->entry ? run_so : run_ir;
+    unsigned threads = drv_pool_threads(pool);
+    if (groups * items >= 4096 || threads < 2)
+        return drv_pool_run(pool, groups, BASE_MAX(1, groups / (threads * 4ull)), fn, x);
+    uint64_t t0 = hcq_now_ns(), g = 0;
+    while (g < groups) {
+        hcq_status s = fn(x, g, g + 1);
+        g++;
+        if (s) return s;
+        if (g < groups - 1 && hcq_now_ns() - t0 >= SPLIT_NS) break;
+    }
+    if (g == groups) return HCQ_OK;
+    uint64_t rest = groups - g;
+    x->first = g;
+    return drv_pool_run(pool, rest, BASE_MAX(1, rest / (threads * 4ull)), fn, x);
 }
 
 hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, const uint32_t grid[3],
@@ -198,27 +229,24 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
     }
     if (!groups || !items) return HCQ_OK;
     cpu_dev *c = cpu_of(dev);
-    unsigned threads = drv_pool_threads(c->pool);
-    /* small launches run on the engine thread: waking the pool costs more */
-    uint64_t chunk = groups * items < 4096 ? groups : BASE_MAX(1, groups / (threads * 4ull));
+    if (!cp->entry) {
+        pthread_mutex_init(&x.lock, NULL);
+        x.mem.check = mem_check;
+        x.mem.ctx = &x;
+        x.il.kernargs = kernargs;
+        x.il.kernarg_size = cp->kernarg_bytes;
+        for (int i = 0; i < 3; i++) {
+            x.il.num_groups[i] = grid[i];
+            x.il.local_size[i] = block[i];
+        }
+        x.il.mem = &x.mem;
+        x.il.cancel = (const volatile int *)&c->cancel;
+    }
+    hcq_status s = exec_split(c->pool, &x, groups, items);
     if (cp->entry) {
-        hcq_status s = drv_pool_run(c->pool, groups, chunk, run_so, &x);
         if (s) return base_err(s, "kernel `%s` cancelled: its device is being closed", cp->name);
         return HCQ_OK;
     }
-
-    pthread_mutex_init(&x.lock, NULL);
-    x.mem.check = mem_check;
-    x.mem.ctx = &x;
-    x.il.kernargs = kernargs;
-    x.il.kernarg_size = cp->kernarg_bytes;
-    for (int i = 0; i < 3; i++) {
-        x.il.num_groups[i] = grid[i];
-        x.il.local_size[i] = block[i];
-    }
-    x.il.mem = &x.mem;
-    x.il.cancel = (const volatile int *)&c->cancel;
-    hcq_status s = drv_pool_run(c->pool, groups, chunk, run_ir, &x);
     pthread_mutex_destroy(&x.lock);
     if (s) return base_err(s, "%s", x.msg[0] ? x.msg : hcq_error_message());
     return HCQ_OK;
