@@ -104,7 +104,7 @@ FORCE:
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench examples train install \
+.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench bench-compare examples train install \
         install-files uninstall man clean deps check-deps hw-kit hw-kit-check difftest
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(MAN_PAGES)
 lib: $(STATIC_LIB) $(SHARED_LIB)
@@ -261,6 +261,14 @@ demo: check-deps $(HCQ_BIN)
 
 bench: $(BENCH_BIN) $(HCQ_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+	@$(MAKE) --no-print-directory bench-compare
+
+# issue 13's table: hcq's tensor figures beside numpy (OpenBLAS) and torch,
+# interleaved rounds (ROUNDS=n, default 3); hcq alone without numpy
+bench-compare: $(B)/bench/bench_tensor
+	@if command -v python3 >/dev/null; then echo "== bench/tensor_compare.py"; \
+	  python3 bench/tensor_compare.py --bench $(B)/bench/bench_tensor; \
+	else echo "bench-compare: no python3; skipped"; fi
 
 examples: $(EXAMPLE_BIN)
 

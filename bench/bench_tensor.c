@@ -6,7 +6,13 @@
  *   - a fused f32 elementwise chain (2 inputs, 1 output, 16 Mi elements)
  *     and its bandwidth; target >= 70 % of the reference on CPUs, 85 % of
  *     the device copy on GPUs;
- *   - reduction bandwidth: a full sum (split into two kernels) and row sums;
+ *   - reduction bandwidth: a full sum (split into two kernels), row sums
+ *     and sums over axis 0; softmax along rows of 1024 (bytes read +
+ *     written once);
+ *   - the MLP 64x784-512-512-10 forward, realized and as a JIT replay, and
+ *     the round trip of a one-element op (realize + wait), medians;
+ *     bench/tensor_compare.py runs the same workloads in numpy and torch
+ *     beside this program's --json (make bench-compare);
  *   - matmul GFLOP/s over sizes, and the cores' peak FMA rate, computed as
  *     cores x 2 FMA pipes x vector lanes x 2 flops x clock (the clock
  *     measured with a chain of dependent adds, the lanes from the CPU's
@@ -249,11 +255,81 @@ static hcq_tensor *b_rows(hcq_ctx *ctx, hcq_tensor **in)
     return hcq_sum(hcq_reshape(in[0], HCQ_SHAPE(4096, -1)), HCQ_AXES(1), false);
 }
 static hcq_tensor *b_matmul(hcq_ctx *ctx, hcq_tensor **in) { (void)ctx; return hcq_matmul(in[0], in[1]); }
+static hcq_tensor *b_axis0(hcq_ctx *ctx, hcq_tensor **in)
+{
+    (void)ctx;
+    return hcq_sum(hcq_reshape(in[0], HCQ_SHAPE(4096, -1)), HCQ_AXES(0), false);
+}
+static hcq_tensor *b_softmax(hcq_ctx *ctx, hcq_tensor **in)
+{
+    (void)ctx;
+    return hcq_softmax(hcq_reshape(in[0], HCQ_SHAPE(-1, 1024)), -1);
+}
+
+/* the issue's MLP: x [64, 784], layers 784-512-512-10 ([out, in] weights
+ * as hcq_linear takes them), relu between */
+static hcq_tensor *mlp_forward(hcq_tensor *x, hcq_tensor *const *w)
+{
+    hcq_tensor *h = hcq_relu(hcq_linear(x, w[0], w[1]));
+    h = hcq_relu(hcq_linear(h, w[2], w[3]));
+    return hcq_linear(h, w[4], w[5]);
+}
+static hcq_tensor *mlp_w[6];
+static hcq_tensor *b_mlp(hcq_ctx *ctx, hcq_tensor **in) { (void)in; return mlp_forward(in[6], mlp_w + 0 * (size_t)!ctx); }
+static hcq_status jit_mlp(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = mlp_forward(in[0], mlp_w);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* median seconds of a JIT replay of the MLP, realize + synchronize */
+static double time_mlp_jit(hcq_ctx *ctx, hcq_tensor *x, int reps)
+{
+    hcq_device *dev = hcq_ctx_device(ctx);
+    hcq_jit *j = hcq_jit_create(ctx, jit_mlp, NULL);
+    if (!j) die("jit");
+    double v[64];
+    if (reps > 64) reps = 64;
+    for (int r = 0; r < reps + 2; r++) { /* the first two run fn and capture */
+        size_t m = hcq_ctx_mark(ctx);
+        hcq_tensor *y;
+        if (hcq_device_synchronize(dev)) die("sync");
+        double t0 = now_s();
+        if (hcq_jit_run(j, &x, 1, &y, 1) || hcq_realize(y) || hcq_device_synchronize(dev)) die("jit run");
+        if (r >= 2) v[r - 2] = now_s() - t0;
+        hcq_ctx_release(ctx, m);
+    }
+    hcq_jit_destroy(j);
+    qsort(v, (size_t)reps, sizeof *v, cmp_double);
+    return v[reps / 2];
+}
+
+/* median seconds of realize + synchronize of a one-element op (kernel
+ * cached): the host's round trip to the device and back */
+static double time_tiny(hcq_ctx *ctx)
+{
+    enum { RUNS = 200 };
+    static double v[RUNS];
+    hcq_device *dev = hcq_ctx_device(ctx);
+    hcq_tensor *t = hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(1));
+    if (!t || hcq_realize(t) || hcq_device_synchronize(dev)) die("tiny input");
+    for (int r = 0; r < RUNS + 5; r++) {
+        size_t m = hcq_ctx_mark(ctx);
+        hcq_tensor *y = hcq_add_s(t, 1.0);
+        double t0 = now_s();
+        if (!y || hcq_realize(y) || hcq_device_synchronize(dev)) die("tiny");
+        if (r >= 5) v[r - 5] = now_s() - t0;
+        hcq_ctx_release(ctx, m);
+    }
+    qsort(v, RUNS, sizeof *v, cmp_double);
+    return v[RUNS / 2];
 }
 
 /* Host time per kernel, nothing compiled, median of 200:
@@ -353,7 +429,7 @@ int main(int argc, char **argv)
     double ref = is_cpu ? mc : devcopy; /* the brief's references: memcpy on CPUs, the device's copy on GPUs */
 
     /* inputs */
-    hcq_tensor *in[6];
+    hcq_tensor *in[7];
     in[0] = hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(N));
     in[1] = hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(N));
     in[2] = hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(64, 100));
@@ -366,14 +442,29 @@ int main(int argc, char **argv)
     double ew = 3.0 * (double)bytes / t_chain * 1e-9;
     double t_sum = time_realize(ctx, b_sum, in, 8), red = (double)bytes / t_sum * 1e-9;
     double t_rows = time_realize(ctx, b_rows, in, 8), rows = (double)bytes / t_rows * 1e-9;
+    double t_axis0 = time_realize(ctx, b_axis0, in, 8), axis0 = (double)bytes / t_axis0 * 1e-9;
+    /* softmax of 16 Ki rows of 1024: bytes read + written once */
+    double t_soft = time_realize(ctx, b_softmax, in, 8), soft = 2.0 * (double)bytes / t_soft * 1e-9;
 
-    static const int sizes[] = {128, 256, 512, 1000, 1024};
-    double mm[5];
-    for (int i = 0; i < 5; i++) {
+    static const int64_t mlp_dims[4] = {784, 512, 512, 10};
+    for (int l = 0; l < 3; l++) {
+        mlp_w[2 * l] = hcq_mul_s(hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(mlp_dims[l + 1], mlp_dims[l])), 0.05);
+        mlp_w[2 * l + 1] = hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(mlp_dims[l + 1]));
+    }
+    in[6] = hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(64, 784));
+    if (hcq_realize_all(mlp_w, 6) || hcq_realize(in[6])) die("mlp inputs");
+    (void)time_realize(ctx, b_mlp, in, 2); /* compile */
+    double t_mlp = time_realize(ctx, b_mlp, in, 20), t_mlp_jit = time_mlp_jit(ctx, in[6], 21);
+    double t_tiny = time_tiny(ctx);
+
+    static const int sizes[] = {128, 256, 512, 1000, 1024, 2048};
+    enum { NMM = 6 };
+    double mm[NMM];
+    for (int i = 0; i < NMM; i++) {
         int s = sizes[i];
         hcq_tensor *m2[2] = {hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(s, s)), hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(s, s))};
         if (hcq_realize_all(m2, 2)) die("matmul inputs");
-        double t = time_realize(ctx, b_matmul, m2, s >= 1000 ? 5 : 10);
+        double t = time_realize(ctx, b_matmul, m2, s >= 2000 ? 3 : s >= 1000 ? 5 : 10);
         mm[i] = 2.0 * s * s * (double)s / t * 1e-9;
     }
 
@@ -393,7 +484,7 @@ int main(int argc, char **argv)
     double peak = is_cpu ? threads * 2.0 * lanes * 2.0 * ghz : 0;
     double fma_meas = is_cpu ? measured_fma(&cf, threads) : 0;
 
-    double ew_pct = ref > 0 ? 100 * ew / ref : 0, mm_pct = peak > 0 ? 100 * mm[4] / peak : 0;
+    double ew_pct = ref > 0 ? 100 * ew / ref : 0, mm_pct = peak > 0 ? 100 * mm[4] / peak : 0 /* 1024^3 */;
     double ew_target = is_cpu ? 70 : 85;
     bool ok_ew = ew_pct >= ew_target, ok_mm = !is_cpu || mm_pct >= 25, ok_us = us_max < 100;
 
@@ -403,8 +494,11 @@ int main(int argc, char **argv)
         printf("  \"memcpy_gbs\": %.2f,\n  \"device_copy_gbs\": %.2f,\n", mc, devcopy);
         printf("  \"elementwise_gbs\": %.2f,\n  \"elementwise_pct_of_copy\": %.1f,\n", ew, ew_pct);
         printf("  \"sum_gbs\": %.2f,\n  \"row_sum_gbs\": %.2f,\n", red, rows);
+        printf("  \"axis0_sum_gbs\": %.2f,\n  \"softmax_gbs\": %.2f,\n", axis0, soft);
+        printf("  \"mlp_forward_ms\": %.3f,\n  \"mlp_forward_jit_ms\": %.3f,\n", t_mlp * 1e3, t_mlp_jit * 1e3);
+        printf("  \"tiny_realize_wait_us\": %.1f,\n", t_tiny * 1e6);
         printf("  \"matmul_gflops\": {");
-        for (int i = 0; i < 5; i++) printf("%s\"%d\": %.1f", i ? ", " : "", sizes[i], mm[i]);
+        for (int i = 0; i < NMM; i++) printf("%s\"%d\": %.1f", i ? ", " : "", sizes[i], mm[i]);
         printf("},\n  \"clock_ghz\": %.2f,\n  \"fma_lanes\": %d,\n  \"peak_gflops\": %.1f,\n", ghz, lanes, peak);
         printf("  \"measured_fma_gflops\": %.1f,\n  \"matmul_1024_pct_of_peak\": %.1f,\n", fma_meas, mm_pct);
         printf("  \"sched_lower_us\": {\"elementwise\": %.1f, \"softmax\": %.1f, \"matmul\": %.1f},\n", us_chain, us_soft, us_mm);
@@ -419,7 +513,11 @@ int main(int argc, char **argv)
                ew_pct, ew_target, ok_ew ? "ok" : "MISSED");
         printf("  %-44s %10.2f GB/s\n", "sum of 16 Mi f32", red);
         printf("  %-44s %10.2f GB/s\n", "row sums, 4096 x 4096 f32", rows);
-        for (int i = 0; i < 5; i++) {
+        printf("  %-44s %10.2f GB/s\n", "sum over axis 0, 4096 x 4096 f32", axis0);
+        printf("  %-44s %10.2f GB/s\n", "softmax 16384 x 1024 f32 (read + write)", soft);
+        printf("  %-44s %10.3f ms (JIT replay %.3f ms)\n", "MLP 64x784-512-512-10 forward", t_mlp * 1e3, t_mlp_jit * 1e3);
+        printf("  %-44s %10.1f us\n", "1-element op, realize + wait (median)", t_tiny * 1e6);
+        for (int i = 0; i < NMM; i++) {
             char what[64];
             snprintf(what, sizeof what, "matmul %d x %d x %d f32", sizes[i], sizes[i], sizes[i]);
             printf("  %-44s %10.1f GFLOP/s\n", what, mm[i]);
