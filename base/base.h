@@ -46,6 +46,8 @@ typedef struct base_env {
     uint32_t staging_slots;  /* HCQ_STAGING_SLOTS (default 8) */
     uint64_t timeline_start; /* HCQ_TIMELINE_START: first timeline value (tests of wrap) */
     uint32_t ring_shift;     /* HCQ_RING_SHIFT: command rings of 2^N entries/dwords (0: the backend's) */
+    uint64_t spin_ns;        /* HCQ_SPIN_US: how long a waiting thread spins before it sleeps (host waits,
+                                idle CPU-device engines); default BASE_DEFAULT_SPIN_US */
     const char *status_dir;  /* HCQ_STATUS_DIR: where open devices publish their progress for `hcq top`
                                 (default /dev/shm/hcq-<uid>; "off" publishes nothing) */
     /* not ours, read for defaults (compiler/): */
@@ -58,6 +60,11 @@ typedef struct base_env {
 /* A compiler run longer than this is killed (generous: an -O3 build of a
  * large fused kernel takes seconds; one running for minutes is stuck). */
 #define BASE_DEFAULT_COMPILE_TIMEOUT_S 300
+
+/* Long enough to cover a tiny kernel's round trip and the host's own work
+ * between two launches, so neither side needs a syscall to wake the other;
+ * short enough that an idle process stops burning a core at once. */
+#define BASE_DEFAULT_SPIN_US 50
 
 /* The LIBDIR the build was configured with (where `make install` puts the
  * libraries; base/version.c from $(B)/revision.h). */
@@ -118,6 +125,25 @@ static inline bool base_is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
 
 /* Sleeps, for backoff in waits. */
 void base_sleep_ns(uint64_t ns);
+/* A bounded spin-wait, for a thread that expects what it waits for within
+ * microseconds and would otherwise sleep and need a syscall to be woken:
+ *
+ *     base_spin sp;
+ *     base_spin_begin(&sp);
+ *     while (!ready()) if (!base_spin_step(&sp)) { sleep until woken; base_spin_begin(&sp); }
+ *
+ * A step returns false once HCQ_SPIN_US have passed since the first step
+ * (then sleep). The first BASE_SPIN_PAUSE_NS of a spin pause the core; later
+ * steps yield it (sched_yield), so on a machine with more runnable threads
+ * than cores the thread being waited for gets to run instead of the
+ * spinner eating its time slice. */
+typedef struct base_spin {
+    uint64_t start, budget_ns;
+} base_spin;
+#define BASE_SPIN_PAUSE_NS 3000u
+void base_spin_begin(base_spin *sp);
+bool base_spin_step(base_spin *sp);
+
 /* Formats a byte count as "1.5 MiB" into buf. */
 const char *base_fmt_bytes(char *buf, size_t size, uint64_t bytes);
 

@@ -100,6 +100,7 @@ static void env_read(void)
         e.ring_shift = 0;
     }
     e.status_dir = env_str("HCQ_STATUS_DIR");
+    e.spin_ns = env_num("HCQ_SPIN_US", BASE_DEFAULT_SPIN_US, 0, 100000, "microseconds (0: sleep at once)") * 1000ull;
     env = e;
 }
 

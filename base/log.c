@@ -1,6 +1,7 @@
 #include "base/base.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <time.h>
 
 void base_log(int level, const char *fmt, ...)
@@ -26,6 +27,30 @@ void base_sleep_ns(uint64_t ns)
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
     }
+}
+
+void base_spin_begin(base_spin *sp)
+{
+    sp->start = 0;
+    sp->budget_ns = base_env_get()->spin_ns;
+}
+
+bool base_spin_step(base_spin *sp)
+{
+    uint64_t now = hcq_now_ns();
+    if (!sp->start) sp->start = now;
+    uint64_t t = now - sp->start;
+    if (t >= sp->budget_ns) return false;
+    if (t < BASE_SPIN_PAUSE_NS) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    } else {
+        sched_yield();
+    }
+    return true;
 }
 
 const char *base_fmt_bytes(char *buf, size_t size, uint64_t bytes)

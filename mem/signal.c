@@ -183,28 +183,26 @@ hcq_status hcq_signal_wait(const hcq_signal *sig, uint64_t target, uint64_t time
     return mem_wait(sig->dev, sig->cpu, sig->va, target, timeout_ns, "signal");
 }
 
-/* Spin briefly (most waits end within microseconds), then sleep on the
- * device's progress notifications, or in short steps for devices whose
- * engines cannot notify. The fault flag is checked on every round, so a
- * faulted device ends the wait at once instead of at the timeout. */
+/* Spin for HCQ_SPIN_US (most waits end within microseconds, and an engine
+ * that notifies progress makes no syscall while nobody sleeps), then sleep
+ * on the device's progress notifications, or in short steps for devices
+ * whose engines cannot notify. The fault flag is checked on every round,
+ * so a faulted device ends the wait at once instead of at the timeout. */
 hcq_status mem_wait(hcq_device *dev, const uint64_t *cpu, uint64_t va, uint64_t target, uint64_t timeout_ns,
                     const char *what)
 {
     if (!timeout_ns) timeout_ns = base_env_get()->timeout_ns;
+    base_spin sp;
+    base_spin_begin(&sp);
     uint64_t start = 0;
-    for (unsigned i = 0;; i++) {
+    for (unsigned sleeps = 0;;) {
         uint64_t seq = drv_waiter_seq(dev);
         if (load_value(cpu) >= target) return HCQ_OK;
         if (atomic_load(&dev->faulted)) return drv_fault_status(dev);
-        if (i < 200) {
-#if defined(__x86_64__)
-            __builtin_ia32_pause();
-#endif
-            continue;
-        }
+        if (!start && base_spin_step(&sp)) continue;
         uint64_t now = hcq_now_ns();
-        if (!start) start = now;
-        if (dev->be->poll && i % 8 == 0) dev->be->poll(dev);
+        if (!start) start = sp.start ? sp.start : now;
+        if (dev->be->poll && sleeps++ % 8 == 0) dev->be->poll(dev);
         uint64_t spent = now - start;
         if (spent >= timeout_ns) {
             uint64_t v = load_value(cpu); /* a last look: it may have just arrived */

@@ -52,17 +52,19 @@ static bool check_addr(hcq_device *dev, cpu_engine *e, uint64_t addr, uint64_t s
 }
 
 /* Parks on a wait until the value arrives, the device faults or the engine
- * is stopped. Spins briefly first: most waits are satisfied within
+ * is stopped. Spins for HCQ_SPIN_US first: most waits are satisfied within
  * microseconds by the other engine. */
 static bool engine_wait(hcq_device *dev, cpu_engine *e, uint64_t addr, uint64_t value)
 {
     atomic_store(&e->state, ST_WAIT);
     e->state_arg = addr;
-    for (unsigned spin = 0;; spin++) {
+    base_spin sp;
+    base_spin_begin(&sp);
+    for (bool spin = true;;) {
         uint64_t seq = drv_progress_seq(dev);
         if (sig_load(addr) >= value) return true;
         if (atomic_load(&e->stop) || atomic_load(&dev->faulted)) return false;
-        if (spin < 64) continue;
+        if (spin && (spin = base_spin_step(&sp))) continue;
         /* signals written by other devices or the host do not notify this
          * device, so sleep in short steps */
         drv_progress_wait(dev, seq, 200000);
@@ -165,13 +167,20 @@ static void *engine_main(void *arg)
     cpu_engine *e = arg;
     hcq_device *dev = e->dev;
     uint32_t pk[CPU_MAX_PKT_DW];
-    unsigned idle_spins = 0;
+    /* Idle, the engine spins for HCQ_SPIN_US before it sleeps: work that
+     * comes meanwhile (the host's next launch, typically microseconds
+     * after it saw the last one finish) is taken without the submitter
+     * making a syscall to wake it (ring_doorbell signals only a sleeper),
+     * and the spin is bounded, so an idle device burns no core. */
+    base_spin idle;
+    base_spin_begin(&idle);
     while (!atomic_load(&e->stop)) {
         uint64_t r = atomic_load_explicit(&e->rptr, memory_order_relaxed);
         uint64_t w = atomic_load_explicit(&e->wptr, memory_order_acquire);
         if (r == w || atomic_load(&dev->faulted)) {
             atomic_store(&e->state, atomic_load(&dev->faulted) ? ST_FAULT : ST_IDLE);
-            if (++idle_spins < 256) continue;
+            if (base_spin_step(&idle)) continue;
+            base_spin_begin(&idle);
             /* sleep until the doorbell; `sleeping` is raised before wptr is
              * re-read, and the submitter reads it after publishing wptr */
             pthread_mutex_lock(&e->lock);
@@ -183,7 +192,7 @@ static void *engine_main(void *arg)
             pthread_mutex_unlock(&e->lock);
             continue;
         }
-        idle_spins = 0;
+        base_spin_begin(&idle);
         uint32_t h = e->ring[r % e->ring_dw];
         uint32_t op = CPU_PKT_OP(h), n = CPU_PKT_NDW(h);
         if (op >= CPU_OP_COUNT || n != cpu_ops[op].ndw || r + n > w) {
