@@ -207,10 +207,12 @@ static hcq_status usable_dir(const char **dir_out)
     return st;
 }
 
-void cc_cache_path(const cc_cache_key *key, char *buf, size_t size)
+static void entry_path(const cc_cache_key *key, const char *ext, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s/%s.bin", hcq_cache_dir(), key->hex);
+    snprintf(buf, size, "%s/%s%s", hcq_cache_dir(), key->hex, ext);
 }
+
+void cc_cache_path(const cc_cache_key *key, char *buf, size_t size) { entry_path(key, ".bin", buf, size); }
 
 hcq_status cc_make_temp_dir(char *buf, size_t size)
 {
@@ -317,12 +319,12 @@ static const char *entry_problem(const uint8_t *f, size_t size)
     return NULL;
 }
 
-bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out)
+bool cc_cache_get_ext(const cc_cache_key *key, const char *ext, void **data_out, size_t *size_out)
 {
     const char *dir;
     if (usable_dir(&dir)) return false;
     char path[PATH_MAX];
-    cc_cache_path(key, path, sizeof path);
+    entry_path(key, ext, path, sizeof path);
     uint8_t *f;
     size_t size;
     if (!read_file(path, &f, &size)) return false;
@@ -337,6 +339,11 @@ bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out)
     *data_out = f;
     *size_out = n;
     return true;
+}
+
+bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out)
+{
+    return cc_cache_get_ext(key, ".bin", data_out, size_out);
 }
 
 static hcq_status write_all(int fd, const uint8_t *p, size_t n, const char *path)
@@ -359,14 +366,14 @@ hcq_status cc_cache_miss_allowed(const char *kernel, const char *target)
                     "or `make hw-kit`), or unset HCQ_CACHE_ONLY", kernel, target, hcq_cache_dir(), target);
 }
 
-hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size)
+hcq_status cc_cache_put_ext(const cc_cache_key *key, const char *ext, const void *data, size_t size)
 {
     const char *dir;
     hcq_status st = usable_dir(&dir);
     if (st) return st;
     static atomic_uint seq; /* distinct temp names for threads of one process */
     char final[PATH_MAX], tmp[PATH_MAX + 64];
-    cc_cache_path(key, final, sizeof final);
+    entry_path(key, ext, final, sizeof final);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", final, (long)getpid(), atomic_fetch_add(&seq, 1));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return base_err(HCQ_EIO, "cache: cannot create %s: %s", tmp, strerror(errno));
@@ -382,6 +389,11 @@ hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size)
     if (!st && rename(tmp, final) != 0) st = base_err(HCQ_EIO, "cache: renaming %s to %s: %s", tmp, final, strerror(errno));
     if (st) unlink(tmp);
     return st;
+}
+
+hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size)
+{
+    return cc_cache_put_ext(key, ".bin", data, size);
 }
 
 /* ** host identity */

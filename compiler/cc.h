@@ -57,6 +57,11 @@ bool cc_cache_get(const cc_cache_key *key, void **data_out, size_t *size_out);
 /* Writes to a temp file in the cache directory and renames it into place,
  * so concurrent writers of one key (threads or processes) are safe. */
 hcq_status cc_cache_put(const cc_cache_key *key, const void *data, size_t size);
+/* The same for entries that are no kernel binary, named <key hex><ext>
+ * (".probe": what a compiler said about itself, see toolchain.c), so that
+ * tools and tests counting kernels (*.bin) do not count them. */
+bool cc_cache_get_ext(const cc_cache_key *key, const char *ext, void **data_out, size_t *size_out);
+hcq_status cc_cache_put_ext(const cc_cache_key *key, const char *ext, const void *data, size_t size);
 /* HCQ_OK when a cache miss may run a compiler; under HCQ_CACHE_ONLY=1 an
  * error naming the kernel, the target and the cache directory (the
  * hardware kit runs where no compiler is, and must say what it lacks). */

@@ -12,9 +12,8 @@
 
 static char cache_dir[256];
 
-static void fresh_cache(void)
+static void fresh_cache_dir(void)
 {
-    tu_need_clang();
     snprintf(cache_dir, sizeof cache_dir, "/tmp/hcq-test-cache-XXXXXX");
     cr_assert_not_null(mkdtemp(cache_dir));
     setenv("HCQ_CACHE_DIR", cache_dir, 1);
@@ -22,21 +21,33 @@ static void fresh_cache(void)
     cr_assert_str_eq(hcq_cache_dir(), cache_dir);
 }
 
+static void fresh_cache(void)
+{
+    tu_need_clang();
+    fresh_cache_dir();
+}
+
 static void rm_cache(void)
 {
     if (cache_dir[0]) cc_remove_temp_dir(cache_dir);
 }
 
-/* counts entries of the cache dir: .bin files and anything else */
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n > t && strcmp(s + n - t, tail) == 0;
+}
+
+/* counts entries of the cache dir: .bin files and anything else (but the
+ * compiler's .probe memo, written by whichever test first finds clang) */
 static void count_entries(int *bins, int *other)
 {
     *bins = *other = 0;
     DIR *d = opendir(cache_dir);
     cr_assert_not_null(d);
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        size_t n = strlen(e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".bin") == 0) (*bins)++;
+        if (e->d_name[0] == '.' || ends_with(e->d_name, ".probe")) continue;
+        if (ends_with(e->d_name, ".bin")) (*bins)++;
         else (*other)++;
     }
     closedir(d);
@@ -115,6 +126,83 @@ Test(compile_toolchain, finds_the_newest_clang)
     cr_assert_eq(cc_clang(&ci), HCQ_OK);
     cr_assert(strstr(ci->version, "clang version"), "%s", ci->version);
     cr_assert(strncmp(ci->label, "clang ", 6) == 0, "%s", ci->label);
+}
+
+/* A fake clang that counts its runs; cc_clang in a fresh child process
+ * (the clang found is process-wide); the version it took, or "" */
+static void fake_clang(const char *path, const char *count, const char *version)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\necho run >> %s\necho '%s (fake)'\n", count, version);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(path, 0700), 0);
+}
+
+static void version_in_child(char *out, size_t size)
+{
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t kid = fork();
+    cr_assert(kid >= 0);
+    if (kid == 0) {
+        const cc_clang_info *ci;
+        const char *v = cc_clang(&ci) == HCQ_OK ? ci->version : "";
+        (void)!write(p[1], v, strlen(v));
+        _exit(0);
+    }
+    close(p[1]);
+    ssize_t n = read(p[0], out, size - 1);
+    out[n > 0 ? n : 0] = 0;
+    close(p[0]);
+    int ws;
+    cr_assert_eq(waitpid(kid, &ws, 0), kid);
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;) n += c == '\n';
+    if (f) fclose(f);
+    return n;
+}
+
+/* A process whose kernels are all cached must not run `clang --version`
+ * (22 ms of a 25 ms start): what the compiler said is remembered in the
+ * cache under the identity of its files, and asked again once they change */
+Test(compile_toolchain, compiler_probe_is_remembered_until_the_binary_changes, .fini = rm_cache)
+{
+    fresh_cache_dir(); /* nothing here looks for clang before the children do */
+    char dir[] = "/tmp/hcq-test-fakecc-XXXXXX", cc[512], count[512], v[256];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cc, sizeof cc, "%s/clang", dir);
+    /* not beside it: a new file in the compiler's directory changes its identity too */
+    snprintf(count, sizeof count, "%s.runs", dir);
+    fake_clang(cc, count, "clang version 99.1.2");
+    setenv("HCQ_CLANG", cc, 1);
+    base_env_reload();
+    version_in_child(v, sizeof v);
+    cr_assert_str_eq(v, "clang version 99.1.2 (fake)");
+    cr_assert_eq(count_lines(count), 1);
+    version_in_child(v, sizeof v); /* from the memo */
+    cr_assert_str_eq(v, "clang version 99.1.2 (fake)");
+    cr_assert_eq(count_lines(count), 1, "the compiler was run again though its files did not change");
+    /* the same size and mtime, other contents: the ctime still moves */
+    struct stat sb;
+    cr_assert_eq(stat(cc, &sb), 0);
+    usleep(20000);
+    fake_clang(cc, count, "clang version 99.1.3");
+    struct timespec times[2] = {sb.st_atim, sb.st_mtim};
+    cr_assert_eq(utimensat(AT_FDCWD, cc, times, 0), 0);
+    version_in_child(v, sizeof v);
+    cr_assert_str_eq(v, "clang version 99.1.3 (fake)", "a changed compiler was answered from the memo");
+    cr_assert_eq(count_lines(count), 2);
+    unsetenv("HCQ_CLANG");
+    base_env_reload();
+    unlink(cc);
+    unlink(count);
+    rmdir(dir);
 }
 
 Test(compile_toolchain, require_clang_says_what_needs_it)
