@@ -32,16 +32,59 @@ static const char prelude[] =
     "#define HCQ_ISINF(x) __builtin_isinf(x)\n#define HCQ_FABS(x) __builtin_fabs(x)\n"
     "#define HCQ_SIGNBIT(x) __builtin_signbit(x)\n#define HCQ_CLZLL(x) __builtin_clzll(x)\n"
     "#define HCQ_SINF(x) __builtin_sinf(x)\n#define HCQ_SIN(x) __builtin_sin(x)\n"
-    "#define HCQ_EXP2F(x) __builtin_exp2f(x)\n#define HCQ_EXP2(x) __builtin_exp2(x)\n"
-    "#define HCQ_LOG2F(x) __builtin_log2f(x)\n#define HCQ_LOG2(x) __builtin_log2(x)\n"
+    "#define HCQ_EXP2F(x) hcq_exp2f(x)\n#define HCQ_EXP2(x) __builtin_exp2(x)\n"
+    "#define HCQ_LOG2F(x) hcq_log2f(x)\n#define HCQ_LOG2(x) __builtin_log2(x)\n"
     "#define HCQ_SQRTF(x) __builtin_sqrtf(x)\n#define HCQ_SQRT(x) __builtin_sqrt(x)\n"
     "#define HCQ_TRUNCF(x) __builtin_truncf(x)\n#define HCQ_TRUNC(x) __builtin_trunc(x)\n"
     "#define HCQ_FMAF(a, b, c) __builtin_fmaf(a, b, c)\n#define HCQ_FMA(a, b, c) __builtin_fma(a, b, c)\n"
     /* f16 rounding in hardware where the target has it (F16C: two instructions) */
     "#ifdef __FLT16_MANT_DIG__\n#define HCQ_RH_FLOAT16 1\n#endif\n";
 
-/* after the helpers (their types): the CPU ABI's */
+/* after the helpers (their types): f32 exp2 and log2 that clang vectorises
+ * (libm's exp2f/log2f are calls, which keep every loop that holds one
+ * scalar: softmax, exp, log, pow, sigmoid, ...), then the CPU ABI's.
+ *
+ * Both compute in double and round once to float at the end, so the
+ * conversion does overflow, underflow and denormals, and the result is the
+ * correctly rounded one except next to a tie: within 1 ulp of the exact
+ * value everywhere (HCQ_IR_TRANSCENDENTAL_ULP is 2; checked over every
+ * float by tests/unit/test_render_cpu_math.c).
+ *   exp2: x clamped to [-151, 129] (NaN passes: comparisons are false),
+ *     x = n + f with n = round(x) (the 1.5 * 2^52 trick leaves n in the low
+ *     bits of t, from which 2^n is built), |f| <= 1/2, and 2^f by Taylor to
+ *     f^9 (truncation below 2^-37 relative).
+ *   log2: x = 2^e * m from the bits of (double)x (a float denormal is a
+ *     normal double), m in [sqrt(1/2), sqrt(2)), and log2 m = 2/ln2 *
+ *     atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, by its series to s^13
+ *     (truncation below 2^-34); 0, inf, negatives and NaN by selects. */
 static const char prelude_abi[] =
+    "H float hcq_exp2f(float x) {\n"
+    "  double d = (double)x;\n"
+    "  d = d > 129.0 ? 129.0 : d;\n"
+    "  d = d < -151.0 ? -151.0 : d;\n"
+    "  double t = d + 0x1.8p52, f = d - (t - 0x1.8p52);\n"
+    "  double p = 0x1.b5253d395e7c1p-24;\n"
+    "  p = p * f + 0x1.62c0223a5c822p-20; p = p * f + 0x1.ffcbfc588b0c5p-17; p = p * f + 0x1.430912f86c786p-13;\n"
+    "  p = p * f + 0x1.5d87fe78a6730p-10; p = p * f + 0x1.3b2ab6fba4e77p-7; p = p * f + 0x1.c6b08d704a0bfp-5;\n"
+    "  p = p * f + 0x1.ebfbdff82c58ep-3; p = p * f + 0x1.62e42fefa39efp-1; p = p * f + 1.0;\n"
+    "  return (float)(p * hcq_bitsd((hcq_dbits(t) << 52) + (1023ull << 52)));\n"
+    "}\n"
+    "H float hcq_log2f(float x) {\n"
+    "  u64 b = hcq_dbits((double)x);\n"
+    "  double m = hcq_bitsd((b & 0xfffffffffffffull) | 0x3ff0000000000000ull);\n"
+    "  i32 e = (i32)((b >> 52) & 0x7ffu) - 1023;\n"
+    "  i32 big = m > 0x1.6a09e667f3bcdp+0;\n"
+    "  m = big ? m * 0.5 : m;\n"
+    "  e += big;\n"
+    "  double s = (m - 1.0) / (m + 1.0), z = s * s;\n"
+    "  double p = 0x1.c68f568d31761p-3;\n"
+    "  p = p * z + 0x1.0c9a84994022dp-2; p = p * z + 0x1.484b13d7c02a9p-2; p = p * z + 0x1.a61762a7adedap-2;\n"
+    "  p = p * z + 0x1.2776c50ef9bfep-1; p = p * z + 0x1.ec709dc3a03fep-1; p = p * z + 0x1.71547652b82fep+1;\n"
+    "  float r = (float)((double)e + s * p);\n"
+    "  r = x == __builtin_inff() ? x : r;\n"
+    "  r = x == 0.0f ? -__builtin_inff() : r;\n"
+    "  return x < 0.0f || x != x ? __builtin_nanf(\"\") : r;\n"
+    "}\n"
     "typedef struct { u32 num_groups[3]; u32 local_size[3]; } hcq_cpu_dims;\n"
     "#define HCQ_EXPORT __attribute__((visibility(\"default\")))\n";
 
