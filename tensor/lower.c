@@ -229,8 +229,8 @@ static void choose(tt_lw *L, tt_node *root)
         }
         /* a reduction across rows (sum over axis 0): each work-item keeps a
          * strip of contiguous outputs and adds one row segment of the
-         * strip per step. Wide strips (up to 64 floats: 4 vector
-         * registers of accumulators, 256 bytes of each row) keep the walk
+         * strip per step. Wide strips (up to 128 floats: 8 vector
+         * registers of accumulators, 512 bytes of each row) keep the walk
          * down the rows a few long streams the prefetcher follows, instead
          * of one cache line per page (a 16-float strip of a 4096-wide f32
          * matrix reads 64 bytes every 16 KiB); narrower when the strips
@@ -243,7 +243,7 @@ static void choose(tt_lw *L, tt_node *root)
             if (vec) {
                 int64_t w = S[dv] % 16 == 0 ? 16 : 8;
                 uint64_t cores = pr->compute_units ? pr->compute_units : 1;
-                while (w < 64 && S[dv] % (w * 2) == 0 && n / (uint64_t)(P->up[0] * w * 2) >= 4 * cores) w *= 2;
+                while (w < 128 && S[dv] % (w * 2) == 0 && n / (uint64_t)(P->up[0] * w * 2) >= 4 * cores) w *= 2;
                 P->up_dim[1] = dv;
                 P->up[1] = w;
             }
