@@ -9,21 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-typedef struct stat3 {
-    double p10, median, p90;
-} stat3;
-
-static stat3 stats(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return (stat3){v[n / 10], v[n / 2], v[(n * 9) / 10]};
-}
+#include "bench/bench_stats.h"
 
 static void die(const char *what)
 {
