@@ -313,7 +313,7 @@ int tool_trace(int argc, char **argv)
         rmdir(dir);
         return 1;
     }
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    memcpy(sa.sun_path, sock, strlen(sock) + 1); /* its length was checked above */
     if (bind(c.listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(c.listen_fd, 64) < 0) {
         fprintf(stderr, "hcq trace: cannot listen at %s: %s\n", sock, strerror(errno));
         rmdir(dir);

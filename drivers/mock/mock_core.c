@@ -326,7 +326,7 @@ static hcq_status parse(const char *spec, mock_config *c)
     char *copy = strdup(spec ? spec : "");
     if (!copy) return base_err(HCQ_ENOMEM, "mock: out of memory");
     hcq_status s = HCQ_OK;
-    char hang[sizeof c->hang_engine + 8] = "";
+    char hang[sizeof c->hang_engine] = ""; /* longer values are refused below */
     for (char *save = NULL, *kv = strtok_r(copy, ",", &save); kv && !s; kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
         if (!v) {

@@ -358,12 +358,10 @@ void nv_why_absent(char *buf, size_t size)
         free(cards);
         return;
     }
-    uint32_t valid = 0;
     snprintf(buf, size, "the NVIDIA driver lists no GPU (NV_ESC_CARD_INFO on %s has no valid entry): see "
              "`nvidia-smi` and `sudo dmesg | grep -i nvrm`", ctl);
     for (uint32_t i = 0; i < NV_CARD_INFO_MAX; i++) {
         if (!cards[i].valid) continue;
-        valid++;
         char path[32], hint[512];
         snprintf(path, sizeof path, "/dev/nvidia%u", cards[i].minor_number);
         rc = sys_exists(path);
