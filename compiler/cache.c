@@ -39,7 +39,15 @@
 
 /* ** the directory */
 static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *dir_cached; /* process-wide, replaced (and the old one kept) only when the environment changes */
+/* Every directory string handed out, newest first. Old ones stay
+ * allocated, since callers may still hold them (this happens only when
+ * tests change the environment), and stay linked so they remain reachable
+ * (LeakSanitizer counts a dropped one as a leak). */
+typedef struct dir_name {
+    struct dir_name *next;
+    char path[];
+} dir_name;
+static dir_name *dir_names; /* process-wide */
 
 const char *hcq_cache_dir(void)
 {
@@ -54,13 +62,16 @@ const char *hcq_cache_dir(void)
     else
         snprintf(want, sizeof want, "/tmp/hcq-cache-%u", (unsigned)getuid());
     pthread_mutex_lock(&dir_lock);
-    if (!dir_cached || strcmp(dir_cached, want) != 0) {
-        /* Old strings stay allocated: callers may still hold them. This
-         * happens only when tests change the environment. */
-        char *n = strdup(want);
-        if (n) dir_cached = n;
+    if (!dir_names || strcmp(dir_names->path, want) != 0) {
+        size_t len = strlen(want);
+        dir_name *n = malloc(sizeof *n + len + 1);
+        if (n) {
+            memcpy(n->path, want, len + 1);
+            n->next = dir_names;
+            dir_names = n;
+        }
     }
-    const char *d = dir_cached ? dir_cached : "/tmp";
+    const char *d = dir_names ? dir_names->path : "/tmp";
     pthread_mutex_unlock(&dir_lock);
     return d;
 }

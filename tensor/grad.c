@@ -453,7 +453,7 @@ done:
         free(list);
         return s;
     }
-    qsort(list, nl, sizeof *list, by_id_desc);
+    if (nl) qsort(list, nl, sizeof *list, by_id_desc);
     *out = list;
     *count = nl;
     return HCQ_OK;

@@ -192,7 +192,7 @@ static bool compile_dir(job *j, const char *dir)
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n) qsort(names, n, sizeof *names, cmp_str); /* names is NULL when there are none */
     bool go_on = true;
     for (size_t i = 0; i < n; i++) {
         char path[4096];

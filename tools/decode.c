@@ -232,7 +232,7 @@ static void decode_dir(const char *dir, opts *o)
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str); /* the sequence number leads the name */
+    if (n) qsort(names, n, sizeof *names, cmp_str); /* the sequence number leads the name; names is NULL when none */
     for (size_t i = 0; i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);

@@ -151,7 +151,7 @@ static int by_time(const void *a, const void *b)
 
 static void print_summary(FILE *f, summary *s, bool json)
 {
-    qsort(s->v, s->n, sizeof *s->v, by_time);
+    if (s->n) qsort(s->v, s->n, sizeof *s->v, by_time); /* v is NULL when nothing was called */
     uint64_t ns = 0, calls = 0, errors = 0;
     for (size_t i = 0; i < s->n; i++) ns += s->v[i].ns, calls += s->v[i].calls, errors += s->v[i].errors;
     if (json) {
