@@ -279,29 +279,9 @@ hcq_status cc_twin_module_load(const void *so, size_t size, cc_twin_module *out)
     return HCQ_OK;
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TWIN_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) && !defined(TWIN_ASAN)
-#define TWIN_ASAN 1
-#endif
-
 void cc_twin_module_unload(cc_twin_module *m)
 {
     if (!m) return;
-#ifdef TWIN_ASAN
-    /* Under ASan a twin stays loaded (and its memfd open, so its
-     * /proc/self/fd name is not reused): twins keep work-group state in
-     * thread_local variables, and LeakSanitizer's exit scan follows the
-     * dynamic-TLS slots of threads that ran a module since dlclosed into
-     * freed ranges and crashes ("Tracer caught signal 11" at a DTLS range
-     * such as 0x600000208-0xe0000130a). A sanitizer build trades the memory
-     * for a scan that completes. */
-    memset(m, 0, sizeof *m);
-    return;
-#endif
     cc_host_so_close(m->dl, m->fd);
     memset(m, 0, sizeof *m);
 }

@@ -81,7 +81,7 @@ char *t_run_hcq(const char *env, const char *args, int *status)
     const char *bin = getenv("HCQ_TEST_HCQ_BIN");
     if (!bin) bin = "build/hcq";
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s %s 2>&1", env ? env : "", bin, args);
+    snprintf(cmd, sizeof cmd, "%s%s %s %s 2>&1", T_CHILD_SAN_ENV, env ? env : "", bin, args);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p, "%s", cmd);
     size_t cap = 1 << 16, n = 0, got;

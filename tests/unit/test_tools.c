@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include "hcqtest.h"
 #include <unistd.h>
 
 static char *run(const char *env, const char *args, int *status)
@@ -12,7 +14,7 @@ static char *run(const char *env, const char *args, int *status)
     const char *bin = getenv("HCQ_TEST_HCQ_BIN");
     if (!bin) bin = "build/hcq";
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s %s 2>&1", env ? env : "", bin, args);
+    snprintf(cmd, sizeof cmd, "%s%s %s %s 2>&1", T_CHILD_SAN_ENV, env ? env : "", bin, args);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p, "%s", cmd);
     size_t cap = 1 << 16, n = 0;
