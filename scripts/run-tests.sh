@@ -38,6 +38,21 @@ export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/build/kernel-cache}
 export HCQ_TEST_HCQ_BIN=$PWD/$B/hcq
 limit=${HCQ_TEST_TIMEOUT:-900}
 
+# True when every sanitizer report in $1 is a leak that Criterion's runner
+# process makes itself: each leaked block's stack, past the allocator, lies
+# wholly in libcriterion. The runner (not a test's worker process) now and
+# then leaks 48 bytes of its own at exit on this Criterion (2.4, Debian 12);
+# a leak of ours always has a frame of ours, and any other report counts.
+criterion_leaks_only() {
+    awk '
+        /ERROR: (Address|Thread)Sanitizer|runtime error:/ { bad = 1 }
+        /^(Direct|Indirect) leak of/ { if (inblock && !crit) bad = 1; inblock = 1; crit = 1; leaks++; next }
+        inblock && /^ *#[1-9][0-9]* / { if ($0 !~ /libcriterion\.so/) crit = 0; next }
+        inblock && /^ *$/ { if (!crit) bad = 1; inblock = 0 }
+        END { if (inblock && !crit) bad = 1; exit (bad || !leaks) }
+    ' <<<"$1"
+}
+
 run_one() { # label, [VAR=value...], program
     local label=$1; shift
     local prog=${!#} envs=("${@:1:$#-1}") extra=(--jobs=2) out rc
@@ -52,7 +67,8 @@ run_one() { # label, [VAR=value...], program
     elif [ $rc -eq 0 ]; then np=1; else nf=1; fi
     # sanitizer reports fail the suite even where Criterion counted a pass
     # (LeakSanitizer runs when a test's process exits, after the verdict)
-    if grep -aqE 'ERROR: (Address|Leak|Thread)Sanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer|runtime error:' <<<"$out"; then
+    if grep -aqE 'ERROR: (Address|Leak|Thread)Sanitizer|SUMMARY: (Address|Leak|Thread|UndefinedBehavior)Sanitizer|runtime error:' <<<"$out" &&
+        ! criterion_leaks_only "$out"; then
         [ $rc -eq 0 ] && rc=99
     fi
     [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1   # a crash, timeout or sanitizer report outside any test
