@@ -142,6 +142,8 @@ typedef struct base_spin {
 } base_spin;
 #define BASE_SPIN_PAUSE_NS 3000u
 void base_spin_begin(base_spin *sp);
+/* HCQ_SPIN_US in ns, read atomically (safe against base_env_reload) */
+uint64_t base_env_spin_ns(void);
 bool base_spin_step(base_spin *sp);
 
 /* Formats a byte count as "1.5 MiB" into buf. */

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,9 @@
  * call), because a size that wraps or a typo that silently turns into 0 is
  * worse than an error. */
 static base_env env;
+/* HCQ_SPIN_US for threads that wait while a test reloads the environment
+ * (engines read it at every idle spell; the env struct is rewritten whole) */
+static _Atomic uint64_t spin_ns_now;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static char env_error[512];
 
@@ -102,6 +106,13 @@ static void env_read(void)
     e.status_dir = env_str("HCQ_STATUS_DIR");
     e.spin_ns = env_num("HCQ_SPIN_US", BASE_DEFAULT_SPIN_US, 0, 100000, "microseconds (0: sleep at once)") * 1000ull;
     env = e;
+    atomic_store_explicit(&spin_ns_now, e.spin_ns, memory_order_relaxed);
+}
+
+uint64_t base_env_spin_ns(void)
+{
+    pthread_once(&env_once, env_read);
+    return atomic_load_explicit(&spin_ns_now, memory_order_relaxed);
 }
 
 const base_env *base_env_get(void)

@@ -32,7 +32,7 @@ void base_sleep_ns(uint64_t ns)
 void base_spin_begin(base_spin *sp)
 {
     sp->start = 0;
-    sp->budget_ns = base_env_get()->spin_ns;
+    sp->budget_ns = base_env_spin_ns();
 }
 
 bool base_spin_step(base_spin *sp)

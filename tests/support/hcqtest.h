@@ -96,4 +96,23 @@ char *t_run_hcq(const char *env, const char *args, int *status);
 #define T_CHILD_SAN_ENV ""
 #endif
 
+/* Under ThreadSanitizer, `hcq demo` on the mock GPUs (thousands of host-twin
+ * work-groups on fibers, whose shadow stacks TSan cannot unwind across
+ * reuse) outlasts its timeouts or trips TSan's own state; the tests that
+ * run it skip there and run in make test and make asan. */
+#if defined(__SANITIZE_THREAD__)
+#define T_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_UNDER_TSAN 1
+#endif
+#endif
+#ifdef T_UNDER_TSAN
+#define T_SKIP_MOCK_DEMO_UNDER_TSAN()                                                                             \
+    cr_skip_test("hcq demo on the mock GPUs under ThreadSanitizer: host twins' fibers exceed what TSan's fiber "   \
+                 "support keeps up with; make test and make asan run this")
+#else
+#define T_SKIP_MOCK_DEMO_UNDER_TSAN() ((void)0)
+#endif
+
 #endif

@@ -129,6 +129,7 @@ Test(tools, every_command_takes_help_and_refuses_unknown_options)
 
 Test(tools, without_a_gpu_demo_runs_on_the_mock_gpus, .timeout = 180)
 {
+    T_SKIP_MOCK_DEMO_UNDER_TSAN();
     int st;
     char *out = run(NULL, "demo", &st);
     cr_assert_eq(st, 0, "%s", out);

@@ -23,6 +23,7 @@ static void write_file(const char *path, const void *data, size_t n)
 
 Test(tools_decode, hcq_dump_of_the_nv_mock_has_qmds_with_kernel_names)
 {
+    T_SKIP_MOCK_DEMO_UNDER_TSAN();
     char dir[] = "/tmp/hcq-decode-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     char env[256], args[512];
