@@ -129,6 +129,7 @@ static void check(const char *name, bool cnn, int64_t ntrain, int64_t batch, int
                   double golden_acc)
 {
     if (access(DIR "/t10k-labels-idx1-ubyte.gz", R_OK)) cr_skip_test("dataset-fashion-mnist is not installed (scripts/deps.sh)");
+    T_SKIP_LONG_MOCK_RUN_UNDER_TSAN(tx_dev);
     run r;
     train(tx_ctx, cnn, ntrain, batch, ntest, &r);
     int last = r.steps - 1;

@@ -111,8 +111,15 @@ char *t_run_hcq(const char *env, const char *args, int *status);
 #define T_SKIP_MOCK_DEMO_UNDER_TSAN()                                                                             \
     cr_skip_test("hcq demo on the mock GPUs under ThreadSanitizer: host twins' fibers exceed what TSan's fiber "   \
                  "support keeps up with; make test and make asan run this")
+#define T_SKIP_LONG_MOCK_RUN_UNDER_TSAN(dev)                                                                      \
+    do {                                                                                                           \
+        if (hcq_device_get_props(dev)->is_mock)                                                                   \
+            cr_skip_test("a long run on the mock GPU under ThreadSanitizer: host twins' fibers exceed what TSan's " \
+                         "fiber support keeps up with; make test and make asan run this");                           \
+    } while (0)
 #else
 #define T_SKIP_MOCK_DEMO_UNDER_TSAN() ((void)0)
+#define T_SKIP_LONG_MOCK_RUN_UNDER_TSAN(dev) ((void)(dev))
 #endif
 
 #endif
