@@ -35,46 +35,12 @@ static hcq_device *open_amd(const char *gfx)
     return d;
 }
 
-/* out[g * L + i] = in[g * L + L - 1 - i] + num_groups, through LDS and a barrier */
-static hcq_kernel *reverse_kernel(void)
-{
-    hcq_kernel *k = hcq_kernel_create("reverse");
-    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_I32), in = hcq_ir_param_buffer(k, HCQ_I32);
-    hcq_ir_ref loc = hcq_ir_define_local(k, HCQ_I32, 256);
-    hcq_ir_ref lid = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
-    hcq_ir_ref base = hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls);
-    hcq_ir_store(k, loc, lid, hcq_ir_load(k, in, hcq_ir_binary(k, HCQ_OP_ADD, base, lid)));
-    hcq_ir_barrier(k);
-    hcq_ir_ref rev = hcq_ir_binary(k, HCQ_OP_SUB, hcq_ir_binary(k, HCQ_OP_SUB, ls, hcq_ir_const_int(k, HCQ_I32, 1)), lid);
-    hcq_ir_ref v = hcq_ir_binary(k, HCQ_OP_ADD, hcq_ir_load(k, loc, rev), hcq_ir_special(k, HCQ_SPECIAL_NUM_GROUPS, 0));
-    hcq_ir_store(k, out, hcq_ir_binary(k, HCQ_OP_ADD, base, lid), v);
-    return k;
-}
-
-static void run_reverse(hcq_program *p, uint32_t G, uint32_t L)
-{
-    hcq_device *d = p->dev;
-    int32_t *host = calloc(G * L, 4), *out = calloc(G * L, 4);
-    for (uint32_t i = 0; i < G * L; i++) host[i] = (int32_t)(i * 7 + 1);
-    hcq_buffer *bi = t_buffer_from(d, host, G * L * 4), *bo = t_buffer_from(d, out, G * L * 4);
-    hcq_arg a[2] = {hcq_arg_buffer(bo), hcq_arg_buffer(bi)};
-    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(G, L)));
-    t_read(bo, out, G * L * 4);
-    for (uint32_t g = 0; g < G; g++)
-        for (uint32_t i = 0; i < L; i++)
-            cr_assert_eq(out[g * L + i], host[g * L + L - 1 - i] + (int32_t)G, "[%u][%u]", g, i);
-    T_OK(hcq_buffer_free(bi));
-    T_OK(hcq_buffer_free(bo));
-    free(host);
-    free(out);
-}
-
 static void runs_on(const char *gfx)
 {
     hcq_device *d = open_amd(gfx);
-    hcq_program *p = t_load(d, reverse_kernel());
-    run_reverse(p, 5, 256);
-    run_reverse(p, 3, 64);
+    hcq_program *p = t_load(d, t_k_reverse(true));
+    t_run_reverse(p->dev, p, 5, 256, true);
+    t_run_reverse(p->dev, p, 3, 64, true);
     T_OK(hcq_program_free(p));
     T_OK(hcq_device_close(d));
 }
@@ -160,17 +126,17 @@ Test(amd_twin, sgpr_granules_must_cover_the_descriptor_on_gfx9)
 
 Test(amd_twin, user_sgprs_must_match_the_descriptor)
 {
-    refused("gfx942", reverse_kernel(), R2, AMD_RSRC2_USER_SGPR, 1, "RSRC2.USER_SGPR loads 1", "its descriptor says");
+    refused("gfx942", t_k_reverse(true), R2, AMD_RSRC2_USER_SGPR, 1, "RSRC2.USER_SGPR loads 1", "its descriptor says");
 }
 
 Test(amd_twin, lds_must_cover_the_kernel)
 {
-    refused("gfx1100", reverse_kernel(), R2, AMD_RSRC2_LDS_SIZE, 1, "LDS_SIZE allocates 512 bytes", "it uses 1024");
+    refused("gfx1100", t_k_reverse(true), R2, AMD_RSRC2_LDS_SIZE, 1, "LDS_SIZE allocates 512 bytes", "it uses 1024");
 }
 
 Test(amd_twin, the_wave_size_must_match)
 {
-    refused("gfx1100", reverse_kernel(), INIT, AMD_INIT_CS_W32_EN, 0, "CS_W32_EN is 0", "wave32");
+    refused("gfx1100", t_k_reverse(true), INIT, AMD_INIT_CS_W32_EN, 0, "CS_W32_EN is 0", "wave32");
 }
 
 Test(amd_twin, a_bad_address_is_a_memory_fault_naming_the_kernel)
@@ -200,7 +166,7 @@ static hcq_program *with_private_segment(hcq_device *d, uint32_t bytes, const ch
  * architected flat scratch does */
 static hcq_program *with_private_segment_buffer(hcq_device *d, uint32_t bytes, const char *gfx, bool srd)
 {
-    hcq_kernel *k = reverse_kernel();
+    hcq_kernel *k = t_k_reverse(true);
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, gfx, &b));
     cc_elf e;
@@ -240,7 +206,7 @@ Test(amd_twin, gfx90a_scratch_buffer_resource_is_gfx9s)
 {
     hcq_device *d = open_amd("gfx90a");
     hcq_program *p = with_private_segment_buffer(d, 256, "gfx90a", true);
-    run_reverse(p, 2, 64);
+    t_run_reverse(p->dev, p, 2, 64, true);
     T_OK(hcq_device_status(d));
     T_OK(hcq_device_close(d));
 }
@@ -249,7 +215,7 @@ Test(amd_twin, a_private_segment_needs_scratch_set_up)
 {
     hcq_device *d = open_amd("gfx1100");
     hcq_program *p = with_private_segment(d, 256, "gfx1100");
-    run_reverse(p, 2, 64); /* the loader sets scratch up: the dispatch runs */
+    t_run_reverse(p->dev, p, 2, 64, true); /* the loader sets scratch up: the dispatch runs */
     amd_prog *ap = p->priv;
     ap->rsrc2 &= ~amd_fmask(AMD_RSRC2_SCRATCH_EN);
     hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));

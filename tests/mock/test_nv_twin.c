@@ -38,21 +38,6 @@ static hcq_device *open_nv(void)
     return d;
 }
 
-/* out[g * L + i] = in[g * L + L - 1 - i] through local memory and a barrier */
-static hcq_kernel *reverse_kernel(void)
-{
-    hcq_kernel *k = hcq_kernel_create("reverse");
-    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_I32), in = hcq_ir_param_buffer(k, HCQ_I32);
-    hcq_ir_ref loc = hcq_ir_define_local(k, HCQ_I32, 256);
-    hcq_ir_ref lid = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
-    hcq_ir_ref base = hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls);
-    hcq_ir_store(k, loc, lid, hcq_ir_load(k, in, hcq_ir_binary(k, HCQ_OP_ADD, base, lid)));
-    hcq_ir_barrier(k);
-    hcq_ir_ref rev = hcq_ir_binary(k, HCQ_OP_SUB, hcq_ir_binary(k, HCQ_OP_SUB, ls, hcq_ir_const_int(k, HCQ_I32, 1)), lid);
-    hcq_ir_store(k, out, hcq_ir_binary(k, HCQ_OP_ADD, base, lid), hcq_ir_load(k, loc, rev));
-    return k;
-}
-
 static uint32_t qmd_get(hcq_program *p, nv_qmd_id f)
 {
     nv_prog *np = p->priv;
@@ -65,33 +50,15 @@ static void qmd_set(hcq_program *p, nv_qmd_id f, uint64_t v)
     nv_qmd_set(np->qmd, nv_of(p->dev)->gen->qmd_ver, f, 0, v);
 }
 
-/* runs reverse over G groups of L; checks the result */
-static void run_reverse(hcq_program *p, uint32_t G, uint32_t L)
-{
-    hcq_device *d = p->dev;
-    int32_t *host = calloc(G * L, 4), *out = calloc(G * L, 4);
-    for (uint32_t i = 0; i < G * L; i++) host[i] = (int32_t)(i * 7 + 1);
-    hcq_buffer *bi = t_buffer_from(d, host, G * L * 4), *bo = t_buffer_from(d, out, G * L * 4);
-    hcq_arg a[2] = {hcq_arg_buffer(bo), hcq_arg_buffer(bi)};
-    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(G, L)));
-    t_read(bo, out, G * L * 4);
-    for (uint32_t g = 0; g < G; g++)
-        for (uint32_t i = 0; i < L; i++) cr_assert_eq(out[g * L + i], host[g * L + L - 1 - i], "[%u][%u]", g, i);
-    T_OK(hcq_buffer_free(bi));
-    T_OK(hcq_buffer_free(bo));
-    free(host);
-    free(out);
-}
-
 Test(nv_twin, barrier_count_comes_from_the_cubin)
 {
     need_twins("sm_90");
     hcq_device *d = open_nv();
     cr_assert_str_eq(hcq_device_get_props(d)->target, "sm_90");
-    hcq_program *p = t_load(d, reverse_kernel()), *q = t_load(d, t_k_add1());
+    hcq_program *p = t_load(d, t_k_reverse(false)), *q = t_load(d, t_k_add1());
     cr_assert_eq(qmd_get(p, NV_QMD_BARRIER_COUNT), 1);
     cr_assert_eq(qmd_get(q, NV_QMD_BARRIER_COUNT), 0);
-    run_reverse(p, 3, 256);
+    t_run_reverse(p->dev, p, 3, 256, false);
     T_OK(hcq_program_free(p));
     T_OK(hcq_program_free(q));
     T_OK(hcq_device_close(d));
@@ -121,33 +88,33 @@ static void refused(const char *cfg, hcq_kernel *k, nv_qmd_id f, uint64_t v, uin
 Test(nv_twin, a_bar_sync_beyond_barrier_count_is_an_illegal_instruction)
 {
     need_twins("sm_90");
-    refused("", reverse_kernel(), NV_QMD_BARRIER_COUNT, 0, 64, "bar.sync 0", "BARRIER_COUNT 0");
+    refused("", t_k_reverse(false), NV_QMD_BARRIER_COUNT, 0, 64, "bar.sync 0", "BARRIER_COUNT 0");
 }
 
 Test(nv_twin, registers_times_threads_must_fit_the_register_file)
 {
     need_twins("sm_90");
-    refused("", reverse_kernel(), NV_QMD_REGISTER_COUNT, 255, 512, "REGISTER_COUNT 255 x 512 threads",
+    refused("", t_k_reverse(false), NV_QMD_REGISTER_COUNT, 255, 512, "REGISTER_COUNT 255 x 512 threads",
             "register file");
     /* and the QMD must give the code the registers it uses */
-    refused("", reverse_kernel(), NV_QMD_REGISTER_COUNT, 1, 64, "REGISTER_COUNT 1 is below", "registers");
+    refused("", t_k_reverse(false), NV_QMD_REGISTER_COUNT, 1, 64, "REGISTER_COUNT 1 is below", "registers");
 }
 
 Test(nv_twin, shared_memory_must_cover_the_kernel_and_fit_the_carveout)
 {
     need_twins("sm_90");
-    refused("", reverse_kernel(), NV_QMD_SHARED_MEMORY_SIZE, 512, 64, "SHARED_MEMORY_SIZE 512 is below", "1024");
-    refused("", reverse_kernel(), NV_QMD_SHARED_MEMORY_SIZE, 40 * 1024, 64, "SHARED_MEMORY_SIZE 40960 exceeds",
+    refused("", t_k_reverse(false), NV_QMD_SHARED_MEMORY_SIZE, 512, 64, "SHARED_MEMORY_SIZE 512 is below", "1024");
+    refused("", t_k_reverse(false), NV_QMD_SHARED_MEMORY_SIZE, 40 * 1024, 64, "SHARED_MEMORY_SIZE 40960 exceeds",
             "TARGET_SM_CONFIG_SHARED_MEM_SIZE 9");
     need_twins("sm_89");
-    refused("nv=RTX4090", reverse_kernel(), NV_QMD_MAX_SM_CONFIG_SHARED_MEM_SIZE, 58, 64,
+    refused("nv=RTX4090", t_k_reverse(false), NV_QMD_MAX_SM_CONFIG_SHARED_MEM_SIZE, 58, 64,
             "MAX_SM_CONFIG_SHARED_MEM_SIZE 58", "the RTX4090 SM has 100");
 }
 
 Test(nv_twin, constant_bank_0_must_hold_the_parameters)
 {
     need_twins("sm_80");
-    refused("nv=A100", reverse_kernel(), NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0x160 >> 4, 64,
+    refused("nv=A100", t_k_reverse(false), NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0x160 >> 4, 64,
             "constant bank 0 is 352 bytes", "CONSTANT_BUFFER_SIZE_SHIFTED4");
 }
 
@@ -157,7 +124,7 @@ Test(nv_twin, constant_bank_0_must_hold_the_parameters)
  * the QMD, and the mock refuses the launch where they are missing. */
 static hcq_program *with_stack(hcq_device *d, uint32_t bytes)
 {
-    hcq_kernel *k = reverse_kernel();
+    hcq_kernel *k = t_k_reverse(false);
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, "sm_90", &b));
     cc_elf e;
@@ -190,7 +157,7 @@ Test(nv_twin, a_kernel_with_a_stack_needs_local_memory_set_up)
     hcq_device *d = open_nv();
     hcq_program *p = with_stack(d, 256);
     cr_assert_geq(qmd_get(p, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE), 256u);
-    run_reverse(p, 2, 64); /* the loader sets the stack up: the launch runs */
+    t_run_reverse(p->dev, p, 2, 64, false); /* the loader sets the stack up: the launch runs */
     qmd_set(p, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 16);
     hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));
     hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
@@ -231,10 +198,10 @@ Test(nv_twin, parameters_come_from_constant_bank_0_at_the_cubins_offsets)
         need_twins(models[i][1]);
         T_OK(mock_configure(models[i][0]));
         hcq_device *d = open_nv();
-        hcq_program *p = t_load(d, reverse_kernel());
+        hcq_program *p = t_load(d, t_k_reverse(false));
         nv_prog *np = p->priv;
         cr_assert_eq(np->param_base, i ? 0x160u : 0x210u);
-        run_reverse(p, 2, 128);
+        t_run_reverse(p->dev, p, 2, 128, false);
         T_OK(hcq_program_free(p));
         T_OK(hcq_device_close(d));
     }

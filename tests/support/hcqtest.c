@@ -118,3 +118,38 @@ void t_stderr_end(t_stderr c, char *buf, size_t size)
     buf[fread(buf, 1, size - 1, c.f)] = 0;
     fclose(c.f);
 }
+
+hcq_kernel *t_k_reverse(bool plus_groups)
+{
+    hcq_kernel *k = hcq_kernel_create("reverse");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_I32), in = hcq_ir_param_buffer(k, HCQ_I32);
+    hcq_ir_ref loc = hcq_ir_define_local(k, HCQ_I32, 256);
+    hcq_ir_ref lid = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
+    hcq_ir_ref base = hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls);
+    hcq_ir_store(k, loc, lid, hcq_ir_load(k, in, hcq_ir_binary(k, HCQ_OP_ADD, base, lid)));
+    hcq_ir_barrier(k);
+    hcq_ir_ref rev = hcq_ir_binary(k, HCQ_OP_SUB, hcq_ir_binary(k, HCQ_OP_SUB, ls, hcq_ir_const_int(k, HCQ_I32, 1)), lid);
+    hcq_ir_ref v = hcq_ir_load(k, loc, rev);
+    if (plus_groups) v = hcq_ir_binary(k, HCQ_OP_ADD, v, hcq_ir_special(k, HCQ_SPECIAL_NUM_GROUPS, 0));
+    hcq_ir_store(k, out, hcq_ir_binary(k, HCQ_OP_ADD, base, lid), v);
+    return k;
+}
+
+void t_run_reverse(hcq_device *d, hcq_program *p, uint32_t G, uint32_t L, bool plus_groups)
+{
+    int32_t *host = calloc(G * L, 4), *out = calloc(G * L, 4);
+    cr_assert(host && out);
+    for (uint32_t i = 0; i < G * L; i++) host[i] = (int32_t)(i * 7 + 1);
+    hcq_buffer *bi = t_buffer_from(d, host, G * L * 4), *bo = t_buffer_from(d, out, G * L * 4);
+    hcq_arg a[2] = {hcq_arg_buffer(bo), hcq_arg_buffer(bi)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(G, L)));
+    t_read(bo, out, G * L * 4);
+    int32_t add = plus_groups ? (int32_t)G : 0;
+    for (uint32_t g = 0; g < G; g++)
+        for (uint32_t i = 0; i < L; i++)
+            cr_assert_eq(out[g * L + i], host[g * L + L - 1 - i] + add, "[%u][%u]", g, i);
+    T_OK(hcq_buffer_free(bi));
+    T_OK(hcq_buffer_free(bo));
+    free(host);
+    free(out);
+}

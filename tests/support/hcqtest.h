@@ -71,6 +71,13 @@ void t_stderr_end(t_stderr c, char *buf, size_t size);
 
 /* a buffer filled from host data / read back */
 hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size);
+
+/* out[g * L + i] = in[g * L + L - 1 - i] (+ the group count with
+ * plus_groups), through local memory and a barrier: the twin suites' kernel
+ * for barriers, local memory and the launch's sizes */
+hcq_kernel *t_k_reverse(bool plus_groups);
+/* runs it (loaded on d) over G groups of L items and checks every element */
+void t_run_reverse(hcq_device *d, hcq_program *p, uint32_t G, uint32_t L, bool plus_groups);
 void t_read(hcq_buffer *b, void *out, size_t size);
 
 /* Runs `hcq ARGS` (HCQ_TEST_HCQ_BIN, else build/hcq) with ENV assignments
