@@ -197,8 +197,10 @@ hcq_status mem_wait(hcq_device *dev, const uint64_t *cpu, uint64_t va, uint64_t 
     uint64_t start = 0;
     for (unsigned sleeps = 0;;) {
         uint64_t seq = drv_waiter_seq(dev);
-        if (load_value(cpu) >= target) return HCQ_OK;
+        /* the fault first: a hung or faulted device stays so (sticky), even
+         * when the engine moves again and the value arrives after all */
         if (atomic_load(&dev->faulted)) return drv_fault_status(dev);
+        if (load_value(cpu) >= target) return HCQ_OK;
         if (!start && base_spin_step(&sp)) continue;
         uint64_t now = hcq_now_ns();
         if (!start) start = sp.start ? sp.start : now;
