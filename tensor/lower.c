@@ -353,7 +353,16 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
     memcpy(T, root->shape, sizeof T);
     for (int u = 0; u < 2; u++)
         if (P->up_dim[u] >= 0) T[P->up_dim[u]] = (T[P->up_dim[u]] + P->up[u] - 1) / P->up[u];
-    const tt_sx *g = tt_sx_var(&L->sym, 0, P->items ? (int64_t)P->items - 1 : 0, gid);
+    /* Split launches index as group * L + lane, two variables with their own
+     * ranges rather than one opaque gid: a row index (gid / cols) then folds
+     * to the group and a column to the lane wherever L divides the row, so
+     * loads of per-row values (softmax's max and sum) stay loop-invariant
+     * and the C renderer's lane loop is affine, which clang vectorises. A
+     * gated tail's out-of-range indices are never loaded or stored. */
+    const tt_sx *g = P->group || P->L <= 1
+                         ? tt_sx_var(&L->sym, 0, P->items ? (int64_t)P->items - 1 : 0, gid)
+                         : tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, tt_sx_var(&L->sym, 0, (int64_t)grid - 1, gx), P->L),
+                                     tt_sx_var(&L->sym, 0, (int64_t)P->L - 1, lx));
     const tt_sx *t[TT_MAX_DIMS];
     int64_t st = 1;
     for (int d = nd - 1; d >= 0; d--) {
