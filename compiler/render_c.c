@@ -44,30 +44,38 @@ static const char prelude[] =
  * (libm's exp2f/log2f are calls, which keep every loop that holds one
  * scalar: softmax, exp, log, pow, sigmoid, ...), then the CPU ABI's.
  *
- * Both compute in double and round once to float at the end, so the
- * conversion does overflow, underflow and denormals, and the result is the
- * correctly rounded one except next to a tie: within 1 ulp of the exact
- * value everywhere (HCQ_IR_TRANSCENDENTAL_ULP is 2; checked over every
- * float by tests/unit/test_render_cpu_math.c).
- *   exp2: x clamped to [-151, 129] (NaN passes: comparisons are false),
- *     x = n + f with n = round(x) (the 1.5 * 2^52 trick leaves n in the low
- *     bits of t, from which 2^n is built), |f| <= 1/2, and 2^f by Taylor to
- *     f^9 (truncation below 2^-37 relative).
+ * exp2 computes in float (as many lanes per vector as the loads; in double
+ * it ran half as fast, and clang's SLP vectorizer packed only two lanes of
+ * a 16-accumulator sum of exps): x = n + f with n = round(x) (the 1.5 *
+ * 2^23 trick leaves n in the low bits of t), |f| <= 1/2, 2^f = 1 + f * q(f)
+ * with q Taylor's to f^7 (truncation below 2^-27 relative; the 1 + f * q
+ * form keeps q's rounding error under a quarter ulp of the sum), times 2^n
+ * as two powers of two so n in [-151, 129] needs no denormal or infinite
+ * scale (overflow to inf and underflow through denormals then round
+ * once). x is clamped to [-151, 129] first (NaN passes: comparisons are
+ * false). Within 1 ulp of the correctly rounded value for every one of the
+ * 2^32 floats (checked exhaustively against (float)exp2((double)x) when it
+ * was written; 0.4 % differ by 1 ulp).
+ * log2 computes in double and rounds once to float at the end: the
+ * correctly rounded value except next to a tie. Both are within
+ * HCQ_IR_TRANSCENDENTAL_ULP (2) of the exact value; tests/unit/
+ * test_render_cpu_math.c holds them to 1 ulp of the double function over a
+ * sweep of 2^20 floats.
  *   log2: x = 2^e * m from the bits of (double)x (a float denormal is a
  *     normal double), m in [sqrt(1/2), sqrt(2)), and log2 m = 2/ln2 *
  *     atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, by its series to s^13
  *     (truncation below 2^-34); 0, inf, negatives and NaN by selects. */
 static const char prelude_abi[] =
     "H float hcq_exp2f(float x) {\n"
-    "  double d = (double)x;\n"
-    "  d = d > 129.0 ? 129.0 : d;\n"
-    "  d = d < -151.0 ? -151.0 : d;\n"
-    "  double t = d + 0x1.8p52, f = d - (t - 0x1.8p52);\n"
-    "  double p = 0x1.b5253d395e7c1p-24;\n"
-    "  p = p * f + 0x1.62c0223a5c822p-20; p = p * f + 0x1.ffcbfc588b0c5p-17; p = p * f + 0x1.430912f86c786p-13;\n"
-    "  p = p * f + 0x1.5d87fe78a6730p-10; p = p * f + 0x1.3b2ab6fba4e77p-7; p = p * f + 0x1.c6b08d704a0bfp-5;\n"
-    "  p = p * f + 0x1.ebfbdff82c58ep-3; p = p * f + 0x1.62e42fefa39efp-1; p = p * f + 1.0;\n"
-    "  return (float)(p * hcq_bitsd((hcq_dbits(t) << 52) + (1023ull << 52)));\n"
+    "  float d = x > 129.0f ? 129.0f : x;\n"
+    "  d = d < -151.0f ? -151.0f : d;\n"
+    "  float t = d + 0x1.8p23f, f = d - (t - 0x1.8p23f);\n"
+    "  i32 n = (i32)(hcq_fbits(t) & 0x3fffffu) - 0x200000, n1 = n >> 1, n2 = n - n1;\n"
+    "  float q = 0x1.ffcbfcp-17f;\n"
+    "  q = q * f + 0x1.430912p-13f; q = q * f + 0x1.5d87fep-10f; q = q * f + 0x1.3b2ab6p-7f;\n"
+    "  q = q * f + 0x1.c6b08ep-5f; q = q * f + 0x1.ebfbe0p-3f; q = q * f + 0x1.62e430p-1f;\n"
+    "  float p = 1.0f + f * q;\n"
+    "  return p * hcq_bitsf((u32)(n1 + 127) << 23) * hcq_bitsf((u32)(n2 + 127) << 23);\n"
     "}\n"
     "H float hcq_log2f(float x) {\n"
     "  u64 b = hcq_dbits((double)x);\n"
