@@ -30,6 +30,13 @@ if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
     done
 fi
 devices=$HCQ_TEST_DEVICES
+# HCQ_TEST_MOCK_ONLY=1 (make test-sched): only the mock GPUs, the devices
+# whose engines a mock setting changes; the others would rerun make test
+if [ "${HCQ_TEST_MOCK_ONLY:-}" = 1 ]; then
+    kept=""
+    for d in $devices; do case "$d" in mock*) kept+=" $d" ;; esac; done
+    devices=${kept# }
+fi
 # one kernel cache for every build flavour (kernels and their host twins do
 # not depend on how hcq was built), so make asan and make tsan after make
 # test start warm; the compile paths run cold in the suites that empty it
