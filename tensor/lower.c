@@ -136,6 +136,7 @@ static void pick_tile(tt_plan *P, bool cpu, const int64_t *S, uint64_t n, int dv
     P->up_dim[1] = dv;
     P->up[1] = best_uv;
     P->ragged = S[dr] % best_ur != 0;
+    if (cpu) P->cblock = -1; /* a CPU tile: cpu_tile_walk chooses its walk and group size */
 }
 
 static int64_t largest_divisor(uint64_t n, uint64_t max)
@@ -143,6 +144,51 @@ static int64_t largest_divisor(uint64_t n, uint64_t max)
     for (uint64_t d = max; d > 1; d--)
         if (n % d == 0) return (int64_t)d;
     return 1;
+}
+
+static int64_t tiles_of(const int64_t *S, const tt_plan *P, int d)
+{
+    int64_t t = S[d];
+    for (int u = 0; u < 2; u++)
+        if (P->up_dim[u] == d) t = (t + P->up[u] - 1) / P->up[u];
+    return t;
+}
+
+/* How a CPU register tile's work-items are grouped and walked.
+ *
+ * Group size by work, not by count: a work-item runs ur x uv x rsize FMAs
+ * (a 6 x 64 x 2048 tile is 1.6 MFLOP, some 15 us on one core), so a few
+ * items per group, about 2^20 flops, lets the device's split (a launch
+ * starts on one thread and hands the rest to the pool after 20 us) happen
+ * on time and the pool balance the last groups; a divisor of the items,
+ * so no group is partial and no load needs a gate.
+ *
+ * The walk: consecutive work-items (and so the cores, which take groups in
+ * order) walk dv, sharing the ur-row panel of the operand that moves with
+ * dr and reading a fresh rsize x uv column panel of the other each. When
+ * that other operand (rsize x S[dv]) is larger than an eighth of the
+ * last-level cache, a row strip's walk streams all of it and it no longer
+ * survives in the cache until the next strip (a 2048^3 f32 matmul: A, B and
+ * C are 48 MiB against a 32 MiB L3, and B came from DRAM). So the walk goes
+ * in column blocks of cblock tiles whose panels fit that eighth: all row
+ * strips of one block, then the next block; the block stays in the cache
+ * and the row panels are read S[dv] / (cblock x uv) times instead of once.
+ * (Reusing the column panel from L2 instead needs it packed contiguously: a
+ * panel of a row-major matrix has rows 4-8 KiB apart that share a few L2
+ * sets. Not done.) */
+static void cpu_tile_walk(tt_plan *P, const int64_t *S, uint64_t rsize, hcq_dtype dt, uint64_t cache_bytes)
+{
+    uint64_t per = 2ull * (uint64_t)(P->up[0] * P->up[1]) * rsize, want = per ? (1ull << 20) / per : 1;
+    if (want > 64) want = 64;
+    if (want < 1) want = 1;
+    P->L = (uint32_t)largest_divisor(P->items, want);
+    P->cblock = 0;
+    if (!cache_bytes) cache_bytes = 8ull << 20; /* not known: a common last-level size */
+    uint64_t panel = rsize * (uint64_t)P->up[1] * hcq_dtype_size(dt);
+    int64_t tv = tiles_of(S, P, P->up_dim[1]), tr = tiles_of(S, P, P->up_dim[0]);
+    if (tr < 2 || panel * (uint64_t)tv <= cache_bytes / 8) return;
+    uint64_t fit = cache_bytes / 8 / (panel ? panel : 1);
+    P->cblock = largest_divisor((uint64_t)tv, fit ? fit : 1);
 }
 
 static void choose(tt_lw *L, tt_node *root)
@@ -263,6 +309,9 @@ static void choose(tt_lw *L, tt_node *root)
     uint64_t want;
     if (cpu && !P->main) {
         want = 1024;
+    } else if (cpu && P->cblock) {
+        cpu_tile_walk(P, S, rsize, (hcq_dtype)P->main->dtype, pr->cache_bytes);
+        want = P->L;
     } else if (cpu) { /* enough groups for every worker thread, a few each */
         uint64_t t = pr->compute_units ? pr->compute_units : 1;
         want = items / (4 * t);
@@ -290,6 +339,7 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     if ((P->up[0] > 1 || P->up[1] > 1) && pos + 24 < size)
         pos += (size_t)snprintf(out + pos, size - pos, "_u%lldx%lld", (long long)P->up[0], (long long)P->up[1]);
     if (P->red_up > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_a%lld", (long long)P->red_up);
+    if (P->cblock > 0 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_b%lld", (long long)P->cblock);
     if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
 }
 
@@ -365,10 +415,23 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
                                      tt_sx_var(&L->sym, 0, (int64_t)P->L - 1, lx));
     const tt_sx *t[TT_MAX_DIMS];
     int64_t st = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        t[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, st), T[d]);
-        st *= T[d];
-    }
+    if (P->cblock > 0) {
+        int dr = P->up_dim[0], dv = P->up_dim[1];
+        const tt_sx *jj = tt_sx_mod(&L->sym, g, P->cblock);
+        t[dr] = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, P->cblock), T[dr]);
+        const tt_sx *cb = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, P->cblock * T[dr]), T[dv] / P->cblock);
+        t[dv] = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, cb, P->cblock), jj);
+        st = T[dr] * T[dv];
+        for (int d = nd - 1; d >= 0; d--) {
+            if (d == dr || d == dv) continue;
+            t[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, st), T[d]);
+            st *= T[d];
+        }
+    } else
+        for (int d = nd - 1; d >= 0; d--) {
+            t[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, st), T[d]);
+            st *= T[d];
+        }
     int nl = (int)(P->up[0] * P->up[1]);
     tt_lane *lanes = calloc((size_t)nl, sizeof *lanes);
     hcq_ir_ref *vals = calloc((size_t)nl, sizeof *vals);

@@ -25,6 +25,8 @@ typedef struct tt_plan {
     bool group;      /* GPU: a work-group per output, reducing through local memory */
     uint32_t L;      /* work-items per group */
     uint64_t items;  /* work-items with work */
+    int64_t cblock;  /* CPU register tile: consecutive work-items walk dr within
+                        blocks of cblock tiles along dv (0: the plain order) */
 } tt_plan;
 
 typedef struct memo_ent memo_ent;

@@ -31,6 +31,7 @@ static void print_json(const hcq_device_props *p, const hcq_telemetry *t, int la
     printf("    \"max_block\": [%u, %u, %u],\n", p->max_block[0], p->max_block[1], p->max_block[2]);
     printf("    \"max_grid\": [%u, %u, %u],\n", p->max_grid[0], p->max_grid[1], p->max_grid[2]);
     printf("    \"max_local_bytes\": %u,\n", p->max_local_bytes);
+    printf("    \"cache_bytes\": %llu,\n", (unsigned long long)p->cache_bytes);
     printf("    \"staging_bytes\": %llu,\n", (unsigned long long)p->staging_bytes);
     printf("    \"fixed_memory_bytes\": %llu%s\n", (unsigned long long)p->fixed_memory_bytes, t ? "," : "");
     if (t) {
@@ -68,6 +69,11 @@ static void print_text(const hcq_device_props *p, const hcq_telemetry *t)
     printf("    threads/group   %u (block %u x %u x %u, grid %u x %u x %u)\n", p->max_threads_per_group,
            p->max_block[0], p->max_block[1], p->max_block[2], p->max_grid[0], p->max_grid[1], p->max_grid[2]);
     printf("    local memory    %u bytes per group\n", p->max_local_bytes);
+    if (p->cache_bytes) {
+        char cache[32];
+        human((double)p->cache_bytes, cache, sizeof cache);
+        printf("    cache           %s (last level)\n", cache);
+    }
     printf("    fixed memory    %s per open device (rings, kernarg ring, signals; %s of it host staging)\n", fixed,
            stage);
     if (t) {

@@ -162,6 +162,36 @@ static void read_model(char *out, size_t size)
     out[n] = 0;
 }
 
+/* The size of the first core's last-level cache (the highest level
+ * sysfs lists, cpu0/cache/indexN/{level,type,size} with size as "32768K"),
+ * for the tensor layer's cache blocking; 0 where sysfs does not say
+ * (some containers and VMs), and the plans assume a common size. */
+static uint64_t read_cache_bytes(void)
+{
+    uint64_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 8; i++) {
+        char path[96], level[16], type[32], size[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (sys_read_file(path, level, sizeof level) <= 0) break;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        if (sys_read_file(path, type, sizeof type) <= 0 || !strncmp(type, "Instruction", 11)) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (sys_read_file(path, size, sizeof size) <= 0) continue;
+        char *end;
+        uint64_t v = strtoull(size, &end, 10);
+        if (*end == 'K') v <<= 10;
+        else if (*end == 'M') v <<= 20;
+        else if (*end == 'G') v <<= 30;
+        int lv = atoi(level);
+        if (v && v <= (1ull << 34) && lv > best_level) {
+            best = v;
+            best_level = lv;
+        }
+    }
+    return best;
+}
+
 /* MemAvailable (what the kernel could give without swapping) and the
  * first core's clock, for hcq info */
 static void read_free_and_clock(uint64_t *free_bytes, uint32_t *mhz)
@@ -305,6 +335,7 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     pr->max_grid[1] = 65535;
     pr->max_grid[2] = 65535;
     pr->max_local_bytes = 64 * 1024;
+    pr->cache_bytes = read_cache_bytes();
     dev->ts_mul = dev->ts_div = 1; /* timestamps are CLOCK_MONOTONIC ns */
     dev->stream_format[0] = dev->stream_format[1] = "cpu";
 

@@ -83,6 +83,7 @@ typedef struct hcq_device_props {
     uint32_t max_block[3];
     uint32_t max_grid[3];
     uint32_t max_local_bytes;     /* shared memory per work-group */
+    uint64_t cache_bytes;         /* the last-level cache the cores share (CPU: from sysfs); 0: not known */
     uint64_t fixed_memory_bytes;  /* what an open device holds: rings, staging, signals, kernargs */
     uint64_t staging_bytes;       /* host staging memory for copyin/out (chunk x slots) */
     uint64_t staging_chunk_bytes; /* one staging slot: copies larger than this are split */

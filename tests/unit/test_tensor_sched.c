@@ -243,3 +243,48 @@ Test(tensor_sched, gpu_style_plans_agree)
     }
     T_OK(hcq_ctx_destroy(g));
 }
+
+/* A matmul whose column operand is larger than an eighth of the last-level
+ * cache walks its register tiles in column blocks (the name says _bN); the
+ * walk changes which work-item computes what, never how: the results are
+ * bit-identical to the plain walk's, ragged rows and batches included. The
+ * context's cache size is shrunk so that small operands take the blocked
+ * walk. */
+Test(tensor_sched, blocked_tile_walk_is_exact)
+{
+    hcq_ctx *small = T_NONNULL(hcq_ctx_create(tx_dev));
+    small->props.cache_bytes = 128 << 10; /* blocks of 16 KiB: two 32 x 64 f32 panels */
+    static const int64_t shapes[][4] = {{1, 61, 32, 512}, {3, 48, 32, 384}};
+    for (int c = 0; c < 2; c++) {
+        int64_t bt = shapes[c][0], m = shapes[c][1], k = shapes[c][2], n = shapes[c][3];
+        double *ha = malloc(sizeof(double) * bt * m * k), *hb = malloc(sizeof(double) * bt * k * n);
+        float *plain = malloc(sizeof(float) * bt * m * n), *blocked = malloc(sizeof(float) * bt * m * n);
+        cr_assert(ha && hb && plain && blocked);
+        hcq_tensor *a = tx_rand(HCQ_F32, TX_SHAPE(bt, m, k), -1, 1, 20 + c, ha);
+        hcq_tensor *b = tx_rand(HCQ_F32, TX_SHAPE(bt, k, n), -1, 1, 30 + c, hb);
+        hcq_tensor *a2 = T_NONNULL(hcq_tensor_to(small, a)), *b2 = T_NONNULL(hcq_tensor_to(small, b));
+        hcq_tensor *y = hcq_matmul(a2, b2);
+        cr_assert_not_null(y, "%s", hcq_error_message());
+        tt_node *r = y->n;
+        while (r->op == TT_VIEW) r = r->src[0];
+        tt_lowered lw;
+        T_OK(lower_node(small, r, &lw));
+        cr_assert(strstr(lw.name, "_u") && strstr(lw.name, "_b"), "a blocked tile walk: %s", lw.name);
+        T_OK(hcq_kernel_verify(lw.k));
+        tt_lowered_free(&lw);
+        T_OK(hcq_tensor_read(y, blocked, sizeof(float) * bt * m * n));
+        T_OK(hcq_tensor_read(hcq_matmul(a, b), plain, sizeof(float) * bt * m * n));
+        cr_assert(!memcmp(plain, blocked, sizeof(float) * bt * m * n), "case %d: the blocked walk gives other bits", c);
+        for (int64_t q = 0; q < bt * m * n; q += 97) { /* and both are the product */
+            int64_t i = q / n % m, j = q % n, p = q / (m * n);
+            double want = 0;
+            for (int64_t l = 0; l < k; l++) want += ha[(p * m + i) * k + l] * hb[(p * k + l) * n + j];
+            cr_assert(fabs(blocked[q] - want) < 1e-4, "case %d [%lld]: %g, want %g", c, (long long)q, blocked[q], want);
+        }
+        free(ha);
+        free(hb);
+        free(plain);
+        free(blocked);
+    }
+    T_OK(hcq_ctx_destroy(small));
+}
