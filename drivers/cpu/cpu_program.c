@@ -197,12 +197,20 @@ static hcq_status run_ir(void *ctx, uint64_t b, uint64_t e)
  * that, so splitting wins when it happens.) */
 #define SPLIT_NS 20000u
 
+/* Chunks per thread: the pool's threads claim chunks in order, so at the
+ * end the others wait up to one chunk for the last. With 4, a thread that
+ * ran a little slower (the cache it shares with the other core, a
+ * descheduled moment) could hold a launch up by an eighth of it on two
+ * cores (a 2048^3 matmul: up to ~13 ms of ~105); 16 bounds that by a
+ * thirty-second, for a few dozen more atomic claims per launch. */
+#define CHUNKS_PER_THREAD 16ull
+
 static hcq_status exec_split(drv_pool *pool, exec_ctx *x, uint64_t groups, uint64_t items)
 {
     drv_task_fn fn = x->cp->entry ? run_so : run_ir;
     unsigned threads = drv_pool_threads(pool);
     if (groups * items >= 4096 || threads < 2)
-        return drv_pool_run(pool, groups, BASE_MAX(1, groups / (threads * 4ull)), fn, x);
+        return drv_pool_run(pool, groups, BASE_MAX(1, groups / (threads * CHUNKS_PER_THREAD)), fn, x);
     uint64_t t0 = hcq_now_ns(), g = 0;
     while (g < groups) {
         hcq_status s = fn(x, g, g + 1);
@@ -213,7 +221,7 @@ static hcq_status exec_split(drv_pool *pool, exec_ctx *x, uint64_t groups, uint6
     if (g == groups) return HCQ_OK;
     uint64_t rest = groups - g;
     x->first = g;
-    return drv_pool_run(pool, rest, BASE_MAX(1, rest / (threads * 4ull)), fn, x);
+    return drv_pool_run(pool, rest, BASE_MAX(1, rest / (threads * CHUNKS_PER_THREAD)), fn, x);
 }
 
 hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, const uint32_t grid[3],
