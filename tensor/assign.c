@@ -89,7 +89,7 @@ static void walk(hz *H, const tt_node *x, bool same, int depth)
 }
 
 /* an identity view of v materialized on its own (into `into` if given) */
-static tt_node *copy_node(tt_node *v, tt_buf *into)
+tt_node *tt_copy_node(tt_node *v, tt_buf *into)
 {
     tt_node *c = tt_node_new(NULL, TT_VIEW, (hcq_dtype)v->dtype, v->shape, v->ndim);
     if (!c) return NULL;
@@ -183,7 +183,7 @@ hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int
     for (int round = 0; round <= n && !s; round++) {
         for (int i = 0; i < n && !s; i++)
             if (!dst[i]) cp[i] = (tt_node_ref(v[i]), v[i]);
-            else if (!(cp[i] = copy_node(sep[i] ? sep[i] : v[i], bufs[i]))) s = HCQ_ENOMEM;
+            else if (!(cp[i] = tt_copy_node(sep[i] ? sep[i] : v[i], bufs[i]))) s = HCQ_ENOMEM;
         if (s) break;
         tt_sched sc;
         s = tt_schedule(ctx, cp, (uint32_t)n, &sc);
@@ -196,7 +196,7 @@ hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int
             free(H.seen.k);
             if (H.hazard || H.seen.oom) {
                 any = true;
-                if (!(sep[i] = copy_node(v[i], NULL))) s = HCQ_ENOMEM;
+                if (!(sep[i] = tt_copy_node(v[i], NULL))) s = HCQ_ENOMEM;
             }
         }
         tt_sched_free(&sc);

@@ -313,6 +313,7 @@ hcq_status hcq_tensor_write(hcq_tensor *t, const void *src, size_t size_B)
         return base_err(HCQ_EINVAL, "hcq_tensor_write: %zu bytes given; the tensor has %llu", size_B, (unsigned long long)want);
     if (!want) return HCQ_OK;
     if (!src) return base_err(HCQ_EINVAL, "hcq_tensor_write: src is NULL");
+    tt_buf_written(n->buf);
     return hcq_buffer_copyin(n->buf->hb, 0, src, want);
 }
 

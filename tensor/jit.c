@@ -49,14 +49,26 @@ hcq_jit *hcq_jit_create(hcq_ctx *ctx, hcq_jit_fn fn, void *user)
     return j;
 }
 
+/* the graph and everything it holds; the JIT captures again next run */
+static void capture_drop(hcq_jit *j)
+{
+    tt_capture *c = &j->cap;
+    if (c->g) hcq_graph_destroy(c->g);
+    for (uint32_t i = 0; i < c->nbufs; i++) tt_buf_unref(c->bufs[i]);
+    for (uint32_t i = 0; i < c->nuses; i++) tt_layout_use_release(&c->uses[i]);
+    free(c->bufs);
+    free(c->rstreams);
+    free(c->written);
+    free(c->uses);
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf), j->in[i].buf = NULL;
+    for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf), j->out[i].buf = NULL;
+    j->nin = j->nout = 0;
+}
+
 static void jit_free(hcq_jit *j)
 {
-    if (j->cap.g) hcq_graph_destroy(j->cap.g);
-    for (uint32_t i = 0; i < j->cap.nbufs; i++) tt_buf_unref(j->cap.bufs[i]);
-    free(j->cap.bufs);
-    free(j->cap.rstreams);
-    for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf);
-    for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf);
+    capture_drop(j);
     base_handle_remove(j, TT_H_JIT);
     free(j);
 }
@@ -133,6 +145,13 @@ static hcq_status replay_graph(hcq_jit *j, uint64_t base)
     return s;
 }
 
+static bool written_by_graph(const hcq_jit *j, const tt_buf *b)
+{
+    for (uint32_t i = 0; i < j->cap.nwritten; i++)
+        if (j->cap.written[i] == b) return true;
+    return false;
+}
+
 /* Runs fn; outputs become copies made by kernels (captured when capturing). */
 static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, bool capture)
 {
@@ -141,9 +160,13 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     hcq_tensor *res[JIT_MAX_IO] = {0};
     tt_node *copies[JIT_MAX_IO] = {0};
     hcq_status s = HCQ_OK;
+    tt_buf *inbufs[JIT_MAX_IO];
     if (capture) {
         memset(&j->cap, 0, sizeof j->cap);
         j->cap.stream0 = ctx->rand_stream;
+        for (int i = 0; i < nin; i++) inbufs[i] = in[i]->n->buf;
+        j->cap.inputs = inbufs;
+        j->cap.ninputs = (uint32_t)nin;
         if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
         ctx->capture = &j->cap;
     }
@@ -163,7 +186,14 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     }
     if (!s) s = tt_realize_nodes(ctx, copies, (uint32_t)nout);
     ctx->capture = NULL;
+    j->cap.inputs = NULL;
+    j->cap.ninputs = 0;
     if (!s && capture && j->cap.err) s = j->cap.err;
+    /* a layout copy the graph reads was current when taken; only a host
+     * write inside fn (the graph's own writes come after the read) makes
+     * it stale before the first replay */
+    for (uint32_t i = 0; capture && !s && i < j->cap.nuses; i++)
+        if (!written_by_graph(j, j->cap.uses[i].src)) s = tt_layout_refresh(ctx, &j->cap.uses[i]);
     if (!s && capture) {
         j->nin = nin;
         j->nout = nout;
@@ -217,8 +247,19 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
         if (!fresh[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
         else if (m->buf->hb) s = hcq_graph_set_buffer(j->cap.g, m->buf->hb, fresh[i]->hb);
     }
+    /* layout copies the graph reads, of weights written since */
+    for (uint32_t i = 0; i < j->cap.nuses && !s; i++) s = tt_layout_refresh(ctx, &j->cap.uses[i]);
     uint64_t base = ctx->rand_stream;
     if (!s) s = replay_graph(j, base);
+    if (!s) /* what the graph stores into holds new contents */
+        for (uint32_t k = 0; k < j->cap.nwritten; k++) {
+            tt_buf *b = j->cap.written[k];
+            for (int i = 0; i < nin; i++)
+                if (b == j->in[i].buf) b = in[i]->n->buf;
+            for (int i = 0; i < nout; i++)
+                if (b == j->out[i].buf) b = fresh[i];
+            tt_buf_written(b);
+        }
     if (!s) {
         ctx->rand_stream = base + j->streams;
         ctx->stats.graph_replays++;
@@ -254,15 +295,6 @@ hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     if (j->runs >= 2) return replay(j, in, nin, out, nout);
     s = call(j, in, nin, out, nout, j->runs == 1);
     if (!s) j->runs++;
-    else if (j->cap.g) { /* a failed capture is dropped; the next run captures again */
-        hcq_graph_destroy(j->cap.g);
-        for (uint32_t i = 0; i < j->cap.nbufs; i++) tt_buf_unref(j->cap.bufs[i]);
-        free(j->cap.bufs);
-        free(j->cap.rstreams);
-        memset(&j->cap, 0, sizeof j->cap);
-        for (int i = 0; i < j->nin; i++) tt_buf_unref(j->in[i].buf), j->in[i].buf = NULL;
-        for (int i = 0; i < j->nout; i++) tt_buf_unref(j->out[i].buf), j->out[i].buf = NULL;
-        j->nin = j->nout = 0;
-    }
+    else if (j->cap.g) capture_drop(j); /* a failed capture is dropped; the next run captures again */
     return s;
 }

@@ -48,9 +48,14 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
     if (b->ndim == 1) y = hcq_unsqueeze(y, 1);
     /* CPU-style targets vectorize along a contiguous output dim (the
      * register tile in lower.c). A K-major b (x @ w^T, as linear makes) has
-     * none, so copy it to N-major first when the product amortizes it. */
+     * none, so copy it to N-major first when the product amortizes it. The
+     * copy of a weight is made once and kept until the weight is written
+     * (layout.c), so a forward pass does not copy its weights again. */
     int64_t M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, N = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
-    if (ctx->cpu_style && b->ndim >= 2 && M >= 16 && N >= 16 && k_major(b)) y = hcq_contiguous(y);
+    if (ctx->cpu_style && b->ndim >= 2 && M >= 16 && N >= 16 && k_major(b)) {
+        y = hcq_contiguous(y);
+        if (y && y->n->op == TT_VIEW && y->n->contig) y->n->relayout = true;
+    }
     /* x [..., M, K] -> [..., M, 1, K]; y [..., K, N] -> [..., 1, N, K] */
     hcq_tensor *xa = hcq_unsqueeze(x, -2);
     hcq_tensor *yb = hcq_unsqueeze(hcq_transpose(y, -1, -2), -3);

@@ -80,6 +80,7 @@ void tt_buf_unref(tt_buf *b)
 {
     if (!b || --b->refs) return;
     hcq_ctx *ctx = b->ctx;
+    tt_layout_drop(b); /* a copy of contents nobody holds any more */
     if (!b->hb || ctx->free_bytes + b->size_B > pool_limit(ctx)) {
         buf_release(b);
         return;
@@ -149,6 +150,21 @@ static hcq_status capture_buf(tt_capture *c, tt_buf *b)
     return HCQ_OK;
 }
 
+static hcq_status capture_written(tt_capture *c, tt_buf *b)
+{
+    for (uint32_t i = 0; i < c->nwritten; i++)
+        if (c->written[i] == b) return HCQ_OK;
+    if (c->nwritten == c->wcap) {
+        uint32_t nc = c->wcap ? c->wcap * 2 : 16;
+        tt_buf **nw = base_realloc_array(c->written, nc, sizeof *nw);
+        if (!nw) return HCQ_ENOMEM;
+        c->written = nw;
+        c->wcap = nc;
+    }
+    c->written[c->nwritten++] = b;
+    return HCQ_OK;
+}
+
 static int capture_var(tt_capture *c, uint64_t stream)
 {
     for (uint32_t k = 0; k < c->nvars; k++)
@@ -193,10 +209,12 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *out, const t
         if (bufs[i]) args[i] = hcq_arg_buffer(bufs[i]->hb);
     hcq_dims dims = hcq_dims_3d(ke->grid[0], ke->grid[1], ke->grid[2], ke->block[0], ke->block[1], ke->block[2]);
     hcq_status s;
+    tt_buf_written(out); /* in device order: a capture's graph runs as soon as it is made */
     if (ctx->capture) {
         tt_capture *c = ctx->capture;
         for (uint32_t i = 0; i < nargs && !c->err; i++)
             if (bufs[i]) c->err = capture_buf(c, bufs[i]);
+        if (!c->err) c->err = capture_written(c, out);
         s = c->err ? c->err : hcq_graph_launch(c->g, ke->p, args, nargs, dims);
         if (!s) c->kernels++;
     } else {
@@ -233,6 +251,13 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *x, const tt_key *key, tt_ken
 static hcq_status run_item(hcq_ctx *ctx, tt_node *x, tt_key *key)
 {
     int64_t numel = tt_numel(x->shape, x->ndim);
+    if (x->relayout) { /* a weight's copy made before, still current */
+        tt_buf *kept = tt_layout_find(ctx, x);
+        if (kept) {
+            tt_node_set_buf(x, kept);
+            return HCQ_OK;
+        }
+    }
     tt_buf *buf = x->assign; /* hcq_assign's destination (the reference moves to buf) */
     x->assign = NULL;
     if (!buf) buf = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)x->dtype));
@@ -249,6 +274,7 @@ static hcq_status run_item(hcq_ctx *ctx, tt_node *x, tt_key *key)
         tt_buf_unref(buf);
         return base_err_prefix(s, "realizing a %d-d %s tensor", x->ndim, hcq_dtype_name((hcq_dtype)x->dtype));
     }
+    if (x->relayout) tt_layout_keep(ctx, x, buf);
     tt_node_set_buf(x, buf);
     return HCQ_OK;
 }

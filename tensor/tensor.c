@@ -72,6 +72,7 @@ void tt_node_set_buf(tt_node *n, tt_buf *buf)
     memset(n->src, 0, sizeof n->src);
     n->buf = buf;
     n->contig = false;
+    n->relayout = false;
     n->weak = false;
     for (int i = 0; i < nsrc; i++) tt_node_unref(src[i]);
 }

@@ -79,6 +79,10 @@ typedef struct tt_buf {
     uint32_t refs;
     hcq_ctx *ctx;
     struct tt_buf *next_free;
+    /* bumped by every write (tt_buf_written): a copy made from the buffer
+     * holds its contents while the generation it was made at is current */
+    uint64_t gen;
+    struct tt_layout *layout; /* a cached re-laid-out copy of it (layout.c), or NULL */
 } tt_buf;
 
 /* One view: element i (a multi-index over shape) of the view is element
@@ -121,6 +125,9 @@ typedef struct tt_node {
     uint8_t ad_state, ad_block;
     struct tt_ad *ad;
     tt_buf *assign; /* realize into this buffer, not a new one (assign.c; referenced) */
+    /* a contig copy of a view of a buffer that may come from, and is kept
+     * in, that buffer's layout cache (layout.c; hcq_matmul's weights) */
+    bool relayout;
 } tt_node;
 
 struct hcq_tensor {
@@ -180,6 +187,17 @@ typedef struct tt_capture {
      * rstreams[k], counted from the stream the capture started at */
     uint64_t stream0, *rstreams;
     uint32_t nvars, vcap;
+    /* the JIT's input buffers (replays swap them, so no layout copy of
+     * them is baked into the graph) */
+    tt_buf *const *inputs;
+    uint32_t ninputs;
+    /* every buffer a captured launch stores into (held through bufs):
+     * a replay bumps their generations */
+    tt_buf **written;
+    uint32_t nwritten, wcap;
+    /* layout copies the graph reads instead of copying (layout.c) */
+    struct tt_layout_use *uses;
+    uint32_t nuses, ucap;
 } tt_capture;
 
 struct hcq_ctx {
@@ -238,6 +256,42 @@ tt_buf *tt_buf_alloc(hcq_ctx *ctx, uint64_t size_B);
 void tt_buf_ref(tt_buf *b);
 void tt_buf_unref(tt_buf *b);
 void tt_buf_pool_trim(hcq_ctx *ctx);
+
+/* ** layout copies (layout.c)
+ * A constant operand stored in a layout a kernel reads badly (hcq_matmul's
+ * K-major weight on CPU-style targets) is copied once into the layout it
+ * wants, and the copy is kept with the source buffer until the buffer is
+ * written (every write bumps tt_buf.gen and drops the copy) or freed. A
+ * relayout node's run_item takes the kept copy instead of launching its
+ * kernel. A JIT capture that takes one records it (tt_layout_use), and each
+ * replay first copies again the sources written since (by anything:
+ * eager kernels, host writes, the graph itself). */
+typedef struct tt_layout_key {
+    hcq_dtype src_dt, dt; /* the source buffer's elements, the copy's */
+    int src_ndim;
+    int64_t src_shape[TT_MAX_DIMS];
+    tt_view view; /* of the source tensor; the copy holds its elements row-major */
+} tt_layout_key;
+typedef struct tt_layout {
+    tt_layout_key key;
+    tt_buf *copy; /* referenced */
+    uint64_t gen; /* the source's generation the copy holds */
+} tt_layout;
+typedef struct tt_layout_use {
+    tt_buf *src; /* referenced */
+    tt_layout l;
+} tt_layout_use;
+/* b was (or is about to be) written: a new generation, no kept copy */
+void tt_buf_written(tt_buf *b);
+void tt_layout_drop(tt_buf *b);
+/* The kept copy for relayout node x (referenced), or NULL: none, stale,
+ * or not to be used here (a JIT input during a capture). */
+tt_buf *tt_layout_find(hcq_ctx *ctx, const tt_node *x);
+/* Keeps copy (just launched for relayout node x) with x's source buffer. */
+void tt_layout_keep(hcq_ctx *ctx, const tt_node *x, tt_buf *copy);
+/* Copies u's source into u's copy again if the source was written since. */
+hcq_status tt_layout_refresh(hcq_ctx *ctx, tt_layout_use *u);
+void tt_layout_use_release(tt_layout_use *u);
 
 /* ** op builders shared between files (ops_*.c); they take node
  * references from the caller's arguments only where noted */
@@ -484,6 +538,10 @@ void tt_debug_free(hcq_ctx *ctx);
 typedef void (*tt_launch_hook_fn)(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs,
                                   const uint32_t grid[3], const uint32_t block[3]);
 void tt_set_launch_hook(tt_launch_hook_fn fn);
+
+/* An identity view of v materialized on its own, into `into` if given
+ * (assign.c; new reference, taking none) */
+tt_node *tt_copy_node(tt_node *v, tt_buf *into);
 
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);
