@@ -17,7 +17,8 @@
  * values), lower.c (kernel skeletons and per-device plans), cache.c
  * (kernels by AST, programs by IR), realize.c (buffers, launches), jit.c
  * (capture and replay), grad.c and grad_rules.c (autodiff records and the
- * backward pass), assign.c (writing results into existing buffers). */
+ * backward pass), assign.c (writing results into existing buffers),
+ * layout.c (weights' re-laid-out copies, kept until written). */
 #ifndef HCQ_TENSOR_TT_H
 #define HCQ_TENSOR_TT_H
 
