@@ -164,10 +164,10 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     if (capture) {
         memset(&j->cap, 0, sizeof j->cap);
         j->cap.stream0 = ctx->rand_stream;
+        if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
         for (int i = 0; i < nin; i++) inbufs[i] = in[i]->n->buf;
         j->cap.inputs = inbufs;
         j->cap.ninputs = (uint32_t)nin;
-        if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
         ctx->capture = &j->cap;
     }
     s = j->fn(ctx, in, nin, res, nout, j->user);
