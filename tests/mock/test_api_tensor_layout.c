@@ -150,10 +150,11 @@ Test(api_tensor_layout, optimizer_steps_are_seen_by_the_next_forward)
 /* ** JIT */
 static hcq_tensor *g_w;
 
+/* x @ w^T, w is g_w or (user non-NULL) the second input */
 static hcq_status fwd(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
-    (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_linear(in[0], g_w, NULL);
+    (void)ctx, (void)nin, (void)nout;
+    out[0] = hcq_linear(in[0], user ? in[1] : g_w, NULL);
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
@@ -163,14 +164,6 @@ static hcq_status fwd_then_update(hcq_ctx *ctx, hcq_tensor *const *in, int nin, 
     hcq_status s = fwd(ctx, in, nin, out, nout, user);
     if (!s) s = hcq_assign_all((hcq_tensor *[]){NULL, g_w}, (hcq_tensor *[]){out[0], hcq_mul_s(g_w, 0.5)}, 2);
     return s;
-}
-
-/* the weight as the JIT's second input */
-static hcq_status fwd_in(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
-{
-    (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_linear(in[0], in[1], NULL);
-    return out[0] ? HCQ_OK : hcq_error_status();
 }
 
 Test(api_tensor_layout, jit_replays_no_copy_and_sees_writes_between_replays)
@@ -222,7 +215,7 @@ Test(api_tensor_layout, jit_weight_input_swapped_on_replay)
     hcq_tensor *tx = tx_rand(HCQ_F32, TX_SHAPE(M, K), -1, 1, 16, x);
     hcq_tensor *ta = tx_rand(HCQ_F32, TX_SHAPE(N, K), -1, 1, 17, wa), *tb = tx_rand(HCQ_F32, TX_SHAPE(N, K), -1, 1, 18, wb);
     check(hcq_linear(tx, ta, NULL), x, wa, "eager, so wa's copy is current");
-    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fwd_in, NULL));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fwd, "w is input 1"));
     for (int run = 0; run < 6; run++) {
         bool b = run >= 3 && run % 2;
         hcq_tensor *out;
