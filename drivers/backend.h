@@ -137,9 +137,11 @@ typedef struct drv_backend {
     hcq_status (*mem_alloc)(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out);
     void (*mem_free)(hcq_device *dev, drv_mem *m);
 
-    /* parses and uploads; fills p->info (name, target, nparams, kernarg_bytes,
-     * max_threads, local_bytes, registers, code_bytes), p->params, p->priv */
-    hcq_status (*program_load)(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
+    /* parses and uploads the kernel named `kernel` (NULL: the binary's only
+     * kernel; several without a name is HCQ_EINVAL listing them); fills
+     * p->info (name, target, nparams, kernarg_bytes, max_threads,
+     * local_bytes, registers, code_bytes), p->params, p->priv */
+    hcq_status (*program_load)(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p);
     void (*program_free)(hcq_device *dev, hcq_program *p);
 
     /* encoders: append one command to r */

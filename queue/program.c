@@ -9,16 +9,26 @@
 
 hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size)
 {
-    if (Q_CHECK_DEV(dev, "hcq_program_load")) return NULL;
+    return hcq_program_load_kernel(dev, binary, size, NULL);
+}
+
+hcq_program *hcq_program_load_kernel(hcq_device *dev, const void *binary, size_t size, const char *kernel)
+{
+    const char *fn = kernel ? "hcq_program_load_kernel" : "hcq_program_load";
+    if (Q_CHECK_DEV(dev, fn)) return NULL;
     if (!binary || !size) {
-        base_err(HCQ_EINVAL, "hcq_program_load: empty binary");
+        base_err(HCQ_EINVAL, "%s: empty binary", fn);
+        return NULL;
+    }
+    if (kernel && !*kernel) {
+        base_err(HCQ_EINVAL, "%s: the kernel name is empty (NULL loads a binary's only kernel)", fn);
         return NULL;
     }
     if (drv_fault_status(dev)) return NULL;
     hcq_program *p = base_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->dev = dev;
-    hcq_status s = dev->be->program_load(dev, binary, size, p);
+    hcq_status s = dev->be->program_load(dev, binary, size, kernel, p);
     if (s) {
         free(p);
         return NULL;

@@ -233,9 +233,10 @@ typedef struct amd_co {
 
 /* Parses a linked AMDGPU code object (ET_DYN/ET_EXEC, PT_LOAD segments, or
  * SHF_ALLOC sections at their addresses when it has no program headers):
- * one kernel, found through its `<name>.kd` symbol, its arguments from the
- * NT_AMDGPU_METADATA note. */
-hcq_status amd_co_parse(const void *bin, size_t size, amd_co *out);
+ * the kernel named `kernel` (NULL: the object's only kernel; with several
+ * the error lists them), found through its `<name>.kd` symbol, its
+ * arguments from the NT_AMDGPU_METADATA note. */
+hcq_status amd_co_parse(const void *bin, size_t size, const char *kernel, amd_co *out);
 /* Copies the loadable image (segments placed as linked, zero-filled) into
  * dst (image_size bytes), relocated for address base_va. */
 void amd_co_place(const void *bin, size_t size, uint8_t *dst, uint64_t base_va, uint64_t image_size);
@@ -271,7 +272,7 @@ typedef struct amd_prog {
     amd_sgpr_layout sgprs;
 } amd_prog;
 #define AMD_PROG_MAGIC 0x414d4450u
-hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
+hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p);
 void amd_program_free(hcq_device *dev, hcq_program *p);
 /* Scratch for kernels needing lane_bytes of private memory per work-item:
  * grows the device's scratch if needed; *va and *tmpring describe it. */

@@ -241,31 +241,59 @@ static hcq_status parse_kernel(mp *m, amd_co *co, char *symbol, size_t symbol_si
     return m->bad ? base_err(HCQ_EFORMAT, "code object metadata: truncated kernel entry") : HCQ_OK;
 }
 
-static hcq_status parse_metadata(const uint8_t *d, size_t size, amd_co *co, char *symbol, size_t symbol_size)
+/* The kernel named want (NULL: the only one) among amdhsa.kernels; the
+ * others are parsed for their names and dropped. */
+static hcq_status parse_metadata(const uint8_t *d, size_t size, const char *want, amd_co *co, char *symbol,
+                                 size_t symbol_size)
 {
     mp m = {d, d + size, false};
     uint64_t n;
     if (!mp_container(&m, true, &n)) return base_err(HCQ_EFORMAT, "code object metadata is not a MessagePack map");
-    bool found = false;
+    bool found = false, picked = false;
+    uint64_t nk = 0;
+    char names[512] = "";
+    size_t nl = 0;
     for (uint64_t i = 0; i < n && !m.bad; i++) {
         const char *k;
         uint32_t kl;
         if (!mp_str(&m, &k, &kl)) return base_err(HCQ_EFORMAT, "code object metadata: a key is not a string");
-        if (!key_is(k, kl, "amdhsa.kernels")) {
+        if (!key_is(k, kl, "amdhsa.kernels") || found) {
             mp_skip(&m, 0);
             continue;
         }
-        uint64_t nk;
         if (!mp_container(&m, false, &nk)) return base_err(HCQ_EFORMAT, "code object metadata: amdhsa.kernels is not an array");
-        if (nk != 1)
-            return base_err(HCQ_ENOTSUP, "the code object holds %llu kernels; hcq loads code objects of one kernel",
-                            (unsigned long long)nk);
-        hcq_status s = parse_kernel(&m, co, symbol, symbol_size);
-        if (s) return s;
         found = true;
+        for (uint64_t j = 0; j < nk; j++) {
+            amd_co one = {0};
+            char sym[sizeof((amd_co *)0)->name + 16] = "";
+            hcq_status s = parse_kernel(&m, &one, sym, sizeof sym);
+            if (s) {
+                amd_co_free(&one);
+                if (picked) amd_co_free(co);
+                return s;
+            }
+            if (nl < sizeof names - 1)
+                nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s`%s`", j ? ", " : "", one.name);
+            if (!picked && (want ? !strcmp(one.name, want) : nk == 1)) {
+                *co = one;
+                snprintf(symbol, symbol_size, "%s", sym);
+                picked = true;
+            } else {
+                amd_co_free(&one);
+            }
+        }
     }
-    if (m.bad) return base_err(HCQ_EFORMAT, "code object metadata is truncated");
-    return found ? HCQ_OK : base_err(HCQ_EFORMAT, "code object metadata has no amdhsa.kernels");
+    if (m.bad) {
+        if (picked) amd_co_free(co);
+        return base_err(HCQ_EFORMAT, "code object metadata is truncated");
+    }
+    if (!found) return base_err(HCQ_EFORMAT, "code object metadata has no amdhsa.kernels");
+    if (picked) return HCQ_OK;
+    if (!nk) return base_err(HCQ_EFORMAT, "the code object's amdhsa.kernels is empty: it holds no kernel");
+    if (want)
+        return base_err(HCQ_EINVAL, "the code object has no kernel `%s`; it holds %s", want, names);
+    return base_err(HCQ_EINVAL, "the code object holds %llu kernels (%s): name the one to load "
+                    "(hcq_program_load_kernel)", (unsigned long long)nk, names);
 }
 
 /* the NT_AMDGPU_METADATA note's payload, from SHT_NOTE sections */
@@ -353,7 +381,7 @@ void amd_sgpr_layout_of(uint16_t kcp, amd_sgpr_layout *out)
     }
 }
 
-hcq_status amd_co_parse(const void *bin, size_t size, amd_co *co)
+hcq_status amd_co_parse(const void *bin, size_t size, const char *kernel, amd_co *co)
 {
     memset(co, 0, sizeof *co);
     cc_elf e;
@@ -370,7 +398,6 @@ hcq_status amd_co_parse(const void *bin, size_t size, amd_co *co)
                      "(clang does when it writes the code object)", e.type);
         goto out;
     }
-    co->mach = (uint8_t)(e.flags & 0xff);
     const uint8_t *note;
     size_t note_size;
     if (!find_note(&e, &note, &note_size)) {
@@ -378,7 +405,8 @@ hcq_status amd_co_parse(const void *bin, size_t size, amd_co *co)
                      "supported; build with code object v4 or later)");
         goto out;
     }
-    if ((s = parse_metadata(note, note_size, co, symbol, sizeof symbol))) goto out;
+    if ((s = parse_metadata(note, note_size, kernel, co, symbol, sizeof symbol))) goto out;
+    co->mach = (uint8_t)(e.flags & 0xff);
     if (!co->name[0]) {
         s = base_err(HCQ_EFORMAT, "code object metadata: the kernel has no .name");
         goto out;

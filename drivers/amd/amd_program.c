@@ -78,14 +78,14 @@ static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image, const void
     return HCQ_OK;
 }
 
-hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p)
+hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p)
 {
     amd_dev *ad = amd_of(dev);
     amd_prog *ap = base_calloc(1, sizeof *ap);
     if (!ap) return HCQ_ENOMEM;
     ap->magic = AMD_PROG_MAGIC;
     p->priv = ap;
-    hcq_status s = amd_co_parse(bin, size, &ap->co);
+    hcq_status s = amd_co_parse(bin, size, kernel, &ap->co);
     if (s) {
         s = base_err_prefix(s, "%s", dev->props.id);
         goto fail;

@@ -121,7 +121,7 @@ typedef struct cpu_prog {
     bool owns_params; /* params copied here (a buried program outlives its hcq_program) */
 } cpu_prog;
 #define CPU_PROG_MAGIC 0x43505247u
-hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
+hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p);
 void cpu_program_free(hcq_device *dev, hcq_program *p);
 void cpu_prog_destroy(cpu_prog *cp);
 /* Runs one launch on the pool (engine thread). */

@@ -73,7 +73,7 @@ static bool is_host_so(const uint8_t *b, size_t size)
     return type == 3 /* ET_DYN */ && machine == 62 /* EM_X86_64 */;
 }
 
-hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p)
+hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p)
 {
     cpu_prog *cp = base_calloc(1, sizeof *cp);
     if (!cp) return HCQ_ENOMEM;
@@ -82,6 +82,12 @@ hcq_status cpu_program_load(hcq_device *dev, const void *bin, size_t size, hcq_p
     p->launch_addr = (uint64_t)(uintptr_t)cp; /* the exec packet's program word */
     hcq_status s = is_host_so(bin, size) ? load_so(dev, bin, size, cp, p) : load_ir(dev, bin, size, cp, p);
     if (s) {
+        cpu_program_free(dev, p);
+        return s;
+    }
+    if (kernel && strcmp(kernel, cp->name)) {
+        /* a host shared object or an IR binary carries one kernel */
+        s = base_err(HCQ_EINVAL, "%s: the binary has no kernel `%s`; it holds `%s`", dev->props.id, kernel, cp->name);
         cpu_program_free(dev, p);
         return s;
     }

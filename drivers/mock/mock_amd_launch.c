@@ -36,7 +36,7 @@ static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
         snprintf(err, err_size, "out of host memory");
         return NULL;
     }
-    if (amd_co_parse(e->binary, e->binary_size, &ki->co)) {
+    if (amd_co_parse(e->binary, e->binary_size, NULL, &ki->co)) {
         snprintf(err, err_size, "%s", hcq_error_message());
         free(ki);
         return NULL;

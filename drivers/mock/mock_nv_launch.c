@@ -42,7 +42,7 @@ static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
     kinfo *ki = atomic_load(&me->mock_info);
     if (ki) return ki;
     nv_cubin c;
-    if (nv_cubin_parse(e->binary, e->binary_size, "mock", &c)) {
+    if (nv_cubin_parse(e->binary, e->binary_size, "mock", NULL, &c)) {
         snprintf(err, err_size, "%s", hcq_error_message());
         return NULL;
     }

@@ -234,7 +234,7 @@ typedef struct nv_prog {
     uint8_t cbuf0_prefix[0x400]; /* the driver words below param_base */
 } nv_prog;
 #define NV_PROG_MAGIC 0x4E565052u
-hcq_status nv_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p);
+hcq_status nv_program_load(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p);
 
 /* a parsed cubin, before a device is involved (tests use it on cubins
  * from ptxas and nvcc) */
@@ -253,7 +253,7 @@ typedef struct nv_cubin {
     uint8_t *image;            /* the loadable sections laid out */
     uint64_t image_bytes;
 } nv_cubin;
-hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, nv_cubin *out);
+hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, const char *kernel, nv_cubin *out);
 /* applies the relocations for an image loaded at base_va */
 hcq_status nv_cubin_relocate(nv_cubin *c, uint64_t base_va, const char *id);
 void nv_cubin_free(nv_cubin *c);

@@ -255,7 +255,7 @@ void nv_cubin_free(nv_cubin *c)
     memset(c, 0, sizeof *c);
 }
 
-hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, nv_cubin *c)
+hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, const char *kernel, nv_cubin *c)
 {
     memset(c, 0, sizeof *c);
     if (cc_elf_open(&c->e, bin, size)) return base_err_prefix(HCQ_EFORMAT, "%s: not a cubin", id);
@@ -268,19 +268,36 @@ hcq_status nv_cubin_parse(const void *bin, size_t size, const char *id, nv_cubin
         goto fail;
     }
     c->sm = cubin_sm(e);
-    /* the kernel: a global function in its .text.<name> section */
+    /* the kernel: a global function in its .text.<name> section; kernel
+     * names it among several (NULL: the only one) */
     const cc_elf_symbol *fn = NULL;
-    uint32_t fn_index = 0;
-    for (uint32_t i = 1; i < e->nsymbols && !fn; i++) {
+    uint32_t fn_index = 0, nfn = 0;
+    char names[512] = "";
+    size_t nl = 0;
+    for (uint32_t i = 1; i < e->nsymbols; i++) {
         const cc_elf_symbol *sy = &e->symbols[i];
-        if (ELF64_ST_TYPE(sy->info) == STT_FUNC && ELF64_ST_BIND(sy->info) == STB_GLOBAL && sy->shndx &&
-            sy->shndx < e->nsections && !strncmp(e->sections[sy->shndx].name, ".text.", 6)) {
+        if (ELF64_ST_TYPE(sy->info) != STT_FUNC || ELF64_ST_BIND(sy->info) != STB_GLOBAL || !sy->shndx ||
+            sy->shndx >= e->nsections || strncmp(e->sections[sy->shndx].name, ".text.", 6))
+            continue;
+        if (nl < sizeof names - 1)
+            nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s`%s`", nfn ? ", " : "", sy->name);
+        nfn++;
+        if (!fn && (!kernel || !strcmp(sy->name, kernel))) {
             fn = sy;
             fn_index = i;
         }
     }
-    if (!fn) {
+    if (!nfn) {
         s = base_err(HCQ_EFORMAT, "%s: the cubin has no kernel (no global function in a .text.* section)", id);
+        goto fail;
+    }
+    if (!fn) {
+        s = base_err(HCQ_EINVAL, "%s: the cubin has no kernel `%s`; it holds %s", id, kernel, names);
+        goto fail;
+    }
+    if (!kernel && nfn > 1) {
+        s = base_err(HCQ_EINVAL, "%s: the cubin holds %u kernels (%s): name the one to load "
+                     "(hcq_program_load_kernel)", id, nfn, names);
         goto fail;
     }
     c->name = fn->name;
@@ -426,11 +443,11 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     return HCQ_OK;
 }
 
-hcq_status nv_program_load(hcq_device *dev, const void *bin, size_t size, hcq_program *p)
+hcq_status nv_program_load(hcq_device *dev, const void *bin, size_t size, const char *kernel, hcq_program *p)
 {
     nv_dev *nv = nv_of(dev);
     nv_cubin c;
-    hcq_status s = nv_cubin_parse(bin, size, dev->props.id, &c);
+    hcq_status s = nv_cubin_parse(bin, size, dev->props.id, kernel, &c);
     if (s) {
         if (s == HCQ_EFORMAT && !strstr(hcq_error_message(), "compile the kernel"))
             base_err_prefix(s, "%s: compile the kernel for %s", dev->props.id, dev->props.target);

@@ -206,6 +206,12 @@ typedef struct hcq_program_info {
  * or an "ir" binary where the device runs the interpreter). A binary for
  * another target is HCQ_EFORMAT naming both targets. */
 HCQ_API hcq_program *hcq_program_load(hcq_device *dev, const void *binary, size_t size);
+/* hcq_program_load of the kernel named `kernel` in a binary that may hold
+ * several (a cubin's global functions, a code object's amdhsa.kernels).
+ * NULL: the binary's only kernel. A binary of several kernels given to
+ * hcq_program_load, or a name the binary lacks, is HCQ_EINVAL listing the
+ * kernels it holds. */
+HCQ_API hcq_program *hcq_program_load_kernel(hcq_device *dev, const void *binary, size_t size, const char *kernel);
 /* Compiles the kernel for the device's target (through the cache), loads it. */
 HCQ_API hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k);
 /* Waits for eager launches of it, then unloads it, or later: a queue or

@@ -10,7 +10,7 @@
 int hcq_fuzz_codeobj(const uint8_t *data, size_t size)
 {
     amd_co co;
-    if (amd_co_parse(data, size, &co)) return 0;
+    if (amd_co_parse(data, size, NULL, &co)) return 0;
     volatile uint64_t sink = co.entry_offset + co.kernarg_bytes + co.nparams;
     amd_sgpr_layout lay;
     amd_sgpr_layout_of(co.kd.kernel_code_properties, &lay);

@@ -8,7 +8,7 @@
 int hcq_fuzz_cubin(const uint8_t *data, size_t size)
 {
     nv_cubin c;
-    if (nv_cubin_parse(data, size, "fuzz", &c)) return 0;
+    if (nv_cubin_parse(data, size, "fuzz", NULL, &c)) return 0;
     volatile uint64_t sink = c.image_bytes + c.regs + c.param_bytes + c.nparams;
     if (c.image_bytes) sink += c.image[c.image_bytes - 1];
     (void)sink;

@@ -100,7 +100,7 @@ Test(amd_twin, register_granules_must_cover_the_descriptor)
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, "gfx1100", &b));
     amd_co co;
-    T_OK(amd_co_parse(b->data, b->size, &co));
+    T_OK(amd_co_parse(b->data, b->size, NULL, &co));
     cr_assert_gt(amd_fget(AMD_RSRC1_VGPRS, co.kd.compute_pgm_rsrc1), 0, "the kernel should need more than a granule");
     amd_co_free(&co);
     hcq_binary_free(b);
@@ -116,7 +116,7 @@ Test(amd_twin, sgpr_granules_must_cover_the_descriptor_on_gfx9)
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, "gfx942", &b));
     amd_co co;
-    T_OK(amd_co_parse(b->data, b->size, &co));
+    T_OK(amd_co_parse(b->data, b->size, NULL, &co));
     uint32_t sk = amd_fget(AMD_RSRC1_SGPRS, co.kd.compute_pgm_rsrc1);
     amd_co_free(&co);
     hcq_binary_free(b);

@@ -79,7 +79,7 @@ ParameterizedTest(co_case *c, amd_co, clang_objects)
     size_t size;
     void *bin = build(c->arch, &size);
     amd_co co;
-    T_OK(amd_co_parse(bin, size, &co));
+    T_OK(amd_co_parse(bin, size, NULL, &co));
     cr_assert_str_eq(co.name, "scale");
     cr_assert_eq(co.mach, c->mach, "EF_AMDGPU_MACH 0x%02x", co.mach);
     cr_assert_str_eq(amd_co_mach_name(co.mach), c->arch);
@@ -128,7 +128,7 @@ Test(amd_co, mock_objects_load_like_real_ones)
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, "mock-gfx942", &b));
     amd_co co;
-    T_OK(amd_co_parse(b->data, b->size, &co));
+    T_OK(amd_co_parse(b->data, b->size, NULL, &co));
     cr_assert_str_eq(co.name, "muladd");
     cr_assert_eq(co.mach, 0x4C);
     hcq_param_info want[4];
@@ -164,14 +164,14 @@ Test(amd_co, malformed_input_is_a_clear_error)
     T_OK(hcq_compile(k, "mock-gfx1100", &b));
     amd_co co;
     for (size_t cut = 0; cut < b->size; cut += 97)
-        cr_assert_neq(amd_co_parse(b->data, cut, &co), HCQ_OK, "truncated to %zu bytes", cut);
+        cr_assert_neq(amd_co_parse(b->data, cut, NULL, &co), HCQ_OK, "truncated to %zu bytes", cut);
     hcq_binary *ir = NULL;
     T_OK(hcq_compile(k, "ir", &ir));
-    T_FAILS(amd_co_parse(ir->data, ir->size, &co), HCQ_EFORMAT);
+    T_FAILS(amd_co_parse(ir->data, ir->size, NULL, &co), HCQ_EFORMAT);
     T_MSG_HAS("not an AMDGPU code object");
     uint8_t junk[256];
     memset(junk, 0x5a, sizeof junk);
-    T_FAILS(amd_co_parse(junk, sizeof junk, &co), HCQ_EFORMAT);
+    T_FAILS(amd_co_parse(junk, sizeof junk, NULL, &co), HCQ_EFORMAT);
     hcq_binary_free(ir);
     hcq_binary_free(b);
     hcq_kernel_destroy(k);
@@ -244,7 +244,7 @@ ParameterizedTest(co_case *c, amd_co, rendered_hip_loads)
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, c->arch, &b));
     amd_co co;
-    T_OK(amd_co_parse(b->data, b->size, &co));
+    T_OK(amd_co_parse(b->data, b->size, NULL, &co));
     cr_assert_str_eq(co.name, "mark");
     cr_assert_eq(co.mach, c->mach);
     cr_assert_eq(co.nparams, 1);

@@ -105,7 +105,7 @@ static hcq_kernel *reduce(void)
 static void check_cubin(const void *data, size_t size, const hcq_kernel *k, uint32_t sm, uint32_t base)
 {
     nv_cubin c;
-    hcq_status s = nv_cubin_parse(data, size, "test", &c);
+    hcq_status s = nv_cubin_parse(data, size, "test", NULL, &c);
     cr_assert_eq(s, HCQ_OK, "%s: %s", hcq_kernel_name(k), hcq_error_message());
     cr_assert_str_eq(c.name, hcq_kernel_name(k));
     cr_assert_eq(c.sm, sm);

@@ -337,7 +337,7 @@ Test(nv_mock, mock_cubins_are_shaped_like_real_ones)
     hcq_binary *b = NULL;
     T_OK(hcq_compile(k, "mock-sm_90", &b));
     nv_cubin c;
-    T_OK(nv_cubin_parse(b->data, b->size, "test", &c));
+    T_OK(nv_cubin_parse(b->data, b->size, "test", NULL, &c));
     cr_assert_str_eq(c.name, "vadd");
     cr_assert_eq(c.e.machine, EM_CUDA);
     cr_assert_eq(c.sm, 90);
@@ -359,7 +359,7 @@ Test(nv_mock, mock_cubins_are_shaped_like_real_ones)
     nv_cubin_free(&c);
     hcq_binary_free(b);
     T_OK(hcq_compile(k, "mock-sm_80", &b));
-    T_OK(nv_cubin_parse(b->data, b->size, "test", &c));
+    T_OK(nv_cubin_parse(b->data, b->size, "test", NULL, &c));
     cr_assert_eq(c.sm, 80);
     cr_assert_eq(c.param_base, 0x160);
     nv_cubin_free(&c);
