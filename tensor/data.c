@@ -154,6 +154,76 @@ hcq_tensor *hcq_rand(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim)
     return tt_wrap(ctx, out);
 }
 
+/* randn is built from exactly rounded f32 operations only (+, -, *, /,
+ * sqrt, integer and bit operations, selects), never the devices' log and
+ * cos: those are approximate on GPUs (MUFU, v_log_f32) and differ between
+ * devices, while each exactly rounded operation gives the same bits
+ * everywhere, so the header's "the same on every device" holds. The
+ * polynomials below are accurate to a few ulp of f32, far below what a
+ * normal sample's use can tell. */
+
+/* ln(x) for x in (0, 1], finite and normal (1 - u for a uniform u, which
+ * is at least 2^-24): x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln(m) =
+ * 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716, whose series to s^9
+ * leaves under 2e-9 relative; e ln 2 with ln 2 split so e * hi is exact. */
+static hcq_tensor *exact_log(hcq_ctx *ctx, hcq_tensor *x)
+{
+    hcq_tensor *bits = hcq_bitcast(x, HCQ_I32);
+    hcq_tensor *e = hcq_sub_s(hcq_idiv(bits, hcq_scalar(ctx, 8388608.0)), 127.0);
+    hcq_tensor *mb = hcq_logical_or(hcq_logical_and(bits, hcq_scalar(ctx, 0x7fffff)), hcq_scalar(ctx, 0x3f800000));
+    hcq_tensor *m = hcq_bitcast(mb, HCQ_F32);
+    hcq_tensor *big = hcq_gt(m, hcq_scalar(ctx, 1.41421353816986083984375)); /* f32(sqrt 2) */
+    m = hcq_where(big, hcq_mul_s(m, 0.5), m);
+    hcq_tensor *ef = hcq_cast(hcq_add(e, hcq_cast(big, HCQ_I32)), HCQ_F32);
+    hcq_tensor *sv = hcq_div(hcq_sub_s(m, 1.0), hcq_add_s(m, 1.0));
+    hcq_tensor *z = hcq_mul(sv, sv);
+    /* 1 + z/3 + z^2/5 + z^3/7 + z^4/9, Horner */
+    hcq_tensor *p = hcq_add_s(hcq_mul_s(z, 1.0 / 9.0), 1.0 / 7.0);
+    p = hcq_add_s(hcq_mul(p, z), 1.0 / 5.0);
+    p = hcq_add_s(hcq_mul(p, z), 1.0 / 3.0);
+    p = hcq_add_s(hcq_mul(p, z), 1.0);
+    hcq_tensor *lnm = hcq_mul(hcq_mul_s(sv, 2.0), p);
+    /* ln 2 = 45426 / 2^16 (16 significant bits: e * hi is exact for
+     * |e| < 2^8) + 1.4286068202862268e-06 */
+    return hcq_add(hcq_mul_s(ef, 0.693145751953125), hcq_add(hcq_mul_s(ef, 1.4286068202862268e-06), lnm));
+}
+
+/* cos(2 pi u) for u in [0, 1): t = 4u and its quadrant q are exact, f = t -
+ * q in [0, 1) is exact; with g = min(f, 1 - f) <= 1/2 the angle pi/2 g is
+ * at most pi/4, where the Taylor series of sin to x^9 and cos to x^10
+ * leave under 2e-9; the quadrant and the swap pick sin or cos and the
+ * sign. */
+static hcq_tensor *exact_cos_2pi(hcq_ctx *ctx, hcq_tensor *u)
+{
+    hcq_tensor *t = hcq_mul_s(u, 4.0);
+    hcq_tensor *q = hcq_trunc(t);
+    hcq_tensor *f = hcq_sub(t, q);
+    hcq_tensor *swap = hcq_gt(f, hcq_scalar(ctx, 0.5));
+    hcq_tensor *g = hcq_where(swap, hcq_sub(hcq_scalar(ctx, 1.0), f), f);
+    hcq_tensor *a = hcq_mul_s(g, 1.57079632679489661923);
+    hcq_tensor *a2 = hcq_mul(a, a);
+    /* sin a = a (1 - a2/3! + a2^2/5! - a2^3/7! + a2^4/9!) */
+    hcq_tensor *sp = hcq_add_s(hcq_mul_s(a2, 1.0 / 362880.0), -1.0 / 5040.0);
+    sp = hcq_add_s(hcq_mul(sp, a2), 1.0 / 120.0);
+    sp = hcq_add_s(hcq_mul(sp, a2), -1.0 / 6.0);
+    sp = hcq_add_s(hcq_mul(sp, a2), 1.0);
+    hcq_tensor *sn = hcq_mul(a, sp);
+    /* cos a = 1 - a2/2! + a2^2/4! - a2^3/6! + a2^4/8! - a2^5/10! */
+    hcq_tensor *cp = hcq_add_s(hcq_mul_s(a2, -1.0 / 3628800.0), 1.0 / 40320.0);
+    cp = hcq_add_s(hcq_mul(cp, a2), -1.0 / 720.0);
+    cp = hcq_add_s(hcq_mul(cp, a2), 1.0 / 24.0);
+    cp = hcq_add_s(hcq_mul(cp, a2), -0.5);
+    hcq_tensor *cs = hcq_add_s(hcq_mul(cp, a2), 1.0);
+    /* cos(q pi/2 + pi/2 f): q 0 -> cos, 1 -> -sin, 2 -> -cos, 3 -> sin (of
+     * pi/2 f); with the swap, cos(pi/2 f) = sin(pi/2 g) and back */
+    hcq_tensor *qi = hcq_cast(q, HCQ_I32);
+    hcq_tensor *odd = hcq_ne(hcq_logical_and(qi, hcq_scalar(ctx, 1)), hcq_scalar(ctx, 0));
+    hcq_tensor *use_sin = hcq_logical_xor(odd, swap); /* sin(pi/2 f) when odd, unless swapped */
+    hcq_tensor *mag = hcq_where(use_sin, sn, cs);
+    hcq_tensor *neg = hcq_logical_or(hcq_eq(qi, hcq_scalar(ctx, 1)), hcq_eq(qi, hcq_scalar(ctx, 2)));
+    return hcq_where(neg, hcq_neg(mag), mag);
+}
+
 hcq_tensor *hcq_randn(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim)
 {
     if (check_new(ctx, dt, shape, ndim, "hcq_randn")) return NULL;
@@ -161,9 +231,10 @@ hcq_tensor *hcq_randn(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *u1 = tt_wrap(ctx, rand_node(ctx, HCQ_F32, shape, ndim));
     hcq_tensor *u2 = tt_wrap(ctx, rand_node(ctx, HCQ_F32, shape, ndim));
-    /* sqrt(-2 ln(1 - u1)) * cos(2 pi u2): 1 - u1 is in (0, 1], so the log is finite */
-    hcq_tensor *r = hcq_sqrt(hcq_mul_s(hcq_log(hcq_sub(hcq_scalar(ctx, 1.0), u1)), -2.0));
-    hcq_tensor *z = hcq_mul(r, hcq_cos(hcq_mul_s(u2, 2.0 * M_PI)));
+    /* Box-Muller: sqrt(-2 ln(1 - u1)) * cos(2 pi u2); 1 - u1 is in (0, 1],
+     * so the log is finite */
+    hcq_tensor *r = hcq_sqrt(hcq_mul_s(exact_log(ctx, hcq_sub(hcq_scalar(ctx, 1.0), u1)), -2.0));
+    hcq_tensor *z = hcq_mul(r, exact_cos_2pi(ctx, u2));
     hcq_tensor *out = hcq_cast(z, dt);
     tt_node *n = out ? out->n : NULL;
     tt_node_ref(n);

@@ -204,8 +204,11 @@ HCQ_API hcq_tensor *hcq_eye(hcq_ctx *ctx, hcq_dtype dt, int64_t n, int64_t m);
 HCQ_API hcq_tensor *hcq_from_data(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, const void *data);
 /* Counter-based random numbers: element i of the k-th random tensor since
  * hcq_ctx_seed is a hash of (seed, k, i), the same on every device.
- * rand: uniform [0, 1); randn: standard normal (Box-Muller); randint:
- * uniform integers in [low, high), i32. Float dtypes only for rand/randn. */
+ * rand: uniform [0, 1); randn: standard normal (Box-Muller, its log and
+ * cos computed from exactly rounded operations, not the devices'
+ * approximate ones, so the bits too are the same everywhere; within 1e-5
+ * relative of Box-Muller in double); randint: uniform integers in [low,
+ * high), i32. Float dtypes only for rand/randn. */
 HCQ_API hcq_tensor *hcq_rand(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_randn(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_randint(hcq_ctx *ctx, const int64_t *shape, int ndim, int64_t low, int64_t high);

@@ -311,3 +311,64 @@ Test(api_tensor_nn, random_numbers_reproducible)
     free(n);
     free(r);
 }
+
+/* randn as tensor/data.c builds it, operation by operation in f32 (this
+ * file is ISO C: no contraction), written here from the header's promise
+ * that every device gives the same values: only exactly rounded
+ * operations, so these bits are what every device must give */
+static float host_randn(uint64_t seed, uint64_t stream, uint32_t i)
+{
+    float u1 = (float)host_rand(seed, stream, i), u2 = (float)host_rand(seed, stream + 1, i);
+    float x = 1.0f - u1;
+    int32_t bits;
+    memcpy(&bits, &x, 4);
+    int32_t e = bits / 8388608 - 127, mb = (bits & 0x7fffff) | 0x3f800000;
+    float m;
+    memcpy(&m, &mb, 4);
+    int big = m > 1.41421353816986083984375f;
+    if (big) m = m * 0.5f;
+    float ef = (float)(e + big), sv = (m - 1.0f) / (m + 1.0f), z = sv * sv;
+    float p = z * (float)(1.0 / 9.0) + (float)(1.0 / 7.0);
+    p = p * z + (float)(1.0 / 5.0);
+    p = p * z + (float)(1.0 / 3.0);
+    p = p * z + 1.0f;
+    float lnm = (sv * 2.0f) * p;
+    float ln = ef * 0.693145751953125f + (ef * (float)1.4286068202862268e-06 + lnm);
+    float r = sqrtf(ln * -2.0f);
+    float t = u2 * 4.0f, q = truncf(t), f = t - q;
+    int swap = f > 0.5f;
+    float g = swap ? 1.0f - f : f, a = g * (float)1.57079632679489661923, a2 = a * a;
+    float sp = a2 * (float)(1.0 / 362880.0) + (float)(-1.0 / 5040.0);
+    sp = sp * a2 + (float)(1.0 / 120.0);
+    sp = sp * a2 + (float)(-1.0 / 6.0);
+    sp = sp * a2 + 1.0f;
+    float sn = a * sp;
+    float cp = a2 * (float)(-1.0 / 3628800.0) + (float)(1.0 / 40320.0);
+    cp = cp * a2 + (float)(-1.0 / 720.0);
+    cp = cp * a2 + (float)(1.0 / 24.0);
+    cp = cp * a2 + -0.5f;
+    float cs = cp * a2 + 1.0f;
+    int qi = (int)q, use_sin = (qi & 1) ^ swap;
+    float mag = use_sin ? sn : cs;
+    return r * (qi == 1 || qi == 2 ? -mag : mag);
+}
+
+Test(api_tensor_nn, randn_is_the_same_bits_on_every_device)
+{
+    enum { N = 13 * 17 * 13 };
+    double *n = malloc(N * sizeof *n);
+    hcq_ctx_seed(tx_ctx, 7);
+    tx_read(hcq_randn(tx_ctx, HCQ_F32, TX_SHAPE(13, 17, 13)), n, N);
+    double worst = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        float want = host_randn(7, 1, i);
+        cr_assert_eq((float)n[i], want, "randn[%u] is %.9g; the exactly rounded sequence gives %.9g", i, n[i],
+                     (double)want);
+        /* and it is a standard normal sample: Box-Muller to a few ulp */
+        double u1 = host_rand(7, 1, i), u2 = host_rand(7, 2, i);
+        double exact = sqrt(-2 * log(1 - u1)) * cos(2 * M_PI * u2);
+        worst = fmax(worst, fabs(want - exact) / fmax(fabs(exact), 1e-3));
+    }
+    cr_assert_lt(worst, 1e-5, "the polynomials stray %g (relative) from Box-Muller in double", worst);
+    free(n);
+}
