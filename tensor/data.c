@@ -313,6 +313,34 @@ static hcq_status storage_of(hcq_tensor *t, tt_buf **buf, uint64_t *off_B, const
     return s;
 }
 
+/* the element bytes of a constant (its value is exact in its dtype) */
+static void const_bytes(hcq_dtype dt, tt_val v, unsigned char out[4])
+{
+    float f = (float)v.f;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint16_t h;
+    switch (dt) {
+    case HCQ_BOOL: out[0] = v.i != 0; break;
+    case HCQ_I32: {
+        int32_t i = (int32_t)(uint32_t)(uint64_t)v.i;
+        memcpy(out, &i, 4);
+        break;
+    }
+    case HCQ_F32: memcpy(out, &u, 4); break;
+    case HCQ_BF16: h = (uint16_t)(u >> 16), memcpy(out, &h, 2); break;
+    case HCQ_F16: {
+        uint32_t sign = (u >> 16) & 0x8000u, e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+        if (e == 0xff) h = (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0));
+        else if (e >= 113) h = (uint16_t)(sign | ((e - 112) << 10) | (m >> 13)); /* normal */
+        else h = (uint16_t)(sign | (uint32_t)(fabsf(f) * 0x1p24f)); /* subnormal or zero: exact */
+        memcpy(out, &h, 2);
+        break;
+    }
+    default: memset(out, 0, 4); break;
+    }
+}
+
 hcq_status hcq_tensor_read(hcq_tensor *t, void *dst, size_t size_B)
 {
     tt_node *n = tt_arg(t, "hcq_tensor_read");
@@ -322,6 +350,13 @@ hcq_status hcq_tensor_read(hcq_tensor *t, void *dst, size_t size_B)
         return base_err(HCQ_EINVAL, "hcq_tensor_read: %zu bytes given; the tensor has %llu", size_B, (unsigned long long)want);
     if (want && !dst) return base_err(HCQ_EINVAL, "hcq_tensor_read: dst is NULL");
     if (!want) return HCQ_OK;
+    if (n->op == TT_CONST) { /* a constant is read without a kernel */
+        unsigned char e[4];
+        size_t es = hcq_dtype_size((hcq_dtype)n->dtype);
+        const_bytes((hcq_dtype)n->dtype, n->cv, e);
+        for (uint64_t i = 0; i < want; i += es) memcpy((unsigned char *)dst + i, e, es);
+        return HCQ_OK;
+    }
     tt_buf *b;
     uint64_t off;
     hcq_status s = storage_of(t, &b, &off, "hcq_tensor_read");

@@ -9,6 +9,8 @@
 /* ** node-level helpers */
 tt_node *tt_alu(hcq_ctx *ctx, tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c)
 {
+    tt_node *f = tt_fold_alu(op, dt, a, b, c);
+    if (f) return f;
     tt_node *n = tt_node_new(ctx, op, dt, a->shape, a->ndim);
     if (!n) return NULL;
     tt_node *s[3] = {a, b, c};
@@ -409,6 +411,8 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     int64_t bs[TT_MAX_DIMS];
     int bnd;
     if (!x || !y || !bshape(x->n, y->n, bs, &bnd, "hcq_pow")) return scope_end(ctx, m, NULL);
+    if (y->n->op == TT_CONST && y->n->cv.f == 1.0) /* x^1 is x for every x (NaN, -0, inf too): no kernel */
+        return scope_end(ctx, m, hcq_expand(hcq_cast(a, dt), bs, bnd));
     x = hcq_expand(x, bs, bnd); /* broadcast first: the sources of pow's gradient rule, older than its result */
     y = hcq_expand(y, bs, bnd);
     hcq_tensor *ax = hcq_abs(x), *ay = hcq_abs(y), *inf = hcq_scalar(ctx, INFINITY), *zero = hcq_scalar(ctx, 0);

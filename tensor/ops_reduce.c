@@ -66,6 +66,13 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
         hcq_dtype acc = out_dt;
         return tt_const_node(NULL, out_dt, tt_val_cast(identity(rop, acc), acc, out_dt), s, a->ndim);
     }
+    if (a->op == TT_CONST) { /* every element is the same: no kernel */
+        int64_t s[TT_MAX_DIMS];
+        for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
+        hcq_dtype acc = hcq_dtype_is_float(out_dt) && rop != TT_R_MAX ? HCQ_F32 : out_dt;
+        tt_node *f = tt_fold_reduce(a, rop, R, acc, out_dt, s, a->ndim);
+        if (f) return f;
+    }
     int64_t O = numel / R;
     if (R < 16384 || O > 64) return plain_reduce(a, rop, axes, out_dt);
 

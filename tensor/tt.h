@@ -297,6 +297,13 @@ void tt_layout_use_release(tt_layout_use *u);
 /* ** op builders shared between files (ops_*.c); they take node
  * references from the caller's arguments only where noted */
 tt_node *tt_alu(hcq_ctx *ctx, tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c); /* borrows */
+/* fold.c: op(a, b, c) as an existing node or a constant when constants
+ * settle it (a new reference), else NULL; tt_alu asks it first */
+tt_node *tt_fold_alu(tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c);
+/* a reduction of n elements of the constant a, accumulated in acc, as a
+ * constant of out_dt and the given shape; NULL if a is not constant */
+tt_node *tt_fold_reduce(const tt_node *a, tt_rop rop, int64_t n, hcq_dtype acc, hcq_dtype out_dt, const int64_t *shape,
+                        int ndim);
 tt_node *tt_cast_node(tt_node *a, hcq_dtype dt); /* borrows; new ref */
 tt_node *tt_mv_reshape(tt_node *a, const int64_t *shape, int ndim);
 tt_node *tt_mv_permute(tt_node *a, const int *perm);
