@@ -49,7 +49,9 @@ typedef struct base_env {
     uint64_t spin_ns;        /* HCQ_SPIN_US: how long a waiting thread spins before it sleeps (host waits,
                                 idle CPU-device engines); default BASE_DEFAULT_SPIN_US */
     const char *status_dir;  /* HCQ_STATUS_DIR: where open devices publish their progress for `hcq top`
-                                (default /dev/shm/hcq-<uid>; "off" publishes nothing) */
+                                (default /dev/shm/hcq-<uid>; "off" publishes nothing); absolute */
+    int trace_json;          /* HCQ_TRACE_JSON: with HCQ_TRACE=1, JSON Lines */
+    int trace_streams;       /* HCQ_TRACE_STREAMS: with HCQ_TRACE=1, stream capture too */
     /* not ours, read for defaults (compiler/): */
     const char *path;           /* PATH: where clang-NN is looked for */
     const char *home;           /* HOME: ~/.cache/hcq */

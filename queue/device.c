@@ -125,7 +125,7 @@ hcq_device *hcq_device_open(const char *name)
         free(dev);
         return NULL;
     }
-    if ((s = mem_dev_init(dev)) || (s = q_dev_init(dev))) {
+    if ((s = mem_dev_init(dev)) || (s = q_dev_init(dev)) || (s = q_prof_open(dev))) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", hcq_error_message());
         q_dev_fini(dev);
@@ -137,7 +137,6 @@ hcq_device *hcq_device_open(const char *name)
         return NULL;
     }
     base_handle_add(dev, BASE_H_DEVICE);
-    q_prof_open(dev);
     q_status_open(dev);
     char fixed[32];
     BASE_LOG(1, "opened %s: %s, target %s, %u compute units, fixed memory %s", dev->props.id, dev->props.name,
@@ -196,7 +195,11 @@ hcq_status hcq_device_close(hcq_device *dev)
     unsigned nctx = base_dependents_run(dev);
     if (nctx) BASE_LOG(1, "%s closed with %u tensor contexts still alive; destroyed them", dev->props.id, nctx);
     q_graph_destroy_all(dev);
-    q_prof_close(dev);
+    /* a profile that cannot be written is this close's error (the device
+     * closes all the same) */
+    hcq_status prof = q_prof_close(dev);
+    char prof_msg[1024] = "";
+    if (prof) snprintf(prof_msg, sizeof prof_msg, "%s", hcq_error_message());
     q_status_close(dev);
     q_dev_fini(dev);
     mem_dev_fini(dev);
@@ -206,7 +209,7 @@ hcq_status hcq_device_close(hcq_device *dev)
         drv_device_fini(dev);
         free(dev);
     } /* else the backend frees the record once its engines are done */
-    return HCQ_OK;
+    return prof ? base_err(prof, "%s", prof_msg) : HCQ_OK;
 }
 
 const hcq_device_props *hcq_device_get_props(const hcq_device *dev)

@@ -156,8 +156,10 @@ void q_graph_destroy_all(hcq_device *dev);
  * registers, bytes, queue, device) and is the end of a flow that starts at
  * the host call that submitted it. */
 bool q_prof_on(void);
-void q_prof_open(hcq_device *dev);
-void q_prof_close(hcq_device *dev);
+/* HCQ_EIO when HCQ_PROFILE names a file that cannot be created (open) or
+ * written (close): said once per process at the default level */
+hcq_status q_prof_open(hcq_device *dev);
+hcq_status q_prof_close(hcq_device *dev);
 /* JSON members describing a launch / a copy, for args */
 void q_prof_launch_args(char *out, size_t size, const hcq_device *dev, const hcq_program *p, const hcq_dims *dims,
                         const char *queue);
