@@ -6,7 +6,9 @@
  * Options: [DEVICE] [--epochs N] [--batch N] [--lr X] [--seed N]
  *          [--train N] [--test N] (first N samples only) [--eager]
  *          [--data DIR] [--save FILE.safetensors] [--min-accuracy P]
- * --min-accuracy makes the run fail (exit 2) below P percent. */
+ * --min-accuracy makes the run fail (exit 2) below P percent. While an
+ * epoch runs, a line at least every FM_PROGRESS_S seconds says the step,
+ * the loss, samples/s and the epoch's ETA (--quiet: only the epochs). */
 #ifndef HCQ_EXAMPLES_FASHION_H
 #define HCQ_EXAMPLES_FASHION_H
 
@@ -21,8 +23,11 @@ typedef struct fm_opts {
     int64_t batch, train, test;
     double lr, min_acc;
     uint64_t seed;
-    bool eager;
+    bool eager, quiet;
 } fm_opts;
+
+/* how often a long epoch says where it is */
+#define FM_PROGRESS_S 3.0
 
 typedef struct fm_model fm_model;
 struct fm_model {
@@ -48,8 +53,9 @@ static int fm_parse(int argc, char **argv, fm_opts *o)
             o->device = a;
             continue;
         }
-        if (!strcmp(a, "--eager")) {
-            o->eager = true;
+        if (!strcmp(a, "--eager") || !strcmp(a, "--quiet")) {
+            if (a[2] == 'e') o->eager = true;
+            else o->quiet = true;
             continue;
         }
         if (!v) return fprintf(stderr, "%s needs a value\n", a), 1;
@@ -154,11 +160,38 @@ static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
     for (int e = 0; e < o->epochs; e++) {
         size_t mark = hcq_ctx_mark(ctx);
         hcq_batches_shuffle(train, (uint64_t)e);
-        uint64_t t0 = hcq_now_ns();
+        uint64_t t0 = hcq_now_ns(), said = t0, ref_t = t0;
+        int64_t ref_i = 0;
+        if (!o->quiet && e == 0) {
+            printf("  epoch 1: building the step's kernels (the first step; cached for later runs)\n");
+            fflush(stdout);
+        }
         for (int64_t i = 0; i < steps; i++) {
             hcq_tensor *x, *y;
             if (hcq_batches_get(train, i, &x, &y) || fm_step(tj, fm_train_step, m, x, y, &losses[i]))
                 return fm_fail("training step");
+            /* steps run ahead of the host: reading a step's loss waits for
+             * it, so the rate and the ETA are the device's. The rate is
+             * counted from the end of the first step, which compiles. */
+            uint64_t now = hcq_now_ns();
+            bool first = i == 0 && e == 0;
+            if (!o->quiet && i + 1 < steps && (first || (double)(now - said) * 1e-9 >= FM_PROGRESS_S)) {
+                double v;
+                if (hcq_tensor_item(losses[i], &v)) return fm_fail("reading the loss");
+                now = hcq_now_ns();
+                if (first) {
+                    printf("  epoch 1: step 1/%lld  loss %.4f  (%.1f s, the kernels' build included)\n", (long long)steps, v,
+                           (double)(now - t0) * 1e-9);
+                    ref_t = now;
+                    ref_i = 1;
+                } else {
+                    double rate = (double)((i + 1 - ref_i) * o->batch) / ((double)(now - ref_t) * 1e-9);
+                    printf("  epoch %d: step %lld/%lld  loss %.4f  %.0f samples/s  ETA %.0f s\n", e + 1,
+                           (long long)(i + 1), (long long)steps, v, rate, (double)((steps - i - 1) * o->batch) / rate);
+                }
+                fflush(stdout);
+                said = now;
+            }
         }
         if (hcq_device_synchronize(hcq_ctx_device(ctx))) return fm_fail("training");
         double sec = (double)(hcq_now_ns() - t0) * 1e-9, sum = 0;
