@@ -580,8 +580,10 @@ hcq_status hcq_params_load(hcq_params *p, const char *path)
             char in_file[160], in_model[160];
             shape_text(in_file, sizeof in_file, e->shape, e->ndim);
             shape_text(in_model, sizeof in_model, shape, nd);
-            s = base_err(HCQ_EINVAL, "%s: \"%s\" in %s is %s %s (%s in the file); the model's is %s %s: load a file "
-                         "saved from this model", fn, e->name, path, hcq_dtype_name(e->dtype), in_file, st_name(e->dtype),
+            bool dt_differs = e->dtype != hcq_tensor_dtype(t), shape_differs = strcmp(in_file, in_model) != 0;
+            s = base_err(HCQ_EINVAL, "%s: \"%s\" in %s is %s %s (%s in the file), of another %s than the model's %s %s: "
+                         "load a file saved from this model", fn, e->name, path, hcq_dtype_name(e->dtype), in_file,
+                         st_name(e->dtype), dt_differs && shape_differs ? "dtype and shape" : dt_differs ? "dtype" : "shape",
                          hcq_dtype_name(hcq_tensor_dtype(t)), in_model);
             break;
         }

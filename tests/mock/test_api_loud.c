@@ -108,3 +108,22 @@ Test(api_loud, a_safetensors_tensor_of_another_shape_says_both_shapes)
     hcq_params_destroy(q);
     unlink(path);
 }
+
+Test(api_loud, pad_and_shrink_take_a_list_of_pairs)
+{
+    double v[12];
+    for (int i = 0; i < 12; i++) v[i] = i;
+    hcq_tensor *t = tx_from(HCQ_F32, TX_SHAPE(3, 4), v);
+    hcq_tensor *s = T_NONNULL(hcq_shrink(t, HCQ_PAIRS(1, 3, 0, 2)));
+    int64_t shape[HCQ_MAX_DIMS];
+    cr_assert_eq(hcq_tensor_shape(s, shape), 2);
+    cr_assert(shape[0] == 2 && shape[1] == 2);
+    double got[32];
+    tx_read(s, got, 4);
+    cr_assert(got[0] == 4 && got[1] == 5 && got[2] == 8 && got[3] == 9, "%g %g %g %g", got[0], got[1], got[2], got[3]);
+    hcq_tensor *p = T_NONNULL(hcq_pad(s, HCQ_PAIRS(1, 0), -1.0)); /* the first dim only */
+    cr_assert_eq(hcq_tensor_shape(p, shape), 2);
+    cr_assert(shape[0] == 3 && shape[1] == 2);
+    tx_read(p, got, 6);
+    cr_assert(got[0] == -1 && got[1] == -1 && got[2] == 4 && got[5] == 9);
+}
