@@ -77,6 +77,20 @@ struct hcq_queue {
 struct queue_dev {
     drv_rec eager[2]; /* scratch recordings for eager calls, by engine */
     uint64_t eager_tag; /* the timeline value the eager recording retires with */
+    /* Eager calls run after the recorded queues submitted before them
+     * (queue/eager.c): each engine's fence signal is written behind every
+     * user queue submitted to it, with values that grow in ring order
+     * (under dev->lock); the first eager call after new submissions waits
+     * for the last value, and the timeline orders every later one. */
+    hcq_signal *fence[2];
+    drv_rec fence_rec[2];
+    uint64_t fence_next[2];   /* the last value a fence write carries */
+    uint64_t fence_waited[2]; /* the last value an eager call waited for */
+    /* and the other way: a user queue runs after the eager calls submitted
+     * before it (a wait for the timeline ahead of it, when it moved since
+     * the engine last waited) */
+    drv_rec tl_rec[2];
+    uint64_t tl_waited[2];
     hcq_queue *queues;
     hcq_graph *graphs;
     hcq_program *programs;
@@ -102,6 +116,10 @@ void q_status_close(hcq_device *dev);
 
 hcq_status q_dev_init(hcq_device *dev);
 void q_dev_fini(hcq_device *dev);
+/* A user queue's submission, ordered with eager calls both ways (dev->lock
+ * held): a wait for the timeline's last value ahead of the queue's commands
+ * where it moved, the commands, then the engine's fence behind them. */
+hcq_status q_submit_ordered(hcq_device *dev, drv_rec *rec);
 
 /* the handle checks every public call starts with */
 #define Q_CHECK_DEV(d, fn) base_handle_check((d), BASE_H_DEVICE, (fn), "device")

@@ -76,9 +76,10 @@ hcq_tensor *hcq_linear(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias)
         return base_err(HCQ_EINVAL, "%s: x %s does not fit w %s ([out, in]): x's last dim must be in = %lld", fn, dx, dw,
                         (long long)wn->shape[1]),
                NULL;
-    if (bn && (bn->ndim != 1 || bn->shape[0] != wn->shape[0]))
-        return base_err(HCQ_EINVAL, "%s: bias %s does not fit w %s ([out, in]): it must be [out] = [%lld]", fn,
-                        tt_desc(bn, db, sizeof db), dw, (long long)wn->shape[0]),
+    /* bias broadcasts over x @ w^T [..., out]: its last dim is out (or 1) */
+    if (bn && (!bn->ndim || (bn->shape[bn->ndim - 1] != wn->shape[0] && bn->shape[bn->ndim - 1] != 1)))
+        return base_err(HCQ_EINVAL, "%s: bias %s does not fit w %s ([out, in]): it must broadcast to [..., out], "
+                        "e.g. [out] = [%lld]", fn, tt_desc(bn, db, sizeof db), dw, (long long)wn->shape[0]),
                NULL;
     hcq_ctx *ctx = x->ctx;
     size_t m = hcq_ctx_mark(ctx);

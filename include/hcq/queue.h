@@ -16,11 +16,17 @@
  * commands use kernarg memory (exec) may be in flight once: submitting it
  * again waits for its previous submission first.
  *
- * A recorded queue is not ordered with eager calls unless it says so: to
- * read what a copyin wrote, wait for the timeline first,
- *     hcq_queue_wait(q, hcq_device_timeline(dev),
- *                    HCQ_IMM(hcq_device_timeline_value(dev)));
- * and to hand results to eager calls, signal a signal and wait for it.
+ * Recorded queues and eager calls run in the order they are submitted, as
+ * CUDA's legacy default stream does with its device's other streams: an
+ * eager call (a copyout, a launch, a graph replay) starts after the queues
+ * submitted before it have completed, and a submitted queue starts after
+ * the eager calls before it. So hcq_buffer_copyout right after
+ * hcq_queue_submit reads what the queue wrote. Queues among themselves are
+ * not ordered (signals order them), and hcq_device_synchronize waits for
+ * the timeline: for a queue submitted after the last eager call, wait for
+ * a signal it writes. A queue that waits for something only a later eager
+ * call would provide waits forever (until HCQ_TIMEOUT_MS hangs the device):
+ * hand it a signal the host sets instead.
  *
  * ** Threads
  * What may be shared between threads:
@@ -284,7 +290,12 @@ typedef enum hcq_queue_type {
 
 HCQ_API hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type);
 /* Waits for the queue's last submission, then frees it and lets go of what
- * it used. NULL is fine. */
+ * it used. NULL is fine. A submission that does not complete within
+ * HCQ_TIMEOUT_MS (it waits on a signal nobody sets) is abandoned: the
+ * queue is destroyed all the same (its memory stays with the device until
+ * it is closed), the device is hung from then on, and the call returns
+ * HCQ_ETIMEDOUT saying so. On a device that had already faulted or hung
+ * it returns HCQ_OK, as frees do there. */
 HCQ_API hcq_status hcq_queue_destroy(hcq_queue *q);
 /* Forgets the recorded commands (waits for the last submission first) and
  * lets go of what they used. */

@@ -57,6 +57,8 @@ Test(api_loud, tensor_errors_name_the_public_call_the_argument_and_both_shapes)
     msg_leads_with("hcq_linear");
     T_MSG_HAS("bias f32 [3]");
     T_MSG_HAS("[out] = [4]");
+    hcq_tensor *bias14 = tx_from(HCQ_F32, TX_SHAPE(1, 4), z);
+    T_NONNULL(hcq_linear(x, w2, bias14)); /* [1, out] broadcasts */
 
     hcq_tensor *logits = tx_from(HCQ_F32, TX_SHAPE(4, 10), z), *tf = tx_from(HCQ_F32, TX_SHAPE(4), z);
     cr_assert_null(hcq_cross_entropy(logits, tf));
@@ -126,4 +128,64 @@ Test(api_loud, pad_and_shrink_take_a_list_of_pairs)
     cr_assert(shape[0] == 3 && shape[1] == 2);
     tx_read(p, got, 6);
     cr_assert(got[0] == -1 && got[1] == -1 && got[2] == 4 && got[5] == 9);
+}
+
+/* A queue stuck on a signal nobody sets: destroying it is HCQ_ETIMEDOUT
+ * after HCQ_TIMEOUT_MS (its work abandoned, the device hung), not HCQ_OK.
+ * The test's own device: this one hangs. */
+Test(api_loud, destroying_a_queue_stuck_on_a_signal_says_its_work_is_abandoned)
+{
+    setenv("HCQ_TIMEOUT_MS", "300", 1);
+    base_env_reload();
+    hcq_device *d = t_open();
+    hcq_signal *never = T_NONNULL(hcq_signal_create(d, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q, never, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_FAILS(hcq_queue_destroy(q), HCQ_ETIMEDOUT);
+    T_MSG_HAS("hcq_queue_destroy");
+    T_MSG_HAS("abandoned");
+    T_FAILS(hcq_device_status(d), HCQ_ETIMEDOUT);
+    T_OK(hcq_signal_destroy(never));
+    T_OK(hcq_device_close(d));
+    unsetenv("HCQ_TIMEOUT_MS");
+    base_env_reload();
+}
+
+/* Recorded queues and eager calls run in the order they are submitted (as
+ * CUDA's legacy default stream and its other streams do): a copyout after a
+ * submit reads what the queue wrote, an eager launch sees it, and the next
+ * submit sees what a copyin wrote. The queue spins first, so that a copy
+ * not ordered after it would read stale data almost always (it did: 20 runs
+ * of 20 on the CPU device, 12-19 on the mocks). */
+Test(api_loud, eager_calls_run_after_submitted_queues)
+{
+    hcq_device *d = tx_dev;
+    hcq_program *spin = t_load(d, t_k_spin()), *add1 = t_load(d, t_k_add1());
+    enum { N = 64 };
+    uint32_t zero[N] = {0}, got[N];
+    hcq_buffer *b = t_buffer_from(d, zero, sizeof zero), *scratch = t_buffer_from(d, zero, sizeof zero);
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
+    hcq_arg sa[2] = {hcq_arg_buffer(scratch), hcq_arg_u32(1u << 16)};
+    hcq_arg aa[2] = {hcq_arg_buffer(b), hcq_arg_u32(N)};
+    T_OK(hcq_queue_exec(q, spin, sa, 2, hcq_dims_1d(2, 1)));
+    T_OK(hcq_queue_exec(q, add1, aa, 2, hcq_dims_1d(1, N)));
+    for (uint32_t round = 1; round <= 4; round++) {
+        T_OK(hcq_queue_submit(q, NULL, 0));
+        T_OK(hcq_buffer_copyout(got, b, 0, sizeof got)); /* on the copy engine */
+        for (int i = 0; i < N; i++) cr_assert_eq(got[i], 2 * round - 1, "round %u [%d]: %u", round, i, got[i]);
+        T_OK(hcq_queue_submit(q, NULL, 0));
+        T_OK(hcq_launch(add1, aa, 2, hcq_dims_1d(1, N))); /* on the compute engine, behind the queue */
+        T_OK(hcq_buffer_copyout(got, b, 0, sizeof got));
+        for (int i = 0; i < N; i++) cr_assert_eq(got[i], 2 * round + 1, "round %u [%d]: %u", round, i, got[i]);
+        /* the next submit reads what this copyin writes */
+        uint32_t want[N];
+        for (int i = 0; i < N; i++) want[i] = 2 * round;
+        T_OK(hcq_buffer_copyin(b, 0, want, sizeof want));
+    }
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_buffer_free(b));
+    T_OK(hcq_buffer_free(scratch));
+    T_OK(hcq_program_free(spin));
+    T_OK(hcq_program_free(add1));
 }
