@@ -189,3 +189,26 @@ Test(api_loud, eager_calls_run_after_submitted_queues)
     T_OK(hcq_program_free(spin));
     T_OK(hcq_program_free(add1));
 }
+
+/* More local memory than a work-group may have is HCQ_ELIMIT with the
+ * limit, before any compiler runs, on every device (ptxas and clang used to
+ * be handed it on NV and AMD, and their error came back as HCQ_ECOMPILE). */
+Test(api_loud, too_much_local_memory_is_refused_with_the_limit)
+{
+    uint32_t max = hcq_device_get_props(tx_dev)->max_local_bytes;
+    hcq_kernel *k = hcq_kernel_create("too_much_local");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref l = hcq_ir_define_local(k, HCQ_F32, max / 4 + 1);
+    hcq_ir_ref i = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0);
+    hcq_ir_store(k, l, i, hcq_ir_const_float(k, HCQ_F32, 1));
+    hcq_ir_barrier(k);
+    hcq_ir_store(k, out, i, hcq_ir_load(k, l, i));
+    cr_assert_null(hcq_program_from_kernel(tx_dev, k));
+    cr_assert_eq(hcq_error_status(), HCQ_ELIMIT, "%s", hcq_error_message());
+    char want[64];
+    snprintf(want, sizeof want, "the device has %u per group", max);
+    T_MSG_HAS(want);
+    msg_lacks("ptxas");
+    msg_lacks("clang");
+    hcq_kernel_destroy(k);
+}
