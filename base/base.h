@@ -18,6 +18,15 @@ hcq_status base_err_prefix(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
 /* The symbolic name of an errno value ("ENOENT"; either sign), "E?" if unknown. */
 const char *base_errno_name(int e);
 
+/* ** symbol versions (scripts/libhcq.map; include/hcq/base.h, ABI): the
+ * C function `impl` is exported as `name` at version `node`: BASE_SYMVER
+ * the default one programs link against now, BASE_SYMVER_OLD a version
+ * that programs built against older headers bind. impl is HCQ_API and not
+ * hcq_-prefixed, so the version script keeps its own name local. A static
+ * link sees `name` itself (the default version). */
+#define BASE_SYMVER(impl, name, node) __asm__(".symver " #impl ", " #name "@@" #node)
+#define BASE_SYMVER_OLD(impl, name, node) __asm__(".symver " #impl ", " #name "@" #node)
+
 /* ** environment, read once per process (tests may re-read) */
 typedef struct base_env {
     int debug;               /* HCQ_DEBUG */

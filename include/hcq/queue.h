@@ -89,7 +89,6 @@ typedef struct hcq_device_props {
     uint32_t max_block[3];
     uint32_t max_grid[3];
     uint32_t max_local_bytes;     /* shared memory per work-group */
-    uint64_t cache_bytes;         /* the last-level cache the cores share (CPU: from sysfs); 0: not known */
     uint64_t fixed_memory_bytes;  /* what an open device holds: rings, staging, signals, kernargs */
     uint64_t staging_bytes;       /* host staging memory for copyin/out (chunk x slots) */
     uint64_t staging_chunk_bytes; /* one staging slot: copies larger than this are split */
@@ -97,6 +96,8 @@ typedef struct hcq_device_props {
     char shader[192];             /* how an emulated device runs kernels, and why: "host twins of sm_90
                                      cubins (clang + ptxas)", "kernel IR on the interpreter: ptxas was not
                                      found ..."; "" on hardware and the CPU */
+    /* since 0.2 (fields are only ever added here, at the end: see base.h, ABI) */
+    uint64_t cache_bytes;         /* the last-level cache the cores share (CPU: from sysfs); 0: not known */
 } hcq_device_props;
 
 /* Opens a device by name: "CPU", "NV:0", "AMD:1" (":N" defaults to 0), or
@@ -119,7 +120,10 @@ HCQ_API hcq_device *hcq_device_open(const char *name);
  * freed when the kernel ends. (On the mock GPU a host twin's work-group in
  * progress is waited for.) A later open of the device works. */
 HCQ_API hcq_status hcq_device_close(hcq_device *dev);
-/* NULL (HCQ_ESTATE or HCQ_EINVAL) when dev is not an open device. */
+/* NULL (HCQ_ESTATE or HCQ_EINVAL) when dev is not an open device. The
+ * properties are the library's, valid while the device is open. (Version
+ * HCQ_0.2 of the symbol: the struct grew in 0.2; programs built against
+ * 0.1 bind HCQ_0.1, the same call, and read the fields they know.) */
 HCQ_API const hcq_device_props *hcq_device_get_props(const hcq_device *dev);
 
 /* Names of devices present ("CPU", "NV:0", ...), written into names[i]
