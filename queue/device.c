@@ -105,9 +105,12 @@ hcq_device *hcq_device_open(const char *name)
     const drv_backend *be = NULL;
     uint32_t index = 0;
     if (base_env_check("hcq_device_open")) return NULL;
+    bool from_env = !name && base_env_get()->device;
     if (!name) name = base_env_get()->device;
     if (name) {
-        if (parse_name(name, &be, &index)) return NULL;
+        hcq_status ps = parse_name(name, &be, &index);
+        if (ps && from_env) base_err_prefix(ps, "HCQ_DEVICE=%s", name); /* the name came from the environment */
+        if (ps) return NULL;
     } else if (!(be = best_backend())) {
         base_err(HCQ_ENODEV, "no device present");
         return NULL;

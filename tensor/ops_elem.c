@@ -356,14 +356,15 @@ hcq_tensor *hcq_eq(hcq_tensor *a, hcq_tensor *b)
     return tt_scope_end(ctx, m, "hcq_eq", hcq_logical_not(hcq_ne(a, b)));
 }
 
-hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b)
+static hcq_tensor *le(hcq_tensor *a, hcq_tensor *b, const char *fn)
 {
-    CTX_OF(a, "hcq_le");
+    CTX_OF(a, fn);
     size_t m = hcq_ctx_mark(ctx);
-    return tt_scope_end(ctx, m, "hcq_le", hcq_logical_or(hcq_lt(a, b), hcq_eq(a, b)));
+    return tt_scope_end(ctx, m, fn, hcq_logical_or(hcq_lt(a, b), hcq_eq(a, b)));
 }
 
-hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b) { return hcq_le(b, a); }
+hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b) { return le(a, b, "hcq_le"); }
+hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b) { return le(b, a, "hcq_ge"); }
 
 /* |x|^n for the integer n = |y| < 2^POW_BITS by repeated squaring: exact
  * where the result is representable (3^15, 10^7), within a few roundings

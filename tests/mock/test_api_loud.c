@@ -81,6 +81,10 @@ Test(api_loud, tensor_errors_name_the_public_call_the_argument_and_both_shapes)
     cr_assert_null(hcq_le(a, b));
     msg_leads_with("hcq_le");
     T_MSG_HAS("f32 [2, 3] and f32 [4]");
+    cr_assert_null(hcq_ge(a, b));
+    msg_leads_with("hcq_ge");
+    cr_assert_null(hcq_zeros(tx_ctx, HCQ_F32, HCQ_SHAPE(-2)));
+    msg_leads_with("hcq_zeros");
     cr_assert_null(hcq_pow(a, b));
     msg_leads_with("hcq_pow");
     T_MSG_HAS("f32 [2, 3] and f32 [4]");

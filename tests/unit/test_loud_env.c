@@ -44,6 +44,15 @@ Test(loud_env, typos_in_word_variables_are_refused_with_the_accepted_values)
     T_OK(base_env_check("test"));
 }
 
+Test(loud_env, a_bad_hcq_device_is_named_as_the_variable)
+{
+    setenv("HCQ_DEVICE", "gpu", 1);
+    base_env_reload();
+    cr_assert_null(hcq_device_open(NULL));
+    T_MSG_HAS("HCQ_DEVICE=gpu");
+    T_MSG_HAS("kinds are CPU, NV and AMD");
+}
+
 Test(loud_env, accepted_words_are_taken)
 {
     setenv("HCQ_CPU_TARGET", "cpu", 1);
