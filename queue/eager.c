@@ -107,6 +107,24 @@ hcq_status q_submit_ordered(hcq_device *dev, drv_rec *rec)
     return fence_after(dev, type);
 }
 
+hcq_status q_fence_waits(hcq_device *dev, const bool engines[2])
+{
+    struct queue_dev *qd = dev->qd;
+    if (qd->fence_next[0] == qd->fence_waited[0] && qd->fence_next[1] == qd->fence_waited[1]) return HCQ_OK;
+    for (int e = 0; e < 2; e++) {
+        if (!engines[e]) continue;
+        drv_rec *r = &qd->eager[e];
+        drv_rec_reset(r);
+        for (int t = 0; t < 2; t++)
+            if (qd->fence_next[t] != qd->fence_waited[t])
+                dev->be->rec_wait(r, HCQ_IMM(qd->fence[t]->va), HCQ_IMM(qd->fence_next[t]));
+        hcq_status s = r->err ? r->err : drv_submit(dev, r);
+        if (s) return s;
+    }
+    for (int t = 0; t < 2; t++) qd->fence_waited[t] = qd->fence_next[t];
+    return HCQ_OK;
+}
+
 drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type)
 {
     struct queue_dev *qd = dev->qd;

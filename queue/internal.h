@@ -120,6 +120,10 @@ void q_dev_fini(hcq_device *dev);
  * held): a wait for the timeline's last value ahead of the queue's commands
  * where it moved, the commands, then the engine's fence behind them. */
 hcq_status q_submit_ordered(hcq_device *dev, drv_rec *rec);
+/* Eager work that is not begun with q_eager_begin (a graph replay): waits
+ * for the fences that moved, submitted on each engine it uses ahead of
+ * its own commands (dev->lock held). */
+hcq_status q_fence_waits(hcq_device *dev, const bool engines[2]);
 
 /* the handle checks every public call starts with */
 #define Q_CHECK_DEV(d, fn) base_handle_check((d), BASE_H_DEVICE, (fn), "device")

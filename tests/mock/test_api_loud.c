@@ -187,6 +187,16 @@ Test(api_loud, eager_calls_run_after_submitted_queues)
         for (int i = 0; i < N; i++) want[i] = 2 * round;
         T_OK(hcq_buffer_copyin(b, 0, want, sizeof want));
     }
+    /* a graph replay is eager work too: it copies what the queue wrote */
+    hcq_buffer *c = t_buffer_from(d, zero, sizeof zero);
+    hcq_graph *g = T_NONNULL(hcq_graph_create(d));
+    T_OK(hcq_graph_copy(g, c, 0, b, 0, sizeof zero));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_OK(hcq_graph_replay(g, NULL, 0));
+    T_OK(hcq_buffer_copyout(got, c, 0, sizeof got));
+    for (int i = 0; i < N; i++) cr_assert_eq(got[i], 9, "graph [%d]: %u", i, got[i]);
+    T_OK(hcq_graph_destroy(g));
+    T_OK(hcq_buffer_free(c));
     T_OK(hcq_queue_destroy(q));
     T_OK(hcq_buffer_free(b));
     T_OK(hcq_buffer_free(scratch));
