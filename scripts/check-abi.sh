@@ -87,7 +87,8 @@ int main(void)
 }
 EOF2
 L=$(dirname "$lib")
-${CC:-cc} -std=c11 -I"$inc" "$tmp/old.c" -L"$L" -l:"$(basename "$lib")" -Wl,-rpath,"$L" -o "$tmp/old" ||
+# shellcheck disable=SC2086 # SAN holds flags (make asan's, as for the README example)
+${CC:-cc} -std=c11 ${SAN:-} -I"$inc" "$tmp/old.c" -L"$L" -l:"$(basename "$lib")" -Wl,-rpath,"$L" -o "$tmp/old" ||
     fail "a program binding hcq_device_get_props@HCQ_0.1 does not link"
 readelf -V "$tmp/old" | grep -q 'Name: HCQ_0.1' || fail "the old program does not bind HCQ_0.1"
 [ "$(HCQ_DEVICE=CPU "$tmp/old")" = CPU ] || fail "a program bound to hcq_device_get_props@HCQ_0.1 does not run"
