@@ -4,7 +4,7 @@
  * its forward pass; everything else is here.
  *
  * Options: [DEVICE] [--epochs N] [--batch N] [--lr X] [--seed N]
- *          [--train N] [--test N] (first N samples only) [--eager]
+ *          [--train N] [--test N] (first N samples only) [--eager] [--quiet]
  *          [--data DIR] [--save FILE.safetensors] [--min-accuracy P]
  * --min-accuracy makes the run fail (exit 2) below P percent. While an
  * epoch runs, a line at least every FM_PROGRESS_S seconds says the step,
@@ -53,9 +53,12 @@ static int fm_parse(int argc, char **argv, fm_opts *o)
             o->device = a;
             continue;
         }
-        if (!strcmp(a, "--eager") || !strcmp(a, "--quiet")) {
-            if (a[2] == 'e') o->eager = true;
-            else o->quiet = true;
+        if (!strcmp(a, "--eager")) {
+            o->eager = true;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
             continue;
         }
         if (!v) return fprintf(stderr, "%s needs a value\n", a), 1;
