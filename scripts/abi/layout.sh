@@ -10,7 +10,8 @@
 #   scripts/abi/layout.sh [INCLUDE_DIR]
 set -eu
 inc=${1:-include}
-clang=${HCQ_CLANG:-$(command -v clang-22 || command -v clang || true)}
+clang=${HCQ_CLANG:-}
+[ -n "$clang" ] && command -v "$clang" >/dev/null || clang=$(command -v clang-22 || command -v clang || true)
 [ -n "$clang" ] || { echo "abi/layout.sh: no clang to lay the structs out" >&2; exit 3; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
