@@ -140,6 +140,23 @@ static double fm_accuracy(hcq_ctx *ctx, fm_model *m, hcq_batches *test, int64_t 
     return correct < 0 ? -1 : 100.0 * (double)correct / (double)n;
 }
 
+/* the kernels' build: a first step of a model builds dozens of kernels,
+ * a minute or more with a cold kernel cache, so say how far it got */
+typedef struct fm_build {
+    uint64_t t0, said;
+} fm_build;
+
+static void fm_on_build(void *user, const char *kernel, uint64_t built)
+{
+    fm_build *b = user;
+    uint64_t now = hcq_now_ns();
+    if ((double)(now - b->said) * 1e-9 < FM_PROGRESS_S) return;
+    printf("  building kernels: %llu built, the last %s  (%.0f s)\n", (unsigned long long)built, kernel,
+           (double)(now - b->t0) * 1e-9);
+    fflush(stdout);
+    b->said = now;
+}
+
 /* Trains m for o->epochs on the training set and reports each epoch. */
 static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
 {
@@ -160,6 +177,8 @@ static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
            hcq_device_get_props(hcq_ctx_device(ctx))->id, (long long)hcq_params_numel(m->p), (long long)xtr.shape[0],
            (long long)o->batch, (long long)ntest, o->eager ? "eager" : "JIT'd step");
     double acc = 0;
+    fm_build build = {.t0 = hcq_now_ns(), .said = hcq_now_ns()};
+    if (!o->quiet) hcq_ctx_on_build(ctx, fm_on_build, &build);
     for (int e = 0; e < o->epochs; e++) {
         size_t mark = hcq_ctx_mark(ctx);
         hcq_batches_shuffle(train, (uint64_t)e);
@@ -213,6 +232,7 @@ static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
                (double)st.buffer_bytes / (1 << 20));
         fflush(stdout);
     }
+    hcq_ctx_on_build(ctx, NULL, NULL);
     if (o->save && hcq_params_save(m->p, o->save)) return fm_fail("saving");
     if (o->save) printf("saved the parameters to %s\n", o->save);
     free(losses);

@@ -340,6 +340,14 @@ hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out)
     return HCQ_OK;
 }
 
+hcq_status hcq_ctx_on_build(hcq_ctx *ctx, hcq_build_fn fn, void *user)
+{
+    if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_on_build: not a live context");
+    ctx->on_build = fn;
+    ctx->on_build_user = fn ? user : NULL;
+    return HCQ_OK;
+}
+
 /* ** facts */
 static const tt_node *peek(const hcq_tensor *t)
 {

@@ -217,6 +217,8 @@ struct hcq_ctx {
     tt_buf *dummy; /* stands for zero-size buffers in launches */
     struct tt_lw *lw; /* lowering scratch, reused from kernel to kernel */
     hcq_ctx_stats stats;
+    hcq_build_fn on_build; /* hcq_ctx_on_build */
+    void *on_build_user;
     struct hcq_jit *jits;
     tt_capture *capture;
     uint32_t epoch;

@@ -179,6 +179,13 @@ typedef struct hcq_ctx_stats {
     uint64_t buffer_bytes;  /* device memory the context holds (live and cached) */
 } hcq_ctx_stats;
 HCQ_API hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out);
+/* Called after each kernel the context builds (compiled, or found in the
+ * kernel cache, and loaded: the first run of a model builds dozens, each
+ * taking up to seconds), on the thread using the context, with the
+ * kernel's name and how many the context has built: a program can say
+ * what a long first step is doing. NULL removes it. (Since 0.2.) */
+typedef void (*hcq_build_fn)(void *user, const char *kernel, uint64_t built);
+HCQ_API hcq_status hcq_ctx_on_build(hcq_ctx *ctx, hcq_build_fn fn, void *user);
 
 /* ** tensor facts (valid for live tensors; a stale one gives 0 / NULL) */
 HCQ_API hcq_ctx *hcq_tensor_ctx(const hcq_tensor *t);

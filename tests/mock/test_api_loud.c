@@ -143,9 +143,9 @@ Test(api_loud, pad_and_shrink_take_a_list_of_pairs)
  * The test's own device: this one hangs. */
 Test(api_loud, destroying_a_queue_stuck_on_a_signal_says_its_work_is_abandoned)
 {
+    hcq_device *d = t_open(); /* with the default timeout: bring-up waits too, and a loaded machine is slow */
     setenv("HCQ_TIMEOUT_MS", "300", 1);
     base_env_reload();
-    hcq_device *d = t_open();
     hcq_signal *never = T_NONNULL(hcq_signal_create(d, 0));
     hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COMPUTE));
     T_OK(hcq_queue_wait(q, never, HCQ_IMM(1)));
@@ -229,4 +229,39 @@ Test(api_loud, too_much_local_memory_is_refused_with_the_limit)
     msg_lacks("ptxas");
     msg_lacks("clang");
     hcq_kernel_destroy(k);
+}
+
+typedef struct builds {
+    int calls;
+    uint64_t last;
+    char name[64];
+} builds;
+
+static void count_build(void *user, const char *kernel, uint64_t built)
+{
+    builds *b = user;
+    b->calls++;
+    b->last = built;
+    snprintf(b->name, sizeof b->name, "%s", kernel);
+}
+
+/* A long first run can say what it is building: each kernel the context
+ * builds is reported with its name and the count so far. */
+Test(api_loud, the_context_reports_each_kernel_it_builds)
+{
+    builds b = {0};
+    T_OK(hcq_ctx_on_build(tx_ctx, count_build, &b));
+    double v[5] = {1, 2, 3, 4, 5}, got[5];
+    hcq_tensor *t = tx_from(HCQ_F32, TX_SHAPE(5), v);
+    /* a constant of this process: a kernel the context has not built */
+    tx_read(hcq_mul_s(t, 1.0 + (double)(getpid() % 1000) / 1024), got, 5);
+    cr_assert_geq(b.calls, 1);
+    hcq_ctx_stats st;
+    T_OK(hcq_ctx_get_stats(tx_ctx, &st));
+    cr_assert_eq(b.last, st.programs, "the count is the context's programs built");
+    cr_assert(b.name[0], "a kernel name");
+    T_OK(hcq_ctx_on_build(tx_ctx, NULL, NULL));
+    int before = b.calls;
+    tx_read(hcq_add_s(t, 1.0 + (double)(getpid() % 1000) / 1024), got, 5);
+    cr_assert_eq(b.calls, before, "removed");
 }
