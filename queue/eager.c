@@ -134,9 +134,11 @@ drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type)
     qd->eager_tag = n;
     dev->be->rec_wait(r, HCQ_IMM(mem_tl_va(dev)), HCQ_IMM(n - 1));
     for (int t = 0; t < 2; t++) {
-        if (qd->fence_next[t] == qd->fence_waited[t]) continue;
-        dev->be->rec_wait(r, HCQ_IMM(qd->fence[t]->va), HCQ_IMM(qd->fence_next[t]));
-        qd->fence_waited[t] = qd->fence_next[t];
+        /* marked waited once the call is submitted (q_eager_end): a call
+         * that fails before leaves the wait to the next one */
+        qd->fence_pending[t] = qd->fence_next[t];
+        if (qd->fence_next[t] != qd->fence_waited[t])
+            dev->be->rec_wait(r, HCQ_IMM(qd->fence[t]->va), HCQ_IMM(qd->fence_next[t]));
     }
     return r;
 }
@@ -157,6 +159,7 @@ hcq_status q_eager_end(hcq_device *dev, drv_rec *r)
         return base_err(s, "%s", msg);
     }
     mem_tl_advance(dev);
+    for (int t = 0; t < 2; t++) dev->qd->fence_waited[t] = dev->qd->fence_pending[t];
     /* eager work on the compute engine is a launch, on the copy engine a copy */
     q_status_update(dev, r->type == HCQ_QUEUE_COPY ? Q_STATUS_COPY : Q_STATUS_LAUNCH, r->type, n);
     return HCQ_OK;

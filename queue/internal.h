@@ -86,6 +86,7 @@ struct queue_dev {
     drv_rec fence_rec[2];
     uint64_t fence_next[2];   /* the last value a fence write carries */
     uint64_t fence_waited[2]; /* the last value an eager call waited for */
+    uint64_t fence_pending[2]; /* what the eager call being recorded waits for */
     /* and the other way: a user queue runs after the eager calls submitted
      * before it (a wait for the timeline ahead of it, when it moved since
      * the engine last waited) */
