@@ -153,8 +153,9 @@ static bool is_inline(const hcq_ir_op *o)
 
 /* Values that are the same for every work-item of a group (built from
  * constants, params, group ids and sizes, and loads of such addresses) at
- * the top of the kernel, before its first store, barrier, loop or branch,
- * are computed once per work-group ahead of the work-item loops, as a GPU
+ * the top of the kernel, before its first barrier, loop or branch (and for
+ * loads, before its first store), are computed once per work-group ahead
+ * of the work-item loops, as a GPU
  * computes them once per wave. Besides saving the work per item, this keeps
  * clang's loop vectorizer from seeing them: a lane-uniform chain of maxes
  * inside the work-item loop (`x = maximum(x + 0.25, -10)` on a 1-element
@@ -168,10 +169,13 @@ static bool is_inline(const hcq_ir_op *o)
 static void mark_hoist(rc *r)
 {
     const hcq_kernel *k = r->k;
+    bool stored = false;
     for (uint32_t i = 0; i < k->nops; i++) {
         const hcq_ir_op *o = &k->ops[i];
-        if (o->op == HCQ_OP_STORE || o->op == HCQ_OP_BARRIER || o->op == HCQ_OP_RANGE || o->op == HCQ_OP_IF) return;
+        if (o->op == HCQ_OP_BARRIER || o->op == HCQ_OP_RANGE || o->op == HCQ_OP_IF) return;
+        stored = stored || o->op == HCQ_OP_STORE;
         if (is_inline(o) || !ir_op_has_value(o) || o->op == HCQ_OP_DEFINE_ACC) continue;
+        if (o->op == HCQ_OP_LOAD && stored) continue; /* it may read what an item stored */
         bool uniform = true;
         for (unsigned j = 0; j < o->nsrc && uniform; j++) {
             const hcq_ir_op *d = &k->ops[o->src[j]];
