@@ -86,7 +86,7 @@ static void print_text(const hcq_device_props *p, const hcq_telemetry *t)
 /* A device present (listed, or named) that cannot be opened: listed as
  * such, with the reason and its fix, on stdout as in JSON; the exit status
  * says something is wrong (as nvidia-smi's does). */
-static void print_inaccessible(const char *id, bool json, int last)
+static void print_inaccessible(const char *id, bool listed, bool json, int last)
 {
     if (json) {
         printf("  {\n    \"id\": ");
@@ -96,8 +96,8 @@ static void print_inaccessible(const char *id, bool json, int last)
         tool_json_str(stdout, hcq_error_message());
         printf("\n  }%s\n", last ? "" : ",");
     } else {
-        printf("%s  present but cannot be opened (%s):\n    %s\n", id, hcq_status_name(hcq_error_status()),
-               hcq_error_message());
+        printf("%s  %scannot be opened (%s):\n    %s\n", id, listed ? "present but " : "",
+               hcq_status_name(hcq_error_status()), hcq_error_message());
     }
 }
 
@@ -148,6 +148,7 @@ int tool_info(int argc, char **argv)
     const char *kinds[] = {"NV", "AMD"};
     char why[2][1024];
     bool absent[2] = {false, false};
+    bool listed = !n; /* the devices present, not names the user gave */
     if (!n) {
         n = hcq_device_list(names, 32);
         if (n > 32) n = 32;
@@ -163,7 +164,7 @@ int tool_info(int argc, char **argv)
     for (uint32_t i = 0; i < n; i++) {
         hcq_device *d = hcq_device_open(names[i]);
         if (!d) {
-            print_inaccessible(names[i], json, i + 1 == n);
+            print_inaccessible(names[i], listed, json, i + 1 == n);
             ninaccessible++;
             rc = 1;
             continue;
@@ -191,7 +192,7 @@ int tool_info(int argc, char **argv)
     if (json) printf("]}\n");
     free(t);
     if (ninaccessible)
-        fprintf(stderr, "hcq info: %d device%s present but not accessible: see %s\n", ninaccessible,
-                ninaccessible == 1 ? " is" : "s are", json ? "their \"error\"" : "above");
+        fprintf(stderr, "hcq info: %d device%s %s: see %s\n", ninaccessible, ninaccessible == 1 ? "" : "s",
+                listed ? "present but not accessible" : "not opened", json ? "the \"error\" in the JSON" : "above");
     return rc;
 }
