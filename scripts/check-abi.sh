@@ -7,8 +7,10 @@
 #   - a struct that grew is not frozen (scripts/abi/structs), and every
 #     function that passes it is exported at a newer default version and
 #     still at HCQ_VERSION, the one programs of that release bind;
-# every struct of the headers has its line in scripts/abi/structs; and a
-# program that binds the old version of a function runs.
+# every struct of the headers has its line in scripts/abi/structs; every
+# function of a release (scripts/abi/hcq-VERSION.symbols) is still
+# exported at its node, which holds no later function; and a program that
+# binds the old version of a function runs.
 #   scripts/check-abi.sh INCLUDE_DIR LIBHCQ_SO     (run by check-install.sh)
 set -eu
 inc=$1 lib=$2
@@ -67,6 +69,24 @@ for ref in $refs; do
                 fail "$s grew since $ver, but $f is not exported at HCQ_$ver any more: programs of $ver bind it there" \
                      "($old, BASE_SYMVER_OLD)"
         done
+    done
+done
+
+# the functions: each release's are still exported at its node, and a node
+# holds only its release's (a function added later goes in a newer node,
+# scripts/libhcq.map: an older library then refuses a program that uses it
+# by the version it lacks, not by a missing name found at the first call)
+for list in "$here"/abi/hcq-*.symbols; do
+    [ -e "$list" ] || continue
+    ver=$(basename "$list" .symbols)
+    ver=${ver#hcq-}
+    grep -v '^#' "$list" >"$tmp/rel"
+    while read -r f; do
+        grep -qE "^$f@@?HCQ_$ver\$" "$tmp/syms" || fail "$f of $ver is not exported at HCQ_$ver any more"
+    done <"$tmp/rel"
+    sed -n "s/@@HCQ_$ver\$//p" "$tmp/syms" | while read -r f; do
+        grep -qxF "$f" "$tmp/rel" ||
+            fail "$f is exported at HCQ_$ver but $ver did not have it: put it in a newer node (scripts/libhcq.map)"
     done
 done
 
