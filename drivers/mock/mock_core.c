@@ -381,6 +381,14 @@ static hcq_status parse(const char *spec, mock_config *c)
         snprintf(c->hang_engine, sizeof c->hang_engine, "%s", hang);
     }
     const base_env *env = base_env_get();
+    if (env->mock_dump) snprintf(c->dump_dir, sizeof c->dump_dir, "%s", env->mock_dump);
+    return HCQ_OK;
+}
+
+/* HCQ_MOCK_SCHED, a variable of its own: an error in it is blamed on it */
+static hcq_status parse_sched(mock_config *c)
+{
+    const base_env *env = base_env_get();
     if (env->mock_sched && !strncmp(env->mock_sched, "random:", 7)) {
         c->sched_random = true;
         char *end;
@@ -394,7 +402,6 @@ static hcq_status parse(const char *spec, mock_config *c)
     } else if (env->mock_sched) {
         return base_err(HCQ_EINVAL, "HCQ_MOCK_SCHED: `%s`: use random:SEED[:MAX_US]", env->mock_sched);
     }
-    if (env->mock_dump) snprintf(c->dump_dir, sizeof c->dump_dir, "%s", env->mock_dump);
     return HCQ_OK;
 }
 
@@ -408,10 +415,15 @@ static void teardown(void)
     up = false;
 }
 
+/* the variable a configuration that did not parse came from */
+static const char *bad_var = "HCQ_MOCK_CONFIG";
+
 static hcq_status setup(const char *spec)
 {
     mock_config c;
     hcq_status s = parse(spec, &c);
+    bad_var = "HCQ_MOCK_CONFIG";
+    if (!s && (s = parse_sched(&c))) bad_var = "HCQ_MOCK_SCHED";
     if (s) return s;
     cfg = c;
     mock_injection_reset();
@@ -456,8 +468,9 @@ static void ensure_up(void)
 {
     pthread_mutex_lock(&cfg_lock);
     if (!up && setup(base_env_get()->mock_config)) {
-        fprintf(stderr, "hcq: %s\nhcq: stopping: the mock GPU's configuration is wrong (HCQ_MOCK_CONFIG=%s)\n",
-                hcq_error_message(), base_env_get()->mock_config ? base_env_get()->mock_config : "");
+        const char *v = !strcmp(bad_var, "HCQ_MOCK_SCHED") ? base_env_get()->mock_sched : base_env_get()->mock_config;
+        fprintf(stderr, "hcq: %s\nhcq: stopping: the mock GPU's configuration is wrong (%s=%s)\n", hcq_error_message(),
+                bad_var, v ? v : "");
         exit(2);
     }
     up = true;
