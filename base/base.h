@@ -156,6 +156,9 @@ void *base_realloc_array(void *p, size_t n, size_t size);
 /* ** files replaced whole (file.c): the new contents go to a temporary
  * beside path; commit flushes, fsyncs and renames it over path, so a
  * failure at any point (a full disk, a kill) leaves the old file as it was.
+ * A symbolic link is followed (the file it names is replaced); a path that
+ * is not a regular file (/dev/full, /dev/stdout, a FIFO) is written in
+ * place, never renamed over.
  *
  *     base_outfile o;
  *     if ((s = base_outfile_open(&o, path, fn))) return s;

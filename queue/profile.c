@@ -54,8 +54,6 @@ static atomic_uint_fast64_t next_flow = 1;
 
 uint64_t q_prof_flows(uint32_t n) { return atomic_fetch_add(&next_flow, n ? n : 1); }
 
-uint64_t q_prof_span_flow(const q_prof_span *sp) { return sp ? sp->flow : 0; }
-
 /* a dimension of a launch: its value, or "var N" (a recorded queue's or
  * graph's variable, patched at each submission) */
 static int dim_json(char *out, size_t n, hcq_val v)
@@ -128,12 +126,15 @@ static void write_trace(void)
     const char *path = base_env_get()->profile;
     if (!path) return;
     pthread_mutex_lock(&P.lock);
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    /* replaced whole: a failed or interrupted rewrite (a full disk, a
+     * crash during the exit-time write) leaves the last complete trace */
+    base_outfile o;
+    if (base_outfile_open(&o, path, "HCQ_PROFILE")) {
         pthread_mutex_unlock(&P.lock);
-        BASE_LOG(0, "HCQ_PROFILE: cannot write %s", path);
+        BASE_LOG(0, "%s", hcq_error_message());
         return;
     }
+    FILE *f = o.f;
     fprintf(f, "{\"displayTimeUnit\": \"ns\",\n \"otherData\": {\"hcq_version\": ");
     json_name(f, hcq_version());
     fprintf(f, ", \"hcq_revision\": ");
@@ -174,7 +175,7 @@ static void write_trace(void)
                     (unsigned long long)e->flow, e->pid, e->tid, ts);
     }
     fprintf(f, "\n]}\n");
-    fclose(f);
+    if (base_outfile_commit(&o, "HCQ_PROFILE")) BASE_LOG(0, "%s", hcq_error_message());
     pthread_mutex_unlock(&P.lock);
 }
 
@@ -256,14 +257,16 @@ q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const c
     return sp;
 }
 
-void q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp)
+uint64_t q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp)
 {
-    if (!sp) return;
+    if (!sp) return 0;
     dev->be->rec_timestamp(r, HCQ_IMM(sp->t1->va));
+    uint64_t flow = sp->flow; /* read before sp is on the list: a harvest may free it */
     pthread_mutex_lock(&dev->qd->list_lock);
     sp->next = dev->qd->prof_pending;
     dev->qd->prof_pending = sp;
     pthread_mutex_unlock(&dev->qd->list_lock);
+    return flow;
 }
 
 void q_prof_discard(q_prof_span *sp)
