@@ -69,7 +69,8 @@ const trace_decoder *trace_decoder_for(const char *path)
 
 /* ** the tracer */
 typedef struct fd_entry {
-    int fd; /* -1 empty */
+    int fd;       /* -1 empty */
+    uint64_t gen; /* which open of fd this is (tracer_close_begin) */
     const trace_decoder *dec;
     char path[64];
     char driver[16]; /* DRM: the driver's name, once known */
@@ -81,6 +82,7 @@ typedef struct fd_entry {
 struct tracer {
     tracer_opts o;
     pthread_mutex_t lock; /* the fd table */
+    uint64_t next_gen;    /* under lock */
     pthread_mutex_t out_lock;
     fd_entry fds[NFDS];
     uint64_t warned[SEEN_WORDS]; /* descriptors tracer_check_unseen warned about */
@@ -364,7 +366,7 @@ void tracer_open(tracer *t, const char *path, int flags, int fd_or_err, uint64_t
     if (fd_or_err >= 0) {
         fd_entry *e = slot(t, fd_or_err, true);
         if (e) {
-            *e = (fd_entry){.fd = fd_or_err, .dec = d};
+            *e = (fd_entry){.fd = fd_or_err, .gen = ++t->next_gen, .dec = d};
             snprintf(e->path, sizeof e->path, "%s", path);
         }
     }
@@ -380,24 +382,53 @@ void tracer_open(tracer *t, const char *path, int flags, int fd_or_err, uint64_t
     summary(t, "open", fd_or_err < 0 ? fd_or_err : 0, ns);
 }
 
-void tracer_close(tracer *t, int fd, int ret)
+/* A close is two steps around the real one. Between the kernel freeing
+ * the number and the tracer forgetting it, another thread's open can get
+ * the same number and be registered; forgetting fd after the close would
+ * then drop that open's entry, and its ioctls and close would go untraced
+ * (200 threads opening and closing lost a dozen events a run). So the
+ * close remembers which open it closes (gen) before, and forgets the
+ * number after only if it still is that open. */
+bool tracer_close_begin(tracer *t, int fd, tracer_closing *c)
 {
-    fd_entry copy;
     pthread_mutex_lock(&t->lock);
     fd_entry *e = slot(t, fd, false);
-    if (e && ret == 0) {
-        copy = *e;
-        unslot(t, e);
-    } else if (e) {
-        copy = *e;
+    if (e) {
+        c->fd = fd;
+        c->gen = e->gen;
+        snprintf(c->path, sizeof c->path, "%s", e->path);
     }
     pthread_mutex_unlock(&t->lock);
-    if (!e) return;
+    return e != NULL;
+}
+
+int tracer_close_range_begin(tracer *t, unsigned first, unsigned last, tracer_closing *c, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < NFDS && n < max; i++) {
+        const fd_entry *e = &t->fds[i];
+        if (e->fd < 0 || (unsigned)e->fd < first || (unsigned)e->fd > last) continue;
+        c[n].fd = e->fd;
+        c[n].gen = e->gen;
+        snprintf(c[n].path, sizeof c[n].path, "%s", e->path);
+        n++;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+void tracer_close_end(tracer *t, const tracer_closing *c, int ret)
+{
+    pthread_mutex_lock(&t->lock);
+    fd_entry *e = slot(t, c->fd, false);
+    if (e && e->gen == c->gen && ret == 0) unslot(t, e);
+    pthread_mutex_unlock(&t->lock);
     poll_streams(t);
     trace_line l;
     begin(t, &l, "close");
-    trace_str(&l, "file", copy.path);
-    trace_i64(&l, "fd", fd);
+    trace_str(&l, "file", c->path);
+    trace_i64(&l, "fd", c->fd);
     if (ret < 0) trace_errno(&l, ret);
     emit(t, &l);
     summary(t, "close", ret, 0);
@@ -416,6 +447,7 @@ void tracer_dup(tracer *t, int oldfd, int newfd)
         if (n) {
             *n = copy;
             n->fd = newfd;
+            n->gen = ++t->next_gen;
         }
     }
     pthread_mutex_unlock(&t->lock);
@@ -618,7 +650,7 @@ int tracer_adopt_inherited(tracer *t)
         pthread_mutex_lock(&t->lock);
         fd_entry *e = slot(t, (int)fd, true);
         if (e) {
-            *e = (fd_entry){.fd = (int)fd, .dec = dec};
+            *e = (fd_entry){.fd = (int)fd, .gen = ++t->next_gen, .dec = dec};
             snprintf(e->path, sizeof e->path, "%.63s", path);
         }
         pthread_mutex_unlock(&t->lock);
@@ -688,8 +720,10 @@ static int t_open(void *ctx, const char *path, int flags)
 static int t_close(void *ctx, int fd)
 {
     trace_ctx *c = ctx;
+    tracer_closing cl;
+    bool known = tracer_close_begin(c->t, fd, &cl);
     int r = INNER(c)->close(INNER(c)->ctx, fd);
-    tracer_close(c->t, fd, r);
+    if (known) tracer_close_end(c->t, &cl, r);
     return r;
 }
 

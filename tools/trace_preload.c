@@ -293,9 +293,11 @@ EXPORT int close(int fd)
     tracer *t = tr();
     if (is_ours(fd)) return 0; /* a close-everything loop: the trace stays */
     forget_look(fd);
+    tracer_closing c;
+    bool known = t && tracer_close_begin(t, fd, &c);
     int r = real_close(fd);
     int e = errno;
-    if (t && tracer_knows_fd(t, fd)) tracer_close(t, fd, r < 0 ? -e : 0);
+    if (known) tracer_close_end(t, &c, r < 0 ? -e : 0);
     errno = e;
     return r;
 }
@@ -335,16 +337,30 @@ EXPORT int dup3(int fd, int fd2, int flags)
 }
 
 int close_range(unsigned first, unsigned last, int flags);
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
 EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
-    tr();
+    tracer *t = tr();
+    /* the traced files it closes are said to be closed, as close says it */
+    enum { MAXC = 256 };
+    tracer_closing *c = NULL;
+    int nc = 0;
+    if (t && !(flags & CLOSE_RANGE_CLOEXEC) && (c = malloc(MAXC * sizeof *c)))
+        nc = tracer_close_range_begin(t, first, last, c, MAXC);
     unsigned o = (unsigned)out_fd;
-    if (out_fd < 0 || o < first || o > last)
-        return (int)real_syscall(SYS_close_range, first, last, flags);
-    /* around ours */
     long r = 0;
-    if (o > first) r = real_syscall(SYS_close_range, first, o - 1, flags);
-    if (r == 0 && o < last) r = real_syscall(SYS_close_range, o + 1, last, flags);
+    if (out_fd < 0 || o < first || o > last) {
+        r = real_syscall(SYS_close_range, first, last, flags);
+    } else { /* around ours */
+        if (o > first) r = real_syscall(SYS_close_range, first, o - 1, flags);
+        if (r == 0 && o < last) r = real_syscall(SYS_close_range, o + 1, last, flags);
+    }
+    int e = errno;
+    for (int i = 0; i < nc; i++) tracer_close_end(t, &c[i], r < 0 ? -e : 0);
+    free(c);
+    errno = e;
     return (int)r;
 }
 
@@ -543,9 +559,11 @@ EXPORT long syscall(long nr, ...)
             int fd = (int)a[0];
             if (is_ours(fd)) return 0;
             forget_look(fd);
+            tracer_closing c;
+            bool known = tracer_close_begin(t, fd, &c);
             long r = real_syscall(nr, fd);
             int e = errno;
-            if (tracer_knows_fd(t, fd)) tracer_close(t, fd, r < 0 ? -e : 0);
+            if (known) tracer_close_end(t, &c, r < 0 ? -e : 0);
             errno = e;
             return r;
         }
