@@ -474,6 +474,14 @@ static void ensure_up(void)
         exit(2);
     }
     up = true;
+    /* At exit the GPUs' worker threads are joined. They ran host twins,
+     * whose thread-locals are dynamic TLS the sanitizers track per thread;
+     * left alive after the twins were unloaded, they made LeakSanitizer's
+     * exit scan read a stale range and die ("Tracer caught signal 11") in
+     * every ASan program that ran kernels here. Registered after the
+     * sanitizer's own handler, this one runs before it. */
+    static bool at_exit_set;
+    if (!at_exit_set) at_exit_set = atexit(mock_pools_stop) == 0;
     pthread_mutex_unlock(&cfg_lock);
 }
 

@@ -5,6 +5,8 @@
 #include "drivers/mock/mock.h"
 
 void mock_gpus_free(void);
+/* the GPUs' worker pools stopped (their threads joined), where no launch holds one */
+void mock_pools_stop(void);
 /* mock_va_unmap that also says whether host memory of a buffer object was
  * dropped there (nobody maps the range any more) */
 int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *released);

@@ -32,6 +32,18 @@ mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes)
     return g;
 }
 
+void mock_pools_stop(void)
+{
+    for (uint32_t i = 0; i < ngpus; i++) {
+        mock_gpu *g = gpus[i];
+        /* a launch under way keeps its pool (the process is exiting under it) */
+        if (!g || pthread_mutex_trylock(&g->pool_lock)) continue;
+        drv_pool_destroy(g->pool);
+        g->pool = NULL;
+        pthread_mutex_unlock(&g->pool_lock);
+    }
+}
+
 void mock_gpus_free(void)
 {
     for (uint32_t i = 0; i < ngpus; i++) {
