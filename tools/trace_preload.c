@@ -62,6 +62,7 @@ static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static long (*real_syscall)(long, ...);
+static int (*real_close_range)(unsigned, unsigned, int);
 static int (*real_stat)(const char *, struct stat *);
 static int (*real_lstat)(const char *, struct stat *);
 static int (*real_fstatat)(int, const char *, struct stat *, int);
@@ -192,6 +193,7 @@ static void init(void)
     REAL(real_dup2, "dup2");
     REAL(real_dup3, "dup3");
     REAL(real_syscall, "syscall");
+    REAL(real_close_range, "close_range"); /* glibc 2.34; the next preload's (the mock's) when there is one */
     REAL(real_stat, "stat");
     REAL(real_lstat, "lstat");
     REAL(real_fstatat, "fstatat");
@@ -340,6 +342,13 @@ int close_range(unsigned first, unsigned last, int flags);
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1u << 2)
 #endif
+/* the next library's close_range (the preloaded mock's, which releases its
+ * emulated files), else the system call */
+static long next_close_range(unsigned first, unsigned last, int flags)
+{
+    return real_close_range ? real_close_range(first, last, flags) : real_syscall(SYS_close_range, first, last, flags);
+}
+
 EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
     tracer *t = tr();
@@ -352,10 +361,10 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
     unsigned o = (unsigned)out_fd;
     long r = 0;
     if (out_fd < 0 || o < first || o > last) {
-        r = real_syscall(SYS_close_range, first, last, flags);
+        r = next_close_range(first, last, flags);
     } else { /* around ours */
-        if (o > first) r = real_syscall(SYS_close_range, first, o - 1, flags);
-        if (r == 0 && o < last) r = real_syscall(SYS_close_range, o + 1, last, flags);
+        if (o > first) r = next_close_range(first, o - 1, flags);
+        if (r == 0 && o < last) r = next_close_range(o + 1, last, flags);
     }
     int e = errno;
     for (int i = 0; i < nc; i++) tracer_close_end(t, &c[i], r < 0 ? -e : 0);

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static const mock_driver *const drivers[] = {&mock_nv_driver, &mock_amd_driver};
 
@@ -27,11 +31,18 @@ typedef struct mock_file {
     const mock_driver *drv;
     void *priv;
     int refs; /* descriptors + calls in flight; under fd_lock */
+    char path[64]; /* the emulated file's */
 } mock_file;
+
+/* which file a real descriptor is: its device and inode */
+typedef struct fd_id {
+    uint64_t dev, ino;
+} fd_id;
 
 typedef struct mock_fd {
     int fd; /* -1: empty */
     mock_file *file;
+    fd_id id; /* preloaded: the memfd's, checked before each use */
 } mock_fd;
 
 static mock_fd fds[MOCK_FD_MAX];
@@ -66,9 +77,54 @@ static void fd_unslot(mock_fd *e)
     }
 }
 
+/* The identity of what fd is now (0, 0 when it is not open). A raw
+ * statx: preloaded, the fstat family of libc is the mock's own. */
+static fd_id fd_identity(int fd)
+{
+    struct statx sx;
+    if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &sx)) return (fd_id){0, 0};
+    return (fd_id){(uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor, sx.stx_ino};
+}
+
+static int file_put(mock_file *f);
+
+/* Preloaded, a program may close an emulated file's descriptor behind the
+ * mock's back (close_range or closefrom through a raw syscall, a dup2 made
+ * the same way) and get the number again for a file of its own: the entry
+ * for fd then names another file, and the program's ioctls, mmaps and
+ * closes on it must reach the kernel, not the mock. So the entry counts
+ * only while fd is still the memfd it was made for; a stale one is dropped
+ * (and its file released, as the kernel releases a file whose last
+ * descriptor is closed). true: fd is the mock's. */
+static bool fd_current(int fd)
+{
+    if (!real_fds) return true;
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *e = fd_slot(fd, false);
+    fd_id want = e ? e->id : (fd_id){0, 0};
+    pthread_mutex_unlock(&fd_lock);
+    if (!e) return false;
+    fd_id now = fd_identity(fd);
+    if (now.dev == want.dev && now.ino == want.ino) return true;
+    pthread_mutex_lock(&fd_lock);
+    e = fd_slot(fd, false);
+    mock_file *f = NULL;
+    if (e && e->id.dev == want.dev && e->id.ino == want.ino) {
+        f = e->file;
+        fd_unslot(e);
+    }
+    pthread_mutex_unlock(&fd_lock);
+    if (f) {
+        BASE_LOG(1, "mock: fd %d (%s) was closed behind the mock's back; it is another file now", fd, f->path);
+        file_put(f);
+    }
+    return false;
+}
+
 /* the file behind fd with a reference for the caller, or NULL */
 static mock_file *file_get(int fd)
 {
+    if (!fd_current(fd)) return NULL;
     pthread_mutex_lock(&fd_lock);
     mock_fd *e = fd_slot(fd, false);
     mock_file *f = e ? e->file : NULL;
@@ -104,7 +160,32 @@ bool mock_fd_is_mock(int fd)
     pthread_mutex_lock(&fd_lock);
     bool is = fd_slot(fd, false) != NULL;
     pthread_mutex_unlock(&fd_lock);
-    return is;
+    return is && fd_current(fd);
+}
+
+bool mock_fd_path(int fd, char *path, size_t size)
+{
+    mock_file *f = file_get(fd);
+    if (!f) return false;
+    snprintf(path, size, "%s", f->path);
+    file_put(f);
+    return true;
+}
+
+void mock_fd_forget_range(unsigned first, unsigned last)
+{
+    for (;;) {
+        mock_file *f = NULL;
+        pthread_mutex_lock(&fd_lock);
+        for (int i = 0; fds_init && i < MOCK_FD_MAX && !f; i++)
+            if (fds[i].fd >= 0 && (unsigned)fds[i].fd >= first && (unsigned)fds[i].fd <= last) {
+                f = fds[i].file;
+                fd_unslot(&fds[i]);
+            }
+        pthread_mutex_unlock(&fd_lock);
+        if (!f) return;
+        file_put(f);
+    }
 }
 
 void mock_fd_forget(int fd)
@@ -119,13 +200,14 @@ void mock_fd_forget(int fd)
 
 bool mock_fd_dup(int oldfd, int newfd)
 {
+    if (oldfd == newfd || !fd_current(oldfd)) return false;
     pthread_mutex_lock(&fd_lock);
     mock_fd *o = fd_slot(oldfd, false);
     mock_file *f = o ? o->file : NULL;
-    mock_fd *n = f && oldfd != newfd ? fd_slot(newfd, true) : NULL;
+    fd_id id = o ? o->id : (fd_id){0, 0};
+    mock_fd *n = f ? fd_slot(newfd, true) : NULL;
     if (n && n->fd == -1) {
-        n->fd = newfd;
-        n->file = f;
+        *n = (mock_fd){newfd, f, id}; /* a duplicate is the same memfd */
         f->refs++;
     }
     pthread_mutex_unlock(&fd_lock);
@@ -138,13 +220,16 @@ static int fd_new(const mock_driver *drv, void *priv, const char *path, int flag
 {
     mock_file *f = calloc(1, sizeof *f);
     if (!f) return -ENOMEM;
-    *f = (mock_file){drv, priv, 1};
+    *f = (mock_file){drv, priv, 1, ""};
+    snprintf(f->path, sizeof f->path, "%s", path);
     int fd = -EMFILE;
+    fd_id id = {0, 0};
     if (real_fds) {
         char name[96];
         snprintf(name, sizeof name, "hcq-mock:%s", path);
         fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
         if (fd < 0) fd = -errno;
+        else id = fd_identity(fd);
     }
     pthread_mutex_lock(&fd_lock);
     if (!real_fds) {
@@ -156,7 +241,7 @@ static int fd_new(const mock_driver *drv, void *priv, const char *path, int flag
             }
     }
     mock_fd *e = fd >= 0 ? fd_slot(fd, true) : NULL;
-    if (e) *e = (mock_fd){fd, f};
+    if (e) *e = (mock_fd){fd, f, id};
     pthread_mutex_unlock(&fd_lock);
     if (!e) {
         if (fd >= 0 && real_fds) sys_libc()->close(NULL, fd);
@@ -564,6 +649,7 @@ static bool passes(int fd) { return real_fds || fd < MOCK_FD_BASE; }
 static int m_close(void *ctx, int fd)
 {
     (void)ctx;
+    if (real_fds && !fd_current(fd)) return libc()->close(libc()->ctx, fd);
     pthread_mutex_lock(&fd_lock);
     mock_fd *e = fd_slot(fd, false);
     mock_file *f = e ? e->file : NULL;
@@ -583,7 +669,8 @@ static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
     (void)ctx;
     mock_file *f = file_get(fd);
     if (!f) return passes(fd) ? libc()->ioctl(libc()->ctx, fd, req, arg) : -EBADF;
-    int rc = f->drv->ioctl ? f->drv->ioctl(f->priv, req, arg) : -ENOTTY;
+    /* on a copy of the argument, as the kernel's drivers work (mock_uaccess.c) */
+    int rc = f->drv->ioctl ? mock_ioctl_copied(f->drv->ioctl, f->priv, f->path, req, arg) : -ENOTTY;
     file_put(f);
     return rc;
 }

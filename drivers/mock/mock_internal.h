@@ -17,6 +17,14 @@ void mock_injection_reset(void);
  * dropped and the caller leaves the pages alone. */
 bool mock_va_cpu_overlay(uint64_t va, uint64_t size);
 
+/* An ioctl through the vendor's call, on a kernel-side copy of its
+ * argument (mock_uaccess.c): -EFAULT where the program's argument cannot
+ * be read, or written back. */
+int mock_ioctl_copied(int (*call)(void *priv, unsigned long req, void *arg), void *priv, const char *path,
+                      unsigned long req, void *arg);
+/* the bytes the driver behind path copies in and out for req */
+void mock_ioctl_arg_sizes(const char *path, unsigned long req, size_t *in, size_t *out);
+
 /* syscall-table hooks (mock_engine.c) */
 void mock_sys_doorbell(void *ctx, volatile void *addr);
 void mock_sys_notify(void *ctx, uint64_t va);
