@@ -27,9 +27,10 @@
  * functions (sys_libc_bind), never back into these. A program rings
  * doorbells with plain stores, so the engines poll their rings while idle
  * (mock_engines_poll). The name hcq_mock_preloaded tells hcq code in the
- * program that HCQ_MOCK_CONFIG is meant for this mock. After fork, only the
- * parent has the emulated GPU's engines (as a CUDA context stays with the
- * process that made it). */
+ * program that HCQ_MOCK_CONFIG is meant for this mock. After fork the child
+ * has a working mock of its own (drivers/mock/mock_fork.c), and only the
+ * parent has the engines its GPUs had then (as a CUDA context stays with
+ * the process that made it). */
 #include "drivers/mock/mock.h"
 
 #include "base/base.h"
@@ -116,7 +117,21 @@ static void init(void)
     mock_engines_poll(true);
 }
 
-__attribute__((constructor)) static void preload_init(void) { pthread_once(&once, init); }
+/* a forked child's copies of this file's locks, held by nobody now (the
+ * mock's own are made new by its handler, mock_fork.c) */
+static pthread_mutex_t vfile_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t vdir_lock;
+static void atfork_child(void)
+{
+    pthread_mutex_init(&vfile_lock, NULL);
+    pthread_mutex_init(&vdir_lock, NULL);
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+    pthread_once(&once, init);
+    pthread_atfork(NULL, NULL, atfork_child);
+}
 
 static void ready(void) { pthread_once(&once, init); }
 
@@ -148,8 +163,8 @@ static bool absolute(int dirfd, const char *p)
 static int virtual_file(const char *path, int flags, int *fd)
 {
     static char buf[1 << 16];
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_t *lock = &vfile_lock;
+    pthread_mutex_lock(lock);
     ssize_t rc;
     int mine = mock_path_read(path, buf, sizeof buf, &rc);
     if (mine && rc >= 0) {
@@ -161,7 +176,7 @@ static int virtual_file(const char *path, int flags, int *fd)
             *fd = m;
         }
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(lock);
     return !mine ? 0 : rc < 0 ? (int)rc : 1;
 }
 

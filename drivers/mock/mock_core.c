@@ -252,6 +252,9 @@ static int fd_new(const mock_driver *drv, void *priv, const char *path, int flag
     return fd;
 }
 
+/* the fd table's lock as new in a forked child (mock_fork.c) */
+static void fds_atfork_child(void) { pthread_mutex_init(&fd_lock, NULL); }
+
 /* ** configuration *//* ** configuration */
 static mock_config cfg;
 static pthread_mutex_t cfg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -567,6 +570,7 @@ static void ensure_up(void)
      * sanitizer's own handler, this one runs before it. */
     static bool at_exit_set;
     if (!at_exit_set) at_exit_set = atexit(mock_pools_stop) == 0;
+    mock_fork_setup();
     pthread_mutex_unlock(&cfg_lock);
 }
 
@@ -578,6 +582,13 @@ static struct {
     uint32_t status;
 } inject;
 static pthread_mutex_t inject_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mock_core_atfork_child(void)
+{
+    fds_atfork_child();
+    pthread_mutex_init(&cfg_lock, NULL);
+    pthread_mutex_init(&inject_lock, NULL);
+}
 
 void mock_injection_reset(void)
 {
@@ -625,7 +636,7 @@ static bool hidden(const char *path)
            !strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14);
 }
 
-static int m_open(void *ctx, const char *path, int flags)
+static int m_open_in(void *ctx, const char *path, int flags)
 {
     (void)ctx;
     ensure_up();
@@ -646,7 +657,7 @@ static int m_open(void *ctx, const char *path, int flags)
  * number nobody has is EBADF */
 static bool passes(int fd) { return real_fds || fd < MOCK_FD_BASE; }
 
-static int m_close(void *ctx, int fd)
+static int m_close_in(void *ctx, int fd)
 {
     (void)ctx;
     if (real_fds && !fd_current(fd)) return libc()->close(libc()->ctx, fd);
@@ -664,7 +675,7 @@ static int m_close(void *ctx, int fd)
     return rc;
 }
 
-static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+static int m_ioctl_in(void *ctx, int fd, unsigned long req, void *arg)
 {
     (void)ctx;
     mock_file *f = file_get(fd);
@@ -675,7 +686,7 @@ static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
     return rc;
 }
 
-static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+static void *m_mmap_in(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
 {
     (void)ctx;
     /* anonymous memory over a range a GPU still maps (a runtime keeping the
@@ -702,7 +713,7 @@ static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int 
     return p;
 }
 
-static int m_munmap(void *ctx, void *addr, size_t len)
+static int m_munmap_in(void *ctx, void *addr, size_t len)
 {
     (void)ctx;
     /* a CPU mapping of a mock object: drop the CPU's share; the memory
@@ -716,7 +727,7 @@ static int m_munmap(void *ctx, void *addr, size_t len)
     return libc()->munmap(libc()->ctx, addr, len);
 }
 
-int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
+static int mock_path_read_in(const char *path, char *buf, size_t size, ssize_t *rc)
 {
     ensure_up();
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
@@ -726,7 +737,16 @@ int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
     return 1;
 }
 
-int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
+{
+    mock_gate_enter();
+    int r = mock_path_read_in(path, buf, size, rc);
+    mock_gate_leave();
+    return r;
+}
+
+
+static int mock_path_list_in(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
     ensure_up();
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
@@ -736,7 +756,16 @@ int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg
     return 1;
 }
 
-int mock_path_exists(const char *path, int *rc)
+int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+{
+    mock_gate_enter();
+    int r = mock_path_list_in(path, fn, arg, rc);
+    mock_gate_leave();
+    return r;
+}
+
+
+static int mock_path_exists_in(const char *path, int *rc)
 {
     ensure_up();
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
@@ -746,25 +775,98 @@ int mock_path_exists(const char *path, int *rc)
     return 1;
 }
 
-static ssize_t m_read_file(void *ctx, const char *path, char *buf, size_t size)
+int mock_path_exists(const char *path, int *rc)
+{
+    mock_gate_enter();
+    int r = mock_path_exists_in(path, rc);
+    mock_gate_leave();
+    return r;
+}
+
+
+static ssize_t m_read_file_in(void *ctx, const char *path, char *buf, size_t size)
 {
     (void)ctx;
     ssize_t rc;
     return mock_path_read(path, buf, size, &rc) ? rc : libc()->read_file(libc()->ctx, path, buf, size);
 }
 
-static int m_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
+static int m_list_dir_in(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
 {
     (void)ctx;
     int rc;
     return mock_path_list(path, fn, arg, &rc) ? rc : libc()->list_dir(libc()->ctx, path, fn, arg);
 }
 
-static int m_exists(void *ctx, const char *path)
+static int m_exists_in(void *ctx, const char *path)
 {
     (void)ctx;
     int rc;
     return mock_path_exists(path, &rc) ? rc : libc()->exists(libc()->ctx, path);
+}
+
+static int m_open(void *ctx, const char *path, int flags)
+{
+    mock_gate_enter();
+    int r = m_open_in(ctx, path, flags);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_close(void *ctx, int fd)
+{
+    mock_gate_enter();
+    int r = m_close_in(ctx, fd);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+{
+    mock_gate_enter();
+    int r = m_ioctl_in(ctx, fd, req, arg);
+    mock_gate_leave();
+    return r;
+}
+
+static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+{
+    mock_gate_enter();
+    void * r = m_mmap_in(ctx, addr, len, prot, flags, fd, off, err);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_munmap(void *ctx, void *addr, size_t len)
+{
+    mock_gate_enter();
+    int r = m_munmap_in(ctx, addr, len);
+    mock_gate_leave();
+    return r;
+}
+
+static ssize_t m_read_file(void *ctx, const char *path, char *buf, size_t size)
+{
+    mock_gate_enter();
+    ssize_t r = m_read_file_in(ctx, path, buf, size);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
+{
+    mock_gate_enter();
+    int r = m_list_dir_in(ctx, path, fn, arg);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_exists(void *ctx, const char *path)
+{
+    mock_gate_enter();
+    int r = m_exists_in(ctx, path);
+    mock_gate_leave();
+    return r;
 }
 
 static const hcq_sys mock_table = {

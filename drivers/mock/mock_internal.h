@@ -25,6 +25,21 @@ int mock_ioctl_copied(int (*call)(void *priv, unsigned long req, void *arg), voi
 /* the bytes the driver behind path copies in and out for req */
 void mock_ioctl_arg_sizes(const char *path, unsigned long req, size_t *in, size_t *out);
 
+/* fork (mock_fork.c): engines held between steps (true: all are, within
+ * max_ns), and each part's locks made new in a child */
+bool mock_engines_hold(bool on, uint64_t max_ns);
+void mock_engine_atfork_child(void);
+void mock_mem_atfork_child(void);
+void mock_twin_atfork_child(void);
+void mock_shader_atfork_child(void);
+void mock_core_atfork_child(void);
+/* every call into the mock from outside (the syscall table, the path
+ * queries) runs inside the gate, which a fork closes: no thread is inside
+ * the mock when the child's copy is made. Re-entrant per thread. */
+void mock_gate_enter(void);
+void mock_gate_leave(void);
+void mock_fork_setup(void);
+
 /* syscall-table hooks (mock_engine.c) */
 void mock_sys_doorbell(void *ctx, volatile void *addr);
 void mock_sys_notify(void *ctx, uint64_t va);

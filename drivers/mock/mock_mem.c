@@ -199,8 +199,11 @@ int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who)
 static pthread_rwlock_t kernel_lock;
 static pthread_once_t kernel_lock_once = PTHREAD_ONCE_INIT;
 
+static bool kernel_lock_ready;
+
 static void kernel_lock_init(void)
 {
+    kernel_lock_ready = true;
     pthread_rwlockattr_t a;
     pthread_rwlockattr_init(&a);
     pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -339,4 +342,17 @@ bool mock_gpu_range(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write,
         else *hi = page;
     }
     return true;
+}
+
+/* a forked child's copy: the locks as new (no thread of the child holds
+ * them), no pool */
+void mock_mem_atfork_child(void)
+{
+    for (uint32_t i = 0; i < ngpus; i++) {
+        pthread_mutex_init(&gpus[i]->pool_lock, NULL);
+        pthread_mutex_init(&gpus[i]->sensor_lock, NULL);
+        gpus[i]->pool = NULL; /* its workers stayed in the parent: a new pool on first use */
+    }
+    pthread_rwlock_init(&map_lock, NULL);
+    if (kernel_lock_ready) kernel_lock_init();
 }

@@ -184,3 +184,46 @@ Test(mock_preload, bad_argument_pointers_are_efault)
     cr_assert(strstr(out, "survived"), "%s", out);
     free(out);
 }
+
+/* Children forked while four threads open, ioctl and close /dev/nvidiactl
+ * get a working mock: each opens the device and makes calls on its new
+ * descriptor and on one it inherited, and exits. Before, children hung on
+ * locks the threads held at the fork (six in ten); a child still stuck
+ * after 20 s is killed by its alarm and fails the test. */
+static const char *fork_prog = PROG_HEAD
+    "static volatile int stop;\n"
+    "static void *busy(void *a) { (void)a; static __thread nv_card_info c[NV_CARD_INFO_MAX];\n"
+    "  while (!stop) { int fd = open(\"/dev/nvidiactl\", O_RDWR); if (fd < 0) continue;\n"
+    "    ioctl(fd, NV_IOCTL_CARD_INFO, c); nv_rm_alloc a = {.hClass = NV01_ROOT_CLIENT}; ioctl(fd, NV_IOCTL_RM_ALLOC, &a);\n"
+    "    close(fd); } return NULL; }\n"
+    "static int child(int inherited) { alarm(20);\n"
+    "  int fd = open(\"/dev/nvidiactl\", O_RDWR); if (fd < 0) return 2;\n"
+    "  if (ioctl(fd, NV_IOCTL_CARD_INFO, cards) || !cards[0].valid) return 3;\n"
+    "  nv_rm_alloc a = {.hClass = NV01_ROOT_CLIENT}; if (ioctl(fd, NV_IOCTL_RM_ALLOC, &a) || a.status) return 4;\n"
+    "  nv_rm_free f = {.hRoot = a.hObjectNew, .hObjectOld = a.hObjectNew}; if (ioctl(fd, NV_IOCTL_RM_FREE, &f) || f.status) return 5;\n"
+    "  if (ioctl(inherited, NV_IOCTL_CARD_INFO, cards) || !cards[0].valid) return 6;\n"
+    "  struct stat st; if (fstat(inherited, &st) || !S_ISCHR(st.st_mode)) return 7;\n"
+    "  if (close(fd) || close(inherited)) return 8;\n"
+    "  int kfd = open(\"/dev/kfd\", O_RDWR); kfd_get_version_args v = {0};\n"
+    "  if (kfd < 0 || ioctl(kfd, KFD_IOC_GET_VERSION, &v) || close(kfd)) return 9;\n"
+    "  return 0; }\n"
+    "int main(void) { int inherited = open(\"/dev/nvidiactl\", O_RDWR); if (inherited < 0) FAIL(\"open\");\n"
+    "  pthread_t t[4]; for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, busy, NULL);\n"
+    "  int bad = 0;\n"
+    "  for (int i = 0; i < 30; i++) { pid_t p = fork(); if (p == 0) _exit(child(inherited));\n"
+    "    int st; waitpid(p, &st, 0);\n"
+    "    if (!WIFEXITED(st) || WEXITSTATUS(st)) { printf(\"child %d: %s %d\\n\", i, WIFSIGNALED(st) ? \"killed by signal\" : \"exit\",\n"
+    "                                             WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)); bad++; } }\n"
+    "  stop = 1; for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);\n"
+    "  if (ioctl(inherited, NV_IOCTL_CARD_INFO, cards) || !cards[0].valid) FAIL(\"the parent's mock after the forks\");\n"
+    "  if (bad) FAIL(\"%d children of 30 failed\", bad);\n"
+    "  printf(\"ok\\n\"); return 0; }\n";
+
+Test(mock_preload, fork_leaves_a_working_mock_in_the_child)
+{
+    char *out;
+    int rc = run_prog("forker", fork_prog, &out);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+    cr_assert(strstr(out, "ok"), "%s", out);
+    free(out);
+}
