@@ -1,11 +1,13 @@
 /* Loading host shared objects (cpu-target kernels, host twins) from memory: an anonymous memfd and
  * dlopen of its /proc/self/fd path, so nothing is written to disk and the
- * object disappears with its last reference. */
+ * object disappears with its last reference. No descriptor stays open for
+ * a loaded module (see cc_host_so_open). */
 #include "compiler/cpu_abi.h"
 #include "compiler/elf.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,31 +55,70 @@ static hcq_status write_memfd(const void *so, size_t size, int *fd_out)
     return HCQ_OK;
 }
 
+/* The handles this process loaded and has not closed. dlopen finds an
+ * object already loaded by its path's string: /proc/self/fd/N names
+ * another object as soon as N is reused, so a new module loaded through a
+ * number an older one used would come back as the older one. Keeping each
+ * memfd open for the module's life avoided that only while the program
+ * left the descriptor alone (a daemon's close-everything loop did not), so
+ * the descriptor is closed at once and a handle that is already live means
+ * the path's string was taken: the load is tried again under another
+ * spelling of the same path (more slashes: "/proc/self//fd/N", ...). */
+#define LIVE_MAX 4096
+static void *live[LIVE_MAX];
+static size_t nlive;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool is_live(void *dl)
+{
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == dl) return true;
+    return false;
+}
+
 hcq_status cc_host_so_open(const void *so, size_t size, const char *what, const char *fix, void **dl_out, int *fd_out)
 {
     hcq_status st = check_elf(so, size, what, fix);
     int fd = -1;
     if (st || (st = write_memfd(so, size, &fd))) return st;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    /* The fd stays open while the module is loaded: dlopen finds an already
-     * loaded object by its path, and /proc/self/fd/N names another object
-     * as soon as N is reused. */
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        close(fd);
-        return base_err(HCQ_EFORMAT, "dlopen of a %s failed: %s", what, dlerror());
+    pthread_mutex_lock(&live_lock);
+    void *dl = NULL;
+    const char *err = NULL;
+    if (nlive == LIVE_MAX) err = "too many modules loaded at once";
+    for (int slashes = 1; !err && slashes <= 64; slashes++) {
+        char path[160];
+        snprintf(path, sizeof path, "/proc/self%.*sfd/%d", slashes, "////////////////////////////////////////////////////////////////", fd);
+        dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) {
+            err = dlerror();
+            break;
+        }
+        if (!is_live(dl)) break;
+        dlclose(dl); /* an older module of the same path: drop the extra reference */
+        dl = NULL;
     }
+    if (dl) live[nlive++] = dl;
+    else if (!err) err = "the path of its descriptor named older modules under 64 spellings";
+    pthread_mutex_unlock(&live_lock);
+    close(fd); /* the mapping keeps the object */
+    if (!dl) return base_err(HCQ_EFORMAT, "dlopen of a %s failed: %s", what, err);
     *dl_out = dl;
-    *fd_out = fd;
+    *fd_out = -1;
     return HCQ_OK;
 }
 
 void cc_host_so_close(void *dl, int fd)
 {
     if (!dl) return;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == dl) {
+            live[i] = live[--nlive];
+            break;
+        }
     dlclose(dl);
-    close(fd);
+    pthread_mutex_unlock(&live_lock);
+    if (fd >= 0) close(fd);
 }
 
 hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)
