@@ -84,7 +84,7 @@ struct queue_dev {
     /* HCQ_PROFILE */
     uint32_t prof_slot;      /* this device's process in the trace */
     int64_t prof_offset;     /* device clock - host clock, ns */
-    q_prof_span *prof_pending; /* spans whose end may not have landed */
+    q_prof_span *prof_pending; /* spans whose end may not have landed; under list_lock */
     pthread_mutex_t list_lock;
     /* the status page hcq top reads (queue/status.c), or NULL */
     struct q_status_page *status;

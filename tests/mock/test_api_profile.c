@@ -235,31 +235,36 @@ static void threads_round(void)
     T_OK(hcq_device_close(dev));
     FILE *f = fopen(path, "r");
     cr_assert_not_null(f);
-    static uint64_t starts[PT_THREADS * PT_LAUNCHES + 16], ends[PT_THREADS * PT_LAUNCHES + 16];
-    size_t ns = 0, ne = 0;
+    /* every profiled process writes all its events: a runner that keeps
+     * one process for several tests (the TSan shim) has earlier ones too */
+    size_t ns = 0, ne = 0, cap = 4096;
+    uint64_t *starts = malloc(cap * sizeof *starts), *ends = malloc(cap * sizeof *ends);
     char line[512];
     while (fgets(line, sizeof line, f)) {
         unsigned long long id;
         const char *x = strstr(line, "\"id\": ");
         if (!x || sscanf(x, "\"id\": %llu", &id) != 1) continue;
-        if (strstr(line, "\"ph\": \"s\"")) {
-            cr_assert_lt(ns, sizeof starts / sizeof *starts);
-            starts[ns++] = id;
-        } else if (strstr(line, "\"ph\": \"f\"")) {
-            cr_assert_lt(ne, sizeof ends / sizeof *ends);
-            ends[ne++] = id;
+        bool s_ev = strstr(line, "\"ph\": \"s\"") != NULL, f_ev = strstr(line, "\"ph\": \"f\"") != NULL;
+        if ((s_ev && ns == cap) || (f_ev && ne == cap)) {
+            cap *= 2;
+            starts = realloc(starts, cap * sizeof *starts);
+            ends = realloc(ends, cap * sizeof *ends);
         }
+        if (s_ev) starts[ns++] = id;
+        else if (f_ev) ends[ne++] = id;
     }
     fclose(f);
     unlink(path);
-    cr_assert_eq(ns, (size_t)PT_THREADS * PT_LAUNCHES, "one submit flow per launch");
-    cr_assert_eq(ne, ns, "one GPU span per launch");
+    cr_assert_geq(ns, (size_t)PT_THREADS * PT_LAUNCHES, "one submit flow per launch");
+    cr_assert_eq(ne, ns, "one GPU span per submit");
     qsort(starts, ns, sizeof *starts, cmp_u64);
     qsort(ends, ne, sizeof *ends, cmp_u64);
     for (size_t i = 0; i < ns; i++) {
         cr_assert(i == 0 || starts[i] != starts[i - 1], "flow %llu started twice", (unsigned long long)starts[i]);
         cr_assert_eq(starts[i], ends[i], "submit flow %llu ends on no GPU span", (unsigned long long)starts[i]);
     }
+    free(starts);
+    free(ends);
 }
 
 /* the window is narrow: three rounds (before the fix, ASan caught it in about
