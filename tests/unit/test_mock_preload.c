@@ -191,9 +191,9 @@ Test(mock_preload, bad_argument_pointers_are_efault)
  * locks the threads held at the fork (six in ten); a child still stuck
  * after 20 s is killed by its alarm and fails the test. */
 static const char *fork_prog = PROG_HEAD
-    "static volatile int stop;\n"
+    "static int stop;\n"
     "static void *busy(void *a) { (void)a; static __thread nv_card_info c[NV_CARD_INFO_MAX];\n"
-    "  while (!stop) { int fd = open(\"/dev/nvidiactl\", O_RDWR); if (fd < 0) continue;\n"
+    "  while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) { int fd = open(\"/dev/nvidiactl\", O_RDWR); if (fd < 0) continue;\n"
     "    ioctl(fd, NV_IOCTL_CARD_INFO, c); nv_rm_alloc a = {.hClass = NV01_ROOT_CLIENT}; ioctl(fd, NV_IOCTL_RM_ALLOC, &a);\n"
     "    close(fd); } return NULL; }\n"
     "static int child(int inherited) { alarm(20);\n"
@@ -214,7 +214,7 @@ static const char *fork_prog = PROG_HEAD
     "    int st; waitpid(p, &st, 0);\n"
     "    if (!WIFEXITED(st) || WEXITSTATUS(st)) { printf(\"child %d: %s %d\\n\", i, WIFSIGNALED(st) ? \"killed by signal\" : \"exit\",\n"
     "                                             WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st)); bad++; } }\n"
-    "  stop = 1; for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);\n"
+    "  __atomic_store_n(&stop, 1, __ATOMIC_RELAXED); for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);\n"
     "  if (ioctl(inherited, NV_IOCTL_CARD_INFO, cards) || !cards[0].valid) FAIL(\"the parent's mock after the forks\");\n"
     "  if (bad) FAIL(\"%d children of 30 failed\", bad);\n"
     "  printf(\"ok\\n\"); return 0; }\n";
