@@ -139,7 +139,9 @@ static int file_put(mock_file *f)
     bool last = --f->refs == 0;
     pthread_mutex_unlock(&fd_lock);
     if (!last) return 0;
+    mock_gate_enter(); /* also from the preload's dup2 and close_range paths */
     int rc = f->drv->close ? f->drv->close(f->priv) : 0;
+    mock_gate_leave();
     free(f);
     return rc;
 }
