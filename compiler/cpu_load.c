@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -56,17 +57,18 @@ static hcq_status write_memfd(const void *so, size_t size, int *fd_out)
 }
 
 /* The handles this process loaded and has not closed. dlopen finds an
- * object already loaded by its path's string: /proc/self/fd/N names
- * another object as soon as N is reused, so a new module loaded through a
- * number an older one used would come back as the older one. Keeping each
- * memfd open for the module's life avoided that only while the program
- * left the descriptor alone (a daemon's close-everything loop did not), so
- * the descriptor is closed at once and a handle that is already live means
- * the path's string was taken: the load is tried again under another
- * spelling of the same path (more slashes: "/proc/self//fd/N", ...). */
-#define LIVE_MAX 4096
-static void *live[LIVE_MAX];
-static size_t nlive;
+ * object already loaded by its path's string, and /proc/self/fd/N names
+ * another object as soon as N is reused. Keeping each memfd open for the
+ * module's life avoided that only while the program left the descriptor
+ * alone (a daemon's close-everything loop did not: the next module loaded
+ * through the same number came back as the older one). So the descriptor
+ * is closed at once and every load spells the path its own way: the load's
+ * serial number in binary as "/." (1) and "//" (0) path segments, which
+ * resolve to the same file ("/proc/self/./////fd/N" is serial 4). A handle
+ * that is still live all the same (a serial that wrapped) is refused. */
+static void **live;
+static size_t nlive, live_cap;
+static uint64_t serial;
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool is_live(void *dl)
@@ -74,6 +76,18 @@ static bool is_live(void *dl)
     for (size_t i = 0; i < nlive; i++)
         if (live[i] == dl) return true;
     return false;
+}
+
+static void spell(char *path, size_t size, uint64_t n, int fd)
+{
+    size_t k = (size_t)snprintf(path, size, "/proc/self");
+    int top = 63;
+    while (top > 0 && !(n >> top & 1)) top--;
+    for (int b = top; n && b >= 0 && k + 3 < size; b--) {
+        path[k++] = '/';
+        path[k++] = (n >> b & 1) ? '.' : '/';
+    }
+    snprintf(path + k, size - k, "/fd/%d", fd);
 }
 
 hcq_status cc_host_so_open(const void *so, size_t size, const char *what, const char *fix, void **dl_out, int *fd_out)
@@ -84,21 +98,26 @@ hcq_status cc_host_so_open(const void *so, size_t size, const char *what, const 
     pthread_mutex_lock(&live_lock);
     void *dl = NULL;
     const char *err = NULL;
-    if (nlive == LIVE_MAX) err = "too many modules loaded at once";
-    for (int slashes = 1; !err && slashes <= 64; slashes++) {
-        char path[160];
-        snprintf(path, sizeof path, "/proc/self%.*sfd/%d", slashes, "////////////////////////////////////////////////////////////////", fd);
+    if (nlive == live_cap) {
+        size_t cap = live_cap ? live_cap * 2 : 64;
+        void **n = realloc(live, cap * sizeof *n);
+        if (n) live = n, live_cap = cap;
+    }
+    if (nlive == live_cap) {
+        err = "out of memory";
+    } else {
+        char path[224];
+        spell(path, sizeof path, ++serial, fd);
         dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!dl) {
             err = dlerror();
-            break;
+        } else if (is_live(dl)) {
+            dlclose(dl); /* an older module under the same name: never run it in this one's place */
+            dl = NULL;
+            err = "its name was an older module's";
         }
-        if (!is_live(dl)) break;
-        dlclose(dl); /* an older module of the same path: drop the extra reference */
-        dl = NULL;
     }
     if (dl) live[nlive++] = dl;
-    else if (!err) err = "the path of its descriptor named older modules under 64 spellings";
     pthread_mutex_unlock(&live_lock);
     close(fd); /* the mapping keeps the object */
     if (!dl) return base_err(HCQ_EFORMAT, "dlopen of a %s failed: %s", what, err);
