@@ -13,7 +13,9 @@
  * even when the call failed (amdkfd: kfd_chardev.c, kfd_ioctl; DRM:
  * drm_ioctl.c, drm_ioctl). nvidia-uvm's commands are plain numbers whose
  * argument struct it copies in and out whole (kernel-open/nvidia-uvm/uvm.c,
- * UVM_ROUTE_CMD_*): their sizes are nv_uvm_arg_size's. */
+ * UVM_ROUTE_CMD_*): their sizes are nv_uvm_arg_size's. RM's own second
+ * level, the parameter blocks of RM_CONTROL and RM_ALLOC, is copied here
+ * too (call_rm). */
 #include "drivers/mock/mock_internal.h"
 
 #include "base/base.h"
@@ -85,6 +87,58 @@ void mock_ioctl_arg_sizes(const char *path, unsigned long req, size_t *in, size_
     *out = dir & _IOC_READ ? n : 0;
 }
 
+/* RM_CONTROL's params and RM_ALLOC's pAllocParms point at a second block
+ * that RM copies in before it dispatches and out after
+ * (src/nvidia/src/kernel/rmapi/param_copy.c, rmapiParamsAcquire and
+ * rmapiParamsRelease): a block that cannot be read is a status in the
+ * struct, the ioctl itself succeeding. Done here for every handler: the
+ * handler sees a pointer to the copy. The block's size is the one the
+ * caller gives (the handlers check it against the command's); blocks over
+ * RM's 1 MiB limit, and missing ones, go to the handler as they are. */
+#define RM_PARAMS_MAX (1u << 20)
+
+static bool rm_nested(const char *path, unsigned long req, uint8_t *k, uint64_t **ptr, uint32_t *size,
+                      uint32_t **status)
+{
+    if (strncmp(path, "/dev/nvidia", 11) || !strcmp(path, "/dev/nvidia-uvm") || ((req >> 8) & 0xffu) != 'F')
+        return false;
+    if (req == NV_IOCTL_RM_CONTROL) {
+        nv_rm_control *c = (nv_rm_control *)k;
+        *ptr = &c->params, *size = c->paramsSize, *status = &c->status;
+    } else if (req == NV_IOCTL_RM_ALLOC) {
+        nv_rm_alloc *a = (nv_rm_alloc *)k;
+        *ptr = &a->pAllocParms, *size = a->paramsSize, *status = &a->status;
+    } else {
+        return false;
+    }
+    return **ptr && *size && *size <= RM_PARAMS_MAX;
+}
+
+static int call_rm(int (*call)(void *priv, unsigned long req, void *arg), void *priv, const char *path,
+                   unsigned long req, uint8_t *k)
+{
+    uint64_t *ptr;
+    uint32_t size, *status;
+    if (!rm_nested(path, req, k, &ptr, &size, &status)) return call(priv, req, k);
+    uint64_t user = *ptr;
+    void *params = calloc(1, size);
+    if (!params) {
+        *status = NV_ERR_NO_MEMORY;
+        return 0;
+    }
+    int rc = 0;
+    if (!mock_copy_from_user(params, (const void *)(uintptr_t)user, size)) {
+        *status = NV_ERR_INVALID_ADDRESS;
+    } else {
+        *ptr = (uint64_t)(uintptr_t)params;
+        rc = call(priv, req, k);
+        *ptr = user; /* the caller's pointer goes back out, as it came in */
+        if (!mock_copy_to_user((void *)(uintptr_t)user, params, size) && !*status) *status = NV_ERR_INVALID_ADDRESS;
+    }
+    free(params);
+    return rc;
+}
+
 int mock_ioctl_copied(int (*call)(void *priv, unsigned long req, void *arg), void *priv, const char *path,
                       unsigned long req, void *arg)
 {
@@ -99,7 +153,7 @@ int mock_ioctl_copied(int (*call)(void *priv, unsigned long req, void *arg), voi
     if (!mock_copy_from_user(k, arg, in)) {
         rc = -EFAULT;
     } else {
-        rc = call(priv, req, k);
+        rc = call_rm(call, priv, path, req, k);
         if (out && !mock_copy_to_user(arg, k, out)) rc = -EFAULT;
     }
     if (k != stack) free(k);
