@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -87,6 +88,8 @@ struct tracer {
     fd_entry fds[NFDS];
     uint64_t warned[SEEN_WORDS]; /* descriptors tracer_check_unseen warned about */
     bool out_failed;
+    char out_path[4096];      /* the output file's (o.out_path), "" for none */
+    uint64_t out_dev, out_ino; /* which file out_fd must be */
     int (*reconnect)(void *arg);
     void *reconnect_arg;
     trace_streams *streams;
@@ -95,11 +98,54 @@ struct tracer {
     uint64_t pre_ns;
 };
 
+/* which file fd is now (0, 0 when it is not open). A raw statx: in the
+ * preload, the libc stat family is interposed. */
+static void fd_file(int fd, uint64_t *dev, uint64_t *ino)
+{
+    struct statx sx;
+    *dev = *ino = 0;
+    if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &sx)) return;
+    *dev = (uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor;
+    *ino = sx.stx_ino;
+}
+
+/* the output is the file it was opened on, or is made so again (the
+ * output lock is held) */
+static void out_check(tracer *t)
+{
+    if (!t->out_path[0]) return;
+    uint64_t dev, ino;
+    fd_file(t->o.out_fd, &dev, &ino);
+    if (dev == t->out_dev && ino == t->out_ino) return;
+    /* the number is another file now (or none): never write there */
+    int fd = open(t->out_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 900); /* out of the program's way, as the preload keeps it */
+        if (high >= 0) {
+            close(fd);
+            fd = high;
+        }
+        t->o.out_fd = fd;
+        fd_file(fd, &t->out_dev, &t->out_ino);
+        return;
+    }
+    t->out_failed = true;
+    char msg[4300];
+    int k = snprintf(msg, sizeof msg, "hcq trace: the trace's descriptor for %s was closed behind its back and the file "
+                     "cannot be opened again: %s; nothing more is traced\n", t->out_path, strerror(errno));
+    if (k > 0 && write(2, msg, (size_t)BASE_MIN((size_t)k, sizeof msg - 1)) < 0) { /* nowhere left to say it */ }
+}
+
 tracer *tracer_create(const tracer_opts *o)
 {
     tracer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->o = *o;
+    if (o->out_path && *o->out_path && strlen(o->out_path) < sizeof t->out_path) {
+        snprintf(t->out_path, sizeof t->out_path, "%s", o->out_path);
+        fd_file(o->out_fd, &t->out_dev, &t->out_ino);
+    }
+    t->o.out_path = NULL; /* the copy above is the tracer's */
     if (!t->o.t0) t->o.t0 = hcq_now_ns();
     if (!t->o.files) t->o.files = sys_libc();
     pthread_mutex_init(&t->lock, NULL);
@@ -122,6 +168,7 @@ void tracer_set_out(tracer *t, int fd)
 {
     pthread_mutex_lock(&t->out_lock);
     t->o.out_fd = fd;
+    if (t->out_path[0]) fd_file(fd, &t->out_dev, &t->out_ino); /* a duplicate of the same file */
     t->out_failed = false;
     pthread_mutex_unlock(&t->out_lock);
 }
@@ -229,6 +276,7 @@ static void preamble(tracer *t);
  * output lock is held */
 static void out_write(tracer *t, const char *buf, size_t n)
 {
+    if (!t->out_failed) out_check(t);
     if (t->pre_pending) preamble(t);
     while (n && !t->out_failed) {
         ssize_t w = t->o.out_is_socket ? send(t->o.out_fd, buf, n, MSG_NOSIGNAL) : write(t->o.out_fd, buf, n);
@@ -824,7 +872,10 @@ const hcq_sys *trace_sys(const hcq_sys *inner)
     trace_ctx *n = calloc(1, sizeof *n);
     if (!n) return inner;
     n->inner = inner;
-    tracer_opts o = {.out_fd = trace_file_fd(),
+    const char *file = getenv("HCQ_TRACE_FILE");
+    int out = trace_file_fd();
+    tracer_opts o = {.out_fd = out,
+                     .out_path = out != 2 ? file : NULL,
                      .json = getenv("HCQ_TRACE_JSON") != NULL,
                      .lines = true,
                      .streams = getenv("HCQ_TRACE_STREAMS") != NULL,

@@ -105,6 +105,11 @@ typedef struct tracer_opts {
     bool streams;     /* capture command streams (trace_streams.c) */
     uint64_t t0;      /* CLOCK_MONOTONIC ns that is time zero (0: now) */
     bool out_is_socket; /* send(MSG_NOSIGNAL): a reader that went away is an error, not SIGPIPE */
+    /* the file out_fd was opened on (HCQ_TRACE_FILE, HCQ_TRACE_OUT), or NULL:
+     * before each write the tracer checks that out_fd still is that file
+     * (a program closing descriptors it did not open, then opening its
+     * own, would otherwise get the trace in its file) and reopens it if not */
+    const char *out_path;
     /* reads of sysfs for the decoders (the KFD topology): the table under
      * the tracer (HCQ_TRACE=1) or libc (the preload) */
     const hcq_sys *files;

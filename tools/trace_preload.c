@@ -50,6 +50,7 @@ static tracer *T;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Thread_local int inside; /* our own calls are not traced */
 static int out_fd = -1;          /* the output descriptor the program must not touch */
+static const char *out_path;     /* HCQ_TRACE_OUT's file, when out_fd is one */
 static bool to_socket;
 
 static int (*real_open)(const char *, int, ...);
@@ -136,7 +137,10 @@ static int open_output(void)
     const char *path = getenv("HCQ_TRACE_OUT");
     if (path && *path) {
         int fd = real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd >= 0) return high_fd(fd);
+        if (fd >= 0) {
+            out_path = path;
+            return high_fd(fd);
+        }
     }
     return fcntl(2, F_DUPFD_CLOEXEC, OUT_FD_MIN);
 }
@@ -209,6 +213,7 @@ static void init(void)
     const char *summary = getenv("HCQ_TRACE_SUMMARY"), *t0 = getenv("HCQ_TRACE_T0");
     tracer_opts o = {.out_fd = out_fd,
                      .out_is_socket = to_socket,
+                     .out_path = out_path,
                      .json = getenv("HCQ_TRACE_JSON") != NULL,
                      .lines = !summary || strcmp(summary, "only"),
                      .summary = summary != NULL,

@@ -89,6 +89,58 @@ Test(trace, the_seam_wrapper_decodes_calls_on_driver_files)
 
 /* ** the decoders, fed through the tracer's API: arguments a driver would
  * refuse, statuses, outputs */
+/* The tracer's own descriptor for HCQ_TRACE_FILE, closed by the program
+ * (a close loop) and its number taken by the program's own file: the trace
+ * never goes into the program's file; the tracer opens its file again and
+ * goes on. */
+static int fd_of(const char *path)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        char link[64], target[512];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = 0;
+        if (!strcmp(target, path)) return fd;
+    }
+    return -1;
+}
+
+Test(trace, a_trace_file_closed_behind_its_back_is_opened_again)
+{
+    char out[] = "/tmp/hcq-trace-XXXXXX", own[] = "/tmp/hcq-own-XXXXXX";
+    int ofd = mkstemp(out);
+    cr_assert_geq(ofd, 0);
+    close(ofd);
+    setenv("HCQ_TRACE_FILE", out, 1);
+    setenv("HCQ_TRACE_PATHS", "/dev/null", 1);
+    const hcq_sys *prev = sys_set(trace_sys(sys_libc()));
+    int fd = sys_open("/dev/null", O_RDWR);
+    cr_assert_geq(fd, 0);
+    sys_close(fd);
+    int tfd = fd_of(out);
+    cr_assert_geq(tfd, 0, "the tracer's descriptor of %s", out);
+    close(tfd); /* the program closes what it did not open... */
+    int mine = mkstemp(own); /* ...and the number is its own file's */
+    cr_assert_geq(mine, 0);
+    if (mine != tfd) {
+        cr_assert_eq(dup2(mine, tfd), tfd);
+        close(mine);
+        mine = tfd;
+    }
+    fd = sys_open("/dev/null", O_RDWR);
+    sys_close(fd);
+    sys_set(prev);
+    char *o = slurp(own), *t = slurp(out);
+    cr_assert_eq(strlen(o), 0, "the trace went into the program's file: %s", o);
+    cr_assert_eq(count(t, "open   path=/dev/null"), 2, "both opens in the trace file: %s", t);
+    free(o);
+    free(t);
+    close(mine);
+    unlink(own);
+    unlink(out);
+}
+
 static tracer *api_tracer(char *path, bool json)
 {
     int fd = mkstemp(path);
