@@ -164,4 +164,23 @@ const char *base_fmt_bytes(char *buf, size_t size, uint64_t bytes);
 void *base_calloc(size_t n, size_t size);
 void *base_realloc_array(void *p, size_t n, size_t size);
 
+/* ** files replaced whole (file.c): the new contents go to a temporary
+ * beside path; commit flushes, fsyncs and renames it over path, so a
+ * failure at any point (a full disk, a kill) leaves the old file as it was.
+ * A symbolic link is followed (the file it names is replaced); a path that
+ * is not a regular file (/dev/full, /dev/stdout, a FIFO) is written in
+ * place, never renamed over.
+ *
+ *     base_outfile o;
+ *     if ((s = base_outfile_open(&o, path, fn))) return s;
+ *     fwrite(.., o.f);  (failed writes need no check: commit sees them)
+ *     return base_outfile_commit(&o, fn);  (or base_outfile_abort(&o)) */
+typedef struct base_outfile {
+    FILE *f;
+    char path[4096], tmp[4096 + 64];
+} base_outfile;
+hcq_status base_outfile_open(base_outfile *o, const char *path, const char *fn);
+hcq_status base_outfile_commit(base_outfile *o, const char *fn);
+void base_outfile_abort(base_outfile *o);
+
 #endif

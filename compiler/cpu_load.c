@@ -1,11 +1,14 @@
 /* Loading host shared objects (cpu-target kernels, host twins) from memory: an anonymous memfd and
  * dlopen of its /proc/self/fd path, so nothing is written to disk and the
- * object disappears with its last reference. */
+ * object disappears with its last reference. No descriptor stays open for
+ * a loaded module (see cc_host_so_open). */
 #include "compiler/cpu_abi.h"
 #include "compiler/elf.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,31 +56,88 @@ static hcq_status write_memfd(const void *so, size_t size, int *fd_out)
     return HCQ_OK;
 }
 
+/* The handles this process loaded and has not closed. dlopen finds an
+ * object already loaded by its path's string, and /proc/self/fd/N names
+ * another object as soon as N is reused. Keeping each memfd open for the
+ * module's life avoided that only while the program left the descriptor
+ * alone (a daemon's close-everything loop did not: the next module loaded
+ * through the same number came back as the older one). So the descriptor
+ * is closed at once and every load spells the path its own way: the load's
+ * serial number in binary as "/." (1) and "//" (0) path segments, which
+ * resolve to the same file ("/proc/self/./////fd/N" is serial 4). A handle
+ * that is still live all the same (a serial that wrapped) is refused. */
+static void **live;
+static size_t nlive, live_cap;
+static uint64_t serial;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool is_live(void *dl)
+{
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == dl) return true;
+    return false;
+}
+
+static void spell(char *path, size_t size, uint64_t n, int fd)
+{
+    size_t k = (size_t)snprintf(path, size, "/proc/self");
+    int top = 63;
+    while (top > 0 && !(n >> top & 1)) top--;
+    for (int b = top; n && b >= 0 && k + 3 < size; b--) {
+        path[k++] = '/';
+        path[k++] = (n >> b & 1) ? '.' : '/';
+    }
+    snprintf(path + k, size - k, "/fd/%d", fd);
+}
+
 hcq_status cc_host_so_open(const void *so, size_t size, const char *what, const char *fix, void **dl_out, int *fd_out)
 {
     hcq_status st = check_elf(so, size, what, fix);
     int fd = -1;
     if (st || (st = write_memfd(so, size, &fd))) return st;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    /* The fd stays open while the module is loaded: dlopen finds an already
-     * loaded object by its path, and /proc/self/fd/N names another object
-     * as soon as N is reused. */
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        close(fd);
-        return base_err(HCQ_EFORMAT, "dlopen of a %s failed: %s", what, dlerror());
+    pthread_mutex_lock(&live_lock);
+    void *dl = NULL;
+    const char *err = NULL;
+    if (nlive == live_cap) {
+        size_t cap = live_cap ? live_cap * 2 : 64;
+        void **n = realloc(live, cap * sizeof *n);
+        if (n) live = n, live_cap = cap;
     }
+    if (nlive == live_cap) {
+        err = "out of memory";
+    } else {
+        char path[224];
+        spell(path, sizeof path, ++serial, fd);
+        dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!dl) {
+            err = dlerror();
+        } else if (is_live(dl)) {
+            dlclose(dl); /* an older module under the same name: never run it in this one's place */
+            dl = NULL;
+            err = "its name was an older module's";
+        }
+    }
+    if (dl) live[nlive++] = dl;
+    pthread_mutex_unlock(&live_lock);
+    close(fd); /* the mapping keeps the object */
+    if (!dl) return base_err(HCQ_EFORMAT, "dlopen of a %s failed: %s", what, err);
     *dl_out = dl;
-    *fd_out = fd;
+    *fd_out = -1;
     return HCQ_OK;
 }
 
 void cc_host_so_close(void *dl, int fd)
 {
     if (!dl) return;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == dl) {
+            live[i] = live[--nlive];
+            break;
+        }
     dlclose(dl);
-    close(fd);
+    pthread_mutex_unlock(&live_lock);
+    if (fd >= 0) close(fd);
 }
 
 hcq_status cc_cpu_module_load(const void *so, size_t size, cc_cpu_module *out)

@@ -99,6 +99,7 @@ void drv_dump_write(const char *dir, const char *engine, const char *format, uin
     if (f && (fwrite(&h, sizeof h, 1, f) != 1 || fwrite(dw, 4, ndw, f) != ndw)) err = errno ? errno : EIO;
     if (f && fclose(f) && !err) err = errno;
     if (!err) return;
+    if (f) unlink(path); /* no truncated record for a reader to stumble on */
     pthread_mutex_lock(&dirs_lock);
     bool first = !dd->write_failed;
     dd->write_failed = true;
@@ -132,6 +133,10 @@ void drv_dump_ir(const char *dir, const char *name, const void *data, size_t siz
     snprintf(path, sizeof path, "%s/%08llu-%s.hcqir", dir, (unsigned long long)atomic_fetch_add(&dump_seq, 1),
              safe_name);
     FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, size, f) != size) BASE_LOG(0, "dump: cannot write %s: %s", path, strerror(errno));
-    if (f) fclose(f);
+    int err = f ? 0 : errno;
+    if (f && fwrite(data, 1, size, f) != size) err = errno ? errno : EIO;
+    if (f && fclose(f) && !err) err = errno;
+    if (!err) return;
+    if (f) unlink(path); /* no truncated record for a reader to stumble on */
+    BASE_LOG(0, "dump: cannot write %s: %s", path, strerror(err));
 }

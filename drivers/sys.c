@@ -264,6 +264,40 @@ void *sys_anon_map(size_t len, int *err)
 
 int sys_anon_unmap(void *p, size_t len) { return sys_munmap(p, len); }
 
+void *sys_shm_create(const char *name, size_t len, int *err)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)len) < 0) {
+        *err = errno;
+        if (fd >= 0) real.close(fd);
+        return NULL;
+    }
+    void *p = real.mmap(NULL, len, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    *err = p == MAP_FAILED ? errno : 0;
+    real.close(fd); /* the mapping keeps the object */
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void *sys_shm_map(void *anchor, uint64_t off, size_t len, void *addr, int prot, int *err)
+{
+    void *p = mremap((uint8_t *)anchor + off, 0, len, MREMAP_MAYMOVE | (addr ? MREMAP_FIXED : 0), addr);
+    if (p == MAP_FAILED) {
+        *err = errno;
+        return NULL;
+    }
+    if (prot != PROT_NONE && mprotect(p, len, prot)) {
+        *err = errno;
+        real.munmap(p, len);
+        return NULL;
+    }
+    return p;
+}
+
+void sys_shm_destroy(void *anchor, size_t len)
+{
+    if (anchor) real.munmap(anchor, len);
+}
+
 void *sys_status_map(const char *dir, const char *path, size_t len, int *err)
 {
     struct stat st;

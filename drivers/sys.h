@@ -94,6 +94,20 @@ void sys_open_hint(const char *path, int err, const char *group, char *buf, size
 /* The host wrote memory engines may wait on. */
 void sys_notify(uint64_t va);
 
+/* Shared memory that keeps no descriptor (the mock's buffer objects): a
+ * memfd of len bytes mapped once, PROT_NONE (the anchor), and closed at
+ * once, so nothing of it sits in the descriptor table for a program to
+ * close, dup2 over or reuse (a daemon's close-everything loop then had the
+ * mock write into the program's own file). Mappings of its pages are made
+ * from the anchor (mremap with old size 0, which duplicates a shared
+ * mapping); the pages go when the anchor and every mapping are gone.
+ * NULL + *err on failure. */
+void *sys_shm_create(const char *name, size_t len, int *err);
+/* [off, off + len) of the object at anchor, mapped with prot at addr
+ * (replacing what is there) or where the kernel chooses (addr NULL) */
+void *sys_shm_map(void *anchor, uint64_t off, size_t len, void *addr, int prot, int *err);
+void sys_shm_destroy(void *anchor, size_t len);
+
 /* Anonymous host memory, page-aligned and zeroed, through the seam so the
  * mock and the tracer account for it. NULL + *err on failure. */
 void *sys_anon_map(size_t len, int *err);

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -69,7 +70,8 @@ const trace_decoder *trace_decoder_for(const char *path)
 
 /* ** the tracer */
 typedef struct fd_entry {
-    int fd; /* -1 empty */
+    int fd;       /* -1 empty */
+    uint64_t gen; /* which open of fd this is (tracer_close_begin) */
     const trace_decoder *dec;
     char path[64];
     char driver[16]; /* DRM: the driver's name, once known */
@@ -81,10 +83,13 @@ typedef struct fd_entry {
 struct tracer {
     tracer_opts o;
     pthread_mutex_t lock; /* the fd table */
+    uint64_t next_gen;    /* under lock */
     pthread_mutex_t out_lock;
     fd_entry fds[NFDS];
     uint64_t warned[SEEN_WORDS]; /* descriptors tracer_check_unseen warned about */
     bool out_failed;
+    char out_path[4096];      /* the output file's (o.out_path), "" for none */
+    uint64_t out_dev, out_ino; /* which file out_fd must be */
     int (*reconnect)(void *arg);
     void *reconnect_arg;
     trace_streams *streams;
@@ -93,11 +98,54 @@ struct tracer {
     uint64_t pre_ns;
 };
 
+/* which file fd is now (0, 0 when it is not open). A raw statx: in the
+ * preload, the libc stat family is interposed. */
+static void fd_file(int fd, uint64_t *dev, uint64_t *ino)
+{
+    struct statx sx;
+    *dev = *ino = 0;
+    if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &sx)) return;
+    *dev = (uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor;
+    *ino = sx.stx_ino;
+}
+
+/* the output is the file it was opened on, or is made so again (the
+ * output lock is held) */
+static void out_check(tracer *t)
+{
+    if (!t->out_path[0]) return;
+    uint64_t dev, ino;
+    fd_file(t->o.out_fd, &dev, &ino);
+    if (dev == t->out_dev && ino == t->out_ino) return;
+    /* the number is another file now (or none): never write there */
+    int fd = open(t->out_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 900); /* out of the program's way, as the preload keeps it */
+        if (high >= 0) {
+            close(fd);
+            fd = high;
+        }
+        t->o.out_fd = fd;
+        fd_file(fd, &t->out_dev, &t->out_ino);
+        return;
+    }
+    t->out_failed = true;
+    char msg[4300];
+    int k = snprintf(msg, sizeof msg, "hcq trace: the trace's descriptor for %s was closed behind its back and the file "
+                     "cannot be opened again: %s; nothing more is traced\n", t->out_path, strerror(errno));
+    if (k > 0 && write(2, msg, (size_t)BASE_MIN((size_t)k, sizeof msg - 1)) < 0) { /* nowhere left to say it */ }
+}
+
 tracer *tracer_create(const tracer_opts *o)
 {
     tracer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->o = *o;
+    if (o->out_path && *o->out_path && strlen(o->out_path) < sizeof t->out_path) {
+        snprintf(t->out_path, sizeof t->out_path, "%s", o->out_path);
+        fd_file(o->out_fd, &t->out_dev, &t->out_ino);
+    }
+    t->o.out_path = NULL; /* the copy above is the tracer's */
     if (!t->o.t0) t->o.t0 = hcq_now_ns();
     if (!t->o.files) t->o.files = sys_libc();
     pthread_mutex_init(&t->lock, NULL);
@@ -120,6 +168,7 @@ void tracer_set_out(tracer *t, int fd)
 {
     pthread_mutex_lock(&t->out_lock);
     t->o.out_fd = fd;
+    if (t->out_path[0]) fd_file(fd, &t->out_dev, &t->out_ino); /* a duplicate of the same file */
     t->out_failed = false;
     pthread_mutex_unlock(&t->out_lock);
 }
@@ -227,6 +276,7 @@ static void preamble(tracer *t);
  * output lock is held */
 static void out_write(tracer *t, const char *buf, size_t n)
 {
+    if (!t->out_failed) out_check(t);
     if (t->pre_pending) preamble(t);
     while (n && !t->out_failed) {
         ssize_t w = t->o.out_is_socket ? send(t->o.out_fd, buf, n, MSG_NOSIGNAL) : write(t->o.out_fd, buf, n);
@@ -364,7 +414,7 @@ void tracer_open(tracer *t, const char *path, int flags, int fd_or_err, uint64_t
     if (fd_or_err >= 0) {
         fd_entry *e = slot(t, fd_or_err, true);
         if (e) {
-            *e = (fd_entry){.fd = fd_or_err, .dec = d};
+            *e = (fd_entry){.fd = fd_or_err, .gen = ++t->next_gen, .dec = d};
             snprintf(e->path, sizeof e->path, "%s", path);
         }
     }
@@ -380,24 +430,53 @@ void tracer_open(tracer *t, const char *path, int flags, int fd_or_err, uint64_t
     summary(t, "open", fd_or_err < 0 ? fd_or_err : 0, ns);
 }
 
-void tracer_close(tracer *t, int fd, int ret)
+/* A close is two steps around the real one. Between the kernel freeing
+ * the number and the tracer forgetting it, another thread's open can get
+ * the same number and be registered; forgetting fd after the close would
+ * then drop that open's entry, and its ioctls and close would go untraced
+ * (200 threads opening and closing lost a dozen events a run). So the
+ * close remembers which open it closes (gen) before, and forgets the
+ * number after only if it still is that open. */
+bool tracer_close_begin(tracer *t, int fd, tracer_closing *c)
 {
-    fd_entry copy;
     pthread_mutex_lock(&t->lock);
     fd_entry *e = slot(t, fd, false);
-    if (e && ret == 0) {
-        copy = *e;
-        unslot(t, e);
-    } else if (e) {
-        copy = *e;
+    if (e) {
+        c->fd = fd;
+        c->gen = e->gen;
+        snprintf(c->path, sizeof c->path, "%s", e->path);
     }
     pthread_mutex_unlock(&t->lock);
-    if (!e) return;
+    return e != NULL;
+}
+
+int tracer_close_range_begin(tracer *t, unsigned first, unsigned last, tracer_closing *c, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < NFDS && n < max; i++) {
+        const fd_entry *e = &t->fds[i];
+        if (e->fd < 0 || (unsigned)e->fd < first || (unsigned)e->fd > last) continue;
+        c[n].fd = e->fd;
+        c[n].gen = e->gen;
+        snprintf(c[n].path, sizeof c[n].path, "%s", e->path);
+        n++;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+void tracer_close_end(tracer *t, const tracer_closing *c, int ret)
+{
+    pthread_mutex_lock(&t->lock);
+    fd_entry *e = slot(t, c->fd, false);
+    if (e && e->gen == c->gen && ret == 0) unslot(t, e);
+    pthread_mutex_unlock(&t->lock);
     poll_streams(t);
     trace_line l;
     begin(t, &l, "close");
-    trace_str(&l, "file", copy.path);
-    trace_i64(&l, "fd", fd);
+    trace_str(&l, "file", c->path);
+    trace_i64(&l, "fd", c->fd);
     if (ret < 0) trace_errno(&l, ret);
     emit(t, &l);
     summary(t, "close", ret, 0);
@@ -416,6 +495,7 @@ void tracer_dup(tracer *t, int oldfd, int newfd)
         if (n) {
             *n = copy;
             n->fd = newfd;
+            n->gen = ++t->next_gen;
         }
     }
     pthread_mutex_unlock(&t->lock);
@@ -618,7 +698,7 @@ int tracer_adopt_inherited(tracer *t)
         pthread_mutex_lock(&t->lock);
         fd_entry *e = slot(t, (int)fd, true);
         if (e) {
-            *e = (fd_entry){.fd = (int)fd, .dec = dec};
+            *e = (fd_entry){.fd = (int)fd, .gen = ++t->next_gen, .dec = dec};
             snprintf(e->path, sizeof e->path, "%.63s", path);
         }
         pthread_mutex_unlock(&t->lock);
@@ -688,8 +768,10 @@ static int t_open(void *ctx, const char *path, int flags)
 static int t_close(void *ctx, int fd)
 {
     trace_ctx *c = ctx;
+    tracer_closing cl;
+    bool known = tracer_close_begin(c->t, fd, &cl);
     int r = INNER(c)->close(INNER(c)->ctx, fd);
-    tracer_close(c->t, fd, r);
+    if (known) tracer_close_end(c->t, &cl, r);
     return r;
 }
 
@@ -790,7 +872,10 @@ const hcq_sys *trace_sys(const hcq_sys *inner)
     trace_ctx *n = calloc(1, sizeof *n);
     if (!n) return inner;
     n->inner = inner;
-    tracer_opts o = {.out_fd = trace_file_fd(),
+    const char *file = getenv("HCQ_TRACE_FILE");
+    int out = trace_file_fd();
+    tracer_opts o = {.out_fd = out,
+                     .out_path = out != 2 ? file : NULL,
                      .json = base_env_get()->trace_json,
                      .lines = true,
                      .streams = base_env_get()->trace_streams,

@@ -105,6 +105,11 @@ typedef struct tracer_opts {
     bool streams;     /* capture command streams (trace_streams.c) */
     uint64_t t0;      /* CLOCK_MONOTONIC ns that is time zero (0: now) */
     bool out_is_socket; /* send(MSG_NOSIGNAL): a reader that went away is an error, not SIGPIPE */
+    /* the file out_fd was opened on (HCQ_TRACE_FILE, HCQ_TRACE_OUT), or NULL:
+     * before each write the tracer checks that out_fd still is that file
+     * (a program closing descriptors it did not open, then opening its
+     * own, would otherwise get the trace in its file) and reopens it if not */
+    const char *out_path;
     /* reads of sysfs for the decoders (the KFD topology): the table under
      * the tracer (HCQ_TRACE=1) or libc (the preload) */
     const hcq_sys *files;
@@ -125,7 +130,19 @@ void tracer_set_reconnect(tracer *t, int (*fn)(void *arg), void *arg);
 
 /* Events; calls with fds the tracer does not know are ignored (cheap). */
 void tracer_open(tracer *t, const char *path, int flags, int fd_or_err, uint64_t ns);
-void tracer_close(tracer *t, int fd, int ret);
+/* A close, around the real one: begin says whether fd is a traced file
+ * (and remembers which open of it); end prints the event and forgets fd
+ * unless another thread's open got the same number in between. */
+typedef struct tracer_closing {
+    int fd;
+    uint64_t gen;
+    char path[64];
+} tracer_closing;
+bool tracer_close_begin(tracer *t, int fd, tracer_closing *c);
+void tracer_close_end(tracer *t, const tracer_closing *c, int ret);
+/* close_range: begin for every traced fd in [first, last] (at most max);
+ * returns how many, each to be ended */
+int tracer_close_range_begin(tracer *t, unsigned first, unsigned last, tracer_closing *c, int max);
 /* Driver files this process image started with (inherited across exec):
  * known from now on, each said in an "inherit" line. Returns how many. */
 int tracer_adopt_inherited(tracer *t);

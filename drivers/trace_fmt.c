@@ -171,33 +171,31 @@ void trace_errno(trace_line *l, int err)
 }
 
 /* ** reads that cannot fault */
-static int pipe_fds[2] = {-1, -1};
-static pthread_mutex_t pipe_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* Without process_vm_readv (a seccomp filter may refuse it): a write into a
  * pipe reports EFAULT for memory it cannot read, and reading it back
- * copies. One pipe, one read at a time. */
+ * copies. A pipe per read, closed at once: a pipe kept open was a
+ * descriptor of the tracer's in the program's table, which a close loop
+ * would close and a later open would reuse, and the tracer would then
+ * write the program's memory into the program's file. */
 static bool read_by_pipe(void *dst, uint64_t addr, size_t n)
 {
-    pthread_mutex_lock(&pipe_lock);
-    if (pipe_fds[0] < 0 && pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
-        pthread_mutex_unlock(&pipe_lock);
-        return false;
-    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) return false;
     bool ok = true;
     size_t done = 0;
     while (ok && done < n) {
         size_t chunk = BASE_MIN(n - done, 4096);
-        ssize_t w = write(pipe_fds[1], (const void *)(uintptr_t)(addr + done), chunk);
+        ssize_t w = write(p[1], (const void *)(uintptr_t)(addr + done), chunk);
         if (w <= 0) {
             ok = false;
             break;
         }
-        ssize_t r = read(pipe_fds[0], (uint8_t *)dst + done, (size_t)w);
+        ssize_t r = read(p[0], (uint8_t *)dst + done, (size_t)w);
         if (r != w) ok = false;
         done += (size_t)w;
     }
-    pthread_mutex_unlock(&pipe_lock);
+    close(p[0]);
+    close(p[1]);
     return ok;
 }
 

@@ -315,23 +315,7 @@ static void rm_fields(trace_line *l, const trace_call *call)
 static const char *uvm_name(unsigned long req) { return req >> 32 ? NULL : nv_uvm_name((uint32_t)req); }
 
 /* UVM commands are plain numbers: the argument's size is the command's */
-static size_t uvm_arg_size(unsigned long req)
-{
-    switch (req) {
-    case NV_UVM_INITIALIZE: return sizeof(nv_uvm_initialize);
-    case NV_UVM_MM_INITIALIZE: return sizeof(nv_uvm_mm_initialize);
-    case NV_UVM_REGISTER_GPU: return sizeof(nv_uvm_register_gpu);
-    case NV_UVM_UNREGISTER_GPU:
-    case NV_UVM_UNREGISTER_GPU_VASPACE: return sizeof(nv_uvm_unregister_gpu);
-    case NV_UVM_REGISTER_GPU_VASPACE: return sizeof(nv_uvm_register_gpu_vaspace);
-    case NV_UVM_REGISTER_CHANNEL: return sizeof(nv_uvm_register_channel);
-    case NV_UVM_UNREGISTER_CHANNEL: return sizeof(nv_uvm_unregister_channel);
-    case NV_UVM_CREATE_EXTERNAL_RANGE: return sizeof(nv_uvm_create_external_range);
-    case NV_UVM_MAP_EXTERNAL_ALLOCATION: return sizeof(nv_uvm_map_external_allocation);
-    case NV_UVM_FREE: return sizeof(nv_uvm_free);
-    }
-    return 0; /* a command we do not know: its argument is not read */
-}
+static size_t uvm_arg_size(unsigned long req) { return nv_uvm_arg_size(req); /* 0: unknown, not read */ }
 
 static void put_uuid(trace_line *l, const uint8_t *u) { trace_bytes(l, "gpu_uuid", u, 16); }
 

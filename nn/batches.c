@@ -70,6 +70,19 @@ hcq_batches *hcq_batches_create(hcq_ctx *ctx, const hcq_idx *x, const hcq_idx *y
                NULL;
     int64_t n = x->shape[0];
     if (batch < 1 || batch > n) return base_err(HCQ_EINVAL, "%s: batch %lld for %lld samples", fn, (long long)batch, (long long)n), NULL;
+    /* the shapes against the data the two hold: an hcq_idx is a plain
+     * struct anyone may fill in, and a shape whose product wraps would make
+     * every read below run past its data */
+    int64_t xnumel = 1;
+    bool wraps = false;
+    for (int d = 0; d < x->ndim; d++)
+        wraps |= x->shape[d] < 0 || __builtin_mul_overflow(xnumel, x->shape[d], &xnumel);
+    uint64_t xes = nn_idx_elem_size(x->type), yes = nn_idx_elem_size(y->type);
+    if (wraps || !xes || !yes || (uint64_t)xnumel > x->size_B / xes || (uint64_t)n > y->size_B / yes ||
+        (uint64_t)xnumel > (SIZE_MAX - 1) / sizeof(float))
+        return base_err(HCQ_EINVAL, "%s: x's or y's shape does not match the data it holds (x: %zu bytes, y: %zu bytes)",
+                        fn, x->size_B, y->size_B),
+               NULL;
     hcq_batches *b = base_calloc(1, sizeof *b);
     if (!b) return NULL;
     b->ctx = ctx;

@@ -5,11 +5,14 @@
 #include "nn/nn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
-static int type_size(uint8_t t)
+int nn_idx_elem_size(uint8_t t)
 {
     switch (t) {
     case 0x08:
@@ -42,39 +45,94 @@ static hcq_status gz_read(gzFile f, void *dst, size_t n, const char *path, const
     return HCQ_OK;
 }
 
+/* The data, bytes of it as the header says, into a new buffer. A plain
+ * file's size was checked against the header before this; a gzip file's
+ * uncompressed size is known only by reading it, so the buffer grows with
+ * what arrives (doubling, never past bytes): a header that claims 128 GiB
+ * of a 1 KiB file fails at its end having allocated kilobytes. */
+static hcq_status read_data(gzFile f, size_t bytes, bool plain, void **out, const char *path, const char *fn)
+{
+    size_t cap = plain ? bytes : BASE_MIN(bytes, (size_t)1 << 20), have = 0;
+    uint8_t *buf = malloc(cap ? cap : 1);
+    hcq_status s = buf ? HCQ_OK : base_err(HCQ_ENOMEM, "%s: %zu bytes for %s", fn, cap, path);
+    while (!s && have < bytes) {
+        if (have == cap) {
+            size_t nc = cap > bytes / 2 ? bytes : cap * 2;
+            uint8_t *nb = realloc(buf, nc);
+            if (!nb) {
+                s = base_err(HCQ_ENOMEM, "%s: %zu bytes for %s", fn, nc, path);
+                break;
+            }
+            buf = nb, cap = nc;
+        }
+        s = gz_read(f, buf + have, cap - have, path, "data");
+        have = cap;
+    }
+    if (s) {
+        free(buf);
+        return s;
+    }
+    *out = buf;
+    return HCQ_OK;
+}
+
 hcq_status hcq_idx_read(const char *path, hcq_idx *out)
 {
     const char *fn = "hcq_idx_read";
     if (!path || !out) return base_err(HCQ_EINVAL, "%s: path or out is NULL", fn);
-    gzFile f = gzopen(path, "rb");
-    if (!f) return base_err(HCQ_EINVAL, "%s: cannot open %s: %s", fn, path, errno ? strerror(errno) : "out of memory");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return base_err(HCQ_EINVAL, "%s: cannot open %s: %s", fn, path, strerror(e));
+    }
+    gzFile f = gzdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return base_err(HCQ_ENOMEM, "%s: %s: out of memory", fn, path);
+    }
     hcq_idx x = {0};
     uint8_t magic[4];
     hcq_status s = gz_read(f, magic, 4, path, "magic number");
-    int es = s ? 0 : type_size(magic[2]);
+    int es = s ? 0 : nn_idx_elem_size(magic[2]);
     if (!s && (magic[0] || magic[1] || !es || magic[3] < 1 || magic[3] > HCQ_MAX_DIMS))
         s = base_err(HCQ_EFORMAT, "%s: %s is not an IDX file: magic %02x %02x %02x %02x (want 00 00, a type 08 09 0b 0c 0d 0e, "
                                   "1 to %d dims)",
                      fn, path, magic[0], magic[1], magic[2], magic[3], HCQ_MAX_DIMS);
+    /* the element count with every product checked: dims of 2^17, 2^17
+     * and 2^30 must not wrap to 0 and pass for an empty file */
     uint64_t numel = 1;
+    bool big = false;
     for (int d = 0; !s && d < magic[3]; d++) {
         uint8_t b[4];
         s = gz_read(f, b, 4, path, "dimensions");
         if (s) break;
         uint64_t v = (uint64_t)b[0] << 24 | (uint64_t)b[1] << 16 | (uint64_t)b[2] << 8 | b[3];
         x.shape[d] = (int64_t)v;
-        numel *= v;
-        if (numel > (1ull << 34))
-            s = base_err(HCQ_ELIMIT, "%s: %s: more than 2^34 elements", fn, path);
+        if (__builtin_mul_overflow(numel, v, &numel)) big = true;
     }
+    if (!s && (big || numel > (1ull << 34))) {
+        char dims[128] = "";
+        for (int d = 0, k = 0; d < magic[3] && k < (int)sizeof dims; d++)
+            k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", d ? ", " : "", (long long)x.shape[d]);
+        s = base_err(HCQ_ELIMIT, "%s: %s: dims [%s] make more than 2^34 elements", fn, path, dims);
+    }
+    size_t hdr = 4 + 4 * (size_t)(s ? 0 : magic[3]);
+    uint64_t bytes = numel * (uint64_t)es; /* below 2^37 */
+    bool plain = !s && gzdirect(f);
+    /* a plain file's size says at once whether the header is true */
+    if (plain && (uint64_t)st.st_size != hdr + bytes)
+        s = base_err(HCQ_EFORMAT, "%s: %s: the header describes %llu elements (%llu bytes of data); the file has %llu "
+                                  "bytes after its %zu-byte header",
+                     fn, path, (unsigned long long)numel, (unsigned long long)bytes,
+                     (unsigned long long)((uint64_t)st.st_size > hdr ? (uint64_t)st.st_size - hdr : 0), hdr);
     if (!s) {
         x.type = magic[2];
         x.ndim = magic[3];
-        x.size_B = (size_t)numel * (size_t)es;
-        x.data = malloc(x.size_B ? x.size_B : 1);
-        if (!x.data) s = base_err(HCQ_ENOMEM, "%s: %zu bytes for %s", fn, x.size_B, path);
+        x.size_B = (size_t)bytes;
+        s = read_data(f, x.size_B, plain, &x.data, path, fn);
     }
-    if (!s) s = gz_read(f, x.data, x.size_B, path, "data");
     if (!s) { /* nothing may follow */
         uint8_t extra;
         if (gzread(f, &extra, 1) > 0) s = base_err(HCQ_EFORMAT, "%s: %s has bytes after its %llu elements", fn, path, (unsigned long long)numel);
@@ -107,7 +165,7 @@ void hcq_idx_free(hcq_idx *x)
 
 double hcq_idx_get(const hcq_idx *x, int64_t i)
 {
-    const uint8_t *p = (const uint8_t *)x->data + (size_t)i * (size_t)type_size(x->type);
+    const uint8_t *p = (const uint8_t *)x->data + (size_t)i * (size_t)nn_idx_elem_size(x->type);
     switch (x->type) {
     case 0x08: return *p;
     case 0x09: return (int8_t)*p;

@@ -35,6 +35,9 @@ struct hcq_params {
 const nn_entry *nn_params_entry(const hcq_params *p, int i, const char *fn);
 bool nn_params_live(const hcq_params *p);
 
+/* bytes per element of an IDX type byte; 0 for none (idx.c) */
+int nn_idx_elem_size(uint8_t type);
+
 /* ** safetensors (safetensors.c) */
 typedef struct nn_st_entry {
     char *name; /* decoded, NUL-terminated (owned) */
@@ -47,6 +50,7 @@ typedef struct nn_st_entry {
 typedef struct nn_st_header {
     nn_st_entry *e;
     int n;
+    int *by_name;       /* indices of e sorted by name (nn_st_find) */
     uint64_t data_size; /* the largest end offset */
 } nn_st_header;
 
@@ -58,5 +62,13 @@ hcq_status nn_st_parse(const char *json, size_t len, nn_st_header *out);
 void nn_st_header_free(nn_st_header *h);
 /* Checks a whole file image (size, header, offsets within the data). */
 hcq_status nn_st_check_file(const uint8_t *file, size_t size, nn_st_header *out);
+/* The header of the safetensors file open at fd, checked against the
+ * file's size before more than its first 8 bytes are read; *data_at is
+ * where the data begins in the file. */
+hcq_status nn_st_read_header(int fd, const char *path, nn_st_header *out, uint64_t *data_at);
+/* The format's name of dt (F32, ..), or NULL for one it has no name for */
+const char *nn_st_dtype_name(hcq_dtype dt);
+/* The entry named name, or NULL (a binary search) */
+const nn_st_entry *nn_st_find(const nn_st_header *h, const char *name);
 
 #endif

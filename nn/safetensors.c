@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define ST_MAX_HEADER (100u << 20) /* the format's own limit */
 #define ST_MAX_DEPTH 64
@@ -230,7 +232,7 @@ static const struct {
     hcq_dtype dt;
 } st_dtypes[] = {{"F32", HCQ_F32}, {"F16", HCQ_F16}, {"BF16", HCQ_BF16}, {"I32", HCQ_I32}, {"BOOL", HCQ_BOOL}};
 
-static const char *st_name(hcq_dtype dt)
+const char *nn_st_dtype_name(hcq_dtype dt)
 {
     for (size_t i = 0; i < BASE_ARRAY_LEN(st_dtypes); i++)
         if (st_dtypes[i].dt == dt) return st_dtypes[i].name;
@@ -311,13 +313,38 @@ void nn_st_header_free(nn_st_header *h)
 {
     for (int i = 0; i < h->n; i++) free(h->e[i].name);
     free(h->e);
+    free(h->by_name);
     memset(h, 0, sizeof *h);
 }
 
-static int by_begin(const void *a, const void *b)
+/* by (begin, end), as the format's reference implementation orders them
+ * (huggingface/safetensors, safetensors/src/tensor.rs: data_offsets
+ * compared as a pair), so a zero-size tensor at [b, b] sorts before one
+ * that starts at b, wherever either stands in the header */
+static int by_range(const void *a, const void *b)
 {
     const nn_st_entry *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int by_name(const void *a, const void *b, void *entries)
+{
+    const nn_st_entry *e = entries;
+    return strcmp(e[*(const int *)a].name, e[*(const int *)b].name);
+}
+
+const nn_st_entry *nn_st_find(const nn_st_header *h, const char *name)
+{
+    int lo = 0, hi = h->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        int c = strcmp(h->e[h->by_name[mid]].name, name);
+        if (!c) return &h->e[h->by_name[mid]];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
 }
 
 hcq_status nn_st_parse(const char *json, size_t len, nn_st_header *out)
@@ -353,12 +380,6 @@ hcq_status nn_st_parse(const char *json, size_t len, nn_st_header *out)
                 }
                 continue;
             }
-            for (int i = 0; i < h.n; i++)
-                if (!strcmp(h.e[i].name, name)) {
-                    free(name);
-                    jerr(p, "a tensor name given twice");
-                    goto fail;
-                }
             if (h.n == cap) {
                 int nc = cap ? cap * 2 : 16;
                 nn_st_entry *ne = realloc(h.e, (size_t)nc * sizeof *ne);
@@ -382,15 +403,34 @@ hcq_status nn_st_parse(const char *json, size_t len, nn_st_header *out)
         jerr(p, "text after the header's object");
         goto fail;
     }
+    /* names unique: sorted, so a header of n names costs n log n, not the
+     * n^2 of comparing each with all before it (a 100 MB header would take
+     * hours) */
+    if (h.n > 0) {
+        h.by_name = malloc((size_t)(unsigned)h.n * sizeof *h.by_name);
+        if (!h.by_name) {
+            p->err = base_err(HCQ_ENOMEM, "safetensors header: out of memory");
+            goto fail;
+        }
+        for (int i = 0; i < h.n; i++) h.by_name[i] = i;
+        qsort_r(h.by_name, (size_t)(unsigned)h.n, sizeof *h.by_name, by_name, h.e);
+        for (int i = 1; i < h.n; i++)
+            if (!strcmp(h.e[h.by_name[i - 1]].name, h.e[h.by_name[i]].name)) {
+                p->err = base_err(HCQ_EFORMAT, "safetensors header: a tensor name given twice: \"%s\"",
+                                  h.e[h.by_name[i]].name);
+                goto fail;
+            }
+    }
     /* the ranges tile [0, data_size) */
-    if (h.n) {
-        nn_st_entry *sorted = malloc((size_t)h.n * sizeof *sorted);
+    if (h.n > 0) {
+        size_t n = (size_t)(unsigned)h.n;
+        nn_st_entry *sorted = malloc(n * sizeof *sorted);
         if (!sorted) {
             p->err = base_err(HCQ_ENOMEM, "safetensors header: out of memory");
             goto fail;
         }
-        memcpy(sorted, h.e, (size_t)h.n * sizeof *sorted);
-        qsort(sorted, (size_t)h.n, sizeof *sorted, by_begin);
+        memcpy(sorted, h.e, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, by_range);
         uint64_t at = 0;
         for (int i = 0; i < h.n && !p->err; i++) {
             if (sorted[i].begin != at)
@@ -410,196 +450,80 @@ fail:
     return p->err ? p->err : base_err(HCQ_EFORMAT, "safetensors header: malformed");
 }
 
+/* the header length n against a file of size bytes */
+static hcq_status check_header_len(uint64_t n, uint64_t size)
+{
+    if (size < 8) return base_err(HCQ_EFORMAT, "safetensors: %llu bytes; the header length alone takes 8", (unsigned long long)size);
+    if (n > ST_MAX_HEADER || n > size - 8)
+        return base_err(HCQ_EFORMAT, "safetensors: a header of %llu bytes in a file of %llu", (unsigned long long)n,
+                        (unsigned long long)size);
+    return HCQ_OK;
+}
+
+/* the data the header describes against the bytes after it */
+static hcq_status check_data_len(nn_st_header *h, uint64_t have)
+{
+    if (h->data_size == have) return HCQ_OK;
+    uint64_t want = h->data_size;
+    nn_st_header_free(h);
+    return base_err(HCQ_EFORMAT, "safetensors: the header describes %llu bytes of data; the file has %llu",
+                    (unsigned long long)want, (unsigned long long)have);
+}
+
+static uint64_t le64(const uint8_t *b)
+{
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = n << 8 | b[i];
+    return n;
+}
+
 hcq_status nn_st_check_file(const uint8_t *file, size_t size, nn_st_header *out)
 {
     memset(out, 0, sizeof *out);
-    if (size < 8) return base_err(HCQ_EFORMAT, "safetensors: %zu bytes; the header length alone takes 8", size);
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--) n = n << 8 | file[i];
-    if (n > ST_MAX_HEADER || n > size - 8)
-        return base_err(HCQ_EFORMAT, "safetensors: a header of %llu bytes in a file of %zu", (unsigned long long)n, size);
-    nn_st_header h;
-    hcq_status s = nn_st_parse((const char *)file + 8, (size_t)n, &h);
+    uint64_t n = size >= 8 ? le64(file) : 0;
+    hcq_status s = check_header_len(n, size);
     if (s) return s;
-    uint64_t have = size - 8 - n;
-    if (h.data_size != have) {
-        uint64_t want = h.data_size;
-        nn_st_header_free(&h);
-        return base_err(HCQ_EFORMAT, "safetensors: the header describes %llu bytes of data; the file has %llu",
-                        (unsigned long long)want, (unsigned long long)have);
-    }
+    nn_st_header h;
+    if ((s = nn_st_parse((const char *)file + 8, (size_t)n, &h))) return s;
+    if ((s = check_data_len(&h, size - 8 - n))) return s;
     *out = h;
     return HCQ_OK;
 }
 
-/* ** files */
-static hcq_status read_file(const char *path, uint8_t **data, size_t *size)
+/* exactly n bytes at off, or an error */
+static hcq_status read_at(int fd, void *dst, size_t n, uint64_t off, const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return base_err(HCQ_EINVAL, "cannot open %s: %s", path, strerror(errno));
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
-    hcq_status s = HCQ_OK;
-    for (;;) {
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 1 << 16;
-            uint8_t *nb = realloc(buf, nc);
-            if (!nb) {
-                s = base_err(HCQ_ENOMEM, "reading %s: out of memory at %zu bytes", path, n);
-                break;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) {
-            if (ferror(f)) s = base_err(HCQ_EIO, "reading %s: %s", path, strerror(errno));
-            break;
-        }
+    uint8_t *p = dst;
+    while (n) {
+        ssize_t r = pread(fd, p, n > (1u << 30) ? 1u << 30 : n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return base_err(HCQ_EIO, "reading %s: %s", path, strerror(errno));
+        if (r == 0) return base_err(HCQ_EFORMAT, "%s: the file ends early (it shrank while being read?)", path);
+        p += r, off += (uint64_t)r, n -= (size_t)r;
     }
-    fclose(f);
-    if (s) {
-        free(buf);
-        return s;
-    }
-    *data = buf;
-    *size = n;
     return HCQ_OK;
 }
 
-static void json_str(FILE *f, const char *s)
+hcq_status nn_st_read_header(int fd, const char *path, nn_st_header *out, uint64_t *data_at)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-hcq_status hcq_params_save(const hcq_params *p, const char *path)
-{
-    const char *fn = "hcq_params_save";
-    if (!nn_params_live(p)) return base_err(HCQ_ESTATE, "%s: not a live parameter list", fn);
-    if (!path) return base_err(HCQ_EINVAL, "%s: path is NULL", fn);
-    for (int i = 0; i < p->n; i++)
-        if (!st_name(hcq_tensor_dtype(p->e[i].t)))
-            return base_err(HCQ_EINVAL, "%s: \"%s\" is not a live tensor of a dtype safetensors files hold", fn, p->e[i].name);
-    /* the header, in memory first: its length comes first in the file */
-    char *hdr = NULL;
-    size_t hlen = 0;
-    FILE *m = open_memstream(&hdr, &hlen);
-    if (!m) return base_err(HCQ_ENOMEM, "%s: out of memory", fn);
-    fputs("{\"__metadata__\":{\"format\":\"pt\",\"writer\":\"hcq\"}", m);
-    uint64_t off = 0;
-    for (int i = 0; i < p->n; i++) {
-        hcq_tensor *t = p->e[i].t;
-        int64_t shape[HCQ_MAX_DIMS];
-        int nd = hcq_tensor_shape(t, shape);
-        uint64_t bytes = (uint64_t)hcq_tensor_numel(t) * hcq_dtype_size(hcq_tensor_dtype(t));
-        fputc(',', m);
-        json_str(m, p->e[i].name);
-        fprintf(m, ":{\"dtype\":\"%s\",\"shape\":[", st_name(hcq_tensor_dtype(t)));
-        for (int d = 0; d < nd; d++) fprintf(m, "%s%lld", d ? "," : "", (long long)shape[d]);
-        fprintf(m, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + bytes));
-        off += bytes;
-    }
-    fputc('}', m);
-    while ((ftell(m) & 7) != 0) fputc(' ', m); /* data aligned to 8 bytes */
-    if (fclose(m)) {
-        free(hdr);
-        return base_err(HCQ_ENOMEM, "%s: out of memory", fn);
-    }
-    hcq_status s = HCQ_OK;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        free(hdr);
-        return base_err(HCQ_EINVAL, "%s: cannot create %s: %s", fn, path, strerror(errno));
-    }
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (fstat(fd, &st)) return base_err(HCQ_EIO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return base_err(HCQ_EINVAL, "%s is not a regular file", path);
+    uint64_t size = (uint64_t)st.st_size;
     uint8_t len[8];
-    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
-    if (fwrite(len, 1, 8, f) != 8 || fwrite(hdr, 1, hlen, f) != hlen) s = base_err(HCQ_EIO, "%s: writing %s: %s", fn, path, strerror(errno));
-    free(hdr);
-    for (int i = 0; i < p->n && !s; i++) {
-        hcq_tensor *t = p->e[i].t;
-        size_t bytes = (size_t)hcq_tensor_numel(t) * hcq_dtype_size(hcq_tensor_dtype(t));
-        void *buf = malloc(bytes ? bytes : 1);
-        if (!buf) s = base_err(HCQ_ENOMEM, "%s: %zu bytes for \"%s\"", fn, bytes, p->e[i].name);
-        if (!s) s = hcq_tensor_read(t, buf, bytes);
-        if (!s && fwrite(buf, 1, bytes, f) != bytes) s = base_err(HCQ_EIO, "%s: writing %s: %s", fn, path, strerror(errno));
-        free(buf);
-    }
-    if (fclose(f) && !s) s = base_err(HCQ_EIO, "%s: writing %s: %s", fn, path, strerror(errno));
-    if (s) remove(path);
-    return s;
-}
-
-/* "[2, 3]" */
-static void shape_text(char *buf, size_t size, const int64_t *shape, int nd)
-{
-    size_t off = (size_t)snprintf(buf, size, "[");
-    for (int d = 0; d < nd && off < size; d++)
-        off += (size_t)snprintf(buf + off, size - off, "%s%lld", d ? ", " : "", (long long)shape[d]);
-    if (off < size) snprintf(buf + off, size - off, "]");
-}
-
-hcq_status hcq_params_load(hcq_params *p, const char *path)
-{
-    const char *fn = "hcq_params_load";
-    if (!nn_params_live(p)) return base_err(HCQ_ESTATE, "%s: not a live parameter list", fn);
-    if (!path) return base_err(HCQ_EINVAL, "%s: path is NULL", fn);
-    uint8_t *file = NULL;
-    size_t size = 0;
-    hcq_status s = read_file(path, &file, &size);
-    if (s) return base_err_prefix(s, "%s", fn);
+    hcq_status s = size >= 8 ? read_at(fd, len, 8, 0, path) : HCQ_OK;
+    uint64_t n = size >= 8 ? le64(len) : 0;
+    if (s || (s = check_header_len(n, size))) return s;
+    /* at most ST_MAX_HEADER, and no more than the file holds */
+    char *json = malloc(n ? n : 1);
+    if (!json) return base_err(HCQ_ENOMEM, "safetensors: %llu bytes for the header of %s", (unsigned long long)n, path);
+    s = read_at(fd, json, n, 8, path);
     nn_st_header h;
-    s = nn_st_check_file(file, size, &h);
-    if (s) {
-        free(file);
-        return base_err_prefix(s, "%s: %s", fn, path);
-    }
-    const uint8_t *data = file + size - h.data_size;
-    hcq_tensor **dst = base_calloc((size_t)(p->n ? p->n : 1), sizeof *dst), **val = base_calloc((size_t)(p->n ? p->n : 1), sizeof *val);
-    size_t mark = hcq_ctx_mark(p->ctx);
-    if (!dst || !val) s = HCQ_ENOMEM;
-    for (int i = 0; i < p->n && !s; i++) {
-        hcq_tensor *t = p->e[i].t;
-        const nn_st_entry *e = NULL;
-        for (int k = 0; k < h.n && !e; k++)
-            if (!strcmp(h.e[k].name, p->e[i].name)) e = &h.e[k];
-        if (!e) {
-            s = base_err(HCQ_EINVAL, "%s: %s has no tensor \"%s\"", fn, path, p->e[i].name);
-            break;
-        }
-        int64_t shape[HCQ_MAX_DIMS];
-        int nd = hcq_tensor_shape(t, shape);
-        if (e->dtype != hcq_tensor_dtype(t) || e->ndim != nd || memcmp(e->shape, shape, (size_t)nd * sizeof *shape)) {
-            char in_file[160], in_model[160];
-            shape_text(in_file, sizeof in_file, e->shape, e->ndim);
-            shape_text(in_model, sizeof in_model, shape, nd);
-            bool dt_differs = e->dtype != hcq_tensor_dtype(t), shape_differs = strcmp(in_file, in_model) != 0;
-            s = base_err(HCQ_EINVAL, "%s: \"%s\" in %s is %s %s (%s in the file), of another %s than the model's %s %s: "
-                         "load a file saved from this model", fn, e->name, path, hcq_dtype_name(e->dtype), in_file,
-                         st_name(e->dtype), dt_differs && shape_differs ? "dtype and shape" : dt_differs ? "dtype" : "shape",
-                         hcq_dtype_name(hcq_tensor_dtype(t)), in_model);
-            break;
-        }
-        dst[i] = t;
-        val[i] = hcq_from_data(p->ctx, e->dtype, e->shape, e->ndim, data + e->begin);
-        if (!val[i]) s = hcq_error_status();
-    }
-    if (!s) {
-        bool prev = hcq_set_grad_enabled(false);
-        s = hcq_assign_all(dst, val, p->n);
-        hcq_set_grad_enabled(prev);
-    }
-    hcq_ctx_release(p->ctx, mark);
-    free(dst);
-    free(val);
-    nn_st_header_free(&h);
-    free(file);
-    return s;
+    if (!s) s = nn_st_parse(json, n, &h);
+    free(json);
+    if (s || (s = check_data_len(&h, size - 8 - n))) return s;
+    *out = h;
+    *data_at = 8 + n;
+    return HCQ_OK;
 }

@@ -236,7 +236,9 @@ hcq_status hcq_device_synchronize(hcq_device *dev)
     uint64_t last = mem_tl_next(dev) - 1;
     pthread_mutex_unlock(&dev->lock);
     s = mem_tl_wait(dev, last, 0);
-    if (!s && dev->qd->prof_pending) q_prof_harvest(dev, false);
+    /* the pending list is read under its lock (q_prof_harvest): another
+     * thread's launch may be adding to it now */
+    if (!s && q_prof_on()) q_prof_harvest(dev, false);
     q_status_update(dev, Q_STATUS_SYNC, HCQ_QUEUE_COMPUTE, 0);
     return s;
 }

@@ -216,11 +216,11 @@ hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_d
         if (prof) q_prof_launch_args(pargs, sizeof pargs, dev, p, &dims, "eager");
         q_prof_span *sp = prof ? q_prof_begin(dev, r, p->info.name, pargs) : NULL;
         s = dev->be->rec_exec(r, p, params, &dims);
-        if (prof) q_prof_end(dev, r, sp);
+        uint64_t flow = q_prof_end(dev, r, sp); /* sp may be freed from here on */
         if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[1]->va));
         if (!s) s = q_eager_end(dev, r);
         pthread_mutex_unlock(&dev->lock);
-        if (prof) q_prof_host(dev, p->info.name, h0, hcq_now_ns(), q_prof_span_flow(sp), sp ? 1 : 0, pargs);
+        if (prof) q_prof_host(dev, p->info.name, h0, hcq_now_ns(), flow, flow ? 1 : 0, pargs);
         if (!s && timed) debug_report(dev, p, &dims, n);
     }
     if (params != stack) free(params);
@@ -256,9 +256,9 @@ hcq_status hcq_buffer_copyin(hcq_buffer *dst, uint64_t off, const void *src, uin
         if (ph0) q_prof_copy_args(pargs, sizeof pargs, dev, HCQ_IMM(n), "eager");
         q_prof_span *sp = ph0 ? q_prof_begin(dev, r, "copyin", pargs) : NULL;
         s = dev->be->rec_copy(r, HCQ_IMM(dst->va + off + done), HCQ_IMM(st.va), HCQ_IMM(n));
-        if (sp) q_prof_end(dev, r, sp);
+        uint64_t flow = q_prof_end(dev, r, sp);
         if (!s) s = q_eager_end(dev, r);
-        if (sp) q_prof_host(dev, "copyin", ph0, hcq_now_ns(), q_prof_span_flow(sp), 1, pargs);
+        if (flow) q_prof_host(dev, "copyin", ph0, hcq_now_ns(), flow, 1, pargs);
         done += n;
     }
     pthread_mutex_unlock(&dev->lock);
@@ -293,9 +293,9 @@ hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t off, uint64_t
             if (ph0) q_prof_copy_args(pargs, sizeof pargs, dev, HCQ_IMM(n), "eager");
             q_prof_span *sp = ph0 ? q_prof_begin(dev, r, "copyout", pargs) : NULL;
             s = dev->be->rec_copy(r, HCQ_IMM(st.va), HCQ_IMM(src->va + off + done), HCQ_IMM(n));
-            if (sp) q_prof_end(dev, r, sp);
+            uint64_t flow = q_prof_end(dev, r, sp);
             if (!s) s = q_eager_end(dev, r);
-            if (sp) q_prof_host(dev, "copyout", ph0, hcq_now_ns(), q_prof_span_flow(sp), 1, pargs);
+            if (flow) q_prof_host(dev, "copyout", ph0, hcq_now_ns(), flow, 1, pargs);
             if (s) break;
             pend[(head + npend++) % 16] = (struct pend){tag, n, st.cpu, (uint8_t *)dst + done};
             done += n;
@@ -326,10 +326,10 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
         if (ph0) q_prof_copy_args(pargs, sizeof pargs, dev, HCQ_IMM(size), "eager");
         q_prof_span *sp = ph0 ? q_prof_begin(dev, r, "copy", pargs) : NULL;
         s = dev->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
-        if (sp) q_prof_end(dev, r, sp);
+        uint64_t flow = q_prof_end(dev, r, sp);
         if (!s) s = q_eager_end(dev, r);
         pthread_mutex_unlock(&dev->lock);
-        if (sp) q_prof_host(dev, "copy", ph0, hcq_now_ns(), q_prof_span_flow(sp), 1, pargs);
+        if (flow) q_prof_host(dev, "copy", ph0, hcq_now_ns(), flow, 1, pargs);
         return s;
     }
     /* Between devices: on the source's copy engine into a peer mapping of
@@ -348,10 +348,10 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
         if (ph0) q_prof_copy_args(pargs, sizeof pargs, sd, HCQ_IMM(size), "eager");
         q_prof_span *sp = ph0 ? q_prof_begin(sd, r, "peer copy", pargs) : NULL;
         s = sd->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
-        if (sp) q_prof_end(sd, r, sp);
+        uint64_t flow = q_prof_end(sd, r, sp);
         if (!s) s = q_eager_end(sd, r);
         pthread_mutex_unlock(&sd->lock);
-        if (sp) q_prof_host(sd, "peer copy", ph0, hcq_now_ns(), q_prof_span_flow(sp), 1, pargs);
+        if (flow) q_prof_host(sd, "peer copy", ph0, hcq_now_ns(), flow, 1, pargs);
         /* the destination's later work is ordered on its own timeline only */
         if (!s) s = mem_tl_wait(sd, tag, 0);
         BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes on %s's copy engine through a peer mapping%s",

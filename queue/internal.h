@@ -99,7 +99,7 @@ struct queue_dev {
     /* HCQ_PROFILE */
     uint32_t prof_slot;      /* this device's process in the trace */
     int64_t prof_offset;     /* device clock - host clock, ns */
-    q_prof_span *prof_pending; /* spans whose end may not have landed */
+    q_prof_span *prof_pending; /* spans whose end may not have landed; under list_lock */
     pthread_mutex_t list_lock;
     /* the status page hcq top reads (queue/status.c), or NULL */
     struct q_status_page *status;
@@ -190,10 +190,11 @@ void q_prof_copy_args(char *out, size_t size, const hcq_device *dev, hcq_val byt
 /* n fresh flow ids (the first; ids are never 0) */
 uint64_t q_prof_flows(uint32_t n);
 /* a timestamp into r now; q_prof_end puts the closing one and queues the
- * span, which ends flow q_prof_span_flow(sp) */
+ * span, returning the flow it ends (0 for NULL). From then on the span
+ * belongs to the pending list: another thread's synchronize may resolve
+ * and free it at once, so the caller keeps the flow, never the span. */
 q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const char *args);
-void q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp);
-uint64_t q_prof_span_flow(const q_prof_span *sp); /* 0 for NULL */
+uint64_t q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp);
 /* a host-side event [t0, t1] on the device's host track, starting flows
  * flow .. flow + nflow - 1 (nflow 0: none) */
 void q_prof_host(hcq_device *dev, const char *name, uint64_t t0, uint64_t t1, uint64_t flow, uint32_t nflow,

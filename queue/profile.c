@@ -59,8 +59,6 @@ static atomic_uint_fast64_t next_flow = 1;
 
 uint64_t q_prof_flows(uint32_t n) { return atomic_fetch_add(&next_flow, n ? n : 1); }
 
-uint64_t q_prof_span_flow(const q_prof_span *sp) { return sp ? sp->flow : 0; }
-
 /* a dimension of a launch: its value, or "var N" (a recorded queue's or
  * graph's variable, patched at each submission) */
 static int dim_json(char *out, size_t n, hcq_val v)
@@ -148,12 +146,16 @@ static hcq_status write_trace(void)
     const char *path = base_env_get()->profile;
     if (!path) return HCQ_OK;
     pthread_mutex_lock(&P.lock);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        hcq_status st = write_failed(path, "create", errno, true);
+    /* replaced whole: a failed or interrupted rewrite (a full disk, a
+     * crash during the exit-time write) leaves the last complete trace */
+    base_outfile o;
+    if (base_outfile_open(&o, path, "HCQ_PROFILE")) {
+        int err = errno ? errno : EIO;
+        hcq_status st = write_failed(path, "create", err, true);
         pthread_mutex_unlock(&P.lock);
         return st;
     }
+    FILE *f = o.f;
     fprintf(f, "{\"displayTimeUnit\": \"ns\",\n \"otherData\": {\"hcq_version\": ");
     json_name(f, hcq_version());
     fprintf(f, ", \"hcq_revision\": ");
@@ -194,9 +196,8 @@ static hcq_status write_trace(void)
                     (unsigned long long)e->flow, e->pid, e->tid, ts);
     }
     fprintf(f, "\n]}\n");
-    int err = ferror(f) ? errno : 0;
-    if (fclose(f) != 0 && !err) err = errno;
-    hcq_status st = err ? write_failed(path, "write", err, true) : HCQ_OK;
+    hcq_status st = HCQ_OK;
+    if (base_outfile_commit(&o, "HCQ_PROFILE")) st = write_failed(path, "write", errno ? errno : EIO, true);
     pthread_mutex_unlock(&P.lock);
     return st;
 }
@@ -292,14 +293,16 @@ q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const c
     return sp;
 }
 
-void q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp)
+uint64_t q_prof_end(hcq_device *dev, drv_rec *r, q_prof_span *sp)
 {
-    if (!sp) return;
+    if (!sp) return 0;
     dev->be->rec_timestamp(r, HCQ_IMM(sp->t1->va));
+    uint64_t flow = sp->flow; /* read before sp is on the list: a harvest may free it */
     pthread_mutex_lock(&dev->qd->list_lock);
     sp->next = dev->qd->prof_pending;
     dev->qd->prof_pending = sp;
     pthread_mutex_unlock(&dev->qd->list_lock);
+    return flow;
 }
 
 void q_prof_discard(q_prof_span *sp)

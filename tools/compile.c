@@ -87,13 +87,14 @@ static int write_binary(job *j, const char *name, const hcq_binary *b)
     } else {
         snprintf(path, sizeof path, "%s", j->out);
     }
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(b->data, 1, b->size, f) != b->size) {
-        fprintf(stderr, "hcq compile: cannot write %s: %s\n", path, strerror(errno));
-        if (f) fclose(f);
+    /* replaced whole: a write that fails (a full disk) leaves the file that
+     * was there, never a truncated binary a later load would refuse */
+    base_outfile o;
+    if (base_outfile_open(&o, path, "hcq compile") ||
+        (fwrite(b->data, 1, b->size, o.f), base_outfile_commit(&o, "hcq compile"))) {
+        fprintf(stderr, "hcq compile: cannot write %s: %s\n", path, hcq_error_message());
         return 1;
     }
-    fclose(f);
     printf("    wrote %s\n", path);
     return 0;
 }

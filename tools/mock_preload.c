@@ -16,15 +16,21 @@
  *   - opendir of a virtual sysfs directory: a private directory made for
  *     it under $TMPDIR, with an empty entry per name, removed at closedir;
  *   - stat/access of those paths: the mock's answer (character devices for
- *     device files, read-only files and directories for sysfs);
- *   - ioctl, mmap, munmap, close, dup*, fcntl(F_DUPFD*) on emulated files.
+ *     device files, read-only files and directories for sysfs), and fstat
+ *     (and AT_EMPTY_PATH stats) of their descriptors the same;
+ *   - ioctl, mmap, munmap, close, close_range, closefrom, dup*,
+ *     fcntl(F_DUPFD*) on emulated files.
+ * The mock keeps no descriptor of its own (buffer objects are mappings
+ * without one), and an emulated file's number closed behind its back is
+ * the program's again (mock_core.c checks each is still its memfd).
  * Its own calls through hcq's libc table go to the next library's
  * functions (sys_libc_bind), never back into these. A program rings
  * doorbells with plain stores, so the engines poll their rings while idle
  * (mock_engines_poll). The name hcq_mock_preloaded tells hcq code in the
- * program that HCQ_MOCK_CONFIG is meant for this mock. After fork, only the
- * parent has the emulated GPU's engines (as a CUDA context stays with the
- * process that made it). */
+ * program that HCQ_MOCK_CONFIG is meant for this mock. After fork the child
+ * has a working mock of its own (drivers/mock/mock_fork.c), and only the
+ * parent has the engines its GPUs had then (as a CUDA context stays with
+ * the process that made it). */
 #include "drivers/mock/mock.h"
 
 #include "base/base.h"
@@ -41,6 +47,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -68,6 +75,10 @@ static int (*real_stat)(const char *, struct stat *);
 static int (*real_lstat)(const char *, struct stat *);
 static int (*real_fstatat)(int, const char *, struct stat *, int);
 static int (*real_statx)(int, const char *, int, unsigned, struct statx *);
+static int (*real_fstat)(int, struct stat *);
+static int (*real_fxstat)(int, int, struct stat *);
+static int (*real_close_range)(unsigned, unsigned, int);
+static void (*real_closefrom)(int);
 
 #define REAL PRELOAD_REAL
 
@@ -94,6 +105,11 @@ static void init(void)
     REAL(real_lstat, "lstat");
     REAL(real_fstatat, "fstatat");
     REAL(real_statx, "statx");
+    REAL(real_fstat, "fstat");
+    /* the pre-2.33 entry point exists only as a versioned compat symbol */
+    *(void **)&real_fxstat = dlvsym(RTLD_NEXT, "__fxstat", "GLIBC_2.2.5");
+    REAL(real_close_range, "close_range"); /* glibc 2.34 */
+    REAL(real_closefrom, "closefrom");
     sys_libc_calls calls = {real_open, real_close, real_ioctl, real_mmap, real_munmap, real_access,
                             (struct __dirstream * (*)(const char *)) real_opendir};
     sys_libc_bind(&calls);
@@ -101,7 +117,21 @@ static void init(void)
     mock_engines_poll(true);
 }
 
-__attribute__((constructor)) static void preload_init(void) { pthread_once(&once, init); }
+/* a forked child's copies of this file's locks, held by nobody now (the
+ * mock's own are made new by its handler, mock_fork.c) */
+static pthread_mutex_t vfile_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t vdir_lock;
+static void atfork_child(void)
+{
+    pthread_mutex_init(&vfile_lock, NULL);
+    pthread_mutex_init(&vdir_lock, NULL);
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+    pthread_once(&once, init);
+    pthread_atfork(NULL, NULL, atfork_child);
+}
 
 static void ready(void) { pthread_once(&once, init); }
 
@@ -133,8 +163,8 @@ static bool absolute(int dirfd, const char *p)
 static int virtual_file(const char *path, int flags, int *fd)
 {
     static char buf[1 << 16];
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_t *lock = &vfile_lock;
+    pthread_mutex_lock(lock);
     ssize_t rc;
     int mine = mock_path_read(path, buf, sizeof buf, &rc);
     if (mine && rc >= 0) {
@@ -146,7 +176,7 @@ static int virtual_file(const char *path, int flags, int *fd)
             *fd = m;
         }
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(lock);
     return !mine ? 0 : rc < 0 ? (int)rc : 1;
 }
 
@@ -316,10 +346,46 @@ EXPORT int lstat(const char *path, struct stat *st)
 }
 EXPORT int lstat64(const char *path, struct stat64 *st) { return lstat(path, (struct stat *)st); }
 
+/* fstat of an emulated file's descriptor: what stat of its path says (a
+ * character device), not the memfd standing for it; 0 when fd is none */
+static int mock_fstat(int fd, struct stat *st)
+{
+    char path[64];
+    return mock_fd_path(fd, path, sizeof path) ? mock_stat(path, st) : 0;
+}
+
+/* an *at call about dirfd itself: an empty path with AT_EMPTY_PATH (the
+ * path may be NULL for statx, though glibc declares it nonnull) */
+__attribute__((noinline)) static bool fd_itself(const char *path, int flags)
+{
+    return (flags & AT_EMPTY_PATH) && (!path || !path[0]);
+}
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+    ready();
+    int r = mock_fstat(fd, st);
+    return r ? (r < 0 ? -1 : 0) : real_fstat(fd, st);
+}
+EXPORT int fstat64(int fd, struct stat64 *st) { return fstat(fd, (struct stat *)st); }
+
+/* programs built against glibc before 2.33 call these */
+int __fxstat(int ver, int fd, struct stat *st);
+int __fxstat64(int ver, int fd, struct stat64 *st);
+EXPORT int __fxstat(int ver, int fd, struct stat *st)
+{
+    ready();
+    int r = mock_fstat(fd, st);
+    if (r) return r < 0 ? -1 : 0;
+    return real_fxstat ? real_fxstat(ver, fd, st) : real_fstat(fd, st);
+}
+EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) { return __fxstat(ver, fd, (struct stat *)st); }
+
 EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
     ready();
     int r = absolute(dirfd, path) ? mock_stat(path, st) : 0;
+    if (!r && fd_itself(path, flags)) r = mock_fstat(dirfd, st);
     return r ? (r < 0 ? -1 : 0) : real_fstatat(dirfd, path, st, flags);
 }
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
@@ -332,6 +398,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct s
     ready();
     struct stat st;
     int r = absolute(dirfd, path) ? mock_stat(path, &st) : 0;
+    if (!r && fd_itself(path, flags)) r = mock_fstat(dirfd, &st);
     if (!r) return real_statx ? real_statx(dirfd, path, flags, mask, buf) : (errno = ENOSYS, -1);
     if (r < 0) return -1;
     memset(buf, 0, sizeof *buf);
@@ -402,6 +469,30 @@ EXPORT int munmap(void *addr, size_t len)
     ready();
     /* the mock's munmap keeps memory a GPU still maps and passes the rest on */
     return fail(mock_sys()->munmap(NULL, addr, len));
+}
+
+/* close_range and closefrom close emulated files too: each is released
+ * as its close would (the numbers go to the real call, which closes the
+ * memfds standing for them). CLOSE_RANGE_CLOEXEC only marks them. */
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
+int close_range(unsigned first, unsigned last, int flags);
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    ready();
+    if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last) mock_fd_forget_range(first, last);
+    return real_close_range ? real_close_range(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+}
+
+void closefrom(int lowfd);
+EXPORT void closefrom(int lowfd)
+{
+    ready();
+    unsigned first = (unsigned)(lowfd < 0 ? 0 : lowfd);
+    mock_fd_forget_range(first, ~0u);
+    if (real_closefrom) real_closefrom(lowfd);
+    else syscall(SYS_close_range, first, ~0u, 0);
 }
 
 EXPORT int dup(int fd)

@@ -186,9 +186,22 @@ typedef struct collector {
     struct pollfd pfd[MAX_CONN + 1];
     int nconn;
     FILE *out;
+    const char *out_name;
+    int out_err; /* the first error writing out (errno), said at once and in the exit status */
     bool print_lines;
     summary sum;
 } collector;
+
+/* a write to the output failed (a full disk, -o /dev/full): say so once,
+ * where the user sees it, and keep draining the program's lines so it is
+ * never blocked on a socket nobody reads */
+static void check_out(collector *c)
+{
+    if (c->out_err || !ferror(c->out)) return;
+    c->out_err = errno ? errno : EIO;
+    fprintf(stderr, "hcq trace: writing the trace to %s failed: %s; the trace is incomplete from here on\n",
+            c->out_name, strerror(c->out_err));
+}
 
 static void take(collector *c, const char *msg, size_t n)
 {
@@ -199,7 +212,7 @@ static void take(collector *c, const char *msg, size_t n)
             char rec[256];
             snprintf(rec, sizeof rec, "%.*s", (int)(len < sizeof rec - 1 ? len : sizeof rec - 1), msg + i);
             add_record(&c->sum, rec);
-        } else if (c->print_lines) {
+        } else if (c->print_lines && !c->out_err) {
             fwrite(msg + i, 1, len, c->out);
             fputc('\n', c->out);
         }
@@ -228,7 +241,8 @@ static int collect(collector *c, int timeout_ms)
             c->pfd[i--] = c->pfd[c->nconn--];
         }
     }
-    fflush(c->out);
+    if (!c->out_err) fflush(c->out);
+    check_out(c);
     return c->nconn;
 }
 
@@ -305,7 +319,7 @@ int tool_trace(int argc, char **argv)
         return 1;
     }
     snprintf(sock, sizeof sock, "%s/s", dir);
-    collector c = {.out = out, .print_lines = lines};
+    collector c = {.out = out, .out_name = outfile ? outfile : "stderr", .print_lines = lines};
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     c.listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (strlen(sock) >= sizeof sa.sun_path || c.listen_fd < 0) {
@@ -368,15 +382,17 @@ int tool_trace(int argc, char **argv)
         /* then every traced process still connected (children it left) */
         while (collect(&c, 100) > 0 || (collect(&c, 0), c.nconn > 0)) {}
         rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-        if (sum) print_summary(out, &c.sum, json);
+        if (sum && !c.out_err) print_summary(out, &c.sum, json);
     }
     close(c.listen_fd);
     unlink(sock);
     rmdir(dir);
     free(c.sum.v);
-    if (out != stderr && fclose(out)) {
-        fprintf(stderr, "hcq trace: writing %s: %s\n", outfile, strerror(errno));
-        return rc ? rc : 1;
+    if (!c.out_err && fflush(out)) check_out(&c);
+    if (out != stderr && fclose(out) && !c.out_err) {
+        c.out_err = errno;
+        fprintf(stderr, "hcq trace: writing the trace to %s failed: %s\n", outfile, strerror(errno));
     }
-    return rc;
+    /* the program's status, unless that is success and the trace is not */
+    return c.out_err && !rc ? 1 : rc;
 }

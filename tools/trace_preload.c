@@ -50,6 +50,7 @@ static tracer *T;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Thread_local int inside; /* our own calls are not traced */
 static int out_fd = -1;          /* the output descriptor the program must not touch */
+static const char *out_path;     /* HCQ_TRACE_OUT's file, when out_fd is one */
 static bool to_socket;
 
 static int (*real_open)(const char *, int, ...);
@@ -62,6 +63,7 @@ static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static long (*real_syscall)(long, ...);
+static int (*real_close_range)(unsigned, unsigned, int);
 static int (*real_stat)(const char *, struct stat *);
 static int (*real_lstat)(const char *, struct stat *);
 static int (*real_fstatat)(int, const char *, struct stat *, int);
@@ -135,7 +137,10 @@ static int open_output(void)
     const char *path = getenv("HCQ_TRACE_OUT");
     if (path && *path) {
         int fd = real_open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd >= 0) return high_fd(fd);
+        if (fd >= 0) {
+            out_path = path;
+            return high_fd(fd);
+        }
     }
     return fcntl(2, F_DUPFD_CLOEXEC, OUT_FD_MIN);
 }
@@ -192,6 +197,7 @@ static void init(void)
     REAL(real_dup2, "dup2");
     REAL(real_dup3, "dup3");
     REAL(real_syscall, "syscall");
+    REAL(real_close_range, "close_range"); /* glibc 2.34; the next preload's (the mock's) when there is one */
     REAL(real_stat, "stat");
     REAL(real_lstat, "lstat");
     REAL(real_fstatat, "fstatat");
@@ -207,6 +213,7 @@ static void init(void)
     const char *summary = getenv("HCQ_TRACE_SUMMARY"), *t0 = getenv("HCQ_TRACE_T0");
     tracer_opts o = {.out_fd = out_fd,
                      .out_is_socket = to_socket,
+                     .out_path = out_path,
                      .json = getenv("HCQ_TRACE_JSON") != NULL,
                      .lines = !summary || strcmp(summary, "only"),
                      .summary = summary != NULL,
@@ -293,9 +300,11 @@ EXPORT int close(int fd)
     tracer *t = tr();
     if (is_ours(fd)) return 0; /* a close-everything loop: the trace stays */
     forget_look(fd);
+    tracer_closing c;
+    bool known = t && tracer_close_begin(t, fd, &c);
     int r = real_close(fd);
     int e = errno;
-    if (t && tracer_knows_fd(t, fd)) tracer_close(t, fd, r < 0 ? -e : 0);
+    if (known) tracer_close_end(t, &c, r < 0 ? -e : 0);
     errno = e;
     return r;
 }
@@ -335,16 +344,37 @@ EXPORT int dup3(int fd, int fd2, int flags)
 }
 
 int close_range(unsigned first, unsigned last, int flags);
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
+/* the next library's close_range (the preloaded mock's, which releases its
+ * emulated files), else the system call */
+static long next_close_range(unsigned first, unsigned last, int flags)
+{
+    return real_close_range ? real_close_range(first, last, flags) : real_syscall(SYS_close_range, first, last, flags);
+}
+
 EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
-    tr();
+    tracer *t = tr();
+    /* the traced files it closes are said to be closed, as close says it */
+    enum { MAXC = 256 };
+    tracer_closing *c = NULL;
+    int nc = 0;
+    if (t && !(flags & CLOSE_RANGE_CLOEXEC) && (c = malloc(MAXC * sizeof *c)))
+        nc = tracer_close_range_begin(t, first, last, c, MAXC);
     unsigned o = (unsigned)out_fd;
-    if (out_fd < 0 || o < first || o > last)
-        return (int)real_syscall(SYS_close_range, first, last, flags);
-    /* around ours */
     long r = 0;
-    if (o > first) r = real_syscall(SYS_close_range, first, o - 1, flags);
-    if (r == 0 && o < last) r = real_syscall(SYS_close_range, o + 1, last, flags);
+    if (out_fd < 0 || o < first || o > last) {
+        r = next_close_range(first, last, flags);
+    } else { /* around ours */
+        if (o > first) r = next_close_range(first, o - 1, flags);
+        if (r == 0 && o < last) r = next_close_range(o + 1, last, flags);
+    }
+    int e = errno;
+    for (int i = 0; i < nc; i++) tracer_close_end(t, &c[i], r < 0 ? -e : 0);
+    free(c);
+    errno = e;
     return (int)r;
 }
 
@@ -543,9 +573,11 @@ EXPORT long syscall(long nr, ...)
             int fd = (int)a[0];
             if (is_ours(fd)) return 0;
             forget_look(fd);
+            tracer_closing c;
+            bool known = tracer_close_begin(t, fd, &c);
             long r = real_syscall(nr, fd);
             int e = errno;
-            if (tracer_knows_fd(t, fd)) tracer_close(t, fd, r < 0 ? -e : 0);
+            if (known) tracer_close_end(t, &c, r < 0 ? -e : 0);
             errno = e;
             return r;
         }

@@ -28,7 +28,9 @@
 static uint32_t ring_bytes_for(enum amd_queue_kind k)
 {
     uint32_t shift = base_env_get()->ring_shift;
-    if (shift >= 8 && shift <= 24) return BASE_MAX(4u << shift, AMD_MIN_RING_BYTES);
+    /* every accepted shift (5 to 24) means 2^N dwords; below KFD's
+     * smallest ring it is that smallest */
+    if (shift) return BASE_MAX(4u << shift, AMD_MIN_RING_BYTES);
     return k == AMD_QUEUE_PM4 ? AMD_PM4_RING_BYTES : k == AMD_QUEUE_SDMA ? AMD_SDMA_RING_BYTES : AMD_AQL_RING_BYTES;
 }
 

@@ -6,7 +6,7 @@
  *   - the syscall table: file descriptors of emulated device files, their
  *     ioctls and mmaps, and virtual files (sysfs) dispatched to the vendor
  *     mock that claims the path; everything else passes to libc;
- *   - memory: buffer objects backed by memfds, and one process-wide map of
+ *   - memory: buffer objects of shared memory that keep no descriptor, and one process-wide map of
  *     virtual address ranges. An emulated GPU dereferences its virtual
  *     addresses directly (the drivers give the CPU and the GPU one address
  *     space), so a range exists as host memory exactly while it is mapped
@@ -110,7 +110,7 @@ uint64_t mock_ioctl_count(void);
 /* ** memory */
 typedef struct mock_gpu mock_gpu;
 typedef struct mock_bo {
-    int memfd;
+    void *anchor; /* the pages, mapped PROT_NONE: no descriptor (sys_shm_create) */
     uint64_t size;
     mock_gpu *vram_of; /* device memory of that GPU (counted against it), or NULL for system memory */
     atomic_int refs;
@@ -121,6 +121,9 @@ typedef struct mock_bo {
 mock_bo *mock_bo_new(mock_gpu *gpu, uint64_t size, int *err);
 void mock_bo_ref(mock_bo *bo);
 void mock_bo_unref(mock_bo *bo);
+/* A CPU mapping of [off, off + len) of bo with prot, at addr (MAP_FIXED: replacing
+ * what is there) or where the kernel chooses (addr NULL); NULL + *err */
+void *mock_bo_map(mock_bo *bo, void *addr, uint64_t off, size_t len, int prot, int *err);
 
 enum { MOCK_MAP_CPU = 1u << 31 }; /* with bit g: mapped for mock GPU g */
 /* Maps [va, va + size) to bo at bo_offset (bo NULL: host memory the process
@@ -312,6 +315,13 @@ typedef struct mock_driver {
 extern const mock_driver mock_nv_driver;
 extern const mock_driver mock_amd_driver;
 
+/* The program's memory as a kernel driver reaches it (copy_from_user,
+ * copy_to_user): false where the range is not mapped (or, out, not
+ * writable), never a fault. The mock's ioctl entry copies every argument
+ * this way; handlers use them for pointers inside arguments. */
+bool mock_copy_from_user(void *dst, const void *user, size_t n);
+bool mock_copy_to_user(void *user, const void *src, size_t n);
+
 /* The private state of a mock fd opened by drv (NULL if fd is not one). */
 void *mock_fd_priv(int fd, const mock_driver *drv);
 
@@ -329,6 +339,11 @@ bool mock_fd_dup(int oldfd, int newfd);
 /* fd was closed behind the mock's back (dup2 over it): forget it, without
  * closing the descriptor (it is the new file's now). */
 void mock_fd_forget(int fd);
+/* The same for every emulated file's descriptor in [first, last], which
+ * the caller is about to close (close_range, closefrom). */
+void mock_fd_forget_range(unsigned first, unsigned last);
+/* The emulated file's path behind fd (for fstat); false if fd is none. */
+bool mock_fd_path(int fd, char *path, size_t size);
 /* The mock's answer for a path when it is the mock's business (an emulated
  * device file, a virtual sysfs file or directory, or a real one it hides):
  * 1 with the result in *rc (bytes read, 0, or -errno); 0 when the path is

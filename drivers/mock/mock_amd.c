@@ -199,9 +199,7 @@ static int init(const mock_config *cfg)
         mock_gpu *g = a ? mock_gpu_add(name, m->name, m->vram_bytes) : NULL;
         int err = 0;
         mock_bo *db = g ? mock_bo_new(NULL, KFD_DOORBELL_SLICE_BYTES, &err) : NULL;
-        void *dcpu = db ? sys_libc()->mmap(NULL, NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-                                           db->memfd, 0, &err)
-                        : NULL;
+        void *dcpu = db ? mock_bo_map(db, NULL, 0, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, &err) : NULL;
         if (!dcpu) {
             mock_bo_unref(db);
             free(a);
@@ -306,7 +304,7 @@ static void *amd_mmap(void *priv, void *addr, size_t len, int prot, int flags, o
         mock_amd_gpu *g = mock_amd_gpu_by_id((uint32_t)(o >> KFD_MMAP_GPU_ID_SHIFT & 0xffff));
         if ((o & KFD_MMAP_TYPE_DOORBELL) == KFD_MMAP_TYPE_DOORBELL && g && len == KFD_DOORBELL_SLICE_BYTES &&
             !(o & (KFD_DOORBELL_SLICE_BYTES - 1))) {
-            ret = sys_libc()->mmap(NULL, addr, len, prot, flags, g->doorbells->memfd, 0, err);
+            ret = mock_bo_map(g->doorbells, (flags & MAP_FIXED) ? addr : NULL, 0, len, prot, err);
             if (ret) {
                 atomic_store(&g->doorbell_user, ret);
                 for (mock_amd_queue *q = mock_amd_P.queues; q; q = q->next)

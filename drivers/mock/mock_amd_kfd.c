@@ -231,7 +231,12 @@ static int map_memory(kfd_map_memory_args *a, bool map)
     if (!b) return refuse(EINVAL, "%s: no buffer 0x%llx", map ? "MAP" : "UNMAP", (unsigned long long)a->handle);
     if (!a->n_devices || a->n_devices > mock_amd_P.ngpus || a->n_success > a->n_devices || !a->device_ids_array_ptr)
         return refuse(EINVAL, "%s: %u devices", map ? "MAP" : "UNMAP", a->n_devices);
-    const uint32_t *ids = (const uint32_t *)(uintptr_t)a->device_ids_array_ptr;
+    /* the array in the program's memory, copied in as kfd_ioctl_map_memory_to_gpu
+     * does (an unmapped one is EFAULT: mock_copy_from_user) */
+    uint32_t ids[32];
+    if (a->n_devices > BASE_ARRAY_LEN(ids)) return refuse(EINVAL, "%s: %u devices", map ? "MAP" : "UNMAP", a->n_devices);
+    if (!mock_copy_from_user(ids, (const void *)(uintptr_t)a->device_ids_array_ptr, a->n_devices * sizeof *ids))
+        return -EFAULT;
     for (uint32_t i = a->n_success; i < a->n_devices; i++) {
         mock_amd_gpu *g = mock_amd_gpu_by_id(ids[i]);
         if (!g || !g->acquired_file) return refuse(EINVAL, "MAP: gpu_id %u unknown or not acquired", ids[i]);
@@ -284,10 +289,29 @@ static int create_event(kfd_create_event_args *a)
     return 0;
 }
 
+static int wait_copied(kfd_wait_events_args *a, kfd_event_data *d);
+
 static int wait_events(kfd_wait_events_args *a)
 {
     if (!a->num_events || a->num_events > 4096 || !a->events_ptr) return refuse(EINVAL, "WAIT_EVENTS: %u events", a->num_events);
-    kfd_event_data *d = (kfd_event_data *)(uintptr_t)a->events_ptr;
+    /* the events array in the program's memory, copied in and back out as
+     * kfd_wait_on_events does (unmapped: EFAULT) */
+    kfd_event_data *user = (kfd_event_data *)(uintptr_t)a->events_ptr;
+    size_t bytes = a->num_events * sizeof *user;
+    kfd_event_data *d = malloc(bytes);
+    if (!d) return -ENOMEM;
+    if (!mock_copy_from_user(d, user, bytes)) {
+        free(d);
+        return -EFAULT;
+    }
+    int rc = wait_copied(a, d);
+    if (!rc && !mock_copy_to_user(user, d, bytes)) rc = -EFAULT;
+    free(d);
+    return rc;
+}
+
+static int wait_copied(kfd_wait_events_args *a, kfd_event_data *d)
+{
     for (uint32_t i = 0; i < a->num_events; i++)
         if (!event_by_id(d[i].event_id)) return refuse(EINVAL, "WAIT_EVENTS: no event %u", d[i].event_id);
     struct timespec ts;

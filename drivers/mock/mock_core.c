@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static const mock_driver *const drivers[] = {&mock_nv_driver, &mock_amd_driver};
 
@@ -27,11 +31,18 @@ typedef struct mock_file {
     const mock_driver *drv;
     void *priv;
     int refs; /* descriptors + calls in flight; under fd_lock */
+    char path[64]; /* the emulated file's */
 } mock_file;
+
+/* which file a real descriptor is: its device and inode */
+typedef struct fd_id {
+    uint64_t dev, ino;
+} fd_id;
 
 typedef struct mock_fd {
     int fd; /* -1: empty */
     mock_file *file;
+    fd_id id; /* preloaded: the memfd's, checked before each use */
 } mock_fd;
 
 static mock_fd fds[MOCK_FD_MAX];
@@ -66,9 +77,54 @@ static void fd_unslot(mock_fd *e)
     }
 }
 
+/* The identity of what fd is now (0, 0 when it is not open). A raw
+ * statx: preloaded, the fstat family of libc is the mock's own. */
+static fd_id fd_identity(int fd)
+{
+    struct statx sx;
+    if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &sx)) return (fd_id){0, 0};
+    return (fd_id){(uint64_t)sx.stx_dev_major << 32 | sx.stx_dev_minor, sx.stx_ino};
+}
+
+static int file_put(mock_file *f);
+
+/* Preloaded, a program may close an emulated file's descriptor behind the
+ * mock's back (close_range or closefrom through a raw syscall, a dup2 made
+ * the same way) and get the number again for a file of its own: the entry
+ * for fd then names another file, and the program's ioctls, mmaps and
+ * closes on it must reach the kernel, not the mock. So the entry counts
+ * only while fd is still the memfd it was made for; a stale one is dropped
+ * (and its file released, as the kernel releases a file whose last
+ * descriptor is closed). true: fd is the mock's. */
+static bool fd_current(int fd)
+{
+    if (!real_fds) return true;
+    pthread_mutex_lock(&fd_lock);
+    mock_fd *e = fd_slot(fd, false);
+    fd_id want = e ? e->id : (fd_id){0, 0};
+    pthread_mutex_unlock(&fd_lock);
+    if (!e) return false;
+    fd_id now = fd_identity(fd);
+    if (now.dev == want.dev && now.ino == want.ino) return true;
+    pthread_mutex_lock(&fd_lock);
+    e = fd_slot(fd, false);
+    mock_file *f = NULL;
+    if (e && e->id.dev == want.dev && e->id.ino == want.ino) {
+        f = e->file;
+        fd_unslot(e);
+    }
+    pthread_mutex_unlock(&fd_lock);
+    if (f) {
+        BASE_LOG(1, "mock: fd %d (%s) was closed behind the mock's back; it is another file now", fd, f->path);
+        file_put(f);
+    }
+    return false;
+}
+
 /* the file behind fd with a reference for the caller, or NULL */
 static mock_file *file_get(int fd)
 {
+    if (!fd_current(fd)) return NULL;
     pthread_mutex_lock(&fd_lock);
     mock_fd *e = fd_slot(fd, false);
     mock_file *f = e ? e->file : NULL;
@@ -83,7 +139,9 @@ static int file_put(mock_file *f)
     bool last = --f->refs == 0;
     pthread_mutex_unlock(&fd_lock);
     if (!last) return 0;
+    mock_gate_enter(); /* also from the preload's dup2 and close_range paths */
     int rc = f->drv->close ? f->drv->close(f->priv) : 0;
+    mock_gate_leave();
     free(f);
     return rc;
 }
@@ -104,7 +162,32 @@ bool mock_fd_is_mock(int fd)
     pthread_mutex_lock(&fd_lock);
     bool is = fd_slot(fd, false) != NULL;
     pthread_mutex_unlock(&fd_lock);
-    return is;
+    return is && fd_current(fd);
+}
+
+bool mock_fd_path(int fd, char *path, size_t size)
+{
+    mock_file *f = file_get(fd);
+    if (!f) return false;
+    snprintf(path, size, "%s", f->path);
+    file_put(f);
+    return true;
+}
+
+void mock_fd_forget_range(unsigned first, unsigned last)
+{
+    for (;;) {
+        mock_file *f = NULL;
+        pthread_mutex_lock(&fd_lock);
+        for (int i = 0; fds_init && i < MOCK_FD_MAX && !f; i++)
+            if (fds[i].fd >= 0 && (unsigned)fds[i].fd >= first && (unsigned)fds[i].fd <= last) {
+                f = fds[i].file;
+                fd_unslot(&fds[i]);
+            }
+        pthread_mutex_unlock(&fd_lock);
+        if (!f) return;
+        file_put(f);
+    }
 }
 
 void mock_fd_forget(int fd)
@@ -119,13 +202,14 @@ void mock_fd_forget(int fd)
 
 bool mock_fd_dup(int oldfd, int newfd)
 {
+    if (oldfd == newfd || !fd_current(oldfd)) return false;
     pthread_mutex_lock(&fd_lock);
     mock_fd *o = fd_slot(oldfd, false);
     mock_file *f = o ? o->file : NULL;
-    mock_fd *n = f && oldfd != newfd ? fd_slot(newfd, true) : NULL;
+    fd_id id = o ? o->id : (fd_id){0, 0};
+    mock_fd *n = f ? fd_slot(newfd, true) : NULL;
     if (n && n->fd == -1) {
-        n->fd = newfd;
-        n->file = f;
+        *n = (mock_fd){newfd, f, id}; /* a duplicate is the same memfd */
         f->refs++;
     }
     pthread_mutex_unlock(&fd_lock);
@@ -138,13 +222,16 @@ static int fd_new(const mock_driver *drv, void *priv, const char *path, int flag
 {
     mock_file *f = calloc(1, sizeof *f);
     if (!f) return -ENOMEM;
-    *f = (mock_file){drv, priv, 1};
+    *f = (mock_file){drv, priv, 1, ""};
+    snprintf(f->path, sizeof f->path, "%s", path);
     int fd = -EMFILE;
+    fd_id id = {0, 0};
     if (real_fds) {
         char name[96];
         snprintf(name, sizeof name, "hcq-mock:%s", path);
         fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
         if (fd < 0) fd = -errno;
+        else id = fd_identity(fd);
     }
     pthread_mutex_lock(&fd_lock);
     if (!real_fds) {
@@ -156,7 +243,7 @@ static int fd_new(const mock_driver *drv, void *priv, const char *path, int flag
             }
     }
     mock_fd *e = fd >= 0 ? fd_slot(fd, true) : NULL;
-    if (e) *e = (mock_fd){fd, f};
+    if (e) *e = (mock_fd){fd, f, id};
     pthread_mutex_unlock(&fd_lock);
     if (!e) {
         if (fd >= 0 && real_fds) sys_libc()->close(NULL, fd);
@@ -166,6 +253,9 @@ static int fd_new(const mock_driver *drv, void *priv, const char *path, int flag
     }
     return fd;
 }
+
+/* the fd table's lock as new in a forked child (mock_fork.c) */
+static void fds_atfork_child(void) { pthread_mutex_init(&fd_lock, NULL); }
 
 /* ** configuration *//* ** configuration */
 static mock_config cfg;
@@ -381,6 +471,14 @@ static hcq_status parse(const char *spec, mock_config *c)
         snprintf(c->hang_engine, sizeof c->hang_engine, "%s", hang);
     }
     const base_env *env = base_env_get();
+    if (env->mock_dump) snprintf(c->dump_dir, sizeof c->dump_dir, "%s", env->mock_dump);
+    return HCQ_OK;
+}
+
+/* HCQ_MOCK_SCHED, a variable of its own: an error in it is blamed on it */
+static hcq_status parse_sched(mock_config *c)
+{
+    const base_env *env = base_env_get();
     if (env->mock_sched && !strncmp(env->mock_sched, "random:", 7)) {
         c->sched_random = true;
         char *end;
@@ -394,7 +492,6 @@ static hcq_status parse(const char *spec, mock_config *c)
     } else if (env->mock_sched) {
         return base_err(HCQ_EINVAL, "HCQ_MOCK_SCHED: `%s`: use random:SEED[:MAX_US]", env->mock_sched);
     }
-    if (env->mock_dump) snprintf(c->dump_dir, sizeof c->dump_dir, "%s", env->mock_dump);
     return HCQ_OK;
 }
 
@@ -408,10 +505,15 @@ static void teardown(void)
     up = false;
 }
 
+/* the variable a configuration that did not parse came from */
+static const char *bad_var = "HCQ_MOCK_CONFIG";
+
 static hcq_status setup(const char *spec)
 {
     mock_config c;
     hcq_status s = parse(spec, &c);
+    bad_var = "HCQ_MOCK_CONFIG";
+    if (!s && (s = parse_sched(&c))) bad_var = "HCQ_MOCK_SCHED";
     if (s) return s;
     cfg = c;
     mock_injection_reset();
@@ -456,11 +558,21 @@ static void ensure_up(void)
 {
     pthread_mutex_lock(&cfg_lock);
     if (!up && setup(base_env_get()->mock_config)) {
-        fprintf(stderr, "hcq: %s\nhcq: stopping: the mock GPU's configuration is wrong (HCQ_MOCK_CONFIG=%s)\n",
-                hcq_error_message(), base_env_get()->mock_config ? base_env_get()->mock_config : "");
+        const char *v = !strcmp(bad_var, "HCQ_MOCK_SCHED") ? base_env_get()->mock_sched : base_env_get()->mock_config;
+        fprintf(stderr, "hcq: %s\nhcq: stopping: the mock GPU's configuration is wrong (%s=%s)\n", hcq_error_message(),
+                bad_var, v ? v : "");
         exit(2);
     }
     up = true;
+    /* At exit the GPUs' worker threads are joined. They ran host twins,
+     * whose thread-locals are dynamic TLS the sanitizers track per thread;
+     * left alive after the twins were unloaded, they made LeakSanitizer's
+     * exit scan read a stale range and die ("Tracer caught signal 11") in
+     * every ASan program that ran kernels here. Registered after the
+     * sanitizer's own handler, this one runs before it. */
+    static bool at_exit_set;
+    if (!at_exit_set) at_exit_set = atexit(mock_pools_stop) == 0;
+    mock_fork_setup();
     pthread_mutex_unlock(&cfg_lock);
 }
 
@@ -472,6 +584,13 @@ static struct {
     uint32_t status;
 } inject;
 static pthread_mutex_t inject_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mock_core_atfork_child(void)
+{
+    fds_atfork_child();
+    pthread_mutex_init(&cfg_lock, NULL);
+    pthread_mutex_init(&inject_lock, NULL);
+}
 
 void mock_injection_reset(void)
 {
@@ -519,7 +638,7 @@ static bool hidden(const char *path)
            !strncmp(path, "/sys/devices/virtual/kfd", 24) || !strncmp(path, "/sys/class/kfd", 14);
 }
 
-static int m_open(void *ctx, const char *path, int flags)
+static int m_open_in(void *ctx, const char *path, int flags)
 {
     (void)ctx;
     ensure_up();
@@ -540,9 +659,10 @@ static int m_open(void *ctx, const char *path, int flags)
  * number nobody has is EBADF */
 static bool passes(int fd) { return real_fds || fd < MOCK_FD_BASE; }
 
-static int m_close(void *ctx, int fd)
+static int m_close_in(void *ctx, int fd)
 {
     (void)ctx;
+    if (real_fds && !fd_current(fd)) return libc()->close(libc()->ctx, fd);
     pthread_mutex_lock(&fd_lock);
     mock_fd *e = fd_slot(fd, false);
     mock_file *f = e ? e->file : NULL;
@@ -557,17 +677,18 @@ static int m_close(void *ctx, int fd)
     return rc;
 }
 
-static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+static int m_ioctl_in(void *ctx, int fd, unsigned long req, void *arg)
 {
     (void)ctx;
     mock_file *f = file_get(fd);
     if (!f) return passes(fd) ? libc()->ioctl(libc()->ctx, fd, req, arg) : -EBADF;
-    int rc = f->drv->ioctl ? f->drv->ioctl(f->priv, req, arg) : -ENOTTY;
+    /* on a copy of the argument, as the kernel's drivers work (mock_uaccess.c) */
+    int rc = f->drv->ioctl ? mock_ioctl_copied(f->drv->ioctl, f->priv, f->path, req, arg) : -ENOTTY;
     file_put(f);
     return rc;
 }
 
-static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+static void *m_mmap_in(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
 {
     (void)ctx;
     /* anonymous memory over a range a GPU still maps (a runtime keeping the
@@ -594,7 +715,7 @@ static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int 
     return p;
 }
 
-static int m_munmap(void *ctx, void *addr, size_t len)
+static int m_munmap_in(void *ctx, void *addr, size_t len)
 {
     (void)ctx;
     /* a CPU mapping of a mock object: drop the CPU's share; the memory
@@ -608,7 +729,7 @@ static int m_munmap(void *ctx, void *addr, size_t len)
     return libc()->munmap(libc()->ctx, addr, len);
 }
 
-int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
+static int mock_path_read_in(const char *path, char *buf, size_t size, ssize_t *rc)
 {
     ensure_up();
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
@@ -618,7 +739,16 @@ int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
     return 1;
 }
 
-int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+int mock_path_read(const char *path, char *buf, size_t size, ssize_t *rc)
+{
+    mock_gate_enter();
+    int r = mock_path_read_in(path, buf, size, rc);
+    mock_gate_leave();
+    return r;
+}
+
+
+static int mock_path_list_in(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
     ensure_up();
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
@@ -628,7 +758,16 @@ int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg
     return 1;
 }
 
-int mock_path_exists(const char *path, int *rc)
+int mock_path_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
+{
+    mock_gate_enter();
+    int r = mock_path_list_in(path, fn, arg, rc);
+    mock_gate_leave();
+    return r;
+}
+
+
+static int mock_path_exists_in(const char *path, int *rc)
 {
     ensure_up();
     for (size_t i = 0; i < BASE_ARRAY_LEN(drivers); i++)
@@ -638,25 +777,98 @@ int mock_path_exists(const char *path, int *rc)
     return 1;
 }
 
-static ssize_t m_read_file(void *ctx, const char *path, char *buf, size_t size)
+int mock_path_exists(const char *path, int *rc)
+{
+    mock_gate_enter();
+    int r = mock_path_exists_in(path, rc);
+    mock_gate_leave();
+    return r;
+}
+
+
+static ssize_t m_read_file_in(void *ctx, const char *path, char *buf, size_t size)
 {
     (void)ctx;
     ssize_t rc;
     return mock_path_read(path, buf, size, &rc) ? rc : libc()->read_file(libc()->ctx, path, buf, size);
 }
 
-static int m_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
+static int m_list_dir_in(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
 {
     (void)ctx;
     int rc;
     return mock_path_list(path, fn, arg, &rc) ? rc : libc()->list_dir(libc()->ctx, path, fn, arg);
 }
 
-static int m_exists(void *ctx, const char *path)
+static int m_exists_in(void *ctx, const char *path)
 {
     (void)ctx;
     int rc;
     return mock_path_exists(path, &rc) ? rc : libc()->exists(libc()->ctx, path);
+}
+
+static int m_open(void *ctx, const char *path, int flags)
+{
+    mock_gate_enter();
+    int r = m_open_in(ctx, path, flags);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_close(void *ctx, int fd)
+{
+    mock_gate_enter();
+    int r = m_close_in(ctx, fd);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_ioctl(void *ctx, int fd, unsigned long req, void *arg)
+{
+    mock_gate_enter();
+    int r = m_ioctl_in(ctx, fd, req, arg);
+    mock_gate_leave();
+    return r;
+}
+
+static void *m_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, off_t off, int *err)
+{
+    mock_gate_enter();
+    void * r = m_mmap_in(ctx, addr, len, prot, flags, fd, off, err);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_munmap(void *ctx, void *addr, size_t len)
+{
+    mock_gate_enter();
+    int r = m_munmap_in(ctx, addr, len);
+    mock_gate_leave();
+    return r;
+}
+
+static ssize_t m_read_file(void *ctx, const char *path, char *buf, size_t size)
+{
+    mock_gate_enter();
+    ssize_t r = m_read_file_in(ctx, path, buf, size);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_list_dir(void *ctx, const char *path, void (*fn)(void *, const char *), void *arg)
+{
+    mock_gate_enter();
+    int r = m_list_dir_in(ctx, path, fn, arg);
+    mock_gate_leave();
+    return r;
+}
+
+static int m_exists(void *ctx, const char *path)
+{
+    mock_gate_enter();
+    int r = m_exists_in(ctx, path);
+    mock_gate_leave();
+    return r;
 }
 
 static const hcq_sys mock_table = {

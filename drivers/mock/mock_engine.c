@@ -27,6 +27,7 @@ struct mock_engine {
     const volatile uint8_t *bell;
     size_t bell_size;
     uint64_t rng;
+    bool orphan; /* a copy in a forked child: its thread stayed in the parent */
     mock_engine *next;
 };
 
@@ -57,8 +58,62 @@ static void deadline(struct timespec *ts, uint64_t ns)
     ts->tv_nsec = (long)(ns % 1000000000ull);
 }
 
+/* ** fork: engines are held between steps while a fork is made (no lock
+ * of theirs, or of a vendor's step, held in the copy), and a child's
+ * copies are orphans: their threads stayed in the parent. */
+static atomic_int hold, in_step;
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+
+bool mock_engines_hold(bool on, uint64_t max_ns)
+{
+    if (!on) {
+        pthread_mutex_lock(&hold_lock);
+        atomic_store(&hold, 0);
+        pthread_cond_broadcast(&hold_cond);
+        pthread_mutex_unlock(&hold_lock);
+        return true;
+    }
+    atomic_store(&hold, 1);
+    /* a step is short, unless it runs a kernel: wait that long at most */
+    uint64_t t0 = hcq_now_ns();
+    while (atomic_load(&in_step))
+        if (hcq_now_ns() - t0 > max_ns) return false;
+        else base_sleep_ns(20000);
+    return true;
+}
+
+/* the engine thread: true when it may step (counted in in_step until
+ * step_done), false after waiting out a hold */
+static bool step_begin(void)
+{
+    atomic_fetch_add(&in_step, 1);
+    if (!atomic_load(&hold)) return true;
+    atomic_fetch_sub(&in_step, 1);
+    pthread_mutex_lock(&hold_lock);
+    while (atomic_load(&hold)) pthread_cond_wait(&hold_cond, &hold_lock);
+    pthread_mutex_unlock(&hold_lock);
+    return false;
+}
+
+static void step_done(void) { atomic_fetch_sub(&in_step, 1); }
+
+void mock_engine_atfork_child(void)
+{
+    pthread_mutex_init(&engines_lock, NULL);
+    for (mock_engine *e = engines; e; e = e->next) e->orphan = true;
+    pthread_mutex_init(&progress_lock, NULL);
+    progress_once = (pthread_once_t)PTHREAD_ONCE_INIT; /* a fresh condition variable */
+    atomic_store(&progress_waiters, 0);
+    pthread_mutex_init(&hold_lock, NULL);
+    pthread_cond_init(&hold_cond, NULL);
+    atomic_store(&hold, 0);
+    atomic_store(&in_step, 0);
+}
+
 void mock_engine_kick(mock_engine *e)
 {
+    if (e->orphan) return; /* nobody to wake; its lock may be a dead thread's */
     pthread_mutex_lock(&e->lock);
     e->kicked = true;
     pthread_cond_signal(&e->cond);
@@ -168,7 +223,9 @@ static void *engine_main(void *arg)
     uint64_t idle_ns = 20000; /* polling: from 20 us, doubling to 1 ms while idle */
     while (!atomic_load(&e->stop)) {
         uint64_t t0 = hcq_now_ns();
+        if (!step_begin()) continue;
         mock_step r = e->hung ? MOCK_STEP_STOPPED : e->step(e, e->ctx);
+        step_done();
         if (r == MOCK_STEP_PROGRESS) {
             atomic_fetch_add(&e->gpu->busy_ns, hcq_now_ns() - t0); /* the utilization sensors read */
             idle_ns = 20000;
@@ -249,6 +306,10 @@ void mock_engine_stop(mock_engine *e)
         }
     pthread_mutex_unlock(&engines_lock);
     atomic_store(&e->stop, 1);
+    if (e->orphan) { /* a forked child's copy: no thread to join, its lock may be a dead thread's */
+        free(e);
+        return;
+    }
     mock_engine_kick(e);
     pthread_join(e->thread, NULL);
     pthread_mutex_destroy(&e->lock);

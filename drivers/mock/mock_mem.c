@@ -1,4 +1,6 @@
-/* Memory of the mock GPUs: memfd-backed buffer objects and one process-wide
+/* Memory of the mock GPUs: buffer objects of shared memory that keep no
+ * descriptor (sys_shm_create: a program's close loop cannot touch them),
+ * and one process-wide
  * map of virtual address ranges. A range is host memory exactly while the
  * CPU or some GPU maps it, at the same address for all of them, so engines
  * and kernels dereference GPU addresses directly, after asking
@@ -32,6 +34,18 @@ mock_gpu *mock_gpu_add(const char *name, const char *model, uint64_t vram_bytes)
     return g;
 }
 
+void mock_pools_stop(void)
+{
+    for (uint32_t i = 0; i < ngpus; i++) {
+        mock_gpu *g = gpus[i];
+        /* a launch under way keeps its pool (the process is exiting under it) */
+        if (!g || pthread_mutex_trylock(&g->pool_lock)) continue;
+        drv_pool_destroy(g->pool);
+        g->pool = NULL;
+        pthread_mutex_unlock(&g->pool_lock);
+    }
+}
+
 void mock_gpus_free(void)
 {
     for (uint32_t i = 0; i < ngpus; i++) {
@@ -57,15 +71,15 @@ mock_bo *mock_bo_new(mock_gpu *gpu, uint64_t size, int *err)
         }
     }
     mock_bo *bo = calloc(1, sizeof *bo);
-    int fd = memfd_create("hcq-mock-bo", MFD_CLOEXEC);
-    if (!bo || fd < 0 || ftruncate(fd, (off_t)size) < 0) {
-        *err = fd < 0 || !bo ? ENOMEM : errno;
-        if (fd >= 0) close(fd);
+    int e = ENOMEM;
+    void *anchor = bo ? sys_shm_create("hcq-mock-bo", size, &e) : NULL;
+    if (!anchor) {
+        *err = e ? e : ENOMEM;
         free(bo);
         if (gpu) atomic_fetch_sub(&gpu->vram_used, size);
         return NULL;
     }
-    bo->memfd = fd;
+    bo->anchor = anchor;
     bo->size = size;
     bo->vram_of = gpu;
     atomic_init(&bo->refs, 1);
@@ -77,7 +91,7 @@ void mock_bo_ref(mock_bo *bo) { atomic_fetch_add(&bo->refs, 1); }
 void mock_bo_unref(mock_bo *bo)
 {
     if (!bo || atomic_fetch_sub(&bo->refs, 1) != 1) return;
-    close(bo->memfd);
+    sys_shm_destroy(bo->anchor, bo->size);
     if (bo->vram_of) atomic_fetch_sub(&bo->vram_of->vram_used, bo->size);
     free(bo);
 }
@@ -111,9 +125,17 @@ static int host_map(const va_range *r)
 {
     if (!r->bo) return 0; /* userptr: the process's own memory is there */
     int err = 0;
-    void *p = sys_libc()->mmap(NULL, (void *)(uintptr_t)r->va, r->size, PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_FIXED, r->bo->memfd, (off_t)r->bo_offset, &err);
+    void *p = sys_shm_map(r->bo->anchor, r->bo_offset, r->size, (void *)(uintptr_t)r->va, PROT_READ | PROT_WRITE, &err);
     return p ? 0 : -err;
+}
+
+void *mock_bo_map(mock_bo *bo, void *addr, uint64_t off, size_t len, int prot, int *err)
+{
+    if (off > bo->size || len > bo->size - off) {
+        *err = EINVAL;
+        return NULL;
+    }
+    return sys_shm_map(bo->anchor, off, len, addr, prot, err);
 }
 
 static void host_unmap(const va_range *r)
@@ -177,8 +199,11 @@ int mock_va_unmap(uint64_t va, uint64_t size, uint32_t who)
 static pthread_rwlock_t kernel_lock;
 static pthread_once_t kernel_lock_once = PTHREAD_ONCE_INIT;
 
+static bool kernel_lock_ready;
+
 static void kernel_lock_init(void)
 {
+    kernel_lock_ready = true;
     pthread_rwlockattr_t a;
     pthread_rwlockattr_init(&a);
     pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -317,4 +342,17 @@ bool mock_gpu_range(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write,
         else *hi = page;
     }
     return true;
+}
+
+/* a forked child's copy: the locks as new (no thread of the child holds
+ * them), no pool */
+void mock_mem_atfork_child(void)
+{
+    for (uint32_t i = 0; i < ngpus; i++) {
+        pthread_mutex_init(&gpus[i]->pool_lock, NULL);
+        pthread_mutex_init(&gpus[i]->sensor_lock, NULL);
+        gpus[i]->pool = NULL; /* its workers stayed in the parent: a new pool on first use */
+    }
+    pthread_rwlock_init(&map_lock, NULL);
+    if (kernel_lock_ready) kernel_lock_init();
 }

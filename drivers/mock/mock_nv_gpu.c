@@ -75,7 +75,7 @@ enum { M_OK, M_BLOCKED, M_FAULT };
 static uint8_t *map_bo(mock_bo *bo)
 {
     int err;
-    return sys_libc()->mmap(NULL, NULL, bo->size, PROT_READ | PROT_WRITE, MAP_SHARED, bo->memfd, 0, &err);
+    return mock_bo_map(bo, NULL, 0, bo->size, PROT_READ | PROT_WRITE, &err);
 }
 
 mnv_chan *mnv_chan_create(const mnv_chan_args *a)

@@ -28,6 +28,8 @@ static code_entry cache[CACHE_SLOTS];
 static unsigned cache_next;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void mock_shader_atfork_child(void) { pthread_mutex_init(&cache_lock, NULL); }
+
 /* Returns a clone the caller owns (the cache may drop its copy meanwhile). */
 static hcq_status code_at(mock_gpu *gpu, uint64_t va, hcq_kernel **out, uint32_t *kernarg_bytes, mock_fault *f)
 {

@@ -50,6 +50,8 @@ const cc_twin_entry *mock_twin_at(mock_gpu *gpu, uint64_t va)
     return e;
 }
 
+void mock_twin_atfork_child(void) { pthread_mutex_init(&slot_lock, NULL); }
+
 void mock_twin_forget_gpu(const mock_gpu *gpu)
 {
     pthread_mutex_lock(&slot_lock);

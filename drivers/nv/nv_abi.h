@@ -764,5 +764,8 @@ const char *nv_class_name(uint32_t cls);
 const char *nv_ctrl_name(uint32_t cmd);
 const char *nv_escape_name(uint32_t nr);
 const char *nv_uvm_name(uint32_t cmd);
+/* The size of a UVM command's argument, which nvidia-uvm copies in and out
+ * whole (uvm_ioctl.h's UVM_*_PARAMS); 0 for a command we do not know. */
+size_t nv_uvm_arg_size(unsigned long cmd);
 
 #endif

@@ -362,7 +362,10 @@ static hcq_status make_channel(hcq_device *dev, nv_dev *nv, int i, uint64_t ring
     c->entries = entries;
     c->ring = (volatile uint64_t *)((uint8_t *)nv->gpfifo_area.cpu + ring_off);
     c->ring_va = nv->gpfifo_area.va + ring_off;
-    uint64_t userd_off = ring_off + (uint64_t)entries * 8;
+    /* USERD after the ring, at a multiple of its size: RM refuses a
+     * misaligned userdOffset (NV_ERR_INVALID_OFFSET), which a ring of 32
+     * entries (256 bytes) would give */
+    uint64_t userd_off = ring_off + base_align_up((uint64_t)entries * 8, NV_USERD_SIZE);
     c->userd = (volatile uint8_t *)nv->gpfifo_area.cpu + userd_off;
     c->progress = (volatile uint64_t *)((uint8_t *)nv->sync.cpu + NV_SYNC_PROGRESS + 16u * (unsigned)i);
     c->progress_va = nv->sync.va + NV_SYNC_PROGRESS + 16u * (unsigned)i;
@@ -480,7 +483,7 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
      * system memory with the ring in video memory) */
     uint32_t shift = base_env_get()->ring_shift ? base_env_get()->ring_shift : 16u;
     uint32_t entries = 1u << BASE_MAX(BASE_MIN(shift, 16u), 5u);
-    uint64_t stride = base_align_up((uint64_t)entries * 8 + NV_USERD_SIZE, 64 * 1024);
+    uint64_t stride = base_align_up(base_align_up((uint64_t)entries * 8, NV_USERD_SIZE) + NV_USERD_SIZE, 64 * 1024);
     if ((s = nv_mem_alloc(dev, 2 * stride, DRV_MEM_DEVICE | DRV_MEM_CPU | DRV_MEM_LOW, &nv->gpfifo_area)))
         return base_err_prefix(s, "%s bring-up: the GPFIFO rings", id);
     for (int i = 0; i < 2; i++)

@@ -141,6 +141,7 @@ static const nv_name uvm_names[] = {
     UVM_NAME(UVM_UNREGISTER_GPU_VASPACE),
     UVM_NAME(UVM_REGISTER_CHANNEL),
     UVM_NAME(UVM_UNREGISTER_CHANNEL),
+    UVM_NAME(UVM_ENABLE_PEER_ACCESS),
     UVM_NAME(UVM_MAP_EXTERNAL_ALLOCATION),
     UVM_NAME(UVM_FREE),
     UVM_NAME(UVM_REGISTER_GPU),
@@ -150,3 +151,22 @@ static const nv_name uvm_names[] = {
 };
 
 const char *nv_uvm_name(uint32_t cmd) { return lookup(uvm_names, BASE_ARRAY_LEN(uvm_names), cmd); }
+
+size_t nv_uvm_arg_size(unsigned long cmd)
+{
+    switch (cmd) {
+    case NV_UVM_INITIALIZE: return sizeof(nv_uvm_initialize);
+    case NV_UVM_MM_INITIALIZE: return sizeof(nv_uvm_mm_initialize);
+    case NV_UVM_REGISTER_GPU: return sizeof(nv_uvm_register_gpu);
+    case NV_UVM_UNREGISTER_GPU:
+    case NV_UVM_UNREGISTER_GPU_VASPACE: return sizeof(nv_uvm_unregister_gpu);
+    case NV_UVM_REGISTER_GPU_VASPACE: return sizeof(nv_uvm_register_gpu_vaspace);
+    case NV_UVM_REGISTER_CHANNEL: return sizeof(nv_uvm_register_channel);
+    case NV_UVM_UNREGISTER_CHANNEL: return sizeof(nv_uvm_unregister_channel);
+    case NV_UVM_CREATE_EXTERNAL_RANGE: return sizeof(nv_uvm_create_external_range);
+    case NV_UVM_MAP_EXTERNAL_ALLOCATION: return sizeof(nv_uvm_map_external_allocation);
+    case NV_UVM_ENABLE_PEER_ACCESS: return sizeof(nv_uvm_enable_peer_access);
+    case NV_UVM_FREE: return sizeof(nv_uvm_free);
+    }
+    return 0;
+}

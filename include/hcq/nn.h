@@ -136,17 +136,25 @@ HCQ_API hcq_tensor *hcq_dropout(hcq_params *p, hcq_tensor *x, double prob);
 /* ** safetensors files: an 8-byte little-endian header size, a JSON header
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
  * "__metadata__": {...}}, then the data. Every tensor of p (parameters and
- * buffers) is written under its name (dtypes F32, F16, BF16, I32, BOOL). */
+ * buffers) is written under its name (dtypes F32, F16, BF16, I32, BOOL).
+ * The file is replaced whole: written to a temporary file beside path,
+ * synced and renamed over it, so a save that fails (a full disk: HCQ_EIO)
+ * or is killed leaves the previous file at path as it was. */
 HCQ_API hcq_status hcq_params_save(const hcq_params *p, const char *path);
 /* Overwrites every tensor of p with the file's entry of the same name
  * (same dtype and shape; entries p lacks are ignored). A malformed file
  * is HCQ_EFORMAT saying what is wrong and where; a missing entry or a
- * different shape HCQ_EINVAL. Nothing is written unless all of p matches. */
+ * different shape HCQ_EINVAL. Nothing is written unless all of p matches.
+ * The header is checked against the file's size before any data is read,
+ * and only the ranges of p's tensors are read. */
 HCQ_API hcq_status hcq_params_load(hcq_params *p, const char *path);
 
 /* ** data */
 /* An IDX file (the MNIST format: magic, dims, big-endian data) in host
- * memory, native byte order. gzip-compressed files are read through zlib. */
+ * memory, native byte order. gzip-compressed files are read through zlib.
+ * Dims whose product passes 2^34 elements are HCQ_ELIMIT; a header that
+ * does not match the file is HCQ_EFORMAT, found before the data is
+ * allocated (plain files) or as the data runs out (gzip). */
 typedef struct hcq_idx {
     uint8_t type;  /* 0x08 u8, 0x09 i8, 0x0b i16, 0x0c i32, 0x0d f32, 0x0e f64 */
     int ndim;

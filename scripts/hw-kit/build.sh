@@ -105,6 +105,8 @@ glibc=$(for f in "${elves[@]}" "$KIT"/lib/*.so*; do objdump -T "$f" 2>/dev/null;
     echo "targets=$TARGETS"
     echo "mock_models=$MODELS"
     echo "cache_entries=$(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$')"
+    # what run.sh must find: a suite lost in transit is an error, not a shorter report
+    echo "suites=$(cd "$KIT" && ls tests/hw/test_hw_* tests/mock/test_api_* | tr '\n' ' ')"
 } > "$KIT/MANIFEST"
 tar -C "$(dirname "$KIT")" -czf "$KIT.tar.gz" "$(basename "$KIT")"
 echo "hw-kit: $KIT ($(du -sh "$KIT" | cut -f1)), $KIT.tar.gz ($(du -h "$KIT.tar.gz" | cut -f1)); needs glibc >= ${glibc#GLIBC_}"

@@ -49,16 +49,32 @@ DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 OUT=${OUT:-$PWD/hcq-hw-report-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT/logs" || exit 1
 OUT=$(cd "$OUT" && pwd)
-: >"$OUT/steps.tsv"
-: >"$OUT/suites.tsv"
-: >"$OUT/tests.tsv"
-: >"$OUT/notes.txt"
+# a report that cannot be written is the first thing to know (a full disk
+# once gave "0 passed", exit 0 and no report.json)
+if ! { printf 'hcq hw kit\n' >"$OUT/.probe"; } 2>/dev/null; then
+    echo "run.sh: cannot write in $OUT (disk full? read-only?): no report can be written; free space or give --out" >&2
+    rm -f "$OUT/.probe"
+    exit 1
+fi
+rm -f "$OUT/.probe"
+# every write of the report's files is checked: a failed one is said once
+# per file and makes the run fail
+WRITE_FAILED=""
+write_failed() {
+    case " $WRITE_FAILED " in *" $1 "*) return ;; esac
+    WRITE_FAILED+=" $1"
+    echo "run.sh: writing $OUT/$1 failed (disk full?): the report is incomplete" >&2
+}
+: >"$OUT/steps.tsv" || write_failed steps.tsv
+: >"$OUT/suites.tsv" || write_failed suites.tsv
+: >"$OUT/tests.tsv" || write_failed tests.tsv
+: >"$OUT/notes.txt" || write_failed notes.txt
 SECONDS=0
 # what the report reads, set before any step runs (a report may be written
 # at any point)
 INFO_OK=0 GPUS="" CPUS="" FIRST_GPU="" BENCH_OK=0 TRACE_STATUS="not run" NV_DRIVER="" KFD_VERSION=""
 HCQ="$KIT/bin/hcq"
-note() { printf '%s\n' "$*" | tee -a "$OUT/notes.txt"; }
+note() { printf '%s\n' "$*"; printf '%s\n' "$*" >>"$OUT/notes.txt" || write_failed notes.txt; }
 
 # what hcq reads: nothing from the caller's environment but the timeout
 for v in $(env | sed -n 's/^\(HCQ_[A-Z0-9_]*\)=.*/\1/p'); do [ "$v" = HCQ_TIMEOUT_MS ] || unset "$v"; done
@@ -113,7 +129,8 @@ run_step() {
             esac
         fi
     fi
-    printf '%s\t%s\t%s\t%s\t%s\n' "$id" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" "$limit" >>"$OUT/steps.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$id" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" "$limit" >>"$OUT/steps.tsv" ||
+        write_failed steps.tsv
     STEP_ID=""
     write_report "running, after step $id"
 }
@@ -156,8 +173,12 @@ run_suite() { # DEVICE_TOKEN BINARY LIMIT
                 printf "%s\t%s\t%s\t%s\t%s\n", suite, dev, t, s, substr(m[t], 1, 600)
             }
             if (!n && st != "ok") printf "%s\t%s\t(the suite)\t%s\t%s\n", suite, dev, st == "not-run" ? "not-run" : "error", "exit " rc ": " substr(first, 1, 400)
-        }' "$OUT/logs/$id.log" >>"$OUT/tests.tsv"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$token" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" >>"$OUT/suites.tsv"
+            # a suite that exited 0 and printed no test ran none we can count
+            # (its log could not be written, or it lost its tests)
+            if (!n && st == "ok") printf "%s\t%s\t(the suite)\terror\t%s\n", suite, dev, "exit 0 but no test results in its log (the log could not be written?)"
+        }' "$OUT/logs/$id.log" >>"$OUT/tests.tsv" || write_failed tests.tsv
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$token" "$STEP_STATUS" "$STEP_RC" "$STEP_MS" >>"$OUT/suites.tsv" ||
+        write_failed suites.tsv
     write_report "running, after $name on $token"
 }
 
@@ -216,7 +237,7 @@ write_report() {
         printf ',\n "bench": '
         if [ "$BENCH_OK" = 1 ] && grep -q '^{' "$OUT/bench.json"; then cat "$OUT/bench.json"; else echo null; fi
         echo "}"
-    } >"$OUT/report.json.tmp" && mv -f "$OUT/report.json.tmp" "$OUT/report.json"
+    } >"$OUT/report.json.tmp" && mv -f "$OUT/report.json.tmp" "$OUT/report.json" || write_failed report.json
 
     # report.md: an entry for docs/hardware.md, then the details
     {
@@ -280,7 +301,7 @@ write_report() {
             tail -20 "$OUT/logs/info.log" 2>/dev/null
             echo '```'
         fi
-    } >"$OUT/report.md.tmp" && mv -f "$OUT/report.md.tmp" "$OUT/report.md"
+    } >"$OUT/report.md.tmp" && mv -f "$OUT/report.md.tmp" "$OUT/report.md" || write_failed report.md
 }
 
 # a signal (the session's time running out) ends the step under way and
@@ -333,6 +354,23 @@ fi
 [ -z "${GPUS// /}" ] && note "hcq found no GPU here (hcq test-devices --gpus printed nothing)."
 
 SUITES=("$KIT"/tests/mock/test_api_*)
+# the suites the kit was built with (MANIFEST): one missing is an error row
+# and the report says it is incomplete, never "complete" with fewer tests
+MISSING=""
+if [ ! -f "$KIT/MANIFEST" ]; then
+    MISSING=" MANIFEST"
+    printf '%s\t%s\t%s\t%s\t%s\n' MANIFEST kit "(the kit)" error "the kit has no MANIFEST: cannot tell which suites it should hold" \
+        >>"$OUT/tests.tsv" || write_failed tests.tsv
+else
+    for s in $(sed -n 's/^suites=//p' "$KIT/MANIFEST"); do
+        [ -x "$KIT/$s" ] && continue
+        MISSING+=" $s"
+        printf '%s\t%s\t%s\t%s\t%s\n' "$(basename "$s")" kit "(the suite)" error "missing from the kit (MANIFEST lists $s)" \
+            >>"$OUT/tests.tsv" || write_failed tests.tsv
+    done
+fi
+[ -n "$MISSING" ] && note "Missing from the kit:$MISSING (the kit is damaged: unpack it again)."
+
 # ** 2. tests/hw: the real drivers, even with --mock (they skip without them)
 phase 25
 for t in "$KIT"/tests/hw/test_hw_*; do run_suite hw "$t" 120; done
@@ -387,10 +425,16 @@ if ((CACHE_AFTER > CACHE_BEFORE)); then
     note "$((CACHE_AFTER - CACHE_BEFORE)) kernels were not in the kit's cache and were compiled here."
 fi
 trap - TERM INT HUP
-write_report complete
+if [ -n "$MISSING" ]; then write_report "incomplete: missing from the kit:$MISSING"
+else write_report complete
+fi
 if command -v python3 >/dev/null && ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/report.json" 2>"$OUT/logs/json-check.log"; then
     echo "run.sh: report.json does not parse (logs/json-check.log)" | tee -a "$OUT/report.md"
 fi
 echo "tests: $PASSED passed, $FAILED failed, $SKIPPED skipped, $((HUNG + CRASHED + ERRORS + NOTRUN)) other; $ELAPSED s"
+if [ -n "$WRITE_FAILED" ]; then
+    echo "run.sh: FAILED: writing$WRITE_FAILED in $OUT failed (disk full?); the counts above and the report are incomplete" >&2
+    exit 3
+fi
 echo "report: $OUT/report.md, $OUT/report.json"
-[ $((FAILED + HUNG + CRASHED + ERRORS)) -eq 0 ]
+[ -z "$MISSING" ] && [ $((FAILED + HUNG + CRASHED + ERRORS)) -eq 0 ]

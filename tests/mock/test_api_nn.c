@@ -9,7 +9,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 TestSuite(api_nn, .init = tx_setup, .fini = tx_teardown, .timeout = 300);
@@ -409,6 +414,117 @@ Test(api_nn, save_and_load)
     hcq_params_destroy(p);
     hcq_params_destroy(q);
     hcq_params_destroy(r);
+}
+
+/* the whole file at path (NULL when absent); *n its size */
+static uint8_t *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *b = malloc(1 << 16);
+    *n = fread(b, 1, 1 << 16, f);
+    fclose(f);
+    return b;
+}
+
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.' || (e->d_name[1] && e->d_name[1] != '.');
+    if (d) closedir(d);
+    return n;
+}
+
+/* A save that fails (here the file size limit stands for a full disk:
+ * writes past it fail with EFBIG) leaves the previous checkpoint exactly
+ * as it was and no temporary file behind; the next save replaces it. */
+Test(api_nn, save_failing_keeps_the_previous_checkpoint)
+{
+    char dir[] = "/tmp/hcq_ckpt_XXXXXX", path[64];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    hcq_params *p = hcq_params_create(tx_ctx);
+    hcq_tensor *w = T_NONNULL(hcq_params_add(p, "w", hcq_arange(tx_ctx, HCQ_F32, 0, 1000, 1)));
+    T_OK(hcq_params_save(p, path));
+    size_t n0, n1;
+    uint8_t *before = T_NONNULL(slurp(path, &n0));
+    cr_assert_gt(n0, 4000);
+    chmod(path, 0640);
+    T_OK(hcq_assign(w, hcq_scalar(tx_ctx, 7)));
+    struct rlimit old, lim = {.rlim_cur = 2048, .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &lim);
+    hcq_status s = hcq_params_save(p, path);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+    cr_assert_eq(s, HCQ_EIO, "%s", hcq_error_message());
+    T_MSG_HAS("unchanged");
+    uint8_t *after = slurp(path, &n1);
+    cr_assert_not_null(after, "the previous checkpoint is gone");
+    cr_assert(n1 == n0 && !memcmp(before, after, n0), "the previous checkpoint changed (%zu bytes, was %zu)", n1, n0);
+    cr_assert_eq(entries(dir), 1, "a temporary file was left beside the checkpoint");
+    /* a directory that does not exist: refused, nothing created */
+    char nowhere[96];
+    snprintf(nowhere, sizeof nowhere, "%s/absent/model.safetensors", dir);
+    T_FAILS(hcq_params_save(p, nowhere), HCQ_EINVAL);
+    /* the next save replaces it whole, keeping its permissions */
+    T_OK(hcq_params_save(p, path));
+    struct stat st;
+    cr_assert(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640, "mode %o", st.st_mode & 0777);
+    cr_assert_eq(entries(dir), 1);
+    T_OK(hcq_assign(w, hcq_scalar(tx_ctx, 0)));
+    T_OK(hcq_params_load(p, path));
+    double *got = malloc(1000 * sizeof *got);
+    read_f(w, got, 1000);
+    cr_assert(got[0] == 7 && got[999] == 7);
+    free(got);
+    free(before);
+    free(after);
+    unlink(path);
+    rmdir(dir);
+    hcq_params_destroy(p);
+}
+
+/* The loader checks the header against the file's size before reading
+ * the data, and reads only the ranges it loads: a 16 GiB file (sparse)
+ * whose header describes 8 bytes is refused at once, where reading it
+ * whole first ran out of memory. Address space is capped a little above
+ * what the process has so that reading it whole fails fast (not under the
+ * sanitizers, whose shadow memory needs the space). */
+Test(api_nn, load_checks_the_header_before_reading_data)
+{
+    char path[] = "/tmp/hcq_big_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char *hdr = "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}   ";
+    uint8_t len[8] = {(uint8_t)strlen(hdr)};
+    cr_assert(write(fd, len, 8) == 8 && write(fd, hdr, strlen(hdr)) == (ssize_t)strlen(hdr));
+    cr_assert_eq(ftruncate(fd, 16ll << 30), 0);
+    close(fd);
+    hcq_params *p = hcq_params_create(tx_ctx);
+    T_NONNULL(hcq_params_add(p, "w", hcq_ones(tx_ctx, HCQ_F32, HCQ_SHAPE(2))));
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    cr_assert(f && fscanf(f, "%lu", &pages) == 1);
+    fclose(f);
+    struct rlimit old, cap = {.rlim_cur = pages * 4096 + (1ull << 30), .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_AS, &old);
+    setrlimit(RLIMIT_AS, &cap);
+#endif
+    hcq_status s = hcq_params_load(p, path);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    setrlimit(RLIMIT_AS, &old);
+#endif
+    cr_assert_eq(s, HCQ_EFORMAT, "%s: %s", hcq_status_name(s), hcq_error_message());
+    T_MSG_HAS("describes 8 bytes of data");
+    /* cut to size, it loads */
+    cr_assert_eq(truncate(path, (off_t)(8 + strlen(hdr) + 8)), 0);
+    T_OK(hcq_params_load(p, path));
+    unlink(path);
+    hcq_params_destroy(p);
 }
 
 /* ** batches */

@@ -74,6 +74,34 @@ static void timeline_run(uint64_t start)
 Test(api_stress, timeline_crosses_2_32) { timeline_run((1ull << 32) - 20); }
 Test(api_stress, timeline_near_2_63) { timeline_run((1ull << 63) - 20); }
 
+/* Every HCQ_RING_SHIFT the environment accepts (5 to 24) works on every
+ * backend: the device opens, runs launches and copies and closes. At 5 the
+ * NV GPFIFO ring's 256 bytes once put USERD at an offset RM refuses
+ * (NV_ERR_INVALID_OFFSET), so the device did not open. */
+static void ring_shift_run(const char *shift)
+{
+    const char *env[] = {"HCQ_RING_SHIFT", shift, NULL};
+    hcq_device *dev = open_with(env);
+    cr_assert_not_null(dev, "HCQ_RING_SHIFT=%s: %s", shift, hcq_error_message());
+    hcq_program *p = t_load(dev, k_tagged());
+    enum { LAUNCHES = 40, G = 4 };
+    hcq_buffer *out = T_NONNULL(hcq_buffer_alloc(dev, (size_t)LAUNCHES * G * 4, HCQ_MEM_DEVICE));
+    for (uint32_t l = 0; l < LAUNCHES; l++) {
+        hcq_buffer *slice = T_NONNULL(hcq_buffer_view(out, (uint64_t)l * G * 4, G * 4));
+        hcq_arg a[4] = {hcq_arg_buffer(slice), hcq_arg_u32(l + 1), hcq_arg_u32(l * 7), hcq_arg_u32(1)};
+        T_OK(hcq_launch(p, a, 4, hcq_dims_1d(G, 1)));
+        T_OK(hcq_buffer_free(slice));
+    }
+    uint32_t host[LAUNCHES * G];
+    t_read(out, host, sizeof host);
+    for (uint32_t l = 0; l < LAUNCHES; l++)
+        for (uint32_t i = 0; i < G; i++) cr_assert_eq(host[l * G + i], i * (l + 1) + l * 7, "launch %u element %u", l, i);
+    T_OK(hcq_device_close(dev));
+}
+
+Test(api_stress, ring_shift_smallest_accepted_works) { ring_shift_run("5"); }
+Test(api_stress, ring_shift_largest_accepted_works) { ring_shift_run("24"); }
+
 Test(api_stress, small_rings_wrap_under_backpressure)
 {
     const char *env[] = {"HCQ_KERNARG_RING_KIB", "64", "HCQ_STAGING_CHUNK_KIB", "4", "HCQ_STAGING_SLOTS", "2",

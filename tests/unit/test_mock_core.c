@@ -75,6 +75,17 @@ Test(mock_core, a_bad_config_from_the_environment_stops_the_process)
     snprintf(cmd, sizeof cmd, "HCQ_MOCK_CONFIG=nv=H100 %s info >/dev/null 2>&1", hcq);
     st = system(cmd);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "HCQ_MOCK_CONFIG without HCQ_MOCK=1 is refused (%d)", st);
+    /* a bad HCQ_MOCK_SCHED (non-ASCII here) is blamed on HCQ_MOCK_SCHED,
+     * with HCQ_MOCK_CONFIG fine and unset */
+    snprintf(cmd, sizeof cmd, "HCQ_MOCK=1 HCQ_MOCK_SCHED=$(printf 'random:\\303\\251') %s info 2>&1 >/dev/null", hcq);
+    FILE *p = popen(cmd, "r");
+    char out[1024] = "";
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    st = pclose(p);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "exited %d: %s", st, out);
+    cr_assert(strstr(out, "wrong (HCQ_MOCK_SCHED=random:\303\251)"), "the stop blames another variable: %s", out);
+    cr_assert_null(strstr(out, "HCQ_MOCK_CONFIG"), "%s", out);
 }
 
 Test(mock_core, bo_memory_is_counted_against_vram)

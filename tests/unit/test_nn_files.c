@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -110,6 +111,91 @@ Test(nn_files, safetensors_file_checks)
     T_MSG_HAS("a header of");
 }
 
+/* A zero-size tensor at [b, b] beside one that starts at b loads wherever
+ * either stands in the header, as in the format's reference implementation
+ * (which orders ranges by (begin, end)); inside another range it is still
+ * an overlap. */
+Test(nn_files, safetensors_zero_size_tensors_anywhere)
+{
+    static const char *const ok[] = {
+        "{\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
+        "\"a\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}",
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]},"
+        "\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}",
+        "{\"a\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]},"
+        "\"z\":{\"dtype\":\"F32\",\"shape\":[2,0],\"data_offsets\":[24,24]}}",
+        "{\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
+        "\"y\":{\"dtype\":\"I32\",\"shape\":[0,3],\"data_offsets\":[0,0]}}",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        nn_st_header h;
+        cr_assert_eq(parse(ok[i], &h), HCQ_OK, "case %zu: %s", i, hcq_error_message());
+        cr_assert_eq(h.n, 2);
+        nn_st_header_free(&h);
+    }
+    nn_st_header h;
+    cr_assert_eq(parse("{\"a\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]},"
+                       "\"z\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]}}",
+                       &h),
+                 HCQ_EFORMAT);
+    T_MSG_HAS("overlapping");
+}
+
+/* The duplicate-name check is n log n: 400,000 names (about 28 MB of
+ * header, a quarter of what the format allows) parse in about a second,
+ * where comparing each name with all before it takes minutes and hits the
+ * suite's timeout. The last name repeats the first, so the check must look
+ * at all of them. */
+Test(nn_files, safetensors_many_names_are_checked_in_n_log_n)
+{
+    enum { N = 400000 };
+    size_t cap = (size_t)N * 80 + 64, n = 0;
+    char *json = malloc(cap);
+    cr_assert(json);
+    json[n++] = '{';
+    for (int i = 0; i < N; i++)
+        n += (size_t)snprintf(json + n, cap - n, "%s\"w%07d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+                              i ? "," : "", (int)((long long)i * 7919 % N));
+    json[n++] = '}';
+    nn_st_header h;
+    T_OK(nn_st_parse(json, n, &h));
+    cr_assert_eq(h.n, N);
+    cr_assert(nn_st_find(&h, "w0000042") && !strcmp(nn_st_find(&h, "w0000042")->name, "w0000042"));
+    cr_assert_null(nn_st_find(&h, "w9999999"));
+    nn_st_header_free(&h);
+    /* one name twice, far apart */
+    n--;
+    n += (size_t)snprintf(json + n, cap - n, ",\"w0000000\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}}");
+    cr_assert_eq(nn_st_parse(json, n, &h), HCQ_EFORMAT);
+    T_MSG_HAS("name given twice: \"w0000000\"");
+    free(json);
+}
+
+/* Address space capped a little above what the process uses: an
+ * allocation a header merely claims then fails instead of succeeding
+ * lazily. Not under ASan, whose shadow memory needs the space. */
+static bool cap_address_space(size_t extra)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    (void)extra;
+    return false;
+#else
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    cr_assert(f && fscanf(f, "%lu", &pages) == 1);
+    fclose(f);
+    struct rlimit r = {.rlim_cur = pages * 4096 + extra, .rlim_max = RLIM_INFINITY};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &r), 0);
+    return true;
+#endif
+}
+
+static void uncap_address_space(void)
+{
+    struct rlimit r = {.rlim_cur = RLIM_INFINITY, .rlim_max = RLIM_INFINITY};
+    setrlimit(RLIMIT_AS, &r);
+}
+
 /* ** IDX */
 static void write_idx(const char *path, bool gz, uint8_t type, int ndim, const uint32_t *dims, const void *be, size_t bytes,
                       size_t cut, bool extra)
@@ -188,6 +274,51 @@ Test(nn_files, idx_types_gzip_and_plain)
     unlink(path);
     cr_assert_eq(hcq_idx_read(path, &x), HCQ_EINVAL);
     T_MSG_HAS("cannot open");
+}
+
+/* Headers that lie: dims whose product wraps (2^17 * 2^17 * 2^30 is 0 mod
+ * 2^64) are refused, not read as an empty file; a header that claims 8 GiB
+ * of a file with 10 bytes is refused before anything is allocated for it
+ * (plain: by the file's size; gzip: the buffer grows with what arrives). */
+Test(nn_files, idx_headers_that_lie)
+{
+    char path[] = "/tmp/hcq_idx_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    uint8_t ten[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    hcq_idx x;
+    for (int gz = 0; gz < 2; gz++) {
+        write_idx(path, gz, 0x08, 3, (uint32_t[]){1u << 17, 1u << 17, 1u << 30}, ten, 0, 0, false);
+        cr_assert_eq(hcq_idx_read(path, &x), HCQ_ELIMIT, "%s: %s", gz ? "gzip" : "plain", hcq_error_message());
+        T_MSG_HAS("131072, 131072, 1073741824");
+        write_idx(path, gz, 0x0e, 2, (uint32_t[]){1u << 30, 1u << 5}, ten, 0, 0, false);
+        cr_assert_eq(hcq_idx_read(path, &x), HCQ_ELIMIT); /* 2^35 elements */
+    }
+    bool capped = cap_address_space(1ull << 30);
+    write_idx(path, false, 0x08, 2, (uint32_t[]){1u << 20, 1u << 13}, ten, sizeof ten, 0, false);
+    hcq_status s = hcq_idx_read(path, &x);
+    const char *plain_says = strstr(hcq_error_message(), "header describes") ? "ok" : hcq_error_message();
+    write_idx(path, true, 0x08, 2, (uint32_t[]){1u << 20, 1u << 13}, ten, sizeof ten, 0, false);
+    hcq_status sg = hcq_idx_read(path, &x);
+    const char *gz_says = strstr(hcq_error_message(), "ends in the data") ? "ok" : hcq_error_message();
+    if (capped) uncap_address_space();
+    cr_assert_eq(s, HCQ_EFORMAT, "plain 8 GiB claim -> %s", hcq_status_name(s));
+    cr_assert_str_eq(plain_says, "ok");
+    cr_assert_eq(sg, HCQ_EFORMAT, "gzip 8 GiB claim -> %s", hcq_status_name(sg));
+    cr_assert_str_eq(gz_says, "ok");
+    /* a plain file one byte short, or one byte long, says so before reading */
+    write_idx(path, false, 0x08, 1, (uint32_t[]){10}, ten, sizeof ten, 1, false);
+    cr_assert_eq(hcq_idx_read(path, &x), HCQ_EFORMAT);
+    T_MSG_HAS("the file has 9 bytes");
+    write_idx(path, false, 0x08, 1, (uint32_t[]){10}, ten, sizeof ten, 0, true);
+    cr_assert_eq(hcq_idx_read(path, &x), HCQ_EFORMAT);
+    /* a zero dim anywhere is an empty, valid file */
+    write_idx(path, false, 0x08, 3, (uint32_t[]){4, 0, 1u << 30}, ten, 0, 0, false);
+    T_OK(hcq_idx_read(path, &x));
+    cr_assert(x.size_B == 0 && x.shape[2] == 1 << 30);
+    hcq_idx_free(&x);
+    unlink(path);
 }
 
 Test(nn_files, fashion_mnist)

@@ -53,6 +53,23 @@ Test(tools_compile, a_serialized_kernel_for_a_target_and_its_binary)
     struct stat sb;
     cr_assert_eq(stat(out, &sb), 0);
     cr_assert_gt(sb.st_size, 64);
+    /* an output that cannot be written (a full device) is an error, and
+     * the file there before stays whole under a failed rewrite */
+    if (stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode)) {
+        snprintf(args, sizeof args, "compile --target mock-sm_90 %s -o /dev/full", k);
+        o = t_run_hcq("", args, &st);
+        cr_assert_neq(st, 0, "-o /dev/full succeeded: %s", o);
+        cr_assert(strstr(o, "cannot write /dev/full") && strstr(o, "No space left"), "%s", o);
+        free(o);
+        cr_assert(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode), "/dev/full is no longer a device");
+    }
+    stat(out, &sb);
+    off_t before = sb.st_size;
+    snprintf(args, sizeof args, "compile --target mock-sm_90 %s -o %s", k, out);
+    o = t_run_hcq("ulimit -f 0; trap '' XFSZ; " T_CHILD_SAN_ENV, args, &st);
+    cr_assert_neq(st, 0, "a write past the file size limit succeeded: %s", o);
+    free(o);
+    cr_assert(stat(out, &sb) == 0 && sb.st_size == before, "the binary was cut to %lld bytes", (long long)sb.st_size);
     /* directories of them: every .hcqir in each, -o a directory where each
      * binary is named after its file, and a name taken already is not
      * overwritten (kernels of different shapes share names) */

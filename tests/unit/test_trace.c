@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +89,58 @@ Test(trace, the_seam_wrapper_decodes_calls_on_driver_files)
 
 /* ** the decoders, fed through the tracer's API: arguments a driver would
  * refuse, statuses, outputs */
+/* The tracer's own descriptor for HCQ_TRACE_FILE, closed by the program
+ * (a close loop) and its number taken by the program's own file: the trace
+ * never goes into the program's file; the tracer opens its file again and
+ * goes on. */
+static int fd_of(const char *path)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        char link[64], target[512];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = 0;
+        if (!strcmp(target, path)) return fd;
+    }
+    return -1;
+}
+
+Test(trace, a_trace_file_closed_behind_its_back_is_opened_again)
+{
+    char out[] = "/tmp/hcq-trace-XXXXXX", own[] = "/tmp/hcq-own-XXXXXX";
+    int ofd = mkstemp(out);
+    cr_assert_geq(ofd, 0);
+    close(ofd);
+    setenv("HCQ_TRACE_FILE", out, 1);
+    setenv("HCQ_TRACE_PATHS", "/dev/null", 1);
+    const hcq_sys *prev = sys_set(trace_sys(sys_libc()));
+    int fd = sys_open("/dev/null", O_RDWR);
+    cr_assert_geq(fd, 0);
+    sys_close(fd);
+    int tfd = fd_of(out);
+    cr_assert_geq(tfd, 0, "the tracer's descriptor of %s", out);
+    close(tfd); /* the program closes what it did not open... */
+    int mine = mkstemp(own); /* ...and the number is its own file's */
+    cr_assert_geq(mine, 0);
+    if (mine != tfd) {
+        cr_assert_eq(dup2(mine, tfd), tfd);
+        close(mine);
+        mine = tfd;
+    }
+    fd = sys_open("/dev/null", O_RDWR);
+    sys_close(fd);
+    sys_set(prev);
+    char *o = slurp(own), *t = slurp(out);
+    cr_assert_eq(strlen(o), 0, "the trace went into the program's file: %s", o);
+    cr_assert_eq(count(t, "open   path=/dev/null"), 2, "both opens in the trace file: %s", t);
+    free(o);
+    free(t);
+    close(mine);
+    unlink(own);
+    unlink(out);
+}
+
 static tracer *api_tracer(char *path, bool json)
 {
     int fd = mkstemp(path);
@@ -463,6 +516,71 @@ Test(trace, summary_counts_calls_errors_and_time, .timeout = 60)
     cr_assert_eq(errors, 6, "/dev/null refuses each: %s", text);
     cr_assert(strstr(text, " total"), "%s", text);
     free(text);
+    rm_rf(dir);
+}
+
+/* 200 threads each opening, ioctl'ing and closing /dev/nvidiactl 20 times on
+ * the preloaded mock: every event is in the trace. A close that forgot its
+ * descriptor after another thread's open had reused the number lost that
+ * open's ioctl and close (a dozen of each per run). close_range's closes of
+ * traced files are events too. */
+static const char *threads_prog =
+    "#define _GNU_SOURCE\n#include <fcntl.h>\n#include <pthread.h>\n#include <stdio.h>\n#include <sys/ioctl.h>\n"
+    "#include <unistd.h>\n#include \"drivers/nv/nv_abi.h\"\n"
+    "static void *run(void *a) { (void)a; static __thread nv_card_info cards[NV_CARD_INFO_MAX];\n"
+    "  for (int i = 0; i < 20; i++) { int fd = open(\"/dev/nvidiactl\", O_RDWR); if (fd < 0) return (void *)1;\n"
+    "    ioctl(fd, NV_IOCTL_CARD_INFO, cards); close(fd); } return NULL; }\n"
+    "int main(void) { pthread_t t[200]; for (int i = 0; i < 200; i++) pthread_create(&t[i], NULL, run, NULL);\n"
+    "  int bad = 0; for (int i = 0; i < 200; i++) { void *r; pthread_join(t[i], &r); bad += r != NULL; }\n"
+    "  for (int i = 0; i < 3; i++) open(\"/dev/nvidiactl\", O_RDWR);\n"
+    "  close_range(3, ~0u, 0); return bad; }\n";
+
+Test(trace, two_hundred_threads_lose_no_event, .timeout = 120)
+{
+    const char *hcq = hcq_bin();
+    char dir[] = "/tmp/hcq-trace-threads-XXXXXX";
+    tmpdir(dir);
+    cr_assert(build_prog(dir, "threads", threads_prog, ""));
+    for (int run = 0; run < 3; run++) {
+        int rc = run_sh("timeout 100 %s trace --mock -o %s/t.txt -- %s/threads", hcq, dir, dir);
+        cr_assert_eq(rc, 0, "exit %d", rc);
+        char path[512];
+        snprintf(path, sizeof path, "%s/t.txt", dir);
+        char *text = slurp(path);
+        cr_assert_eq(count(text, " open   path=/dev/nvidiactl"), 4003, "run %d: opens", run);
+        cr_assert_eq(count(text, " ioctl  file=/dev/nvidiactl"), 4000, "run %d: ioctls", run);
+        cr_assert_eq(count(text, " close  file=/dev/nvidiactl"), 4003, "run %d: closes (3 by close_range)", run);
+        free(text);
+    }
+    rm_rf(dir);
+}
+
+/* A trace output that fails (a full disk; here /dev/full and a file size
+ * limit) is said on stderr, naming the file and the error, and the run
+ * exits non-zero though the program succeeded. */
+Test(trace, an_output_that_fails_is_said_and_fails_the_run, .timeout = 120)
+{
+    const char *hcq = hcq_bin();
+    char dir[] = "/tmp/hcq-trace-full-XXXXXX";
+    tmpdir(dir);
+    cr_assert(build_prog(dir, "threads", threads_prog, ""));
+    char path[512];
+    struct stat st;
+    if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+        int rc = run_sh("%s trace --mock -o /dev/full -- %s/threads 2> %s/err.txt", hcq, dir, dir);
+        cr_assert_neq(rc, 0, "-o /dev/full exited 0");
+        snprintf(path, sizeof path, "%s/err.txt", dir);
+        char *err = slurp(path);
+        cr_assert(strstr(err, "writing the trace to /dev/full failed: No space left on device"), "%s", err);
+        free(err);
+    }
+    int rc = run_sh("(trap '' XFSZ; ulimit -f 16; %s trace --mock -o %s/t.txt -- %s/threads) 2> %s/err.txt", hcq, dir,
+                    dir, dir);
+    cr_assert_neq(rc, 0, "a trace cut short by the file size limit exited 0");
+    snprintf(path, sizeof path, "%s/err.txt", dir);
+    char *err = slurp(path);
+    cr_assert(strstr(err, "/t.txt failed: File too large"), "%s", err);
+    free(err);
     rm_rf(dir);
 }
 
