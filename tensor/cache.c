@@ -1,7 +1,8 @@
 /* Caches, per context:
  *   - kernels by their fused AST: a canonical serialization of the graph a
- *     kernel computes (ops, dtypes, shapes, views, constants; buffers and
- *     random seeds by position, not identity). A repeated graph, such as
+ *     kernel computes (the number of outputs, then each output's graph:
+ *     ops, dtypes, shapes, views, constants; buffers and random seeds by
+ *     position, not identity). A repeated graph, such as
  *     one training step after another, finds its program and launch dims
  *     without lowering again;
  *   - programs by their IR (hcq_program_from_kernel goes through the
@@ -81,7 +82,7 @@ static bool add_input(tt_key *k, tt_buf *buf, const tt_node *rand, hcq_dtype dt,
 {
     for (uint32_t i = 0; i < k->nin; i++)
         if (buf && k->in[i].buf == buf) return (*slot = i, true);
-    if (k->nin == TT_MAX_PARAMS - 1) return false;
+    if (k->nin + k->nout == TT_MAX_PARAMS) return false;
     k->in[k->nin] = (tt_input){buf, rand, dt};
     *slot = k->nin++;
     return true;
@@ -120,17 +121,22 @@ static bool walk(tt_key *k, seen_map *m, const tt_node *n, bool *oom, int depth)
     return ok;
 }
 
-hcq_status tt_key_make(tt_node *root, tt_key *k)
+hcq_status tt_key_make(tt_node *const *roots, uint32_t nroots, tt_key *k)
 {
     k->n = 0;
     k->nin = 0;
+    k->nout = nroots;
     seen_map m = {0};
-    bool oom = false, ok = walk(k, &m, root, &oom, 0);
+    /* one walk over every output, so what they share is serialized once
+     * (and lowered once) and their inputs get one numbering */
+    bool oom = false, ok = key_put(k, (uint64_t)nroots);
+    for (uint32_t i = 0; i < nroots && ok; i++) ok = walk(k, &m, roots[i], &oom, 0);
     free(m.keys);
     free(m.ids);
     if (!ok)
         return oom ? base_err(HCQ_ENOMEM, "kernel key: out of memory")
-                   : base_err(HCQ_ELIMIT, "a kernel would read more than %d buffers or nest too deep", TT_MAX_PARAMS - 1);
+                   : base_err(HCQ_ELIMIT, "a kernel writing %u outputs would read more than %u buffers or nest too deep",
+                              nroots, TT_MAX_PARAMS - nroots);
     uint64_t h = 0xcbf29ce484222325ull;
     for (uint32_t i = 0; i < k->n; i++) h = (h ^ k->w[i]) * 0x100000001b3ull, h ^= h >> 29;
     k->hash = h ? h : 1;

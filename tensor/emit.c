@@ -185,7 +185,7 @@ int tt_view_apply(tt_lw *L, const tt_node *vn, const tt_sx *const *idx, const tt
 hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand)
 {
     for (uint32_t i = 0; i < L->key->nin; i++)
-        if ((buf && L->key->in[i].buf == buf) || (rand && L->key->in[i].rand == rand)) return L->pref[i + 1];
+        if ((buf && L->key->in[i].buf == buf) || (rand && L->key->in[i].rand == rand)) return L->pref[L->nout + i];
     return NONE;
 }
 
@@ -237,6 +237,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
     hcq_dtype adt = (odt == HCQ_F16 || odt == HCQ_BF16) && R->rop != TT_R_MAX ? HCQ_F32 : odt;
     tt_rop rop = (tt_rop)R->rop;
     bool main = R == L->plan.main;
+    for (uint32_t i = 0; i < L->nmains && !main; i++) main = R == L->mains[i];
     bool group = main && L->plan.group;
     int64_t ru = main ? L->plan.red_up : 1;
     if (ru < 1) ru = 1;
@@ -329,6 +330,8 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
         if (group) { /* tree through local memory; every work-item reads the result */
             hcq_ir_ref lds = L->lds;
             uint32_t Lg = L->plan.L;
+            if (L->lds_used) tt_irb_barrier(b); /* every work-item has read the last result */
+            L->lds_used = true;
             tt_irb_store(b, lds, L->lid, r, NONE);
             tt_irb_barrier(b);
             for (uint32_t s = Lg / 2; s >= 1; s /= 2) {

@@ -343,8 +343,9 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
 }
 
-hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *out)
+hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out)
 {
+    tt_node *root = roots[0]; /* every root has its shape and loop structure (group.c) */
     memset(out, 0, sizeof *out);
     tt_lw *L = ctx->lw;
     if (!L) {
@@ -362,21 +363,33 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
     L->key = key;
     L->err = HCQ_OK;
     L->lid = L->lds = NONE;
+    L->lds_used = false;
     choose(L, root);
     tt_plan *P = &L->plan;
+    L->nmains = 0;
+    for (uint32_t r = 1; r < nroots && P->main; r++) {
+        tt_node *m = NULL;
+        int count = 0;
+        find_main(roots[r], &m, &count, 0);
+        if (count == 1 && m != P->main && tt_same_reduce(m, P->main)) L->mains[L->nmains++] = m;
+    }
     uint64_t rsize = 1;
     if (P->main)
         for (int d = 0; d < P->main->src[0]->ndim; d++)
             if (P->main->axes & (1u << d)) rsize *= (uint64_t)P->main->src[0]->shape[d];
     make_name(P, root, rsize, out->name, sizeof out->name);
+    if (nroots > 1) {
+        size_t len = strlen(out->name);
+        if (len + 8 < sizeof out->name) snprintf(out->name + len, sizeof out->name - len, "_o%u", nroots);
+    }
+    L->nout = nroots;
     hcq_status s = tt_irb_init(&L->b, out->name);
     if (s) goto fail;
     tt_irb *b = &L->b;
-    hcq_dtype odt = (hcq_dtype)root->dtype;
-    L->pref[0] = tt_irb_param(b, odt);
+    for (uint32_t r = 0; r < nroots; r++) L->pref[r] = tt_irb_param(b, (hcq_dtype)roots[r]->dtype);
     for (uint32_t i = 0; i < key->nin; i++) {
         const tt_input *in = &key->in[i];
-        L->pref[i + 1] = in->buf ? tt_irb_param(b, in->dtype) : tt_irb_param_scalar(b, HCQ_U64);
+        L->pref[nroots + i] = in->buf ? tt_irb_param(b, in->dtype) : tt_irb_param_scalar(b, HCQ_U64);
     }
     uint64_t grid = P->group ? P->items : (P->items + P->L - 1) / P->L;
     const hcq_device_props *pr = &ctx->props;
@@ -437,7 +450,7 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
         }
     int nl = (int)(P->up[0] * P->up[1]);
     tt_lane *lanes = calloc((size_t)nl, sizeof *lanes);
-    hcq_ir_ref *vals = calloc((size_t)nl, sizeof *vals);
+    hcq_ir_ref *vals = calloc((size_t)nl * nroots, sizeof *vals);
     if (!lanes || !vals) {
         free(lanes);
         free(vals);
@@ -466,11 +479,15 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
             if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[P->up_dim[1]], P->up[1]), c);
             l->gate = gate;
         }
-    tt_em(L, root, nl, lanes, vals);
+    /* every output's values first, then the stores: a value may read
+     * (at the element stored) a buffer another output overwrites */
+    for (uint32_t r = 0; r < nroots; r++) tt_em(L, roots[r], nl, lanes, vals + (size_t)r * nl);
     hcq_ir_ref sgate = P->group ? tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, tt_irb_int(b, HCQ_I32, 1)) : gate;
     for (int l = 0; l < nl && !L->err; l++) {
         hcq_ir_ref idx = tt_em_sx(L, tt_linear(L, lanes[l].idx, root->shape, nd));
-        tt_irb_store(b, L->pref[0], idx, tt_irb_cast(b, odt, vals[l]), tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
+        for (uint32_t r = 0; r < nroots; r++)
+            tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
+                         tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
     }
     free(lanes);
     free(vals);

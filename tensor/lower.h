@@ -37,11 +37,16 @@ typedef struct tt_lw {
     tt_arena ar;
     tt_sym sym;
     tt_plan plan;
-    const tt_key *key;              /* inputs: param i + 1 is key->in[i] */
-    hcq_ir_ref pref[TT_MAX_PARAMS]; /* param refs, [0] the output */
+    const tt_key *key;              /* inputs: param nout + i is key->in[i] */
+    uint32_t nout;
+    hcq_ir_ref pref[TT_MAX_PARAMS]; /* param refs, the outputs first */
     memo_ent *memo;
     uint32_t mcap, mcount, mgen; /* entries of older generations are empty */
     hcq_ir_ref lid, lds; /* group mode: local id, local memory */
+    bool lds_used;       /* ... which an earlier reduction of the kernel used */
+    /* the other outputs' main reductions (the plan's structure: run as it) */
+    const tt_node *mains[TT_MAX_PARAMS];
+    uint32_t nmains;
     double mult, flops;  /* loop trip product where ops are emitted; float ops per work-item */
     hcq_status err;
 } tt_lw;

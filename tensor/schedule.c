@@ -23,9 +23,11 @@
  *     (TT_MAX_PARAMS - 1 inputs), the fused source holding most of them
  *     (a sum of 100 tensors becomes two kernels, not an error).
  * So (a*b+c).sum() is one kernel and softmax three (max, sum of exp, the
- * division), see tests/unit/test_tensor_sched.c. Kernels run in node
- * creation order, which is topological: a node is always newer than its
- * sources. */
+ * division), see tests/unit/test_tensor_sched.c. Then group.c puts the
+ * materialized nodes of one loop structure into shared kernels (several
+ * outputs each) and orders the kernels: by node creation order, which is
+ * topological (a node is always newer than its sources), except that a
+ * node joining an earlier kernel runs with it. */
 #include "tensor/tt.h"
 
 #include <stdlib.h>
@@ -295,14 +297,15 @@ hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_
     }
     if (S.nmats) qsort(S.mats, S.nmats, sizeof *S.mats, by_id);
     for (uint32_t i = 0; i < S.nmats; i++) tt_node_ref(S.mats[i]);
-    out->items = S.mats;
-    out->n = out->cap = S.nmats;
-    return HCQ_OK;
+    hcq_status s = tt_group(ctx, S.mats, S.nmats, out); /* takes S.mats */
+    if (s) tt_sched_free(out);
+    return s;
 }
 
 void tt_sched_free(tt_sched *s)
 {
     for (uint32_t i = 0; i < s->n; i++) tt_node_unref(s->items[i]);
     free(s->items);
+    free(s->kfirst);
     memset(s, 0, sizeof *s);
 }

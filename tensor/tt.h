@@ -121,6 +121,10 @@ typedef struct tt_node {
     bool mat, owner_viewed;
     const struct tt_node *owner; /* the kernel root that first fused it */
     struct tt_node *mnext; /* the kernel list */
+    /* grouping scratch (group.c): the node's place among the scheduled
+     * nodes, then the kernel that writes it; a walk's visit stamp */
+    uint32_t gidx, gstamp;
+    uint8_t gseen;
     /* autodiff (grad.c): ad_state is a tt_ad_state; ad the record of how
      * the node was made, kept when it is realized (NULL unless needed) */
     uint8_t ad_state, ad_block;
@@ -161,7 +165,7 @@ typedef struct tt_key {
     uint32_t n, cap;
     uint64_t hash;
     tt_input in[TT_MAX_PARAMS];
-    uint32_t nin;
+    uint32_t nin, nout; /* params: nout outputs, then in[0 .. nin) */
 } tt_key;
 
 /* A kernel cached by key. */
@@ -221,6 +225,7 @@ struct hcq_ctx {
     tt_capture *capture;
     uint32_t epoch;
     uint32_t count_stamp; /* the scheduler's input counts (tt_node.counted) */
+    bool sched_quiet;     /* a schedule only looked at (assign.c): no HCQ_DEBUG lines */
     /* HCQ_DEBUG >= 2: timed launches */
     hcq_queue *dbg_q;
     hcq_signal *dbg_t[2], *dbg_done;
@@ -506,12 +511,23 @@ void tt_irb_barrier(tt_irb *b);
 
 /* ** scheduling (schedule.c) */
 typedef struct tt_sched {
-    tt_node **items; /* kernels in run order, each referenced */
+    tt_node **items; /* the nodes that become buffers, in run order, each referenced */
     uint32_t n, cap;
+    /* kernel k writes items[kfirst[k] .. kfirst[k + 1]) (group.c) */
+    uint32_t *kfirst;
+    uint32_t nk;
 } tt_sched;
-/* Decides which nodes reachable from roots become buffers, in run order. */
+/* Decides which nodes reachable from roots become buffers, which of them
+ * one kernel writes together, and the kernels' run order. After it, a
+ * scheduled node's gidx is its kernel (until the next schedule). */
 hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_sched *out);
 void tt_sched_free(tt_sched *s);
+/* group.c: mats (the scheduled nodes in creation order, referenced)
+ * reordered into kernels; fills out (taking mats) */
+hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out);
+/* a and b reduce the same shape over the same axes with the same op and
+ * dtype: one kernel can run them with one plan */
+bool tt_same_reduce(const tt_node *a, const tt_node *b);
 
 /* ** lowering (lower.c, emit.c) */
 typedef struct tt_lowered {
@@ -520,14 +536,16 @@ typedef struct tt_lowered {
     uint32_t grid[3], block[3];
     double flops;
 } tt_lowered;
-/* Lowers the node (whose sources are realized or fused) to a kernel that
- * stores its elements row-major in param 0; params 1.. are key->in. */
-hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *out);
+/* Lowers the nodes (one shape and loop structure; their sources realized
+ * or fused) to a kernel that stores root i's elements row-major in param
+ * i; params nroots.. are key->in. */
+hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out);
 void tt_lowered_free(tt_lowered *l);
 void tt_lower_scratch_free(hcq_ctx *ctx);
 
 /* ** caches (cache.c) */
-hcq_status tt_key_make(tt_node *root, tt_key *k);
+/* the key of the kernel writing roots (in order) */
+hcq_status tt_key_make(tt_node *const *roots, uint32_t nroots, tt_key *k);
 void tt_key_free(tt_key *k);
 const tt_kentry *tt_kcache_find(const hcq_ctx *ctx, const tt_key *k);
 void tt_kcache_add(hcq_ctx *ctx, const tt_key *k, const tt_kentry *e);
@@ -542,8 +560,9 @@ hcq_status tt_realize_contiguous(hcq_ctx *ctx, tt_node *n);
 void tt_debug_free(hcq_ctx *ctx);
 
 /* A test hook, called after every kernel launch with what was launched
- * (NULL: none). Not for production use. */
-typedef void (*tt_launch_hook_fn)(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs,
+ * (NULL: none); args[0 .. nout) are the kernel's outputs. Not for
+ * production use. */
+typedef void (*tt_launch_hook_fn)(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs, uint32_t nout,
                                   const uint32_t grid[3], const uint32_t block[3]);
 void tt_set_launch_hook(tt_launch_hook_fn fn);
 
