@@ -479,7 +479,10 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
         L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
         return;
     }
-    for (int i = 0; i < n->nsrc; i++) tt_em(L, n->src[i], nl, lanes, s + i * nl);
+    /* the sources leading to the main reduction first (tt_on_main_path) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n->nsrc; i++)
+            if (tt_on_main_path(L, n->src[i]) == !pass) tt_em(L, n->src[i], nl, lanes, s + i * nl);
     for (int l = 0; l < nl; l++) {
         hcq_ir_ref a[3] = {s[l], n->nsrc > 1 ? s[nl + l] : NONE, n->nsrc > 2 ? s[2 * nl + l] : NONE};
         out[l] = em_alu(L, n, a);

@@ -28,11 +28,48 @@
  * outputs and why a node of the same structure did not join one. */
 #include "tensor/tt.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { G_MAX_OUT = 8, G_MAX_DEPTH = 4096 };
+
+/* ** the HCQ_DEBUG=2 lines, kept until the schedule is chosen */
+static void glog(tt_glog *log, const char *fmt, ...) HCQ_PRINTF(2, 3);
+static void glog(tt_glog *log, const char *fmt, ...)
+{
+    if (!log) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (len < 0) return;
+    size_t l = (size_t)len < sizeof line ? (size_t)len : sizeof line - 1;
+    if (log->n + l + 1 > log->cap) {
+        size_t nc = log->cap ? log->cap * 2 : 1024;
+        while (nc < log->n + l + 1) nc *= 2;
+        char *ns = realloc(log->s, nc);
+        if (!ns) return; /* a debug line lost */
+        log->s = ns;
+        log->cap = nc;
+    }
+    memcpy(log->s + log->n, line, l);
+    log->n += l;
+    log->s[log->n++] = 0;
+}
+
+void tt_glog_flush(const hcq_ctx *ctx, const tt_glog *log)
+{
+    for (size_t p = 0; p < log->n; p += strlen(log->s + p) + 1) base_log(2, "%s: schedule: %s", ctx->props.id, log->s + p);
+}
+
+void tt_glog_free(tt_glog *log)
+{
+    free(log->s);
+    *log = (tt_glog){0};
+}
 
 typedef struct g_read {
     const tt_buf *b;
@@ -261,7 +298,7 @@ static const char *refuse(g_state *G, const g_item *it, uint32_t g, char *why, s
     return NULL;
 }
 
-static void log_kernel(g_state *G, const g_grp *k)
+static void log_kernel(g_state *G, const g_grp *k, tt_glog *log)
 {
     char sh[96], ids[160];
     const g_item *f = &G->it[k->m[0]];
@@ -273,12 +310,13 @@ static void log_kernel(g_state *G, const g_grp *k)
         p += (size_t)snprintf(ids + p, sizeof ids - p, "%s%llu (%s)", a ? ", " : "", (unsigned long long)x->id,
                               x->assign ? "assign" : "new");
     }
+    bool one = true; /* one reduction node, or several of one structure */
+    for (uint32_t a = 1; a < k->n; a++) one = one && G->it[k->m[a]].red == f->red;
     if (f->red)
-        base_log(2, "%s: schedule: one kernel writes %u outputs of shape %s sharing a reduction of %lld elements: nodes %s",
-                 G->ctx->props.id, k->n, sh, (long long)red_size(f->red), ids);
+        glog(log, "one kernel writes %u outputs of shape %s over %s reduction%s of %lld elements: nodes %s", k->n, sh,
+             one ? "one" : "one loop structure of", one ? "" : "s", (long long)red_size(f->red), ids);
     else
-        base_log(2, "%s: schedule: one kernel writes %u outputs of shape %s, elementwise: nodes %s", G->ctx->props.id, k->n, sh,
-                 ids);
+        glog(log, "one kernel writes %u outputs of shape %s, elementwise: nodes %s", k->n, sh, ids);
 }
 
 static void free_items(g_state *G)
@@ -294,7 +332,7 @@ static void free_items(g_state *G)
 
 /* mats: the materialized nodes in creation order (referenced by the
  * caller). Writes the kernels' order to out (items, kfirst, nk). */
-hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out)
+hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out, tt_glog *log)
 {
     out->items = mats;
     out->n = out->cap = n;
@@ -326,7 +364,6 @@ hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out)
         gwalk(&G, it, mats[i], true, true, 0);
         if (it->red && red_size(it->red) <= 1) it->red = NULL; /* the lowering plans it as elementwise */
     }
-    bool dbg = hcq_debug_level() >= 2 && !ctx->sched_quiet;
     char why[160];
     for (uint32_t i = 0; i < n && !G.oom; i++) {
         g_item *it = &G.it[i];
@@ -341,11 +378,11 @@ hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out)
                 g = k;
                 break;
             }
-            if (dbg) {
+            if (log) {
                 char sh[96];
                 shape_str(it->x, sh, sizeof sh);
-                base_log(2, "%s: schedule: %s %s (node %llu) not in the kernel of node %llu: %s", ctx->props.id, what(it->x), sh,
-                         (unsigned long long)it->x->id, (unsigned long long)f->x->id, r);
+                glog(log, "%s %s (node %llu) not in the kernel of node %llu: %s", what(it->x), sh, (unsigned long long)it->x->id,
+                     (unsigned long long)f->x->id, r);
             }
         }
         if (g == UINT32_MAX) g = G.ngrp++;
@@ -374,7 +411,7 @@ hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out)
             order[p]->gidx = k; /* from here on: the kernel it is written by */
             p++;
         }
-        if (dbg && G.grp[k].n > 1) log_kernel(&G, &G.grp[k]);
+        if (log && G.grp[k].n > 1) log_kernel(&G, &G.grp[k], log);
     }
     out->kfirst[G.ngrp] = n;
     out->nk = G.ngrp;

@@ -327,6 +327,21 @@ static void choose(tt_lw *L, tt_node *root)
     P->L = (uint32_t)want;
 }
 
+/* Marks the nodes on paths from n to a main reduction (as find_main
+ * walks); returns whether n is on one. */
+static bool mark_path(tt_lw *L, tt_node *n, int depth)
+{
+    if (n->lstamp == L->pstamp) return n->lpath;
+    n->lstamp = L->pstamp;
+    n->lpath = false;
+    bool on = n == L->plan.main;
+    for (uint32_t i = 0; i < L->nmains && !on; i++) on = n == L->mains[i];
+    if (!on && depth <= 64 && n->op != TT_REDUCE && n->op != TT_BUF && n->op != TT_GATHER && n->op != TT_CONST)
+        for (int i = 0; i < n->nsrc; i++) on = mark_path(L, n->src[i], depth + 1) || on;
+    n->lpath = on;
+    return on;
+}
+
 static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, char *out, size_t size)
 {
     size_t pos = (size_t)snprintf(out, size, "%s", P->main ? "R" : "E");
@@ -373,6 +388,8 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
         find_main(roots[r], &m, &count, 0);
         if (count == 1 && m != P->main && tt_same_reduce(m, P->main)) L->mains[L->nmains++] = m;
     }
+    if (++L->pstamp == 0) ++L->pstamp;
+    for (uint32_t r = 0; r < nroots && P->main; r++) mark_path(L, roots[r], 0);
     uint64_t rsize = 1;
     if (P->main)
         for (int d = 0; d < P->main->src[0]->ndim; d++)

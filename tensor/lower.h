@@ -47,10 +47,16 @@ typedef struct tt_lw {
     /* the other outputs' main reductions (the plan's structure: run as it) */
     const tt_node *mains[TT_MAX_PARAMS];
     uint32_t nmains;
+    uint32_t pstamp; /* tt_node.lstamp of this lowering */
     double mult, flops;  /* loop trip product where ops are emitted; float ops per work-item */
     hcq_status err;
 } tt_lw;
 
+/* n lies on a path from a root to a main reduction: its sources on such
+ * a path are emitted first, so the reduction's loop comes before the
+ * loads of the values combined with its result (they are not live across
+ * the loop: an optimizer update fused after a gradient's matmul tile). */
+static inline bool tt_on_main_path(const tt_lw *L, const tt_node *n) { return n->lstamp == L->pstamp && n->lpath; }
 /* Values of node n at each lane (out[nl]). */
 void tt_em(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out);
 /* An index expression as an i32 IR value. */

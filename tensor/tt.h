@@ -118,13 +118,22 @@ typedef struct tt_node {
     tt_view view;
     /* scheduler scratch: mat for one epoch, the rest for one round of it */
     uint32_t epoch, round, cost[2], walked, counted;
-    bool mat, owner_viewed;
+    bool mat;
+    uint8_t owner_viewed;
     const struct tt_node *owner; /* the kernel root that first fused it */
     struct tt_node *mnext; /* the kernel list */
     /* grouping scratch (group.c): the node's place among the scheduled
      * nodes, then the kernel that writes it; a walk's visit stamp */
     uint32_t gidx, gstamp;
     uint8_t gseen;
+    /* the first grouping's kernel (its first node) when grep_epoch is the
+     * schedule's second pass (schedule.c) */
+    const struct tt_node *grep;
+    uint32_t grep_epoch;
+    /* lowering scratch (lower.c): on a path from a root to the main
+     * reduction, valid when lstamp is the lowering's */
+    uint32_t lstamp;
+    bool lpath;
     /* autodiff (grad.c): ad_state is a tt_ad_state; ad the record of how
      * the node was made, kept when it is realized (NULL unless needed) */
     uint8_t ad_state, ad_block;
@@ -226,6 +235,7 @@ struct hcq_ctx {
     uint32_t epoch;
     uint32_t count_stamp; /* the scheduler's input counts (tt_node.counted) */
     bool sched_quiet;     /* a schedule only looked at (assign.c): no HCQ_DEBUG lines */
+    uint32_t grep_epoch;  /* the last second scheduling pass (tt_node.grep_epoch) */
     /* HCQ_DEBUG >= 2: timed launches */
     hcq_queue *dbg_q;
     hcq_signal *dbg_t[2], *dbg_done;
@@ -522,9 +532,17 @@ typedef struct tt_sched {
  * scheduled node's gidx is its kernel (until the next schedule). */
 hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_sched *out);
 void tt_sched_free(tt_sched *s);
+/* HCQ_DEBUG lines about a grouping, printed once its schedule is chosen */
+typedef struct tt_glog {
+    char *s;
+    size_t n, cap;
+} tt_glog;
+void tt_glog_flush(const hcq_ctx *ctx, const tt_glog *log);
+void tt_glog_free(tt_glog *log);
 /* group.c: mats (the scheduled nodes in creation order, referenced)
- * reordered into kernels; fills out (taking mats) */
-hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out);
+ * reordered into kernels; fills out (taking mats, also on failure); what
+ * it decided and why goes to log if given */
+hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out, tt_glog *log);
 /* a and b reduce the same shape over the same axes with the same op and
  * dtype: one kernel can run them with one plan */
 bool tt_same_reduce(const tt_node *a, const tt_node *b);

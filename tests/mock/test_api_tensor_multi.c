@@ -84,6 +84,27 @@ Test(api_tensor_multi, reductions_of_one_structure_share_a_kernel)
     t[0] = hcq_sum(ta, HCQ_AXES(1), false);
     t[1] = hcq_max(ta, HCQ_AXES(1), false);
     cr_assert_eq(count(t, 2), 2, "a sum and a max");
+    /* one reduction read by both outputs at their own element: computed
+     * once, inside their kernel (a bias gradient and the optimizer's
+     * update of the bias and its moments) */
+    hcq_tensor *r = hcq_sum(ta, HCQ_AXES(1), false);
+    t[0] = hcq_add_s(r, 1);
+    t[1] = hcq_mul(r, r);
+    cr_assert_eq(count(t, 2), 1, "a shared row sum and two results of it");
+    for (int k = 0; k < 2; k++) {
+        tx_read(t[k], got, R);
+        for (int i = 0; i < R; i++) {
+            double v = 0;
+            for (int j = 0; j < C; j++) v += a[i * C + j];
+            want[i] = k ? v * v : v + 1;
+        }
+        tx_close(got, want, R, 1e-5, 1e-5, k ? "sum(a)^2" : "sum(a) + 1");
+    }
+    /* a product keeps its kernel (its register tile vectorizes alone) */
+    hcq_tensor *mm = hcq_matmul(ta, hcq_transpose(tb, 0, 1));
+    t[0] = hcq_add_s(mm, 1);
+    t[1] = hcq_mul_s(mm, 2);
+    cr_assert_eq(count(t, 2), 2, "a shared product and two results of it");
 }
 
 /* hcq_assign_all: every value reads the old contents. The moments of an
@@ -187,6 +208,51 @@ Test(api_tensor_multi, optimizer_steps_are_a_kernel_per_parameter)
     cr_assert_eq(k, 5, "SGD with momentum: a kernel per parameter and the step count, %llu", (unsigned long long)k);
     T_OK(hcq_optim_destroy(sgd));
     T_OK(hcq_params_destroy(m.p));
+}
+
+/* The demo's training step through the JIT (forward, backward, Adam; the
+ * loss rides in the update's pass): 35 kernels before multi-output
+ * kernels, 23 with them (the update of each parameter and its moments is
+ * one kernel, a bias gradient's reduction runs inside it). */
+typedef struct train {
+    mlp m;
+    hcq_optim *o;
+} train;
+
+static hcq_status train_step(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    train *t = user;
+    hcq_tensor *loss = mlp_loss(&t->m, in[0], in[1]);
+    hcq_status s = hcq_backward(loss);
+    if (!s) s = hcq_optim_step_with(t->o, &loss, 1);
+    out[0] = loss;
+    return s;
+}
+
+Test(api_tensor_multi, jit_training_step_kernel_count)
+{
+    enum { B = 128 };
+    train t;
+    mlp_make(&t.m);
+    t.o = T_NONNULL(hcq_adam(t.m.p, 1e-3, 0.9, 0.999, 1e-8, 0));
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(B, 784), 0, 1, 12, NULL);
+    int32_t lab[B];
+    for (int i = 0; i < B; i++) lab[i] = (i * 3) % 10;
+    hcq_tensor *y = T_NONNULL(hcq_from_data(tx_ctx, HCQ_I32, HCQ_SHAPE(B), lab));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, train_step, &t));
+    double loss[3];
+    for (int r = 0; r < 3; r++) {
+        hcq_tensor *l;
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, y}, 2, &l, 1));
+        T_OK(hcq_tensor_item(l, &loss[r]));
+        hcq_tensor_free(l);
+    }
+    cr_assert(loss[2] < loss[0], "the loss falls: %g -> %g", loss[0], loss[2]);
+    cr_assert_leq(hcq_jit_kernel_count(j), 23, "kernels per training step: %u", hcq_jit_kernel_count(j));
+    T_OK(hcq_jit_destroy(j));
+    T_OK(hcq_optim_destroy(t.o));
+    T_OK(hcq_params_destroy(t.m.p));
 }
 
 /* A JIT whose two outputs share a kernel: captured as one launch; every
