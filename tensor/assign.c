@@ -106,6 +106,7 @@ tt_node *tt_copy_node(tt_node *v, tt_buf *into)
 {
     tt_node *c = tt_node_new(NULL, TT_VIEW, (hcq_dtype)v->dtype, v->shape, v->ndim);
     if (!c) return NULL;
+    memcpy(c->sym, v->sym, sizeof c->sym);
     tt_view_init(&c->view, v->shape, v->ndim);
     c->contig = true;
     c->ad_state = TT_AD_NONE;

@@ -182,6 +182,14 @@ int tt_view_apply(tt_lw *L, const tt_node *vn, const tt_sx *const *idx, const tt
     return state;
 }
 
+hcq_ir_ref tt_var_param(tt_lw *L, int var)
+{
+    for (uint32_t i = 0; i < L->key->nin; i++)
+        if (L->key->in[i].var == var) return L->pref[L->nout + i];
+    if (!L->err) L->err = base_err(HCQ_ESTATE, "lowering: a variable size has no param");
+    return NONE;
+}
+
 hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand)
 {
     for (uint32_t i = 0; i < L->key->nin; i++)
@@ -248,7 +256,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
             axes[na++] = d;
             rtot *= src->shape[d];
         }
-    if (ru > 1 && (!na || src->shape[axes[na - 1]] % ru)) ru = 1;
+    if (ru > 1 && (!na || src->shape[axes[na - 1]] % ru || src->sym[axes[na - 1]])) ru = 1;
     int nacc = nl * (int)ru;
     hcq_ir_ref *acc = calloc((size_t)nacc, sizeof *acc);
     tt_lane *sub = calloc((size_t)nacc, sizeof *sub);
@@ -286,7 +294,10 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
             int64_t s = src->shape[axes[a]];
             bool up = a == na - 1 && ru > 1;
             int64_t trip = up ? s / ru : s;
-            hcq_ir_ref r = tt_irb_range(b, i32c(L, 0), i32c(L, trip));
+            /* a variable dim: its shape entry is the upper bound; the loop
+             * runs to the value (never upcast: tt_lower's plan) */
+            int sv = src->sym[axes[a]];
+            hcq_ir_ref r = tt_irb_range(b, i32c(L, 0), sv ? tt_var_param(L, sv) : i32c(L, trip));
             loops[nloops++] = r;
             L->mult *= (double)trip;
             const tt_sx *v = tt_sx_var(&L->sym, 0, trip - 1, r);
@@ -465,6 +476,9 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
         return;
     case TT_INDEX:
         for (int l = 0; l < nl; l++) out[l] = tt_em_sx(L, lanes[l].idx[n->axes]);
+        return;
+    case TT_SYMVAL:
+        for (int l = 0; l < nl; l++) out[l] = tt_var_param(L, (int)n->axes);
         return;
     case TT_RAND:
         for (int l = 0; l < nl; l++) out[l] = em_rand(L, n, &lanes[l]);

@@ -196,6 +196,8 @@ static void gwalk(g_state *G, g_item *it, tt_node *n, bool same, bool mp, int de
     if (n->gseen & bit) return;
     bool first = !n->gseen, first_mp = mp && !(n->gseen & 0xc);
     n->gseen |= bit;
+    for (int d = 0; first && d < n->ndim; d++)
+        if (n->sym[d] && n->sym[d] <= G->ctx->nsyms) add_in(G, it, &G->ctx->syms[n->sym[d] - 1]);
     switch ((tt_op)n->op) {
     case TT_BUF:
         if (first) add_in(G, it, n->buf);
@@ -203,6 +205,9 @@ static void gwalk(g_state *G, g_item *it, tt_node *n, bool same, bool mp, int de
         return;
     case TT_RAND:
         if (first) add_in(G, it, n);
+        return;
+    case TT_SYMVAL: /* a kernel argument, as a variable dim's value is */
+        if (first) add_in(G, it, &G->ctx->syms[n->axes - 1]);
         return;
     case TT_CONST:
     case TT_INDEX: return;
@@ -241,7 +246,8 @@ static int64_t red_size(const tt_node *r)
 static bool same_structure(const g_item *a, const g_item *b)
 {
     const tt_node *x = a->x, *y = b->x;
-    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, x->ndim * sizeof *x->shape)) return false;
+    if (x->ndim != y->ndim || memcmp(x->shape, y->shape, x->ndim * sizeof *x->shape) || memcmp(x->sym, y->sym, sizeof x->sym))
+        return false;
     return (!a->red && !b->red) || (a->red && b->red && tt_same_reduce(a->red, b->red));
 }
 

@@ -63,6 +63,8 @@ void tt_em(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out);
 hcq_ir_ref tt_em_sx(tt_lw *L, const tt_sx *x);
 /* sum(idx[d] * row-major stride[d]) over a shape */
 const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, int ndim);
+/* The i32 param holding the value of variable `var` (1-based). */
+hcq_ir_ref tt_var_param(tt_lw *L, int var);
 /* The param holding buf, or rand's seed (registered before emission). */
 hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand);
 /* The index a view maps lane idx to in its source, and the validity of

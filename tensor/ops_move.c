@@ -68,6 +68,10 @@ static tt_node *mv_view(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 {
     tt_node *r = mv_view(a, kind, x);
+    if (r && tt_has_sym(a) && tt_sym_move(r, a, kind, x)) { /* a variable dim the movement cannot keep */
+        tt_node_unref(r);
+        return NULL;
+    }
     if (r) tt_ad_move(r, a, kind, x);
     return r;
 }

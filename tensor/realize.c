@@ -165,18 +165,34 @@ static hcq_status capture_written(tt_capture *c, tt_buf *b)
     return HCQ_OK;
 }
 
-static int capture_var(tt_capture *c, uint64_t stream)
+uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v)
 {
-    for (uint32_t k = 0; k < c->nvars; k++)
-        if (c->rstreams[k] == stream) return (int)k;
+    switch (v->kind) {
+    case TT_GV_SEED: return tt_rand_seed(ctx, v->stream);
+    case TT_GV_DIM: return (uint64_t)ctx->syms[v->var - 1].val;
+    case TT_GV_GRID: {
+        uint64_t items = (uint64_t)ctx->syms[v->var - 1].val * v->per, g = (items + v->div - 1) / v->div;
+        return g ? g : 1; /* a launch has a group at least; its items are gated off */
+    }
+    }
+    return 0;
+}
+
+/* the graph variable for v (the same one for the same seed, dim or grid) */
+static int capture_gvar(tt_capture *c, tt_gvar v)
+{
+    for (uint32_t k = 0; k < c->nvars; k++) {
+        const tt_gvar *o = &c->vars[k];
+        if (o->kind == v.kind && o->stream == v.stream && o->var == v.var && o->per == v.per && o->div == v.div) return (int)k;
+    }
     if (c->nvars == c->vcap) {
         uint32_t nc = c->vcap ? c->vcap * 2 : 8;
-        uint64_t *nv = base_realloc_array(c->rstreams, nc, sizeof *nv);
+        tt_gvar *nv = base_realloc_array(c->vars, nc, sizeof *nv);
         if (!nv) return -1;
-        c->rstreams = nv;
+        c->vars = nv;
         c->vcap = nc;
     }
-    c->rstreams[c->nvars] = stream;
+    c->vars[c->nvars] = v;
     return (int)c->nvars++;
 }
 
@@ -192,11 +208,21 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
     }
     for (uint32_t i = 0; i < key->nin; i++) {
         const tt_input *in = &key->in[i];
+        if (in->var) { /* a variable size's value: a graph variable when capturing */
+            bufs[no + i] = NULL;
+            args[no + i] = hcq_arg_i32((int32_t)ctx->syms[in->var - 1].val);
+            if (ctx->capture) {
+                int k = capture_gvar(ctx->capture, (tt_gvar){.kind = TT_GV_DIM, .var = in->var});
+                if (k < 0) return HCQ_ENOMEM;
+                args[no + i] = hcq_arg_scalar(4, HCQ_VAR(k));
+            }
+            continue;
+        }
         if (in->rand) {
             bufs[no + i] = NULL;
             args[no + i] = hcq_arg_u64(in->rand->seed);
             if (ctx->capture) { /* a graph variable, so replays draw new numbers */
-                int k = capture_var(ctx->capture, in->rand->rstream);
+                int k = capture_gvar(ctx->capture, (tt_gvar){.kind = TT_GV_SEED, .stream = in->rand->rstream});
                 if (k < 0) return HCQ_ENOMEM;
                 args[no + i] = hcq_arg_scalar(8, HCQ_VAR(k));
             }
@@ -212,6 +238,15 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
     for (uint32_t i = 0; i < nargs; i++)
         if (bufs[i]) args[i] = hcq_arg_buffer(bufs[i]->hb);
     hcq_dims dims = hcq_dims_3d(ke->grid[0], ke->grid[1], ke->grid[2], ke->block[0], ke->block[1], ke->block[2]);
+    if (ke->var) { /* as many groups as the variable's value needs; a graph variable when capturing */
+        tt_gvar gv = {.kind = TT_GV_GRID, .var = ke->var, .per = ke->per, .div = ke->div};
+        dims.grid[0] = HCQ_IMM(tt_gvar_value(ctx, &gv));
+        if (ctx->capture) {
+            int k = capture_gvar(ctx->capture, gv);
+            if (k < 0) return HCQ_ENOMEM;
+            dims.grid[0] = HCQ_VAR(k);
+        }
+    }
     hcq_status s;
     for (uint32_t o = 0; o < no; o++) tt_buf_written(outs[o]); /* in device order: a capture's graph runs as soon as it is made */
     if (ctx->capture) {
@@ -247,6 +282,9 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, cons
     memcpy(e.block, lw.block, sizeof e.block);
     memcpy(e.name, lw.name, sizeof e.name);
     e.flops = lw.flops;
+    e.var = lw.var;
+    e.per = lw.per;
+    e.div = lw.div;
     tt_kcache_add(ctx, key, &e); /* on failure the next realize lowers again */
     *out = e;
     return HCQ_OK;
@@ -270,7 +308,9 @@ static hcq_status run_kernel(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, tt_k
     for (uint32_t i = 0; i < nx && !s; i++) {
         bufs[i] = xs[i]->assign; /* hcq_assign's destination (the reference moves to bufs[i]) */
         xs[i]->assign = NULL;
-        if (!bufs[i]) bufs[i] = tt_buf_alloc(ctx, (uint64_t)tt_numel(xs[i]->shape, xs[i]->ndim) * hcq_dtype_size((hcq_dtype)xs[i]->dtype));
+        /* a capture's buffers serve every value of a variable dim: its upper bound */
+        int64_t numel = tt_numel_sym(ctx, xs[i], ctx->capture != NULL);
+        if (!bufs[i]) bufs[i] = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)xs[i]->dtype));
         if (!bufs[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
     }
     if (!s && tt_numel(x->shape, x->ndim)) { /* (a group's nodes share their shape) */
@@ -307,6 +347,7 @@ hcq_status tt_realize_contiguous(hcq_ctx *ctx, tt_node *n)
 {
     tt_node *c = tt_node_new(ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
     if (!c) return HCQ_ENOMEM;
+    memcpy(c->sym, n->sym, sizeof c->sym);
     tt_view_init(&c->view, n->shape, n->ndim);
     c->contig = true;
     tt_node_ref(n);

@@ -81,6 +81,7 @@ static uint32_t op_cost(tt_op op)
     case TT_CONST:
     case TT_VIEW:
     case TT_INDEX:
+    case TT_SYMVAL:
     case TT_BITCAST: return 0;
     case TT_EXP2:
     case TT_LOG2:
@@ -138,7 +139,7 @@ static void mark(sched_state *S, tt_node *x)
 
 static bool is_leaf(const tt_node *x)
 {
-    return x->op == TT_BUF || x->op == TT_CONST || x->op == TT_INDEX || x->op == TT_RAND;
+    return x->op == TT_BUF || x->op == TT_CONST || x->op == TT_INDEX || x->op == TT_RAND || x->op == TT_SYMVAL;
 }
 
 static bool cheap_table(const tt_node *x) { return x->op == TT_CONST || tt_is_buffer_view(x); }
@@ -287,7 +288,7 @@ static void inputs_of(sched_state *S, tt_node *x, const tt_node *root, uint32_t 
     touch(S->ctx, S->round, x);
     if (x->counted == stamp) return;
     x->counted = stamp;
-    if ((x != root && x->mat) || x->op == TT_RAND) in_add(s, x);
+    if ((x != root && x->mat) || x->op == TT_RAND || x->op == TT_SYMVAL) in_add(s, x);
     else if (x->op == TT_BUF) in_add(s, x->buf);
     else
         for (int i = 0; i < x->nsrc; i++) inputs_of(S, x->src[i], root, stamp, s);

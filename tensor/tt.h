@@ -68,6 +68,7 @@ typedef enum tt_op {
     TT_GATHER, /* src[0] table, src[1] i32 indexes; axis in `axes` */
     TT_INDEX,  /* i32: the element's index along axis `axes` */
     TT_RAND,   /* u32: hash of (seed, linear element index) */
+    TT_SYMVAL, /* i32: every element is the value of symbolic variable `axes` (symdim.c) */
     TT_OP_COUNT
 } tt_op;
 
@@ -110,6 +111,9 @@ typedef struct tt_node {
     bool contig; /* must be materialized when realized (hcq_contiguous) */
     uint32_t axes;
     int64_t shape[TT_MAX_DIMS];
+    /* 0, or 1 + the context's symbolic variable that dim d is (its shape
+     * entry then holds the value bound at trace time; symdim.c) */
+    uint8_t sym[TT_MAX_DIMS];
     struct tt_node *src[3];
     tt_val cv;   /* CONST value, VIEW padding value */
     uint64_t seed;
@@ -132,7 +136,7 @@ typedef struct tt_node {
     uint32_t grep_epoch;
     /* lowering scratch (lower.c): on a path from a root to the main
      * reduction, valid when lstamp is the lowering's */
-    uint32_t lstamp;
+    uint32_t lstamp, sstamp; /* sstamp: symdim.c's walks */
     bool lpath;
     /* autodiff (grad.c): ad_state is a tt_ad_state; ad the record of how
      * the node was made, kept when it is realized (NULL unless needed) */
@@ -164,6 +168,7 @@ typedef struct tt_input {
     tt_buf *buf;
     const struct tt_node *rand;
     hcq_dtype dtype; /* the buffer's element dtype */
+    uint8_t var;     /* 1 + a symbolic variable: its value (an i32 scalar) */
 } tt_input;
 
 #define TT_MAX_PARAMS 64
@@ -187,7 +192,22 @@ typedef struct tt_kentry {
     uint32_t grid[3], block[3];
     char name[64];
     double flops;
+    /* symbolic: the launch has (var's value) * per items, div to a group
+     * (grid[0] is for the variable's upper bound) */
+    uint8_t var;
+    uint64_t per;
+    uint32_t div;
 } tt_kentry;
+
+/* A graph variable of a JIT's capture: a random stream's seed, a
+ * variable dim's value, or a launch's groups for it. */
+typedef enum { TT_GV_SEED, TT_GV_DIM, TT_GV_GRID } tt_gv_kind;
+typedef struct tt_gvar {
+    uint8_t kind, var;
+    uint64_t stream; /* TT_GV_SEED: the context's stream (absolute) */
+    uint64_t per;    /* TT_GV_GRID: ceil(value * per / div) groups */
+    uint32_t div;
+} tt_gvar;
 
 /* Where launches go while a JIT captures. */
 typedef struct tt_capture {
@@ -196,10 +216,12 @@ typedef struct tt_capture {
     uint32_t nbufs, cap;
     uint32_t kernels;
     hcq_status err;
-    /* random seeds are graph variables, so a replay draws new numbers as
-     * calling the function again would: variable k is the seed of stream
-     * rstreams[k], counted from the stream the capture started at */
-    uint64_t stream0, *rstreams;
+    /* graph variables, computed for each replay (tt_gvar_value): random
+     * seeds, so a replay draws new numbers as calling the function again
+     * would (streams counted from the one the capture started at), and a
+     * variable dim's value with the launch sizes that follow it */
+    uint64_t stream0;
+    struct tt_gvar *vars;
     uint32_t nvars, vcap;
     /* the JIT's input buffers (replays swap them, so no layout copy of
      * them is baked into the graph) */
@@ -213,6 +235,14 @@ typedef struct tt_capture {
     struct tt_layout_use *uses;
     uint32_t nuses, ucap;
 } tt_capture;
+
+/* A symbolic dimension: a named size in [lo, hi], bound to val while a
+ * JIT that declared it runs (symdim.c). */
+#define TT_MAX_SYMS 4
+typedef struct tt_symvar {
+    char name[32];
+    int64_t lo, hi, val;
+} tt_symvar;
 
 struct hcq_ctx {
     hcq_device *dev;
@@ -236,6 +266,8 @@ struct hcq_ctx {
     uint32_t count_stamp; /* the scheduler's input counts (tt_node.counted) */
     bool sched_quiet;     /* a schedule only looked at (assign.c): no HCQ_DEBUG lines */
     uint32_t grep_epoch;  /* the last second scheduling pass (tt_node.grep_epoch) */
+    tt_symvar syms[TT_MAX_SYMS];
+    uint32_t nsyms, sym_stamp;
     /* HCQ_DEBUG >= 2: timed launches */
     hcq_queue *dbg_q;
     hcq_signal *dbg_t[2], *dbg_done;
@@ -553,6 +585,9 @@ typedef struct tt_lowered {
     char name[64];
     uint32_t grid[3], block[3];
     double flops;
+    uint8_t var; /* see tt_kentry */
+    uint64_t per;
+    uint32_t div;
 } tt_lowered;
 /* Lowers the nodes (one shape and loop structure; their sources realized
  * or fused) to a kernel that stores root i's elements row-major in param
@@ -588,7 +623,50 @@ void tt_set_launch_hook(tt_launch_hook_fn fn);
  * (assign.c; new reference, taking none) */
 tt_node *tt_copy_node(tt_node *v, tt_buf *into);
 
+/* ** symbolic dimensions (symdim.c)
+ * A JIT input's dim can be a variable (hcq_jit_dim): the input's node
+ * carries the mark while the function is traced, every op propagates it
+ * (tt_sym_*), kernels take the variable's value as an i32 argument and
+ * their launch size follows it, so one kernel and one capture serve every
+ * value in range. The shape entry of a marked dim holds the traced value;
+ * keys name the variable instead, and the lowering sees its upper bound.
+ * What would bake the value into a kernel is refused with HCQ_ENOTSUP. */
+static inline bool tt_has_sym(const tt_node *n)
+{
+    for (int d = 0; d < n->ndim; d++)
+        if (n->sym[d]) return true;
+    return false;
+}
+/* the marks of the op's result from its (broadcast) operands; an error
+ * (HCQ_ENOTSUP) when a fixed size meets a variable or two variables meet */
+hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim, uint8_t *out, const char *fn);
+/* r = movement of a: r's marks, or HCQ_ENOTSUP where the movement would
+ * need the variable's value (pad, shrink, flip, step or window along it,
+ * a reshape merging or splitting it) */
+hcq_status tt_sym_move(tt_node *r, const tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+/* the context's variable k (1-based), or NULL */
+tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k);
+/* elements of n with variable dims at their upper bound (buffers a
+ * capture allocates serve every value) or their bound value */
+int64_t tt_numel_sym(const hcq_ctx *ctx, const tt_node *n, bool upper);
+/* dim d's size, or a variable's upper bound: what a choice of graph
+ * (a copy, a split) that must not depend on the traced value looks at */
+int64_t tt_dim_upper(const hcq_ctx *ctx, const tt_node *n, int d);
+/* i32 node: the product of the sizes of a's dims in mask, variables
+ * included (a mean's count); NULL with an error */
+tt_node *tt_sym_count(hcq_ctx *ctx, const tt_node *a, uint32_t mask);
+/* The lowering of kernels over nodes with variable dims: for the kernel
+ * writing roots, each marked shape entry (nodes and views) is set to the
+ * variable's upper bound until tt_sym_restore; HCQ_ENOTSUP (nothing
+ * changed) where the kernel would need the variable's value in index
+ * arithmetic. *var is the variable of the roots' outermost dim (0: none). */
+typedef struct tt_symsave tt_symsave;
+hcq_status tt_sym_substitute(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_symsave **save, int *var);
+void tt_sym_restore(tt_symsave *save);
+
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);
+/* a capture's graph variable now (realize.c); a seed's stream as given */
+uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v);
 
 #endif

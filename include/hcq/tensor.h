@@ -169,6 +169,7 @@ typedef struct hcq_ctx_stats {
     uint64_t graph_replays; /* JIT replays */
     uint64_t tensors;       /* live tensors */
     uint64_t buffer_bytes;  /* device memory the context holds (live and cached) */
+    uint64_t captures;      /* JIT captures (graphs recorded: hcq_jit_run's second run) */
 } hcq_ctx_stats;
 HCQ_API hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out);
 
@@ -485,6 +486,27 @@ HCQ_API hcq_status hcq_jit_destroy(hcq_jit *j);
 HCQ_API hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout);
 /* Kernels in the captured graph; 0 before the capture. */
 HCQ_API uint32_t hcq_jit_kernel_count(const hcq_jit *j);
+/* Symbolic dimensions: dim `axis` of input `input` is the variable `name`,
+ * any size in [lo, hi] (1 <= lo <= hi), bound to the input's size on each
+ * run. The JIT then captures once and replays for every size in range;
+ * each kernel is compiled once for the variable, not per size (it takes
+ * the value as an argument: loop bounds, launch sizes and the divisors
+ * of means follow it), and outputs with that dim have the run's size.
+ * Several inputs may share a variable (a batch of images and its labels:
+ * their sizes must agree); one name has one range in a context. Declare
+ * before the first run. The first two runs trace the function, and need
+ * a size of at least 2 (a size of 1 would broadcast); later runs take any
+ * size in range, and one outside it is HCQ_EINVAL. Supported: the
+ * variable as the outermost dim of what the kernels store and read
+ * (inference over a batch: linear layers, matmul, softmax, layernorm,
+ * means, cross-entropy, elementwise ops and reshapes keeping the dim).
+ * Not yet (HCQ_ENOTSUP, saying where): a kernel indexing a tensor whose
+ * variable dim is not its outermost (the backward pass of a matmul over
+ * the batch), padding, slicing, flipping or windowing the variable dim,
+ * a reshape merging it with others, gathers along it, two variables in
+ * one kernel, random tensors of a variable size. Tensors made inside fn
+ * with a variable dim must not be kept past the run. */
+HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,240 @@
+/* Symbolic dimensions (hcq_jit_dim, tensor/symdim.c) on the device under
+ * test: a JIT whose batch is a variable captures once and compiles each
+ * kernel once, then replays for any batch in range with the results of
+ * the eager ops (up to the order of sums: the kernels' plans are chosen
+ * for the variable's upper bound); sizes out of range, a size of 1 while
+ * tracing and what this version cannot express are clear errors. */
+#include "tensortest.h"
+
+#include "base/base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(api_tensor_symdim, .init = tx_setup, .fini = tx_teardown, .timeout = 480);
+
+enum { F = 24, H = 300, C = 10 };
+
+typedef struct model {
+    hcq_tensor *w1, *b1, *w2, *b2, *g, *beta;
+} model;
+
+/* a linear layer, layernorm over 300 features (a work-group per row on
+ * GPU-style plans), relu, a linear layer, softmax; its mean over the
+ * batch; and a cross-entropy against labels of the same batch */
+static hcq_tensor *forward(model *m, hcq_tensor *x)
+{
+    hcq_tensor *h = hcq_relu(hcq_layernorm(hcq_linear(x, m->w1, m->b1), 1, m->g, m->beta, 1e-5));
+    return hcq_linear(h, m->w2, m->b2);
+}
+
+static hcq_status infer(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    hcq_tensor *logits = forward(user, in[0]);
+    out[0] = hcq_softmax(logits, -1);
+    out[1] = hcq_mean(out[0], HCQ_AXES(0), false);
+    out[2] = hcq_cross_entropy(logits, in[1]);
+    return out[0] && out[1] && out[2] ? HCQ_OK : hcq_error_status();
+}
+
+static model make_model(void)
+{
+    model m = {
+        .w1 = tx_rand(HCQ_F32, TX_SHAPE(H, F), -0.3, 0.3, 1, NULL),
+        .b1 = tx_rand(HCQ_F32, TX_SHAPE(H), -0.1, 0.1, 2, NULL),
+        .w2 = tx_rand(HCQ_F32, TX_SHAPE(C, H), -0.1, 0.1, 3, NULL),
+        .b2 = tx_rand(HCQ_F32, TX_SHAPE(C), -0.1, 0.1, 4, NULL),
+        .g = tx_rand(HCQ_F32, TX_SHAPE(H), 0.5, 1.5, 5, NULL),
+        .beta = tx_rand(HCQ_F32, TX_SHAPE(H), -0.1, 0.1, 6, NULL),
+    };
+    T_OK(hcq_realize_all((hcq_tensor *[]){m.w1, m.b1, m.w2, m.b2, m.g, m.beta}, 6));
+    return m;
+}
+
+static hcq_tensor *labels(int64_t b)
+{
+    int32_t *l = malloc((size_t)b * 4);
+    for (int64_t i = 0; i < b; i++) l[i] = (int32_t)((i * 7 + 3) % C);
+    hcq_tensor *t = T_NONNULL(hcq_from_data(tx_ctx, HCQ_I32, HCQ_SHAPE(b), l));
+    free(l);
+    return t;
+}
+
+static uint64_t stat_programs(void)
+{
+    hcq_ctx_stats s;
+    T_OK(hcq_ctx_get_stats(tx_ctx, &s));
+    return s.programs;
+}
+
+static uint64_t stat_captures(void)
+{
+    hcq_ctx_stats s;
+    T_OK(hcq_ctx_get_stats(tx_ctx, &s));
+    return s.captures;
+}
+
+Test(api_tensor_symdim, one_capture_serves_every_batch)
+{
+    static const int64_t sizes[] = {8, 32, 100, 1, 257, 8};
+    model m = make_model();
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, infer, &m));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 300));
+    T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, 300));
+    uint64_t compiled_first = 0, captures0 = stat_captures();
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, F), -1, 1, 10 + (uint32_t)r, NULL), *y = labels(b), *out[3];
+        T_OK(hcq_realize_all((hcq_tensor *[]){x, y}, 2));
+        uint64_t p0 = stat_programs();
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, y}, 2, out, 3));
+        uint64_t built = stat_programs() - p0;
+        if (r == 0) compiled_first = built;
+        else cr_assert_eq(built, 0, "batch %lld: %llu kernels compiled again", (long long)b, (unsigned long long)built);
+        cr_assert_eq(hcq_tensor_dim(out[0], 0), b, "the output has the run's batch");
+        /* the eager ops on the same inputs */
+        hcq_tensor *lg = forward(&m, x), *ref[3] = {hcq_softmax(lg, -1), NULL, NULL};
+        ref[1] = hcq_mean(ref[0], HCQ_AXES(0), false);
+        ref[2] = hcq_cross_entropy(lg, y);
+        double *got = malloc((size_t)b * C * sizeof *got), *want = malloc((size_t)b * C * sizeof *want);
+        int64_t n[3] = {b * C, C, 1};
+        for (int k = 0; k < 3; k++) {
+            tx_read(out[k], got, n[k]);
+            tx_read(ref[k], want, n[k]);
+            tx_close(got, want, n[k], 1e-5, 1e-6, k == 0 ? "softmax" : k == 1 ? "its mean over the batch" : "cross-entropy");
+        }
+        free(got);
+        free(want);
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(stat_captures() - captures0, 1, "one capture");
+    cr_assert_gt(compiled_first, 0);
+    /* each kernel compiled once (and on CPU-style targets the K-major
+     * weights' copies, made once and kept outside the graph) */
+    cr_assert_leq(compiled_first, hcq_jit_kernel_count(j) + 2, "each kernel compiled once: %llu for %u kernels",
+                  (unsigned long long)compiled_first, hcq_jit_kernel_count(j));
+    T_OK(hcq_jit_destroy(j));
+}
+
+static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_sum(in[0], HCQ_AXES(1), false);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symdim, sizes_out_of_range_and_ones_while_tracing_are_refused)
+{
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, sum_rows, NULL));
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "rows", 0, 8), HCQ_EINVAL);
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "rows", 5, 4), HCQ_EINVAL);
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "", 1, 4), HCQ_EINVAL);
+    T_OK(hcq_jit_dim(j, 0, 0, "rows", 1, 64));
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "rows", 1, 64), HCQ_EINVAL, "declared twice");
+    hcq_jit *k = T_NONNULL(hcq_jit_create(tx_ctx, sum_rows, NULL));
+    cr_assert_eq(hcq_jit_dim(k, 0, 0, "rows", 1, 32), HCQ_EINVAL, "one name, one range");
+    cr_assert(strstr(hcq_error_message(), "one range"), "%s", hcq_error_message());
+    T_OK(hcq_jit_destroy(k));
+    hcq_tensor *out;
+    hcq_tensor *one = tx_rand(HCQ_F32, TX_SHAPE(1, 5), -1, 1, 1, NULL);
+    cr_assert_eq(hcq_jit_run(j, &one, 1, &out, 1), HCQ_EINVAL, "a size of 1 while tracing");
+    cr_assert(strstr(hcq_error_message(), "broadcasts"), "%s", hcq_error_message());
+    hcq_tensor *big = tx_rand(HCQ_F32, TX_SHAPE(65, 5), -1, 1, 2, NULL);
+    cr_assert_eq(hcq_jit_run(j, &big, 1, &out, 1), HCQ_EINVAL, "65 rows: out of range");
+    cr_assert(strstr(hcq_error_message(), "outside the range of 'rows', [1, 64]"), "%s", hcq_error_message());
+    for (int r = 0; r < 4; r++) {
+        double x[7 * 5], got[7];
+        int64_t rows = r == 3 ? 1 : 3 + 2 * r; /* 1 only once captured */
+        hcq_tensor *t = tx_rand(HCQ_F32, TX_SHAPE(rows, 5), -1, 1, 3 + (uint32_t)r, x);
+        T_OK(hcq_jit_run(j, &t, 1, &out, 1));
+        tx_read(out, got, rows);
+        for (int i = 0; i < rows; i++) {
+            double w = 0;
+            for (int c = 0; c < 5; c++) w += x[i * 5 + c];
+            cr_assert(fabs(got[i] - w) < 1e-5, "run %d row %d: %g, want %g", r, i, got[i], w);
+        }
+    }
+    cr_assert_eq(hcq_jit_run(j, &big, 1, &out, 1), HCQ_EINVAL, "out of range on a replay too");
+    hcq_tensor *wide = tx_rand(HCQ_F32, TX_SHAPE(4, 6), -1, 1, 9, NULL);
+    cr_assert_eq(hcq_jit_run(j, &wide, 1, &out, 1), HCQ_EINVAL, "a fixed dim changed");
+    cr_assert_eq(hcq_jit_dim(j, 0, 1, "cols", 1, 8), HCQ_ESTATE, "declared after the first run");
+    T_OK(hcq_jit_destroy(j));
+}
+
+/* what needs the variable's value in index arithmetic: HCQ_ENOTSUP from
+ * the op or the kernel, naming the variable dim */
+static hcq_status pad_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_pad(in[0], (const int64_t[]){1, 0, 0, 0}, 2, 0.0);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+static hcq_status fixed_meets_variable(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)nin, (void)nout, (void)user;
+    out[0] = hcq_add(in[0], hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(4, 5)));
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+static hcq_status train_step(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    hcq_tensor *w = user;
+    hcq_tensor *loss = hcq_mean(hcq_matmul(in[0], w), HCQ_ALL_AXES, false);
+    hcq_status s = hcq_backward(loss);
+    if (!s) s = hcq_realize(hcq_grad(w));
+    out[0] = loss;
+    return s;
+}
+
+Test(api_tensor_symdim, what_is_not_supported_says_so)
+{
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 1, NULL), *out;
+    hcq_jit_fn fns[2] = {pad_rows, fixed_meets_variable};
+    const char *want[2] = {"padding along dim 0", "a fixed 4"};
+    for (int f = 0; f < 2; f++) {
+        hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
+        T_OK(hcq_jit_dim(j, 0, 0, "n", 1, 64));
+        cr_assert_eq(hcq_jit_run(j, &x, 1, &out, 1), HCQ_ENOTSUP, "case %d: %s", f, hcq_error_message());
+        cr_assert(strstr(hcq_error_message(), want[f]), "%s", hcq_error_message());
+        T_OK(hcq_jit_destroy(j));
+    }
+    /* a matmul's backward over a variable batch transposes it inwards */
+    hcq_tensor *w = tx_rand(HCQ_F32, TX_SHAPE(5, 3), -1, 1, 2, NULL);
+    T_OK(hcq_realize(w));
+    T_OK(hcq_requires_grad(w, true));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, train_step, w));
+    T_OK(hcq_jit_dim(j, 0, 0, "n", 1, 64));
+    cr_assert_eq(hcq_jit_run(j, &x, 1, &out, 1), HCQ_ENOTSUP, "%s", hcq_error_message());
+    cr_assert(strstr(hcq_error_message(), "backward pass does not support"), "%s", hcq_error_message());
+    T_OK(hcq_jit_destroy(j));
+    /* and with the batch fixed, the same step runs */
+    j = T_NONNULL(hcq_jit_create(tx_ctx, train_step, w));
+    T_OK(hcq_jit_run(j, &x, 1, &out, 1));
+    T_OK(hcq_jit_destroy(j));
+}
+
+/* the queue layer's part: a graph whose launches take their sizes from
+ * variables accepts a smaller replacement for a buffer, down to what the
+ * caller says the graph reaches */
+Test(api_tensor_symdim, graph_buffer_need)
+{
+    hcq_device *dev = hcq_ctx_device(tx_ctx);
+    hcq_buffer *a = T_NONNULL(hcq_buffer_alloc(dev, 4096, HCQ_MEM_DEVICE)), *small = T_NONNULL(hcq_buffer_alloc(dev, 1024, HCQ_MEM_DEVICE));
+    hcq_buffer *other = T_NONNULL(hcq_buffer_alloc(dev, 64, HCQ_MEM_DEVICE));
+    hcq_graph *g = T_NONNULL(hcq_graph_create(dev));
+    T_OK(hcq_graph_copy(g, a, 0, a, 512, 256));
+    cr_assert_eq(hcq_graph_set_buffer(g, a, small), HCQ_EINVAL, "smaller than the original");
+    cr_assert_eq(hcq_graph_buffer_need(g, a, 8192), HCQ_EINVAL, "more than the buffer");
+    cr_assert_eq(hcq_graph_buffer_need(g, other, 64), HCQ_EINVAL, "a buffer the graph does not use");
+    T_OK(hcq_graph_buffer_need(g, a, 1024));
+    T_OK(hcq_graph_set_buffer(g, a, small));
+    T_OK(hcq_graph_destroy(g));
+    T_OK(hcq_buffer_free(a));
+    T_OK(hcq_buffer_free(small));
+    T_OK(hcq_buffer_free(other));
+}
