@@ -376,7 +376,7 @@ static void sched_lower_us(hcq_ctx *ctx, hcq_tensor *(*build)(hcq_ctx *, hcq_ten
             tt_lowered lw;
             tt_node *const *xs = sc.items + sc.kfirst[k];
             uint32_t nx = sc.kfirst[k + 1] - sc.kfirst[k];
-            if (tt_key_make(xs, nx, &key) || tt_lower(ctx, xs, nx, &key, &lw)) die("lower");
+            if (tt_key_make(ctx, xs, nx, &key) || tt_lower(ctx, xs, nx, &key, &lw)) die("lower");
             tt_lowered_free(&lw);
         }
         cv[r] = (now_s() - t0) / (sc.nk ? sc.nk : 1) * 1e6;

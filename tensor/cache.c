@@ -96,7 +96,11 @@ static bool put_dim(tt_key *k, const tt_node *n, int d, int64_t v)
 {
     if (!n->sym[d]) return key_put(k, (uint64_t)v);
     uint32_t slot;
-    return add_input(k, NULL, NULL, HCQ_I32, n->sym[d], &slot) && key_put(k, (uint64_t)K_SYM << 32 | n->sym[d]);
+    /* the upper bound too: the plan is made for it, and a slot can hold
+     * another variable once its JITs are gone */
+    int64_t hi = n->sym[d] <= k->ctx->nsyms ? k->ctx->syms[n->sym[d] - 1].hi : 0;
+    return add_input(k, NULL, NULL, HCQ_I32, n->sym[d], &slot) && key_put(k, (uint64_t)K_SYM << 32 | n->sym[d]) &&
+           key_put(k, (uint64_t)hi);
 }
 
 enum { K_REF = 0xfffffff0u };
@@ -133,8 +137,9 @@ static bool walk(tt_key *k, seen_map *m, const tt_node *n, bool *oom, int depth)
     return ok;
 }
 
-hcq_status tt_key_make(tt_node *const *roots, uint32_t nroots, tt_key *k)
+hcq_status tt_key_make(const hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_key *k)
 {
+    k->ctx = ctx;
     k->n = 0;
     k->nin = 0;
     k->nout = nroots;

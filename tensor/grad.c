@@ -399,6 +399,7 @@ hcq_tensor *hcq_detach(hcq_tensor *t)
     if (!n) return NULL;
     tt_node *c = tt_node_new(t->ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
     if (!c) return NULL;
+    memcpy(c->sym, n->sym, sizeof c->sym);
     tt_view_init(&c->view, n->shape, n->ndim);
     tt_node_ref(n);
     c->src[0] = n;

@@ -79,6 +79,7 @@ static void capture_drop(hcq_jit *j)
 static void jit_free(hcq_jit *j)
 {
     capture_drop(j);
+    for (int k = 0; k < j->nvdims; k++) j->ctx->syms[j->vdims[k].var - 1].users--;
     base_handle_remove(j, TT_H_JIT);
     free(j);
 }
@@ -163,18 +164,24 @@ hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_
     if (j->nvdims == JIT_MAX_VDIMS) return base_err(HCQ_ELIMIT, "%s: at most %d variable dims per JIT", fn, JIT_MAX_VDIMS);
     hcq_ctx *ctx = j->ctx;
     uint32_t k = 0;
-    while (k < ctx->nsyms && strcmp(ctx->syms[k].name, name)) k++;
+    while (k < ctx->nsyms && !(ctx->syms[k].users && !strcmp(ctx->syms[k].name, name))) k++;
     if (k < ctx->nsyms && (ctx->syms[k].lo != lo || ctx->syms[k].hi != hi))
-        return base_err(HCQ_EINVAL, "%s: '%s' was declared over [%lld, %lld] in this context; one name, one range", fn, name,
-                        (long long)ctx->syms[k].lo, (long long)ctx->syms[k].hi);
-    if (k == ctx->nsyms) {
-        if (k == TT_MAX_SYMS) return base_err(HCQ_ELIMIT, "%s: at most %d variables per context", fn, TT_MAX_SYMS);
-        tt_symvar *v = &ctx->syms[ctx->nsyms++];
+        return base_err(HCQ_EINVAL, "%s: '%s' is declared over [%lld, %lld] by a live JIT of this context; one name, one range", fn,
+                        name, (long long)ctx->syms[k].lo, (long long)ctx->syms[k].hi);
+    if (k == ctx->nsyms) { /* a new variable: a slot no live JIT uses (kernel keys name its range too) */
+        k = 0;
+        while (k < ctx->nsyms && ctx->syms[k].users) k++;
+        if (k == TT_MAX_SYMS)
+            return base_err(HCQ_ELIMIT, "%s: at most %d variables in use per context (destroy JITs you no longer need)", fn,
+                            TT_MAX_SYMS);
+        if (k == ctx->nsyms) ctx->nsyms++;
+        tt_symvar *v = &ctx->syms[k];
         snprintf(v->name, sizeof v->name, "%s", name);
         v->lo = lo;
         v->hi = hi;
         v->val = lo;
     }
+    ctx->syms[k].users++;
     j->vdims[j->nvdims++] = (jit_vdim){input, axis, (uint8_t)(k + 1)};
     return HCQ_OK;
 }
@@ -382,7 +389,8 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
     if (s) return s;
     for (int i = 0; i < nin && !s; i++) {
         hcq_buffer *orig = j->in[i].buf->hb, *now = in[i]->n->buf->hb;
-        if (orig) s = hcq_graph_set_buffer(j->cap.g, orig, now == orig ? NULL : now);
+        /* (an input no kernel reads is not the graph's) */
+        if (orig && in_graph(j, j->in[i].buf)) s = hcq_graph_set_buffer(j->cap.g, orig, now == orig ? NULL : now);
     }
     tt_buf *fresh[JIT_MAX_IO] = {0};
     int64_t oshape[JIT_MAX_IO][TT_MAX_DIMS];

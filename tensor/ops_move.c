@@ -520,6 +520,7 @@ hcq_tensor *hcq_contiguous(hcq_tensor *a)
     tt_view_init(&v, n->shape, n->ndim);
     tt_node *c = tt_node_new(a->ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
     if (!c) return NULL;
+    memcpy(c->sym, n->sym, sizeof c->sym);
     c->view = v;
     c->contig = true;
     tt_node_ref(n);

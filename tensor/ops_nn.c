@@ -288,8 +288,8 @@ hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
     hcq_tensor *lp = hcq_log_softmax(logits, 1);
     hcq_tensor *picked = hcq_gather(lp, 1, hcq_reshape(target, HCQ_SHAPE(N, 1)));
     hcq_tensor *total = hcq_neg(hcq_sum(picked, HCQ_ALL_AXES, false)), *loss;
-    if (l->sym[0]) /* a variable batch (hcq_jit_dim): divided by its value, as f32 like the scalar */
-        loss = hcq_div(total, hcq_cast(tt_wrap(ctx, tt_sym_count(ctx, l, 1u)), HCQ_F32));
+    if (l->sym[0]) /* a variable batch (hcq_jit_dim): divided by its value, rounded to the dtype as the scalar would be */
+        loss = hcq_div(total, hcq_cast(tt_wrap(ctx, tt_sym_count(ctx, l, 1u)), hcq_tensor_dtype(total)));
     else
         loss = hcq_div_s(total, (double)N);
     return scope_end(ctx, m, loss);

@@ -63,13 +63,15 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
         tt_node *c = tt_cast_node(a, out_dt);
         return c;
     }
-    if (sym) return plain_reduce(a, rop, axes, out_dt); /* neither folded by its size nor split */
-    if (R == 0) { /* an empty reduction is the identity */
+    if (R == 0) { /* an empty reduction is the identity (a variable dim is never 0) */
         int64_t s[TT_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
         hcq_dtype acc = out_dt;
-        return tt_const_node(NULL, out_dt, tt_val_cast(identity(rop, acc), acc, out_dt), s, a->ndim);
+        tt_node *c = tt_const_node(NULL, out_dt, tt_val_cast(identity(rop, acc), acc, out_dt), s, a->ndim);
+        for (int d = 0; c && d < a->ndim; d++) c->sym[d] = axes & (1u << d) ? 0 : a->sym[d];
+        return c;
     }
+    if (sym) return plain_reduce(a, rop, axes, out_dt); /* neither folded by its size nor split */
     if (a->op == TT_CONST) { /* every element is the same: no kernel */
         int64_t s[TT_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
@@ -202,7 +204,7 @@ static hcq_tensor *divide_by_count(hcq_tensor *s, const tt_node *a, uint32_t mas
     }
     hcq_tensor *n = tt_wrap(s->ctx, tt_sym_count(s->ctx, a, mask));
     if (correction) n = hcq_maximum(hcq_sub_s(n, correction), hcq_zeros(s->ctx, HCQ_I32, NULL, 0));
-    return hcq_div(s, hcq_cast(n, HCQ_F32));
+    return hcq_div(s, hcq_cast(n, hcq_tensor_dtype(s)));
 }
 
 static hcq_tensor *scope_end(hcq_ctx *ctx, size_t mark, hcq_tensor *out)

@@ -315,7 +315,7 @@ static hcq_status run_kernel(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, tt_k
     }
     if (!s && tt_numel(x->shape, x->ndim)) { /* (a group's nodes share their shape) */
         tt_kentry ke;
-        s = tt_key_make(xs, nx, key);
+        s = tt_key_make(ctx, xs, nx, key);
         if (!s) s = kernel_for(ctx, xs, nx, key, &ke);
         if (!s) s = launch(ctx, &ke, bufs, key);
     }

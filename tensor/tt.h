@@ -13,7 +13,9 @@
  * data, random numbers), ops_elem.c,
  * ops_move.c, ops_reduce.c, ops_nn.c (op builders), view.c (views),
  * sym.c (symbolic index arithmetic), irb.c (IR building with CSE),
- * schedule.c (what to materialize, in which order), emit.c (node -> IR
+ * schedule.c (what to materialize), group.c (which materialized nodes
+ * one kernel writes, in which order), symdim.c (variable dims of a
+ * JIT's inputs), emit.c (node -> IR
  * values), lower.c (kernel skeletons and per-device plans), cache.c
  * (kernels by AST, programs by IR), realize.c (buffers, launches), jit.c
  * (capture and replay), grad.c and grad_rules.c (autodiff records and the
@@ -180,6 +182,7 @@ typedef struct tt_key {
     uint64_t hash;
     tt_input in[TT_MAX_PARAMS];
     uint32_t nin, nout; /* params: nout outputs, then in[0 .. nin) */
+    const struct hcq_ctx *ctx; /* its variables' ranges (symbolic dims) */
 } tt_key;
 
 /* A kernel cached by key. */
@@ -242,6 +245,7 @@ typedef struct tt_capture {
 typedef struct tt_symvar {
     char name[32];
     int64_t lo, hi, val;
+    uint32_t users; /* JIT dims declaring it; a slot nobody uses takes a new variable */
 } tt_symvar;
 
 struct hcq_ctx {
@@ -598,7 +602,7 @@ void tt_lower_scratch_free(hcq_ctx *ctx);
 
 /* ** caches (cache.c) */
 /* the key of the kernel writing roots (in order) */
-hcq_status tt_key_make(tt_node *const *roots, uint32_t nroots, tt_key *k);
+hcq_status tt_key_make(const hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_key *k);
 void tt_key_free(tt_key *k);
 const tt_kentry *tt_kcache_find(const hcq_ctx *ctx, const tt_key *k);
 void tt_kcache_add(hcq_ctx *ctx, const tt_key *k, const tt_kentry *e);

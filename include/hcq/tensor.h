@@ -5,8 +5,10 @@
  * (hcq_realize, or hcq_tensor_read which realizes first). Realizing
  * schedules the graph into as few kernels as correctness allows (chains of
  * elementwise ops fuse into the reduction or the store that consumes them;
- * movement ops are views and cost nothing), lowers each kernel to the
- * kernel IR with launch dimensions chosen for the device, compiles it
+ * movement ops are views and cost nothing; results of one shape and loop
+ * structure computed together, such as an optimizer's update of a
+ * parameter and its moments, are written by one kernel), lowers each
+ * kernel to the kernel IR with launch dimensions chosen for the device, compiles it
  * through the compiler's cache (and an in-memory one per context) and runs
  * it on the device's timeline.
  *
@@ -116,11 +118,12 @@
  * ** Debugging
  * HCQ_DEBUG=2 prints one line per kernel run (name, launch dims, device
  * time, GB/s, GFLOP/s), timing each launch on the device (this serialises
- * launches); HCQ_DEBUG=3 also prints the source the compiler generates for
+ * launches), and which results share a kernel (and why one of the same
+ * shape does not); HCQ_DEBUG=3 also prints the source the compiler generates for
  * each new kernel (targets built from C, CUDA or HIP). Kernel names say what
  * they are: E_ elementwise, R_ with a reduction, then the output dims, _rN
  * the reduction size, _uAxB a register tile, _aN accumulators per output,
- * _gN a work-group reduction. */
+ * _gN a work-group reduction, _oN N outputs. */
 #ifndef HCQ_TENSOR_H
 #define HCQ_TENSOR_H
 

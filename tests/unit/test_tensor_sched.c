@@ -146,7 +146,7 @@ Test(tensor_sched, deep_chains_are_cut)
 static hcq_status lower_node(hcq_ctx *ctx, tt_node *n, tt_lowered *lw)
 {
     tt_key key = {0};
-    hcq_status s = tt_key_make(&n, 1, &key);
+    hcq_status s = tt_key_make(ctx, &n, 1, &key);
     if (!s) s = tt_lower(ctx, &n, 1, &key, lw);
     tt_key_free(&key);
     return s;
@@ -279,9 +279,9 @@ Test(tensor_sched, grouped_reductions_in_gpu_style_plans)
     cr_assert_eq(sc.nk, 1, "three row sums: one kernel (%u)", sc.nk);
     tt_key key = {0};
     tt_lowered lw, one;
-    T_OK(tt_key_make(sc.items, 3, &key));
+    T_OK(tt_key_make(g, sc.items, 3, &key));
     T_OK(tt_lower(g, sc.items, 3, &key, &lw));
-    T_OK(tt_key_make(sc.items, 1, &key));
+    T_OK(tt_key_make(g, sc.items, 1, &key));
     T_OK(tt_lower(g, sc.items, 1, &key, &one));
     tt_key_free(&key);
     tt_sched_free(&sc);
