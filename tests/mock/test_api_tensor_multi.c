@@ -150,6 +150,27 @@ Test(api_tensor_multi, assignments_in_place)
     tx_read(ty, got, N);
     for (int i = 0; i < N; i++) want[i] = tx_round(HCQ_F32, x[i] * 2);
     tx_close(got, want, N, 0, 0, "y <- x * 2");
+    /* P <- P + 1, Q <- R's two halves summed, R <- R * 3: R's store would
+     * fit P's kernel, but moving it there would run it before Q's kernel
+     * reads R; so three kernels, and Q sums the old R */
+    double P[16], R[16], Q[8];
+    hcq_tensor *tP = tx_rand(HCQ_F32, TX_SHAPE(16), -1, 1, 11, P), *tR = tx_rand(HCQ_F32, TX_SHAPE(16), -1, 1, 12, R);
+    hcq_tensor *tQ = tx_rand(HCQ_F32, TX_SHAPE(8), -1, 1, 13, Q);
+    T_OK(hcq_realize_all((hcq_tensor *[]){tP, tQ, tR}, 3));
+    uint64_t k1 = kernels();
+    T_OK(hcq_assign_all((hcq_tensor *[]){tP, tQ, tR},
+                        (hcq_tensor *[]){hcq_add_s(tP, 1), hcq_sum(hcq_reshape(tR, HCQ_SHAPE(2, 8)), HCQ_AXES(0), false), hcq_mul_s(tR, 3)},
+                        3));
+    cr_assert_eq(kernels() - k1, 3, "P's, Q's and R's stores: %llu kernels", (unsigned long long)(kernels() - k1));
+    tx_read(tQ, got, 8);
+    for (int i = 0; i < 8; i++) want[i] = tx_round(HCQ_F32, R[i] + R[8 + i]);
+    tx_close(got, want, 8, 0, 0, "Q <- the old R's halves");
+    tx_read(tR, got, 16);
+    for (int i = 0; i < 16; i++) want[i] = tx_round(HCQ_F32, R[i] * 3);
+    tx_close(got, want, 16, 0, 0, "R <- R * 3");
+    tx_read(tP, got, 16);
+    for (int i = 0; i < 16; i++) want[i] = tx_round(HCQ_F32, P[i] + 1);
+    tx_close(got, want, 16, 0, 0, "P <- P + 1");
 }
 
 /* The demo's model (784-32-10, hcq demo's training part) on a small batch:
