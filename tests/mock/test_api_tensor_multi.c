@@ -171,6 +171,20 @@ Test(api_tensor_multi, assignments_in_place)
     tx_read(tP, got, 16);
     for (int i = 0; i < 16; i++) want[i] = tx_round(HCQ_F32, P[i] + 1);
     tx_close(got, want, 16, 0, 0, "P <- P + 1");
+    /* the same with the reader not an assignment: a loss realized in the
+     * pass (NULL destination) reads R after a kernel of R's shape (w); R's
+     * store must not join w's kernel, which runs before the loss */
+    double W[16];
+    hcq_tensor *tW = tx_rand(HCQ_F32, TX_SHAPE(16), -1, 1, 14, W);
+    T_OK(hcq_realize(tW));
+    double R2[16];
+    tx_read(tR, R2, 16);
+    hcq_tensor *w = hcq_contiguous(hcq_mul_s(tW, 2)), *loss = hcq_sum(hcq_mul(tR, w), HCQ_ALL_AXES, false);
+    T_OK(hcq_assign_all((hcq_tensor *[]){tP, NULL, tR}, (hcq_tensor *[]){hcq_add_s(tP, 1), loss, hcq_mul_s(tR, 3)}, 3));
+    double lv, lw = 0;
+    T_OK(hcq_tensor_item(loss, &lv));
+    for (int i = 0; i < 16; i++) lw += R2[i] * tx_round(HCQ_F32, W[i] * 2);
+    cr_assert(fabs(lv - lw) <= 1e-5 * (1 + fabs(lw)), "the loss reads the old R: %g, want %g", lv, lw);
 }
 
 /* The demo's model (784-32-10, hcq demo's training part) on a small batch:
