@@ -473,14 +473,6 @@ static hcq_status backward(hcq_ctx *ctx, tt_node *out, tt_node *seed)
     uint32_t n = 0;
     hcq_status s = collect(out, walk, &order, &n);
     if (s) return s;
-    for (uint32_t i = 0; i < n && !s; i++) /* the rules build their nodes at fixed sizes */
-        if (tt_has_sym(order[i]))
-            s = base_err(HCQ_ENOTSUP, "hcq_backward: the forward pass has a variable size (hcq_jit_dim), which the backward pass "
-                                      "does not support yet: train with a fixed batch size");
-    if (s) {
-        free(order);
-        return s;
-    }
     tt_gb B = {.ctx = ctx};
     /* leaves' new gradients, committed only when the whole pass is built */
     tt_node **lv = base_calloc(n ? n : 1, sizeof *lv), **lg = base_calloc(n ? n : 1, sizeof *lg);
@@ -560,6 +552,7 @@ hcq_status hcq_backward_with(hcq_tensor *t, hcq_tensor *grad)
                             "(hcq_backward_with seeds any other output)",
                             fn, (long long)tt_numel(n->shape, n->ndim));
         g = tt_const_node(t->ctx, (hcq_dtype)n->dtype, tt_val_from_double((hcq_dtype)n->dtype, 1.0), n->shape, n->ndim);
+        if (g) memcpy(g->sym, n->sym, sizeof g->sym);
     }
     if (!g) return hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
     bool prev = hcq_set_grad_enabled(false);

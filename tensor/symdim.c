@@ -17,12 +17,14 @@
  * outermost dim of what a kernel stores and of every buffer it reads (a
  * batch): elementwise ops, broadcasting, reshapes that keep the dim,
  * permutes, reductions over any dims (the variable's too), matmul with a
- * variable M, softmax and the nn layers over the other dims, means. What
- * needs the value in index arithmetic (a buffer whose variable dim is not
- * its outermost, as a matmul's backward makes; padding, shrinking,
- * flipping, striding or windowing the variable dim; a reshape merging it;
- * a gather along it; two variables in one kernel) is HCQ_ENOTSUP with a
- * message naming the variable. */
+ * variable M, softmax and the nn layers over the other dims, means, and
+ * the backward pass of all that (the gradients' products reduce over the
+ * batch through views; the rules' constants and broadcasts take the
+ * forward nodes' marks). What needs the value in index arithmetic (a
+ * buffer whose variable dim is not its outermost, as a contiguous copy of
+ * a transposed batch makes; padding, shrinking, flipping, striding or
+ * windowing the variable dim; a reshape merging it; a gather along it;
+ * two variables in one kernel) is HCQ_ENOTSUP with a message. */
 #include "tensor/tt.h"
 
 #include <stdlib.h>
@@ -213,8 +215,8 @@ static hcq_status not_outermost(const char *what)
 {
     return base_err(HCQ_ENOTSUP,
                     "a kernel would index %s whose variable dim (hcq_jit_dim) is not its outermost (or has two variables): its strides "
-                    "would depend on the variable's value, which this version does not support (a matmul's backward pass transposes "
-                    "the batch inwards: train with a fixed batch size)",
+                    "would depend on the variable's value, which this version does not support (a contiguous copy with the batch "
+                    "transposed inwards, for one)",
                     what);
 }
 

@@ -500,15 +500,18 @@ HCQ_API uint32_t hcq_jit_kernel_count(const hcq_jit *j);
  * before the first run. The first two runs trace the function, and need
  * a size of at least 2 (a size of 1 would broadcast); later runs take any
  * size in range, and one outside it is HCQ_EINVAL. Supported: the
- * variable as the outermost dim of what the kernels store and read
- * (inference over a batch: linear layers, matmul, softmax, layernorm,
- * means, cross-entropy, elementwise ops and reshapes keeping the dim).
- * Not yet (HCQ_ENOTSUP, saying where): a kernel indexing a tensor whose
- * variable dim is not its outermost (the backward pass of a matmul over
- * the batch), padding, slicing, flipping or windowing the variable dim,
- * a reshape merging it with others, gathers along it, two variables in
- * one kernel, random tensors of a variable size. Tensors made inside fn
- * with a variable dim must not be kept past the run. */
+ * variable as the outermost dim of what the kernels store and read (a
+ * batch: linear layers, matmul, softmax, layernorm, means, cross-entropy,
+ * elementwise ops and reshapes keeping the dim, and their backward pass
+ * with an optimizer step: training with a variable batch). Results match
+ * the eager ops up to the order of sums (the kernels' plans are made for
+ * the upper bound). Not yet (HCQ_ENOTSUP, saying where): a kernel indexing
+ * a tensor whose variable dim is not its outermost (a contiguous copy of
+ * a transposed batch), padding, slicing, flipping or windowing the
+ * variable dim, a reshape merging it with others (im2col convolutions),
+ * gathers along it, two variables in one kernel (batch and sequence),
+ * random tensors of a variable size. Tensors made inside fn with a
+ * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 
 #ifdef __cplusplus
