@@ -349,8 +349,8 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     size_t pos = (size_t)snprintf(out, size, "%s", P->main ? "R" : "E");
     for (int d = 0; d < root->ndim && pos + 24 < size; d++) {
         int64_t s = root->shape[d];
-        if (s == 1) continue;
-        pos += (size_t)snprintf(out + pos, size - pos, "_%lld", (long long)s);
+        if (s == 1) continue; /* (a variable dim: v and its upper bound) */
+        pos += (size_t)snprintf(out + pos, size - pos, root->sym[d] ? "_v%lld" : "_%lld", (long long)s);
     }
     if (P->main && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_r%llu", (unsigned long long)rsize);
     if ((P->up[0] > 1 || P->up[1] > 1) && pos + 24 < size)

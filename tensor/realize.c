@@ -129,8 +129,10 @@ static hcq_status timed_launch(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args
     if (s) return s;
     double us = (double)(hcq_signal_timestamp_ns(ctx->dbg_t[1]) - hcq_signal_timestamp_ns(ctx->dbg_t[0])) / 1000.0;
     double sec = us > 0 ? us * 1e-6 : 1e-9;
+    /* (a variable size's kernel: its flops are counted at the upper bound) */
+    double flops = ke->flops * (ke->grid[0] ? (double)dims.grid[0].imm / ke->grid[0] : 1);
     base_log(2, "%s: kernel %-32s grid %6u block %4u  %9.1f us  %8.2f GB/s  %8.2f GFLOP/s", ctx->props.id, ke->name,
-             ke->grid[0], ke->block[0], us, bytes / sec * 1e-9, ke->flops / sec * 1e-9);
+             (unsigned)dims.grid[0].imm, ke->block[0], us, bytes / sec * 1e-9, flops / sec * 1e-9);
     return HCQ_OK;
 }
 
@@ -237,10 +239,12 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
     }
     for (uint32_t i = 0; i < nargs; i++)
         if (bufs[i]) args[i] = hcq_arg_buffer(bufs[i]->hb);
-    hcq_dims dims = hcq_dims_3d(ke->grid[0], ke->grid[1], ke->grid[2], ke->block[0], ke->block[1], ke->block[2]);
+    uint32_t grid[3] = {ke->grid[0], ke->grid[1], ke->grid[2]};
+    hcq_dims dims = hcq_dims_3d(grid[0], grid[1], grid[2], ke->block[0], ke->block[1], ke->block[2]);
     if (ke->var) { /* as many groups as the variable's value needs; a graph variable when capturing */
         tt_gvar gv = {.kind = TT_GV_GRID, .var = ke->var, .per = ke->per, .div = ke->div};
-        dims.grid[0] = HCQ_IMM(tt_gvar_value(ctx, &gv));
+        grid[0] = (uint32_t)tt_gvar_value(ctx, &gv);
+        dims.grid[0] = HCQ_IMM(grid[0]);
         if (ctx->capture) {
             int k = capture_gvar(ctx->capture, gv);
             if (k < 0) return HCQ_ENOMEM;
@@ -260,7 +264,7 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
         s = hcq_debug_level() >= 2 ? timed_launch(ctx, ke->p, args, nargs, dims, ke, bytes) : hcq_launch(ke->p, args, nargs, dims);
         if (!s) ctx->stats.kernels++;
     }
-    if (!s && launch_hook && !ctx->capture) launch_hook(ctx, ke->k, args, nargs, no, ke->grid, ke->block);
+    if (!s && launch_hook && !ctx->capture) launch_hook(ctx, ke->k, args, nargs, no, grid, ke->block);
     return s;
 }
 

@@ -123,7 +123,8 @@
  * each new kernel (targets built from C, CUDA or HIP). Kernel names say what
  * they are: E_ elementwise, R_ with a reduction, then the output dims, _rN
  * the reduction size, _uAxB a register tile, _aN accumulators per output,
- * _gN a work-group reduction, _oN N outputs. */
+ * _gN a work-group reduction, _oN N outputs; _vN a variable dim (hcq_jit_dim)
+ * of upper bound N. */
 #ifndef HCQ_TENSOR_H
 #define HCQ_TENSOR_H
 
