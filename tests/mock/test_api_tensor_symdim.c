@@ -131,6 +131,55 @@ Test(api_tensor_symdim, one_capture_serves_every_batch)
     T_OK(hcq_jit_destroy(j));
 }
 
+/* Causal self-attention over a variable batch of fixed-length sequences:
+ * batched products (the batch outermost in every operand), a mask from
+ * index comparisons, softmax over the keys; as the eager ops give it. */
+enum { T = 8, D = 16 };
+typedef struct attn {
+    hcq_tensor *wq, *wk, *wv;
+} attn;
+
+static hcq_tensor *attend(attn *a, hcq_tensor *x)
+{
+    hcq_ctx *ctx = hcq_tensor_ctx(x);
+    hcq_tensor *q = hcq_matmul(x, a->wq), *k = hcq_matmul(x, a->wk), *v = hcq_matmul(x, a->wv);
+    hcq_tensor *sc = hcq_mul_s(hcq_matmul(q, hcq_transpose(k, -1, -2)), 0.25);
+    hcq_tensor *i = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, T, 1), HCQ_SHAPE(T, 1));
+    hcq_tensor *jj = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, T, 1), HCQ_SHAPE(1, T));
+    sc = hcq_where(hcq_ge(i, jj), sc, hcq_scalar(ctx, -1e30));
+    return hcq_matmul(hcq_softmax(sc, -1), v);
+}
+
+static hcq_status attend_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    out[0] = attend(user, in[0]);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symdim, causal_attention_over_a_variable_batch)
+{
+    static const int64_t sizes[] = {4, 9, 2, 33};
+    attn a = {tx_rand(HCQ_F32, TX_SHAPE(D, D), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(D, D), -0.5, 0.5, 2, NULL),
+              tx_rand(HCQ_F32, TX_SHAPE(D, D), -0.5, 0.5, 3, NULL)};
+    T_OK(hcq_realize_all((hcq_tensor *[]){a.wq, a.wk, a.wv}, 3));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, attend_fn, &a));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 64));
+    static double got[33 * T * D], want[33 * T * D];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, T, D), -1, 1, 50 + (uint32_t)r, NULL), *o;
+        T_OK(hcq_realize(x));
+        T_OK(hcq_jit_run(j, &x, 1, &o, 1));
+        tx_read(o, got, b * T * D);
+        tx_read(attend(&a, x), want, b * T * D);
+        tx_close(got, want, b * T * D, 1e-5, 1e-6, "attention");
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    T_OK(hcq_jit_destroy(j));
+}
+
 static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
