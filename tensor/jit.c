@@ -32,7 +32,7 @@ struct hcq_jit {
     hcq_ctx *ctx;
     hcq_jit_fn fn;
     void *user;
-    uint32_t runs;
+    uint32_t runs, captures;
     tt_capture cap;
     uint64_t streams; /* random streams one call of the function takes */
     int nin, nout;
@@ -107,6 +107,7 @@ void tt_jits_free(hcq_ctx *ctx)
 }
 
 uint32_t hcq_jit_kernel_count(const hcq_jit *j) { return live(j) ? j->cap.kernels : 0; }
+uint32_t hcq_jit_capture_count(const hcq_jit *j) { return live(j) ? j->captures : 0; }
 
 /* Inputs must be buffers of their own (so a replay can swap them). */
 static hcq_status prepare_inputs(hcq_jit *j, hcq_tensor *const *in, int nin)
@@ -356,7 +357,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             j->out[i].buf = copies[i]->buf;
             tt_buf_ref(j->out[i].buf);
         }
-        if (!s) ctx->stats.captures++;
+        if (!s) j->captures++;
         j->streams = ctx->rand_stream - j->cap.stream0;
         if (!s) s = need_sizes(j);
         if (!s) s = replay_graph(j, j->cap.stream0);

@@ -75,7 +75,7 @@ static int dt_variable_batch(hcq_ctx *ctx, dt_model *m, hcq_tensor *images)
             hcq_tensor_read(pred, got, (size_t)b * 4) ||
             hcq_tensor_read(hcq_argmax(dt_forward(m, x), -1, false), want, (size_t)b * 4))
             rc = dt_fail("variable batch");
-        captures += s1.captures - s0.captures;
+        captures = hcq_jit_capture_count(j);
         compiles += s1.programs - s0.programs;
         same = same && !rc && !memcmp(got, want, (size_t)b * 4);
         hcq_ctx_release(ctx, mark);

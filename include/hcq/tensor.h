@@ -173,7 +173,6 @@ typedef struct hcq_ctx_stats {
     uint64_t graph_replays; /* JIT replays */
     uint64_t tensors;       /* live tensors */
     uint64_t buffer_bytes;  /* device memory the context holds (live and cached) */
-    uint64_t captures;      /* JIT captures (graphs recorded: hcq_jit_run's second run) */
 } hcq_ctx_stats;
 HCQ_API hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out);
 
@@ -490,6 +489,9 @@ HCQ_API hcq_status hcq_jit_destroy(hcq_jit *j);
 HCQ_API hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout);
 /* Kernels in the captured graph; 0 before the capture. */
 HCQ_API uint32_t hcq_jit_kernel_count(const hcq_jit *j);
+/* Graphs the JIT has captured: 1 once captured (a failed capture is
+ * dropped and made again on the next run, counting again). */
+HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
 /* Symbolic dimensions: dim `axis` of input `input` is the variable `name`,
  * any size in [lo, hi] (1 <= lo <= hi), bound to the input's size on each
  * run. The JIT then captures once and replays for every size in range;
