@@ -18,6 +18,15 @@ hcq_status base_err_prefix(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
 /* The symbolic name of an errno value ("ENOENT"; either sign), "E?" if unknown. */
 const char *base_errno_name(int e);
 
+/* ** symbol versions (scripts/libhcq.map; include/hcq/base.h, ABI): the
+ * C function `impl` is exported as `name` at version `node`: BASE_SYMVER
+ * the default one programs link against now, BASE_SYMVER_OLD a version
+ * that programs built against older headers bind. impl is HCQ_API and not
+ * hcq_-prefixed, so the version script keeps its own name local. A static
+ * link sees `name` itself (the default version). */
+#define BASE_SYMVER(impl, name, node) __asm__(".symver " #impl ", " #name "@@" #node)
+#define BASE_SYMVER_OLD(impl, name, node) __asm__(".symver " #impl ", " #name "@" #node)
+
 /* ** environment, read once per process (tests may re-read) */
 typedef struct base_env {
     int debug;               /* HCQ_DEBUG */
@@ -49,7 +58,9 @@ typedef struct base_env {
     uint64_t spin_ns;        /* HCQ_SPIN_US: how long a waiting thread spins before it sleeps (host waits,
                                 idle CPU-device engines); default BASE_DEFAULT_SPIN_US */
     const char *status_dir;  /* HCQ_STATUS_DIR: where open devices publish their progress for `hcq top`
-                                (default /dev/shm/hcq-<uid>; "off" publishes nothing) */
+                                (default /dev/shm/hcq-<uid>; "off" publishes nothing); absolute */
+    int trace_json;          /* HCQ_TRACE_JSON: with HCQ_TRACE=1, JSON Lines */
+    int trace_streams;       /* HCQ_TRACE_STREAMS: with HCQ_TRACE=1, stream capture too */
     /* not ours, read for defaults (compiler/): */
     const char *path;           /* PATH: where clang-NN is looked for */
     const char *home;           /* HOME: ~/.cache/hcq */

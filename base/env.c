@@ -38,16 +38,78 @@ static uint64_t env_num(const char *name, uint64_t def, uint64_t lo, uint64_t hi
     while (isspace((unsigned char)*p)) p++;
     char *end = NULL;
     errno = 0;
-    unsigned long long x = *p == '-' || !isdigit((unsigned char)*p) ? 0 : strtoull(p, &end, 0);
-    bool number = end && end != p && errno == 0;
+    /* a negative number is a number, out of every variable's range; strtoull
+     * would wrap it, so its digits are read past the sign */
+    bool negative = *p == '-';
+    const char *digits = negative ? p + 1 : p;
+    unsigned long long x = isdigit((unsigned char)*digits) ? strtoull(digits, &end, 0) : 0;
+    bool number = end && end != digits && (errno == 0 || errno == ERANGE);
     if (number)
         while (isspace((unsigned char)*end)) end++;
-    if (number && !*end && x >= lo && x <= hi) return x;
+    number = number && !*end;
+    if (number && !negative && errno == 0 && x >= lo && x <= hi) return x;
     if (!env_error[0])
         snprintf(env_error, sizeof env_error, "%s=%s is %s: it holds %s, from %llu to %llu. Fix or unset it", name, v,
-                 number && !*end ? "out of range" : "not a number", what, (unsigned long long)lo,
-                 (unsigned long long)hi);
+                 number ? "out of range" : "not a number", what, (unsigned long long)lo, (unsigned long long)hi);
     return def;
+}
+
+/* The variables that hold one of a few words. A value outside its row is
+ * refused like a bad number (the default is used, base_env_check reports
+ * it) with the accepted words in the message: `HCQ_CPU_TARGET=IR` or
+ * `HCQ_MOCK_SHADER=twins` would otherwise fall back to the default without a
+ * word. Matching is exact (case included): the words are what the code
+ * compares against. A new mode is a new word in its row (and in the
+ * README's table of variables). */
+#define ENV_MAX_WORDS 8
+typedef struct env_words {
+    const char *name;
+    const char *words[ENV_MAX_WORDS];
+    const char *what; /* what the variable chooses, for the message */
+} env_words;
+
+static const env_words env_word_table[] = {
+    {.name = "HCQ_CPU_TARGET", .words = {"cpu", "ir"}, .what = "how the CPU device runs kernels"},
+    {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin"}, .what = "how the mock GPUs run kernels"},
+};
+
+static const env_words *env_words_row(const char *name)
+{
+    for (size_t i = 0; i < sizeof env_word_table / sizeof *env_word_table; i++)
+        if (!strcmp(env_word_table[i].name, name)) return &env_word_table[i];
+    return NULL;
+}
+
+/* NAME's value if it is one of its row's words; unset or empty: NULL (the
+ * default); anything else is refused. */
+static const char *env_word(const char *name)
+{
+    const char *v = env_str(name);
+    const env_words *row = env_words_row(name);
+    if (!v || !row) return v;
+    char list[256] = "";
+    for (int i = 0; i < ENV_MAX_WORDS && row->words[i]; i++) {
+        if (!strcmp(v, row->words[i])) return row->words[i];
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s`%s`", i ? ", " : "", row->words[i]);
+    }
+    if (!env_error[0])
+        snprintf(env_error, sizeof env_error, "%s=%s is not a value it takes: it chooses %s, one of %s (unset: the "
+                 "default). Fix or unset it", name, v, row->what, list);
+    return NULL;
+}
+
+/* HCQ_STATUS_DIR: `off`, or an absolute directory (a relative one would
+ * follow each process's working directory, and `hcq top` looks in one
+ * place) */
+static const char *env_status_dir(void)
+{
+    const char *v = env_str("HCQ_STATUS_DIR");
+    if (!v || !strcmp(v, "off") || v[0] == '/') return v;
+    if (!env_error[0])
+        snprintf(env_error, sizeof env_error, "HCQ_STATUS_DIR=%s is neither `off` nor an absolute directory: it says "
+                 "where open devices publish their progress for `hcq top`. Fix or unset it", v);
+    return NULL;
 }
 
 static void env_read(void)
@@ -77,8 +139,8 @@ static void env_read(void)
     e.home = env_str("HOME");
     e.xdg_cache_home = env_str("XDG_CACHE_HOME");
     e.tmpdir = env_str("TMPDIR");
-    e.cpu_target = env_str("HCQ_CPU_TARGET");
-    e.mock_shader = env_str("HCQ_MOCK_SHADER");
+    e.cpu_target = env_word("HCQ_CPU_TARGET");
+    e.mock_shader = env_word("HCQ_MOCK_SHADER");
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
     /* sizes: each bounded so that no product of them wraps (1 GiB at most
      * per ring or slot, 64 slots) */
@@ -103,7 +165,9 @@ static void env_read(void)
                      "cannot hold one command. Use 5 to 24, or 0 for the default", e.ring_shift);
         e.ring_shift = 0;
     }
-    e.status_dir = env_str("HCQ_STATUS_DIR");
+    e.status_dir = env_status_dir();
+    e.trace_json = (int)env_num("HCQ_TRACE_JSON", 0, 0, 1, "0 or 1");
+    e.trace_streams = (int)env_num("HCQ_TRACE_STREAMS", 0, 0, 1, "0 or 1");
     e.spin_ns = env_num("HCQ_SPIN_US", BASE_DEFAULT_SPIN_US, 0, 100000, "microseconds (0: sleep at once)") * 1000ull;
     env = e;
     atomic_store_explicit(&spin_ns_now, e.spin_ns, memory_order_relaxed);

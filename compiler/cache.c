@@ -181,6 +181,7 @@ static dev_t checked_dev;
 static ino_t checked_ino;
 static hcq_status checked_status;
 static char checked_why[768];
+static char unusable_dir[PATH_MAX]; /* the last directory that could not be made or read, said once */
 
 static hcq_status usable_dir(const char **dir_out)
 {
@@ -193,11 +194,19 @@ static hcq_status usable_dir(const char **dir_out)
         st = base_err(HCQ_EIO, "cache directory %s: %s (set HCQ_CACHE_DIR to a writable directory)", dir,
                       strerror(errno));
     if (st) {
-        /* nothing was checked: the next call tries again */
+        /* nothing was checked: the next call tries again. Said once per
+         * directory at the default level, as a refused directory is: every
+         * kernel now compiles again in every process, which the user should
+         * hear about without HCQ_DEBUG */
         checked_dir[0] = 0;
+        if (strcmp(unusable_dir, dir) != 0) {
+            snprintf(unusable_dir, sizeof unusable_dir, "%s", dir);
+            base_log(0, "kernel cache unusable: %s. Kernels compile but are not cached", hcq_error_message());
+        }
         pthread_mutex_unlock(&dir_lock);
         return st;
     }
+    unusable_dir[0] = 0;
     if (strcmp(checked_dir, dir) != 0 || sb.st_dev != checked_dev || sb.st_ino != checked_ino) {
         char why[512];
         checked_status = HCQ_OK;

@@ -43,7 +43,10 @@ hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...)
         va_end(ap);
         dev->fault_status = s;
         atomic_store(&dev->faulted, 1);
-        BASE_LOG(1, "%s faulted: %s", dev->props.id, dev->fault_msg);
+        /* HCQ_ESTATE is the close's own mark (every wait ends at once), not a
+         * fault: a normal close logs none */
+        if (s != HCQ_ESTATE)
+            BASE_LOG(1, "%s %s: %s", dev->props.id, s == HCQ_ETIMEDOUT ? "hung" : "faulted", dev->fault_msg);
     }
     pthread_mutex_unlock(&dev->fault_lock);
     /* wake everybody who sleeps on this device so they see the fault */

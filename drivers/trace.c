@@ -791,9 +791,9 @@ const hcq_sys *trace_sys(const hcq_sys *inner)
     if (!n) return inner;
     n->inner = inner;
     tracer_opts o = {.out_fd = trace_file_fd(),
-                     .json = getenv("HCQ_TRACE_JSON") != NULL,
+                     .json = base_env_get()->trace_json,
                      .lines = true,
-                     .streams = getenv("HCQ_TRACE_STREAMS") != NULL,
+                     .streams = base_env_get()->trace_streams,
                      .files = inner};
     n->t = tracer_create(&o);
     if (!n->t) {

@@ -4,9 +4,11 @@
  * its forward pass; everything else is here.
  *
  * Options: [DEVICE] [--epochs N] [--batch N] [--lr X] [--seed N]
- *          [--train N] [--test N] (first N samples only) [--eager]
+ *          [--train N] [--test N] (first N samples only) [--eager] [--quiet]
  *          [--data DIR] [--save FILE.safetensors] [--min-accuracy P]
- * --min-accuracy makes the run fail (exit 2) below P percent. */
+ * --min-accuracy makes the run fail (exit 2) below P percent. While an
+ * epoch runs, a line at least every FM_PROGRESS_S seconds says the step,
+ * the loss, samples/s and the epoch's ETA (--quiet: only the epochs). */
 #ifndef HCQ_EXAMPLES_FASHION_H
 #define HCQ_EXAMPLES_FASHION_H
 
@@ -21,8 +23,11 @@ typedef struct fm_opts {
     int64_t batch, train, test;
     double lr, min_acc;
     uint64_t seed;
-    bool eager;
+    bool eager, quiet;
 } fm_opts;
+
+/* how often a long epoch says where it is */
+#define FM_PROGRESS_S 3.0
 
 typedef struct fm_model fm_model;
 struct fm_model {
@@ -50,6 +55,10 @@ static int fm_parse(int argc, char **argv, fm_opts *o)
         }
         if (!strcmp(a, "--eager")) {
             o->eager = true;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
             continue;
         }
         if (!v) return fprintf(stderr, "%s needs a value\n", a), 1;
@@ -131,6 +140,23 @@ static double fm_accuracy(hcq_ctx *ctx, fm_model *m, hcq_batches *test, int64_t 
     return correct < 0 ? -1 : 100.0 * (double)correct / (double)n;
 }
 
+/* the kernels' build: a first step of a model builds dozens of kernels,
+ * a minute or more with a cold kernel cache, so say how far it got */
+typedef struct fm_build {
+    uint64_t t0, said;
+} fm_build;
+
+static void fm_on_build(void *user, const char *kernel, uint64_t built)
+{
+    fm_build *b = user;
+    uint64_t now = hcq_now_ns();
+    if ((double)(now - b->said) * 1e-9 < FM_PROGRESS_S) return;
+    printf("  building kernels: %llu built, the last %s  (%.0f s)\n", (unsigned long long)built, kernel,
+           (double)(now - b->t0) * 1e-9);
+    fflush(stdout);
+    b->said = now;
+}
+
 /* Trains m for o->epochs on the training set and reports each epoch. */
 static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
 {
@@ -151,14 +177,43 @@ static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
            hcq_device_get_props(hcq_ctx_device(ctx))->id, (long long)hcq_params_numel(m->p), (long long)xtr.shape[0],
            (long long)o->batch, (long long)ntest, o->eager ? "eager" : "JIT'd step");
     double acc = 0;
+    fm_build build = {.t0 = hcq_now_ns(), .said = hcq_now_ns()};
+    if (!o->quiet) hcq_ctx_on_build(ctx, fm_on_build, &build);
     for (int e = 0; e < o->epochs; e++) {
         size_t mark = hcq_ctx_mark(ctx);
         hcq_batches_shuffle(train, (uint64_t)e);
-        uint64_t t0 = hcq_now_ns();
+        uint64_t t0 = hcq_now_ns(), said = t0, ref_t = t0;
+        int64_t ref_i = 0;
+        if (!o->quiet && e == 0) {
+            printf("  epoch 1: building the step's kernels (the first step; cached for later runs)\n");
+            fflush(stdout);
+        }
         for (int64_t i = 0; i < steps; i++) {
             hcq_tensor *x, *y;
             if (hcq_batches_get(train, i, &x, &y) || fm_step(tj, fm_train_step, m, x, y, &losses[i]))
                 return fm_fail("training step");
+            /* steps run ahead of the host: reading a step's loss waits for
+             * it, so the rate and the ETA are the device's. The rate is
+             * counted from the end of the first step, which compiles. */
+            uint64_t now = hcq_now_ns();
+            bool first = i == 0 && e == 0;
+            if (!o->quiet && i + 1 < steps && (first || (double)(now - said) * 1e-9 >= FM_PROGRESS_S)) {
+                double v;
+                if (hcq_tensor_item(losses[i], &v)) return fm_fail("reading the loss");
+                now = hcq_now_ns();
+                if (first) {
+                    printf("  epoch 1: step 1/%lld  loss %.4f  (%.1f s, the kernels' build included)\n", (long long)steps, v,
+                           (double)(now - t0) * 1e-9);
+                    ref_t = now;
+                    ref_i = 1;
+                } else {
+                    double rate = (double)((i + 1 - ref_i) * o->batch) / ((double)(now - ref_t) * 1e-9);
+                    printf("  epoch %d: step %lld/%lld  loss %.4f  %.0f samples/s  ETA %.0f s\n", e + 1,
+                           (long long)(i + 1), (long long)steps, v, rate, (double)((steps - i - 1) * o->batch) / rate);
+                }
+                fflush(stdout);
+                said = now;
+            }
         }
         if (hcq_device_synchronize(hcq_ctx_device(ctx))) return fm_fail("training");
         double sec = (double)(hcq_now_ns() - t0) * 1e-9, sum = 0;
@@ -177,6 +232,7 @@ static int fm_run(hcq_ctx *ctx, fm_model *m, const fm_opts *o)
                (double)st.buffer_bytes / (1 << 20));
         fflush(stdout);
     }
+    hcq_ctx_on_build(ctx, NULL, NULL);
     if (o->save && hcq_params_save(m->p, o->save)) return fm_fail("saving");
     if (o->save) printf("saved the parameters to %s\n", o->save);
     free(losses);

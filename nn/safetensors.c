@@ -537,6 +537,15 @@ hcq_status hcq_params_save(const hcq_params *p, const char *path)
     return s;
 }
 
+/* "[2, 3]" */
+static void shape_text(char *buf, size_t size, const int64_t *shape, int nd)
+{
+    size_t off = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < nd && off < size; d++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (off < size) snprintf(buf + off, size - off, "]");
+}
+
 hcq_status hcq_params_load(hcq_params *p, const char *path)
 {
     const char *fn = "hcq_params_load";
@@ -568,8 +577,14 @@ hcq_status hcq_params_load(hcq_params *p, const char *path)
         int64_t shape[HCQ_MAX_DIMS];
         int nd = hcq_tensor_shape(t, shape);
         if (e->dtype != hcq_tensor_dtype(t) || e->ndim != nd || memcmp(e->shape, shape, (size_t)nd * sizeof *shape)) {
-            s = base_err(HCQ_EINVAL, "%s: \"%s\" in %s is %s of another shape or dtype than the model's %s", fn, e->name, path,
-                         st_name(e->dtype), hcq_dtype_name(hcq_tensor_dtype(t)));
+            char in_file[160], in_model[160];
+            shape_text(in_file, sizeof in_file, e->shape, e->ndim);
+            shape_text(in_model, sizeof in_model, shape, nd);
+            bool dt_differs = e->dtype != hcq_tensor_dtype(t), shape_differs = strcmp(in_file, in_model) != 0;
+            s = base_err(HCQ_EINVAL, "%s: \"%s\" in %s is %s %s (%s in the file), of another %s than the model's %s %s: "
+                         "load a file saved from this model", fn, e->name, path, hcq_dtype_name(e->dtype), in_file,
+                         st_name(e->dtype), dt_differs && shape_differs ? "dtype and shape" : dt_differs ? "dtype" : "shape",
+                         hcq_dtype_name(hcq_tensor_dtype(t)), in_model);
             break;
         }
         dst[i] = t;

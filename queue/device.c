@@ -105,9 +105,12 @@ hcq_device *hcq_device_open(const char *name)
     const drv_backend *be = NULL;
     uint32_t index = 0;
     if (base_env_check("hcq_device_open")) return NULL;
+    bool from_env = !name && base_env_get()->device;
     if (!name) name = base_env_get()->device;
     if (name) {
-        if (parse_name(name, &be, &index)) return NULL;
+        hcq_status ps = parse_name(name, &be, &index);
+        if (ps && from_env) base_err_prefix(ps, "HCQ_DEVICE=%s", name); /* the name came from the environment */
+        if (ps) return NULL;
     } else if (!(be = best_backend())) {
         base_err(HCQ_ENODEV, "no device present");
         return NULL;
@@ -125,7 +128,7 @@ hcq_device *hcq_device_open(const char *name)
         free(dev);
         return NULL;
     }
-    if ((s = mem_dev_init(dev)) || (s = q_dev_init(dev))) {
+    if ((s = mem_dev_init(dev)) || (s = q_dev_init(dev)) || (s = q_prof_open(dev))) {
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", hcq_error_message());
         q_dev_fini(dev);
@@ -137,7 +140,6 @@ hcq_device *hcq_device_open(const char *name)
         return NULL;
     }
     base_handle_add(dev, BASE_H_DEVICE);
-    q_prof_open(dev);
     q_status_open(dev);
     char fixed[32];
     BASE_LOG(1, "opened %s: %s, target %s, %u compute units, fixed memory %s", dev->props.id, dev->props.name,
@@ -196,7 +198,11 @@ hcq_status hcq_device_close(hcq_device *dev)
     unsigned nctx = base_dependents_run(dev);
     if (nctx) BASE_LOG(1, "%s closed with %u tensor contexts still alive; destroyed them", dev->props.id, nctx);
     q_graph_destroy_all(dev);
-    q_prof_close(dev);
+    /* a profile that cannot be written is this close's error (the device
+     * closes all the same) */
+    hcq_status prof = q_prof_close(dev);
+    char prof_msg[1024] = "";
+    if (prof) snprintf(prof_msg, sizeof prof_msg, "%s", hcq_error_message());
     q_status_close(dev);
     q_dev_fini(dev);
     mem_dev_fini(dev);
@@ -206,10 +212,17 @@ hcq_status hcq_device_close(hcq_device *dev)
         drv_device_fini(dev);
         free(dev);
     } /* else the backend frees the record once its engines are done */
-    return HCQ_OK;
+    return prof ? base_err(prof, "%s", prof_msg) : HCQ_OK;
 }
 
-const hcq_device_props *hcq_device_get_props(const hcq_device *dev)
+/* hcq_device_get_props@@HCQ_0.2: hcq_device_props grew in 0.2
+ * (cache_bytes, at its end). The library owns the struct, so the 0.1
+ * version is the same function: its callers read the fields they know. */
+HCQ_API const hcq_device_props *q_device_get_props(const hcq_device *dev);
+HCQ_API const hcq_device_props *q_device_get_props_0_1(const hcq_device *dev) __attribute__((alias("q_device_get_props")));
+BASE_SYMVER(q_device_get_props, hcq_device_get_props, HCQ_0.2);
+BASE_SYMVER_OLD(q_device_get_props_0_1, hcq_device_get_props, HCQ_0.1);
+const hcq_device_props *q_device_get_props(const hcq_device *dev)
 {
     if (Q_CHECK_DEV(dev, "hcq_device_get_props")) return NULL;
     return &dev->props;

@@ -24,6 +24,8 @@ hcq_status q_dev_init(hcq_device *dev)
     for (int t = 0; t < 2; t++) {
         drv_rec_init(&qd->eager[t], dev, (hcq_queue_type)t);
         qd->eager[t].aux_alloc = eager_kernarg;
+        drv_rec_init(&qd->fence_rec[t], dev, (hcq_queue_type)t);
+        drv_rec_init(&qd->tl_rec[t], dev, (hcq_queue_type)t);
     }
     dev->qd = qd;
     return HCQ_OK;
@@ -41,7 +43,12 @@ void q_dev_fini(hcq_device *dev)
     }
     if (nq) BASE_LOG(1, "%s closed with %u queues still alive; freed them", dev->props.id, nq);
     q_programs_free_all(dev);
-    for (int t = 0; t < 2; t++) drv_rec_fini(&qd->eager[t]);
+    for (int t = 0; t < 2; t++) {
+        drv_rec_fini(&qd->eager[t]);
+        drv_rec_fini(&qd->fence_rec[t]);
+        drv_rec_fini(&qd->tl_rec[t]);
+        if (qd->fence[t]) mem_signal_delete(qd->fence[t]);
+    }
     for (int i = 0; i < 2; i++)
         if (qd->dbg_t[i]) mem_signal_delete(qd->dbg_t[i]);
     pthread_mutex_destroy(&qd->list_lock);
@@ -49,13 +56,90 @@ void q_dev_fini(hcq_device *dev)
     dev->qd = NULL;
 }
 
+/* Eager calls and recorded queues are ordered in the order they are
+ * submitted, as CUDA's legacy default stream is with the other (blocking)
+ * streams of its device: a copyout after hcq_queue_submit reads what the
+ * queue wrote, a launch after it sees its results, and a queue submitted
+ * after a copyin reads what it wrote, without a wait the user must think
+ * of (issue 26: a copyout after a submit read stale data in most runs).
+ *   - Each engine's fence is written behind every user queue submitted to
+ *     it; values grow in ring order because the queue's commands and its
+ *     fence go to the engine under dev->lock. An eager call waits for the
+ *     fences that moved since an eager call last waited for them; the
+ *     timeline then orders every later eager call after that one.
+ *   - A user queue is preceded on its engine by a wait for the timeline's
+ *     last submitted value, when it moved since that engine last waited.
+ * Queues among themselves stay unordered (each engine runs its ring in
+ * order; across engines, signals say what the user needs). Graphs' internal
+ * queues are replayed as eager work and need neither. A queue that waits
+ * for something only a later eager call provides would now wait forever,
+ * as behind CUDA's legacy stream: wait for a signal the host sets. */
+static hcq_status fence_after(hcq_device *dev, hcq_queue_type type)
+{
+    struct queue_dev *qd = dev->qd;
+    if (!qd->fence[type]) {
+        if (!(qd->fence[type] = mem_signal_new(dev, 0))) return hcq_error_status();
+        hcq_status s = dev->be->rec_signal(&qd->fence_rec[type], HCQ_IMM(qd->fence[type]->va), HCQ_VAR(0));
+        if (s) return s;
+    }
+    uint64_t v = qd->fence_next[type] + 1;
+    drv_rec_apply(&qd->fence_rec[type], &v, NULL);
+    hcq_status s = drv_submit(dev, &qd->fence_rec[type]);
+    if (!s) qd->fence_next[type] = v;
+    return s;
+}
+
+hcq_status q_submit_ordered(hcq_device *dev, drv_rec *rec)
+{
+    struct queue_dev *qd = dev->qd;
+    hcq_queue_type type = rec->type;
+    uint64_t last = mem_tl_next(dev) - 1;
+    hcq_status s = HCQ_OK;
+    if (last > qd->tl_waited[type]) {
+        drv_rec *w = &qd->tl_rec[type];
+        if (!w->ndw) s = dev->be->rec_wait(w, HCQ_IMM(mem_tl_va(dev)), HCQ_VAR(0));
+        drv_rec_apply(w, &last, NULL);
+        if (!s) s = drv_submit(dev, w);
+        if (s) return s;
+        qd->tl_waited[type] = last;
+    }
+    if ((s = drv_submit(dev, rec))) return s;
+    return fence_after(dev, type);
+}
+
+hcq_status q_fence_waits(hcq_device *dev, const bool engines[2])
+{
+    struct queue_dev *qd = dev->qd;
+    if (qd->fence_next[0] == qd->fence_waited[0] && qd->fence_next[1] == qd->fence_waited[1]) return HCQ_OK;
+    for (int e = 0; e < 2; e++) {
+        if (!engines[e]) continue;
+        drv_rec *r = &qd->eager[e];
+        drv_rec_reset(r);
+        for (int t = 0; t < 2; t++)
+            if (qd->fence_next[t] != qd->fence_waited[t])
+                dev->be->rec_wait(r, HCQ_IMM(qd->fence[t]->va), HCQ_IMM(qd->fence_next[t]));
+        hcq_status s = r->err ? r->err : drv_submit(dev, r);
+        if (s) return s;
+    }
+    for (int t = 0; t < 2; t++) qd->fence_waited[t] = qd->fence_next[t];
+    return HCQ_OK;
+}
+
 drv_rec *q_eager_begin(hcq_device *dev, hcq_queue_type type)
 {
-    drv_rec *r = &dev->qd->eager[type];
+    struct queue_dev *qd = dev->qd;
+    drv_rec *r = &qd->eager[type];
     drv_rec_reset(r);
     uint64_t n = mem_tl_next(dev);
-    dev->qd->eager_tag = n;
+    qd->eager_tag = n;
     dev->be->rec_wait(r, HCQ_IMM(mem_tl_va(dev)), HCQ_IMM(n - 1));
+    for (int t = 0; t < 2; t++) {
+        /* marked waited once the call is submitted (q_eager_end): a call
+         * that fails before leaves the wait to the next one */
+        qd->fence_pending[t] = qd->fence_next[t];
+        if (qd->fence_next[t] != qd->fence_waited[t])
+            dev->be->rec_wait(r, HCQ_IMM(qd->fence[t]->va), HCQ_IMM(qd->fence_next[t]));
+    }
     return r;
 }
 
@@ -75,6 +159,7 @@ hcq_status q_eager_end(hcq_device *dev, drv_rec *r)
         return base_err(s, "%s", msg);
     }
     mem_tl_advance(dev);
+    for (int t = 0; t < 2; t++) dev->qd->fence_waited[t] = dev->qd->fence_pending[t];
     /* eager work on the compute engine is a launch, on the copy engine a copy */
     q_status_update(dev, r->type == HCQ_QUEUE_COPY ? Q_STATUS_COPY : Q_STATUS_LAUNCH, r->type, n);
     return HCQ_OK;

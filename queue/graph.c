@@ -346,6 +346,8 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
             return base_err_prefix(s, "hcq_graph_replay");
         }
     }
+    /* after the user queues submitted before it, as every eager call */
+    s = q_fence_waits(dev, (const bool[2]){g->q[HCQ_QUEUE_COMPUTE] != NULL, g->q[HCQ_QUEUE_COPY] != NULL});
     for (int e = HCQ_QUEUE_COPY; e >= 0 && !s; e--)
         if (g->q[e]) s = q_submit(g->q[e], g->vars, g->nvars, false);
     if (s) {

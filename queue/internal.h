@@ -77,6 +77,21 @@ struct hcq_queue {
 struct queue_dev {
     drv_rec eager[2]; /* scratch recordings for eager calls, by engine */
     uint64_t eager_tag; /* the timeline value the eager recording retires with */
+    /* Eager calls run after the recorded queues submitted before them
+     * (queue/eager.c): each engine's fence signal is written behind every
+     * user queue submitted to it, with values that grow in ring order
+     * (under dev->lock); the first eager call after new submissions waits
+     * for the last value, and the timeline orders every later one. */
+    hcq_signal *fence[2];
+    drv_rec fence_rec[2];
+    uint64_t fence_next[2];   /* the last value a fence write carries */
+    uint64_t fence_waited[2]; /* the last value an eager call waited for */
+    uint64_t fence_pending[2]; /* what the eager call being recorded waits for */
+    /* and the other way: a user queue runs after the eager calls submitted
+     * before it (a wait for the timeline ahead of it, when it moved since
+     * the engine last waited) */
+    drv_rec tl_rec[2];
+    uint64_t tl_waited[2];
     hcq_queue *queues;
     hcq_graph *graphs;
     hcq_program *programs;
@@ -102,6 +117,14 @@ void q_status_close(hcq_device *dev);
 
 hcq_status q_dev_init(hcq_device *dev);
 void q_dev_fini(hcq_device *dev);
+/* A user queue's submission, ordered with eager calls both ways (dev->lock
+ * held): a wait for the timeline's last value ahead of the queue's commands
+ * where it moved, the commands, then the engine's fence behind them. */
+hcq_status q_submit_ordered(hcq_device *dev, drv_rec *rec);
+/* Eager work that is not begun with q_eager_begin (a graph replay): waits
+ * for the fences that moved, submitted on each engine it uses ahead of
+ * its own commands (dev->lock held). */
+hcq_status q_fence_waits(hcq_device *dev, const bool engines[2]);
 
 /* the handle checks every public call starts with */
 #define Q_CHECK_DEV(d, fn) base_handle_check((d), BASE_H_DEVICE, (fn), "device")
@@ -156,8 +179,10 @@ void q_graph_destroy_all(hcq_device *dev);
  * registers, bytes, queue, device) and is the end of a flow that starts at
  * the host call that submitted it. */
 bool q_prof_on(void);
-void q_prof_open(hcq_device *dev);
-void q_prof_close(hcq_device *dev);
+/* HCQ_EIO when HCQ_PROFILE names a file that cannot be created (open) or
+ * written (close): said once per process at the default level */
+hcq_status q_prof_open(hcq_device *dev);
+hcq_status q_prof_close(hcq_device *dev);
 /* JSON members describing a launch / a copy, for args */
 void q_prof_launch_args(char *out, size_t size, const hcq_device *dev, const hcq_program *p, const hcq_dims *dims,
                         const char *queue);

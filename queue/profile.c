@@ -20,8 +20,12 @@
 #include "base/base.h"
 #include "queue/internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct prof_event {
     uint32_t pid, tid; /* device index + 1; 1 compute, 2 copy, 3 host */
@@ -39,6 +43,7 @@ static struct {
     char devices[16][192]; /* process names */
     char labels[16][128];  /* process labels: driver, target, mock */
     bool atexit_set;
+    bool said; /* a failure to write was said */
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 struct q_prof_span {
@@ -123,16 +128,31 @@ static void json_name(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void write_trace(void)
+/* A trace that cannot be written is said once per process at the default
+ * level, with the errno (the trace is rewritten at every close and at exit:
+ * the same failure would repeat, and exit has no caller to tell). Its status
+ * goes to the close that met it; an open that finds the path unusable only
+ * returns it (its caller says it). */
+static hcq_status write_failed(const char *path, const char *what, int err, bool log)
+{
+    char msg[PATH_MAX + 256];
+    snprintf(msg, sizeof msg, "HCQ_PROFILE=%s: cannot %s it: %s (%s); no profile is written. Fix the path or unset "
+             "HCQ_PROFILE", path, what, base_errno_name(-err), strerror(err));
+    if (log && !P.said) base_log(0, "%s", msg);
+    P.said = P.said || log;
+    return base_err(HCQ_EIO, "%s", msg);
+}
+
+static hcq_status write_trace(void)
 {
     const char *path = base_env_get()->profile;
-    if (!path) return;
+    if (!path) return HCQ_OK;
     pthread_mutex_lock(&P.lock);
     FILE *f = fopen(path, "w");
     if (!f) {
+        hcq_status st = write_failed(path, "create", errno, true);
         pthread_mutex_unlock(&P.lock);
-        BASE_LOG(0, "HCQ_PROFILE: cannot write %s", path);
-        return;
+        return st;
     }
     fprintf(f, "{\"displayTimeUnit\": \"ns\",\n \"otherData\": {\"hcq_version\": ");
     json_name(f, hcq_version());
@@ -174,11 +194,14 @@ static void write_trace(void)
                     (unsigned long long)e->flow, e->pid, e->tid, ts);
     }
     fprintf(f, "\n]}\n");
-    fclose(f);
+    int err = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !err) err = errno;
+    hcq_status st = err ? write_failed(path, "write", err, true) : HCQ_OK;
     pthread_mutex_unlock(&P.lock);
+    return st;
 }
 
-static void write_at_exit(void) { write_trace(); }
+static void write_at_exit(void) { (void)write_trace(); }
 
 static uint32_t pid_of(hcq_device *dev) { return (dev->qd->prof_slot % 16) + 1; }
 
@@ -217,9 +240,21 @@ static int64_t calibrate(hcq_device *dev)
     return best;
 }
 
-void q_prof_open(hcq_device *dev)
+hcq_status q_prof_open(hcq_device *dev)
 {
-    if (!q_prof_on()) return;
+    if (!q_prof_on()) return HCQ_OK;
+    /* A path that cannot be created is found now, not at exit: the open
+     * fails (so does the program that needed the profile, with the reason)
+     * instead of a run whose profile is silently lost */
+    const char *path = base_env_get()->profile;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        pthread_mutex_lock(&P.lock);
+        hcq_status st = write_failed(path, "create", errno, false);
+        pthread_mutex_unlock(&P.lock);
+        return st;
+    }
+    close(fd);
     static atomic_uint next_slot;
     struct queue_dev *qd = dev->qd;
     qd->prof_slot = atomic_fetch_add(&next_slot, 1);
@@ -234,6 +269,7 @@ void q_prof_open(hcq_device *dev)
      * AMD mock in 10 ns ticks of it, which ts_mul scales back): measuring
      * would only add the error of a round trip on a loaded machine */
     qd->prof_offset = !strcmp(dev->props.kind, "CPU") || dev->props.is_mock ? 0 : calibrate(dev);
+    return HCQ_OK;
 }
 
 q_prof_span *q_prof_begin(hcq_device *dev, drv_rec *r, const char *name, const char *args)
@@ -358,9 +394,9 @@ void q_prof_harvest(hcq_device *dev, bool all)
     pthread_mutex_unlock(&qd->list_lock);
 }
 
-void q_prof_close(hcq_device *dev)
+hcq_status q_prof_close(hcq_device *dev)
 {
-    if (!q_prof_on() || !dev->qd) return;
+    if (!q_prof_on() || !dev->qd) return HCQ_OK;
     q_prof_harvest(dev, true);
-    write_trace();
+    return write_trace();
 }

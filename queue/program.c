@@ -69,6 +69,15 @@ hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k)
         if (hcq_kernel_serialize(k, &ir, &n) == HCQ_OK) drv_dump_ir(e->dump, hcq_kernel_name(k), ir, n);
         free(ir);
     }
+    /* local (shared) memory the device cannot give a work-group is refused
+     * here, on every device alike, before a compiler sees it: ptxas and
+     * clang would refuse it too, in their own words, after seconds */
+    uint32_t local = k ? hcq_kernel_local_bytes(k) : 0;
+    if (local > dev->props.max_local_bytes) {
+        base_err(HCQ_ELIMIT, "%s: kernel `%s` needs %u bytes of local (shared) memory; the device has %u per group "
+                 "(max_local_bytes)", dev->props.id, hcq_kernel_name(k), local, dev->props.max_local_bytes);
+        return NULL;
+    }
     hcq_binary *bin = NULL;
     if (hcq_compile(k, dev->props.target, &bin)) return NULL;
     /* an emulated GPU runs a real binary's machine code as its host twin

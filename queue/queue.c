@@ -128,15 +128,23 @@ hcq_status hcq_queue_destroy(hcq_queue *q)
     if (!base_handle_live(q, BASE_H_QUEUE))
         return base_err(HCQ_ESTATE, "hcq_queue_destroy: %p is not a live queue (destroyed twice, or its device was "
                         "closed?)", (void *)q);
+    bool was_lost = atomic_load(&q->dev->faulted);
     hcq_status s = q_drain(q);
     if (!base_handle_remove(q, BASE_H_QUEUE))
         return base_err(HCQ_ESTATE, "hcq_queue_destroy: %p was destroyed meanwhile (by another thread?)", (void *)q);
     if (s) {
         /* the engine may still read its commands, kernargs and what it
          * holds: they stay with the device, which frees them at close after
-         * stopping its engines. The handle is gone either way. */
+         * stopping its engines. The handle is gone either way. On a device
+         * already lost the caller has had its error: the destroy is a free,
+         * and frees succeed there. A wait that this destroy ran into (a
+         * submission stuck on a signal nobody sets) is its own error: the
+         * work is abandoned, which the caller must hear. */
         BASE_LOG(1, "hcq_queue_destroy: %s; the queue's memory stays until the device is closed", hcq_error_message());
-        return HCQ_OK;
+        if (was_lost) return HCQ_OK;
+        return base_err(s, "hcq_queue_destroy: the queue's last submission did not complete, and its work is abandoned "
+                        "(the queue is destroyed; its memory stays with the device until hcq_device_close): %s",
+                        hcq_error_message());
     }
     if (q->done_value) q_prof_points_harvest(q->dev, &q->prof);
     q_free(q);
@@ -387,7 +395,15 @@ hcq_status q_submit(hcq_queue *q, const uint64_t *vars, uint32_t nvars, bool tra
     if (q->rec.nvars) memcpy(q->last_vars, vars, q->rec.nvars * sizeof *vars);
     q->primed = true;
     q->primed_npatches = q->rec.npatches;
-    if ((s = drv_submit(dev, &q->rec))) return s;
+    if (track) {
+        /* a user queue: ordered with the eager calls both ways */
+        pthread_mutex_lock(&dev->lock);
+        s = q_submit_ordered(dev, &q->rec);
+        pthread_mutex_unlock(&dev->lock);
+    } else {
+        s = drv_submit(dev, &q->rec); /* a graph's: replayed under dev->lock, on the timeline */
+    }
+    if (s) return s;
     q_status_update(dev, Q_STATUS_SUBMIT, q->type, 0);
     /* a queue whose memory or held objects the engine uses reports its
      * completion, so that nothing it uses goes while it runs */

@@ -2,7 +2,8 @@
 # `make install` and `make uninstall` into a staging DESTDIR, as a packager
 # runs them (PREFIX=/usr, the multiarch library directory where the
 # compiler names one): every file and link in its place, libhcq.so.0.N.M
-# with its soname and versioned symbols, hcq.pc usable by pkg-config, the
+# with its soname and versioned symbols and the struct layouts of every
+# release (scripts/check-abi.sh), hcq.pc usable by pkg-config, the
 # man page and the bash completion well formed and in step with the
 # commands, the README example built against the installed tree, and
 # nothing of ours left after uninstall. Uses what $B holds (no build).
@@ -54,9 +55,17 @@ got=$(cd "$stage" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
 if command -v readelf >/dev/null; then
     readelf -d "$L/libhcq.so.$version" | grep -q "Library soname: \[libhcq.so.$major\]" || fail "soname is not libhcq.so.$major"
     readelf --dyn-syms -W "$L/libhcq.so.$version" | awk '$7 != "UND" && $8 != "" && NR > 3 {print $8}' > "$dir/syms"
-    bad=$(grep -vE '^(hcq_[A-Za-z0-9_]+@@HCQ_[0-9.]+|HCQ_[0-9.]+)$' "$dir/syms" || true)
+    # @@: the version programs link against now; @: an older one kept for
+    # programs built against an older header (scripts/check-abi.sh)
+    bad=$(grep -vE '^(hcq_[A-Za-z0-9_]+@@?HCQ_[0-9.]+|HCQ_[0-9.]+)$' "$dir/syms" || true)
     [ -z "$bad" ] || fail "exported without a version node of ours: $(head -5 <<<"$bad" | tr '\n' ' ')"
     grep -q '^hcq_version@@HCQ_' "$dir/syms" || fail "hcq_version is not exported"
+fi
+
+# the installed headers keep every release's struct layouts, and what
+# grew is versioned (include/hcq/base.h, ABI)
+if command -v readelf >/dev/null; then
+    scripts/check-abi.sh "$stage/usr/include" "$L/libhcq.so.$version" || fail "the ABI check failed"
 fi
 
 # hcq.pc as pkg-config reads it, and the README example built with what it

@@ -29,7 +29,21 @@ awk "$roff"' { print "hcq\\-" c " \\- " roff($0) }' c="$cmd" <<<"$summary"
 printf '.SH SYNOPSIS\n.nf\n'
 awk "$roff"' { sub(/^usage: /, ""); print roff($0) }' <<<"$usage"
 printf '.fi\n.SH DESCRIPTION\n'
+# An option table (indented lines "  -o FILE   what it does", continued by
+# deeper-indented lines) becomes .TP entries: as plain text, roff would
+# refill its columns into broken lines at the reader's width. Other
+# indented lines keep their line breaks.
 tail -n +2 <<<"$help" | awk "$roff"'
-    /^[ \t]*$/ { gap = 1; next }
-    { if (gap && printed) print ".PP"; gap = 0; printed = 1; print roff($0) }'
+    /^[ \t]*$/ { gap = 1; inopt = 0; next }
+    /^  +-/ && match($0, /[^ ]   */) {
+        line = $0; sub(/^ +/, "", line)
+        if (match(line, /  +/)) { tag = substr(line, 1, RSTART - 1); desc = substr(line, RSTART + RLENGTH) }
+        else { tag = line; desc = "" }
+        gap = 0; printed = 1; inopt = 1
+        print ".TP"; print ".B " roff(tag); if (desc != "") print roff(desc)
+        next
+    }
+    inopt && /^    / { line = $0; sub(/^ +/, "", line); print roff(line); next }
+    /^ / { if (gap && printed) print ".PP"; else if (printed) print ".br"; gap = 0; printed = 1; line = $0; sub(/^ +/, "", line); print roff(line); next }
+    { if (gap && printed) print ".PP"; else if (inopt) print ".PP"; gap = 0; inopt = 0; printed = 1; print roff($0) }'
 printf '.SH SEE ALSO\n.BR hcq (1)\n'

@@ -266,6 +266,7 @@ hcq_program *tt_get_program(hcq_ctx *ctx, hcq_kernel *k, const hcq_kernel **kept
         return NULL;
     }
     ctx->stats.programs++;
+    if (ctx->on_build) ctx->on_build(ctx->on_build_user, hcq_kernel_name(k), ctx->stats.programs);
     if ((ctx->nprogs + 1) * 2 > ctx->pcap && !pgrow(ctx)) {
         hcq_kernel_destroy(k); /* usable, not cached: the device frees the program when it closes */
         return p;

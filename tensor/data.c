@@ -28,20 +28,26 @@ hcq_tensor *hcq_empty(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim
     return tt_wrap(ctx, n);
 }
 
+/* the messages name the call the user made */
+static hcq_tensor *full(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, double value, const char *fn)
+{
+    if (check_new(ctx, dt, shape, ndim, fn)) return NULL;
+    return tt_wrap(ctx, tt_const_node(ctx, dt, tt_val_from_double(dt, value), shape, ndim));
+}
+
 hcq_tensor *hcq_full(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, double value)
 {
-    if (check_new(ctx, dt, shape, ndim, "hcq_full")) return NULL;
-    return tt_wrap(ctx, tt_const_node(ctx, dt, tt_val_from_double(dt, value), shape, ndim));
+    return full(ctx, dt, shape, ndim, value, "hcq_full");
 }
 
 hcq_tensor *hcq_zeros(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim)
 {
-    return hcq_full(ctx, dt, shape, ndim, 0);
+    return full(ctx, dt, shape, ndim, 0, "hcq_zeros");
 }
 
 hcq_tensor *hcq_ones(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim)
 {
-    return hcq_full(ctx, dt, shape, ndim, 1);
+    return full(ctx, dt, shape, ndim, 1, "hcq_ones");
 }
 
 hcq_tensor *hcq_scalar(hcq_ctx *ctx, double value)

@@ -87,8 +87,10 @@ static bool bshape(const tt_node *a, const tt_node *b, int64_t *out, int *nd, co
         int ia = a->ndim - n + i, ib = b->ndim - n + i;
         int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
         if (sa != sb && sa != 1 && sb != 1) {
-            base_err(HCQ_EINVAL, "%s: shapes do not broadcast: dim %d (from the end) is %lld in one and %lld in the other",
-                     fn, n - i, (long long)sa, (long long)sb);
+            char da[TT_DESC_MAX], db[TT_DESC_MAX];
+            base_err(HCQ_EINVAL, "%s: %s and %s do not broadcast: dim %d from the end is %lld in one and %lld in the "
+                     "other (each pair of dims must be equal, or one of them 1)", fn, tt_desc(a, da, sizeof da),
+                     tt_desc(b, db, sizeof db), n - i, (long long)sa, (long long)sb);
             return false;
         }
         out[i] = sa == 1 ? sb : sa;
@@ -122,6 +124,7 @@ static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **o
     for (int i = 1; i < n; i++) {
         memset(&tmp, 0, sizeof tmp);
         tmp.ndim = (uint8_t)nd;
+        tmp.dtype = in[i - 1]->dtype; /* for the message: the shape so far, in the dtype of the operand before */
         memcpy(tmp.shape, shape, sizeof shape);
         if (!bshape(&tmp, in[i], shape, &nd, fn)) return false;
     }
@@ -199,16 +202,6 @@ static hcq_tensor *unary_node(hcq_tensor *ta, tt_op op, hcq_dtype dt, const char
     return t;
 }
 
-/* Composite ops run in a scope: the helper tensors they create are freed
- * and only the result's node survives, under a fresh handle. */
-static hcq_tensor *scope_end(hcq_ctx *ctx, size_t mark, hcq_tensor *out)
-{
-    tt_node *n = out ? out->n : NULL;
-    tt_node_ref(n);
-    hcq_ctx_release(ctx, mark);
-    return tt_wrap(ctx, n);
-}
-
 #define CTX_OF(t, fn) hcq_ctx *ctx = tt_arg((t), (fn)) ? (t)->ctx : NULL; if (!ctx) return NULL
 
 static hcq_dtype float_dt(hcq_tensor *t) { hcq_dtype d = (hcq_dtype)t->n->dtype; return kind(d) == 2 ? d : HCQ_F32; }
@@ -221,7 +214,7 @@ static hcq_tensor *via_f32(hcq_tensor *a, f32_body f, const char *fn)
     hcq_dtype out = float_dt(a);
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, HCQ_F32)), out);
-    return scope_end(ctx, m, r);
+    return tt_scope_end(ctx, m, fn, r);
 }
 
 /* ** unary */
@@ -278,7 +271,7 @@ hcq_tensor *hcq_rsqrt(hcq_tensor *a)
 {
     CTX_OF(a, "hcq_rsqrt");
     size_t m = hcq_ctx_mark(ctx);
-    return scope_end(ctx, m, hcq_recip(hcq_sqrt(a)));
+    return tt_scope_end(ctx, m, "hcq_rsqrt", hcq_recip(hcq_sqrt(a)));
 }
 
 hcq_tensor *hcq_trunc(hcq_tensor *a)
@@ -297,7 +290,7 @@ hcq_tensor *hcq_abs(hcq_tensor *a)
     size_t m = hcq_ctx_mark(ctx);
     /* floats: max(x, -x) makes abs(-0) = +0 and keeps NaN */
     hcq_tensor *r = kind(dt) == 2 ? hcq_maximum(a, hcq_neg(a)) : hcq_where(hcq_lt(a, hcq_scalar(ctx, 0)), hcq_neg(a), a);
-    return scope_end(ctx, m, r);
+    return tt_scope_end(ctx, m, "hcq_abs", r);
 }
 
 hcq_tensor *hcq_sign(hcq_tensor *a)
@@ -309,7 +302,7 @@ hcq_tensor *hcq_sign(hcq_tensor *a)
     hcq_tensor *z = hcq_scalar(ctx, 0);
     hcq_tensor *s = hcq_sub(hcq_cast(hcq_gt(a, z), dt), hcq_cast(hcq_lt(a, z), dt));
     if (kind(dt) == 2) s = hcq_where(hcq_ne(a, a), a, s);
-    return scope_end(ctx, m, s);
+    return tt_scope_end(ctx, m, "hcq_sign", s);
 }
 
 hcq_tensor *hcq_relu(hcq_tensor *a)
@@ -317,7 +310,7 @@ hcq_tensor *hcq_relu(hcq_tensor *a)
     CTX_OF(a, "hcq_relu");
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *z = hcq_scalar(ctx, 0);
-    return scope_end(ctx, m, hcq_where(hcq_lt(a, z), z, a));
+    return tt_scope_end(ctx, m, "hcq_relu", hcq_where(hcq_lt(a, z), z, a));
 }
 
 hcq_tensor *hcq_logical_not(hcq_tensor *a)
@@ -384,17 +377,18 @@ hcq_tensor *hcq_eq(hcq_tensor *a, hcq_tensor *b)
 {
     CTX_OF(a, "hcq_eq");
     size_t m = hcq_ctx_mark(ctx);
-    return scope_end(ctx, m, hcq_logical_not(hcq_ne(a, b)));
+    return tt_scope_end(ctx, m, "hcq_eq", hcq_logical_not(hcq_ne(a, b)));
 }
 
-hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b)
+static hcq_tensor *le(hcq_tensor *a, hcq_tensor *b, const char *fn)
 {
-    CTX_OF(a, "hcq_le");
+    CTX_OF(a, fn);
     size_t m = hcq_ctx_mark(ctx);
-    return scope_end(ctx, m, hcq_logical_or(hcq_lt(a, b), hcq_eq(a, b)));
+    return tt_scope_end(ctx, m, fn, hcq_logical_or(hcq_lt(a, b), hcq_eq(a, b)));
 }
 
-hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b) { return hcq_le(b, a); }
+hcq_tensor *hcq_le(hcq_tensor *a, hcq_tensor *b) { return le(a, b, "hcq_le"); }
+hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b) { return le(b, a, "hcq_ge"); }
 
 /* |x|^n for the integer n = |y| < 2^POW_BITS by repeated squaring: exact
  * where the result is representable (3^15, 10^7), within a few roundings
@@ -432,9 +426,9 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     hcq_tensor *x = hcq_cast(a, HCQ_F32), *y = hcq_cast(b, HCQ_F32);
     int64_t bs[TT_MAX_DIMS];
     int bnd;
-    if (!x || !y || !bshape(x->n, y->n, bs, &bnd, "hcq_pow")) return scope_end(ctx, m, NULL);
+    if (!x || !y || !bshape(x->n, y->n, bs, &bnd, "hcq_pow")) return tt_scope_end(ctx, m, "hcq_pow", NULL);
     if (y->n->op == TT_CONST && y->n->cv.f == 1.0) /* x^1 is x for every x (NaN, -0, inf too): no kernel */
-        return scope_end(ctx, m, hcq_expand(hcq_cast(a, dt), bs, bnd));
+        return tt_scope_end(ctx, m, "hcq_pow", hcq_expand(hcq_cast(a, dt), bs, bnd));
     x = hcq_expand(x, bs, bnd); /* broadcast first: the sources of pow's gradient rule, older than its result */
     y = hcq_expand(y, bs, bnd);
     hcq_tensor *ax = hcq_abs(x), *ay = hcq_abs(y), *inf = hcq_scalar(ctx, INFINITY), *zero = hcq_scalar(ctx, 0);
@@ -456,7 +450,7 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     hcq_tensor *res = hcq_cast(out, dt);
     /* the gradient of pow itself, not of the branches selected above */
     tt_ad_custom(res, TT_AD_POW, (hcq_tensor *[]){x, y}, 2);
-    return scope_end(ctx, m, res);
+    return tt_scope_end(ctx, m, "hcq_pow", res);
 }
 
 hcq_tensor *hcq_where(hcq_tensor *tc, hcq_tensor *ta, hcq_tensor *tb)
@@ -481,7 +475,7 @@ static hcq_tensor *with_scalar(hcq_tensor *a, double v, bin_fn f, const char *fn
 {
     CTX_OF(a, fn);
     size_t m = hcq_ctx_mark(ctx);
-    return scope_end(ctx, m, f(a, hcq_scalar(ctx, v)));
+    return tt_scope_end(ctx, m, fn, f(a, hcq_scalar(ctx, v)));
 }
 
 hcq_tensor *hcq_add_s(hcq_tensor *a, double b) { return with_scalar(a, b, hcq_add, "hcq_add_s"); }

@@ -7,14 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-static hcq_tensor *scope_end(hcq_ctx *ctx, size_t mark, hcq_tensor *out)
-{
-    tt_node *n = out ? out->n : NULL;
-    tt_node_ref(n);
-    hcq_ctx_release(ctx, mark);
-    return tt_wrap(ctx, n);
-}
-
 static bool is_half(hcq_dtype t) { return t == HCQ_F16 || t == HCQ_BF16; }
 
 /* b [.., K, N] is a view whose K dim is contiguous and N is not */
@@ -35,10 +27,13 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
     if (tb->ctx != ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
     if (!a->ndim || !b->ndim) return base_err(HCQ_EINVAL, "%s: operands must have at least 1 dim", fn), NULL;
     int64_t K = a->shape[a->ndim - 1], Kb = b->shape[b->ndim >= 2 ? b->ndim - 2 : 0];
-    if (K != Kb)
-        return base_err(HCQ_EINVAL, "%s: inner dims differ: %lld (a's last) and %lld (b's %s)", fn, (long long)K,
-                        (long long)Kb, b->ndim >= 2 ? "second to last" : "only"),
+    if (K != Kb) {
+        char da[TT_DESC_MAX], db[TT_DESC_MAX];
+        return base_err(HCQ_EINVAL, "%s: a %s and b %s: the inner dims differ: %lld (a's last) and %lld (b's %s)", fn,
+                        tt_desc(a, da, sizeof da), tt_desc(b, db, sizeof db), (long long)K, (long long)Kb,
+                        b->ndim >= 2 ? "second to last" : "only"),
                NULL;
+    }
     hcq_dtype dt = tt_promote(a, b);
     if (dt == HCQ_BOOL) dt = HCQ_I32;
     hcq_dtype cdt = is_half(dt) ? HCQ_F32 : dt; /* halfs: products and sums in f32, rounded once */
@@ -67,19 +62,31 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
     /* gradients as matmuls of the operands as given, not of the copy above */
     if (a->ndim == b->ndim && (a->ndim == 2 || (a->ndim == 3 && a->shape[0] == b->shape[0])) && hcq_dtype_is_float(cdt))
         tt_ad_custom(res, TT_AD_MATMUL, (hcq_tensor *[]){x0, y0}, 2);
-    return scope_end(ctx, m, res);
+    return tt_scope_end(ctx, m, "hcq_matmul", res);
 }
 
 hcq_tensor *hcq_linear(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias)
 {
-    tt_node *n = tt_arg(x, "hcq_linear");
-    if (!n || !tt_arg(w, "hcq_linear")) return NULL;
-    if (w->n->ndim != 2) return base_err(HCQ_EINVAL, "hcq_linear: w has %d dims, not 2 ([out, in])", w->n->ndim), NULL;
+    const char *fn = "hcq_linear";
+    tt_node *n = tt_arg(x, fn), *wn = n ? tt_arg(w, fn) : NULL, *bn = wn && bias ? tt_arg(bias, fn) : NULL;
+    if (!wn || (bias && !bn)) return NULL;
+    char dx[TT_DESC_MAX], dw[TT_DESC_MAX], db[TT_DESC_MAX];
+    tt_desc(n, dx, sizeof dx), tt_desc(wn, dw, sizeof dw);
+    if (wn->ndim != 2) return base_err(HCQ_EINVAL, "%s: w is %s; it must be 2-d, [out, in]", fn, dw), NULL;
+    if (!n->ndim || n->shape[n->ndim - 1] != wn->shape[1])
+        return base_err(HCQ_EINVAL, "%s: x %s does not fit w %s ([out, in]): x's last dim must be in = %lld", fn, dx, dw,
+                        (long long)wn->shape[1]),
+               NULL;
+    /* bias broadcasts over x @ w^T [..., out]: its last dim is out (or 1) */
+    if (bn && (!bn->ndim || (bn->shape[bn->ndim - 1] != wn->shape[0] && bn->shape[bn->ndim - 1] != 1)))
+        return base_err(HCQ_EINVAL, "%s: bias %s does not fit w %s ([out, in]): it must broadcast to [..., out], "
+                        "e.g. [out] = [%lld]", fn, tt_desc(bn, db, sizeof db), dw, (long long)wn->shape[0]),
+               NULL;
     hcq_ctx *ctx = x->ctx;
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *r = hcq_matmul(x, hcq_transpose(w, 0, 1));
     if (bias) r = hcq_add(r, bias);
-    return scope_end(ctx, m, r);
+    return tt_scope_end(ctx, m, "hcq_linear", r);
 }
 
 /* [..., H, W] -> [..., OH, OW, KH, KW] windows of a padded input */
@@ -135,7 +142,7 @@ hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, const hcq
     if (ctx->cpu_style && O / g >= 8) { /* a matrix product: register tiles along the output channels */
         hcq_tensor *r = tt_conv2d_im2col(hcq_cast(x, cdt), hcq_cast(w, cdt), o.stride, o.padding, o.dilation, g);
         if (bias) r = hcq_add(r, hcq_reshape(hcq_cast(bias, cdt), HCQ_SHAPE(1, O, 1, 1)));
-        return scope_end(ctx, m, hcq_cast(r, dt));
+        return tt_scope_end(ctx, m, "hcq_conv2d", hcq_cast(r, dt));
     }
     hcq_tensor *win = windows(hcq_cast(x, cdt), k, o.stride, o.padding, o.dilation, 0.0); /* [N, C, OH, OW, KH, KW] */
     int64_t OH = hcq_tensor_dim(win, 2), OW = hcq_tensor_dim(win, 3);
@@ -144,7 +151,7 @@ hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, const hcq
     hcq_tensor *r = hcq_sum(hcq_mul(xw, ww), HCQ_AXES(3, 6, 7), false); /* [N, g, O/g, OH, OW] */
     r = hcq_reshape(r, HCQ_SHAPE(N, O, OH, OW));
     if (bias) r = hcq_add(r, hcq_reshape(hcq_cast(bias, cdt), HCQ_SHAPE(1, O, 1, 1)));
-    return scope_end(ctx, m, hcq_cast(r, dt));
+    return tt_scope_end(ctx, m, "hcq_conv2d", hcq_cast(r, dt));
 }
 
 static hcq_tensor *pool(hcq_tensor *x, const hcq_pool2d_opts *opts, bool is_max, const char *fn)
@@ -178,7 +185,7 @@ static hcq_tensor *pool(hcq_tensor *x, const hcq_pool2d_opts *opts, bool is_max,
     else
         r = hcq_cast(hcq_div_s(hcq_sum(w, axes, 2, false), (double)opts->kernel[0] * opts->kernel[1]),
                      hcq_dtype_is_float(dt) ? dt : HCQ_F32);
-    return scope_end(ctx, m, r);
+    return tt_scope_end(ctx, m, fn, r);
 }
 
 hcq_tensor *hcq_avg_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts) { return pool(x, opts, false, "hcq_avg_pool2d"); }
@@ -198,7 +205,7 @@ static hcq_tensor *softmax_impl(hcq_tensor *t, int axis, bool log, const char *f
     hcq_tensor *e = hcq_exp(d);
     hcq_tensor *s = hcq_sum(e, &ax, 1, true);
     hcq_tensor *r = log ? hcq_sub(d, hcq_log(s)) : hcq_div(e, s);
-    return scope_end(ctx, m, hcq_cast(r, dt));
+    return tt_scope_end(ctx, m, fn, hcq_cast(r, dt));
 }
 
 hcq_tensor *hcq_softmax(hcq_tensor *a, int axis) { return softmax_impl(a, axis, false, "hcq_softmax"); }
@@ -222,7 +229,7 @@ hcq_tensor *hcq_layernorm(hcq_tensor *x, int naxes, hcq_tensor *w, hcq_tensor *b
     hcq_tensor *y = hcq_mul(c, hcq_rsqrt(hcq_add_s(v, eps)));
     if (w) y = hcq_mul(y, w);
     if (b) y = hcq_add(y, b);
-    return scope_end(ctx, m, hcq_cast(y, dt));
+    return tt_scope_end(ctx, m, "hcq_layernorm", hcq_cast(y, dt));
 }
 
 hcq_tensor *hcq_gather(hcq_tensor *ta, int axis, hcq_tensor *tidx)
@@ -233,12 +240,14 @@ hcq_tensor *hcq_gather(hcq_tensor *ta, int axis, hcq_tensor *tidx)
     if (ta->ctx != tidx->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
     int ax = tt_axis(axis, a->ndim, fn);
     if (ax < 0) return NULL;
-    if (idx->dtype != HCQ_I32) return base_err(HCQ_EINVAL, "%s: indexes are %s; they must be i32", fn, hcq_dtype_name((hcq_dtype)idx->dtype)), NULL;
-    if (idx->ndim != a->ndim) return base_err(HCQ_EINVAL, "%s: indexes have %d dims, the tensor %d", fn, idx->ndim, a->ndim), NULL;
+    char da[TT_DESC_MAX], di[TT_DESC_MAX];
+    tt_desc(a, da, sizeof da), tt_desc(idx, di, sizeof di);
+    if (idx->dtype != HCQ_I32) return base_err(HCQ_EINVAL, "%s: the indexes are %s; they must be i32", fn, di), NULL;
+    if (idx->ndim != a->ndim)
+        return base_err(HCQ_EINVAL, "%s: the indexes %s and the tensor %s must have as many dims", fn, di, da), NULL;
     for (int d = 0; d < a->ndim; d++)
         if (d != ax && idx->shape[d] > a->shape[d])
-            return base_err(HCQ_EINVAL, "%s: dim %d of the indexes (%lld) is larger than the tensor's (%lld)", fn, d,
-                            (long long)idx->shape[d], (long long)a->shape[d]),
+            return base_err(HCQ_EINVAL, "%s: the indexes %s are larger than the tensor %s in dim %d", fn, di, da, d),
                    NULL;
     for (int d = 0; d < a->ndim; d++) /* variable dims (hcq_jit_dim): the indexes' and the table's agree */
         if (d != ax && a->sym[d] != idx->sym[d])
@@ -262,7 +271,11 @@ hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx)
     const char *fn = "hcq_embedding";
     tt_node *w = tt_arg(weight, fn), *i = w ? tt_arg(idx, fn) : NULL;
     if (!i) return NULL;
-    if (w->ndim != 2) return base_err(HCQ_EINVAL, "%s: weight has %d dims, not 2 ([V, D])", fn, w->ndim), NULL;
+    char dw[TT_DESC_MAX], di[TT_DESC_MAX];
+    tt_desc(w, dw, sizeof dw), tt_desc(i, di, sizeof di);
+    if (w->ndim != 2) return base_err(HCQ_EINVAL, "%s: weight is %s; it must be 2-d, [V, D]", fn, dw), NULL;
+    if (i->dtype != HCQ_I32)
+        return base_err(HCQ_EINVAL, "%s: idx is %s; it holds rows of weight %s, so it must be i32", fn, di, dw), NULL;
     if (i->ndim + 1 > TT_MAX_DIMS) return base_err(HCQ_EINVAL, "%s: indexes have %d dims; at most %d", fn, i->ndim, TT_MAX_DIMS - 1), NULL;
     hcq_ctx *ctx = weight->ctx;
     int64_t D = w->shape[1], cnt = tt_numel(i->shape, i->ndim);
@@ -272,7 +285,7 @@ hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx)
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *flat = hcq_expand(hcq_reshape(idx, HCQ_SHAPE(cnt, 1)), HCQ_SHAPE(cnt, D));
     hcq_tensor *g = hcq_gather(weight, 0, flat);
-    return scope_end(ctx, m, hcq_reshape(g, shape, i->ndim + 1));
+    return tt_scope_end(ctx, m, "hcq_embedding", hcq_reshape(g, shape, i->ndim + 1));
 }
 
 hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
@@ -280,8 +293,15 @@ hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
     const char *fn = "hcq_cross_entropy";
     tt_node *l = tt_arg(logits, fn), *t = l ? tt_arg(target, fn) : NULL;
     if (!t) return NULL;
+    char dl[TT_DESC_MAX], dt[TT_DESC_MAX];
+    tt_desc(l, dl, sizeof dl), tt_desc(t, dt, sizeof dt);
     if (l->ndim != 2 || t->ndim != 1 || l->shape[0] != t->shape[0])
-        return base_err(HCQ_EINVAL, "%s: logits must be [N, C] and target [N]", fn), NULL;
+        return base_err(HCQ_EINVAL, "%s: logits %s and target %s: logits must be [N, C] and target [N]", fn, dl, dt),
+               NULL;
+    if (t->dtype != HCQ_I32)
+        return base_err(HCQ_EINVAL, "%s: target is %s; it holds class indexes into logits %s, so it must be i32", fn,
+                        dt, dl),
+               NULL;
     hcq_ctx *ctx = logits->ctx;
     int64_t N = l->shape[0];
     size_t m = hcq_ctx_mark(ctx);
@@ -292,5 +312,5 @@ hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
         loss = hcq_div(total, hcq_cast(tt_wrap(ctx, tt_sym_count(ctx, l, 1u)), hcq_tensor_dtype(total)));
     else
         loss = hcq_div_s(total, (double)N);
-    return scope_end(ctx, m, loss);
+    return tt_scope_end(ctx, m, "hcq_cross_entropy", loss);
 }

@@ -207,14 +207,6 @@ static hcq_tensor *divide_by_count(hcq_tensor *s, const tt_node *a, uint32_t mas
     return hcq_div(s, hcq_cast(n, hcq_tensor_dtype(s)));
 }
 
-static hcq_tensor *scope_end(hcq_ctx *ctx, size_t mark, hcq_tensor *out)
-{
-    tt_node *n = out ? out->n : NULL;
-    tt_node_ref(n);
-    hcq_ctx_release(ctx, mark);
-    return tt_wrap(ctx, n);
-}
-
 static hcq_dtype mean_dt(const tt_node *a) { return hcq_dtype_is_float((hcq_dtype)a->dtype) ? (hcq_dtype)a->dtype : HCQ_F32; }
 
 /* sums in f32 (halfs accumulate and divide there, rounding once at the end) */
@@ -228,7 +220,7 @@ hcq_tensor *hcq_mean(hcq_tensor *t, const int *axes, int naxes, bool keepdim)
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *s = hcq_sum(hcq_cast(t, HCQ_F32), axes, naxes, keepdim);
     hcq_tensor *r = hcq_cast(divide_by_count(s, a, mask, 0), mean_dt(a));
-    return scope_end(ctx, m, r);
+    return tt_scope_end(ctx, m, "hcq_mean", r);
 }
 
 /* The variance in f32, whatever a's dtype: var and std round to a's
@@ -251,7 +243,7 @@ static hcq_tensor *var_std(hcq_tensor *t, const int *axes, int naxes, bool keepd
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *v = var_f32(t, a, mask, axes, naxes, keepdim, correction);
     if (root) v = hcq_sqrt(v);
-    return scope_end(ctx, m, hcq_cast(v, mean_dt(a)));
+    return tt_scope_end(ctx, m, fn, hcq_cast(v, mean_dt(a)));
 }
 
 hcq_tensor *hcq_var(hcq_tensor *t, const int *axes, int naxes, bool keepdim, int correction)
@@ -288,7 +280,7 @@ static hcq_tensor *arg_ext(hcq_tensor *t, int axis, bool keepdim, bool flip, con
     hcq_tensor *rev = hcq_reshape(hcq_arange(ctx, HCQ_I32, (double)n, 0, -1), shape, a->ndim);
     hcq_tensor *pick = hcq_max(hcq_where(eq, rev, hcq_scalar(ctx, 0)), &ax, 1, keepdim);
     hcq_tensor *r = hcq_sub(hcq_full(ctx, HCQ_I32, NULL, 0, (double)n), pick);
-    return scope_end(ctx, m, r);
+    return tt_scope_end(ctx, m, fn, r);
 }
 
 hcq_tensor *hcq_argmax(hcq_tensor *a, int axis, bool keepdim) { return arg_ext(a, axis, keepdim, false, "hcq_argmax"); }

@@ -199,6 +199,36 @@ hcq_tensor *tt_wrap(hcq_ctx *ctx, tt_node *n)
     return t;
 }
 
+const char *tt_desc(const tt_node *n, char *buf, size_t size)
+{
+    size_t off = (size_t)snprintf(buf, size, "%s [", hcq_dtype_name((hcq_dtype)n->dtype));
+    for (int d = 0; d < n->ndim && off < size; d++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%lld", d ? ", " : "", (long long)n->shape[d]);
+    if (off < size) snprintf(buf + off, size - off, "]");
+    return buf;
+}
+
+hcq_tensor *tt_scope_end(hcq_ctx *ctx, size_t mark, const char *fn, hcq_tensor *out)
+{
+    tt_node *n = out ? out->n : NULL;
+    tt_node_ref(n);
+    if (!n) {
+        /* an op inside failed and named itself: the caller called fn, so
+         * the message starts with fn instead (what follows names the
+         * operands, which composites pass on as they were given, or the
+         * composite checked its own arguments before starting) */
+        const char *msg = hcq_error_message();
+        size_t len = strspn(msg, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        if (!strncmp(msg, "hcq_", 4) && !strncmp(msg + len, ": ", 2) && (strlen(fn) != len || strncmp(msg, fn, len))) {
+            char rest[2048];
+            snprintf(rest, sizeof rest, "%s", msg + len + 2);
+            base_err(hcq_error_status(), "%s: %s", fn, rest);
+        }
+    }
+    hcq_ctx_release(ctx, mark);
+    return tt_wrap(ctx, n);
+}
+
 tt_node *tt_arg(const hcq_tensor *t, const char *fn)
 {
     if (!t) {
@@ -307,6 +337,14 @@ hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out)
     if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_get_stats: not a live context");
     if (!out) return base_err(HCQ_EINVAL, "hcq_ctx_get_stats: out is NULL");
     *out = ctx->stats;
+    return HCQ_OK;
+}
+
+hcq_status hcq_ctx_on_build(hcq_ctx *ctx, hcq_build_fn fn, void *user)
+{
+    if (!tt_live_ctx(ctx)) return base_err(HCQ_ESTATE, "hcq_ctx_on_build: not a live context");
+    ctx->on_build = fn;
+    ctx->on_build_user = fn ? user : NULL;
     return HCQ_OK;
 }
 

@@ -264,6 +264,8 @@ struct hcq_ctx {
     tt_buf *dummy; /* stands for zero-size buffers in launches */
     struct tt_lw *lw; /* lowering scratch, reused from kernel to kernel */
     hcq_ctx_stats stats;
+    hcq_build_fn on_build; /* hcq_ctx_on_build */
+    void *on_build_user;
     struct hcq_jit *jits;
     tt_capture *capture;
     uint32_t epoch;
@@ -290,6 +292,14 @@ hcq_tensor *tt_wrap(hcq_ctx *ctx, tt_node *n);
 /* NULL with the error already set (or a message for a NULL argument), or
  * the live tensor's node. */
 tt_node *tt_arg(const hcq_tensor *t, const char *fn);
+/* "f32 [2, 3]": n's dtype and shape, for messages */
+const char *tt_desc(const tt_node *n, char *buf, size_t size);
+#define TT_DESC_MAX 160
+/* Ends a composite op's scope (hcq_ctx_mark): the helper tensors made
+ * since mark are freed and out's node survives under a fresh handle. When
+ * out is NULL (an op inside failed), the message is made to start with the
+ * public call fn rather than the op inside that failed. */
+hcq_tensor *tt_scope_end(hcq_ctx *ctx, size_t mark, const char *fn, hcq_tensor *out);
 int64_t tt_numel(const int64_t *shape, int ndim);
 bool tt_dtype_ok(hcq_ctx *ctx, hcq_dtype dt, const char *fn);
 tt_node *tt_const_node(hcq_ctx *ctx, hcq_dtype dt, tt_val v, const int64_t *shape, int ndim);

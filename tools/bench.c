@@ -275,6 +275,16 @@ int tool_bench(int argc, char **argv)
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else return tool_bad_arg("bench", argv[i]); /* or --device / --only without a value */
     }
+    /* a selector bench does not know measures nothing: say so as a usage
+     * error, not an empty table and exit 0 */
+    static const char *const parts[] = {"launch", "copy", "kernels"};
+    bool known = !only;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts && !known; i++) known = !strcmp(only, parts[i]);
+    if (!known) {
+        fprintf(stderr, "hcq bench: --only %s: no such part; the parts are launch, copy and kernels (of the device "
+                "--device names, else HCQ_DEVICE, else the best present)\n", only);
+        return 2;
+    }
     if (!(b.dev = hcq_device_open(dev))) return tool_fail("opening the device");
     b.q = hcq_queue_create(b.dev, HCQ_QUEUE_COMPUTE);
     b.t0 = hcq_signal_create(b.dev, 0);
@@ -297,11 +307,17 @@ int tool_bench(int argc, char **argv)
     bench_cuda_close(&b);
     if (json) print_json(&b);
     else print_text(&b);
+    int rc = b.failures ? 1 : 0;
+    if (!b.n && !b.failures) {
+        fprintf(stderr, "hcq bench: nothing was measured on %s%s%s\n", pr->id, only ? " with --only " : "",
+                only ? only : "");
+        rc = 1;
+    }
     hcq_queue_destroy(b.q);
     hcq_signal_destroy(b.t0);
     hcq_signal_destroy(b.t1);
     hcq_signal_destroy(b.done);
     hcq_device_close(b.peer);
     hcq_device_close(b.dev);
-    return b.failures ? 1 : 0;
+    return rc;
 }

@@ -14,6 +14,7 @@ static void print_json(const hcq_device_props *p, const hcq_telemetry *t, int la
 {
     printf("  {\n");
     json_str("id", p->id, 0);
+    printf("    \"accessible\": true,\n");
     json_str("name", p->name, 0);
     json_str("kind", p->kind, 0);
     json_str("arch", p->arch, 0);
@@ -82,6 +83,29 @@ static void print_text(const hcq_device_props *p, const hcq_telemetry *t)
     }
 }
 
+/* A device present (listed, or named) that cannot be opened: listed as
+ * such, with the reason and its fix, on stdout as in JSON; the exit status
+ * says something is wrong (as nvidia-smi's does). */
+static void print_inaccessible(const char *id, bool listed, bool json, int last)
+{
+    if (json) {
+        printf("  {\n    \"id\": ");
+        tool_json_str(stdout, id);
+        printf(",\n    \"accessible\": false,\n    \"status\": \"%s\",\n    \"error\": ",
+               hcq_status_name(hcq_error_status()));
+        tool_json_str(stdout, hcq_error_message());
+        printf("\n  }%s\n", last ? "" : ",");
+    } else {
+        printf("%s  %scannot be opened (%s):\n    %s\n", id, listed ? "present but " : "",
+               hcq_status_name(hcq_error_status()), hcq_error_message());
+    }
+}
+
+/* An absent kind whose driver refused this user (EACCES, EPERM on its
+ * node): the GPU may well be there, and the fix is the user's. The reason
+ * names the errno as base_errno_name writes it. */
+static bool refused(const char *why) { return strstr(why, "EACCES") || strstr(why, "EPERM"); }
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: hcq info [--json] [--no-telemetry] [DEVICE...]\n\n"
@@ -93,8 +117,12 @@ static void usage(FILE *f)
                "why; each names its source (the RM control or sysfs file). `hcq top` refreshes them.\n"
                "For a GPU kind with no device it says why: the device node, the errno or driver status,\n"
                "and the fix (a module to load, a group to join).\n"
-               "--json prints one JSON object: {\"hcq\": {version, revision}, \"devices\": [...],\n"
-               "\"absent\": [{\"kind\", \"why\"}]}.\n");
+               "A device present but not accessible (its node refuses this user, its driver fails) is\n"
+               "listed with the error and the fix, and so is a kind whose driver refuses this user;\n"
+               "either makes the exit status 1.\n"
+               "--json prints one JSON object: {\"hcq\": {version, revision}, \"devices\": [{\"id\",\n"
+               "\"accessible\", ...; \"status\" and \"error\" when not accessible}], \"absent\": [{\"kind\",\n"
+               "\"why\", \"refused\"}]}.\n");
 }
 
 int tool_info(int argc, char **argv)
@@ -120,6 +148,7 @@ int tool_info(int argc, char **argv)
     const char *kinds[] = {"NV", "AMD"};
     char why[2][1024];
     bool absent[2] = {false, false};
+    bool listed = !n; /* the devices present, not names the user gave */
     if (!n) {
         n = hcq_device_list(names, 32);
         if (n > 32) n = 32;
@@ -131,11 +160,13 @@ int tool_info(int argc, char **argv)
         tool_json_hcq(stdout);
         printf(",\n \"devices\": [\n");
     }
-    int rc = 0;
+    int rc = 0, ninaccessible = 0;
     for (uint32_t i = 0; i < n; i++) {
         hcq_device *d = hcq_device_open(names[i]);
         if (!d) {
-            rc = tool_fail(names[i]);
+            print_inaccessible(names[i], listed, json, i + 1 == n);
+            ninaccessible++;
+            rc = 1;
             continue;
         }
         const hcq_telemetry *tp = t && !hcq_device_telemetry(d, t) ? t : NULL;
@@ -146,16 +177,22 @@ int tool_info(int argc, char **argv)
     if (json) printf("],\n \"absent\": [");
     for (int k = 0, first = 1; k < 2; k++) {
         if (!absent[k]) continue;
+        bool no = refused(why[k]);
+        if (no) rc = 1;
         if (json) {
-            printf("%s\n  {\"kind\": \"%s\", \"why\": ", first ? "" : ",", kinds[k]);
+            printf("%s\n  {\"kind\": \"%s\", \"refused\": %s, \"why\": ", first ? "" : ",", kinds[k],
+                   no ? "true" : "false");
             tool_json_str(stdout, why[k]);
             printf("}");
             first = 0;
         } else {
-            printf("%s  none: %s\n", kinds[k], why[k]);
+            printf("%s  %s: %s\n", kinds[k], no ? "refused (a GPU may be present)" : "none", why[k]);
         }
     }
     if (json) printf("]}\n");
     free(t);
+    if (ninaccessible)
+        fprintf(stderr, "hcq info: %d device%s %s: see %s\n", ninaccessible, ninaccessible == 1 ? "" : "s",
+                listed ? "present but not accessible" : "not opened", json ? "the \"error\" in the JSON" : "above");
     return rc;
 }

@@ -30,9 +30,29 @@ extern "C" {
 #endif
 
 #define HCQ_VERSION_MAJOR 0
-#define HCQ_VERSION_MINOR 1
+#define HCQ_VERSION_MINOR 2
 #define HCQ_VERSION_PATCH 0
-#define HCQ_VERSION_STRING "0.1.0"
+#define HCQ_VERSION_STRING "0.2.0"
+
+/* ** ABI
+ * libhcq.so.0 keeps the struct layouts it shipped with (0.1.0) for every
+ * program linked against it:
+ *   - a public struct only grows at its end, never in the middle, and
+ *     fields are never removed, retyped or reordered;
+ *   - when a struct grows, every function that passes it gets a new symbol
+ *     version (scripts/libhcq.map): a program built against the newer
+ *     header binds the new one, so an older library refuses to load it (the
+ *     loader names the missing version) instead of letting it read or write
+ *     past the struct's old end; programs built against the older header
+ *     keep binding the old version, which reads or writes only the old
+ *     layout (for a struct the library fills and returns by pointer, such
+ *     as hcq_device_props, that is the same call);
+ *   - structs used in arrays (hcq_val, hcq_arg, hcq_dims, hcq_param_info,
+ *     hcq_ir_op, hcq_reading, hcq_device_process, hcq_interp_access) never
+ *     change: growing one would move every element after the first.
+ * Nothing is asked of callers (no size field to set). A layout that has to
+ * break takes a new soname, libhcq.so.1. scripts/check-install.sh checks
+ * all of this against the layouts each release shipped (scripts/abi/). */
 
 /* ** status codes */
 typedef enum hcq_status {

@@ -16,11 +16,17 @@
  * commands use kernarg memory (exec) may be in flight once: submitting it
  * again waits for its previous submission first.
  *
- * A recorded queue is not ordered with eager calls unless it says so: to
- * read what a copyin wrote, wait for the timeline first,
- *     hcq_queue_wait(q, hcq_device_timeline(dev),
- *                    HCQ_IMM(hcq_device_timeline_value(dev)));
- * and to hand results to eager calls, signal a signal and wait for it.
+ * Recorded queues and eager calls run in the order they are submitted, as
+ * CUDA's legacy default stream does with its device's other streams: an
+ * eager call (a copyout, a launch, a graph replay) starts after the queues
+ * submitted before it have completed, and a submitted queue starts after
+ * the eager calls before it. So hcq_buffer_copyout right after
+ * hcq_queue_submit reads what the queue wrote. Queues among themselves are
+ * not ordered (signals order them), and hcq_device_synchronize waits for
+ * the timeline: for a queue submitted after the last eager call, wait for
+ * a signal it writes. A queue that waits for something only a later eager
+ * call would provide waits forever (until HCQ_TIMEOUT_MS hangs the device):
+ * hand it a signal the host sets instead.
  *
  * ** Threads
  * What may be shared between threads:
@@ -83,7 +89,6 @@ typedef struct hcq_device_props {
     uint32_t max_block[3];
     uint32_t max_grid[3];
     uint32_t max_local_bytes;     /* shared memory per work-group */
-    uint64_t cache_bytes;         /* the last-level cache the cores share (CPU: from sysfs); 0: not known */
     uint64_t fixed_memory_bytes;  /* what an open device holds: rings, staging, signals, kernargs */
     uint64_t staging_bytes;       /* host staging memory for copyin/out (chunk x slots) */
     uint64_t staging_chunk_bytes; /* one staging slot: copies larger than this are split */
@@ -91,6 +96,8 @@ typedef struct hcq_device_props {
     char shader[192];             /* how an emulated device runs kernels, and why: "host twins of sm_90
                                      cubins (clang + ptxas)", "kernel IR on the interpreter: ptxas was not
                                      found ..."; "" on hardware and the CPU */
+    /* since 0.2 (fields are only ever added here, at the end: see base.h, ABI) */
+    uint64_t cache_bytes;         /* the last-level cache the cores share (CPU: from sysfs); 0: not known */
 } hcq_device_props;
 
 /* Opens a device by name: "CPU", "NV:0", "AMD:1" (":N" defaults to 0), or
@@ -113,7 +120,10 @@ HCQ_API hcq_device *hcq_device_open(const char *name);
  * freed when the kernel ends. (On the mock GPU a host twin's work-group in
  * progress is waited for.) A later open of the device works. */
 HCQ_API hcq_status hcq_device_close(hcq_device *dev);
-/* NULL (HCQ_ESTATE or HCQ_EINVAL) when dev is not an open device. */
+/* NULL (HCQ_ESTATE or HCQ_EINVAL) when dev is not an open device. The
+ * properties are the library's, valid while the device is open. (Version
+ * HCQ_0.2 of the symbol: the struct grew in 0.2; programs built against
+ * 0.1 bind HCQ_0.1, the same call, and read the fields they know.) */
 HCQ_API const hcq_device_props *hcq_device_get_props(const hcq_device *dev);
 
 /* Names of devices present ("CPU", "NV:0", ...), written into names[i]
@@ -290,7 +300,12 @@ typedef enum hcq_queue_type {
 
 HCQ_API hcq_queue *hcq_queue_create(hcq_device *dev, hcq_queue_type type);
 /* Waits for the queue's last submission, then frees it and lets go of what
- * it used. NULL is fine. */
+ * it used. NULL is fine. A submission that does not complete within
+ * HCQ_TIMEOUT_MS (it waits on a signal nobody sets) is abandoned: the
+ * queue is destroyed all the same (its memory stays with the device until
+ * it is closed), the device is hung from then on, and the call returns
+ * HCQ_ETIMEDOUT saying so. On a device that had already faulted or hung
+ * it returns HCQ_OK, as frees do there. */
 HCQ_API hcq_status hcq_queue_destroy(hcq_queue *q);
 /* Forgets the recorded commands (waits for the last submission first) and
  * lets go of what they used. */

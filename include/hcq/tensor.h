@@ -106,7 +106,8 @@
  * ** Shapes
  * At most HCQ_MAX_DIMS dimensions; a dimension may be 0. Shapes and axes
  * are passed as (pointer, count); HCQ_SHAPE(...) and HCQ_AXES(...) build
- * both from a list: hcq_reshape(t, HCQ_SHAPE(2, -1)). Negative axes count
+ * both from a list: hcq_reshape(t, HCQ_SHAPE(2, -1)), and HCQ_PAIRS(...)
+ * the (pointer, pair count) of hcq_pad and hcq_shrink. Negative axes count
  * from the end. Broadcasting follows NumPy: shapes align at the end and a
  * dimension of size 1 stretches. A tensor holds fewer than 2^31 elements.
  *
@@ -144,6 +145,13 @@ typedef struct hcq_tensor hcq_tensor;
 /* (pointer, count) argument pairs from a list of values. */
 #define HCQ_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 #define HCQ_AXES(...) ((const int[]){__VA_ARGS__}), ((int)(sizeof((int[]){__VA_ARGS__}) / sizeof(int)))
+/* (pointer, pair count) for hcq_pad and hcq_shrink from a list of
+ * before/after (begin/end) values, dimension by dimension:
+ * hcq_shrink(t, HCQ_PAIRS(1, 3, 0, 2)). An odd count does not compile. */
+#define HCQ_PAIRS(...)                                                                                        \
+    ((const int64_t[]){__VA_ARGS__}),                                                                         \
+        ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t) / 2 +                                       \
+               0 * sizeof(char[(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)) % 2 ? -1 : 1])))
 /* every axis, for the reductions */
 #define HCQ_ALL_AXES NULL, 0
 
@@ -175,6 +183,13 @@ typedef struct hcq_ctx_stats {
     uint64_t buffer_bytes;  /* device memory the context holds (live and cached) */
 } hcq_ctx_stats;
 HCQ_API hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out);
+/* Called after each kernel the context builds (compiled, or found in the
+ * kernel cache, and loaded: the first run of a model builds dozens, each
+ * taking up to seconds), on the thread using the context, with the
+ * kernel's name and how many the context has built: a program can say
+ * what a long first step is doing. NULL removes it. (Since 0.2.) */
+typedef void (*hcq_build_fn)(void *user, const char *kernel, uint64_t built);
+HCQ_API hcq_status hcq_ctx_on_build(hcq_ctx *ctx, hcq_build_fn fn, void *user);
 
 /* ** tensor facts (valid for live tensors; a stale one gives 0 / NULL) */
 HCQ_API hcq_ctx *hcq_tensor_ctx(const hcq_tensor *t);
@@ -323,9 +338,12 @@ HCQ_API hcq_tensor *hcq_expand(hcq_tensor *a, const int64_t *shape, int ndim);
 /* Broadcasts to b's shape. */
 HCQ_API hcq_tensor *hcq_expand_as(hcq_tensor *a, const hcq_tensor *b);
 /* pads[2*i], pads[2*i+1]: elements before and after dimension i (>= 0),
- * for the first npairs dimensions; new elements are `value`. */
+ * for the first npairs dimensions; new elements are `value`.
+ * hcq_pad(t, HCQ_PAIRS(1, 1, 0, 2), 0.0) pads dim 0 by 1 on each side and
+ * dim 1 by 2 after. */
 HCQ_API hcq_tensor *hcq_pad(hcq_tensor *a, const int64_t *pads, int npairs, double value);
-/* ranges[2*i] .. ranges[2*i+1] (0 <= begin <= end <= size) of each dimension. */
+/* ranges[2*i] .. ranges[2*i+1] (0 <= begin <= end <= size) of each of the
+ * first npairs dimensions: hcq_shrink(t, HCQ_PAIRS(1, 3, 0, 2)). */
 HCQ_API hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs);
 /* Python's a[start:stop:step] along one axis (negative indices count from
  * the end and are clamped; step != 0, negative steps walk backwards). */

@@ -50,16 +50,43 @@ export HCQ_CACHE_DIR
 HCQ_CACHE_DIR=$(cd "$KIT/cache" && pwd)
 TARGETS=${HW_KIT_TARGETS:-"sm_80 sm_86 sm_89 sm_90 gfx1100 gfx90a gfx942"}
 MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 nv=H100PCIe amd=gfx1100 amd=gfx90a amd=gfx942"}
+# This takes many minutes: a line at least every few seconds says where it
+# is (the latest of the lines read, at most one per PROGRESS_S; the first
+# and the last always), with the time spent so far.
+PROGRESS_S=3
+progress() { # prefix
+    local line last=-999 held=""
+    while IFS= read -r line; do
+        held=$line
+        if ((SECONDS - last >= PROGRESS_S)); then
+            echo "$1$line  [$((SECONDS - start)) s]"
+            last=$SECONDS held=""
+        fi
+    done
+    [ -z "$held" ] || echo "$1$held  [$((SECONDS - start)) s]"
+}
+start=$SECONDS
 for t in $TARGETS; do
-    timeout 900 "$KIT/bin/hcq" compile --target "$t" | tail -1
+    timeout 900 "$KIT/bin/hcq" compile --target "$t" | progress "hw-kit: compile $t: "
 done
 fails=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+nsuites=$(ls "$KIT"/tests/mock/test_api_* | wc -l)
 for m in $MODELS; do
     dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
+    i=0
     for s in "$KIT"/tests/mock/test_api_*; do
-        if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" HCQ_TEST_DEVICE=$dev timeout 900 "$s" --jobs=2 2>&1); then
+        i=$((i + 1))
+        # --verbose: a line per test as it ends, for the progress lines
+        set +e
+        HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" HCQ_TEST_DEVICE=$dev timeout 900 "$s" --jobs=2 --verbose 2>&1 |
+            tee "$log" | progress "hw-kit: $m: $(basename "$s") ($i/$nsuites): "
+        rc=${PIPESTATUS[0]}
+        set -e
+        if [ "$rc" -ne 0 ]; then
             echo "hw-kit: $(basename "$s") failed on the mock ($m); its kernels may be missing from the cache:" >&2
-            printf '%s\n' "$out" | tail -20 >&2
+            grep -v '^\[RUN \]\|^\[PASS\]' "$log" | tail -20 >&2
             fails=$((fails + 1))
         fi
     done
