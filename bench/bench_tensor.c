@@ -372,12 +372,14 @@ static void sched_lower_us(hcq_ctx *ctx, hcq_tensor *(*build)(hcq_ctx *, hcq_ten
         tt_sched sc;
         t0 = now_s();
         if (tt_schedule(ctx, &root, 1, &sc)) die("schedule");
-        for (uint32_t i = 0; i < sc.n; i++) {
+        for (uint32_t k = 0; k < sc.nk; k++) {
             tt_lowered lw;
-            if (tt_key_make(sc.items[i], &key) || tt_lower(ctx, sc.items[i], &key, &lw)) die("lower");
+            tt_node *const *xs = sc.items + sc.kfirst[k];
+            uint32_t nx = sc.kfirst[k + 1] - sc.kfirst[k];
+            if (tt_key_make(ctx, xs, nx, &key) || tt_lower(ctx, xs, nx, &key, &lw)) die("lower");
             tt_lowered_free(&lw);
         }
-        cv[r] = (now_s() - t0) / (sc.n ? sc.n : 1) * 1e6;
+        cv[r] = (now_s() - t0) / (sc.nk ? sc.nk : 1) * 1e6;
         tt_sched_free(&sc);
         hcq_ctx_release(ctx, m);
     }

@@ -34,6 +34,7 @@ enum { IV_TL_ADDR, IV_TL_WAIT, IV_TL_SIG, IV_FIRST_BUF };
 typedef struct g_buf {
     hcq_buffer *orig, *repl;
     uint64_t offset;
+    uint64_t need; /* bytes a replacement needs (0: the original's size; hcq_graph_buffer_need) */
 } g_buf;
 
 struct hcq_graph {
@@ -82,7 +83,7 @@ static hcq_status buf_var(hcq_graph *g, hcq_buffer *b, uint64_t offset, hcq_val 
     }
     hcq_status s = q_hold(&g->holds, BASE_H_BUFFER, b);
     if (s) return s;
-    g->bufs[g->nbufs] = (g_buf){b, NULL, offset};
+    g->bufs[g->nbufs] = (g_buf){b, NULL, offset, 0};
     *out = IVAR(IV_FIRST_BUF + g->nbufs);
     g->nbufs++;
     return HCQ_OK;
@@ -263,16 +264,19 @@ hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *orig, hcq_buffer *repl
     /* the original may have been freed by the user (the graph holds it), so
      * it is found among the captured ones before it is looked at */
     bool found = false;
-    for (uint32_t i = 0; i < g->nbufs && !found; i++) found = g->bufs[i].orig == orig;
+    uint64_t need = 0;
+    for (uint32_t i = 0; i < g->nbufs && !found; i++)
+        if ((found = g->bufs[i].orig == orig)) need = g->bufs[i].need;
     if (!found) return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the graph does not use that buffer");
+    if (!need) need = orig->size;
     if (repl) {
         if ((s = Q_CHECK_BUFFER(repl, "hcq_graph_set_buffer", "the replacement"))) return s;
         if (repl->dev != g->dev)
             return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the replacement is on %s, the graph on %s",
                             repl->dev->props.id, g->dev->props.id);
-        if (repl->size < orig->size)
-            return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the replacement has %llu bytes, the original %llu",
-                            (unsigned long long)repl->size, (unsigned long long)orig->size);
+        if (repl->size < need)
+            return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the replacement has %llu bytes, the graph needs %llu",
+                            (unsigned long long)repl->size, (unsigned long long)need);
     }
     /* the graph holds its replacements too, so a replay never patches in
      * memory that has gone (or a new buffer at a freed one's address) */
@@ -283,6 +287,22 @@ hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *orig, hcq_buffer *repl
         g->bufs[i].repl = repl;
     }
     return HCQ_OK;
+}
+
+hcq_status hcq_graph_buffer_need(hcq_graph *g, hcq_buffer *orig, uint64_t bytes)
+{
+    hcq_status s = Q_CHECK_GRAPH(g, "hcq_graph_buffer_need");
+    if (s) return s;
+    bool found = false;
+    for (uint32_t i = 0; i < g->nbufs; i++) {
+        if (g->bufs[i].orig != orig) continue;
+        if (bytes == 0 || bytes > orig->size || bytes <= g->bufs[i].offset)
+            return base_err(HCQ_EINVAL, "hcq_graph_buffer_need: %llu bytes of a %llu-byte buffer the graph uses from offset %llu",
+                            (unsigned long long)bytes, (unsigned long long)orig->size, (unsigned long long)g->bufs[i].offset);
+        g->bufs[i].need = bytes;
+        found = true;
+    }
+    return found ? HCQ_OK : base_err(HCQ_EINVAL, "hcq_graph_buffer_need: the graph does not use that buffer");
 }
 
 hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)

@@ -8,10 +8,14 @@
  * kernels run in node creation order, so every kernel the values need
  * (backward reductions, ...) runs before the first store. What remains to
  * rule out is a store under a read in the same pass:
- *   - a kernel reading its own destination anywhere but at the element it
- *     stores (through a view, inside a reduction, as a gather table);
- *   - a kernel reading a buffer that an earlier assign kernel of the same
- *     call has already overwritten.
+ *   - a kernel reading its own destination, or that of another copy it
+ *     stores with (group.c puts a parameter's and its moments' copies in
+ *     one kernel), anywhere but at the element it stores (through a view,
+ *     inside a reduction, as a gather table);
+ *   - a kernel reading a buffer that an earlier kernel of the same call has
+ *     already overwritten.
+ * Within one kernel every value is loaded before any store, so reading a
+ * destination at the stored element sees the old value, as here defined.
  * Both are found by walking each copy kernel's fused graph after
  * scheduling; such a value is computed into a buffer of its own first and
  * then copied. */
@@ -69,7 +73,15 @@ typedef struct hz {
 
 static bool materialized(const hcq_ctx *ctx, const tt_node *x) { return x->epoch == ctx->epoch && x->mat; }
 
-/* x is read by copy kernel `self`; `same` when at the element it stores */
+/* the kernel that stores copy j, in run order (one kernel may store
+ * several: group.c) */
+static uint32_t kernel_of(const hz *H, int j)
+{
+    const tt_node *c = H->copies[j];
+    return materialized(H->ctx, c) ? c->gidx : UINT32_MAX;
+}
+
+/* x is read by copy `self`'s kernel; `same` when at the element it stores */
 static void walk(hz *H, const tt_node *x, bool same, int depth)
 {
     if (H->hazard || H->seen.oom || !vset_add(&H->seen, x, same)) return;
@@ -78,8 +90,9 @@ static void walk(hz *H, const tt_node *x, bool same, int depth)
         return;
     }
     if (x->op == TT_BUF) {
+        uint32_t me = kernel_of(H, H->self);
         for (int j = 0; j < H->n; j++)
-            if (x->buf == H->dst[j] && (j == H->self ? !same : j < H->self)) H->hazard = true;
+            if (x->buf == H->dst[j] && (kernel_of(H, j) == me ? !same : kernel_of(H, j) < me)) H->hazard = true;
         return;
     }
     if (materialized(H->ctx, x)) return; /* a kernel of its own, run before every copy */
@@ -93,6 +106,7 @@ tt_node *tt_copy_node(tt_node *v, tt_buf *into)
 {
     tt_node *c = tt_node_new(NULL, TT_VIEW, (hcq_dtype)v->dtype, v->shape, v->ndim);
     if (!c) return NULL;
+    memcpy(c->sym, v->sym, sizeof c->sym);
     tt_view_init(&c->view, v->shape, v->ndim);
     c->contig = true;
     c->ad_state = TT_AD_NONE;
@@ -186,7 +200,9 @@ hcq_status hcq_assign_all(hcq_tensor *const *dst, hcq_tensor *const *values, int
             else if (!(cp[i] = tt_copy_node(sep[i] ? sep[i] : v[i], bufs[i]))) s = HCQ_ENOMEM;
         if (s) break;
         tt_sched sc;
+        ctx->sched_quiet = true; /* the realize below says what it runs */
         s = tt_schedule(ctx, cp, (uint32_t)n, &sc);
+        ctx->sched_quiet = false;
         if (s) break;
         bool any = false;
         for (int i = 0; i < n; i++) {

@@ -1,7 +1,8 @@
 /* Caches, per context:
  *   - kernels by their fused AST: a canonical serialization of the graph a
- *     kernel computes (ops, dtypes, shapes, views, constants; buffers and
- *     random seeds by position, not identity). A repeated graph, such as
+ *     kernel computes (the number of outputs, then each output's graph:
+ *     ops, dtypes, shapes, views, constants; buffers and random seeds by
+ *     position, not identity). A repeated graph, such as
  *     one training step after another, finds its program and launch dims
  *     without lowering again;
  *   - programs by their IR (hcq_program_from_kernel goes through the
@@ -77,14 +78,29 @@ static uint64_t bits(double d)
     return u;
 }
 
-static bool add_input(tt_key *k, tt_buf *buf, const tt_node *rand, hcq_dtype dt, uint32_t *slot)
+static bool add_input(tt_key *k, tt_buf *buf, const tt_node *rand, hcq_dtype dt, uint8_t var, uint32_t *slot)
 {
     for (uint32_t i = 0; i < k->nin; i++)
-        if (buf && k->in[i].buf == buf) return (*slot = i, true);
-    if (k->nin == TT_MAX_PARAMS - 1) return false;
-    k->in[k->nin] = (tt_input){buf, rand, dt};
+        if ((buf && k->in[i].buf == buf) || (var && k->in[i].var == var)) return (*slot = i, true);
+    if (k->nin + k->nout == TT_MAX_PARAMS) return false;
+    k->in[k->nin] = (tt_input){buf, rand, dt, var};
     *slot = k->nin++;
     return true;
+}
+
+/* a shape entry: its size, or for a variable dim (hcq_jit_dim) the
+ * variable (the kernel is the same for every value; it takes the value
+ * as an argument) */
+enum { K_SYM = 1u << 31 };
+static bool put_dim(tt_key *k, const tt_node *n, int d, int64_t v)
+{
+    if (!n->sym[d]) return key_put(k, (uint64_t)v);
+    uint32_t slot;
+    /* the upper bound too: the plan is made for it, and a slot can hold
+     * another variable once its JITs are gone */
+    int64_t hi = n->sym[d] <= k->ctx->nsyms ? k->ctx->syms[n->sym[d] - 1].hi : 0;
+    return add_input(k, NULL, NULL, HCQ_I32, n->sym[d], &slot) && key_put(k, (uint64_t)K_SYM << 32 | n->sym[d]) &&
+           key_put(k, (uint64_t)hi);
 }
 
 enum { K_REF = 0xfffffff0u };
@@ -97,21 +113,22 @@ static bool walk(tt_key *k, seen_map *m, const tt_node *n, bool *oom, int depth)
     if (id != UINT32_MAX) return key_put(k, (uint64_t)K_REF << 32 | id);
     bool ok = key_put(k, (uint64_t)n->op | (uint64_t)n->dtype << 8 | (uint64_t)n->ndim << 16 | (uint64_t)n->nsrc << 24 |
                              (uint64_t)n->rop << 32 | (uint64_t)n->axes << 40);
-    for (int d = 0; d < n->ndim && ok; d++) ok = key_put(k, (uint64_t)n->shape[d]);
+    for (int d = 0; d < n->ndim && ok; d++) ok = put_dim(k, n, d, n->shape[d]);
     uint32_t slot;
     switch ((tt_op)n->op) {
     case TT_BUF:
-        ok = ok && add_input(k, n->buf, NULL, (hcq_dtype)n->dtype, &slot) && key_put(k, slot);
+        ok = ok && add_input(k, n->buf, NULL, (hcq_dtype)n->dtype, 0, &slot) && key_put(k, slot);
         if (!ok) return false;
         return true;
-    case TT_RAND: return ok && add_input(k, NULL, n, HCQ_U64, &slot) && key_put(k, slot);
+    case TT_RAND: return ok && add_input(k, NULL, n, HCQ_U64, 0, &slot) && key_put(k, slot);
+    case TT_SYMVAL: return ok && add_input(k, NULL, NULL, HCQ_I32, (uint8_t)n->axes, &slot) && key_put(k, slot);
     case TT_CONST: ok = ok && key_put(k, hcq_dtype_is_float((hcq_dtype)n->dtype) ? bits(n->cv.f) : (uint64_t)n->cv.i); break;
     case TT_VIEW: {
         const tt_view *v = &n->view;
         ok = ok && key_put(k, (uint64_t)v->offset) && key_put(k, v->mask) &&
              key_put(k, hcq_dtype_is_float((hcq_dtype)n->dtype) ? bits(n->cv.f) : (uint64_t)n->cv.i);
         for (int d = 0; d < v->ndim && ok; d++)
-            ok = key_put(k, (uint64_t)v->strides[d]) && (!v->mask || (key_put(k, (uint64_t)v->lo[d]) && key_put(k, (uint64_t)v->hi[d])));
+            ok = key_put(k, (uint64_t)v->strides[d]) && (!v->mask || (key_put(k, (uint64_t)v->lo[d]) && put_dim(k, n, d, v->hi[d])));
         break;
     }
     default: break;
@@ -120,17 +137,23 @@ static bool walk(tt_key *k, seen_map *m, const tt_node *n, bool *oom, int depth)
     return ok;
 }
 
-hcq_status tt_key_make(tt_node *root, tt_key *k)
+hcq_status tt_key_make(const hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_key *k)
 {
+    k->ctx = ctx;
     k->n = 0;
     k->nin = 0;
+    k->nout = nroots;
     seen_map m = {0};
-    bool oom = false, ok = walk(k, &m, root, &oom, 0);
+    /* one walk over every output, so what they share is serialized once
+     * (and lowered once) and their inputs get one numbering */
+    bool oom = false, ok = key_put(k, (uint64_t)nroots);
+    for (uint32_t i = 0; i < nroots && ok; i++) ok = walk(k, &m, roots[i], &oom, 0);
     free(m.keys);
     free(m.ids);
     if (!ok)
         return oom ? base_err(HCQ_ENOMEM, "kernel key: out of memory")
-                   : base_err(HCQ_ELIMIT, "a kernel would read more than %d buffers or nest too deep", TT_MAX_PARAMS - 1);
+                   : base_err(HCQ_ELIMIT, "a kernel writing %u outputs would read more than %u buffers or nest too deep",
+                              nroots, TT_MAX_PARAMS - nroots);
     uint64_t h = 0xcbf29ce484222325ull;
     for (uint32_t i = 0; i < k->n; i++) h = (h ^ k->w[i]) * 0x100000001b3ull, h ^= h >> 29;
     k->hash = h ? h : 1;

@@ -182,10 +182,18 @@ int tt_view_apply(tt_lw *L, const tt_node *vn, const tt_sx *const *idx, const tt
     return state;
 }
 
+hcq_ir_ref tt_var_param(tt_lw *L, int var)
+{
+    for (uint32_t i = 0; i < L->key->nin; i++)
+        if (L->key->in[i].var == var) return L->pref[L->nout + i];
+    if (!L->err) L->err = base_err(HCQ_ESTATE, "lowering: a variable size has no param");
+    return NONE;
+}
+
 hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand)
 {
     for (uint32_t i = 0; i < L->key->nin; i++)
-        if ((buf && L->key->in[i].buf == buf) || (rand && L->key->in[i].rand == rand)) return L->pref[i + 1];
+        if ((buf && L->key->in[i].buf == buf) || (rand && L->key->in[i].rand == rand)) return L->pref[L->nout + i];
     return NONE;
 }
 
@@ -237,6 +245,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
     hcq_dtype adt = (odt == HCQ_F16 || odt == HCQ_BF16) && R->rop != TT_R_MAX ? HCQ_F32 : odt;
     tt_rop rop = (tt_rop)R->rop;
     bool main = R == L->plan.main;
+    for (uint32_t i = 0; i < L->nmains && !main; i++) main = R == L->mains[i];
     bool group = main && L->plan.group;
     int64_t ru = main ? L->plan.red_up : 1;
     if (ru < 1) ru = 1;
@@ -247,7 +256,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
             axes[na++] = d;
             rtot *= src->shape[d];
         }
-    if (ru > 1 && (!na || src->shape[axes[na - 1]] % ru)) ru = 1;
+    if (ru > 1 && (!na || src->shape[axes[na - 1]] % ru || src->sym[axes[na - 1]])) ru = 1;
     int nacc = nl * (int)ru;
     hcq_ir_ref *acc = calloc((size_t)nacc, sizeof *acc);
     tt_lane *sub = calloc((size_t)nacc, sizeof *sub);
@@ -285,7 +294,10 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
             int64_t s = src->shape[axes[a]];
             bool up = a == na - 1 && ru > 1;
             int64_t trip = up ? s / ru : s;
-            hcq_ir_ref r = tt_irb_range(b, i32c(L, 0), i32c(L, trip));
+            /* a variable dim: its shape entry is the upper bound; the loop
+             * runs to the value (never upcast: tt_lower's plan) */
+            int sv = src->sym[axes[a]];
+            hcq_ir_ref r = tt_irb_range(b, i32c(L, 0), sv ? tt_var_param(L, sv) : i32c(L, trip));
             loops[nloops++] = r;
             L->mult *= (double)trip;
             const tt_sx *v = tt_sx_var(&L->sym, 0, trip - 1, r);
@@ -329,6 +341,8 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
         if (group) { /* tree through local memory; every work-item reads the result */
             hcq_ir_ref lds = L->lds;
             uint32_t Lg = L->plan.L;
+            if (L->lds_used) tt_irb_barrier(b); /* every work-item has read the last result */
+            L->lds_used = true;
             tt_irb_store(b, lds, L->lid, r, NONE);
             tt_irb_barrier(b);
             for (uint32_t s = Lg / 2; s >= 1; s /= 2) {
@@ -463,6 +477,9 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
     case TT_INDEX:
         for (int l = 0; l < nl; l++) out[l] = tt_em_sx(L, lanes[l].idx[n->axes]);
         return;
+    case TT_SYMVAL:
+        for (int l = 0; l < nl; l++) out[l] = tt_var_param(L, (int)n->axes);
+        return;
     case TT_RAND:
         for (int l = 0; l < nl; l++) out[l] = em_rand(L, n, &lanes[l]);
         return;
@@ -476,7 +493,10 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
         L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
         return;
     }
-    for (int i = 0; i < n->nsrc; i++) tt_em(L, n->src[i], nl, lanes, s + i * nl);
+    /* the sources leading to the main reduction first (tt_on_main_path) */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n->nsrc; i++)
+            if (tt_on_main_path(L, n->src[i]) == !pass) tt_em(L, n->src[i], nl, lanes, s + i * nl);
     for (int l = 0; l < nl; l++) {
         hcq_ir_ref a[3] = {s[l], n->nsrc > 1 ? s[nl + l] : NONE, n->nsrc > 2 ? s[2 * nl + l] : NONE};
         out[l] = em_alu(L, n, a);

@@ -399,6 +399,7 @@ hcq_tensor *hcq_detach(hcq_tensor *t)
     if (!n) return NULL;
     tt_node *c = tt_node_new(t->ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
     if (!c) return NULL;
+    memcpy(c->sym, n->sym, sizeof c->sym);
     tt_view_init(&c->view, n->shape, n->ndim);
     tt_node_ref(n);
     c->src[0] = n;
@@ -551,6 +552,7 @@ hcq_status hcq_backward_with(hcq_tensor *t, hcq_tensor *grad)
                             "(hcq_backward_with seeds any other output)",
                             fn, (long long)tt_numel(n->shape, n->ndim));
         g = tt_const_node(t->ctx, (hcq_dtype)n->dtype, tt_val_from_double((hcq_dtype)n->dtype, 1.0), n->shape, n->ndim);
+        if (g) memcpy(g->sym, n->sym, sizeof g->sym);
     }
     if (!g) return hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
     bool prev = hcq_set_grad_enabled(false);

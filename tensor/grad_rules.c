@@ -21,10 +21,14 @@
 
 static tt_val fval(hcq_dtype dt, double v) { return tt_val_from_double(dt, v); }
 
+/* (nodes made at a forward node's shape take its variable dims too:
+ * hcq_jit_dim) */
 static tt_node *cnst(tt_gb *B, const tt_node *like, hcq_dtype dt, double v)
 {
     if (!like) return NULL;
-    return OWN(tt_const_node(NULL, dt, fval(dt, v), like->shape, like->ndim));
+    tt_node *c = OWN(tt_const_node(NULL, dt, fval(dt, v), like->shape, like->ndim));
+    if (c) memcpy(c->sym, like->sym, sizeof c->sym);
+    return c;
 }
 
 static tt_node *alu1(tt_gb *B, tt_op op, tt_node *a)
@@ -68,7 +72,9 @@ static tt_node *expand_as(tt_gb *B, tt_node *a, const tt_node *like)
 {
     if (!a) return NULL;
     if (a->ndim == like->ndim && !memcmp(a->shape, like->shape, a->ndim * sizeof *a->shape)) return a;
-    return OWN(tt_mv_expand(a, like->shape, like->ndim));
+    tt_node *e = OWN(tt_mv_expand(a, like->shape, like->ndim));
+    if (e) memcpy(e->sym, like->sym, sizeof e->sym);
+    return e;
 }
 
 static tt_node *reduce(tt_gb *B, tt_node *a, tt_rop rop, uint32_t axes)
@@ -141,6 +147,7 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
                              * into (im2col's matrices, a matmul's operand) */
         tt_node *c = OWN(tt_node_new(NULL, TT_VIEW, (hcq_dtype)g->dtype, g->shape, g->ndim));
         if (!c) return NULL;
+        memcpy(c->sym, g->sym, sizeof c->sym);
         tt_view_init(&c->view, g->shape, g->ndim);
         c->contig = true;
         tt_node_ref(g);
@@ -250,17 +257,23 @@ static tt_node *vjp_gather(tt_gb *B, const tt_ad *r, tt_node *g)
         return fail(B, base_err(HCQ_ENOTSUP, "hcq_backward: the gradient of a gather on a %d-d tensor needs %d dims", nd,
                                 nd + 1));
     int64_t e1[TT_MAX_DIMS] = {0}, ex[TT_MAX_DIMS] = {0}, res[TT_MAX_DIMS] = {0};
+    uint8_t exs[TT_MAX_DIMS] = {0};
     for (int d = 0, j = 0; d < nd; d++) {
         e1[j] = idx->shape[d];
+        exs[j] = idx->sym[d];
         ex[j++] = idx->shape[d];
         if (d == ax) {
             e1[j] = 1;
+            exs[j] = a->sym[ax];
             ex[j++] = a->shape[ax];
         }
         res[d] = d == ax ? a->shape[ax] : idx->shape[d];
     }
     tt_node *pos = OWN(tt_node_new(NULL, TT_INDEX, HCQ_I32, ex, nd + 1));
-    if (pos) pos->axes = (uint32_t)(ax + 1);
+    if (pos) {
+        pos->axes = (uint32_t)(ax + 1);
+        memcpy(pos->sym, exs, sizeof pos->sym);
+    }
     tt_node *hit = eq(B, expand_as(B, reshape(B, idx, e1, nd + 1), pos), pos);
     tt_node *ge = expand_as(B, reshape(B, g, e1, nd + 1), pos);
     tt_node *sum = reduce(B, keep(B, hit, ge), TT_R_SUM, 1u << ax);

@@ -12,23 +12,33 @@
 #include <string.h>
 
 #define JIT_MAX_IO 64
+#define JIT_MAX_VDIMS 16
 
 typedef struct io_meta {
     hcq_dtype dt;
     int ndim;
     int64_t shape[TT_MAX_DIMS];
-    tt_buf *buf; /* the captured buffer (referenced) */
+    uint8_t sym[TT_MAX_DIMS]; /* outputs: variable dims (their size is the variable's value) */
+    tt_buf *buf;              /* the captured buffer (referenced) */
 } io_meta;
+
+/* hcq_jit_dim: dim `axis` of input `input` is the context's variable `var` */
+typedef struct jit_vdim {
+    int input, axis;
+    uint8_t var;
+} jit_vdim;
 
 struct hcq_jit {
     hcq_ctx *ctx;
     hcq_jit_fn fn;
     void *user;
-    uint32_t runs;
+    uint32_t runs, captures;
     tt_capture cap;
     uint64_t streams; /* random streams one call of the function takes */
     int nin, nout;
     io_meta in[JIT_MAX_IO], out[JIT_MAX_IO];
+    jit_vdim vdims[JIT_MAX_VDIMS];
+    int nvdims;
     struct hcq_jit *next;
 };
 
@@ -57,7 +67,7 @@ static void capture_drop(hcq_jit *j)
     for (uint32_t i = 0; i < c->nbufs; i++) tt_buf_unref(c->bufs[i]);
     for (uint32_t i = 0; i < c->nuses; i++) tt_layout_use_release(&c->uses[i]);
     free(c->bufs);
-    free(c->rstreams);
+    free(c->vars);
     free(c->written);
     free(c->uses);
     memset(c, 0, sizeof *c);
@@ -69,6 +79,7 @@ static void capture_drop(hcq_jit *j)
 static void jit_free(hcq_jit *j)
 {
     capture_drop(j);
+    for (int k = 0; k < j->nvdims; k++) j->ctx->syms[j->vdims[k].var - 1].users--;
     base_handle_remove(j, TT_H_JIT);
     free(j);
 }
@@ -96,6 +107,7 @@ void tt_jits_free(hcq_ctx *ctx)
 }
 
 uint32_t hcq_jit_kernel_count(const hcq_jit *j) { return live(j) ? j->cap.kernels : 0; }
+uint32_t hcq_jit_capture_count(const hcq_jit *j) { return live(j) ? j->captures : 0; }
 
 /* Inputs must be buffers of their own (so a replay can swap them). */
 static hcq_status prepare_inputs(hcq_jit *j, hcq_tensor *const *in, int nin)
@@ -111,9 +123,21 @@ static hcq_status prepare_inputs(hcq_jit *j, hcq_tensor *const *in, int nin)
     return HCQ_OK;
 }
 
-static bool same_meta(const io_meta *m, const tt_node *n)
+static const jit_vdim *vdim_of(const hcq_jit *j, int input, int axis)
 {
-    return m->dt == n->dtype && m->ndim == n->ndim && !memcmp(m->shape, n->shape, n->ndim * sizeof *n->shape);
+    for (int k = 0; k < j->nvdims; k++)
+        if (j->vdims[k].input == input && j->vdims[k].axis == axis) return &j->vdims[k];
+    return NULL;
+}
+
+/* input i's shape and dtype as captured, its variable dims in range (bind) */
+static bool same_meta(const hcq_jit *j, int i, const tt_node *n)
+{
+    const io_meta *m = &j->in[i];
+    if (m->dt != n->dtype || m->ndim != n->ndim) return false;
+    for (int d = 0; d < n->ndim; d++)
+        if (m->shape[d] != n->shape[d] && !vdim_of(j, i, d)) return false;
+    return true;
 }
 
 static void set_meta(io_meta *m, const tt_node *n)
@@ -121,6 +145,87 @@ static void set_meta(io_meta *m, const tt_node *n)
     m->dt = (hcq_dtype)n->dtype;
     m->ndim = n->ndim;
     memcpy(m->shape, n->shape, sizeof m->shape);
+    memcpy(m->sym, n->sym, sizeof m->sym);
+}
+
+hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi)
+{
+    const char *fn = "hcq_jit_dim";
+    if (!live(j)) return base_err(HCQ_ESTATE, "%s: not a live JIT", fn);
+    if (j->runs) return base_err(HCQ_ESTATE, "%s: the JIT has run; declare its variable dims before the first run", fn);
+    if (input < 0 || input >= JIT_MAX_IO || axis < 0 || axis >= TT_MAX_DIMS)
+        return base_err(HCQ_EINVAL, "%s: input %d, axis %d (inputs 0 to %d, axes 0 to %d)", fn, input, axis, JIT_MAX_IO - 1,
+                        TT_MAX_DIMS - 1);
+    if (!name || !*name || strlen(name) >= sizeof j->ctx->syms[0].name)
+        return base_err(HCQ_EINVAL, "%s: a name of 1 to %zu characters", fn, sizeof j->ctx->syms[0].name - 1);
+    if (lo < 1 || hi < lo || hi > TT_MAX_NUMEL)
+        return base_err(HCQ_EINVAL, "%s: '%s' ranges over [%lld, %lld]; a range within [1, %lld]", fn, name, (long long)lo,
+                        (long long)hi, (long long)TT_MAX_NUMEL);
+    if (vdim_of(j, input, axis)) return base_err(HCQ_EINVAL, "%s: input %d's dim %d is a variable already", fn, input, axis);
+    if (j->nvdims == JIT_MAX_VDIMS) return base_err(HCQ_ELIMIT, "%s: at most %d variable dims per JIT", fn, JIT_MAX_VDIMS);
+    hcq_ctx *ctx = j->ctx;
+    uint32_t k = 0;
+    while (k < ctx->nsyms && !(ctx->syms[k].users && !strcmp(ctx->syms[k].name, name))) k++;
+    if (k < ctx->nsyms && (ctx->syms[k].lo != lo || ctx->syms[k].hi != hi))
+        return base_err(HCQ_EINVAL, "%s: '%s' is declared over [%lld, %lld] by a live JIT of this context; one name, one range", fn,
+                        name, (long long)ctx->syms[k].lo, (long long)ctx->syms[k].hi);
+    if (k == ctx->nsyms) { /* a new variable: a slot no live JIT uses (kernel keys name its range too) */
+        k = 0;
+        while (k < ctx->nsyms && ctx->syms[k].users) k++;
+        if (k == TT_MAX_SYMS)
+            return base_err(HCQ_ELIMIT, "%s: at most %d variables in use per context (destroy JITs you no longer need)", fn,
+                            TT_MAX_SYMS);
+        if (k == ctx->nsyms) ctx->nsyms++;
+        tt_symvar *v = &ctx->syms[k];
+        snprintf(v->name, sizeof v->name, "%s", name);
+        v->lo = lo;
+        v->hi = hi;
+        v->val = lo;
+    }
+    ctx->syms[k].users++;
+    j->vdims[j->nvdims++] = (jit_vdim){input, axis, (uint8_t)(k + 1)};
+    return HCQ_OK;
+}
+
+/* Binds each variable to its inputs' size (checked against its range;
+ * every input of one variable agrees). While tracing (runs 0 and 1), a
+ * size of 1 is refused: it would broadcast where the variable does not. */
+static hcq_status bind(hcq_jit *j, hcq_tensor *const *in, int nin, bool trace)
+{
+    hcq_ctx *ctx = j->ctx;
+    bool set[TT_MAX_SYMS] = {0};
+    for (int k = 0; k < j->nvdims; k++) {
+        const jit_vdim *v = &j->vdims[k];
+        tt_symvar *sv = &ctx->syms[v->var - 1];
+        if (v->input >= nin || v->axis >= in[v->input]->n->ndim)
+            return base_err(HCQ_EINVAL, "hcq_jit_run: '%s' is dim %d of input %d, which has %d dims (%d inputs)", sv->name, v->axis,
+                            v->input, v->input < nin ? in[v->input]->n->ndim : 0, nin);
+        int64_t size = in[v->input]->n->shape[v->axis];
+        if (size < sv->lo || size > sv->hi)
+            return base_err(HCQ_EINVAL, "hcq_jit_run: input %d's dim %d is %lld, outside the range of '%s', [%lld, %lld]", v->input,
+                            v->axis, (long long)size, sv->name, (long long)sv->lo, (long long)sv->hi);
+        if (trace && size < 2)
+            return base_err(HCQ_EINVAL,
+                            "hcq_jit_run: '%s' is 1 on run %u, which traces the function: a size of 1 broadcasts where a variable "
+                            "does not; run the first two calls with at least 2",
+                            sv->name, j->runs);
+        if (set[v->var - 1] && sv->val != size)
+            return base_err(HCQ_EINVAL, "hcq_jit_run: '%s' is %lld in one input and %lld in input %d", sv->name, (long long)sv->val,
+                            (long long)size, v->input);
+        set[v->var - 1] = true;
+        sv->val = size;
+    }
+    return HCQ_OK;
+}
+
+/* the inputs' nodes carry their variable dims while fn runs (on), and no
+ * longer after (they are the caller's tensors) */
+static void mark_inputs(hcq_jit *j, hcq_tensor *const *in, bool on)
+{
+    for (int k = 0; k < j->nvdims; k++) {
+        const jit_vdim *v = &j->vdims[k];
+        in[v->input]->n->sym[v->axis] = on ? v->var : 0;
+    }
 }
 
 /* The captured graph, replayed with the random streams from `base` on
@@ -133,7 +238,10 @@ static hcq_status replay_graph(hcq_jit *j, uint64_t base)
     hcq_ctx *ctx = j->ctx;
     uint64_t small[16], *vars = j->cap.nvars <= 16 ? small : base_calloc(j->cap.nvars, sizeof *vars);
     if (!vars) return HCQ_ENOMEM;
-    for (uint32_t k = 0; k < j->cap.nvars; k++) vars[k] = tt_rand_seed(ctx, base + (j->cap.rstreams[k] - j->cap.stream0));
+    for (uint32_t k = 0; k < j->cap.nvars; k++) {
+        const tt_gvar *v = &j->cap.vars[k];
+        vars[k] = v->kind == TT_GV_SEED ? tt_rand_seed(ctx, base + (v->stream - j->cap.stream0)) : tt_gvar_value(ctx, v);
+    }
     uint64_t t0 = hcq_now_ns();
     hcq_status s = hcq_graph_replay(j->cap.g, vars, j->cap.nvars);
     if (vars != small) free(vars);
@@ -150,6 +258,43 @@ static bool written_by_graph(const hcq_jit *j, const tt_buf *b)
     for (uint32_t i = 0; i < j->cap.nwritten; i++)
         if (j->cap.written[i] == b) return true;
     return false;
+}
+
+static bool in_graph(const hcq_jit *j, const tt_buf *b)
+{
+    for (uint32_t i = 0; i < j->cap.nbufs; i++)
+        if (j->cap.bufs[i] == b) return true;
+    return false;
+}
+
+/* the bytes of an input or output the graph reaches when its variable
+ * dims are at their lower bound: replays swap in buffers of the bound
+ * value's size, smaller than the captured ones */
+static uint64_t low_bytes(const hcq_jit *j, const io_meta *m, int input)
+{
+    int64_t n = 1;
+    for (int d = 0; d < m->ndim; d++) {
+        const jit_vdim *v = input >= 0 ? vdim_of(j, input, d) : NULL;
+        int var = v ? v->var : input < 0 ? m->sym[d] : 0;
+        n *= var ? j->ctx->syms[var - 1].lo : m->shape[d];
+    }
+    return (uint64_t)n * hcq_dtype_size(m->dt);
+}
+
+static hcq_status need_sizes(hcq_jit *j)
+{
+    hcq_status s = HCQ_OK;
+    for (int i = 0; i < j->nin && !s && j->nvdims; i++) {
+        uint64_t b = low_bytes(j, &j->in[i], i);
+        if (j->in[i].buf->hb && in_graph(j, j->in[i].buf) && b && b < j->in[i].buf->size_B)
+            s = hcq_graph_buffer_need(j->cap.g, j->in[i].buf->hb, b);
+    }
+    for (int i = 0; i < j->nout && !s; i++) {
+        uint64_t b = low_bytes(j, &j->out[i], -1);
+        if (j->out[i].buf->hb && in_graph(j, j->out[i].buf) && b && b < j->out[i].buf->size_B)
+            s = hcq_graph_buffer_need(j->cap.g, j->out[i].buf->hb, b);
+    }
+    return s;
 }
 
 /* Runs fn; outputs become copies made by kernels (captured when capturing). */
@@ -177,6 +322,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
         else if (res[i]->ctx != ctx) s = base_err(HCQ_EINVAL, "hcq_jit_run: output %d is from another context", i);
         else if (!(copies[i] = tt_node_new(ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim))) s = HCQ_ENOMEM;
         else {
+            memcpy(copies[i]->sym, n->sym, sizeof copies[i]->sym);
             tt_view_init(&copies[i]->view, n->shape, n->ndim);
             copies[i]->contig = true;
             tt_node_ref(n);
@@ -185,6 +331,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
         }
     }
     if (!s) s = tt_realize_nodes(ctx, copies, (uint32_t)nout);
+    mark_inputs(j, in, false);
     ctx->capture = NULL;
     j->cap.inputs = NULL;
     j->cap.ninputs = 0;
@@ -210,7 +357,9 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             j->out[i].buf = copies[i]->buf;
             tt_buf_ref(j->out[i].buf);
         }
+        if (!s) j->captures++;
         j->streams = ctx->rand_stream - j->cap.stream0;
+        if (!s) s = need_sizes(j);
         if (!s) s = replay_graph(j, j->cap.stream0);
         if (!s) {
             ctx->stats.graph_replays++;
@@ -219,6 +368,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     }
     hcq_ctx_release(ctx, mark);
     for (int i = 0; i < nout; i++) {
+        if (copies[i]) memset(copies[i]->sym, 0, sizeof copies[i]->sym); /* the caller's tensors, of the traced size */
         out[i] = s ? NULL : tt_wrap(ctx, copies[i]);
         if (s) tt_node_unref(copies[i]);
         else if (!out[i]) s = HCQ_ENOMEM;
@@ -233,17 +383,23 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
         return base_err(HCQ_EINVAL, "hcq_jit_run: %d inputs and %d outputs; the JIT was captured with %d and %d", nin,
                         nout, j->nin, j->nout);
     for (int i = 0; i < nin; i++)
-        if (!same_meta(&j->in[i], in[i]->n))
-            return base_err(HCQ_EINVAL, "hcq_jit_run: input %d changed its shape or dtype since the capture", i);
-    hcq_status s = HCQ_OK;
+        if (!same_meta(j, i, in[i]->n))
+            return base_err(HCQ_EINVAL, "hcq_jit_run: input %d changed its shape or dtype since the capture%s", i,
+                            j->nvdims ? " (beyond its variable dims)" : "");
+    hcq_status s = bind(j, in, nin, false);
+    if (s) return s;
     for (int i = 0; i < nin && !s; i++) {
         hcq_buffer *orig = j->in[i].buf->hb, *now = in[i]->n->buf->hb;
-        if (orig) s = hcq_graph_set_buffer(j->cap.g, orig, now == orig ? NULL : now);
+        /* (an input no kernel reads is not the graph's) */
+        if (orig && in_graph(j, j->in[i].buf)) s = hcq_graph_set_buffer(j->cap.g, orig, now == orig ? NULL : now);
     }
     tt_buf *fresh[JIT_MAX_IO] = {0};
+    int64_t oshape[JIT_MAX_IO][TT_MAX_DIMS];
+    for (int i = 0; i < nout; i++) /* variable dims at their value now */
+        for (int d = 0; d < TT_MAX_DIMS; d++) oshape[i][d] = j->out[i].sym[d] ? ctx->syms[j->out[i].sym[d] - 1].val : j->out[i].shape[d];
     for (int i = 0; i < nout && !s; i++) {
         const io_meta *m = &j->out[i];
-        fresh[i] = tt_buf_alloc(ctx, (uint64_t)tt_numel(m->shape, m->ndim) * hcq_dtype_size(m->dt));
+        fresh[i] = tt_buf_alloc(ctx, (uint64_t)tt_numel(oshape[i], m->ndim) * hcq_dtype_size(m->dt));
         if (!fresh[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
         else if (m->buf->hb) s = hcq_graph_set_buffer(j->cap.g, m->buf->hb, fresh[i]->hb);
     }
@@ -271,7 +427,7 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
             tt_buf_unref(fresh[i]);
             continue;
         }
-        tt_node *n = tt_node_new(ctx, TT_BUF, j->out[i].dt, j->out[i].shape, j->out[i].ndim);
+        tt_node *n = tt_node_new(ctx, TT_BUF, j->out[i].dt, oshape[i], j->out[i].ndim);
         if (!n) {
             tt_buf_unref(fresh[i]);
             s = HCQ_ENOMEM;
@@ -293,7 +449,10 @@ hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
     hcq_status s = prepare_inputs(j, in, nin);
     if (s) return s;
     if (j->runs >= 2) return replay(j, in, nin, out, nout);
+    if ((s = bind(j, in, nin, true))) return s;
+    mark_inputs(j, in, true);
     s = call(j, in, nin, out, nout, j->runs == 1);
+    mark_inputs(j, in, false); /* (call clears them too, before its last kernels' bookkeeping) */
     if (!s) j->runs++;
     else if (j->cap.g) capture_drop(j); /* a failed capture is dropped; the next run captures again */
     return s;

@@ -225,9 +225,9 @@ static void choose(tt_lw *L, tt_node *root)
         for (int dv = nd - 1; dv >= 0 && P->up_dim[0] < 0; dv--) {
             bool vec = false;
             for (int i = 0; i < A.n; i++) vec = vec || (coef(A.acc[i], A.ovar[dv], &k) && k == 1);
-            if (!vec) continue;
+            if (!vec || root->sym[dv]) continue; /* a variable dim is never upcast: its size is known at launch */
             for (int dr = nd - 1; dr >= 0 && P->up_dim[0] < 0; dr--) {
-                if (dr == dv || S[dr] < 2) continue;
+                if (dr == dv || S[dr] < 2 || root->sym[dr]) continue;
                 bool ok = true, moves = false;
                 for (int i = 0; i < A.n && ok; i++) {
                     int64_t kv, kr;
@@ -239,7 +239,9 @@ static void choose(tt_lw *L, tt_node *root)
             }
         }
     }
-    if (P->main && !cpu && P->up_dim[0] < 0 && rsize >= 256 && n <= 64ull * (pr->compute_units ? pr->compute_units : 1)) {
+    bool main_sym = false; /* the main reduction runs over a variable dim: a plain loop to its value */
+    for (int d = 0; P->main && d < P->main->src[0]->ndim; d++) main_sym = main_sym || ((P->main->axes & (1u << d)) && P->main->src[0]->sym[d]);
+    if (P->main && !cpu && !main_sym && P->up_dim[0] < 0 && rsize >= 256 && n <= 64ull * (pr->compute_units ? pr->compute_units : 1)) {
         uint32_t lg = 256;
         if (lg > pr->max_threads_per_group) lg = pr->max_threads_per_group;
         if (lg > pr->max_block[0]) lg = pr->max_block[0];
@@ -257,7 +259,7 @@ static void choose(tt_lw *L, tt_node *root)
             if ((P->main->axes & (1u << d)) && P->main->src[0]->shape[d] > 1) rin = P->main->src[0]->shape[d];
         bool contig = false;
         for (int i = 0; i < A.n; i++) contig = contig || (coef(A.acc[i], A.rvar, &k) && k == 1);
-        if (contig && rin % 8 == 0) P->red_up = rin % 16 == 0 ? 16 : 8;
+        if (contig && rin % 8 == 0 && !main_sym) P->red_up = rin % 16 == 0 ? 16 : 8;
         /* with accumulators along the reduction, also compute up to 4 x 4
          * outputs along dims some load is reused over (coefficient 0) and
          * another moves with: x @ w^T reads a row of x for 4 rows of w */
@@ -269,7 +271,7 @@ static void choose(tt_lw *L, tt_node *root)
                 moves = moves || !aff || k != 0;
             }
             int64_t f = S[d] % 4 == 0 ? 4 : S[d] % 2 == 0 ? 2 : 1;
-            if (!reused || !moves || f == 1 || n / (uint64_t)(P->up[0] * P->up[1] * f) < 2ull * pr->compute_units) continue;
+            if (root->sym[d] || !reused || !moves || f == 1 || n / (uint64_t)(P->up[0] * P->up[1] * f) < 2ull * pr->compute_units) continue;
             P->up_dim[u] = d;
             P->up[u++] = f;
         }
@@ -283,7 +285,7 @@ static void choose(tt_lw *L, tt_node *root)
          * would leave fewer than 4 per core. Each output is still summed
          * row by row, so the strip width does not change any result. */
         for (int dv = nd - 1; dv >= 0 && P->red_up == 1 && P->up_dim[1] < 0; dv--) {
-            if (S[dv] % 8) continue;
+            if (S[dv] % 8 || root->sym[dv]) continue;
             bool vec = false;
             for (int i = 0; i < A.n; i++) vec = vec || (coef(A.acc[i], A.ovar[dv], &k) && k == 1);
             if (vec) {
@@ -327,13 +329,28 @@ static void choose(tt_lw *L, tt_node *root)
     P->L = (uint32_t)want;
 }
 
+/* Marks the nodes on paths from n to a main reduction (as find_main
+ * walks); returns whether n is on one. */
+static bool mark_path(tt_lw *L, tt_node *n, int depth)
+{
+    if (n->lstamp == L->pstamp) return n->lpath;
+    n->lstamp = L->pstamp;
+    n->lpath = false;
+    bool on = n == L->plan.main;
+    for (uint32_t i = 0; i < L->nmains && !on; i++) on = n == L->mains[i];
+    if (!on && depth <= 64 && n->op != TT_REDUCE && n->op != TT_BUF && n->op != TT_GATHER && n->op != TT_CONST)
+        for (int i = 0; i < n->nsrc; i++) on = mark_path(L, n->src[i], depth + 1) || on;
+    n->lpath = on;
+    return on;
+}
+
 static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, char *out, size_t size)
 {
     size_t pos = (size_t)snprintf(out, size, "%s", P->main ? "R" : "E");
     for (int d = 0; d < root->ndim && pos + 24 < size; d++) {
         int64_t s = root->shape[d];
-        if (s == 1) continue;
-        pos += (size_t)snprintf(out + pos, size - pos, "_%lld", (long long)s);
+        if (s == 1) continue; /* (a variable dim: v and its upper bound) */
+        pos += (size_t)snprintf(out + pos, size - pos, root->sym[d] ? "_v%lld" : "_%lld", (long long)s);
     }
     if (P->main && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_r%llu", (unsigned long long)rsize);
     if ((P->up[0] > 1 || P->up[1] > 1) && pos + 24 < size)
@@ -343,8 +360,9 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
 }
 
-hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *out)
+hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out)
 {
+    tt_node *root = roots[0]; /* every root has its shape and loop structure (group.c) */
     memset(out, 0, sizeof *out);
     tt_lw *L = ctx->lw;
     if (!L) {
@@ -362,21 +380,41 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
     L->key = key;
     L->err = HCQ_OK;
     L->lid = L->lds = NONE;
+    L->lds_used = false;
+    /* variable dims (hcq_jit_dim) at their upper bound while lowering;
+     * var: the variable of the stored tensors' outermost dim */
+    tt_symsave *save = NULL;
+    int var = 0;
+    hcq_status s = tt_sym_substitute(ctx, roots, nroots, &save, &var);
+    if (s) return s;
     choose(L, root);
     tt_plan *P = &L->plan;
+    L->nmains = 0;
+    for (uint32_t r = 1; r < nroots && P->main; r++) {
+        tt_node *m = NULL;
+        int count = 0;
+        find_main(roots[r], &m, &count, 0);
+        if (count == 1 && m != P->main && tt_same_reduce(m, P->main)) L->mains[L->nmains++] = m;
+    }
+    if (++L->pstamp == 0) ++L->pstamp;
+    for (uint32_t r = 0; r < nroots && P->main; r++) mark_path(L, roots[r], 0);
     uint64_t rsize = 1;
     if (P->main)
         for (int d = 0; d < P->main->src[0]->ndim; d++)
             if (P->main->axes & (1u << d)) rsize *= (uint64_t)P->main->src[0]->shape[d];
     make_name(P, root, rsize, out->name, sizeof out->name);
-    hcq_status s = tt_irb_init(&L->b, out->name);
+    if (nroots > 1) {
+        size_t len = strlen(out->name);
+        if (len + 8 < sizeof out->name) snprintf(out->name + len, sizeof out->name - len, "_o%u", nroots);
+    }
+    L->nout = nroots;
+    s = tt_irb_init(&L->b, out->name);
     if (s) goto fail;
     tt_irb *b = &L->b;
-    hcq_dtype odt = (hcq_dtype)root->dtype;
-    L->pref[0] = tt_irb_param(b, odt);
+    for (uint32_t r = 0; r < nroots; r++) L->pref[r] = tt_irb_param(b, (hcq_dtype)roots[r]->dtype);
     for (uint32_t i = 0; i < key->nin; i++) {
         const tt_input *in = &key->in[i];
-        L->pref[i + 1] = in->buf ? tt_irb_param(b, in->dtype) : tt_irb_param_scalar(b, HCQ_U64);
+        L->pref[nroots + i] = in->buf ? tt_irb_param(b, in->dtype) : tt_irb_param_scalar(b, in->var ? HCQ_I32 : HCQ_U64);
     }
     uint64_t grid = P->group ? P->items : (P->items + P->L - 1) / P->L;
     const hcq_device_props *pr = &ctx->props;
@@ -395,7 +433,11 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
         gid = gx;
     } else {
         gid = tt_irb_binary(b, HCQ_OP_ADD, tt_irb_binary(b, HCQ_OP_MUL, gx, tt_irb_int(b, HCQ_I32, P->L)), lx);
-        if (grid * P->L > P->items) gate = tt_irb_binary(b, HCQ_OP_CMPLT, gid, tt_irb_int(b, HCQ_I32, (int64_t)P->items));
+        if (var) /* items: the variable's value times the items per unit of it */
+            gate = tt_irb_binary(b, HCQ_OP_CMPLT, gid,
+                                 tt_irb_binary(b, HCQ_OP_MUL, tt_var_param(L, var),
+                                               tt_irb_int(b, HCQ_I32, (int64_t)(P->items / (uint64_t)ctx->syms[var - 1].hi))));
+        else if (grid * P->L > P->items) gate = tt_irb_binary(b, HCQ_OP_CMPLT, gid, tt_irb_int(b, HCQ_I32, (int64_t)P->items));
     }
     /* work-item -> item index over the output shape with upcast dims divided */
     int nd = root->ndim;
@@ -437,7 +479,7 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
         }
     int nl = (int)(P->up[0] * P->up[1]);
     tt_lane *lanes = calloc((size_t)nl, sizeof *lanes);
-    hcq_ir_ref *vals = calloc((size_t)nl, sizeof *vals);
+    hcq_ir_ref *vals = calloc((size_t)nl * nroots, sizeof *vals);
     if (!lanes || !vals) {
         free(lanes);
         free(vals);
@@ -466,11 +508,15 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
             if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[P->up_dim[1]], P->up[1]), c);
             l->gate = gate;
         }
-    tt_em(L, root, nl, lanes, vals);
+    /* every output's values first, then the stores: a value may read
+     * (at the element stored) a buffer another output overwrites */
+    for (uint32_t r = 0; r < nroots; r++) tt_em(L, roots[r], nl, lanes, vals + (size_t)r * nl);
     hcq_ir_ref sgate = P->group ? tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, tt_irb_int(b, HCQ_I32, 1)) : gate;
     for (int l = 0; l < nl && !L->err; l++) {
         hcq_ir_ref idx = tt_em_sx(L, tt_linear(L, lanes[l].idx, root->shape, nd));
-        tt_irb_store(b, L->pref[0], idx, tt_irb_cast(b, odt, vals[l]), tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
+        for (uint32_t r = 0; r < nroots; r++)
+            tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
+                         tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
     }
     free(lanes);
     free(vals);
@@ -484,8 +530,14 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *
     out->block[0] = P->L;
     out->block[1] = out->block[2] = 1;
     out->flops = L->flops * (double)P->items * (P->group ? P->L : 1);
+    if (var) {
+        out->var = (uint8_t)var;
+        out->per = P->items / (uint64_t)ctx->syms[var - 1].hi;
+        out->div = P->group ? 1 : P->L;
+    }
     s = HCQ_OK;
 fail:
+    tt_sym_restore(save);
     hcq_kernel_destroy(tt_irb_take(&L->b)); /* the tables stay for the next kernel */
     if (s) memset(out, 0, sizeof *out);
     return s;

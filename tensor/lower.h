@@ -37,21 +37,34 @@ typedef struct tt_lw {
     tt_arena ar;
     tt_sym sym;
     tt_plan plan;
-    const tt_key *key;              /* inputs: param i + 1 is key->in[i] */
-    hcq_ir_ref pref[TT_MAX_PARAMS]; /* param refs, [0] the output */
+    const tt_key *key;              /* inputs: param nout + i is key->in[i] */
+    uint32_t nout;
+    hcq_ir_ref pref[TT_MAX_PARAMS]; /* param refs, the outputs first */
     memo_ent *memo;
     uint32_t mcap, mcount, mgen; /* entries of older generations are empty */
     hcq_ir_ref lid, lds; /* group mode: local id, local memory */
+    bool lds_used;       /* ... which an earlier reduction of the kernel used */
+    /* the other outputs' main reductions (the plan's structure: run as it) */
+    const tt_node *mains[TT_MAX_PARAMS];
+    uint32_t nmains;
+    uint32_t pstamp; /* tt_node.lstamp of this lowering */
     double mult, flops;  /* loop trip product where ops are emitted; float ops per work-item */
     hcq_status err;
 } tt_lw;
 
+/* n lies on a path from a root to a main reduction: its sources on such
+ * a path are emitted first, so the reduction's loop comes before the
+ * loads of the values combined with its result (they are not live across
+ * the loop: an optimizer update fused after a gradient's matmul tile). */
+static inline bool tt_on_main_path(const tt_lw *L, const tt_node *n) { return n->lstamp == L->pstamp && n->lpath; }
 /* Values of node n at each lane (out[nl]). */
 void tt_em(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out);
 /* An index expression as an i32 IR value. */
 hcq_ir_ref tt_em_sx(tt_lw *L, const tt_sx *x);
 /* sum(idx[d] * row-major stride[d]) over a shape */
 const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, int ndim);
+/* The i32 param holding the value of variable `var` (1-based). */
+hcq_ir_ref tt_var_param(tt_lw *L, int var);
 /* The param holding buf, or rand's seed (registered before emission). */
 hcq_ir_ref tt_param_of(tt_lw *L, const tt_buf *buf, const tt_node *rand);
 /* The index a view maps lane idx to in its source, and the validity of

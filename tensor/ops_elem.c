@@ -7,17 +7,30 @@
 #include <string.h>
 
 /* ** node-level helpers */
+/* operands of one shape: the result's variable dims are theirs */
+static void alu_sym(tt_node *n, tt_node *const *s)
+{
+    for (int i = 0; i < 3 && s[i]; i++)
+        if (s[i]->ndim == n->ndim)
+            for (int d = 0; d < n->ndim; d++)
+                if (s[i]->sym[d]) n->sym[d] = s[i]->sym[d];
+}
+
 tt_node *tt_alu(hcq_ctx *ctx, tt_op op, hcq_dtype dt, tt_node *a, tt_node *b, tt_node *c)
 {
+    tt_node *s[3] = {a, b, c};
     tt_node *f = tt_fold_alu(op, dt, a, b, c);
-    if (f) return f;
+    if (f) {
+        if (f->op == TT_CONST) alu_sym(f, s); /* a folded constant of the operands' shape */
+        return f;
+    }
     tt_node *n = tt_node_new(ctx, op, dt, a->shape, a->ndim);
     if (!n) return NULL;
-    tt_node *s[3] = {a, b, c};
     for (int i = 0; i < 3 && s[i]; i++) {
         tt_node_ref(s[i]);
         n->src[n->nsrc++] = s[i];
     }
+    alu_sym(n, s);
     return n;
 }
 
@@ -27,8 +40,11 @@ tt_node *tt_cast_node(tt_node *a, hcq_dtype dt)
         tt_node_ref(a);
         return a;
     }
-    if (a->op == TT_CONST) /* fold: a cast constant is a constant */
-        return tt_const_node(NULL, dt, tt_val_cast(a->cv, (hcq_dtype)a->dtype, dt), a->shape, a->ndim);
+    if (a->op == TT_CONST) { /* fold: a cast constant is a constant */
+        tt_node *c = tt_const_node(NULL, dt, tt_val_cast(a->cv, (hcq_dtype)a->dtype, dt), a->shape, a->ndim);
+        if (c) memcpy(c->sym, a->sym, sizeof c->sym);
+        return c;
+    }
     tt_node *n = tt_alu(NULL, TT_CAST, dt, a, NULL, NULL);
     return n;
 }
@@ -112,6 +128,10 @@ static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **o
         memcpy(tmp.shape, shape, sizeof shape);
         if (!bshape(&tmp, in[i], shape, &nd, fn)) return false;
     }
+    uint8_t sym[TT_MAX_DIMS] = {0};
+    bool marked = false;
+    for (int i = 0; i < n; i++) marked = marked || tt_has_sym(in[i]);
+    if (marked && tt_sym_join(in, n, shape, nd, sym, fn)) return false;
     for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n; i++) {
         tt_node *c = dt == HCQ_VOID ? (tt_node_ref(in[i]), in[i]) : tt_cast_node(in[i], dt);
@@ -121,6 +141,8 @@ static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **o
             for (int j = 0; j < i; j++) tt_node_unref(out[j]);
             return false;
         }
+        /* a broadcast (or a constant) takes the variable dims it meets */
+        if (marked && (out[i]->op == TT_CONST || out[i] != in[i])) memcpy(out[i]->sym, sym, sizeof sym);
     }
     return true;
 }

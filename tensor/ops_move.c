@@ -68,6 +68,10 @@ static tt_node *mv_view(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 {
     tt_node *r = mv_view(a, kind, x);
+    if (r && tt_has_sym(a) && tt_sym_move(r, a, kind, x)) { /* a variable dim the movement cannot keep */
+        tt_node_unref(r);
+        return NULL;
+    }
     if (r) tt_ad_move(r, a, kind, x);
     return r;
 }
@@ -516,6 +520,7 @@ hcq_tensor *hcq_contiguous(hcq_tensor *a)
     tt_view_init(&v, n->shape, n->ndim);
     tt_node *c = tt_node_new(a->ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
     if (!c) return NULL;
+    memcpy(c->sym, n->sym, sizeof c->sym);
     c->view = v;
     c->contig = true;
     tt_node_ref(n);

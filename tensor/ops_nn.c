@@ -46,7 +46,8 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
      * none, so copy it to N-major first when the product amortizes it. The
      * copy of a weight is made once and kept until the weight is written
      * (layout.c), so a forward pass does not copy its weights again. */
-    int64_t M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, N = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
+    /* (a variable M counts at its upper bound: one graph for every value) */
+    int64_t M = a->ndim >= 2 ? tt_dim_upper(ctx, a, a->ndim - 2) : 1, N = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
     if (ctx->cpu_style && b->ndim >= 2 && M >= 16 && N >= 16 && k_major(b)) {
         y = hcq_contiguous(y);
         if (y && y->n->op == TT_VIEW && y->n->contig) y->n->relayout = true;
@@ -248,8 +249,14 @@ hcq_tensor *hcq_gather(hcq_tensor *ta, int axis, hcq_tensor *tidx)
         if (d != ax && idx->shape[d] > a->shape[d])
             return base_err(HCQ_EINVAL, "%s: the indexes %s are larger than the tensor %s in dim %d", fn, di, da, d),
                    NULL;
+    for (int d = 0; d < a->ndim; d++) /* variable dims (hcq_jit_dim): the indexes' and the table's agree */
+        if (d != ax && a->sym[d] != idx->sym[d])
+            return base_err(HCQ_ENOTSUP, "%s: dim %d is a variable size in one of the tensor and the indexes but not in the other", fn,
+                            d),
+                   NULL;
     tt_node *g = tt_node_new(ta->ctx, TT_GATHER, (hcq_dtype)a->dtype, idx->shape, idx->ndim);
     if (!g) return NULL;
+    memcpy(g->sym, idx->sym, sizeof g->sym);
     g->axes = (uint32_t)ax;
     tt_node_ref(a);
     tt_node_ref(idx);
@@ -300,6 +307,10 @@ hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *lp = hcq_log_softmax(logits, 1);
     hcq_tensor *picked = hcq_gather(lp, 1, hcq_reshape(target, HCQ_SHAPE(N, 1)));
-    hcq_tensor *loss = hcq_div_s(hcq_neg(hcq_sum(picked, HCQ_ALL_AXES, false)), (double)N);
+    hcq_tensor *total = hcq_neg(hcq_sum(picked, HCQ_ALL_AXES, false)), *loss;
+    if (l->sym[0]) /* a variable batch (hcq_jit_dim): divided by its value, rounded to the dtype as the scalar would be */
+        loss = hcq_div(total, hcq_cast(tt_wrap(ctx, tt_sym_count(ctx, l, 1u)), hcq_tensor_dtype(total)));
+    else
+        loss = hcq_div_s(total, (double)N);
     return tt_scope_end(ctx, m, "hcq_cross_entropy", loss);
 }

@@ -38,6 +38,7 @@ static tt_node *plain_reduce(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype ou
     if (!n) return NULL;
     for (int d = 0; d < a->ndim; d++)
         if (axes & (1u << d)) n->shape[d] = 1;
+        else n->sym[d] = a->sym[d];
     n->rop = (uint8_t)rop;
     n->axes = axes;
     tt_node_ref(a);
@@ -51,21 +52,26 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
 {
     int64_t R = 1, numel = tt_numel(a->shape, a->ndim);
     uint32_t real = 0;
+    bool sym = false; /* a variable dim is reduced: its size is known only at run time */
     for (int d = 0; d < a->ndim; d++)
         if (axes & (1u << d)) {
             R *= a->shape[d];
             if (a->shape[d] != 1) real |= 1u << d;
+            sym = sym || a->sym[d];
         }
     if (!real) { /* nothing to combine */
         tt_node *c = tt_cast_node(a, out_dt);
         return c;
     }
-    if (R == 0) { /* an empty reduction is the identity */
+    if (R == 0) { /* an empty reduction is the identity (a variable dim is never 0) */
         int64_t s[TT_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
         hcq_dtype acc = out_dt;
-        return tt_const_node(NULL, out_dt, tt_val_cast(identity(rop, acc), acc, out_dt), s, a->ndim);
+        tt_node *c = tt_const_node(NULL, out_dt, tt_val_cast(identity(rop, acc), acc, out_dt), s, a->ndim);
+        for (int d = 0; c && d < a->ndim; d++) c->sym[d] = axes & (1u << d) ? 0 : a->sym[d];
+        return c;
     }
+    if (sym) return plain_reduce(a, rop, axes, out_dt); /* neither folded by its size nor split */
     if (a->op == TT_CONST) { /* every element is the same: no kernel */
         int64_t s[TT_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
@@ -74,7 +80,9 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
         if (f) return f;
     }
     int64_t O = numel / R;
-    if (R < 16384 || O > 64) return plain_reduce(a, rop, axes, out_dt);
+    /* (a kept variable dim: the output count is not known when the graph
+     * is built, and one graph serves every value; so no split) */
+    if (R < 16384 || O > 64 || tt_has_sym(a)) return plain_reduce(a, rop, axes, out_dt);
 
     /* split: move the reduced axes last, flatten them to R = S * (R/S) */
     int perm[TT_MAX_DIMS], k = 0, nd = a->ndim;
@@ -182,6 +190,23 @@ static int64_t count_of(const tt_node *a, uint32_t mask)
     return n;
 }
 
+/* s / (the elements of a's dims in mask, less correction, at least 0): a
+ * scalar, or for a variable dim (hcq_jit_dim) its value read by the
+ * kernel, converted to f32 as the scalar would be (exact below 2^24) */
+static hcq_tensor *divide_by_count(hcq_tensor *s, const tt_node *a, uint32_t mask, int correction)
+{
+    bool sym = false;
+    for (int d = 0; d < a->ndim; d++) sym = sym || ((mask & (1u << d)) && a->sym[d]);
+    if (!s) return NULL;
+    if (!sym) {
+        double n = (double)count_of(a, mask) - correction;
+        return hcq_div_s(s, n > 0 ? n : 0.0);
+    }
+    hcq_tensor *n = tt_wrap(s->ctx, tt_sym_count(s->ctx, a, mask));
+    if (correction) n = hcq_maximum(hcq_sub_s(n, correction), hcq_zeros(s->ctx, HCQ_I32, NULL, 0));
+    return hcq_div(s, hcq_cast(n, hcq_tensor_dtype(s)));
+}
+
 static hcq_dtype mean_dt(const tt_node *a) { return hcq_dtype_is_float((hcq_dtype)a->dtype) ? (hcq_dtype)a->dtype : HCQ_F32; }
 
 /* sums in f32 (halfs accumulate and divide there, rounding once at the end) */
@@ -194,7 +219,7 @@ hcq_tensor *hcq_mean(hcq_tensor *t, const int *axes, int naxes, bool keepdim)
     hcq_ctx *ctx = t->ctx;
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *s = hcq_sum(hcq_cast(t, HCQ_F32), axes, naxes, keepdim);
-    hcq_tensor *r = hcq_cast(hcq_div_s(s, (double)count_of(a, mask)), mean_dt(a));
+    hcq_tensor *r = hcq_cast(divide_by_count(s, a, mask, 0), mean_dt(a));
     return tt_scope_end(ctx, m, "hcq_mean", r);
 }
 
@@ -205,8 +230,7 @@ static hcq_tensor *var_f32(hcq_tensor *t, const tt_node *a, uint32_t mask, const
 {
     hcq_tensor *x = hcq_cast(t, HCQ_F32);
     hcq_tensor *d = hcq_sub(x, hcq_mean(x, axes, naxes, true));
-    double n = (double)count_of(a, mask) - correction;
-    return hcq_div_s(hcq_sum(hcq_mul(d, d), axes, naxes, keepdim), n > 0 ? n : 0.0);
+    return divide_by_count(hcq_sum(hcq_mul(d, d), axes, naxes, keepdim), a, mask, correction);
 }
 
 static hcq_tensor *var_std(hcq_tensor *t, const int *axes, int naxes, bool keepdim, int correction, bool root,

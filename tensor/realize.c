@@ -129,8 +129,10 @@ static hcq_status timed_launch(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args
     if (s) return s;
     double us = (double)(hcq_signal_timestamp_ns(ctx->dbg_t[1]) - hcq_signal_timestamp_ns(ctx->dbg_t[0])) / 1000.0;
     double sec = us > 0 ? us * 1e-6 : 1e-9;
+    /* (a variable size's kernel: its flops are counted at the upper bound) */
+    double flops = ke->flops * (ke->grid[0] ? (double)dims.grid[0].imm / ke->grid[0] : 1);
     base_log(2, "%s: kernel %-32s grid %6u block %4u  %9.1f us  %8.2f GB/s  %8.2f GFLOP/s", ctx->props.id, ke->name,
-             ke->grid[0], ke->block[0], us, bytes / sec * 1e-9, ke->flops / sec * 1e-9);
+             (unsigned)dims.grid[0].imm, ke->block[0], us, bytes / sec * 1e-9, flops / sec * 1e-9);
     return HCQ_OK;
 }
 
@@ -165,68 +167,109 @@ static hcq_status capture_written(tt_capture *c, tt_buf *b)
     return HCQ_OK;
 }
 
-static int capture_var(tt_capture *c, uint64_t stream)
+uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v)
 {
-    for (uint32_t k = 0; k < c->nvars; k++)
-        if (c->rstreams[k] == stream) return (int)k;
+    switch (v->kind) {
+    case TT_GV_SEED: return tt_rand_seed(ctx, v->stream);
+    case TT_GV_DIM: return (uint64_t)ctx->syms[v->var - 1].val;
+    case TT_GV_GRID: {
+        uint64_t items = (uint64_t)ctx->syms[v->var - 1].val * v->per, g = (items + v->div - 1) / v->div;
+        return g ? g : 1; /* a launch has a group at least; its items are gated off */
+    }
+    }
+    return 0;
+}
+
+/* the graph variable for v (the same one for the same seed, dim or grid) */
+static int capture_gvar(tt_capture *c, tt_gvar v)
+{
+    for (uint32_t k = 0; k < c->nvars; k++) {
+        const tt_gvar *o = &c->vars[k];
+        if (o->kind == v.kind && o->stream == v.stream && o->var == v.var && o->per == v.per && o->div == v.div) return (int)k;
+    }
     if (c->nvars == c->vcap) {
         uint32_t nc = c->vcap ? c->vcap * 2 : 8;
-        uint64_t *nv = base_realloc_array(c->rstreams, nc, sizeof *nv);
+        tt_gvar *nv = base_realloc_array(c->vars, nc, sizeof *nv);
         if (!nv) return -1;
-        c->rstreams = nv;
+        c->vars = nv;
         c->vcap = nc;
     }
-    c->rstreams[c->nvars] = stream;
+    c->vars[c->nvars] = v;
     return (int)c->nvars++;
 }
 
-static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *out, const tt_key *key)
+static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs, const tt_key *key)
 {
     hcq_arg args[TT_MAX_PARAMS];
-    tt_buf *bufs[TT_MAX_PARAMS] = {out};
-    uint32_t nargs = key->nin + 1;
-    double bytes = (double)out->size_B;
+    tt_buf *bufs[TT_MAX_PARAMS] = {0};
+    uint32_t no = key->nout, nargs = key->nin + no;
+    double bytes = 0;
+    for (uint32_t o = 0; o < no; o++) {
+        bufs[o] = outs[o];
+        bytes += (double)outs[o]->size_B;
+    }
     for (uint32_t i = 0; i < key->nin; i++) {
         const tt_input *in = &key->in[i];
-        if (in->rand) {
-            bufs[i + 1] = NULL;
-            args[i + 1] = hcq_arg_u64(in->rand->seed);
-            if (ctx->capture) { /* a graph variable, so replays draw new numbers */
-                int k = capture_var(ctx->capture, in->rand->rstream);
+        if (in->var) { /* a variable size's value: a graph variable when capturing */
+            bufs[no + i] = NULL;
+            args[no + i] = hcq_arg_i32((int32_t)ctx->syms[in->var - 1].val);
+            if (ctx->capture) {
+                int k = capture_gvar(ctx->capture, (tt_gvar){.kind = TT_GV_DIM, .var = in->var});
                 if (k < 0) return HCQ_ENOMEM;
-                args[i + 1] = hcq_arg_scalar(8, HCQ_VAR(k));
+                args[no + i] = hcq_arg_scalar(4, HCQ_VAR(k));
             }
             continue;
         }
-        bufs[i + 1] = in->buf;
+        if (in->rand) {
+            bufs[no + i] = NULL;
+            args[no + i] = hcq_arg_u64(in->rand->seed);
+            if (ctx->capture) { /* a graph variable, so replays draw new numbers */
+                int k = capture_gvar(ctx->capture, (tt_gvar){.kind = TT_GV_SEED, .stream = in->rand->rstream});
+                if (k < 0) return HCQ_ENOMEM;
+                args[no + i] = hcq_arg_scalar(8, HCQ_VAR(k));
+            }
+            continue;
+        }
+        bufs[no + i] = in->buf;
         bytes += (double)in->buf->size_B;
         if (!in->buf->hb) { /* a zero-size input is never read; any buffer stands in */
             if (!ctx->dummy && !(ctx->dummy = tt_buf_alloc(ctx, 64))) return hcq_error_status();
-            bufs[i + 1] = ctx->dummy;
+            bufs[no + i] = ctx->dummy;
         }
     }
     for (uint32_t i = 0; i < nargs; i++)
         if (bufs[i]) args[i] = hcq_arg_buffer(bufs[i]->hb);
-    hcq_dims dims = hcq_dims_3d(ke->grid[0], ke->grid[1], ke->grid[2], ke->block[0], ke->block[1], ke->block[2]);
+    uint32_t grid[3] = {ke->grid[0], ke->grid[1], ke->grid[2]};
+    hcq_dims dims = hcq_dims_3d(grid[0], grid[1], grid[2], ke->block[0], ke->block[1], ke->block[2]);
+    if (ke->var) { /* as many groups as the variable's value needs; a graph variable when capturing */
+        tt_gvar gv = {.kind = TT_GV_GRID, .var = ke->var, .per = ke->per, .div = ke->div};
+        grid[0] = (uint32_t)tt_gvar_value(ctx, &gv);
+        dims.grid[0] = HCQ_IMM(grid[0]);
+        if (ctx->capture) {
+            int k = capture_gvar(ctx->capture, gv);
+            if (k < 0) return HCQ_ENOMEM;
+            dims.grid[0] = HCQ_VAR(k);
+        }
+    }
     hcq_status s;
-    tt_buf_written(out); /* in device order: a capture's graph runs as soon as it is made */
+    for (uint32_t o = 0; o < no; o++) tt_buf_written(outs[o]); /* in device order: a capture's graph runs as soon as it is made */
     if (ctx->capture) {
         tt_capture *c = ctx->capture;
         for (uint32_t i = 0; i < nargs && !c->err; i++)
             if (bufs[i]) c->err = capture_buf(c, bufs[i]);
-        if (!c->err) c->err = capture_written(c, out);
+        for (uint32_t o = 0; o < no && !c->err; o++) c->err = capture_written(c, outs[o]);
         s = c->err ? c->err : hcq_graph_launch(c->g, ke->p, args, nargs, dims);
         if (!s) c->kernels++;
     } else {
         s = hcq_debug_level() >= 2 ? timed_launch(ctx, ke->p, args, nargs, dims, ke, bytes) : hcq_launch(ke->p, args, nargs, dims);
         if (!s) ctx->stats.kernels++;
     }
-    if (!s && launch_hook && !ctx->capture) launch_hook(ctx, ke->k, args, nargs, ke->grid, ke->block);
+    if (!s && launch_hook && !ctx->capture) launch_hook(ctx, ke->k, args, nargs, no, grid, ke->block);
     return s;
 }
 
 /* The cached kernel for the key (a copy), lowering and building it on a miss. */
-static hcq_status kernel_for(hcq_ctx *ctx, tt_node *x, const tt_key *key, tt_kentry *out)
+static hcq_status kernel_for(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, const tt_key *key, tt_kentry *out)
 {
     const tt_kentry *hit = tt_kcache_find(ctx, key);
     if (hit) {
@@ -234,7 +277,7 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *x, const tt_key *key, tt_ken
         return HCQ_OK;
     }
     tt_lowered lw;
-    hcq_status s = tt_lower(ctx, x, key, &lw);
+    hcq_status s = tt_lower(ctx, xs, nx, key, &lw);
     if (s) return s;
     tt_kentry e = {0};
     e.p = tt_get_program(ctx, lw.k, &e.k); /* takes lw.k */
@@ -243,39 +286,50 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *x, const tt_key *key, tt_ken
     memcpy(e.block, lw.block, sizeof e.block);
     memcpy(e.name, lw.name, sizeof e.name);
     e.flops = lw.flops;
+    e.var = lw.var;
+    e.per = lw.per;
+    e.div = lw.div;
     tt_kcache_add(ctx, key, &e); /* on failure the next realize lowers again */
     *out = e;
     return HCQ_OK;
 }
 
-static hcq_status run_item(hcq_ctx *ctx, tt_node *x, tt_key *key)
+/* The kernel writing xs[0 .. nx) (one node, or several of one loop
+ * structure: group.c), launched into new buffers or hcq_assign's
+ * destinations; the nodes become those buffers. */
+static hcq_status run_kernel(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, tt_key *key)
 {
-    int64_t numel = tt_numel(x->shape, x->ndim);
-    if (x->relayout) { /* a weight's copy made before, still current */
+    tt_node *x = xs[0];
+    if (nx == 1 && x->relayout) { /* a weight's copy made before, still current */
         tt_buf *kept = tt_layout_find(ctx, x);
         if (kept) {
             tt_node_set_buf(x, kept);
             return HCQ_OK;
         }
     }
-    tt_buf *buf = x->assign; /* hcq_assign's destination (the reference moves to buf) */
-    x->assign = NULL;
-    if (!buf) buf = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)x->dtype));
-    if (!buf) return hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
-    if (!numel) {
-        tt_node_set_buf(x, buf);
-        return HCQ_OK;
+    tt_buf *bufs[TT_MAX_PARAMS] = {0};
+    hcq_status s = HCQ_OK;
+    for (uint32_t i = 0; i < nx && !s; i++) {
+        bufs[i] = xs[i]->assign; /* hcq_assign's destination (the reference moves to bufs[i]) */
+        xs[i]->assign = NULL;
+        /* a capture's buffers serve every value of a variable dim: its upper bound */
+        int64_t numel = tt_numel_sym(ctx, xs[i], ctx->capture != NULL);
+        if (!bufs[i]) bufs[i] = tt_buf_alloc(ctx, (uint64_t)numel * hcq_dtype_size((hcq_dtype)xs[i]->dtype));
+        if (!bufs[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
     }
-    tt_kentry ke;
-    hcq_status s = tt_key_make(x, key);
-    if (!s) s = kernel_for(ctx, x, key, &ke);
-    if (!s) s = launch(ctx, &ke, buf, key);
+    if (!s && tt_numel(x->shape, x->ndim)) { /* (a group's nodes share their shape) */
+        tt_kentry ke;
+        s = tt_key_make(ctx, xs, nx, key);
+        if (!s) s = kernel_for(ctx, xs, nx, key, &ke);
+        if (!s) s = launch(ctx, &ke, bufs, key);
+    }
     if (s) {
-        tt_buf_unref(buf);
+        for (uint32_t i = 0; i < nx; i++) tt_buf_unref(bufs[i]);
+        if (nx > 1) return base_err_prefix(s, "realizing %u %d-d tensors in one kernel", nx, x->ndim);
         return base_err_prefix(s, "realizing a %d-d %s tensor", x->ndim, hcq_dtype_name((hcq_dtype)x->dtype));
     }
-    if (x->relayout) tt_layout_keep(ctx, x, buf);
-    tt_node_set_buf(x, buf);
+    if (nx == 1 && x->relayout) tt_layout_keep(ctx, x, bufs[0]);
+    for (uint32_t i = 0; i < nx; i++) tt_node_set_buf(xs[i], bufs[i]);
     return HCQ_OK;
 }
 
@@ -286,7 +340,8 @@ hcq_status tt_realize_nodes(hcq_ctx *ctx, tt_node *const *nodes, uint32_t n)
     if (s) return s;
     if (sc.n) ctx->stats.schedules++;
     tt_key key = {0};
-    for (uint32_t i = 0; i < sc.n && !s; i++) s = run_item(ctx, sc.items[i], &key);
+    for (uint32_t k = 0; k < sc.nk && !s; k++)
+        s = run_kernel(ctx, sc.items + sc.kfirst[k], sc.kfirst[k + 1] - sc.kfirst[k], &key);
     tt_key_free(&key);
     tt_sched_free(&sc);
     return s;
@@ -296,6 +351,7 @@ hcq_status tt_realize_contiguous(hcq_ctx *ctx, tt_node *n)
 {
     tt_node *c = tt_node_new(ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim);
     if (!c) return HCQ_ENOMEM;
+    memcpy(c->sym, n->sym, sizeof c->sym);
     tt_view_init(&c->view, n->shape, n->ndim);
     c->contig = true;
     tt_node_ref(n);

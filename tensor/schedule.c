@@ -23,9 +23,11 @@
  *     (TT_MAX_PARAMS - 1 inputs), the fused source holding most of them
  *     (a sum of 100 tensors becomes two kernels, not an error).
  * So (a*b+c).sum() is one kernel and softmax three (max, sum of exp, the
- * division), see tests/unit/test_tensor_sched.c. Kernels run in node
- * creation order, which is topological: a node is always newer than its
- * sources. */
+ * division), see tests/unit/test_tensor_sched.c. Then group.c puts the
+ * materialized nodes of one loop structure into shared kernels (several
+ * outputs each) and orders the kernels: by node creation order, which is
+ * topological (a node is always newer than its sources), except that a
+ * node joining an earlier kernel runs with it. */
 #include "tensor/tt.h"
 
 #include <stdlib.h>
@@ -37,11 +39,21 @@ enum { TT_COST_DUP = 8, TT_COST_EXPAND = 1, TT_COST_REDUCE = 1000, TT_COST_MAX =
  * the emitter, and the size of one kernel. */
 enum { TT_MAX_FUSED_DEPTH = 1024 };
 
+/* A node reached by two kernels that one kernel will write together
+ * (pass 2, see tt_schedule): fused into it on condition they stay one. */
+typedef struct shared_read {
+    const tt_node *a, *b;
+} shared_read;
+
 typedef struct sched_state {
     hcq_ctx *ctx;
     uint32_t round;
     tt_node **mats;
     uint32_t nmats, mcap, marked;
+    uint32_t dup_marks; /* nodes materialized because two kernels read them */
+    uint32_t gep;       /* pass 2: nodes with this grep_epoch have a kernel group (grep) */
+    shared_read *shared;
+    uint32_t nshared, scap;
     bool oom;
 } sched_state;
 
@@ -58,7 +70,7 @@ static void touch(hcq_ctx *ctx, uint32_t round, tt_node *n)
         n->cost[0] = n->cost[1] = 0;
         n->walked = 0;
         n->owner = NULL;
-        n->owner_viewed = false;
+        n->owner_viewed = 0;
     }
 }
 
@@ -69,6 +81,7 @@ static uint32_t op_cost(tt_op op)
     case TT_CONST:
     case TT_VIEW:
     case TT_INDEX:
+    case TT_SYMVAL:
     case TT_BITCAST: return 0;
     case TT_EXP2:
     case TT_LOG2:
@@ -126,15 +139,72 @@ static void mark(sched_state *S, tt_node *x)
 
 static bool is_leaf(const tt_node *x)
 {
-    return x->op == TT_BUF || x->op == TT_CONST || x->op == TT_INDEX || x->op == TT_RAND;
+    return x->op == TT_BUF || x->op == TT_CONST || x->op == TT_INDEX || x->op == TT_RAND || x->op == TT_SYMVAL;
 }
 
 static bool cheap_table(const tt_node *x) { return x->op == TT_CONST || tt_is_buffer_view(x); }
 
-static void walk_srcs(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node *root, bool viewed, int depth);
+/* `viewed` bits: a view lies between the kernel root and the node (V_ANY),
+ * one that is not a reshape (V_MOVED: the node's linear index is not the
+ * root's) */
+enum { V_ANY = 1, V_MOVED = 2 };
 
-/* x is reached from kernel `root`; `viewed` when a view lies between. */
-static void visit(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node *root, bool viewed, int depth)
+static void walk_srcs(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node *root, uint8_t viewed, int depth);
+
+/* pass 2: a and b are written by one kernel (group.c's first grouping) */
+static bool one_kernel(const sched_state *S, const tt_node *a, const tt_node *b)
+{
+    return S->gep && a->grep_epoch == S->gep && b->grep_epoch == S->gep && a->grep == b->grep;
+}
+
+static void note_shared(sched_state *S, const tt_node *a, const tt_node *b)
+{
+    if (S->nshared == S->scap) {
+        uint32_t nc = S->scap ? S->scap * 2 : 16;
+        shared_read *ns = realloc(S->shared, nc * sizeof *ns);
+        if (!ns) {
+            S->oom = true;
+            return;
+        }
+        S->shared = ns;
+        S->scap = nc;
+    }
+    S->shared[S->nshared++] = (shared_read){a, b};
+}
+
+/* A product's reduction (hcq_matmul: sum(x[.., M, 1, K] * y[.., 1, N, K]),
+ * both operands broadcast) gets a register tile on CPU targets, whose code
+ * the C compiler vectorizes only alone: with an optimizer's update of every
+ * tile element after it, clang's SLP vectorizer gave up on the whole
+ * kernel (the 784-32-10 MLP's weight update ran 4x slower than the
+ * product and the update apart). Such a reduction below a shared node
+ * keeps its own kernel. */
+static const tt_node *skip_casts(const tt_node *n)
+{
+    while (n->op == TT_CAST) n = n->src[0];
+    return n;
+}
+
+static bool broadcast_view(const tt_node *n)
+{
+    n = skip_casts(n);
+    return n->op == TT_VIEW && tt_view_expands(&n->view);
+}
+
+static bool tiled_reduce_below(const tt_node *n, int depth)
+{
+    if (n->op == TT_REDUCE) {
+        const tt_node *p = skip_casts(n->src[0]);
+        return p->op == TT_MUL && broadcast_view(p->src[0]) && broadcast_view(p->src[1]);
+    }
+    if (depth > 16 || n->op == TT_BUF || n->op == TT_GATHER) return false;
+    for (int i = 0; i < n->nsrc; i++)
+        if (tiled_reduce_below(n->src[i], depth + 1)) return true;
+    return false;
+}
+
+/* x is reached from kernel `root` through `viewed` views. */
+static void visit(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node *root, uint8_t viewed, int depth)
 {
     touch(S->ctx, S->round, x);
     if (is_leaf(x) || x->mat) return;
@@ -142,15 +212,24 @@ static void visit(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node 
         mark(S, x);
         return;
     }
-    /* read again by another kernel, or maybe at another index */
-    bool dup = x->owner && (x->owner != root || viewed || x->owner_viewed);
+    /* read again by another kernel, or maybe at another index; in pass 2
+     * another output of the same kernel reading it at the same linear
+     * index (through elementwise ops and reshapes only) is no second read */
+    bool shared = x->owner && x->owner != root && one_kernel(S, x->owner, root) && !((viewed | x->owner_viewed) & V_MOVED) &&
+                  !tiled_reduce_below(x, 0);
+    bool dup = x->owner && !shared && (x->owner != root || ((viewed | x->owner_viewed) & V_ANY));
     bool elementwise = x->op != TT_VIEW && x->op != TT_REDUCE;
     bool must = x->contig || (x->op == TT_REDUCE && (dup || ex || in_r)) ||
                 (elementwise && ex && cost(S, x, false, 0) >= TT_COST_REDUCE) ||
                 (elementwise && dup && cost(S, x, false, 0) > TT_COST_DUP) ||
                 (elementwise && ex && in_r && cost(S, x, false, 0) > TT_COST_EXPAND);
     if (must) {
+        if (dup && !x->contig) S->dup_marks++;
         mark(S, x);
+        return;
+    }
+    if (shared) { /* walked from the first reader already, with the same flags */
+        note_shared(S, x->owner, root);
         return;
     }
     if (!x->owner) {
@@ -161,14 +240,17 @@ static void visit(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node 
      * view (a reduction behind a gradient's permute, read by two optimizer
      * kernels) sees the second reader too */
     bool other = x->owner != root;
-    uint32_t bit = 1u << ((in_r ? 2 : 0) + (ex ? 1 : 0) + (viewed ? 4 : 0) + (other ? 8 : 0));
+    uint32_t bit = 1u << ((in_r ? 2 : 0) + (ex ? 1 : 0) + (viewed & V_ANY ? 4 : 0) + (other ? 8 : 0) + (viewed & V_MOVED ? 16 : 0));
     if (x->walked & bit) return;
     x->walked |= bit;
     walk_srcs(S, x, in_r, ex, root, viewed, depth);
 }
 
-static void walk_srcs(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node *root, bool viewed, int depth)
+static void walk_srcs(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_node *root, uint8_t viewed, int depth)
 {
+    uint8_t sv = viewed;
+    if (x->op == TT_VIEW)
+        sv |= V_ANY | (tt_view_is_reshape(&x->view, x->src[0]->shape, x->src[0]->ndim) && !x->view.mask ? 0 : V_MOVED);
     for (int i = 0; i < x->nsrc; i++) {
         tt_node *s = x->src[i];
         if (x->op == TT_GATHER && i == 0 && !cheap_table(s)) {
@@ -177,7 +259,8 @@ static void walk_srcs(sched_state *S, tt_node *x, bool in_r, bool ex, const tt_n
             continue;
         }
         bool sex = x->op == TT_VIEW ? ex || tt_view_expands(&x->view) : x->op == TT_REDUCE ? false : ex;
-        visit(S, s, in_r || x->op == TT_REDUCE, sex, root, viewed || x->op == TT_VIEW, depth + 1);
+        visit(S, s, in_r || x->op == TT_REDUCE, sex, root, x->op == TT_REDUCE || x->op == TT_GATHER ? sv | V_MOVED : sv,
+              depth + 1);
     }
 }
 
@@ -205,7 +288,7 @@ static void inputs_of(sched_state *S, tt_node *x, const tt_node *root, uint32_t 
     touch(S->ctx, S->round, x);
     if (x->counted == stamp) return;
     x->counted = stamp;
-    if ((x != root && x->mat) || x->op == TT_RAND) in_add(s, x);
+    if ((x != root && x->mat) || x->op == TT_RAND || x->op == TT_SYMVAL) in_add(s, x);
     else if (x->op == TT_BUF) in_add(s, x->buf);
     else
         for (int i = 0; i < x->nsrc; i++) inputs_of(S, x->src[i], root, stamp, s);
@@ -261,48 +344,116 @@ static int by_id(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_sched *out)
+/* One marking pass: S->mats are the nodes to materialize, by id,
+ * referenced. */
+static hcq_status mark_pass(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, sched_state *S)
 {
-    memset(out, 0, sizeof *out);
     ctx->epoch++;
-    sched_state S = {.ctx = ctx, .round = 1};
+    S->ctx = ctx;
+    S->round = 1;
     /* A root that only reshapes another node realizes that node and stays
      * a view of it. */
-    for (uint32_t i = 0; i < nroots && !S.oom; i++) {
+    for (uint32_t i = 0; i < nroots && !S->oom; i++) {
         tt_node *r = roots[i];
         while (r->op == TT_VIEW && !r->contig && tt_view_is_reshape(&r->view, r->src[0]->shape, r->src[0]->ndim))
             r = r->src[0];
         if (r->op == TT_BUF || (!r->contig && tt_is_buffer_view(r))) continue;
-        touch(ctx, S.round, r);
-        mark(&S, r);
+        touch(ctx, S->round, r);
+        mark(S, r);
     }
     /* Rounds: walk down from every kernel root with fresh ownership; what a
      * round materializes is walked as a root only in the next, so its
      * subtree is not judged by ownership its old kernel left behind. */
-    while (!S.oom) {
-        uint32_t n = S.nmats;
-        S.marked = 0;
-        S.round++;
-        for (uint32_t i = n; i-- > 0 && !S.oom;) {
-            touch(ctx, S.round, S.mats[i]);
-            walk_srcs(&S, S.mats[i], false, false, S.mats[i], false, 0);
+    while (!S->oom) {
+        uint32_t n = S->nmats;
+        S->marked = 0;
+        S->round++;
+        for (uint32_t i = n; i-- > 0 && !S->oom;) {
+            touch(ctx, S->round, S->mats[i]);
+            walk_srcs(S, S->mats[i], false, false, S->mats[i], 0, 0);
         }
-        if (!S.marked && !split_wide(&S)) break;
+        if (!S->marked && !split_wide(S)) break;
     }
-    if (S.oom) {
-        free(S.mats);
+    if (S->oom) {
+        free(S->mats);
+        free(S->shared);
+        S->mats = NULL;
+        S->shared = NULL;
         return base_err(HCQ_ENOMEM, "scheduling: out of memory");
     }
-    if (S.nmats) qsort(S.mats, S.nmats, sizeof *S.mats, by_id);
-    for (uint32_t i = 0; i < S.nmats; i++) tt_node_ref(S.mats[i]);
-    out->items = S.mats;
-    out->n = out->cap = S.nmats;
+    if (S->nmats) qsort(S->mats, S->nmats, sizeof *S->mats, by_id);
+    for (uint32_t i = 0; i < S->nmats; i++) tt_node_ref(S->mats[i]);
     return HCQ_OK;
+}
+
+/* The first pass materializes what two kernels read; when grouping then
+ * puts such readers into one kernel (an optimizer's parameter and moment
+ * updates all reading one gradient), a second pass marks again knowing
+ * the groups: a node the outputs of one kernel read at the same linear
+ * index is computed once inside that kernel (the gradient's reduction
+ * runs in the update's kernel). It is kept only if the grouping that
+ * follows does put those readers into one kernel again; otherwise the
+ * first pass's schedule stands. */
+hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_sched *out)
+{
+    memset(out, 0, sizeof *out);
+    bool dbg = hcq_debug_level() >= 2 && !ctx->sched_quiet;
+    tt_glog log1 = {0}, log2 = {0};
+    sched_state S = {0};
+    hcq_status s = mark_pass(ctx, roots, nroots, &S);
+    if (!s) s = tt_group(ctx, S.mats, S.nmats, out, dbg ? &log1 : NULL); /* takes S.mats */
+    bool multi = false;
+    for (uint32_t k = 0; !s && k < out->nk && !multi; k++) multi = out->kfirst[k + 1] - out->kfirst[k] > 1;
+    if (s || !multi || !S.dup_marks) goto done;
+    uint32_t gep = ++ctx->grep_epoch ? ctx->grep_epoch : ++ctx->grep_epoch;
+    for (uint32_t k = 0; k < out->nk; k++)
+        for (uint32_t i = out->kfirst[k]; i < out->kfirst[k + 1] && out->kfirst[k + 1] - out->kfirst[k] > 1; i++) {
+            out->items[i]->grep = out->items[out->kfirst[k]];
+            out->items[i]->grep_epoch = gep;
+        }
+    sched_state S2 = {.gep = gep};
+    tt_sched two = {0};
+    s = mark_pass(ctx, roots, nroots, &S2);
+    if (!s && !S2.nshared) { /* nothing changed: the marks are the first pass's */
+        for (uint32_t i = 0; i < S2.nmats; i++) tt_node_unref(S2.mats[i]);
+        free(S2.mats);
+        goto done;
+    }
+    if (!s) s = tt_group(ctx, S2.mats, S2.nmats, &two, dbg ? &log2 : NULL);
+    bool ok = !s;
+    for (uint32_t i = 0; ok && i < S2.nshared; i++) ok = S2.shared[i].a->gidx == S2.shared[i].b->gidx;
+    free(S2.shared);
+    if (ok) {
+        tt_sched_free(out);
+        *out = two;
+        tt_glog_free(&log1);
+        log1 = log2;
+        log2 = (tt_glog){0};
+        goto done;
+    }
+    tt_sched_free(&two);
+    tt_sched_free(out);
+    tt_glog_free(&log1);
+    tt_glog_free(&log2);
+    if (s) goto done;
+    /* the first pass again (its marks and kernel numbers) */
+    free(S.shared);
+    S = (sched_state){0};
+    s = mark_pass(ctx, roots, nroots, &S);
+    if (!s) s = tt_group(ctx, S.mats, S.nmats, out, dbg ? &log1 : NULL);
+done:
+    free(S.shared);
+    if (s) tt_sched_free(out);
+    else tt_glog_flush(ctx, &log1);
+    tt_glog_free(&log1);
+    tt_glog_free(&log2);
+    return s;
 }
 
 void tt_sched_free(tt_sched *s)
 {
     for (uint32_t i = 0; i < s->n; i++) tt_node_unref(s->items[i]);
     free(s->items);
+    free(s->kfirst);
     memset(s, 0, sizeof *s);
 }

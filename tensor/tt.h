@@ -13,7 +13,9 @@
  * data, random numbers), ops_elem.c,
  * ops_move.c, ops_reduce.c, ops_nn.c (op builders), view.c (views),
  * sym.c (symbolic index arithmetic), irb.c (IR building with CSE),
- * schedule.c (what to materialize, in which order), emit.c (node -> IR
+ * schedule.c (what to materialize), group.c (which materialized nodes
+ * one kernel writes, in which order), symdim.c (variable dims of a
+ * JIT's inputs), emit.c (node -> IR
  * values), lower.c (kernel skeletons and per-device plans), cache.c
  * (kernels by AST, programs by IR), realize.c (buffers, launches), jit.c
  * (capture and replay), grad.c and grad_rules.c (autodiff records and the
@@ -68,6 +70,7 @@ typedef enum tt_op {
     TT_GATHER, /* src[0] table, src[1] i32 indexes; axis in `axes` */
     TT_INDEX,  /* i32: the element's index along axis `axes` */
     TT_RAND,   /* u32: hash of (seed, linear element index) */
+    TT_SYMVAL, /* i32: every element is the value of symbolic variable `axes` (symdim.c) */
     TT_OP_COUNT
 } tt_op;
 
@@ -110,6 +113,9 @@ typedef struct tt_node {
     bool contig; /* must be materialized when realized (hcq_contiguous) */
     uint32_t axes;
     int64_t shape[TT_MAX_DIMS];
+    /* 0, or 1 + the context's symbolic variable that dim d is (its shape
+     * entry then holds the value bound at trace time; symdim.c) */
+    uint8_t sym[TT_MAX_DIMS];
     struct tt_node *src[3];
     tt_val cv;   /* CONST value, VIEW padding value */
     uint64_t seed;
@@ -118,9 +124,22 @@ typedef struct tt_node {
     tt_view view;
     /* scheduler scratch: mat for one epoch, the rest for one round of it */
     uint32_t epoch, round, cost[2], walked, counted;
-    bool mat, owner_viewed;
+    bool mat;
+    uint8_t owner_viewed;
     const struct tt_node *owner; /* the kernel root that first fused it */
     struct tt_node *mnext; /* the kernel list */
+    /* grouping scratch (group.c): the node's place among the scheduled
+     * nodes, then the kernel that writes it; a walk's visit stamp */
+    uint32_t gidx, gstamp;
+    uint8_t gseen;
+    /* the first grouping's kernel (its first node) when grep_epoch is the
+     * schedule's second pass (schedule.c) */
+    const struct tt_node *grep;
+    uint32_t grep_epoch;
+    /* lowering scratch (lower.c): on a path from a root to the main
+     * reduction, valid when lstamp is the lowering's */
+    uint32_t lstamp, sstamp; /* sstamp: symdim.c's walks */
+    bool lpath;
     /* autodiff (grad.c): ad_state is a tt_ad_state; ad the record of how
      * the node was made, kept when it is realized (NULL unless needed) */
     uint8_t ad_state, ad_block;
@@ -151,6 +170,7 @@ typedef struct tt_input {
     tt_buf *buf;
     const struct tt_node *rand;
     hcq_dtype dtype; /* the buffer's element dtype */
+    uint8_t var;     /* 1 + a symbolic variable: its value (an i32 scalar) */
 } tt_input;
 
 #define TT_MAX_PARAMS 64
@@ -161,7 +181,8 @@ typedef struct tt_key {
     uint32_t n, cap;
     uint64_t hash;
     tt_input in[TT_MAX_PARAMS];
-    uint32_t nin;
+    uint32_t nin, nout; /* params: nout outputs, then in[0 .. nin) */
+    const struct hcq_ctx *ctx; /* its variables' ranges (symbolic dims) */
 } tt_key;
 
 /* A kernel cached by key. */
@@ -174,7 +195,22 @@ typedef struct tt_kentry {
     uint32_t grid[3], block[3];
     char name[64];
     double flops;
+    /* symbolic: the launch has (var's value) * per items, div to a group
+     * (grid[0] is for the variable's upper bound) */
+    uint8_t var;
+    uint64_t per;
+    uint32_t div;
 } tt_kentry;
+
+/* A graph variable of a JIT's capture: a random stream's seed, a
+ * variable dim's value, or a launch's groups for it. */
+typedef enum { TT_GV_SEED, TT_GV_DIM, TT_GV_GRID } tt_gv_kind;
+typedef struct tt_gvar {
+    uint8_t kind, var;
+    uint64_t stream; /* TT_GV_SEED: the context's stream (absolute) */
+    uint64_t per;    /* TT_GV_GRID: ceil(value * per / div) groups */
+    uint32_t div;
+} tt_gvar;
 
 /* Where launches go while a JIT captures. */
 typedef struct tt_capture {
@@ -183,10 +219,12 @@ typedef struct tt_capture {
     uint32_t nbufs, cap;
     uint32_t kernels;
     hcq_status err;
-    /* random seeds are graph variables, so a replay draws new numbers as
-     * calling the function again would: variable k is the seed of stream
-     * rstreams[k], counted from the stream the capture started at */
-    uint64_t stream0, *rstreams;
+    /* graph variables, computed for each replay (tt_gvar_value): random
+     * seeds, so a replay draws new numbers as calling the function again
+     * would (streams counted from the one the capture started at), and a
+     * variable dim's value with the launch sizes that follow it */
+    uint64_t stream0;
+    struct tt_gvar *vars;
     uint32_t nvars, vcap;
     /* the JIT's input buffers (replays swap them, so no layout copy of
      * them is baked into the graph) */
@@ -200,6 +238,15 @@ typedef struct tt_capture {
     struct tt_layout_use *uses;
     uint32_t nuses, ucap;
 } tt_capture;
+
+/* A symbolic dimension: a named size in [lo, hi], bound to val while a
+ * JIT that declared it runs (symdim.c). */
+#define TT_MAX_SYMS 4
+typedef struct tt_symvar {
+    char name[32];
+    int64_t lo, hi, val;
+    uint32_t users; /* JIT dims declaring it; a slot nobody uses takes a new variable */
+} tt_symvar;
 
 struct hcq_ctx {
     hcq_device *dev;
@@ -223,6 +270,10 @@ struct hcq_ctx {
     tt_capture *capture;
     uint32_t epoch;
     uint32_t count_stamp; /* the scheduler's input counts (tt_node.counted) */
+    bool sched_quiet;     /* a schedule only looked at (assign.c): no HCQ_DEBUG lines */
+    uint32_t grep_epoch;  /* the last second scheduling pass (tt_node.grep_epoch) */
+    tt_symvar syms[TT_MAX_SYMS];
+    uint32_t nsyms, sym_stamp;
     /* HCQ_DEBUG >= 2: timed launches */
     hcq_queue *dbg_q;
     hcq_signal *dbg_t[2], *dbg_done;
@@ -516,12 +567,31 @@ void tt_irb_barrier(tt_irb *b);
 
 /* ** scheduling (schedule.c) */
 typedef struct tt_sched {
-    tt_node **items; /* kernels in run order, each referenced */
+    tt_node **items; /* the nodes that become buffers, in run order, each referenced */
     uint32_t n, cap;
+    /* kernel k writes items[kfirst[k] .. kfirst[k + 1]) (group.c) */
+    uint32_t *kfirst;
+    uint32_t nk;
 } tt_sched;
-/* Decides which nodes reachable from roots become buffers, in run order. */
+/* Decides which nodes reachable from roots become buffers, which of them
+ * one kernel writes together, and the kernels' run order. After it, a
+ * scheduled node's gidx is its kernel (until the next schedule). */
 hcq_status tt_schedule(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_sched *out);
 void tt_sched_free(tt_sched *s);
+/* HCQ_DEBUG lines about a grouping, printed once its schedule is chosen */
+typedef struct tt_glog {
+    char *s;
+    size_t n, cap;
+} tt_glog;
+void tt_glog_flush(const hcq_ctx *ctx, const tt_glog *log);
+void tt_glog_free(tt_glog *log);
+/* group.c: mats (the scheduled nodes in creation order, referenced)
+ * reordered into kernels; fills out (taking mats, also on failure); what
+ * it decided and why goes to log if given */
+hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out, tt_glog *log);
+/* a and b reduce the same shape over the same axes with the same op and
+ * dtype: one kernel can run them with one plan */
+bool tt_same_reduce(const tt_node *a, const tt_node *b);
 
 /* ** lowering (lower.c, emit.c) */
 typedef struct tt_lowered {
@@ -529,15 +599,20 @@ typedef struct tt_lowered {
     char name[64];
     uint32_t grid[3], block[3];
     double flops;
+    uint8_t var; /* see tt_kentry */
+    uint64_t per;
+    uint32_t div;
 } tt_lowered;
-/* Lowers the node (whose sources are realized or fused) to a kernel that
- * stores its elements row-major in param 0; params 1.. are key->in. */
-hcq_status tt_lower(hcq_ctx *ctx, tt_node *root, const tt_key *key, tt_lowered *out);
+/* Lowers the nodes (one shape and loop structure; their sources realized
+ * or fused) to a kernel that stores root i's elements row-major in param
+ * i; params nroots.. are key->in. */
+hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out);
 void tt_lowered_free(tt_lowered *l);
 void tt_lower_scratch_free(hcq_ctx *ctx);
 
 /* ** caches (cache.c) */
-hcq_status tt_key_make(tt_node *root, tt_key *k);
+/* the key of the kernel writing roots (in order) */
+hcq_status tt_key_make(const hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_key *k);
 void tt_key_free(tt_key *k);
 const tt_kentry *tt_kcache_find(const hcq_ctx *ctx, const tt_key *k);
 void tt_kcache_add(hcq_ctx *ctx, const tt_key *k, const tt_kentry *e);
@@ -552,8 +627,9 @@ hcq_status tt_realize_contiguous(hcq_ctx *ctx, tt_node *n);
 void tt_debug_free(hcq_ctx *ctx);
 
 /* A test hook, called after every kernel launch with what was launched
- * (NULL: none). Not for production use. */
-typedef void (*tt_launch_hook_fn)(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs,
+ * (NULL: none); args[0 .. nout) are the kernel's outputs. Not for
+ * production use. */
+typedef void (*tt_launch_hook_fn)(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs, uint32_t nout,
                                   const uint32_t grid[3], const uint32_t block[3]);
 void tt_set_launch_hook(tt_launch_hook_fn fn);
 
@@ -561,7 +637,50 @@ void tt_set_launch_hook(tt_launch_hook_fn fn);
  * (assign.c; new reference, taking none) */
 tt_node *tt_copy_node(tt_node *v, tt_buf *into);
 
+/* ** symbolic dimensions (symdim.c)
+ * A JIT input's dim can be a variable (hcq_jit_dim): the input's node
+ * carries the mark while the function is traced, every op propagates it
+ * (tt_sym_*), kernels take the variable's value as an i32 argument and
+ * their launch size follows it, so one kernel and one capture serve every
+ * value in range. The shape entry of a marked dim holds the traced value;
+ * keys name the variable instead, and the lowering sees its upper bound.
+ * What would bake the value into a kernel is refused with HCQ_ENOTSUP. */
+static inline bool tt_has_sym(const tt_node *n)
+{
+    for (int d = 0; d < n->ndim; d++)
+        if (n->sym[d]) return true;
+    return false;
+}
+/* the marks of the op's result from its (broadcast) operands; an error
+ * (HCQ_ENOTSUP) when a fixed size meets a variable or two variables meet */
+hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim, uint8_t *out, const char *fn);
+/* r = movement of a: r's marks, or HCQ_ENOTSUP where the movement would
+ * need the variable's value (pad, shrink, flip, step or window along it,
+ * a reshape merging or splitting it) */
+hcq_status tt_sym_move(tt_node *r, const tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+/* the context's variable k (1-based), or NULL */
+tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k);
+/* elements of n with variable dims at their upper bound (buffers a
+ * capture allocates serve every value) or their bound value */
+int64_t tt_numel_sym(const hcq_ctx *ctx, const tt_node *n, bool upper);
+/* dim d's size, or a variable's upper bound: what a choice of graph
+ * (a copy, a split) that must not depend on the traced value looks at */
+int64_t tt_dim_upper(const hcq_ctx *ctx, const tt_node *n, int d);
+/* i32 node: the product of the sizes of a's dims in mask, variables
+ * included (a mean's count); NULL with an error */
+tt_node *tt_sym_count(hcq_ctx *ctx, const tt_node *a, uint32_t mask);
+/* The lowering of kernels over nodes with variable dims: for the kernel
+ * writing roots, each marked shape entry (nodes and views) is set to the
+ * variable's upper bound until tt_sym_restore; HCQ_ENOTSUP (nothing
+ * changed) where the kernel would need the variable's value in index
+ * arithmetic. *var is the variable of the roots' outermost dim (0: none). */
+typedef struct tt_symsave tt_symsave;
+hcq_status tt_sym_substitute(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_symsave **save, int *var);
+void tt_sym_restore(tt_symsave *save);
+
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);
+/* a capture's graph variable now (realize.c); a seed's stream as given */
+uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v);
 
 #endif

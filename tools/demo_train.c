@@ -43,6 +43,55 @@ static int dt_fail(const char *what)
     return 1;
 }
 
+/* inference: the predicted classes of a batch of any size */
+static hcq_status dt_predict(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    out[0] = hcq_argmax(dt_forward(user, in[0]), -1, false);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+/* One JIT serves batches of 8, 32 and 100 test images: its batch dim is a
+ * variable (hcq_jit_dim), so it captures once and compiles each kernel
+ * once; the predictions must equal the eager forward pass's. */
+static int dt_variable_batch(hcq_ctx *ctx, dt_model *m, hcq_tensor *images)
+{
+    static const int64_t sizes[] = {8, 32, 100};
+    hcq_jit *j = hcq_jit_create(ctx, dt_predict, m);
+    if (!j || hcq_jit_dim(j, 0, 0, "batch", 1, 512)) {
+        hcq_jit_destroy(j);
+        return dt_fail("variable batch: the JIT");
+    }
+    bool prev = hcq_set_grad_enabled(false), same = true;
+    uint64_t captures = 0, compiles = 0;
+    int rc = 0;
+    for (size_t r = 0; r < sizeof sizes / sizeof *sizes && !rc; r++) {
+        size_t mark = hcq_ctx_mark(ctx);
+        int64_t b = sizes[r];
+        hcq_tensor *x = hcq_contiguous(hcq_slice(images, 0, 0, b, 1)), *pred = NULL;
+        int32_t got[100], want[100];
+        hcq_ctx_stats s0, s1;
+        if (hcq_realize(x) || hcq_ctx_get_stats(ctx, &s0) || hcq_jit_run(j, &x, 1, &pred, 1) || hcq_ctx_get_stats(ctx, &s1) ||
+            hcq_tensor_read(pred, got, (size_t)b * 4) ||
+            hcq_tensor_read(hcq_argmax(dt_forward(m, x), -1, false), want, (size_t)b * 4))
+            rc = dt_fail("variable batch");
+        captures = hcq_jit_capture_count(j);
+        compiles += s1.programs - s0.programs;
+        same = same && !rc && !memcmp(got, want, (size_t)b * 4);
+        hcq_ctx_release(ctx, mark);
+    }
+    hcq_set_grad_enabled(prev);
+    if (!rc) {
+        uint32_t k = hcq_jit_kernel_count(j);
+        bool ok = captures == 1 && compiles <= k && same;
+        printf("    variable batch (8, 32, 100) through the JIT: %llu capture%s, %llu compiles for %u kernels; predictions %s eager\n",
+               (unsigned long long)captures, captures == 1 ? "" : "s", (unsigned long long)compiles, k, same ? "equal" : "DIFFER from");
+        if (!ok) rc = dt_fail("variable batch: one capture, a compile per kernel at most, the eager predictions");
+    }
+    hcq_jit_destroy(j);
+    return rc;
+}
+
 int demo_train(hcq_device *dev, bool quick)
 {
     if (access(FASHION "/t10k-labels-idx1-ubyte.gz", R_OK)) {
@@ -123,6 +172,12 @@ int demo_train(hcq_device *dev, bool quick)
         printf("    [%s] the loss fell (%.3f -> %.3f) and the accuracy is above %.0f %%\n",
                last < 0.7 * first && acc > floor ? "ok" : "FAIL", first, last, floor);
         if (!(last < 0.7 * first && acc > floor)) rc = 1;
+    }
+    if (!rc) {
+        hcq_tensor *bx, *by;
+        size_t mark = hcq_ctx_mark(ctx);
+        rc = hcq_batches_get(test, 0, &bx, &by) ? dt_fail("variable batch: test images") : dt_variable_batch(ctx, &m, bx);
+        hcq_ctx_release(ctx, mark);
     }
     hcq_jit_destroy(jit);
     hcq_batches_destroy(train);

@@ -380,6 +380,12 @@ HCQ_API hcq_status hcq_graph_copy(hcq_graph *g, hcq_buffer *dst, uint64_t dst_of
 /* From the next replay on, `original` (as captured) stands for
  * `replacement`; NULL replacement restores the original. */
 HCQ_API hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *original, hcq_buffer *replacement);
+/* The graph's commands reach only the first `bytes` of `original` (its
+ * launches take their sizes from graph variables, as a JIT with variable
+ * dims records them): a replacement needs that many bytes, not the
+ * original's size. The caller answers for every replay's commands
+ * staying within the replacement. */
+HCQ_API hcq_status hcq_graph_buffer_need(hcq_graph *g, hcq_buffer *original, uint64_t bytes);
 HCQ_API hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars);
 HCQ_API uint32_t hcq_graph_node_count(const hcq_graph *g);
 

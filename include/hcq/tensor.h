@@ -5,8 +5,10 @@
  * (hcq_realize, or hcq_tensor_read which realizes first). Realizing
  * schedules the graph into as few kernels as correctness allows (chains of
  * elementwise ops fuse into the reduction or the store that consumes them;
- * movement ops are views and cost nothing), lowers each kernel to the
- * kernel IR with launch dimensions chosen for the device, compiles it
+ * movement ops are views and cost nothing; results of one shape and loop
+ * structure computed together, such as an optimizer's update of a
+ * parameter and its moments, are written by one kernel), lowers each
+ * kernel to the kernel IR with launch dimensions chosen for the device, compiles it
  * through the compiler's cache (and an in-memory one per context) and runs
  * it on the device's timeline.
  *
@@ -117,11 +119,13 @@
  * ** Debugging
  * HCQ_DEBUG=2 prints one line per kernel run (name, launch dims, device
  * time, GB/s, GFLOP/s), timing each launch on the device (this serialises
- * launches); HCQ_DEBUG=3 also prints the source the compiler generates for
+ * launches), and which results share a kernel (and why one of the same
+ * shape does not); HCQ_DEBUG=3 also prints the source the compiler generates for
  * each new kernel (targets built from C, CUDA or HIP). Kernel names say what
  * they are: E_ elementwise, R_ with a reduction, then the output dims, _rN
  * the reduction size, _uAxB a register tile, _aN accumulators per output,
- * _gN a work-group reduction. */
+ * _gN a work-group reduction, _oN N outputs; _vN a variable dim (hcq_jit_dim)
+ * of upper bound N. */
 #ifndef HCQ_TENSOR_H
 #define HCQ_TENSOR_H
 
@@ -503,6 +507,33 @@ HCQ_API hcq_status hcq_jit_destroy(hcq_jit *j);
 HCQ_API hcq_status hcq_jit_run(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout);
 /* Kernels in the captured graph; 0 before the capture. */
 HCQ_API uint32_t hcq_jit_kernel_count(const hcq_jit *j);
+/* Graphs the JIT has captured: 1 once captured (a failed capture is
+ * dropped and made again on the next run, counting again). */
+HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
+/* Symbolic dimensions: dim `axis` of input `input` is the variable `name`,
+ * any size in [lo, hi] (1 <= lo <= hi), bound to the input's size on each
+ * run. The JIT then captures once and replays for every size in range;
+ * each kernel is compiled once for the variable, not per size (it takes
+ * the value as an argument: loop bounds, launch sizes and the divisors
+ * of means follow it), and outputs with that dim have the run's size.
+ * Several inputs may share a variable (a batch of images and its labels:
+ * their sizes must agree); one name has one range in a context. Declare
+ * before the first run. The first two runs trace the function, and need
+ * a size of at least 2 (a size of 1 would broadcast); later runs take any
+ * size in range, and one outside it is HCQ_EINVAL. Supported: the
+ * variable as the outermost dim of what the kernels store and read (a
+ * batch: linear layers, matmul, softmax, layernorm, means, cross-entropy,
+ * elementwise ops and reshapes keeping the dim, and their backward pass
+ * with an optimizer step: training with a variable batch). Results match
+ * the eager ops up to the order of sums (the kernels' plans are made for
+ * the upper bound). Not yet (HCQ_ENOTSUP, saying where): a kernel indexing
+ * a tensor whose variable dim is not its outermost (a contiguous copy of
+ * a transposed batch), padding, slicing, flipping or windowing the
+ * variable dim, a reshape merging it with others (im2col convolutions),
+ * gathers along it, two variables in one kernel (batch and sequence),
+ * random tensors of a variable size. Tensors made inside fn with a
+ * variable dim must not be kept past the run. */
+HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 
 #ifdef __cplusplus
 }

@@ -194,29 +194,29 @@ static bool has_transcendental(const hcq_kernel *k)
     return false;
 }
 
-static void agree_hook(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs, const uint32_t grid[3],
-                       const uint32_t block[3])
+static void agree_hook(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, uint32_t nargs, uint32_t nout,
+                       const uint32_t grid[3], const uint32_t block[3])
 {
     T_OK(hcq_device_synchronize(hcq_ctx_device(ctx)));
     uint32_t np = hcq_kernel_param_count(k);
     cr_assert_eq(np, nargs, "kernel `%s`: %u params, %u args", hcq_kernel_name(k), np, nargs);
+    cr_assert(nout >= 1 && nout <= np, "kernel `%s`: %u outputs of %u params", hcq_kernel_name(k), nout, np);
     hcq_param_info info[TT_MAX_PARAMS];
     uint32_t ksize = hcq_kernel_param_layout(k, info);
     uint8_t ka[TT_MAX_PARAMS * 8] = {0};
-    hcq_buffer *out = args[0].buffer;
     /* a kernel that stored into one of its inputs (hcq_assign in place)
      * cannot be replayed after the fact: its inputs are gone */
-    for (uint32_t i = 1; i < nargs; i++)
-        if (args[i].kind == HCQ_ARG_BUFFER && args[i].buffer == out) return;
-    size_t osize = (size_t)hcq_buffer_size(out);
-    uint8_t *mine = calloc(1, osize), *dev = hcq_buffer_cpu_ptr(out);
-    cr_assert_not_null(dev);
+    for (uint32_t o = 0; o < nout; o++)
+        for (uint32_t i = nout; i < nargs; i++)
+            if (args[i].kind == HCQ_ARG_BUFFER && args[i].buffer == args[o].buffer) return;
+    uint8_t *mine[TT_MAX_PARAMS] = {0};
+    for (uint32_t o = 0; o < nout; o++) mine[o] = calloc(1, (size_t)hcq_buffer_size(args[o].buffer));
     for (uint32_t i = 0; i < np; i++) {
         if (!info[i].is_buffer) { /* a scalar (a random seed): its value, little-endian */
             memcpy(ka + info[i].offset, &args[i].val.imm, info[i].size);
             continue;
         }
-        uint64_t addr = i == 0 ? (uint64_t)(uintptr_t)mine : (uint64_t)(uintptr_t)hcq_buffer_cpu_ptr(args[i].buffer);
+        uint64_t addr = i < nout ? (uint64_t)(uintptr_t)mine[i] : (uint64_t)(uintptr_t)hcq_buffer_cpu_ptr(args[i].buffer);
         memcpy(ka + info[i].offset, &addr, 8);
     }
     hcq_interp_launch l = {.kernargs = ka, .kernarg_size = ksize};
@@ -225,20 +225,25 @@ static void agree_hook(hcq_ctx *ctx, const hcq_kernel *k, const hcq_arg *args, u
         l.local_size[i] = block[i];
     }
     T_OK(hcq_interp_run(k, &l));
-    hcq_dtype dt = (hcq_dtype)info[0].dtype;
-    size_t es = hcq_dtype_size(dt), n = osize / es;
-    bool exact = !has_transcendental(k) || !hcq_dtype_is_float(dt);
-    for (size_t i = 0; i < n; i++) {
-        if (!memcmp(mine + i * es, dev + i * es, es)) continue;
-        cr_assert(!exact, "kernel `%s` element %zu: the cpu build and the interpreter differ (bits)", hcq_kernel_name(k), i);
-        double a, b;
-        unpack(dt, mine + i * es, 1, &a);
-        unpack(dt, dev + i * es, 1, &b);
-        bool both_nan = isnan(a) && isnan(b);
-        cr_assert(both_nan || fabs(a - b) <= 1e-6 + 1e-5 * fabs(a), "kernel `%s` element %zu: interpreter %.9g, cpu %.9g",
-                  hcq_kernel_name(k), i, a, b);
+    for (uint32_t o = 0; o < nout; o++) { /* every output agrees */
+        uint8_t *dev = hcq_buffer_cpu_ptr(args[o].buffer);
+        cr_assert_not_null(dev);
+        hcq_dtype dt = (hcq_dtype)info[o].dtype;
+        size_t es = hcq_dtype_size(dt), n = (size_t)hcq_buffer_size(args[o].buffer) / es;
+        bool exact = !has_transcendental(k) || !hcq_dtype_is_float(dt);
+        for (size_t i = 0; i < n; i++) {
+            if (!memcmp(mine[o] + i * es, dev + i * es, es)) continue;
+            cr_assert(!exact, "kernel `%s` output %u element %zu: the cpu build and the interpreter differ (bits)",
+                      hcq_kernel_name(k), o, i);
+            double a, b;
+            unpack(dt, mine[o] + i * es, 1, &a);
+            unpack(dt, dev + i * es, 1, &b);
+            bool both_nan = isnan(a) && isnan(b);
+            cr_assert(both_nan || fabs(a - b) <= 1e-6 + 1e-5 * fabs(a), "kernel `%s` output %u element %zu: interpreter %.9g, cpu %.9g",
+                      hcq_kernel_name(k), o, i, a, b);
+        }
+        free(mine[o]);
     }
-    free(mine);
     agreed++;
 }
 

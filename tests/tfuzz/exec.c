@@ -136,20 +136,108 @@ static bool uses_bf16(const tf_prog *p)
     return false;
 }
 
-static void run_one(hcq_ctx *ctx, const tf_prog *p, FILE *out)
+/* ** variable batch (a +sym device): the program through a JIT whose
+ * inputs of the leading size B have that dim declared a variable; traced
+ * at B + 1 and B + 2 (rows repeated), replayed at B, so its outputs are the
+ * symbolic kernels' at a size they were not traced at. A program the
+ * tracing refuses (HCQ_ENOTSUP: what the variable cannot express yet;
+ * HCQ_EINVAL: a fixed size in the program that does not follow B) is
+ * skipped. */
+#define TF_MAX_IN 64 /* a JIT's inputs at most */
+
+typedef struct sym_run {
+    const tf_prog *p;
+    int nin, idx[TF_MAX_IN]; /* the inputs: instruction indexes */
+} sym_run;
+
+static hcq_status sym_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
-    size_t mark = hcq_ctx_mark(ctx);
-    hcq_tensor **v = calloc((size_t)p->n + 1, sizeof *v);
-    for (int i = 0; i < p->n; i++) {
-        v[i] = call(ctx, &p->ins[i], v);
-        if (!v[i]) {
-            if (hcq_error_status() == HCQ_ENOTSUP && uses_bf16(p)) fprintf(out, "skip bf16\n");
-            else reply_error(out, tf_op_name(p->ins[i].op), i);
-            goto done;
+    (void)nin, (void)nout;
+    const sym_run *r = user;
+    hcq_tensor **v = calloc((size_t)r->p->n + 1, sizeof *v);
+    if (!v) return HCQ_ENOMEM;
+    hcq_status s = HCQ_OK;
+    for (int i = 0, k = 0; i < r->p->n && !s; i++) {
+        v[i] = k < r->nin && r->idx[k] == i ? in[k++] : call(ctx, &r->p->ins[i], v);
+        if (!v[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
+    }
+    for (int j = 0; j < r->p->nout && !s; j++) out[j] = v[r->p->out[j]];
+    free(v);
+    return s;
+}
+
+/* input i of the program with `rows` rows (its first dim B: rows repeated) */
+static hcq_tensor *sym_input(hcq_ctx *ctx, const tf_inst *in, int64_t b, int64_t rows)
+{
+    if (!in->niv || in->iv[0] != b) return call(ctx, in, NULL);
+    int64_t shape[TF_MAX_IV];
+    memcpy(shape, in->iv, (size_t)in->niv * sizeof *shape);
+    shape[0] = rows;
+    size_t row = b ? in->nbytes / (size_t)b : 0;
+    uint8_t *d = malloc(row * (size_t)rows + 1);
+    for (int64_t r = 0; r < rows; r++) memcpy(d + (size_t)r * row, (const uint8_t *)in->data + (size_t)(r % b) * row, row);
+    hcq_tensor *t = hcq_from_data(ctx, in->dt, shape, in->niv, d);
+    free(d);
+    return t;
+}
+
+static hcq_tensor **run_sym(hcq_ctx *ctx, const tf_prog *p, FILE *out, hcq_jit **jit)
+{
+    static sym_run r;
+    r = (sym_run){.p = p};
+    int64_t b = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->ins[i].op == TF_IN && r.nin < TF_MAX_IN) {
+            r.idx[r.nin++] = i;
+            if (!b && p->ins[i].niv && p->ins[i].iv[0] >= 2) b = p->ins[i].iv[0];
+        }
+    if (!b || !p->nout) {
+        fprintf(out, "skip no input with a batch\n");
+        return NULL;
+    }
+    hcq_jit *j = *jit = hcq_jit_create(ctx, sym_fn, &r);
+    hcq_status s = j ? HCQ_OK : hcq_error_status();
+    for (int k = 0; k < r.nin && !s; k++)
+        if (p->ins[r.idx[k]].niv && p->ins[r.idx[k]].iv[0] == b) s = hcq_jit_dim(j, k, 0, "batch", 1, b + 7);
+    static hcq_tensor *outs[TF_MAX_OUT];
+    for (int run = 0; run < 3 && !s; run++) {
+        int64_t rows = run == 0 ? b + 1 : run == 1 ? b + 2 : b;
+        hcq_tensor *in[TF_MAX_IN];
+        for (int k = 0; k < r.nin && !s; k++)
+            if (!(in[k] = sym_input(ctx, &p->ins[r.idx[k]], b, rows))) s = hcq_error_status();
+        if (!s) s = hcq_jit_run(j, in, r.nin, outs, p->nout);
+        if (s && run < 2 && (s == HCQ_ENOTSUP || s == HCQ_EINVAL)) {
+            fprintf(out, "skip variable batch: %s\n", hcq_status_name(s));
+            return NULL;
         }
     }
-    hcq_tensor *outs[TF_MAX_OUT];
-    for (int j = 0; j < p->nout; j++) outs[j] = v[p->out[j]];
+    if (s) {
+        reply_error(out, "variable batch", p->out[0]);
+        return NULL;
+    }
+    return outs;
+}
+
+static void run_one(hcq_ctx *ctx, const tf_prog *p, FILE *out, bool sym)
+{
+    size_t mark = hcq_ctx_mark(ctx);
+    hcq_tensor **v = calloc((size_t)p->n + 1, sizeof *v), *outs[TF_MAX_OUT];
+    hcq_jit *jit = NULL;
+    if (sym) {
+        hcq_tensor **o = run_sym(ctx, p, out, &jit);
+        if (!o) goto done;
+        memcpy(outs, o, (size_t)p->nout * sizeof *outs);
+    } else {
+        for (int i = 0; i < p->n; i++) {
+            v[i] = call(ctx, &p->ins[i], v);
+            if (!v[i]) {
+                if (hcq_error_status() == HCQ_ENOTSUP && uses_bf16(p)) fprintf(out, "skip bf16\n");
+                else reply_error(out, tf_op_name(p->ins[i].op), i);
+                goto done;
+            }
+        }
+        for (int j = 0; j < p->nout; j++) outs[j] = v[p->out[j]];
+    }
     if (p->nout && hcq_realize_all(outs, p->nout)) {
         reply_error(out, "realize", p->out[0]);
         goto done;
@@ -178,6 +266,7 @@ static void run_one(hcq_ctx *ctx, const tf_prog *p, FILE *out)
 done:
     fflush(out);
     free(v);
+    hcq_jit_destroy(jit);
     hcq_ctx_release(ctx, mark);
 }
 
@@ -195,7 +284,8 @@ int tf_worker(const char *device, FILE *in, FILE *out)
         fflush(out);
         return 1;
     }
-    fprintf(out, "ready %s\n", hcq_device_get_props(dev)->target);
+    bool sym = getenv("HCQ_TFUZZ_SYM") && *getenv("HCQ_TFUZZ_SYM") == '1';
+    fprintf(out, "ready %s%s\n", hcq_device_get_props(dev)->target, sym ? "+sym" : "");
     fflush(out);
     for (long served = 1;; served++) {
         /* A context keeps every program it built; thousands of distinct
@@ -219,7 +309,7 @@ int tf_worker(const char *device, FILE *in, FILE *out)
             fflush(out);
             continue;
         }
-        run_one(ctx, &p, out);
+        run_one(ctx, &p, out, sym);
         tf_prog_free(&p);
     }
     hcq_ctx_destroy(ctx);

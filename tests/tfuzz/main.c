@@ -10,8 +10,11 @@
  *   tfuzz --list                          the devices this process sees
  *
  * Devices are HCQ_TEST_DEVICES tokens (scripts/run-tests.sh): NAME,
- * CPU+ir, mock:NAME, mock[CFG]:NAME; the default is what run-tests.sh
- * picks: the devices present, CPU+ir, the mock GPUs, mock[amd=gfx942]. */
+ * CPU+ir, mock:NAME, mock[CFG]:NAME, and any of them with +sym (the
+ * programs run through a JIT whose inputs' leading dim is a variable,
+ * hcq_jit_dim: traced at two other sizes, replayed at the program's); the
+ * default is what run-tests.sh picks: the devices present, CPU+ir, the
+ * mock GPUs, mock[amd=gfx942], and CPU+sym. */
 #include "tfuzz.h"
 
 #include <errno.h>
@@ -30,7 +33,7 @@
 typedef struct worker {
     char token[64]; /* as given */
     char device[32];
-    char env[3][96];
+    char env[4][96];
     int nenv;
     pid_t pid;
     FILE *to;
@@ -71,6 +74,14 @@ static bool parse_token(worker *w, const char *tok)
     snprintf(w->token, sizeof w->token, "%s", tok);
     const char *name = tok;
     size_t len = strlen(tok);
+    if (len > 4 && !strcmp(tok + len - 4, "+sym")) { /* the device, programs run through a JIT with a variable batch */
+        char base[64];
+        snprintf(base, sizeof base, "%.*s", (int)(len - 4), tok);
+        if (!parse_token(w, base)) return false;
+        snprintf(w->token, sizeof w->token, "%s", tok);
+        snprintf(w->env[w->nenv++], sizeof w->env[0], "HCQ_TFUZZ_SYM=1");
+        return true;
+    }
     if (len > 3 && !strcmp(tok + len - 3, "+ir")) {
         snprintf(w->device, sizeof w->device, "%.*s", (int)(len - 3), tok);
         snprintf(w->env[w->nenv++], sizeof w->env[0], "HCQ_CPU_TARGET=ir");
@@ -265,15 +276,20 @@ static void describe_elem(char *s, size_t n, hcq_dtype dt, uint32_t bits)
     else snprintf(s, n, "0x%0*x (%.9g)", dt == HCQ_F32 ? 8 : 4, bits, tf_from_bits(dt, bits));
 }
 
-/* elements checked: bit-exact, within a bound, don't care */
+/* elements checked: bit-exact, within a bound, don't care; programs a
+ * device skipped (per device) */
 static uint64_t n_exact, n_bound, n_dc;
+static uint64_t n_skipped[MAX_DEV];
 
 static verdict judge(const tf_prog *p, const tf_ref *ref, worker *ws, int nw, result *rs, uint64_t *elems)
 {
     verdict v = {0};
     for (int d = 0; d < nw && !v.fail; d++) {
         result *r = &rs[d];
-        if (r->status == 2) continue;
+        if (r->status == 2) {
+            n_skipped[d]++;
+            continue;
+        }
         if (r->status == 1 || r->status == 3) {
             v = (verdict){.fail = true, .dev = d, .kind = r->status == 1 ? 1 : 4, .value = p->nout ? p->out[0] : 0};
             snprintf(v.text, sizeof v.text, "%s: %s", ws[d].token, r->msg);
@@ -554,6 +570,7 @@ static int default_devices(worker *ws)
     int n = list_devices(NULL, NULL, names, MAX_DEV, false);
     for (int i = 0; i < n && nw < MAX_DEV; i++) parse_token(&ws[nw++], names[i]);
     if (nw < MAX_DEV) parse_token(&ws[nw++], "CPU+ir");
+    if (nw < MAX_DEV) parse_token(&ws[nw++], "CPU+sym");
     n = list_devices("1", NULL, names, MAX_DEV, true);
     for (int i = 0; i < n && nw < MAX_DEV; i++) {
         snprintf(tok, sizeof tok, "mock:%.40s", names[i]);
@@ -709,6 +726,8 @@ int main(int argc, char **argv)
            " don't care), %ld disagreements, %.1f s\n",
            (unsigned long long)elems, (unsigned long long)n_exact, (unsigned long long)n_bound, (unsigned long long)n_dc,
            failures, now() - t0);
+    for (int d = 0; d < nw; d++)
+        if (n_skipped[d]) printf("tfuzz: %s skipped %llu programs (what it does not run: bf16 where missing, or what a variable batch cannot express)\n", ws[d].token, (unsigned long long)n_skipped[d]);
     if (rejected_n) printf("tfuzz: the reference rejected %ld generated programs (a generator bug)\n", rejected_n);
     return failures || rejected_n ? 1 : 0;
 }

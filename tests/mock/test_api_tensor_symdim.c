@@ -1,0 +1,347 @@
+/* Symbolic dimensions (hcq_jit_dim, tensor/symdim.c) on the device under
+ * test: a JIT whose batch is a variable captures once and compiles each
+ * kernel once, then replays for any batch in range with the results of
+ * the eager ops (up to the order of sums: the kernels' plans are chosen
+ * for the variable's upper bound); sizes out of range, a size of 1 while
+ * tracing and what this version cannot express are clear errors. */
+#include "tensortest.h"
+
+#include "base/base.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(api_tensor_symdim, .init = tx_setup, .fini = tx_teardown, .timeout = 480);
+
+enum { F = 24, H = 300, C = 10 };
+
+typedef struct model {
+    hcq_tensor *w1, *b1, *w2, *b2, *g, *beta;
+} model;
+
+/* a linear layer, layernorm over 300 features (a work-group per row on
+ * GPU-style plans), relu, a linear layer, softmax; its mean over the
+ * batch; and a cross-entropy against labels of the same batch */
+static hcq_tensor *forward(model *m, hcq_tensor *x)
+{
+    hcq_tensor *h = hcq_relu(hcq_layernorm(hcq_linear(x, m->w1, m->b1), 1, m->g, m->beta, 1e-5));
+    return hcq_linear(h, m->w2, m->b2);
+}
+
+static hcq_status infer(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    hcq_tensor *logits = forward(user, in[0]);
+    out[0] = hcq_softmax(logits, -1);
+    out[1] = hcq_mean(out[0], HCQ_AXES(0), false);
+    out[2] = hcq_cross_entropy(logits, in[1]);
+    return out[0] && out[1] && out[2] ? HCQ_OK : hcq_error_status();
+}
+
+static model make_model(void)
+{
+    model m = {
+        .w1 = tx_rand(HCQ_F32, TX_SHAPE(H, F), -0.3, 0.3, 1, NULL),
+        .b1 = tx_rand(HCQ_F32, TX_SHAPE(H), -0.1, 0.1, 2, NULL),
+        .w2 = tx_rand(HCQ_F32, TX_SHAPE(C, H), -0.1, 0.1, 3, NULL),
+        .b2 = tx_rand(HCQ_F32, TX_SHAPE(C), -0.1, 0.1, 4, NULL),
+        .g = tx_rand(HCQ_F32, TX_SHAPE(H), 0.5, 1.5, 5, NULL),
+        .beta = tx_rand(HCQ_F32, TX_SHAPE(H), -0.1, 0.1, 6, NULL),
+    };
+    T_OK(hcq_realize_all((hcq_tensor *[]){m.w1, m.b1, m.w2, m.b2, m.g, m.beta}, 6));
+    return m;
+}
+
+static hcq_tensor *labels(int64_t b)
+{
+    int32_t *l = malloc((size_t)b * 4);
+    for (int64_t i = 0; i < b; i++) l[i] = (int32_t)((i * 7 + 3) % C);
+    hcq_tensor *t = T_NONNULL(hcq_from_data(tx_ctx, HCQ_I32, HCQ_SHAPE(b), l));
+    free(l);
+    return t;
+}
+
+static uint64_t stat_programs(void)
+{
+    hcq_ctx_stats s;
+    T_OK(hcq_ctx_get_stats(tx_ctx, &s));
+    return s.programs;
+}
+
+/* The kernels are the same for every batch, so a row's softmax is the same
+ * bits whatever batch it is in; the eager ops (kernels of their own, one
+ * set per size: compiled once here, at 100 rows) agree up to the order of
+ * sums. */
+Test(api_tensor_symdim, one_capture_serves_every_batch)
+{
+    enum { BIG = 257 };
+    static const int64_t sizes[] = {8, BIG, 100, 1, 32};
+    model m = make_model();
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, infer, &m));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 300));
+    T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, 300));
+    hcq_tensor *xall = tx_rand(HCQ_F32, TX_SHAPE(BIG, F), -1, 1, 10, NULL);
+    T_OK(hcq_realize(xall));
+    static double rows[BIG * C], got[BIG * C], want[BIG * C];
+    uint64_t compiled_first = 0;
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = hcq_contiguous(hcq_slice(xall, 0, 0, b, 1)), *y = labels(b), *out[3];
+        T_OK(hcq_realize_all((hcq_tensor *[]){x, y}, 2));
+        uint64_t p0 = stat_programs();
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, y}, 2, out, 3));
+        uint64_t built = stat_programs() - p0;
+        if (r == 0) compiled_first = built;
+        else cr_assert_eq(built, 0, "batch %lld: %llu kernels compiled again", (long long)b, (unsigned long long)built);
+        cr_assert_eq(hcq_tensor_dim(out[0], 0), b, "the output has the run's batch");
+        tx_read(out[0], got, b * C);
+        if (b == BIG) memcpy(rows, got, sizeof rows);
+        if (r > 1)
+            for (int64_t i = 0; i < b * C; i++)
+                cr_assert(got[i] == rows[i], "batch %lld, element %lld: %.9g; in the batch of %d: %.9g", (long long)b, (long long)i,
+                          got[i], rows[i], BIG);
+        if (b == 100) { /* the eager ops on the same inputs */
+            hcq_tensor *lg = forward(&m, x), *ref[3] = {hcq_softmax(lg, -1), NULL, NULL};
+            ref[1] = hcq_mean(ref[0], HCQ_AXES(0), false);
+            ref[2] = hcq_cross_entropy(lg, y);
+            int64_t n[3] = {b * C, C, 1};
+            for (int k = 0; k < 3; k++) {
+                tx_read(out[k], got, n[k]);
+                tx_read(ref[k], want, n[k]);
+                tx_close(got, want, n[k], 1e-5, 1e-6, k == 0 ? "softmax" : k == 1 ? "its mean over the batch" : "cross-entropy");
+            }
+        }
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    cr_assert_gt(compiled_first, 0);
+    /* each kernel compiled once (and on CPU-style targets the K-major
+     * weights' copies, made once and kept outside the graph) */
+    cr_assert_leq(compiled_first, hcq_jit_kernel_count(j) + 2, "each kernel compiled once: %llu for %u kernels",
+                  (unsigned long long)compiled_first, hcq_jit_kernel_count(j));
+    T_OK(hcq_jit_destroy(j));
+}
+
+/* Causal self-attention over a variable batch of fixed-length sequences:
+ * batched products (the batch outermost in every operand), a mask from
+ * index comparisons, softmax over the keys; as the eager ops give it. */
+enum { T = 8, D = 16 };
+typedef struct attn {
+    hcq_tensor *wq, *wk, *wv;
+} attn;
+
+static hcq_tensor *attend(attn *a, hcq_tensor *x)
+{
+    hcq_ctx *ctx = hcq_tensor_ctx(x);
+    hcq_tensor *q = hcq_matmul(x, a->wq), *k = hcq_matmul(x, a->wk), *v = hcq_matmul(x, a->wv);
+    hcq_tensor *sc = hcq_mul_s(hcq_matmul(q, hcq_transpose(k, -1, -2)), 0.25);
+    hcq_tensor *i = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, T, 1), HCQ_SHAPE(T, 1));
+    hcq_tensor *jj = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, T, 1), HCQ_SHAPE(1, T));
+    sc = hcq_where(hcq_ge(i, jj), sc, hcq_scalar(ctx, -1e30));
+    return hcq_matmul(hcq_softmax(sc, -1), v);
+}
+
+static hcq_status attend_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    out[0] = attend(user, in[0]);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symdim, causal_attention_over_a_variable_batch)
+{
+    static const int64_t sizes[] = {4, 9, 2, 33};
+    attn a = {tx_rand(HCQ_F32, TX_SHAPE(D, D), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(D, D), -0.5, 0.5, 2, NULL),
+              tx_rand(HCQ_F32, TX_SHAPE(D, D), -0.5, 0.5, 3, NULL)};
+    T_OK(hcq_realize_all((hcq_tensor *[]){a.wq, a.wk, a.wv}, 3));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, attend_fn, &a));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 64));
+    static double got[33 * T * D], want[33 * T * D];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, T, D), -1, 1, 50 + (uint32_t)r, NULL), *o;
+        T_OK(hcq_realize(x));
+        T_OK(hcq_jit_run(j, &x, 1, &o, 1));
+        tx_read(o, got, b * T * D);
+        tx_read(attend(&a, x), want, b * T * D);
+        tx_close(got, want, b * T * D, 1e-5, 1e-6, "attention");
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    T_OK(hcq_jit_destroy(j));
+}
+
+static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_sum(in[0], HCQ_AXES(1), false);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symdim, sizes_out_of_range_and_ones_while_tracing_are_refused)
+{
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, sum_rows, NULL));
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "rows", 0, 8), HCQ_EINVAL);
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "rows", 5, 4), HCQ_EINVAL);
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "", 1, 4), HCQ_EINVAL);
+    T_OK(hcq_jit_dim(j, 0, 0, "rows", 1, 64));
+    cr_assert_eq(hcq_jit_dim(j, 0, 0, "rows", 1, 64), HCQ_EINVAL, "declared twice");
+    hcq_jit *k = T_NONNULL(hcq_jit_create(tx_ctx, sum_rows, NULL));
+    cr_assert_eq(hcq_jit_dim(k, 0, 0, "rows", 1, 32), HCQ_EINVAL, "one name, one range");
+    cr_assert(strstr(hcq_error_message(), "one range"), "%s", hcq_error_message());
+    T_OK(hcq_jit_destroy(k));
+    hcq_tensor *out;
+    hcq_tensor *one = tx_rand(HCQ_F32, TX_SHAPE(1, 5), -1, 1, 1, NULL);
+    cr_assert_eq(hcq_jit_run(j, &one, 1, &out, 1), HCQ_EINVAL, "a size of 1 while tracing");
+    cr_assert(strstr(hcq_error_message(), "broadcasts"), "%s", hcq_error_message());
+    hcq_tensor *big = tx_rand(HCQ_F32, TX_SHAPE(65, 5), -1, 1, 2, NULL);
+    cr_assert_eq(hcq_jit_run(j, &big, 1, &out, 1), HCQ_EINVAL, "65 rows: out of range");
+    cr_assert(strstr(hcq_error_message(), "outside the range of 'rows', [1, 64]"), "%s", hcq_error_message());
+    for (int r = 0; r < 4; r++) {
+        double x[7 * 5], got[7];
+        int64_t rows = r == 3 ? 1 : 3 + 2 * r; /* 1 only once captured */
+        hcq_tensor *t = tx_rand(HCQ_F32, TX_SHAPE(rows, 5), -1, 1, 3 + (uint32_t)r, x);
+        T_OK(hcq_jit_run(j, &t, 1, &out, 1));
+        tx_read(out, got, rows);
+        for (int i = 0; i < rows; i++) {
+            double w = 0;
+            for (int c = 0; c < 5; c++) w += x[i * 5 + c];
+            cr_assert(fabs(got[i] - w) < 1e-5, "run %d row %d: %g, want %g", r, i, got[i], w);
+        }
+    }
+    cr_assert_eq(hcq_jit_run(j, &big, 1, &out, 1), HCQ_EINVAL, "out of range on a replay too");
+    hcq_tensor *wide = tx_rand(HCQ_F32, TX_SHAPE(4, 6), -1, 1, 9, NULL);
+    cr_assert_eq(hcq_jit_run(j, &wide, 1, &out, 1), HCQ_EINVAL, "a fixed dim changed");
+    cr_assert_eq(hcq_jit_dim(j, 0, 1, "cols", 1, 8), HCQ_ESTATE, "declared after the first run");
+    T_OK(hcq_jit_destroy(j));
+}
+
+/* what needs the variable's value in index arithmetic: HCQ_ENOTSUP from
+ * the op or the kernel, naming the variable dim */
+static hcq_status pad_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_pad(in[0], (const int64_t[]){1, 0, 0, 0}, 2, 0.0);
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+static hcq_status fixed_meets_variable(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)nin, (void)nout, (void)user;
+    out[0] = hcq_add(in[0], hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(4, 5)));
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+static hcq_status transposed_copy(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_contiguous(hcq_transpose(in[0], 0, 1));
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symdim, what_is_not_supported_says_so)
+{
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 1, NULL), *out;
+    /* a buffer whose variable dim is not its outermost: its strides would
+     * need the value */
+    hcq_jit_fn fns[3] = {pad_rows, fixed_meets_variable, transposed_copy};
+    const char *want[3] = {"padding along dim 0", "a fixed 4", "not its outermost"};
+    for (int f = 0; f < 3; f++) {
+        hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
+        T_OK(hcq_jit_dim(j, 0, 0, "n", 1, 64));
+        cr_assert_eq(hcq_jit_run(j, &x, 1, &out, 1), HCQ_ENOTSUP, "case %d: %s", f, hcq_error_message());
+        cr_assert(strstr(hcq_error_message(), want[f]), "%s", hcq_error_message());
+        T_OK(hcq_jit_destroy(j));
+    }
+}
+
+/* Training with a variable batch: forward, backward (the gradients'
+ * products reduce over the batch) and Adam in place, captured once; every
+ * step's loss and the weights after it agree with the same steps run
+ * eagerly on a copy of the model (up to the order of sums; each size's
+ * eager kernels are compiled apart, so few sizes). */
+typedef struct net {
+    hcq_tensor *w1, *b1, *w2, *b2;
+    hcq_params *p;
+    hcq_optim *o;
+} net;
+
+static void net_make(net *m)
+{
+    hcq_ctx_seed(tx_ctx, 7);
+    m->p = T_NONNULL(hcq_params_create(tx_ctx));
+    m->w1 = T_NONNULL(hcq_param(m->p, "w1", HCQ_INIT_KAIMING_UNIFORM, HCQ_SHAPE(16, F), 0, 0));
+    m->b1 = T_NONNULL(hcq_param(m->p, "b1", HCQ_INIT_ZEROS, HCQ_SHAPE(16), 0, 0));
+    m->w2 = T_NONNULL(hcq_param(m->p, "w2", HCQ_INIT_XAVIER_UNIFORM, HCQ_SHAPE(C, 16), 0, 0));
+    m->b2 = T_NONNULL(hcq_param(m->p, "b2", HCQ_INIT_ZEROS, HCQ_SHAPE(C), 0, 0));
+    m->o = T_NONNULL(hcq_adam(m->p, 1e-2, 0.9, 0.999, 1e-8, 0));
+}
+
+static hcq_status net_step(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    net *m = user;
+    hcq_tensor *loss = hcq_cross_entropy(hcq_linear(hcq_relu(hcq_linear(in[0], m->w1, m->b1)), m->w2, m->b2), in[1]);
+    hcq_status s = hcq_backward(loss);
+    if (!s) s = hcq_optim_step_with(m->o, &loss, 1);
+    out[0] = loss;
+    return s;
+}
+
+Test(api_tensor_symdim, training_with_a_variable_batch)
+{
+    static const int64_t sizes[] = {8, 32, 5}; /* traced at 8 and 32, replayed at 5 (buffers smaller than the captured) */
+    net a, b;
+    net_make(&a);
+    net_make(&b);
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, net_step, &a));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 128));
+    T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, 128));
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t n = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(n, F), -1, 1, 40 + (uint32_t)r, NULL), *y = labels(n), *lj, *le;
+        T_OK(hcq_realize_all((hcq_tensor *[]){x, y}, 2));
+        uint64_t p0 = stat_programs();
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, y}, 2, &lj, 1));
+        if (r > 0) cr_assert_eq(stat_programs(), p0, "batch %lld: kernels compiled again", (long long)n);
+        T_OK(net_step(tx_ctx, (hcq_tensor *[]){x, y}, 2, &le, 1, &b));
+        double vj, ve, wj[C * 16], we[C * 16];
+        T_OK(hcq_tensor_item(lj, &vj));
+        T_OK(hcq_tensor_item(le, &ve));
+        cr_assert(fabs(vj - ve) <= 1e-5 * fabs(ve) + 1e-6, "batch %lld: loss %.9g through the JIT, %.9g eagerly", (long long)n, vj, ve);
+        tx_read(a.w2, wj, C * 16);
+        tx_read(b.w2, we, C * 16);
+        tx_close(wj, we, C * 16, 1e-4, 1e-6, "the weights after the step");
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    T_OK(hcq_jit_destroy(j));
+    T_OK(hcq_optim_destroy(a.o));
+    T_OK(hcq_optim_destroy(b.o));
+    T_OK(hcq_params_destroy(a.p));
+    T_OK(hcq_params_destroy(b.p));
+}
+
+/* the queue layer's part: a graph whose launches take their sizes from
+ * variables accepts a smaller replacement for a buffer, down to what the
+ * caller says the graph reaches */
+Test(api_tensor_symdim, graph_buffer_need)
+{
+    hcq_device *dev = hcq_ctx_device(tx_ctx);
+    hcq_buffer *a = T_NONNULL(hcq_buffer_alloc(dev, 4096, HCQ_MEM_DEVICE)), *small = T_NONNULL(hcq_buffer_alloc(dev, 1024, HCQ_MEM_DEVICE));
+    hcq_buffer *other = T_NONNULL(hcq_buffer_alloc(dev, 64, HCQ_MEM_DEVICE));
+    hcq_graph *g = T_NONNULL(hcq_graph_create(dev));
+    T_OK(hcq_graph_copy(g, a, 0, a, 512, 256));
+    cr_assert_eq(hcq_graph_set_buffer(g, a, small), HCQ_EINVAL, "smaller than the original");
+    cr_assert_eq(hcq_graph_buffer_need(g, a, 8192), HCQ_EINVAL, "more than the buffer");
+    cr_assert_eq(hcq_graph_buffer_need(g, other, 64), HCQ_EINVAL, "a buffer the graph does not use");
+    T_OK(hcq_graph_buffer_need(g, a, 1024));
+    T_OK(hcq_graph_set_buffer(g, a, small));
+    T_OK(hcq_graph_destroy(g));
+    T_OK(hcq_buffer_free(a));
+    T_OK(hcq_buffer_free(small));
+    T_OK(hcq_buffer_free(other));
+}
