@@ -15,6 +15,17 @@
 
 TestSuite(mock_preload, .timeout = 120);
 
+/* gcc says it builds with a sanitizer by __SANITIZE_*__, clang by
+ * __has_feature: either way the preloaded library carries the sanitizer's
+ * runtime, which must load first, and the test programs built here do not */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
 static const char *hcq_bin(void)
 {
 #ifdef SANITIZED
