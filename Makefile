@@ -88,6 +88,20 @@ MOCK_LIB := $(B)/libhcqmock.so
 
 .DEFAULT_GOAL := all
 
+# Parallel by default: as many jobs as the machine has CPUs, unless -j is
+# given (`make -j1` for a serial build). Sub-makes (make asan, tsan, fuzz)
+# share their parent's jobs through its jobserver instead.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+# make -j runs a target's prerequisites at once: where a goal checks the
+# dependencies (check-deps, which may install them), that check comes
+# before the first compile, which reads their headers
+DEPS_GOALS := test test-sched hw-kit hw-kit-check difftest tfuzz demo train
+DEPS_FIRST := $(if $(filter $(DEPS_GOALS),$(MAKECMDGOALS)),check-deps)
+
 # The source revision in `hcq --version` and JSON outputs: git's, or what
 # HCQ_REVISION says (a release tarball has no .git). base/version.o alone
 # depends on it, through a header rewritten only when the revision changes.
@@ -109,7 +123,7 @@ FORCE:
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(MAN_PAGES)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
-$(B)/%.o: %.c
+$(B)/%.o: %.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test binary given, each with a time limit; a suite's failure
-# does not stop the others. Prints a line per suite, then the totals, ending
-# with "tests: N passed, N failed"; exits non-zero if anything failed.
+# does not stop the others. Prints a line per suite as it finishes, with its
+# wall time and the CPU time it used (user+sys, its child processes
+# included: the figure to compare on a busy machine), a "still running"
+# line every HCQ_TEST_HEARTBEAT seconds (default 20) while one runs, then
+# the slowest suites and the totals, ending with "tests: N passed, N
+# failed"; exits non-zero if anything failed.
 #
 # API suites (tests/mock/test_api_*) run once per device in HCQ_TEST_DEVICES,
 # with HCQ_TEST_DEVICE set for each run. A device token is
@@ -44,6 +48,22 @@ export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/build/kernel-cache}
 # the hcq command the tool tests run
 export HCQ_TEST_HCQ_BIN=$PWD/$B/hcq
 limit=${HCQ_TEST_TIMEOUT:-900}
+heartbeat=${HCQ_TEST_HEARTBEAT:-20}
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/hcq-run-tests.XXXXXX") || exit 1
+trap 'rm -rf "$tmpdir"' EXIT
+: >"$tmpdir/times"
+
+# CPU_MS: the CPU time (ms, user+sys) of this shell's finished children.
+# `times` must run in this shell (not in $(...), whose children are not ours)
+children_cpu_ms() {
+    local u s
+    times >"$tmpdir/t"
+    { read -r _ _; read -r u s; } <"$tmpdir/t"
+    CPU_MS=$(awk -v u="$u" -v s="$s" 'function ms(x, a) { split(x, a, /[ms]/); return a[1] * 60000 + a[2] * 1000 }
+                                      BEGIN { printf "%d\n", ms(u) + ms(s) }')
+}
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
+t_start=$(now_ms)
 
 # True when every sanitizer report in $1 is a leak that Criterion's runner
 # process makes itself: each leaked block's stack, past the allocator, lies
@@ -69,7 +89,18 @@ run_one() { # label, [VAR=value...], program
     # refuses a mock setting with the mock off
     local drop=()
     case " ${envs[*]-} " in *" HCQ_MOCK=1 "*) ;; *) [ -z "${HCQ_MOCK:-}" ] && drop=(-u HCQ_MOCK_SCHED) ;; esac
+    local c0 w0 hb
+    children_cpu_ms; c0=$CPU_MS w0=$(now_ms)
+    # a line every $heartbeat s while the suite runs, so a long one is not a silence
+    ( trap 'kill $! 2>/dev/null; exit 0' TERM; n=0
+      while :; do sleep "$heartbeat" & wait $!; n=$((n + heartbeat)); printf '.... %-48s still running, %d s\n' "$label" "$n"; done ) &
+    hb=$!
     out=$(env ${drop[@]+"${drop[@]}"} ${envs[@]+"${envs[@]}"} timeout -k 10 "$limit" "$prog" "${extra[@]}" 2>&1 </dev/null); rc=$?
+    kill "$hb" 2>/dev/null; wait "$hb" 2>/dev/null
+    children_cpu_ms
+    local wall_ms=$(($(now_ms) - w0)) cpu_ms=$((CPU_MS - c0)) took
+    took=$(printf '%5.1f s, CPU %5.1f s' "$((wall_ms))e-3" "$((cpu_ms))e-3")
+    printf '%d\t%d\t%s\n' "$wall_ms" "$cpu_ms" "$label" >>"$tmpdir/times"
     # Criterion: "[====] Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N"
     local line np=0 nf=0
     line=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -1)
@@ -91,10 +122,11 @@ run_one() { # label, [VAR=value...], program
     tests_pass=$((tests_pass + np)); tests_fail=$((tests_fail + nf))
     if [ $rc -eq 0 ]; then
         suites_pass=$((suites_pass + 1))
-        printf 'PASS %-48s %s\n' "$label" "${line:+${line#*Synthesis: }}"
+        line=${line#*Synthesis: }
+        printf 'PASS %-48s %-24s %s\n' "$label" "$took" "${line:+${line% }}"
     else
         suites_fail=$((suites_fail + 1)); failed+=("$label")
-        printf 'FAIL %-48s (exit %d)\n' "$label" "$rc"
+        printf 'FAIL %-48s %-24s (exit %d)\n' "$label" "$took" "$rc"
         printf '%s\n' "$out" | grep -av '^\[----\] *$' | tail -60
     fi
 }
@@ -119,6 +151,10 @@ run_one "training examples" scripts/check-train.sh
 run_one "make install" scripts/check-install.sh
 
 echo
+# where the time went: the suites that took most CPU, and the totals
+sort -t$'\t' -k2,2nr "$tmpdir/times" | head -8 |
+    awk -F'\t' 'NR == 1 { print "slowest suites (CPU time, user+sys):" } { printf "  %6.1f s CPU %6.1f s wall  %s\n", $2 / 1000, $1 / 1000, $3 }'
+awk -F'\t' -v wall="$(($(now_ms) - t_start))" '{ c += $2 } END { printf "time: %.1f s wall, %.1f s CPU in %d suite runs\n", wall / 1000, c / 1000, NR }' "$tmpdir/times"
 [ ${#failed[@]} -gt 0 ] && printf 'failed suites: %s\n' "${failed[*]}"
 echo "suites: $suites_pass passed, $suites_fail failed"
 echo "tests: $tests_pass passed, $tests_fail failed"
