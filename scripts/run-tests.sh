@@ -57,8 +57,8 @@ trap 'rm -rf "$tmpdir"' EXIT
 # `times` must run in this shell (not in $(...), whose children are not ours)
 children_cpu_ms() {
     local u s
-    times >"$tmpdir/t"
-    { read -r _ _; read -r u s; } <"$tmpdir/t"
+    times >"$tmpdir/t.$BASHPID"
+    { read -r _ _; read -r u s; } <"$tmpdir/t.$BASHPID"
     CPU_MS=$(awk -v u="$u" -v s="$s" 'function ms(x, a) { split(x, a, /[ms]/); return a[1] * 60000 + a[2] * 1000 }
                                       BEGIN { printf "%d\n", ms(u) + ms(s) }')
 }
@@ -80,8 +80,12 @@ criterion_leaks_only() {
     ' <<<"$1"
 }
 
-run_one() { # label, [VAR=value...], program
-    local label=$1; shift
+# run_one LABEL [VAR=value...] PROGRAM: runs one suite (in the background,
+# beside up to HCQ_TEST_JOBS-1 others) and leaves its result in
+# $tmpdir/res.N: "rc passed failed wall_ms cpu_ms", the line to print, and
+# on failure the end of its output
+run_one() {
+    local label=$1 idx=$2; shift 2
     local prog=${!#} envs=("${@:1:$#-1}") extra=(--jobs=2) out rc
     case "$prog" in *.sh) extra=("$B") ;; esac
     # HCQ_MOCK_SCHED (make test-sched) configures the mock's engines: runs
@@ -89,18 +93,12 @@ run_one() { # label, [VAR=value...], program
     # refuses a mock setting with the mock off
     local drop=()
     case " ${envs[*]-} " in *" HCQ_MOCK=1 "*) ;; *) [ -z "${HCQ_MOCK:-}" ] && drop=(-u HCQ_MOCK_SCHED) ;; esac
-    local c0 w0 hb
+    local c0 w0
     children_cpu_ms; c0=$CPU_MS w0=$(now_ms)
-    # a line every $heartbeat s while the suite runs, so a long one is not a silence
-    ( trap 'kill $! 2>/dev/null; exit 0' TERM; n=0
-      while :; do sleep "$heartbeat" & wait $!; n=$((n + heartbeat)); printf '.... %-48s still running, %d s\n' "$label" "$n"; done ) &
-    hb=$!
     out=$(env ${drop[@]+"${drop[@]}"} ${envs[@]+"${envs[@]}"} timeout -k 10 "$limit" "$prog" "${extra[@]}" 2>&1 </dev/null); rc=$?
-    kill "$hb" 2>/dev/null; wait "$hb" 2>/dev/null
     children_cpu_ms
     local wall_ms=$(($(now_ms) - w0)) cpu_ms=$((CPU_MS - c0)) took
     took=$(printf '%5.1f s, CPU %5.1f s' "$((wall_ms))e-3" "$((cpu_ms))e-3")
-    printf '%d\t%d\t%s\n' "$wall_ms" "$cpu_ms" "$label" >>"$tmpdir/times"
     # Criterion: "[====] Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N"
     local line np=0 nf=0
     line=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -1)
@@ -119,42 +117,91 @@ run_one() { # label, [VAR=value...], program
         fi
     fi
     [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1   # a crash, timeout or sanitizer report outside any test
-    tests_pass=$((tests_pass + np)); tests_fail=$((tests_fail + nf))
-    if [ $rc -eq 0 ]; then
-        suites_pass=$((suites_pass + 1))
-        line=${line#*Synthesis: }
-        printf 'PASS %-48s %-24s %s\n' "$label" "$took" "${line:+${line% }}"
-    else
-        suites_fail=$((suites_fail + 1)); failed+=("$label")
-        printf 'FAIL %-48s %-24s (exit %d)\n' "$label" "$took" "$rc"
-        printf '%s\n' "$out" | grep -av '^\[----\] *$' | tail -60
-    fi
+    {
+        echo "$rc $np $nf $wall_ms $cpu_ms"
+        if [ $rc -eq 0 ]; then
+            line=${line#*Synthesis: }
+            printf 'PASS %-48s %-24s %s\n' "$label" "$took" "${line:+${line% }}"
+        else
+            printf 'FAIL %-48s %-24s (exit %d)\n' "$label" "$took" "$rc"
+            printf '%s\n' "$out" | grep -av '^\[----\] *$' | tail -60
+        fi
+    } >"$tmpdir/res.$idx"
 }
 
+# ** the runs, in order: label, then the environment and program, one
+# word per element (joined with \x1f)
+labels=() cmds=()
+add() { labels+=("$1"); shift; local IFS=$'\x1f'; cmds+=("$*"); }
 for t in "$@"; do
     case "$t" in
     */test_api_*)
         for d in $devices; do
             case "$d" in
-            *+ir) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
+            *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
             mock\[*) cfg=${d#mock[}; cfg=${cfg%%]:*}
-                run_one "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" "$t" ;;
-            mock:*) run_one "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
-            *) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
+                add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" "$t" ;;
+            mock:*) add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
+            *) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
             esac
         done ;;
-    *) run_one "$(basename "$t")" "$t" ;;
+    *) add "$(basename "$t")" "$t" ;;
     esac
 done
-run_one "README example" scripts/check-readme.sh
-run_one "training examples" scripts/check-train.sh
-run_one "make install" scripts/check-install.sh
+add "README example" scripts/check-readme.sh
+add "training examples" scripts/check-train.sh
+add "make install" scripts/check-install.sh
+
+# ** HCQ_TEST_JOBS suites at a time (default: the CPUs), each with
+# Criterion's --jobs=2: a suite of few tests, or one waiting on a compiler,
+# leaves a CPU to the next. Lines print as suites finish.
+jobs=${HCQ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: HCQ_TEST_JOBS=$jobs: want a number >= 1" >&2; exit 2; }
+# each run, as it ends, writes its index to a FIFO the loop reads with a
+# timeout: no wakeup is lost, and a timeout is the moment for a line saying
+# what still runs
+mkfifo "$tmpdir/ended" && exec 3<>"$tmpdir/ended" || exit 1
+declare -A running=()   # run index -> pid
+report() { # the run that ended: its line, the counts
+    local i=$1 rc np nf wall cpu
+    wait "${running[$i]}" 2>/dev/null
+    unset "running[$i]"
+    if [ ! -s "$tmpdir/res.$i" ]; then
+        printf 'FAIL %-48s (the runner lost its result)\n' "${labels[$i]}"
+        echo "1 0 1 0 0" >"$tmpdir/res.$i"
+    else
+        tail -n +2 "$tmpdir/res.$i"
+    fi
+    read -r rc np nf wall cpu <"$tmpdir/res.$i"
+    tests_pass=$((tests_pass + np)); tests_fail=$((tests_fail + nf))
+    if [ "$rc" -eq 0 ]; then suites_pass=$((suites_pass + 1)); else suites_fail=$((suites_fail + 1)); failed+=("${labels[$i]}"); fi
+    printf '%d\t%d\t%s\n' "$wall" "$cpu" "${labels[$i]}" >>"$tmpdir/times"
+}
+next=0 quiet_since=$(now_ms)
+while ((next < ${#labels[@]} || ${#running[@]} > 0)); do
+    while ((next < ${#labels[@]} && ${#running[@]} < jobs)); do
+        IFS=$'\x1f' read -r -a argv <<<"${cmds[$next]}"
+        { run_one "${labels[$next]}" "$next" "${argv[@]}"; echo "$next" >&3; } &
+        running[$next]=$!
+        next=$((next + 1))
+    done
+    if read -r -t "$heartbeat" -u 3 i; then
+        report "$i"
+        quiet_since=$(now_ms)
+    else
+        names=""
+        for i in "${!running[@]}"; do names+="${names:+, }${labels[$i]}"; done
+        printf '.... still running (%d s since a suite last ended): %s\n' $((($(now_ms) - quiet_since) / 1000)) "$names"
+    fi
+done
+exec 3>&-
 
 echo
 # where the time went: the suites that took most CPU, and the totals
 sort -t$'\t' -k2,2nr "$tmpdir/times" | head -8 |
     awk -F'\t' 'NR == 1 { print "slowest suites (CPU time, user+sys):" } { printf "  %6.1f s CPU %6.1f s wall  %s\n", $2 / 1000, $1 / 1000, $3 }'
-awk -F'\t' -v wall="$(($(now_ms) - t_start))" '{ c += $2 } END { printf "time: %.1f s wall, %.1f s CPU in %d suite runs\n", wall / 1000, c / 1000, NR }' "$tmpdir/times"
+awk -F'\t' -v wall="$(($(now_ms) - t_start))" -v jobs="$jobs" '{ c += $2 }
+    END { printf "time: %.1f s wall, %.1f s CPU in %d suite runs, %d at a time\n", wall / 1000, c / 1000, NR, jobs }' "$tmpdir/times"
 [ ${#failed[@]} -gt 0 ] && printf 'failed suites: %s\n' "${failed[*]}"
 echo "suites: $suites_pass passed, $suites_fail failed"
 echo "tests: $tests_pass passed, $tests_fail failed"
