@@ -18,6 +18,16 @@
 # HCQ_TEST_MOCK_VARIANTS (default "amd=gfx942 nv=A100": the multi-XCC AMD
 # part and sm_80 with QMD V03; CI adds nv=RTX4090 and amd=gfx90a). Where
 # clang and ptxas are, the mock GPUs run real binaries (host twins).
+#
+# The kernel-level API suites (test_api_tensor_*, test_api_nn,
+# test_api_train: what the tensor layer computes) run on the devices in
+# HCQ_TEST_KERNEL_DEVICES, the queue-level ones (launches, copies, queues,
+# graphs, lifetimes, errors, profiles, stress, and any other) on every
+# device. Its default is every device but the mock variants: a variant
+# differs from the default mock in its queues, packets and target, not in
+# what the tensor layer asks of it, and the kernel suites' cost there is
+# mostly compiling the same kernels for one more target (a cold cache).
+# "all" runs them everywhere (CI's make test); make tsan names a few.
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
@@ -34,6 +44,13 @@ if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
     done
 fi
 devices=$HCQ_TEST_DEVICES
+kernel_devices=${HCQ_TEST_KERNEL_DEVICES:-}
+if [ -z "$kernel_devices" ]; then
+    for d in $devices; do case "$d" in mock\[*) ;; *) kernel_devices+=" $d" ;; esac; done
+elif [ "$kernel_devices" = all ]; then
+    kernel_devices=$devices
+fi
+kernel_devices=" $kernel_devices "
 # HCQ_TEST_MOCK_ONLY=1 (make test-sched): only the mock GPUs, the devices
 # whose engines a mock setting changes; the others would rerun make test
 if [ "${HCQ_TEST_MOCK_ONLY:-}" = 1 ]; then
@@ -137,6 +154,10 @@ for t in "$@"; do
     case "$t" in
     */test_api_*)
         for d in $devices; do
+            # the kernel-level suites only where HCQ_TEST_KERNEL_DEVICES says
+            case "$(basename "$t")" in test_api_tensor_* | test_api_nn | test_api_train)
+                case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;
+            esac
             case "$d" in
             *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
             mock\[*) cfg=${d#mock[}; cfg=${cfg%%]:*}

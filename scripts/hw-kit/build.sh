@@ -3,8 +3,10 @@
 # the binaries make linked there:
 #   bin/hcq, lib/ (libhcqtrace.so and every shared library the binaries
 #   load but glibc's own), tests/ (tests/hw and the API suites), cache/ (the
-#   kernel cache for the real GPU targets), run.sh, src/vadd.cu, MANIFEST,
-# then KIT.tar.gz. Usage: build.sh BUILD_DIR KIT_DIR
+#   kernel cache for the real GPU targets), run.sh, src/vadd.cu,
+#   src/torch_bench.py, MANIFEST,
+# then KIT.tar.gz, printing a line as each part of the cache is filled.
+# Usage: build.sh BUILD_DIR KIT_DIR
 set -euo pipefail
 B=$1 KIT=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +14,7 @@ mkdir -p "$KIT/lib" "$KIT/src"
 rm -rf "$KIT/cache" && mkdir -p "$KIT/cache"
 cp "$B/libhcqtrace.so" "$KIT/lib/"
 cp "$here/run.sh" "$KIT/run.sh" && chmod +x "$KIT/run.sh"
-cp "$here/vadd.cu" "$KIT/src/"
+cp "$here/vadd.cu" "$here/torch_bench.py" "$KIT/src/"
 mapfile -t elves < <(find "$KIT/bin" "$KIT/tests" "$KIT/lib" -type f \( -perm -u+x -o -name '*.so*' \) | sort)
 
 # glibc (and the loader) come from the server: copying them would pin
@@ -50,20 +52,31 @@ export HCQ_CACHE_DIR
 HCQ_CACHE_DIR=$(cd "$KIT/cache" && pwd)
 TARGETS=${HW_KIT_TARGETS:-"sm_80 sm_86 sm_89 sm_90 gfx1100 gfx90a gfx942"}
 MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 nv=H100PCIe amd=gfx1100 amd=gfx90a amd=gfx942"}
+t_start=$SECONDS
+entries() { find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' | wc -l; }
 for t in $TARGETS; do
     timeout 900 "$KIT/bin/hcq" compile --target "$t" | tail -1
+    echo "hw-kit: [$((SECONDS - t_start)) s] the fixed kernels for $t: $(entries) cache entries"
 done
 fails=0
 for m in $MODELS; do
     dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
+    # hcq bench's tensor matmuls at the mock's size (run.sh --mock runs them)
+    if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" timeout 300 "$KIT/bin/hcq" bench --device "$dev" --only matmul --quick 2>&1); then
+        echo "hw-kit: hcq bench --only matmul failed on the mock ($m):" >&2
+        printf '%s\n' "$out" | tail -20 >&2
+        fails=$((fails + 1))
+    fi
     for s in "$KIT"/tests/mock/test_api_*; do
+        t0=$SECONDS
         if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" HCQ_TEST_DEVICE=$dev timeout 900 "$s" --jobs=2 2>&1); then
             echo "hw-kit: $(basename "$s") failed on the mock ($m); its kernels may be missing from the cache:" >&2
             printf '%s\n' "$out" | tail -20 >&2
             fails=$((fails + 1))
         fi
+        printf 'hw-kit: [%d s] %s on the mock %s: %d s, %d cache entries\n' $((SECONDS - t_start)) "$(basename "$s")" "$m" \
+            $((SECONDS - t0)) "$(entries)"
     done
-    echo "hw-kit: API suites on the mock $m: $(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$') cache entries so far"
 done
 [ "$fails" -eq 0 ] || { echo "hw-kit: $fails suite runs failed while filling the cache" >&2; exit 1; }
 
