@@ -43,6 +43,12 @@ for f in "$KIT"/bin/* "$KIT"/tests/*/*; do
     done < <(ldd "$f" | awk '$2 == "=>" {print $1, $3}')
 done
 
+# the kit travels as a tarball under 64 MiB (a lent machine's carry):
+# the binaries lose their DWARF (three quarters of each, static libhcq's
+# debug info) and keep their symbols, so a crash's backtrace still names
+# functions
+strip --strip-debug "$KIT"/bin/* "$KIT"/tests/*/*
+
 # the kernel cache: every kernel the API suites and `hcq bench` compile, for
 # each real target. `hcq compile` covers the fixed kernels; the tensor
 # suites' kernels are lowered per device (its SM count shapes the tiling),

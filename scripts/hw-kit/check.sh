@@ -42,6 +42,14 @@ need(hw and all(x["status"] == "skipped" and "absent" in x["message"] for x in h
 for dev in ("mock:NV:0", "mock:AMD:0", "CPU+ir"):
     need(any(x["device"] == dev and x["status"] == "passed" for x in tests), "no API suite passed on " + dev)
 need(r["info"] and r["bench"], "hcq info or hcq bench gave no JSON")
-print("hw-kit-check: the kit ran outside the tree without clang or Criterion: %d passed, %d skipped (tests/hw: %s)"
-      % (t["passed"], t["skipped"], hw[0]["message"]))
+names = [x["name"] for x in r["bench"]["results"]]
+for dt in ("f32", "f16", "bf16"):
+    need(any(n.startswith("matmul ") and n.endswith(" %s (tensor)" % dt) for n in names), "no %s tensor matmul in hcq bench" % dt)
+need(r["torch"].startswith("skipped"), "the PyTorch step: %s" % r["torch"])
+# the kit's default budget holds on this machine too (docs/hardware.md)
+need(r["elapsed_s"] <= r["budget_s"], "the run took %d s of a %d s budget" % (r["elapsed_s"], r["budget_s"]))
+need(not [s for s in r["steps"] if s["status"] == "not-run"], "steps not run for lack of time: %s"
+     % [s["step"] for s in r["steps"] if s["status"] == "not-run"])
+print("hw-kit-check: the kit ran outside the tree without clang or Criterion in %d s of its %d s budget: %d passed, "
+      "%d skipped (tests/hw: %s)" % (r["elapsed_s"], r["budget_s"], t["passed"], t["skipped"], hw[0]["message"]))
 EOF

@@ -374,6 +374,7 @@ KEY_SUITE=test_api_launch
 ORDER="test_api_launch test_api_copy test_api_queue test_api_graph test_api_lifetime test_api_errors test_api_profile
        test_api_stress test_api_tensor_ops test_api_tensor_exact test_api_tensor_reduce test_api_tensor_move
        test_api_tensor_layout test_api_tensor_jit test_api_tensor_nn test_api_tensor_grad test_api_nn test_api_train"
+ORDER=$(echo $ORDER) # one line, one space between names
 SUITES=()
 for s in $ORDER; do [ -x "$KIT/tests/mock/$s" ] && SUITES+=("$KIT/tests/mock/$s"); done
 for t in "$KIT"/tests/mock/test_api_*; do

@@ -90,7 +90,10 @@ Test(tools, bench_prints_every_figure_as_json, .timeout = 120)
     cr_assert_eq(st, 0, "%s", out);
     const char *want[] = {"launch: host enqueue per launch", "launch: empty kernel round trip",
                           "graph 1000 nodes: replay per node", "copy host->device", "copy device->host",
-                          "elementwise", "reduction", "matmul", "\"median_gib_s\""};
+                          "elementwise", "reduction", "matmul", "\"median_gib_s\"",
+                          /* the tensor layer's matmuls, at --quick's size */
+                          "matmul 256x256x256 f32 (tensor)", "matmul 256x256x256 f16 (tensor)",
+                          "matmul 256x256x256 bf16 (tensor)", "\"TFLOP/s\""};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_assert(strstr(out, want[i]), "no %s in: %s", want[i], out);
     free(out);
 }
