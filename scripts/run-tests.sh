@@ -175,7 +175,9 @@ add "make install" scripts/check-install.sh
 
 # ** HCQ_TEST_JOBS suites at a time (default: the CPUs), each with
 # Criterion's --jobs=2: a suite of few tests, or one waiting on a compiler,
-# leaves a CPU to the next. Lines print as suites finish.
+# leaves a CPU to the next. Lines print as suites finish. A suite that runs
+# processes of its own on every CPU (test_tensor_fuzz: a worker per device)
+# runs alone, so that it does not starve a neighbour into its timeouts.
 jobs=${HCQ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: HCQ_TEST_JOBS=$jobs: want a number >= 1" >&2; exit 2; }
 # each run, as it ends, writes its index to a FIFO the loop reads with a
@@ -198,13 +200,18 @@ report() { # the run that ended: its line, the counts
     if [ "$rc" -eq 0 ]; then suites_pass=$((suites_pass + 1)); else suites_fail=$((suites_fail + 1)); failed+=("${labels[$i]}"); fi
     printf '%d\t%d\t%s\n' "$wall" "$cpu" "${labels[$i]}" >>"$tmpdir/times"
 }
-next=0 quiet_since=$(now_ms)
+next=0 quiet_since=$(now_ms) alone_run=-1
 while ((next < ${#labels[@]} || ${#running[@]} > 0)); do
     while ((next < ${#labels[@]} && ${#running[@]} < jobs)); do
+        [ -n "${running[$alone_run]+x}" ] && break   # one that runs alone is running
+        alone=0
+        case "${labels[$next]}" in test_tensor_fuzz) alone=1 ;; esac
+        ((alone && ${#running[@]} > 0)) && break
         IFS=$'\x1f' read -r -a argv <<<"${cmds[$next]}"
         { run_one "${labels[$next]}" "$next" "${argv[@]}"; echo "$next" >&3; } &
         running[$next]=$!
         next=$((next + 1))
+        ((alone)) && { alone_run=$((next - 1)); break; }
     done
     if read -r -t "$heartbeat" -u 3 i; then
         report "$i"

@@ -60,6 +60,26 @@ TARGETS=${HW_KIT_TARGETS:-"sm_80 sm_86 sm_89 sm_90 gfx1100 gfx90a gfx942"}
 MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 nv=H100PCIe amd=gfx1100 amd=gfx90a amd=gfx942"}
 t_start=$SECONDS
 entries() { find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' | wc -l; }
+# HW_KIT_SEED_CACHE=DIR (CI: make test's build/kernel-cache, filled for the
+# same mock models): the fill takes DIR's entries where they serve instead
+# of compiling them again, and the kit keeps only those it read. Reads show
+# in access times: each seeded entry gets an old one (1970), a read makes it
+# new, and the entries still old afterwards go. Where the filesystem keeps
+# no access times (noatime) the seed is not used.
+seeded=0
+if [ -n "${HW_KIT_SEED_CACHE:-}" ] && [ -d "$HW_KIT_SEED_CACHE" ]; then
+    find "$HW_KIT_SEED_CACHE" -maxdepth 1 -name '*.bin' -type f -exec cp -t "$HCQ_CACHE_DIR" {} +
+    find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -exec touch -a -d @1 {} +
+    probe=$(find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -print -quit)
+    if [ -n "$probe" ] && cat "$probe" >/dev/null && [ "$(stat -c %X "$probe")" -gt 1 ]; then
+        touch -a -d @1 "$probe"
+        seeded=$(entries)
+        echo "hw-kit: seeded the cache with $seeded entries of $HW_KIT_SEED_CACHE; the kit keeps those the fill reads"
+    else
+        echo "hw-kit: $HCQ_CACHE_DIR keeps no access times: not seeding it from $HW_KIT_SEED_CACHE"
+        find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -delete
+    fi
+fi
 for t in $TARGETS; do
     timeout 900 "$KIT/bin/hcq" compile --target "$t" | tail -1
     echo "hw-kit: [$((SECONDS - t_start)) s] the fixed kernels for $t: $(entries) cache entries"
@@ -85,6 +105,11 @@ for m in $MODELS; do
     done
 done
 [ "$fails" -eq 0 ] || { echo "hw-kit: $fails suite runs failed while filling the cache" >&2; exit 1; }
+if [ "$seeded" -gt 0 ]; then
+    unread=$(find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -atime +3650 | wc -l)
+    find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -atime +3650 -delete
+    echo "hw-kit: of the $seeded seeded entries the fill read $((seeded - unread)); $(entries) in the kit's cache"
+fi
 
 # what the kit is, for the report
 glibc=$(for f in "${elves[@]}" "$KIT"/lib/*.so*; do objdump -T "$f" 2>/dev/null; done |

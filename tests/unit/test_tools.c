@@ -130,7 +130,9 @@ Test(tools, every_command_takes_help_and_refuses_unknown_options)
     }
 }
 
-Test(tools, without_a_gpu_demo_runs_on_the_mock_gpus, .timeout = 180)
+/* 600 s: with a cold kernel cache the demo compiles its kernels for both
+ * mock GPUs (about 25 s of CPU), and make test runs suites side by side */
+Test(tools, without_a_gpu_demo_runs_on_the_mock_gpus, .timeout = 600)
 {
     T_SKIP_MOCK_DEMO_UNDER_TSAN();
     int st;
