@@ -27,7 +27,14 @@
 # differs from the default mock in its queues, packets and target, not in
 # what the tensor layer asks of it, and the kernel suites' cost there is
 # mostly compiling the same kernels for one more target (a cold cache).
-# "all" runs them everywhere (CI's make test); make tsan names a few.
+# "all" runs them everywhere (CI's make test); CI's make tsan names a few.
+# Of those, the two that compose ops the others check one by one,
+# test_api_tensor_grad (gradients through every op: some 550 kernels a
+# device) and test_api_train (whole training runs), run only where
+# HCQ_TEST_COMPOSITE_DEVICES also says: by default the GPUs present, the
+# interpreter (CPU+ir: the CPU-style lowering) and the first mock GPU (the
+# GPU-style lowering, compiled, as twins); "all" (CI) adds the rest. They
+# cost a third of a cold make test on the CPU device and the AMD mock.
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
@@ -51,6 +58,22 @@ elif [ "$kernel_devices" = all ]; then
     kernel_devices=$devices
 fi
 kernel_devices=" $kernel_devices "
+composite_devices=${HCQ_TEST_COMPOSITE_DEVICES:-}
+if [ -z "$composite_devices" ]; then
+    first_mock=""
+    for d in $devices; do
+        case "$d" in
+        CPU+ir) composite_devices+=" $d" ;;
+        CPU) ;;
+        mock:*) [ -z "$first_mock" ] && first_mock=$d && composite_devices+=" $d" ;;
+        mock\[*) ;;
+        *) composite_devices+=" $d" ;; # a GPU present
+        esac
+    done
+elif [ "$composite_devices" = all ]; then
+    composite_devices=$devices
+fi
+composite_devices=" $composite_devices "
 # HCQ_TEST_MOCK_ONLY=1 (make test-sched): only the mock GPUs, the devices
 # whose engines a mock setting changes; the others would rerun make test
 if [ "${HCQ_TEST_MOCK_ONLY:-}" = 1 ]; then
@@ -146,17 +169,27 @@ run_one() {
     } >"$tmpdir/res.$idx"
 }
 
-# ** the runs, in order: label, then the environment and program, one
-# word per element (joined with \x1f)
+# ** the runs: label, then the environment and program, one word per
+# element (joined with \x1f). The scripts first, then the API suites, then
+# the rest (mostly short): the long runs start early and the end has no
+# long tail; where a previous run left its times ($B/test-times.tsv), the
+# longest first (runs it has no time for first of all).
 labels=() cmds=()
 add() { labels+=("$1"); shift; local IFS=$'\x1f'; cmds+=("$*"); }
+add "README example" scripts/check-readme.sh
+add "training examples" scripts/check-train.sh
+add "make install" scripts/check-install.sh
 for t in "$@"; do
     case "$t" in
     */test_api_*)
         for d in $devices; do
-            # the kernel-level suites only where HCQ_TEST_KERNEL_DEVICES says
+            # the kernel-level suites only where HCQ_TEST_KERNEL_DEVICES says,
+            # the composite ones where HCQ_TEST_COMPOSITE_DEVICES says too
             case "$(basename "$t")" in test_api_tensor_* | test_api_nn | test_api_train)
                 case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;
+            esac
+            case "$(basename "$t")" in test_api_tensor_grad | test_api_train)
+                case "$composite_devices" in *" $d "*) ;; *) continue ;; esac ;;
             esac
             case "$d" in
             *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
@@ -166,12 +199,17 @@ for t in "$@"; do
             *) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
             esac
         done ;;
-    *) add "$(basename "$t")" "$t" ;;
     esac
 done
-add "README example" scripts/check-readme.sh
-add "training examples" scripts/check-train.sh
-add "make install" scripts/check-install.sh
+for t in "$@"; do case "$t" in */test_api_*) ;; *) add "$(basename "$t")" "$t" ;; esac; done
+order=("${!labels[@]}")
+times_file=$B/test-times.tsv
+if [ -s "$times_file" ]; then
+    mapfile -t order < <(for i in "${!labels[@]}"; do
+        w=$(awk -F'\t' -v l="${labels[$i]}" '$2 == l { w = $1 } END { print w == "" ? 1e12 : w }' "$times_file")
+        printf '%s\t%d\n' "$w" "$i"
+    done | sort -t$'\t' -k1,1gr -k2,2n | cut -f2)
+fi
 
 # ** HCQ_TEST_JOBS suites at a time (default: the CPUs), each with
 # Criterion's --jobs=2: a suite of few tests, or one waiting on a compiler,
@@ -201,17 +239,17 @@ report() { # the run that ended: its line, the counts
     printf '%d\t%d\t%s\n' "$wall" "$cpu" "${labels[$i]}" >>"$tmpdir/times"
 }
 next=0 quiet_since=$(now_ms) alone_run=-1
-while ((next < ${#labels[@]} || ${#running[@]} > 0)); do
-    while ((next < ${#labels[@]} && ${#running[@]} < jobs)); do
+while ((next < ${#order[@]} || ${#running[@]} > 0)); do
+    while ((next < ${#order[@]} && ${#running[@]} < jobs)); do
         [ -n "${running[$alone_run]+x}" ] && break   # one that runs alone is running
-        alone=0
-        case "${labels[$next]}" in test_tensor_fuzz) alone=1 ;; esac
+        j=${order[$next]} alone=0
+        case "${labels[$j]}" in test_tensor_fuzz) alone=1 ;; esac
         ((alone && ${#running[@]} > 0)) && break
-        IFS=$'\x1f' read -r -a argv <<<"${cmds[$next]}"
-        { run_one "${labels[$next]}" "$next" "${argv[@]}"; echo "$next" >&3; } &
-        running[$next]=$!
+        IFS=$'\x1f' read -r -a argv <<<"${cmds[$j]}"
+        { run_one "${labels[$j]}" "$j" "${argv[@]}"; echo "$j" >&3; } &
+        running[$j]=$!
         next=$((next + 1))
-        ((alone)) && { alone_run=$((next - 1)); break; }
+        ((alone)) && { alone_run=$j; break; }
     done
     if read -r -t "$heartbeat" -u 3 i; then
         report "$i"
@@ -223,6 +261,12 @@ while ((next < ${#labels[@]} || ${#running[@]} > 0)); do
     fi
 done
 exec 3>&-
+# the times, for the next run's order (the longest first): this run's,
+# and the previous file's for the runs this one left out
+awk -F'\t' 'FNR == NR { w[$3] = $1; next } !($2 in w) { print } END { for (l in w) print w[l] "\t" l }' \
+    "$tmpdir/times" "$times_file" 2>/dev/null >"$times_file.tmp" ||
+    awk -F'\t' '{ print $1 "\t" $3 }' "$tmpdir/times" >"$times_file.tmp"
+mv -f "$times_file.tmp" "$times_file" 2>/dev/null
 
 echo
 # where the time went: the suites that took most CPU, and the totals
