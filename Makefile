@@ -1,6 +1,7 @@
 # hcq build. `make` builds the static and shared library and the hcq command;
 # `make test` runs every Criterion suite; `make asan` runs them again under
 # ASan+UBSan. Objects go to $(B) (build/ by default, build-asan/ for asan).
+# Every target builds in parallel, as many jobs as CPUs (-j1 for one).
 # CPPFLAGS, CFLAGS and LDFLAGS from the command line or the environment are
 # honoured (a packager's hardening flags).
 #
@@ -181,8 +182,12 @@ $(TFUZZ_BIN): $(TFUZZ_OBJ) $(STATIC_LIB)
 test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN) $(SHARED_LIB) $(MAN_PAGES) \
     $(B)/examples/train_mlp $(B)/examples/train_cnn
 
-# Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
-# devices the API suites run on (scripts/run-tests.sh says how).
+# Every suite runs, as many side by side as there are CPUs (HCQ_TEST_JOBS),
+# each printing a line with its wall and CPU time as it ends; the run fails
+# if any failed. HCQ_TEST_DEVICES lists the devices the API suites run on,
+# HCQ_TEST_KERNEL_DEVICES and HCQ_TEST_COMPOSITE_DEVICES where the tensor,
+# nn, gradient and training suites run (CI: all); scripts/run-tests.sh says
+# how, and docs/architecture.md ("Tests and their budgets") why.
 test: check-deps test-build
 	@SAN="$(SAN)" scripts/run-tests.sh $(B) $(TEST_BIN)
 
