@@ -5,8 +5,7 @@
 #   load but glibc's own), tests/ (tests/hw and the API suites), cache/ (the
 #   kernel cache for the real GPU targets), run.sh, src/vadd.cu,
 #   src/torch_bench.py, MANIFEST,
-# then KIT.tar.gz, printing a line as each part of the cache is filled.
-# Usage: build.sh BUILD_DIR KIT_DIR
+# then KIT.tar.gz. Usage: build.sh BUILD_DIR KIT_DIR
 set -euo pipefail
 B=$1 KIT=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,6 +48,28 @@ done
 # functions
 strip --strip-debug "$KIT"/bin/* "$KIT"/tests/*/*
 
+# HW_KIT_SEED_CACHE=DIR (CI: make test's build/kernel-cache, filled for the
+# same mock models): the fill below takes DIR's entries where they serve
+# instead of compiling them again, and the kit keeps only those it read.
+# Reads show in access times: each seeded entry gets an old one (1970), a
+# read makes it new, and the entries still old afterwards go. Where the
+# filesystem keeps no access times (noatime) the seed is not used.
+entries() { find "$KIT/cache" -maxdepth 1 -name '*.bin' | wc -l; }
+seeded=0
+if [ -n "${HW_KIT_SEED_CACHE:-}" ] && [ -d "$HW_KIT_SEED_CACHE" ]; then
+    find "$HW_KIT_SEED_CACHE" -maxdepth 1 -name '*.bin' -type f -exec cp -t "$KIT/cache" {} +
+    find "$KIT/cache" -maxdepth 1 -name '*.bin' -exec touch -a -d @1 {} +
+    probe=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -print -quit)
+    if [ -n "$probe" ] && cat "$probe" >/dev/null && [ "$(stat -c %X "$probe")" -gt 1 ]; then
+        touch -a -d @1 "$probe"
+        seeded=$(entries)
+        echo "hw-kit: seeded the cache with $seeded entries of $HW_KIT_SEED_CACHE; the kit keeps those the fill reads"
+    else
+        echo "hw-kit: $KIT/cache keeps no access times: not seeding it from $HW_KIT_SEED_CACHE"
+        find "$KIT/cache" -maxdepth 1 -name '*.bin' -delete
+    fi
+fi
+
 # the kernel cache: every kernel the API suites and `hcq bench` compile, for
 # each real target. `hcq compile` covers the fixed kernels; the tensor
 # suites' kernels are lowered per device (its SM count shapes the tiling),
@@ -58,56 +79,35 @@ export HCQ_CACHE_DIR
 HCQ_CACHE_DIR=$(cd "$KIT/cache" && pwd)
 TARGETS=${HW_KIT_TARGETS:-"sm_80 sm_86 sm_89 sm_90 gfx1100 gfx90a gfx942"}
 MODELS=${HW_KIT_MODELS:-"nv=A100 nv=RTX3090 nv=RTX4090 nv=H100 nv=H100PCIe amd=gfx1100 amd=gfx90a amd=gfx942"}
-t_start=$SECONDS
-entries() { find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' | wc -l; }
-# HW_KIT_SEED_CACHE=DIR (CI: make test's build/kernel-cache, filled for the
-# same mock models): the fill takes DIR's entries where they serve instead
-# of compiling them again, and the kit keeps only those it read. Reads show
-# in access times: each seeded entry gets an old one (1970), a read makes it
-# new, and the entries still old afterwards go. Where the filesystem keeps
-# no access times (noatime) the seed is not used.
-seeded=0
-if [ -n "${HW_KIT_SEED_CACHE:-}" ] && [ -d "$HW_KIT_SEED_CACHE" ]; then
-    find "$HW_KIT_SEED_CACHE" -maxdepth 1 -name '*.bin' -type f -exec cp -t "$HCQ_CACHE_DIR" {} +
-    find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -exec touch -a -d @1 {} +
-    probe=$(find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -print -quit)
-    if [ -n "$probe" ] && cat "$probe" >/dev/null && [ "$(stat -c %X "$probe")" -gt 1 ]; then
-        touch -a -d @1 "$probe"
-        seeded=$(entries)
-        echo "hw-kit: seeded the cache with $seeded entries of $HW_KIT_SEED_CACHE; the kit keeps those the fill reads"
-    else
-        echo "hw-kit: $HCQ_CACHE_DIR keeps no access times: not seeding it from $HW_KIT_SEED_CACHE"
-        find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -delete
-    fi
-fi
 for t in $TARGETS; do
     timeout 900 "$KIT/bin/hcq" compile --target "$t" | tail -1
-    echo "hw-kit: [$((SECONDS - t_start)) s] the fixed kernels for $t: $(entries) cache entries"
 done
 fails=0
 for m in $MODELS; do
     dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
-    # hcq bench's tensor matmuls at the mock's size (run.sh --mock runs them)
-    if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" timeout 300 "$KIT/bin/hcq" bench --device "$dev" --only matmul --quick 2>&1); then
-        echo "hw-kit: hcq bench --only matmul failed on the mock ($m):" >&2
-        printf '%s\n' "$out" | tail -20 >&2
-        fails=$((fails + 1))
-    fi
     for s in "$KIT"/tests/mock/test_api_*; do
-        t0=$SECONDS
         if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" HCQ_TEST_DEVICE=$dev timeout 900 "$s" --jobs=2 2>&1); then
             echo "hw-kit: $(basename "$s") failed on the mock ($m); its kernels may be missing from the cache:" >&2
             printf '%s\n' "$out" | tail -20 >&2
             fails=$((fails + 1))
         fi
-        printf 'hw-kit: [%d s] %s on the mock %s: %d s, %d cache entries\n' $((SECONDS - t_start)) "$(basename "$s")" "$m" \
-            $((SECONDS - t0)) "$(entries)"
     done
+    echo "hw-kit: API suites on the mock $m: $(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$') cache entries so far"
 done
 [ "$fails" -eq 0 ] || { echo "hw-kit: $fails suite runs failed while filling the cache" >&2; exit 1; }
+# hcq bench's tensor matmuls at the mock's size (run.sh --mock runs them)
+for m in $MODELS; do
+    dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
+    if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" timeout 300 "$KIT/bin/hcq" bench --device "$dev" --only matmul --quick 2>&1); then
+        echo "hw-kit: hcq bench --only matmul failed on the mock ($m):" >&2
+        printf '%s\n' "$out" | tail -20 >&2
+        exit 1
+    fi
+done
+echo "hw-kit: hcq bench's matmuls on the mock models: $(entries) cache entries"
 if [ "$seeded" -gt 0 ]; then
-    unread=$(find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -atime +3650 | wc -l)
-    find "$HCQ_CACHE_DIR" -maxdepth 1 -name '*.bin' -atime +3650 -delete
+    unread=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 | wc -l)
+    find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 -delete
     echo "hw-kit: of the $seeded seeded entries the fill read $((seeded - unread)); $(entries) in the kit's cache"
 fi
 

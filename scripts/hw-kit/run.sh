@@ -253,12 +253,6 @@ write_report() {
         echo "- PyTorch beside hcq bench: $TORCH_STATUS"
         echo "- kernel cache: $CACHE_BEFORE entries from the kit, $CACHE_AFTER after the run"
         sed 's/^/- /' "$OUT/notes.txt"
-        # which submission paths the device's self-test chose at open
-        # (HCQ_DEBUG=1 lines of hcq info), the first thing to read on a new GPU
-        if grep -qiE 'self-test|selftest' "$OUT/logs/info.log" 2>/dev/null; then
-            echo "- bring-up self-test (logs/info.log):"
-            grep -iE 'self-test|selftest' "$OUT/logs/info.log" | head -12 | sed 's/^/  - /'
-        fi
         echo
         echo "| suite | device | status | passed | failed | skipped | other | seconds |"
         echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
