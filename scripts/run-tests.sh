@@ -2,10 +2,10 @@
 # Runs every test binary given, each with a time limit; a suite's failure
 # does not stop the others. Prints a line per suite as it finishes, with its
 # wall time and the CPU time it used (user+sys, its child processes
-# included: the figure to compare on a busy machine), a "still running"
-# line every HCQ_TEST_HEARTBEAT seconds (default 20) while one runs, then
-# the slowest suites and the totals, ending with "tests: N passed, N
-# failed"; exits non-zero if anything failed.
+# included: the figure to compare on a busy machine), a line naming those
+# still running whenever HCQ_TEST_HEARTBEAT seconds (default 20) pass
+# without one ending, then the slowest suites and the totals, ending with
+# "tests: N passed, N failed"; exits non-zero if anything failed.
 #
 # API suites (tests/mock/test_api_*) run once per device in HCQ_TEST_DEVICES,
 # with HCQ_TEST_DEVICE set for each run. A device token is
@@ -120,7 +120,7 @@ criterion_leaks_only() {
     ' <<<"$1"
 }
 
-# run_one LABEL [VAR=value...] PROGRAM: runs one suite (in the background,
+# run_one LABEL INDEX [VAR=value...] PROGRAM: runs one suite (in the background,
 # beside up to HCQ_TEST_JOBS-1 others) and leaves its result in
 # $tmpdir/res.N: "rc passed failed wall_ms cpu_ms", the line to print, and
 # on failure the end of its output
