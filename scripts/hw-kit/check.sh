@@ -19,7 +19,7 @@ for f in "$kit"/bin/* "$kit"/tests/*/*; do
 done
 mkdir "$tmp/path"
 for c in bash sh env timeout date mkdir cp rm cat sed awk grep head tail wc sort tr cut find uname nproc ldd sleep \
-    basename dirname tee ls mv gcc g++ cpp; do
+    basename dirname tee ls mv gcc g++ cpp as ld; do
     p=$(command -v "$c") && ln -s "$p" "$tmp/path/$c"
 done
 [ -d /usr/local/cuda/bin ] && nvcc=(/usr/local/cuda/bin) || nvcc=()
