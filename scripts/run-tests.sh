@@ -28,13 +28,13 @@
 # what the tensor layer asks of it, and the kernel suites' cost there is
 # mostly compiling the same kernels for one more target (a cold cache).
 # "all" runs them everywhere (CI's make test); CI's make tsan names a few.
-# Of those, the two that compose ops the others check one by one,
+# The two that compose ops the others check one by one,
 # test_api_tensor_grad (gradients through every op: some 550 kernels a
-# device) and test_api_train (whole training runs), run only where
-# HCQ_TEST_COMPOSITE_DEVICES also says: by default the GPUs present, the
+# device) and test_api_train (whole training runs), run on the devices in
+# HCQ_TEST_COMPOSITE_DEVICES instead: by default the GPUs present, the
 # interpreter (CPU+ir: the CPU-style lowering) and the first mock GPU (the
-# GPU-style lowering, compiled, as twins); "all" (CI) adds the rest. They
-# cost a third of a cold make test on the CPU device and the AMD mock.
+# GPU-style lowering, compiled, as twins); "all" (CI) runs them everywhere.
+# They cost a third of a cold make test on the CPU device and the AMD mock.
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
@@ -184,12 +184,12 @@ for t in "$@"; do
     */test_api_*)
         for d in $devices; do
             # the kernel-level suites only where HCQ_TEST_KERNEL_DEVICES says,
-            # the composite ones where HCQ_TEST_COMPOSITE_DEVICES says too
-            case "$(basename "$t")" in test_api_tensor_* | test_api_nn | test_api_train)
-                case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;
-            esac
-            case "$(basename "$t")" in test_api_tensor_grad | test_api_train)
+            # the composite ones where HCQ_TEST_COMPOSITE_DEVICES says
+            case "$(basename "$t")" in
+            test_api_tensor_grad | test_api_train)
                 case "$composite_devices" in *" $d "*) ;; *) continue ;; esac ;;
+            test_api_tensor_* | test_api_nn)
+                case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;
             esac
             case "$d" in
             *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
