@@ -3,7 +3,7 @@
 # does not stop the others. Prints a line per suite as it finishes, with its
 # wall time and the CPU time it used (user+sys, its child processes
 # included: the figure to compare on a busy machine), a line naming those
-# still running whenever HCQ_TEST_HEARTBEAT seconds (default 20) pass
+# still running whenever HCQ_TEST_HEARTBEAT seconds (default 10) pass
 # without one ending, then the slowest suites and the totals, ending with
 # "tests: N passed, N failed"; exits non-zero if anything failed.
 #
@@ -88,7 +88,8 @@ export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/build/kernel-cache}
 # the hcq command the tool tests run
 export HCQ_TEST_HCQ_BIN=$PWD/$B/hcq
 limit=${HCQ_TEST_TIMEOUT:-900}
-heartbeat=${HCQ_TEST_HEARTBEAT:-20}
+heartbeat=${HCQ_TEST_HEARTBEAT:-10}
+[[ "$heartbeat" =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: HCQ_TEST_HEARTBEAT=$heartbeat: want seconds, a number >= 1" >&2; exit 2; }
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/hcq-run-tests.XXXXXX") || exit 1
 trap 'rm -rf "$tmpdir"' EXIT
 : >"$tmpdir/times"
