@@ -277,8 +277,10 @@ write_report() {
             echo
             echo "### Figures on ${FIRST_GPU:-the first GPU}: hcq beside CUDA and PyTorch"
             echo
+            local cuda
+            cuda=$(sed -n 's/^ *"cuda": "\(.*\)",$/\1/p' "$OUT/bench.json" 2>/dev/null)
             echo "hcq: \`hcq bench --vs-cuda --json\` (medians, p10-p90). CUDA: the same through the CUDA driver API"
-            echo "($(sed -n 's/^ *"cuda": "\(.*\)",$/\1/p' "$OUT/bench.json" 2>/dev/null)). PyTorch: \`torch_bench.py\`, the same"
+            echo "(${cuda:-not measured: hcq bench gave no figures}). PyTorch: \`torch_bench.py\`, the same"
             echo "measurements, torch.matmul (cuBLAS) for the matmuls ($TORCH_STATUS). Times: lower is better."
             echo
             echo "| what | unit | hcq | p10-p90 | CUDA driver API | PyTorch | hcq / PyTorch |"
