@@ -224,6 +224,15 @@ jobs=${HCQ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 # what still runs
 mkfifo "$tmpdir/ended" && exec 3<>"$tmpdir/ended" || exit 1
 declare -A running=()   # run index -> pid
+# ctrl-C or a TERM (make interrupted, a CI timeout) ends the suites under
+# way, not only this script: `timeout` runs each in a process group of its
+# own, which the terminal's signal does not reach, so it is sent down the
+# tree of each run this script started, by process id
+# (the trap only notes the signal: it may run inside `read -t`, whose
+# timeout would cut a longer handler short)
+kill_tree() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done; kill -TERM "$1" 2>/dev/null; }
+interrupted=0
+trap 'interrupted=1' INT TERM
 report() { # the run that ended: its line, the counts
     local i=$1 rc np nf wall cpu
     wait "${running[$i]}" 2>/dev/null
@@ -239,8 +248,14 @@ report() { # the run that ended: its line, the counts
     if [ "$rc" -eq 0 ]; then suites_pass=$((suites_pass + 1)); else suites_fail=$((suites_fail + 1)); failed+=("${labels[$i]}"); fi
     printf '%d\t%d\t%s\n' "$wall" "$cpu" "${labels[$i]}" >>"$tmpdir/times"
 }
-next=0 quiet_since=$(now_ms) alone_run=-1
+next=0 quiet_since=$(now_ms) said_at=$(now_ms) alone_run=-1
 while ((next < ${#order[@]} || ${#running[@]} > 0)); do
+    if ((interrupted)); then
+        trap - INT TERM
+        for i in "${!running[@]}"; do kill_tree "${running[$i]}"; done
+        echo "run-tests.sh: interrupted; ended the suites under way" >&2
+        exit 130
+    fi
     while ((next < ${#order[@]} && ${#running[@]} < jobs)); do
         [ -n "${running[$alone_run]+x}" ] && break   # one that runs alone is running
         j=${order[$next]} alone=0
@@ -252,13 +267,15 @@ while ((next < ${#order[@]} || ${#running[@]} > 0)); do
         next=$((next + 1))
         ((alone)) && { alone_run=$j; break; }
     done
-    if read -r -t "$heartbeat" -u 3 i; then
+    # a second at a time: a signal's trap runs when the read returns
+    if read -r -t 1 -u 3 i; then
         report "$i"
-        quiet_since=$(now_ms)
-    else
+        quiet_since=$(now_ms) said_at=$quiet_since
+    elif (($(now_ms) - said_at >= heartbeat * 1000)); then
+        said_at=$(now_ms)
         names=""
         for i in "${!running[@]}"; do names+="${names:+, }${labels[$i]}"; done
-        printf '.... still running (%d s since a suite last ended): %s\n' $((($(now_ms) - quiet_since) / 1000)) "$names"
+        printf '.... still running (%d s since a suite last ended): %s\n' $(((said_at - quiet_since) / 1000)) "$names"
     fi
 done
 exec 3>&-
