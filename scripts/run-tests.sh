@@ -235,6 +235,7 @@ interrupted=0
 trap 'interrupted=1' INT TERM
 report() { # the run that ended: its line, the counts
     local i=$1 rc np nf wall cpu
+    [ -n "${running[$i]+x}" ] || return 0   # reported already
     wait "${running[$i]}" 2>/dev/null
     unset "running[$i]"
     if [ ! -s "$tmpdir/res.$i" ]; then
@@ -271,7 +272,16 @@ while ((next < ${#order[@]} || ${#running[@]} > 0)); do
     if read -r -t 1 -u 3 i; then
         report "$i"
         quiet_since=$(now_ms) said_at=$quiet_since
-    elif (($(now_ms) - said_at >= heartbeat * 1000)); then
+        continue
+    fi
+    # a run whose shell died without a word (killed from outside) ends too,
+    # as a failure, once its word, if any, had a second to arrive
+    for i in "${!running[@]}"; do
+        kill -0 "${running[$i]}" 2>/dev/null && continue
+        read -r -t 1 -u 3 j && report "$j"
+        report "$i"
+    done
+    if (($(now_ms) - said_at >= heartbeat * 1000)); then
         said_at=$(now_ms)
         names=""
         for i in "${!running[@]}"; do names+="${names:+, }${labels[$i]}"; done
