@@ -102,6 +102,11 @@ endif
 # before the first compile, which reads their headers
 DEPS_GOALS := test test-sched hw-kit hw-kit-check difftest tfuzz demo train
 DEPS_FIRST := $(if $(filter $(DEPS_GOALS),$(MAKECMDGOALS)),check-deps)
+# `make clean all`: the goals one after the other, not the removal beside
+# the build
+ifneq ($(filter clean,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
 
 # The source revision in `hcq --version` and JSON outputs: git's, or what
 # HCQ_REVISION says (a release tarball has no .git). base/version.o alone
