@@ -1,6 +1,7 @@
 # hcq build. `make` builds the static and shared library and the hcq command;
 # `make test` runs every Criterion suite; `make asan` runs them again under
 # ASan+UBSan. Objects go to $(B) (build/ by default, build-asan/ for asan).
+# Every target builds in parallel, as many jobs as CPUs (-j1 for one).
 # CPPFLAGS, CFLAGS and LDFLAGS from the command line or the environment are
 # honoured (a packager's hardening flags).
 #
@@ -88,6 +89,25 @@ MOCK_LIB := $(B)/libhcqmock.so
 
 .DEFAULT_GOAL := all
 
+# Parallel by default: as many jobs as the machine has CPUs, unless -j is
+# given (`make -j1` for a serial build). Sub-makes (make asan, tsan, fuzz)
+# share their parent's jobs through its jobserver instead.
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+# make -j runs a target's prerequisites at once: where a goal checks the
+# dependencies (check-deps, which may install them), that check comes
+# before the first compile, which reads their headers
+DEPS_GOALS := test test-sched hw-kit hw-kit-check difftest tfuzz demo train
+DEPS_FIRST := $(if $(filter $(DEPS_GOALS),$(MAKECMDGOALS)),check-deps)
+# `make clean all`: the goals one after the other, not the removal beside
+# the build
+ifneq ($(filter clean,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
+
 # The source revision in `hcq --version` and JSON outputs: git's, or what
 # HCQ_REVISION says (a release tarball has no .git). base/version.o alone
 # depends on it, through a header rewritten only when the revision changes.
@@ -109,7 +129,7 @@ FORCE:
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(MAN_PAGES)
 lib: $(STATIC_LIB) $(SHARED_LIB)
 
-$(B)/%.o: %.c
+$(B)/%.o: %.c | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -167,8 +187,12 @@ $(TFUZZ_BIN): $(TFUZZ_OBJ) $(STATIC_LIB)
 test-build: $(TEST_BIN) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(DIFFTEST_BIN) $(TFUZZ_BIN) $(SHARED_LIB) $(MAN_PAGES) \
     $(B)/examples/train_mlp $(B)/examples/train_cnn
 
-# Every suite runs; the run fails if any failed. HCQ_TEST_DEVICES lists the
-# devices the API suites run on (scripts/run-tests.sh says how).
+# Every suite runs, as many side by side as there are CPUs (HCQ_TEST_JOBS),
+# each printing a line with its wall and CPU time as it ends; the run fails
+# if any failed. HCQ_TEST_DEVICES lists the devices the API suites run on,
+# HCQ_TEST_KERNEL_DEVICES and HCQ_TEST_COMPOSITE_DEVICES where the tensor,
+# nn, gradient and training suites run (CI: all); scripts/run-tests.sh says
+# how, and docs/architecture.md ("Tests and their budgets") why.
 test: check-deps test-build
 	@SAN="$(SAN)" scripts/run-tests.sh $(B) $(TEST_BIN)
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test binary given, each with a time limit; a suite's failure
-# does not stop the others. Prints a line per suite, then the totals, ending
-# with "tests: N passed, N failed"; exits non-zero if anything failed.
+# does not stop the others. Prints a line per suite as it finishes, with its
+# wall time and the CPU time it used (user+sys, its child processes
+# included: the figure to compare on a busy machine), a line naming those
+# still running whenever HCQ_TEST_HEARTBEAT seconds (default 10) pass
+# without one ending, then the slowest suites and the totals, ending with
+# "tests: N passed, N failed"; exits non-zero if anything failed.
 #
 # API suites (tests/mock/test_api_*) run once per device in HCQ_TEST_DEVICES,
 # with HCQ_TEST_DEVICE set for each run. A device token is
@@ -14,6 +18,25 @@
 # HCQ_TEST_MOCK_VARIANTS (default "amd=gfx942 nv=A100": the multi-XCC AMD
 # part and sm_80 with QMD V03; CI adds nv=RTX4090 and amd=gfx90a). Where
 # clang and ptxas are, the mock GPUs run real binaries (host twins).
+#
+# The kernel-level API suites (test_api_tensor_*, test_api_nn,
+# test_api_train: what the tensor layer computes) run on the devices in
+# HCQ_TEST_KERNEL_DEVICES, the queue-level ones (launches, copies, queues,
+# graphs, lifetimes, errors, profiles, stress, and any other) on every
+# device. Its default is every device but the mock variants: a variant
+# differs from the default mock in its queues, packets and target, not in
+# what the tensor layer asks of it, and the kernel suites' cost there is
+# mostly compiling the same kernels for one more target (a cold cache).
+# "all" runs them everywhere (CI's make test); CI's make tsan names a few.
+# The two that compose ops the others check one by one,
+# test_api_tensor_grad (gradients through every op: some 550 kernels a
+# device) and test_api_train (whole training runs), run on the devices in
+# HCQ_TEST_COMPOSITE_DEVICES instead: by default the GPUs present and the
+# interpreter (CPU+ir); "all" (CI) runs them everywhere. On a compiling
+# device their cost is mostly compiling (on the CPU device and the two mock
+# GPUs, a quarter of a cold make test's CPU time); the GPU-style lowering of a
+# backward pass and an optimizer step still runs in make test, on both
+# mock GPUs, in test_tools' mock demo (it trains an MLP there).
 set -u
 B=$1; shift
 suites_pass=0; suites_fail=0; tests_pass=0; tests_fail=0; failed=()
@@ -30,6 +53,26 @@ if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
     done
 fi
 devices=$HCQ_TEST_DEVICES
+kernel_devices=${HCQ_TEST_KERNEL_DEVICES:-}
+if [ -z "$kernel_devices" ]; then
+    for d in $devices; do case "$d" in mock\[*) ;; *) kernel_devices+=" $d" ;; esac; done
+elif [ "$kernel_devices" = all ]; then
+    kernel_devices=$devices
+fi
+kernel_devices=" $kernel_devices "
+composite_devices=${HCQ_TEST_COMPOSITE_DEVICES:-}
+if [ -z "$composite_devices" ]; then
+    for d in $devices; do
+        case "$d" in
+        CPU+ir) composite_devices+=" $d" ;;
+        CPU | mock*) ;;
+        *) composite_devices+=" $d" ;; # a GPU present
+        esac
+    done
+elif [ "$composite_devices" = all ]; then
+    composite_devices=$devices
+fi
+composite_devices=" $composite_devices "
 # HCQ_TEST_MOCK_ONLY=1 (make test-sched): only the mock GPUs, the devices
 # whose engines a mock setting changes; the others would rerun make test
 if [ "${HCQ_TEST_MOCK_ONLY:-}" = 1 ]; then
@@ -44,6 +87,23 @@ export HCQ_CACHE_DIR=${HCQ_CACHE_DIR:-$PWD/build/kernel-cache}
 # the hcq command the tool tests run
 export HCQ_TEST_HCQ_BIN=$PWD/$B/hcq
 limit=${HCQ_TEST_TIMEOUT:-900}
+heartbeat=${HCQ_TEST_HEARTBEAT:-10}
+[[ "$heartbeat" =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: HCQ_TEST_HEARTBEAT=$heartbeat: want seconds, a number >= 1" >&2; exit 2; }
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/hcq-run-tests.XXXXXX") || exit 1
+trap 'rm -rf "$tmpdir"' EXIT
+: >"$tmpdir/times"
+
+# CPU_MS: the CPU time (ms, user+sys) of this shell's finished children.
+# `times` must run in this shell (not in $(...), whose children are not ours)
+children_cpu_ms() {
+    local u s
+    times >"$tmpdir/t.$BASHPID"
+    { read -r _ _; read -r u s; } <"$tmpdir/t.$BASHPID"
+    CPU_MS=$(awk -v u="$u" -v s="$s" 'function ms(x, a) { split(x, a, /[ms]/); return a[1] * 60000 + a[2] * 1000 }
+                                      BEGIN { printf "%d\n", ms(u) + ms(s) }')
+}
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((10#$t / 1000)); }
+t_start=$(now_ms)
 
 # True when every sanitizer report in $1 is a leak that Criterion's runner
 # process makes itself: each leaked block's stack, past the allocator, lies
@@ -60,8 +120,12 @@ criterion_leaks_only() {
     ' <<<"$1"
 }
 
-run_one() { # label, [VAR=value...], program
-    local label=$1; shift
+# run_one LABEL INDEX [VAR=value...] PROGRAM: runs one suite (in the background,
+# beside up to HCQ_TEST_JOBS-1 others) and leaves its result in
+# $tmpdir/res.N: "rc passed failed wall_ms cpu_ms", the line to print, and
+# on failure the end of its output
+run_one() {
+    local label=$1 idx=$2; shift 2
     local prog=${!#} envs=("${@:1:$#-1}") extra=(--jobs=2) out rc
     case "$prog" in *.sh) extra=("$B") ;; esac
     # HCQ_MOCK_SCHED (make test-sched) configures the mock's engines: runs
@@ -69,7 +133,12 @@ run_one() { # label, [VAR=value...], program
     # refuses a mock setting with the mock off
     local drop=()
     case " ${envs[*]-} " in *" HCQ_MOCK=1 "*) ;; *) [ -z "${HCQ_MOCK:-}" ] && drop=(-u HCQ_MOCK_SCHED) ;; esac
+    local c0 w0
+    children_cpu_ms; c0=$CPU_MS w0=$(now_ms)
     out=$(env ${drop[@]+"${drop[@]}"} ${envs[@]+"${envs[@]}"} timeout -k 10 "$limit" "$prog" "${extra[@]}" 2>&1 </dev/null); rc=$?
+    children_cpu_ms
+    local wall_ms=$(($(now_ms) - w0)) cpu_ms=$((CPU_MS - c0)) took
+    took=$(printf '%5.1f s, CPU %5.1f s' "$((wall_ms))e-3" "$((cpu_ms))e-3")
     # Criterion: "[====] Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N"
     local line np=0 nf=0
     line=$(printf '%s\n' "$out" | grep -a 'Synthesis:' | tail -1)
@@ -88,37 +157,150 @@ run_one() { # label, [VAR=value...], program
         fi
     fi
     [ $rc -ne 0 ] && [ "$nf" -eq 0 ] && nf=1   # a crash, timeout or sanitizer report outside any test
-    tests_pass=$((tests_pass + np)); tests_fail=$((tests_fail + nf))
-    if [ $rc -eq 0 ]; then
-        suites_pass=$((suites_pass + 1))
-        printf 'PASS %-48s %s\n' "$label" "${line:+${line#*Synthesis: }}"
-    else
-        suites_fail=$((suites_fail + 1)); failed+=("$label")
-        printf 'FAIL %-48s (exit %d)\n' "$label" "$rc"
-        printf '%s\n' "$out" | grep -av '^\[----\] *$' | tail -60
-    fi
+    {
+        echo "$rc $np $nf $wall_ms $cpu_ms"
+        if [ $rc -eq 0 ]; then
+            line=${line#*Synthesis: }
+            printf 'PASS %-48s %-24s %s\n' "$label" "$took" "${line:+${line% }}"
+        else
+            printf 'FAIL %-48s %-24s (exit %d)\n' "$label" "$took" "$rc"
+            printf '%s\n' "$out" | grep -av '^\[----\] *$' | tail -60
+        fi
+    } >"$tmpdir/res.$idx"
 }
 
+# ** the runs: label, then the environment and program, one word per
+# element (joined with \x1f). The scripts first, then the API suites, then
+# the rest (mostly short): the long runs start early and the end has no
+# long tail; where a previous run left its times ($B/test-times.tsv), the
+# longest first (runs it has no time for first of all).
+labels=() cmds=()
+add() { labels+=("$1"); shift; local IFS=$'\x1f'; cmds+=("$*"); }
+add "README example" scripts/check-readme.sh
+add "training examples" scripts/check-train.sh
+add "make install" scripts/check-install.sh
 for t in "$@"; do
     case "$t" in
     */test_api_*)
         for d in $devices; do
+            # the kernel-level suites only where HCQ_TEST_KERNEL_DEVICES says,
+            # the composite ones where HCQ_TEST_COMPOSITE_DEVICES says
+            case "$(basename "$t")" in
+            test_api_tensor_grad | test_api_train)
+                case "$composite_devices" in *" $d "*) ;; *) continue ;; esac ;;
+            test_api_tensor_* | test_api_nn)
+                case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;
+            esac
             case "$d" in
-            *+ir) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
+            *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
             mock\[*) cfg=${d#mock[}; cfg=${cfg%%]:*}
-                run_one "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" "$t" ;;
-            mock:*) run_one "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
-            *) run_one "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
+                add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" "$t" ;;
+            mock:*) add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
+            *) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
             esac
         done ;;
-    *) run_one "$(basename "$t")" "$t" ;;
     esac
 done
-run_one "README example" scripts/check-readme.sh
-run_one "training examples" scripts/check-train.sh
-run_one "make install" scripts/check-install.sh
+for t in "$@"; do case "$t" in */test_api_*) ;; *) add "$(basename "$t")" "$t" ;; esac; done
+order=("${!labels[@]}")
+times_file=$B/test-times.tsv
+if [ -s "$times_file" ]; then
+    mapfile -t order < <(for i in "${!labels[@]}"; do
+        w=$(awk -F'\t' -v l="${labels[$i]}" '$2 == l { w = $1 } END { print w == "" ? 1e12 : w }' "$times_file")
+        printf '%s\t%d\n' "$w" "$i"
+    done | sort -t$'\t' -k1,1gr -k2,2n | cut -f2)
+fi
+
+# ** HCQ_TEST_JOBS suites at a time (default: the CPUs), each with
+# Criterion's --jobs=2: a suite of few tests, or one waiting on a compiler,
+# leaves a CPU to the next. Lines print as suites finish. A suite that runs
+# processes of its own on every CPU (test_tensor_fuzz: a worker per device)
+# runs alone, so that it does not starve a neighbour into its timeouts.
+jobs=${HCQ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run-tests.sh: HCQ_TEST_JOBS=$jobs: want a number >= 1" >&2; exit 2; }
+# each run, as it ends, writes its index to a FIFO the loop reads with a
+# timeout: no wakeup is lost, and a timeout is the moment for a line saying
+# what still runs
+mkfifo "$tmpdir/ended" && exec 3<>"$tmpdir/ended" || exit 1
+declare -A running=()   # run index -> pid
+# ctrl-C or a TERM (make interrupted, a CI timeout) ends the suites under
+# way, not only this script: `timeout` runs each in a process group of its
+# own, which the terminal's signal does not reach, so it is sent down the
+# tree of each run this script started, by process id
+# (the trap only notes the signal: it may run inside `read -t`, whose
+# timeout would cut a longer handler short)
+kill_tree() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done; kill -TERM "$1" 2>/dev/null; }
+interrupted=0
+trap 'interrupted=1' INT TERM
+report() { # the run that ended: its line, the counts
+    local i=$1 rc np nf wall cpu
+    [ -n "${running[$i]+x}" ] || return 0   # reported already
+    wait "${running[$i]}" 2>/dev/null
+    unset "running[$i]"
+    if [ ! -s "$tmpdir/res.$i" ]; then
+        printf 'FAIL %-48s (the runner lost its result)\n' "${labels[$i]}"
+        echo "1 0 1 0 0" >"$tmpdir/res.$i"
+    else
+        tail -n +2 "$tmpdir/res.$i"
+    fi
+    read -r rc np nf wall cpu <"$tmpdir/res.$i"
+    tests_pass=$((tests_pass + np)); tests_fail=$((tests_fail + nf))
+    if [ "$rc" -eq 0 ]; then suites_pass=$((suites_pass + 1)); else suites_fail=$((suites_fail + 1)); failed+=("${labels[$i]}"); fi
+    printf '%d\t%d\t%s\n' "$wall" "$cpu" "${labels[$i]}" >>"$tmpdir/times"
+}
+next=0 quiet_since=$(now_ms) said_at=$(now_ms) alone_run=-1
+while ((next < ${#order[@]} || ${#running[@]} > 0)); do
+    if ((interrupted)); then
+        trap - INT TERM
+        for i in "${!running[@]}"; do kill_tree "${running[$i]}"; done
+        echo "run-tests.sh: interrupted; ended the suites under way" >&2
+        exit 130
+    fi
+    while ((next < ${#order[@]} && ${#running[@]} < jobs)); do
+        [ -n "${running[$alone_run]+x}" ] && break   # one that runs alone is running
+        j=${order[$next]} alone=0
+        case "${labels[$j]}" in test_tensor_fuzz) alone=1 ;; esac
+        ((alone && ${#running[@]} > 0)) && break
+        IFS=$'\x1f' read -r -a argv <<<"${cmds[$j]}"
+        { run_one "${labels[$j]}" "$j" "${argv[@]}"; echo "$j" >&3; } &
+        running[$j]=$!
+        next=$((next + 1))
+        ((alone)) && { alone_run=$j; break; }
+    done
+    # a second at a time: a signal's trap runs when the read returns
+    if read -r -t 1 -u 3 i; then
+        report "$i"
+        quiet_since=$(now_ms) said_at=$quiet_since
+        continue
+    fi
+    # a run whose shell died without a word (killed from outside) ends too,
+    # as a failure, once its word, if any, had a second to arrive
+    for i in "${!running[@]}"; do
+        kill -0 "${running[$i]}" 2>/dev/null && continue
+        read -r -t 1 -u 3 j && report "$j"
+        report "$i"
+    done
+    if (($(now_ms) - said_at >= heartbeat * 1000)); then
+        said_at=$(now_ms)
+        names=""
+        for i in "${!running[@]}"; do names+="${names:+, }${labels[$i]}"; done
+        printf '.... still running (%d s since a suite last ended): %s\n' $(((said_at - quiet_since) / 1000)) "$names"
+    fi
+done
+exec 3>&-
+# the times, for the next run's order (the longest first): this run's,
+# and the previous file's for the runs this one left out
+awk -F'\t' 'FNR == NR { w[$3] = $1; next } !($2 in w) { print } END { for (l in w) print w[l] "\t" l }' \
+    "$tmpdir/times" "$times_file" 2>/dev/null >"$times_file.tmp" ||
+    awk -F'\t' '{ print $1 "\t" $3 }' "$tmpdir/times" >"$times_file.tmp"
+mv -f "$times_file.tmp" "$times_file" 2>/dev/null
 
 echo
+# where the time went: the suites that took most CPU, and the totals
+sort -t$'\t' -k2,2nr "$tmpdir/times" | head -8 |
+    awk -F'\t' 'NR == 1 { print "slowest suites (CPU time, user+sys):" } { printf "  %6.1f s CPU %6.1f s wall  %s\n", $2 / 1000, $1 / 1000, $3 }'
+awk -F'\t' -v wall="$(($(now_ms) - t_start))" -v jobs="$jobs" '{ c += $2 }
+    END { printf "time: %.1f s wall, %.1f s CPU in %d suite runs, %d at a time\n", wall / 1000, c / 1000, NR, jobs }' "$tmpdir/times"
 [ ${#failed[@]} -gt 0 ] && printf 'failed suites: %s\n' "${failed[*]}"
 echo "suites: $suites_pass passed, $suites_fail failed"
 echo "tests: $tests_pass passed, $tests_fail failed"

@@ -260,12 +260,13 @@ int tool_bench(int argc, char **argv)
     bool json = false;
     for (int i = 1; i < argc; i++) {
         if (tool_is_help(argv[i])) {
-            printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels] [--vs-cuda]\n\n"
+            printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels|matmul] [--vs-cuda]\n\n"
                    "Host cost per launch, empty-kernel round trip, graph replay per node (1..1000 nodes),\n"
                    "copy bandwidth (host->device, device->host, device->device, and to a second device of the\n"
-                   "same kind when present), elementwise and reduction bandwidth, matmul GFLOP/s: medians with\n"
-                   "p10/p90 over repeated runs. --vs-cuda measures the same through the CUDA driver API\n"
-                   "(libcuda, loaded with dlopen) on a machine that has NVIDIA's driver.\n");
+                   "same kind when present), elementwise and reduction bandwidth, a naive matmul's GFLOP/s, the\n"
+                   "tensor layer's matmul TFLOP/s in f32, f16 and bf16: medians with p10/p90 over repeated runs.\n"
+                   "--vs-cuda measures launches and copies through the CUDA driver API (libcuda, loaded with\n"
+                   "dlopen) on a machine that has NVIDIA's driver.\n");
             return 0;
         }
         if (!strcmp(argv[i], "--device") && i + 1 < argc) dev = argv[++i];
@@ -304,6 +305,7 @@ int tool_bench(int argc, char **argv)
     if (!only || !strcmp(only, "launch")) launches(&b);
     if (!only || !strcmp(only, "copy")) copies(&b);
     if (!only || !strcmp(only, "kernels")) kernels(&b);
+    if (!only || !strcmp(only, "matmul")) bench_matmul(&b);
     bench_cuda_close(&b);
     if (json) print_json(&b);
     else print_text(&b);

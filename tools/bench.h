@@ -38,6 +38,8 @@ typedef struct bench_ctx {
 bench_stat bench_stats(double *v, int n);
 void bench_add(bench_ctx *b, const char *name, const char *unit, bench_stat s, double cuda_median);
 void bench_fail(bench_ctx *b, const char *what);
+/* hcq_matmul's TFLOP/s in f32, f16 and bf16 (bench_matmul.c) */
+void bench_matmul(bench_ctx *b);
 
 /* ** the CUDA driver API side (bench_cuda.c): each returns the median in
  * the same unit as the hcq figure it sits beside, or 0 when CUDA is not

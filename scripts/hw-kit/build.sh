@@ -3,7 +3,8 @@
 # the binaries make linked there:
 #   bin/hcq, lib/ (libhcqtrace.so and every shared library the binaries
 #   load but glibc's own), tests/ (tests/hw and the API suites), cache/ (the
-#   kernel cache for the real GPU targets), run.sh, src/vadd.cu, MANIFEST,
+#   kernel cache for the real GPU targets), run.sh, src/vadd.cu,
+#   src/torch_bench.py, MANIFEST,
 # then KIT.tar.gz. Usage: build.sh BUILD_DIR KIT_DIR
 set -euo pipefail
 B=$1 KIT=$2
@@ -12,7 +13,7 @@ mkdir -p "$KIT/lib" "$KIT/src"
 rm -rf "$KIT/cache" && mkdir -p "$KIT/cache"
 cp "$B/libhcqtrace.so" "$KIT/lib/"
 cp "$here/run.sh" "$KIT/run.sh" && chmod +x "$KIT/run.sh"
-cp "$here/vadd.cu" "$KIT/src/"
+cp "$here/vadd.cu" "$here/torch_bench.py" "$KIT/src/"
 mapfile -t elves < <(find "$KIT/bin" "$KIT/tests" "$KIT/lib" -type f \( -perm -u+x -o -name '*.so*' \) | sort)
 
 # glibc (and the loader) come from the server: copying them would pin
@@ -40,6 +41,34 @@ for f in "$KIT"/bin/* "$KIT"/tests/*/*; do
             { echo "hw-kit: $f loads $name from outside the kit ($path)" >&2; exit 1; }
     done < <(ldd "$f" | awk '$2 == "=>" {print $1, $3}')
 done
+
+# the kit travels as a tarball under 64 MiB (a lent machine's carry):
+# the binaries lose their DWARF (three quarters of each, static libhcq's
+# debug info) and keep their symbols, so a crash's backtrace still names
+# functions
+strip --strip-debug "$KIT"/bin/* "$KIT"/tests/*/*
+
+# HW_KIT_SEED_CACHE=DIR (CI: make test's build/kernel-cache, filled for the
+# same mock models): the fill below takes DIR's entries where they serve
+# instead of compiling them again, and the kit keeps only those it read.
+# Reads show in access times: each seeded entry gets an old one (1970), a
+# read makes it new, and the entries still old afterwards go. Where the
+# filesystem keeps no access times (noatime) the seed is not used.
+entries() { find "$KIT/cache" -maxdepth 1 -name '*.bin' | wc -l; }
+seeded=0
+if [ -n "${HW_KIT_SEED_CACHE:-}" ] && [ -d "$HW_KIT_SEED_CACHE" ]; then
+    find "$HW_KIT_SEED_CACHE" -maxdepth 1 -name '*.bin' -type f -exec cp -t "$KIT/cache" {} +
+    find "$KIT/cache" -maxdepth 1 -name '*.bin' -exec touch -a -d @1 {} +
+    probe=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -print -quit)
+    if [ -n "$probe" ] && cat "$probe" >/dev/null && [ "$(stat -c %X "$probe")" -gt 1 ]; then
+        touch -a -d @1 "$probe"
+        seeded=$(entries)
+        echo "hw-kit: seeded the cache with $seeded entries of $HW_KIT_SEED_CACHE; the kit keeps those the fill reads"
+    else
+        echo "hw-kit: $KIT/cache keeps no access times: not seeding it from $HW_KIT_SEED_CACHE"
+        find "$KIT/cache" -maxdepth 1 -name '*.bin' -delete
+    fi
+fi
 
 # the kernel cache: every kernel the API suites and `hcq bench` compile, for
 # each real target. `hcq compile` covers the fixed kernels; the tensor
@@ -93,6 +122,21 @@ for m in $MODELS; do
     echo "hw-kit: API suites on the mock $m: $(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$') cache entries so far"
 done
 [ "$fails" -eq 0 ] || { echo "hw-kit: $fails suite runs failed while filling the cache" >&2; exit 1; }
+# hcq bench's tensor matmuls at the mock's size (run.sh --mock runs them)
+for m in $MODELS; do
+    dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
+    if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" timeout 300 "$KIT/bin/hcq" bench --device "$dev" --only matmul --quick 2>&1); then
+        echo "hw-kit: hcq bench --only matmul failed on the mock ($m):" >&2
+        printf '%s\n' "$out" | tail -20 >&2
+        exit 1
+    fi
+done
+echo "hw-kit: hcq bench's matmuls on the mock models: $(entries) cache entries"
+if [ "$seeded" -gt 0 ]; then
+    unread=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 | wc -l)
+    find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 -delete
+    echo "hw-kit: of the $seeded seeded entries the fill read $((seeded - unread)); $(entries) in the kit's cache"
+fi
 
 # what the kit is, for the report
 glibc=$(for f in "${elves[@]}" "$KIT"/lib/*.so*; do objdump -T "$f" 2>/dev/null; done |

@@ -1,4 +1,4 @@
-/* The differential test (tests/diff/diff.h) in `make test`: a fixed 160
+/* The differential test (tests/diff/diff.h) in `make test`: a fixed 80
  * random kernels, each run on the interpreter, the cpu engine and one of
  * the host twins (the CUDA text on even seeds, the HIP text on odd ones:
  * a compile costs about 0.3 s of CPU, so every engine on every kernel is
@@ -12,7 +12,10 @@
 
 #include "tests/diff/diff.h"
 
-#define PER_TEST 20u /* kernels per test; 8 tests */
+/* kernels per test; 8 tests. 80 kernels cost about 40 s of CPU with a cold
+ * kernel cache (two compiles each), the most of any unit suite; CI's make
+ * difftest runs new seeds for 90 s on every engine */
+#define PER_TEST 10u
 #define STEPS 36u    /* smaller kernels than make difftest's (30 to 90 steps) */
 
 static void need_clang(void)
@@ -38,15 +41,15 @@ static void seeds(uint64_t first)
     cr_assert_eq(st.kernels, n);
 }
 
-/* seeds 1..160 */
+/* seeds 1..80 */
 Test(difftest, seeds_1) { seeds(1); }
+Test(difftest, seeds_11) { seeds(11); }
 Test(difftest, seeds_21) { seeds(21); }
+Test(difftest, seeds_31) { seeds(31); }
 Test(difftest, seeds_41) { seeds(41); }
+Test(difftest, seeds_51) { seeds(51); }
 Test(difftest, seeds_61) { seeds(61); }
-Test(difftest, seeds_81) { seeds(81); }
-Test(difftest, seeds_101) { seeds(101); }
-Test(difftest, seeds_121) { seeds(121); }
-Test(difftest, seeds_141) { seeds(141); }
+Test(difftest, seeds_71) { seeds(71); }
 
 /* ** kernels by hand */
 typedef struct hand {
