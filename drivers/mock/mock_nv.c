@@ -169,14 +169,8 @@ uint32_t *mnv_status_field(int kind, unsigned long req, void *arg)
         default: return NULL;
         }
     }
-    switch (NV_IOC_NR(req)) {
-    case NV_ESC_RM_ALLOC: return (uint32_t *)(a + offsetof(nv_rm_alloc, status));
-    case NV_ESC_RM_CONTROL: return (uint32_t *)(a + offsetof(nv_rm_control, status));
-    case NV_ESC_RM_FREE: return (uint32_t *)(a + offsetof(nv_rm_free, status));
-    case NV_ESC_RM_ALLOC_MEMORY: return (uint32_t *)(a + offsetof(nv_rm_alloc_memory, status));
-    case NV_ESC_RM_MAP_MEMORY: return (uint32_t *)(a + offsetof(nv_rm_map_memory, status));
-    default: return NULL;
-    }
+    const nv_escape_desc *d = nv_escape_desc_of(NV_IOC_NR(req));
+    return d && d->status_at >= 0 && NV_IOC_SIZE(req) == d->size ? (uint32_t *)(a + d->status_at) : NULL;
 }
 
 static int nv_ioctl(void *priv, unsigned long req, void *arg)

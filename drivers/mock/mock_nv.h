@@ -1,8 +1,10 @@
 /* drivers/mock/mock_nv*: the NVIDIA part of the mock GPU.
  *   mock_nv.c      models, the device files and their ioctl dispatch,
  *                  mmaps, UVM (nvidia-uvm.ko)
- *   mock_nv_rm.c   the RM object tree: allocations, frees, controls,
- *                  memory mappings (nvidia.ko's resource server)
+ *   mock_nv_rm.c   the RM object tree: allocations, frees, memory
+ *                  mappings, the escapes (nvidia.ko's resource server);
+ *   mock_nv_ctrl.c RM_CONTROL; mock_nv_vmm.c NV01_MEMORY_VIRTUAL and
+ *                  RM_MAP_MEMORY_DMA (mock_nv_obj.h: their shared tree)
  *   mock_nv_gpu.c  the GPU: a thread per channel that fetches GPFIFO
  *                  entries through GPPut, decodes the pushbuffer, runs host
  *                  semaphores, QMD launches and copy-engine work, and
@@ -59,6 +61,8 @@ typedef struct mnv_gpu {
     uint32_t icache_n;
     char last_error[1024]; /* the last channel error, as the kernel log would say it */
     volatile uint8_t *usermode; /* CPU mapping of the usermode page, doorbell at +0x90 */
+    _Atomic uint64_t boost_until_ns; /* NV2080_CTRL_CMD_PERF_BOOST holds P0 until then (UINT64_MAX: cleared by hand) */
+    atomic_uint cache_flushes;       /* NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE calls RM accepted */
 } mnv_gpu;
 
 /* The enabled TPCs of GPC gpc of model m (a bit each), spread over the
@@ -95,6 +99,10 @@ int mnv_chan_mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what);
  * the channel is being freed (its device is closing) */
 int mnv_chan_cancelled(mnv_chan *c);
 mnv_gpu *mnv_chan_gpu(const mnv_chan *c);
+/* The SM error state RM keeps for c (NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES):
+ * SMs v->startingSM.. (v->numSMsToRead of the GPU's sms), and whether c
+ * took an MMU fault */
+void mnv_chan_sm_errors(mnv_chan *c, nv_sm_error_states *v, uint32_t sms);
 /* The SM's side of a QMD launch (mock_nv_launch.c): runs the kernel at
  * prog with constant bank 0 at cb0; regs are the compute subchannel's
  * method state. 0, or the channel's error. */

@@ -51,6 +51,13 @@ struct mnv_chan {
     uint32_t regs[8][MTHD_REGS];
     uint64_t inline_dst;
     uint32_t inline_left;
+    uint64_t cur_prog; /* the program of the launch running, 0 between launches */
+    /* what RM caches for the debugger's error-state controls: the SM
+     * exception of this channel's last faulting launch, and its MMU fault */
+    pthread_mutex_t err_lock;
+    nv_sm_error_state sm_err;
+    bool sm_err_valid, mmu_faulted;
+    uint32_t mmu_fault_info;
     atomic_bool dead;
     mnv_chan *next_live;
 };
@@ -88,6 +95,7 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a)
     c->gpfifo_va = a->gpfifo_va;
     c->entries = a->entries;
     c->scheduled = a->scheduled;
+    pthread_mutex_init(&c->err_lock, NULL);
     c->userd_bo = a->userd_bo;
     c->notifier_bo = a->notifier_bo;
     mock_bo_ref(c->userd_bo);
@@ -125,6 +133,7 @@ void mnv_chan_destroy(mnv_chan *c)
     mock_bo_unref(c->userd_bo);
     mock_bo_unref(c->notifier_bo);
     free(c->seg);
+    pthread_mutex_destroy(&c->err_lock);
     free(c);
 }
 
@@ -145,6 +154,17 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     BASE_LOG(1, "mock %s: channel error (Xid %u): %s", c->name, code, msg);
+    if (c->cur_prog && (code == NV_RC_GR_EXCEPTION || code == NV_RC_FIFO_ERROR_MMU_ERR_FLT)) {
+        /* an SM took the exception, or a warp's access faulted (the mock
+         * runs a launch as if on SM 0);
+         * the ESR's encoding is not public: the mock sets the warp ESR to 1
+         * and the PC to the program's first instruction */
+        pthread_mutex_lock(&c->err_lock);
+        c->sm_err = (nv_sm_error_state){.hwwWarpEsr = 1, .hwwWarpEsrPc = (uint32_t)c->cur_prog,
+                                        .hwwWarpEsrPc64 = c->cur_prog};
+        c->sm_err_valid = true;
+        pthread_mutex_unlock(&c->err_lock);
+    }
     mnv_rc_error_note(c->gpu, code, msg);
     pthread_mutex_lock(&c->gpu->fault_lock);
     snprintf(c->gpu->last_error, sizeof c->gpu->last_error, "%s: Xid %u: %.900s", c->name, code, msg);
@@ -170,6 +190,12 @@ static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
     g->faults[0] = (nv_mmu_fault_entry){va, 2 /* unbound / invalid PTE */, write ? 1u : 0u};
     if (g->nfaults < 4) g->nfaults++;
     pthread_mutex_unlock(&g->fault_lock);
+    pthread_mutex_lock(&c->err_lock);
+    if (!c->mmu_faulted) { /* the first fault since the channel began */
+        c->mmu_faulted = true;
+        c->mmu_fault_info = 2u | (write ? 1u << 16 : 0u); /* fault type (unbound PTE), access type */
+    }
+    pthread_mutex_unlock(&c->err_lock);
     return channel_error(c, NV_RC_FIFO_ERROR_MMU_ERR_FLT, "MMU fault at 0x%llx (%s): %s", (unsigned long long)va,
                          write ? "write" : "read", what);
 }
@@ -194,6 +220,18 @@ int mnv_chan_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
 int mnv_chan_mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what) { return mmu_fault(c, va, write, what); }
 
 mnv_gpu *mnv_chan_gpu(const mnv_chan *c) { return c->gpu; }
+
+void mnv_chan_sm_errors(mnv_chan *c, nv_sm_error_states *v, uint32_t sms)
+{
+    uint32_t n = v->numSMsToRead;
+    if (v->startingSM + n > sms) n = sms - v->startingSM;
+    memset(v->smErrorStateArray, 0, sizeof v->smErrorStateArray);
+    pthread_mutex_lock(&c->err_lock);
+    if (c->sm_err_valid && v->startingSM == 0 && n) v->smErrorStateArray[0] = c->sm_err;
+    v->mmuFaultValid = c->mmu_faulted;
+    v->mmuFaultFaultInfo = v->mmuFaultInfo = c->mmu_fault_info;
+    pthread_mutex_unlock(&c->err_lock);
+}
 
 /* the GPU's MMU for an access of the engine itself */
 static bool gpu_ok(mnv_chan *c, uint64_t va, uint64_t size, bool write, const char *what, int *rc)
@@ -329,7 +367,10 @@ static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
     if ((uint64_t)block[0] * block[1] * block[2] > 1024)
         return channel_error(c, NV_RC_GR_EXCEPTION, "a block of %ux%ux%u threads", block[0], block[1], block[2]);
     if ((rc = icache_fetch(c, prog, nv_qmd_get(q, ver, NV_QMD_INVALIDATE_INSTRUCTION_CACHE, 0))) != M_OK) return rc;
-    if ((rc = mnv_run_kernel(c, q, ver, c->regs[subch], prog, cb0, cb0_size, grid, block))) return rc;
+    c->cur_prog = prog;
+    rc = mnv_run_kernel(c, q, ver, c->regs[subch], prog, cb0, cb0_size, grid, block);
+    c->cur_prog = 0;
+    if (rc) return rc;
     for (unsigned i = 0; i < nv_qmd_fields[NV_QMD_RELEASE_ENABLE].v[ver].count; i++) {
         if (!nv_qmd_get(q, ver, NV_QMD_RELEASE_ENABLE, i)) continue;
         uint64_t va = nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_LOWER, i) |

@@ -159,14 +159,10 @@ bool mnv_monitor_control(mnv_gpu *g, uint32_t cmd, void *p, uint32_t size, uint3
     case NV2080_CTRL_CMD_ECC_GET_VOLATILE_COUNTS: want = sizeof(nv_ecc_volatile); break;
     default: return false;
     }
-    /* drivers before 575 do not have the thermal control at all: RM answers
-     * before looking at the parameters */
-    if (cmd == NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2 && strtoul(mnv_driver_version(), NULL, 10) < 575) {
-        *status = NV_ERR_NOT_SUPPORTED;
-        return true;
-    }
+    /* the size and the driver version were checked against nv_names.c's
+     * table before (mock_nv_ctrl.c) */
     if (size != want || !p) {
-        *status = NV_ERR_INVALID_PARAM_STRUCT;
+        *status = NV_ERR_INVALID_ARGUMENT;
         return true;
     }
     const mon_model *mm = model_of(g);
@@ -207,9 +203,11 @@ bool mnv_monitor_control(mnv_gpu *g, uint32_t cmd, void *p, uint32_t size, uint3
         break;
     }
     case NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE: {
-        /* GeForce boards drop to P8 when idle; data-center parts stay in P0 */
+        /* GeForce boards drop to P8 when idle, unless a PERF_BOOST holds
+         * the top P-state; data-center parts stay in P0 */
         mock_sensors s = mock_gpu_sensors(g->g, &mm->s);
-        ((nv_current_pstate *)p)->currPstate = mm->datacenter || s.util > 5 ? 1u : 1u << 8;
+        bool boosted = atomic_load(&g->boost_until_ns) > hcq_now_ns();
+        ((nv_current_pstate *)p)->currPstate = mm->datacenter || boosted || s.util > 5 ? 1u : 1u << 8;
         break;
     }
     case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2: *status = utilization(g, p); break;

@@ -21,12 +21,12 @@
 
 #include <pthread.h>
 
-/* ** per-version ABI differences (one row per supported driver family) */
+/* ** the supported driver families; what differs between them in struct
+ * sizes is in the class and control tables (nv_class_params,
+ * nv_ctrl_params in nv_names.c), read with the driver's major */
 typedef struct nv_abi_rev {
     const char *family;       /* "570", "575", "580" */
     uint32_t major_lo, major_hi; /* driver majors this row covers */
-    uint32_t vaspace_params;  /* NV_VASPACE_ALLOCATION_PARAMETERS */
-    uint32_t schedule_params; /* NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS */
 } nv_abi_rev;
 /* The row for a driver version string ("580.95.05"), or NULL. */
 const nv_abi_rev *nv_abi_for_version(const char *version);
@@ -60,6 +60,7 @@ typedef struct nv_proc {
     char version[64];
     bool is_mock;             /* the driver says it is hcq's emulation */
     const nv_abi_rev *abi;
+    uint32_t major;           /* the driver's major version: 580 */
     nv_card_info cards[NV_CARD_INFO_MAX];
     uint32_t ncards;
     uint32_t next_handle; /* client-chosen handles (RM_ALLOC_MEMORY) */

@@ -295,7 +295,7 @@ static hcq_status gpu_make(const char *id, nv_proc *p, const nv_card_info *card,
     nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_ENABLE_PAGE_FAULTING | NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED,
                            .vaSize = 0x1fffffb000000ull, .vaBase = 0x1000};
     snprintf(what, sizeof what, "%s bring-up: allocating the vaspace (FERMI_VASPACE_A)", id);
-    if ((s = nv_alloc_object(p, g->hdevice, FERMI_VASPACE_A, &va, p->abi->vaspace_params, &g->hvaspace, what)))
+    if ((s = nv_alloc_object(p, g->hdevice, FERMI_VASPACE_A, &va, nv_class_params(FERMI_VASPACE_A, p->major), &g->hvaspace, what)))
         return s;
 
     nv_gid_info gid = {.flags = NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY, .length = 16};
@@ -492,7 +492,7 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
 
     nv_gpfifo_schedule sch = {.bEnable = 1};
     snprintf(what, sizeof what, "%s bring-up: scheduling the channel group (NVA06C_CTRL_CMD_GPFIFO_SCHEDULE)", id);
-    if ((s = nv_control(p, nv->htsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sch, p->abi->schedule_params, what)))
+    if ((s = nv_control(p, nv->htsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sch, nv_ctrl_params(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, p->major), what)))
         return s;
     if ((s = first_methods(dev, nv))) return s;
 

@@ -184,15 +184,17 @@ Test(nv_mock, each_model_accepts_only_its_classes_and_layouts)
     cr_assert_eq(rm_alloc(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
     cr_assert_eq(rm_alloc(&r, r.device, AMPERE_COMPUTE_B, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
     cr_assert_eq(rm_alloc(&r, r.device, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
-    /* a 570-sized vaspace struct on a 580 driver, a control of the wrong size */
+    /* RM copies the vaspace struct's 580 size whatever paramsSize says;
+     * a required struct that is missing, a control of the wrong size */
     nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
-    cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, &va, 48, NULL), NV_ERR_INVALID_PARAM_STRUCT);
+    cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, NULL, sizeof va, NULL), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, &va, 48, NULL), NV_OK);
     cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, NULL), NV_OK);
     nv_classlist cl = {0};
     nv_rm_control c = {.hClient = r.client, .hObject = r.device, .cmd = NV0080_CTRL_CMD_GPU_GET_CLASSLIST,
                        .params = (uint64_t)(uintptr_t)&cl, .paramsSize = sizeof cl - 4};
     cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_CONTROL, &c), 0);
-    cr_assert_eq(c.status, NV_ERR_INVALID_PARAM_STRUCT);
+    cr_assert_eq(c.status, NV_ERR_INVALID_ARGUMENT);
     /* escapes with the wrong struct size, or on the wrong fd, are EINVAL */
     cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_RM_ALLOC, 48), &c), -EINVAL);
     nv_rm_alloc_memory am = {0};

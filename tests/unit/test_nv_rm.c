@@ -1,0 +1,281 @@
+/* The NV mock's RM against what RM's own handlers do (open-gpu-kernel-
+ * modules 580.95.05, the version the mock reports), one test per handler
+ * the mock implements: what each checks, what it copies back and what it
+ * answers. The expectations are written from RM's sources (named at each
+ * test), not from the backend: a client that is not hcq meets the same
+ * answers. docs/mock-interfaces.md lists each interface with its source
+ * and the test here that holds it. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "drivers/mock/mock_nv.h"
+#include "drivers/nv/nv.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+
+static void setup(void)
+{
+    sys_set(mock_sys());
+    T_OK(mock_configure(""));
+}
+TestSuite(nv_rm, .init = setup, .timeout = 120);
+
+/* ** raw RM calls on fds of our own (a client of our own) */
+typedef struct raw {
+    int ctl, dev;
+    uint32_t client, device, subdevice;
+} raw;
+
+static uint32_t alloc_p(raw *r, uint32_t parent, uint32_t cls, void *params, uint32_t size, uint32_t *h)
+{
+    nv_rm_alloc a = {.hRoot = r->client, .hObjectParent = parent, .hObjectNew = h ? *h : 0, .hClass = cls,
+                     .pAllocParms = (uint64_t)(uintptr_t)params, .paramsSize = size};
+    cr_assert_eq(sys_ioctl(r->ctl, NV_IOCTL_RM_ALLOC, &a), 0);
+    if (h && a.status == NV_OK) *h = a.hObjectNew;
+    return a.status;
+}
+
+static uint32_t ctrl(raw *r, uint32_t obj, uint32_t cmd, void *params, uint32_t size)
+{
+    nv_rm_control c = {.hClient = r->client, .hObject = obj, .cmd = cmd, .params = (uint64_t)(uintptr_t)params,
+                       .paramsSize = size};
+    cr_assert_eq(sys_ioctl(r->ctl, NV_IOCTL_RM_CONTROL, &c), 0);
+    return c.status;
+}
+
+static void raw_open(raw *r)
+{
+    memset(r, 0, sizeof *r);
+    r->ctl = sys_open("/dev/nvidiactl", O_RDWR);
+    r->dev = sys_open("/dev/nvidia0", O_RDWR);
+    cr_assert(r->ctl >= 0 && r->dev >= 0);
+    nv_register_fd reg = {r->ctl};
+    cr_assert_eq(sys_ioctl(r->dev, NV_IOCTL_REGISTER_FD, &reg), 0);
+    nv_rm_alloc a = {.hClass = NV01_ROOT_CLIENT};
+    cr_assert_eq(sys_ioctl(r->ctl, NV_IOCTL_RM_ALLOC, &a), 0);
+    cr_assert_eq(a.status, NV_OK);
+    r->client = a.hObjectNew;
+    nv_device_alloc da = {.deviceId = 0, .hClientShare = r->client};
+    cr_assert_eq(alloc_p(r, r->client, NV01_DEVICE_0, &da, sizeof da, &r->device), NV_OK);
+    nv_subdevice_alloc sa = {0};
+    cr_assert_eq(alloc_p(r, r->device, NV20_SUBDEVICE_0, &sa, sizeof sa, &r->subdevice), NV_OK);
+}
+
+static void raw_close(raw *r)
+{
+    sys_close(r->dev);
+    sys_close(r->ctl); /* RM frees the fd's clients */
+    cr_assert_eq(mock_nv_live_objects(), 0);
+}
+
+static uint32_t vidmem(raw *r, uint64_t size)
+{
+    nv_memory_alloc m = {.owner = r->client, .flags = NVOS32_ALLOC_FLAGS_VIDMEM, .size = size};
+    uint32_t h = 0;
+    cr_assert_eq(alloc_p(r, r->device, NV01_MEMORY_LOCAL_USER, &m, sizeof m, &h), NV_OK);
+    return h;
+}
+
+/* ** NV_ESC_RM_ALLOC: serverAllocApiCopyIn (src/nvidia/src/kernel/rmapi/
+ * alloc_free.c) sizes the copy with rmapiParamsCopyInit from the class's
+ * resource_list.h entry and never reads paramsSize; a NULL pointer for a
+ * class whose parameters are RS_REQUIRED is NV_ERR_INVALID_ARGUMENT; the
+ * class is looked up before anything else (NV_ERR_INVALID_CLASS); the
+ * parameters go back only on success (serverAllocApiCopyOut). */
+Test(nv_rm, alloc_copies_the_class_size_whatever_params_size_says)
+{
+    raw r;
+    raw_open(&r);
+    /* issue 21 item 1: paramsSize 0 (what a client that leaves it unset sends) */
+    nv_device_alloc da = {.deviceId = 0, .hClientShare = r.client};
+    uint32_t h = 0;
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, &da, 0, &h), NV_OK);
+    nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, 0, NULL), NV_OK);
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, 7, NULL), NV_OK);
+    /* RS_REQUIRED without a pointer; RS_OPTIONAL without one is fine */
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, NULL, sizeof va, NULL), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(alloc_p(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_OK);
+    /* a class RM does not know at all, before the parent is even looked at */
+    cr_assert_eq(alloc_p(&r, 0x1234, 0x7777, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
+    /* copied back on success only: the limit RM fills in */
+    nv_memory_virtual_alloc v = {.offset = 1ull << 32};
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_VIRTUAL, &v, 0, NULL), NV_OK);
+    cr_assert_eq(v.limit, (1ull << 49) - 1);
+    nv_memory_virtual_alloc bad = {.offset = 1ull << 40, .limit = 1ull << 39};
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_VIRTUAL, &bad, sizeof bad, NULL), NV_ERR_INVALID_LIMIT);
+    cr_assert_eq(bad.limit, 1ull << 39, "nothing is copied back on failure");
+    raw_close(&r);
+}
+
+/* ** NV01_MEMORY_VIRTUAL (class/cl0070.h, resource_list.h: parent Device,
+ * RS_REQUIRED) and NV_ESC_RM_MAP_MEMORY_DMA / UNMAP (escape.c, NVOS46,
+ * NVOS47; serverInterMap_Prologue in src/nvidia/src/kernel/rmapi/
+ * mapping.c): memory mapped into the range is the GPU's to reach, at the
+ * address RM picks or a fixed one inside the range, and gone after the
+ * unmap or the memory's free. */
+Test(nv_rm, memory_virtual_and_map_memory_dma)
+{
+    raw r;
+    raw_open(&r);
+    mnv_gpu *g = mnv_gpu_by_index(0);
+    nv_memory_virtual_alloc v = {0};
+    uint32_t hv = 0;
+    cr_assert_eq(alloc_p(&r, r.subdevice, NV01_MEMORY_VIRTUAL, &v, sizeof v, &hv), NV_ERR_INVALID_OBJECT_PARENT);
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_VIRTUAL, &v, sizeof v, &hv), NV_OK);
+    uint32_t hm = vidmem(&r, 1 << 20);
+
+    nv_rm_map_memory_dma m = {.hClient = r.client, .hDevice = r.device, .hDma = hv, .hMemory = hm, .length = 1 << 20};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY_DMA, &m), 0);
+    cr_assert_eq(m.status, NV_OK);
+    cr_assert_neq(m.dmaOffset, 0);
+    cr_assert(mock_gpu_access(g->g, m.dmaOffset, 1 << 20, true, NULL, 0), "the GPU reaches the mapping");
+    uint64_t at = m.dmaOffset;
+
+    /* the checks: the escape on a GPU file, a length past the memory, an
+     * hDevice that is not a device, an hDma that is not virtual memory */
+    nv_rm_map_memory_dma bad = m;
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_MAP_MEMORY_DMA, &bad), -EINVAL);
+    bad.length = (1 << 20) + 4096;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY_DMA, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_INVALID_LIMIT);
+    bad = m;
+    bad.hDevice = hm;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY_DMA, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_INVALID_OBJECT);
+    bad = m;
+    bad.hDma = hm;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY_DMA, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_INVALID_OBJECT_HANDLE);
+
+    /* a fixed address must lie inside the virtual range */
+    nv_memory_virtual_alloc small = {.offset = 1ull << 44, .limit = (1ull << 44) + (1 << 20) - 1};
+    uint32_t hs = 0;
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_VIRTUAL, &small, sizeof small, &hs), NV_OK);
+    nv_rm_map_memory_dma fx = {.hClient = r.client, .hDevice = r.device, .hDma = hs, .hMemory = hm,
+                               .length = 4096, .flags = NVOS46_FLAGS_DMA_OFFSET_FIXED, .dmaOffset = 1ull << 45};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY_DMA, &fx), 0);
+    cr_assert_eq(fx.status, NV_ERR_INVALID_OFFSET);
+
+    /* a read-only mapping refuses the GPU's writes */
+    nv_rm_map_memory_dma ro = m;
+    ro.flags = NVOS46_FLAGS_ACCESS_READ_ONLY;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY_DMA, &ro), 0);
+    cr_assert_eq(ro.status, NV_OK);
+    cr_assert(mock_gpu_access(g->g, ro.dmaOffset, 4096, false, NULL, 0));
+    cr_assert_not(mock_gpu_access(g->g, ro.dmaOffset, 4096, true, NULL, 0));
+
+    /* unmap: gone; a second unmap finds nothing */
+    nv_rm_unmap_memory_dma u = {.hClient = r.client, .hDevice = r.device, .hDma = hv, .hMemory = hm, .dmaOffset = at};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_UNMAP_MEMORY_DMA, &u), 0);
+    cr_assert_eq(u.status, NV_OK);
+    cr_assert_not(mock_gpu_access(g->g, at, 4096, false, NULL, 0));
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_UNMAP_MEMORY_DMA, &u), 0);
+    cr_assert_eq(u.status, NV_ERR_INVALID_OFFSET);
+
+    /* freeing the memory takes its remaining mappings with it */
+    nv_rm_free f = {.hRoot = r.client, .hObjectParent = r.device, .hObjectOld = hm};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_FREE, &f), 0);
+    cr_assert_eq(f.status, NV_OK);
+    cr_assert_not(mock_gpu_access(g->g, ro.dmaOffset, 4096, false, NULL, 0));
+    raw_close(&r);
+}
+
+/* ** NV2080_CTRL_CMD_PERF_BOOST (ctrl2080perf.h; kern_perf_boost.c hands it
+ * to GSP): CMD 1:0 and a duration of at most 3600 s or 0xffffffff; a
+ * boosted GeForce part reports P0 where it would idle in P8 */
+Test(nv_rm, perf_boost_holds_the_top_pstate_until_cleared)
+{
+    T_OK(mock_configure("nv=RTX4090"));
+    raw r;
+    raw_open(&r);
+    nv_current_pstate ps = {0};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE, &ps, sizeof ps), NV_OK);
+    cr_assert_eq(ps.currPstate, 1u << 8, "an idle GeForce part is in P8");
+    nv_perf_boost b = {.flags = 2, .duration = 4000};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_BOOST, &b, sizeof b), NV_ERR_INVALID_ARGUMENT);
+    b = (nv_perf_boost){.flags = 3, .duration = 10};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_BOOST, &b, sizeof b), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_BOOST, &b, sizeof b - 4), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ctrl(&r, r.device, NV2080_CTRL_CMD_PERF_BOOST, &b, sizeof b), NV_ERR_NOT_SUPPORTED);
+    b = (nv_perf_boost){.flags = 2, .duration = NV_PERF_BOOST_DURATION_INFINITE};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_BOOST, &b, sizeof b), NV_OK);
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE, &ps, sizeof ps), NV_OK);
+    cr_assert_eq(ps.currPstate, 1u, "boosted: P0");
+    b = (nv_perf_boost){.flags = 0};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_BOOST, &b, sizeof b), NV_OK);
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE, &ps, sizeof ps), NV_OK);
+    cr_assert_eq(ps.currPstate, 1u << 8, "cleared: P8 again");
+    raw_close(&r);
+}
+
+/* ** NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE (kern_mem_sys_ctrl.c
+ * kmemsysFlushGpuCache): a full-cache write-back or FB flush is done; an
+ * address-array flush RM answers NV_ERR_GENERIC; malformed ones are
+ * NV_ERR_INVALID_ARGUMENT */
+Test(nv_rm, fb_flush_gpu_cache_as_rm_answers_it)
+{
+    raw r;
+    raw_open(&r);
+    mnv_gpu *g = mnv_gpu_by_index(0);
+    nv_fb_flush_gpu_cache *f = calloc(1, sizeof *f);
+    uint32_t before = atomic_load(&g->cache_flushes);
+    f->flags = NV_FB_FLUSH_WRITE_BACK | NV_FB_FLUSH_INVALIDATE | NV_FB_FLUSH_FULL_CACHE | NV_FB_FLUSH_FB;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE, f, sizeof *f), NV_OK);
+    f->flags = NV_FB_FLUSH_FB;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE, f, sizeof *f), NV_OK);
+    cr_assert_eq(atomic_load(&g->cache_flushes), before + 2);
+    f->flags = NV_FB_FLUSH_WRITE_BACK | 3u; /* aperture 3 */
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE, f, sizeof *f), NV_ERR_INVALID_ARGUMENT);
+    f->flags = NV_FB_FLUSH_WRITE_BACK; /* an address array of no entries */
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE, f, sizeof *f), NV_ERR_INVALID_ARGUMENT);
+    f->addressArraySize = 1;
+    f->memBlockSizeBytes = 4096;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE, f, sizeof *f), NV_ERR_GENERIC);
+    free(f);
+    raw_close(&r);
+}
+
+/* ** NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES (ctrl83dedebug.h; GSP
+ * answers it): after a kernel faults, the hang report reads the SM's
+ * exception (with the program counter) and the channel's MMU fault */
+Test(nv_rm, read_all_sm_error_states_after_a_fault)
+{
+    hcq_device *d = T_NONNULL(hcq_device_open("NV:0"));
+    nv_dev *nv = nv_of(d);
+    nv_sm_error_states *e = calloc(1, sizeof *e);
+    e->hTargetChannel = nv->ch[NV_CH_COMPUTE].hchannel;
+    e->numSMsToRead = 4;
+    const char *what = "test";
+    T_OK(nv_control(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES, e, sizeof *e, what));
+    cr_assert_eq(e->mmuFaultValid, 0);
+    cr_assert_eq(e->smErrorStateArray[0].hwwWarpEsr, 0);
+    /* a bad target channel, too many SMs */
+    uint32_t st = 0;
+    e->hTargetChannel = nv->hdebugger;
+    T_OK(nv_control_status(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES, e, sizeof *e,
+                           &st, what));
+    cr_assert_eq(st, NV_ERR_INVALID_OBJECT_HANDLE);
+    e->hTargetChannel = nv->ch[NV_CH_COMPUTE].hchannel;
+    e->numSMsToRead = NV83DE_MAX_SMS_PER_CALL + 1;
+    T_OK(nv_control_status(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES, e, sizeof *e,
+                           &st, what));
+    cr_assert_eq(st, NV_ERR_INVALID_ARGUMENT);
+
+    hcq_program *p = t_load(d, t_k_add1());
+    hcq_arg a[2] = {hcq_arg_addr(HCQ_IMM(0xdead0000ull)), hcq_arg_u32(16)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(1, 16)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    e->numSMsToRead = 4;
+    T_OK(nv_control(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES, e, sizeof *e, what));
+    cr_assert_eq(e->mmuFaultValid, 1);
+    cr_assert_neq(e->smErrorStateArray[0].hwwWarpEsr, 0);
+    cr_assert_eq(e->smErrorStateArray[0].hwwWarpEsrPc64, p->launch_addr);
+    free(e);
+    T_OK(hcq_device_close(d));
+}
