@@ -296,6 +296,37 @@ static hcq_status parse_open_fail(const char *v, mock_config *c)
     return HCQ_OK;
 }
 
+/* refuse=NAME: a path of the modelled hardware that hangs (mock.h
+ * MOCK_REFUSE_*); one row per name, vendors add theirs */
+static const struct {
+    const char *name;
+    uint32_t bit;
+} refusals[] = {
+    {"acq-strict-geq", MOCK_REFUSE_ACQ_STRICT_GEQ},
+    {"acq-circ-geq", MOCK_REFUSE_ACQ_CIRC_GEQ},
+    {"qmd-v4", MOCK_REFUSE_QMD_V4},
+    {"qmd-v3", MOCK_REFUSE_QMD_V3},
+    {"local-lazy", MOCK_REFUSE_LOCAL_LAZY},
+    {"local-min", MOCK_REFUSE_LOCAL_MIN},
+    {"ce-release64", MOCK_REFUSE_CE_REL64},
+    {"ce-release32", MOCK_REFUSE_CE_REL32},
+};
+
+static hcq_status parse_refuse(const char *v, mock_config *c)
+{
+    char names[512] = "";
+    for (size_t i = 0; i < BASE_ARRAY_LEN(refusals); i++) {
+        if (!strcmp(v, refusals[i].name)) {
+            c->refuse |= refusals[i].bit;
+            return HCQ_OK;
+        }
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", refusals[i].name);
+    }
+    char want[600];
+    snprintf(want, sizeof want, "the paths the mock can refuse are %s", names);
+    return bad_value("refuse", v, want);
+}
+
 /* hang=ENGINE names an engine the configured GPUs will have: <vendor><N>.<kind> */
 static hcq_status check_engine(const char *v, const mock_config *c)
 {
@@ -369,9 +400,11 @@ static hcq_status parse(const char *spec, mock_config *c)
             s = parse_fail_ioctl(v, c);
         } else if (!strcmp(kv, "open_fail")) {
             s = parse_open_fail(v, c);
+        } else if (!strcmp(kv, "refuse")) {
+            s = parse_refuse(v, c);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
+                         "fail_ioctl, open_fail, mmu_fault, hang, refuse, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
         }
     }
     free(copy);

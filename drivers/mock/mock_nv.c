@@ -15,25 +15,53 @@
  * litter counts are the full die's (GH100 8 GPCs x 9 TPCs, GA100 8 x 8,
  * GA102 7 x 6, AD102 12 x 6, 2 SMs per TPC); floorsweeping leaves fewer
  * TPCs enabled: 66 (132 SMs) on an H100 SXM, 57 (114) on an H100 PCIe, 54
- * (108) on an A100, 64 (128) on an RTX 4090, 41 (82) on an RTX 3090 */
-#define HOPPER_CHANNELS {HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
-#define HOPPER_USERMODES {HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
-#define AMPERE_CHANNELS {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
-#define AMPERE_USERMODES {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
-/* shared memory per SM as NVIDIA's tuning guides give it: H100 228 KiB,
- * A100 164 KiB, GA102 and AD102 100 KiB */
-static const mnv_model models[] = {
-    {"H100", "NVIDIA H100 80GB HBM3", 0x2330, 0x900, 8, 9, 2, 64, 66, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210, 228},
-    {"H100PCIe", "NVIDIA H100 PCIe", 0x2331, 0x900, 8, 9, 2, 64, 57, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210, 228},
-    {"A100", "NVIDIA A100-SXM4-40GB", 0x20B0, 0x800, 8, 8, 2, 64, 54, 40ull << 30, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A,
-     AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 164},
-    {"RTX4090", "NVIDIA GeForce RTX 4090", 0x2684, 0x809, 12, 6, 2, 48, 64, 24ull << 30, ADA_COMPUTE_A,
-     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 100},
-    {"RTX3090", "NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 41, 24ull << 30, AMPERE_COMPUTE_B,
-     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 100},
+ * (108) on an A100, 64 (128) on an RTX 4090, 41 (82) on an RTX 3090. The
+ * family (classes, QMD, register file, shared memory) comes from the SM
+ * version (compiler/nv_chips.c). Sensors: idle/load temperature, power
+ * and clock as the boards' data sheets give them. */
+static const mnv_model builtin[] = {
+    {.name = "H100", .full_name = "NVIDIA H100 80GB HBM3", .pci_device = 0x2330, .sm_version = 0x900, .gpcs = 8,
+     .tpcs_per_gpc = 9, .sms_per_tpc = 2, .max_warps_per_sm = 64, .enabled_tpcs = 66, .vram_bytes = 80ull << 30,
+     .sensors = {31, 68, 72, 650, 345, 1980}, .link_speed = 5, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x16c1, .revision = 0xa1, .ecc = true, .datacenter = true},
+    {.name = "H100PCIe", .full_name = "NVIDIA H100 PCIe", .pci_device = 0x2331, .sm_version = 0x900, .gpcs = 8,
+     .tpcs_per_gpc = 9, .sms_per_tpc = 2, .max_warps_per_sm = 64, .enabled_tpcs = 57, .vram_bytes = 80ull << 30,
+     .sensors = {31, 68, 72, 650, 345, 1980}, .link_speed = 5, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x16c1, .revision = 0xa1, .ecc = true, .datacenter = true},
+    {.name = "A100", .full_name = "NVIDIA A100-SXM4-40GB", .pci_device = 0x20B0, .sm_version = 0x800, .gpcs = 8,
+     .tpcs_per_gpc = 8, .sms_per_tpc = 2, .max_warps_per_sm = 64, .enabled_tpcs = 54, .vram_bytes = 40ull << 30,
+     .sensors = {30, 62, 55, 380, 210, 1410}, .link_speed = 4, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x1463, .revision = 0xa1, .ecc = true, .datacenter = true},
+    {.name = "RTX4090", .full_name = "NVIDIA GeForce RTX 4090", .pci_device = 0x2684, .sm_version = 0x809,
+     .gpcs = 12, .tpcs_per_gpc = 6, .sms_per_tpc = 2, .max_warps_per_sm = 48, .enabled_tpcs = 64,
+     .vram_bytes = 24ull << 30, .sensors = {34, 70, 21, 430, 210, 2520}, .link_speed = 4, .link_width = 16,
+     .subsys_vendor = 0x10de, .subsys_device = 0x167c, .revision = 0xa1},
+    {.name = "RTX3090", .full_name = "NVIDIA GeForce RTX 3090", .pci_device = 0x2204, .sm_version = 0x806, .gpcs = 7,
+     .tpcs_per_gpc = 6, .sms_per_tpc = 2, .max_warps_per_sm = 48, .enabled_tpcs = 41, .vram_bytes = 24ull << 30,
+     .sensors = {36, 74, 28, 340, 210, 1695}, .link_speed = 4, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x147d, .revision = 0xa1},
 };
+
+/* the built-in rows, then any a test added */
+static const mnv_model *models[BASE_ARRAY_LEN(builtin) + 8];
+static size_t nmodels;
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void models_init(void)
+{
+    if (nmodels) return;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(builtin); i++) models[nmodels++] = &builtin[i];
+}
+
+bool mock_nv_add_model(const mnv_model *m)
+{
+    pthread_mutex_lock(&models_lock);
+    models_init();
+    bool ok = nmodels < BASE_ARRAY_LEN(models);
+    if (ok) models[nmodels++] = m;
+    pthread_mutex_unlock(&models_lock);
+    return ok;
+}
 
 uint32_t mnv_tpc_mask(const mnv_model *m, uint32_t gpc)
 {
@@ -60,13 +88,22 @@ static int nv_init(const mock_config *cfg)
     ngpus = 0;
     snprintf(version, sizeof version, "%s", cfg->nv_driver);
     const mnv_model *m = NULL;
-    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-        if (!strcasecmp(cfg->nv_model, models[i].name)) m = &models[i];
+    char list[256] = "";
+    pthread_mutex_lock(&models_lock);
+    models_init();
+    for (size_t i = 0; i < nmodels; i++) {
+        if (!strcasecmp(cfg->nv_model, models[i]->name)) m = models[i];
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", models[i]->name);
+    }
+    pthread_mutex_unlock(&models_lock);
     if (!m) {
-        char list[128] = "";
-        for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", models[i].name);
         base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv=`%s`: no such NVIDIA model (models: %s)", cfg->nv_model, list);
+        return -EINVAL;
+    }
+    const nv_family *f = nv_family_for_sm(m->sm_version);
+    if (!f) {
+        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv=`%s`: its SM version 0x%x is of no family hcq knows (%s)",
+                 cfg->nv_model, m->sm_version, nv_families_driven());
         return -EINVAL;
     }
     for (uint32_t i = 0; i < cfg->nv_count && i < BASE_ARRAY_LEN(gpus); i++) {
@@ -78,6 +115,7 @@ static int nv_init(const mock_config *cfg)
         if (!g->g) return -ENOMEM;
         g->g->vendor = g;
         g->m = m;
+        g->f = f;
         g->index = i;
         g->minor = i;
         g->gpu_id = (0x41u + i) << 8; /* as RM derives it from the PCI bus */

@@ -25,26 +25,31 @@
 
 #include <stdatomic.h>
 
-/* ** GPU models */
+/* ** GPU models: one row per part (mock_nv.c), naming its family (the
+ * classes, QMD, register file, carve-outs: compiler/nv_chips.c) by SM
+ * version, and what the part has beyond its family: the die's counts and
+ * what floorsweeping left, memory, and what the monitoring controls read */
 typedef struct mnv_model {
     const char *name;      /* the config name: "H100" */
     const char *full_name; /* what the name-string control reports */
     uint16_t pci_device;
-    uint32_t sm_version;   /* GR SM_VERSION: 0x900 */
+    uint32_t sm_version;   /* GR SM_VERSION, which names the family: 0x900 */
     uint32_t gpcs, tpcs_per_gpc, sms_per_tpc, max_warps_per_sm; /* the die's ("litter") counts */
     uint32_t enabled_tpcs;  /* what floorsweeping left (GR GET_GPC_MASK / GET_TPC_MASK) */
     uint64_t vram_bytes;
-    uint32_t compute_cls, copy_cls;
-    uint32_t channel_cls[4], usermode_cls[4]; /* 0-terminated */
-    uint32_t qmd_major;   /* the QMD version its compute class takes */
-    uint32_t param_base;  /* kernargs in constant bank 0 */
-    uint32_t shared_kib;  /* shared memory per SM (the largest carve-out) */
+    /* monitoring (mock_nv_mon.c): sensors, PCIe link, board ids, ECC */
+    mock_sensor_model sensors;
+    uint8_t link_speed, link_width; /* NV2080 codes: speed 4 = Gen4, 5 = Gen5 */
+    uint16_t subsys_vendor, subsys_device;
+    uint8_t revision;
+    bool ecc, datacenter;           /* datacenter parts stay in P0 */
 } mnv_model;
 
 /* ** one emulated GPU */
 typedef struct mnv_gpu {
     mock_gpu *g;
     const mnv_model *m;
+    const nv_family *f; /* m's family */
     uint32_t index, gpu_id, minor;
     uint8_t uuid[16];
     atomic_int opened;  /* /dev/nvidiaN fds open (RM needs one before GET_ID_INFO) */
@@ -160,6 +165,9 @@ void mnv_uvm_close_fd(mnv_fd *f);
 uint32_t *mnv_status_field(int kind, unsigned long req, void *arg);
 
 /* ** test hooks (tests and bench/ include this header) */
+/* Adds a model (a part of a family hcq knows, as one row) that nv=NAME can
+ * then name; the row must outlive the mock. false when the table is full. */
+bool mock_nv_add_model(const mnv_model *m);
 /* Engines of NV GPU `index` take no new work while paused (their doorbells
  * are disconnected too, so submitting costs what it costs on hardware). */
 void mock_nv_pause(uint32_t index, bool paused);

@@ -112,10 +112,10 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
                                           NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, FERMI_VASPACE_A, FERMI_CONTEXT_SHARE_A,
                                           KEPLER_CHANNEL_GROUP_A, GT200_DEBUGGER};
         for (size_t i = 0; i < BASE_ARRAY_LEN(common); i++) list[n++] = common[i];
-        for (int i = 0; i < 4 && g->m->channel_cls[i]; i++) list[n++] = g->m->channel_cls[i];
-        for (int i = 0; i < 4 && g->m->usermode_cls[i]; i++) list[n++] = g->m->usermode_cls[i];
-        list[n++] = g->m->compute_cls;
-        list[n++] = g->m->copy_cls;
+        for (int i = 0; i < 4 && g->f->channel_classes[i]; i++) list[n++] = g->f->channel_classes[i];
+        for (int i = 0; i < 4 && g->f->usermode_classes[i]; i++) list[n++] = g->f->usermode_classes[i];
+        list[n++] = g->f->compute_cls;
+        list[n++] = g->f->copy_cls;
         if (v->classList) {
             if (v->numClasses < n) return NV_ERR_INVALID_PARAM_STRUCT;
             memcpy((void *)(uintptr_t)v->classList, list, n * sizeof *list);

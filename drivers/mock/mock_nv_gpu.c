@@ -59,6 +59,7 @@ struct mnv_chan {
     bool sm_err_valid, mmu_faulted;
     uint32_t mmu_fault_info;
     atomic_bool dead;
+    bool hung; /* a refused path (HCQ_MOCK_CONFIG refuse=) stopped it without a word, as a hang does */
     mnv_chan *next_live;
 };
 
@@ -75,7 +76,7 @@ void mnv_gpu_pause_doorbells(mnv_gpu *g, bool paused)
     pthread_mutex_unlock(&live_lock);
 }
 
-enum { M_OK, M_BLOCKED, M_FAULT };
+enum { M_OK, M_BLOCKED, M_FAULT, M_HUNG };
 
 /* ** memory the mock maps for itself (USERD, notifiers are RM's memory,
  * which it reaches physically, not through the GPU's MMU) */
@@ -200,6 +201,16 @@ static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
                          write ? "write" : "read", what);
 }
 
+/* HCQ_MOCK_CONFIG refuse=: the hardware hangs on this path. The channel
+ * stops where it is, writes nothing and reports nothing (its host sees a
+ * timeout); freeing it stops it for good. */
+static int hang(mnv_chan *c, const char *path, const char *what)
+{
+    if (!c->hung) BASE_LOG(1, "mock %s: hangs at %s (HCQ_MOCK_CONFIG refuse=%s)", c->name, what, path);
+    c->hung = true;
+    return M_HUNG;
+}
+
 /* for the SM's side of a launch (mock_nv_launch.c) */
 int mnv_chan_cancelled(mnv_chan *c)
 {
@@ -283,6 +294,16 @@ static int sem_execute(mnv_chan *c, uint32_t v)
         sem_write(va, payload, b64, ts);
         return M_OK;
     }
+    /* HOPPER_CHANNEL_GPFIFO_A lists ACQ_CIRC_GEQ and not ACQ_STRICT_GEQ
+     * (clc86f.h): which of the two a Hopper PBDMA honours with a 64-bit
+     * payload no source settles; the mock runs both, or hangs on the one
+     * refuse= names */
+    if (c->cls == HOPPER_CHANNEL_GPFIFO_A) {
+        if (op == NV_SEM_OP_ACQ_STRICT_GEQ && mock_refused(MOCK_REFUSE_ACQ_STRICT_GEQ))
+            return hang(c, "acq-strict-geq", "a SEM_EXECUTE ACQ_STRICT_GEQ");
+        if (op == NV_SEM_OP_ACQ_CIRC_GEQ && mock_refused(MOCK_REFUSE_ACQ_CIRC_GEQ))
+            return hang(c, "acq-circ-geq", "a SEM_EXECUTE ACQ_CIRC_GEQ");
+    }
     uint64_t cur = sem_read(va, b64);
     bool ok;
     switch (op) {
@@ -338,16 +359,39 @@ static int icache_fetch(mnv_chan *c, uint64_t prog, bool invalidate)
 /* ** compute: QMD launches */
 static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
 {
-    const mnv_model *m = c->gpu->m;
-    int ver = m->qmd_major >= 4 ? NV_QMD_V04 : NV_QMD_V03, rc;
+    const nv_family *f = c->gpu->f;
+    int rc;
+    /* the version is in the QMD itself (QMD_MAJOR_VERSION sits at the same
+     * bits in every layout); the class takes the ones its QMD header
+     * documents (open-gpu-doc classes/compute/cl*c0qmd.h) */
+    if (!gpu_ok(c, qmd_va, NV_QMD_V03_BYTES, false, "fetching a QMD", &rc)) return rc;
+    uint32_t major = nv_qmd_major_of((const uint32_t *)(uintptr_t)qmd_va);
+    if (major >= 32 || !(f->qmd_documented & (1u << major)))
+        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u; %s (class 0x%04x) documents "
+                             "versions%s%s%s", (unsigned long long)qmd_va, major, c->gpu->m->name, c->engine_cls,
+                             f->qmd_documented & 4 ? " 2" : "", f->qmd_documented & 8 ? " 3" : "",
+                             f->qmd_documented & 16 ? " 4" : "");
+    if (major != 3 && major != 4)
+        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u, which class 0x%04x documents "
+                             "but the mock does not emulate (it reads V03 and V04)", (unsigned long long)qmd_va, major,
+                             c->engine_cls);
+    int ver = nv_qmd_ver_of_major(major);
     uint32_t bytes = nv_qmd_bytes(ver), q[NV_QMD_MAX_DW];
     if (!gpu_ok(c, qmd_va, bytes, false, "fetching a QMD", &rc)) return rc;
     memcpy(q, (const void *)(uintptr_t)qmd_va, bytes);
     mock_dump(c->eng, "nv-qmd", c->engine_cls, qmd_va, q, bytes / 4);
-    uint32_t major = (uint32_t)nv_qmd_get(q, ver, NV_QMD_MAJOR_VERSION, 0);
-    if (major != m->qmd_major)
-        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u; %s (class 0x%04x) takes "
-                             "version %u", (unsigned long long)qmd_va, major, m->name, c->engine_cls, m->qmd_major);
+    /* refuse=: the two versions Hopper's class documents, one hanging */
+    if (f->qmd_documented == (1u << 3 | 1u << 4)) {
+        if (major == 4 && mock_refused(MOCK_REFUSE_QMD_V4)) return hang(c, "qmd-v4", "a QMD V04 launch");
+        if (major == 3 && mock_refused(MOCK_REFUSE_QMD_V3)) return hang(c, "qmd-v3", "a QMD V03 launch");
+    }
+    /* refuse=: launches without local memory, or with only the ABI's
+     * reserve (what every launch of a kernel without a stack gets under
+     * the proven path) */
+    uint32_t slm = (uint32_t)nv_qmd_get(q, ver, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 0);
+    if (!slm && mock_refused(MOCK_REFUSE_LOCAL_LAZY)) return hang(c, "local-lazy", "a launch without local memory");
+    if (slm && slm <= 0x240 && mock_refused(MOCK_REFUSE_LOCAL_MIN))
+        return hang(c, "local-min", "a launch with only the 0x240-byte local-memory reserve");
     uint64_t prog = nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_LOWER, 0) |
                     nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_UPPER, 0) << 32;
     uint32_t grid[3] = {(uint32_t)nv_qmd_get(q, ver, NV_QMD_GRID_WIDTH, 0),
@@ -364,6 +408,12 @@ static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
                     nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, 0) << 32)
                    << shift;
     uint64_t cb0_size = nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0) << 4;
+    /* pri_sked.ref.txt SKEDCHECK16_CTA_THREAD_DIMENSION_ZERO, SKEDCHECK11_TOTAL_THREADS */
+    for (int i = 0; i < 3; i++)
+        if (!block[i])
+            return channel_error(c, NV_RC_GR_EXCEPTION, "SKEDCHECK16_CTA_THREAD_DIMENSION_ZERO: QMD at 0x%llx has "
+                                 "CTA_THREAD_DIMENSION%d 0 (a block of %ux%ux%u threads)", (unsigned long long)qmd_va,
+                                 i, block[0], block[1], block[2]);
     if ((uint64_t)block[0] * block[1] * block[2] > 1024)
         return channel_error(c, NV_RC_GR_EXCEPTION, "a block of %ux%ux%u threads", block[0], block[1], block[2]);
     if ((rc = icache_fetch(c, prog, nv_qmd_get(q, ver, NV_QMD_INVALIDATE_INSTRUCTION_CACHE, 0))) != M_OK) return rc;
@@ -411,7 +461,7 @@ static int compute_method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v
         return M_OK;
     case NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_B:
         /* Hopper's shared window must be 4 GiB aligned */
-        if (c->gpu->m->qmd_major >= 4 && v != 0)
+        if (c->gpu->f->sm_version >= 0x900 && v != 0)
             return channel_error(c, NV_RC_GR_EXCEPTION, "shared memory window 0x%x%08x is not 4 GiB aligned",
                                  r[NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_A / 4], v);
         return M_OK;
@@ -448,6 +498,10 @@ static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
         uint64_t payload = r[NV_COPY_SET_SEMAPHORE_PAYLOAD / 4] |
                            (b64 ? (uint64_t)r[NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER / 4] << 32 : 0);
         bool ts = st == 2;
+        if (b64 && mock_refused(MOCK_REFUSE_CE_REL64))
+            return hang(c, "ce-release64", "a copy-engine release with a 64-bit payload");
+        if (!b64 && c->engine_cls >= AMPERE_DMA_COPY_B && mock_refused(MOCK_REFUSE_CE_REL32))
+            return hang(c, "ce-release32", "a one-word copy-engine release");
         if (ts && (va & 15))
             return channel_error(c, NV_RC_CE2_ERROR, "copy engine semaphore at 0x%llx: a four-word release must be "
                                  "16-byte aligned", (unsigned long long)va);
@@ -478,12 +532,12 @@ static int method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v)
     }
     uint32_t cls = c->subch_cls[subch];
     if (!cls) {
-        const char *n = nv_method_name(c->engine_cls == c->gpu->m->compute_cls ? 1 : 2, mthd);
+        const char *n = nv_method_name(c->engine_cls == c->gpu->f->compute_cls ? 1 : 2, mthd);
         return channel_error(c, NV_RC_GR_EXCEPTION, "method 0x%04x (%s) on subchannel %u, which has no object (no "
                              "SET_OBJECT)", mthd, n ? n : "unknown", subch);
     }
     if (mthd / 4 < MTHD_REGS) c->regs[subch][mthd / 4] = v;
-    if (cls == c->gpu->m->compute_cls) return compute_method(c, subch, mthd, v);
+    if (cls == c->gpu->f->compute_cls) return compute_method(c, subch, mthd, v);
     if (mthd == NV_COPY_LAUNCH_DMA) return copy_launch(c, subch, v);
     return M_OK;
 }
@@ -561,7 +615,7 @@ static mock_step step(mock_engine *e, void *ctx)
 {
     mnv_chan *c = ctx;
     (void)e;
-    if (atomic_load(&c->dead)) return MOCK_STEP_STOPPED;
+    if (atomic_load(&c->dead) || c->hung) return MOCK_STEP_STOPPED;
     if (!atomic_load(c->scheduled) || atomic_load(&c->gpu->paused)) return MOCK_STEP_IDLE;
     if (c->pos >= c->seg_n) {
         uint32_t put = userd_load(c, NV_USERD_GP_PUT);
@@ -606,13 +660,13 @@ static mock_step step(mock_engine *e, void *ctx)
         }
     }
     int rc = run_segment(c);
-    return rc == M_BLOCKED ? MOCK_STEP_BLOCKED : rc == M_FAULT ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
+    return rc == M_BLOCKED ? MOCK_STEP_BLOCKED : rc == M_FAULT || rc == M_HUNG ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
 }
 
 int mnv_chan_bind(mnv_chan *c, uint32_t engine_cls)
 {
     c->engine_cls = engine_cls;
-    snprintf(c->name, sizeof c->name, "nv%u.%s", c->gpu->index, engine_cls == c->gpu->m->compute_cls ? "compute" : "copy");
+    snprintf(c->name, sizeof c->name, "nv%u.%s", c->gpu->index, engine_cls == c->gpu->f->compute_cls ? "compute" : "copy");
     c->eng = mock_engine_start(c->gpu->g, c->name, step, c);
     return c->eng ? 0 : -1;
 }

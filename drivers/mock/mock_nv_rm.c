@@ -124,9 +124,9 @@ static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, const nv_memory_allo
 
 static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_alloc *a, uint32_t client, mnv_obj **out)
 {
-    const mnv_model *m = parent->gpu ? parent->gpu->m : NULL;
+    const nv_family *fam = parent->gpu ? parent->gpu->f : NULL;
     if (parent->kind != O_TSG) return NV_ERR_INVALID_OBJECT_PARENT;
-    if (!in_list(m->channel_cls, 4, cls)) return NV_ERR_INVALID_CLASS;
+    if (!in_list(fam->channel_classes, 4, cls)) return NV_ERR_INVALID_CLASS;
     mnv_obj *err = mnv_find(client, a->hObjectError), *userd = mnv_find(client, a->hUserdMemory[0]);
     mnv_obj *ctx = mnv_find(client, a->hContextShare);
     if (!err || err->kind != O_MEMORY || err->size < sizeof(nv_notification)) return NV_ERR_INVALID_OBJECT_HANDLE;
@@ -140,7 +140,7 @@ static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_al
     /* kfifoCheckChannelAllocAddrSpaces_GH100: USERD in system memory with
      * the ring in video memory is refused on Hopper */
     mnv_obj *ring = mnv_find(client, a->hObjectBuffer);
-    if (m->qmd_major >= 4 && ring && ring->kind == O_MEMORY && ring->bo && ring->bo->vram_of && !userd->bo->vram_of)
+    if (fam->sm_version >= 0x900 && ring && ring->kind == O_MEMORY && ring->bo && ring->bo->vram_of && !userd->bo->vram_of)
         return NV_ERR_INVALID_ARGUMENT;
     mnv_obj *o = mnv_obj_new(client, parent->handle, 0, cls, O_CHANNEL, parent->gpu);
     if (!o) return NV_ERR_NO_MEMORY;
@@ -243,7 +243,7 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
     case AMPERE_CHANNEL_GPFIFO_A:
     case HOPPER_CHANNEL_GPFIFO_A: st = alloc_channel(parent, cls, p, client->handle, &o); break;
     default:
-        if (gpu && in_list(gpu->m->usermode_cls, 4, cls)) {
+        if (gpu && in_list(gpu->f->usermode_classes, 4, cls)) {
             if (parent->kind != O_SUBDEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
             int err = 0;
             mock_bo *bo = mock_bo_new(NULL, NV_USERMODE_SIZE, &err);
@@ -255,7 +255,7 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
             } else {
                 mock_bo_unref(bo);
             }
-        } else if (gpu && (cls == gpu->m->compute_cls || cls == gpu->m->copy_cls)) {
+        } else if (gpu && (cls == gpu->f->compute_cls || cls == gpu->f->copy_cls)) {
             if (parent->kind != O_CHANNEL) return NV_ERR_INVALID_OBJECT_PARENT;
             if (mnv_chan_has_engine(parent->chan)) return NV_ERR_STATE_IN_USE;
             o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_ENGINE, gpu);

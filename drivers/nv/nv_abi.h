@@ -11,6 +11,8 @@
 #ifndef HCQ_DRIVERS_NV_ABI_H
 #define HCQ_DRIVERS_NV_ABI_H
 
+#include "compiler/nv_chips.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -281,37 +283,8 @@ typedef struct nv_uvm_free {
 } nv_uvm_free;
 NV_ABI_ASSERT(nv_uvm_free, 24);
 
-/* ** classes (open-gpu-kernel-modules src/nvidia/generated/g_allclasses.h;
- * per-chip lists in g_gpu_class_list.c) */
-enum nv_class {
-    NV01_ROOT_CLIENT = 0x0041,
-    NV01_DEVICE_0 = 0x0080,
-    NV20_SUBDEVICE_0 = 0x2080,
-    NV01_MEMORY_SYSTEM = 0x003E,
-    NV01_MEMORY_LOCAL_USER = 0x0040,
-    NV01_MEMORY_VIRTUAL = 0x0070, /* a range of a vaspace, mapped into with RM_MAP_MEMORY_DMA */
-    NV01_MEMORY_SYSTEM_OS_DESCRIPTOR = 0x0071,
-    FERMI_VASPACE_A = 0x90F1,
-    FERMI_CONTEXT_SHARE_A = 0x9067,
-    KEPLER_CHANNEL_GROUP_A = 0xA06C,
-    GT200_DEBUGGER = 0x83DE,
-    VOLTA_USERMODE_A = 0xC361,
-    TURING_USERMODE_A = 0xC461,
-    AMPERE_USERMODE_A = 0xC561,
-    HOPPER_USERMODE_A = 0xC661,
-    VOLTA_CHANNEL_GPFIFO_A = 0xC36F,
-    TURING_CHANNEL_GPFIFO_A = 0xC46F,
-    AMPERE_CHANNEL_GPFIFO_A = 0xC56F,
-    HOPPER_CHANNEL_GPFIFO_A = 0xC86F,
-    AMPERE_COMPUTE_A = 0xC6C0,
-    AMPERE_COMPUTE_B = 0xC7C0,
-    ADA_COMPUTE_A = 0xC9C0,
-    HOPPER_COMPUTE_A = 0xCBC0,
-    BLACKWELL_COMPUTE_A = 0xCDC0,
-    AMPERE_DMA_COPY_A = 0xC6B5,
-    AMPERE_DMA_COPY_B = 0xC7B5,
-    HOPPER_DMA_COPY_A = 0xC8B5,
-};
+/* ** classes: enum nv_class is in compiler/nv_chips.h, beside the family
+ * table that names each family's classes */
 
 /* ** allocation parameters (nvos.h, class/cl0080.h, cl2080.h, cl83de.h,
  * alloc/alloc_channel.h) */

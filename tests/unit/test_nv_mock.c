@@ -67,9 +67,11 @@ Test(nv_mock, every_bringup_ioctl_failing_is_a_clear_error_and_frees_everything)
                      mock_nv_live_objects(), msg);
         cr_assert_eq(vram_used(0), 0, "ioctl %llu: video memory left allocated", (unsigned long long)n);
     }
-    /* tolerated: UVM_MM_INITIALIZE, and the floorsweeping masks (GPC, then
-     * the TPCs of H100's 8 GPCs), whose refusal leaves the die's SM count */
-    cr_assert_geq(failed, n_open - 10, "%u of %llu failures were fatal", failed, (unsigned long long)n_open);
+    /* tolerated: UVM_MM_INITIALIZE, the floorsweeping masks (GPC, then the
+     * TPCs of H100's 8 GPCs), whose refusal leaves the die's SM count, and
+     * the frees of what the self-test used (its program and memory: a
+     * failed free is logged, the addresses stay reserved) */
+    cr_assert_geq(failed, n_open - 16, "%u of %llu failures were fatal", failed, (unsigned long long)n_open);
     T_OK(mock_configure(""));
     d = open_nv("NV:0");
     T_OK(hcq_device_close(d));
