@@ -43,6 +43,9 @@ static bool escape_of(unsigned long req, uint32_t *nr)
     if (((req >> 8) & 0xffu) != 0x46u) return false; /* type 'F' */
     *nr = NV_IOC_NR(req);
     size_t want = escape_size(*nr);
+    const nv_escape_desc *d = nv_escape_desc_of(*nr);
+    /* RM_ALLOC's NVOS64 form: named, decoded as NVOS21 where they agree */
+    if (d && d->size2 && NV_IOC_SIZE(req) == d->size2) return true;
     return !want || NV_IOC_SIZE(req) == want;
 }
 
@@ -203,6 +206,13 @@ static void rm_fields(trace_line *l, const trace_call *call)
     switch (nr) {
     case NV_ESC_RM_ALLOC: {
         const nv_rm_alloc *a = arg;
+        nv_rm_alloc view;
+        if (NV_IOC_SIZE(call->req) == sizeof(nv_rm_alloc64)) { /* the NVOS64 form */
+            const nv_rm_alloc64 *a64 = arg;
+            view = (nv_rm_alloc){a64->hRoot, a64->hObjectParent, a64->hObjectNew, a64->hClass, a64->pAllocParms,
+                                 a64->paramsSize, a64->status};
+            a = &view;
+        }
         if (before) {
             trace_hex(l, "hRoot", a->hRoot);
             trace_hex(l, "hParent", a->hObjectParent);

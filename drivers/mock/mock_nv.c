@@ -208,6 +208,7 @@ uint32_t *mnv_status_field(int kind, unsigned long req, void *arg)
         }
     }
     const nv_escape_desc *d = nv_escape_desc_of(NV_IOC_NR(req));
+    if (d && d->status_at2 >= 0 && d->size2 && NV_IOC_SIZE(req) == d->size2) return (uint32_t *)(a + d->status_at2);
     return d && d->status_at >= 0 && NV_IOC_SIZE(req) == d->size ? (uint32_t *)(a + d->status_at) : NULL;
 }
 

@@ -133,10 +133,21 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
         return NV_OK;
     }
     case NV2080_CTRL_CMD_GPU_GET_GID_INFO: {
+        /* gpuGetGidInfo (gpu.c): TYPE (bit 2) must be SHA1; FORMAT BINARY
+         * gives the 16 bytes, else the "GPU-" string with its NUL (41
+         * bytes, nvGetUuidString in gpu_uuid.c) */
         nv_gid_info *v = p;
-        if (v->flags != NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY) return NV_ERR_NOT_SUPPORTED;
-        memcpy(v->data, g->uuid, 16);
-        v->length = 16;
+        if (v->flags & 4u) return NV_ERR_INVALID_FLAGS;
+        if ((v->flags & 3u) == NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY) {
+            memcpy(v->data, g->uuid, 16);
+            v->length = 16;
+        } else {
+            const uint8_t *u = g->uuid;
+            snprintf((char *)v->data, sizeof v->data,
+                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3],
+                     u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+            v->length = 41;
+        }
         return NV_OK;
     }
     case NV2080_CTRL_CMD_GR_GET_GPC_MASK: {
@@ -154,10 +165,16 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
         return NV_OK;
     }
     case NV2080_CTRL_CMD_GR_GET_INFO: {
+        /* subdeviceCtrlCmdKGrGetInfo (kernel_graphics.c): the list is
+         * required, its size clamped to NV2080_CTRL_GR_INFO_MAX_SIZE (0x3a),
+         * 0 refused, and each index below that */
         nv_gr_get_info *v = p;
-        if (!v->grInfoList || !v->grInfoListSize || v->grInfoListSize > 0x3f) return NV_ERR_INVALID_ARGUMENT;
+        uint32_t n = BASE_MIN(v->grInfoListSize, NV_GR_INFO_MAX);
+        if (!v->grInfoList || !n) return NV_ERR_INVALID_ARGUMENT;
         nv_info_entry *e = (nv_info_entry *)(uintptr_t)v->grInfoList;
-        for (uint32_t i = 0; i < v->grInfoListSize; i++) {
+        for (uint32_t i = 0; i < n; i++)
+            if (e[i].index >= NV_GR_INFO_MAX) return NV_ERR_INVALID_ARGUMENT;
+        for (uint32_t i = 0; i < n; i++) {
             switch (e[i].index) {
             case NV_GR_INFO_SM_VERSION: e[i].data = g->m->sm_version; break;
             case NV_GR_INFO_MAX_WARPS_PER_SM: e[i].data = g->m->max_warps_per_sm; break;
@@ -170,8 +187,11 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
         return NV_OK;
     }
     case NV2080_CTRL_CMD_FB_GET_INFO: {
+        /* converted to FB_GET_INFO_V2 (interface/deprecated/
+         * rmapi_deprecated_control.c), which refuses a size of 0 or past
+         * NV2080_CTRL_FB_INFO_MAX_LIST_SIZE (kern_mem_sys_ctrl.c) */
         nv_fb_get_info *v = p;
-        if (!v->fbInfoList || !v->fbInfoListSize || v->fbInfoListSize > 0x39) return NV_ERR_INVALID_ARGUMENT;
+        if (!v->fbInfoList || !v->fbInfoListSize || v->fbInfoListSize > NV_FB_INFO_MAX_LIST) return NV_ERR_INVALID_ARGUMENT;
         nv_info_entry *e = (nv_info_entry *)(uintptr_t)v->fbInfoList;
         for (uint32_t i = 0; i < v->fbInfoListSize; i++)
             e[i].data = e[i].index == NV_FB_INFO_RAM_SIZE || e[i].index == 8 ? (uint32_t)(g->g->vram_bytes >> 10)

@@ -321,7 +321,8 @@ static uint32_t rm_free(mnv_fd *f, nv_rm_free *a)
         return NV_OK;
     }
     mnv_obj *o = mnv_find(a->hRoot, a->hObjectOld);
-    if (!o || o->kind == O_CLIENT) return NV_ERR_INVALID_OBJECT_HANDLE;
+    /* clientGetResourceRef (rs_client.c): NV_ERR_OBJECT_NOT_FOUND */
+    if (!o || o->kind == O_CLIENT) return NV_ERR_OBJECT_NOT_FOUND;
     free_tree(o);
     return NV_OK;
 }
@@ -331,7 +332,10 @@ static uint32_t map_memory(mnv_fd *f, nv_rm_map_memory *a)
     if (!mnv_find_client(a->hClient, f)) return NV_ERR_INVALID_CLIENT;
     mnv_obj *o = mnv_find(a->hClient, a->hMemory);
     if (!o || (o->kind != O_MEMORY && o->kind != O_USERMODE) || !o->bo) return NV_ERR_INVALID_OBJECT_HANDLE;
-    if (!a->length || a->offset + a->length > o->size || (a->offset & 4095)) return NV_ERR_INVALID_LIMIT;
+    /* memMap_IMPL (src/nvidia/src/kernel/rmapi/mapping_cpu.c) */
+    if (a->offset >= o->size) return NV_ERR_INVALID_BASE;
+    if (!a->length || a->offset + a->length < a->offset || a->offset + a->length > o->size) return NV_ERR_INVALID_LIMIT;
+    if (a->offset & 4095) return NV_ERR_NOT_SUPPORTED; /* the mock maps whole pages from a page boundary */
     mnv_fd *t = mock_fd_priv(a->fd, &mock_nv_driver);
     if (!t) return NV_ERR_INVALID_ARGUMENT;
     /* video memory and registers through a registered /dev/nvidiaN of the
@@ -359,12 +363,19 @@ static uint32_t alloc_os_memory(mnv_fd *f, nv_rm_alloc_memory *a)
     mnv_obj *parent = mnv_find(a->hRoot, a->hObjectParent);
     if (!parent || parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
     if (a->hClass != NV01_MEMORY_SYSTEM_OS_DESCRIPTOR) return NV_ERR_INVALID_CLASS;
+    /* RmAllocOsDescriptor, RmCreateOsDescriptor (escape.c): PCI memory
+     * that is not mapped by RM, a known coherency, a page-aligned address,
+     * a limit that does not wrap; the pages must be the process's */
+    uint32_t loc = (a->flags >> 8) & 0xf, coh = (a->flags >> 12) & 0xf, mapping = a->flags >> 30;
+    if (loc != 0 || mapping != 1 || (coh != 0 && coh != 1 && coh != 5)) return NV_ERR_INVALID_FLAGS;
+    if (a->pMemory & 4095) return NV_ERR_NOT_SUPPORTED;
+    if (a->limit + 1 == 0) return NV_ERR_INVALID_LIMIT;
+    if (!a->pMemory) return NV_ERR_INVALID_ADDRESS;
     if (!a->hObjectNew || mnv_find(a->hRoot, a->hObjectNew)) return NV_ERR_INSERT_DUPLICATE_NAME;
-    if (!a->pMemory || (a->pMemory & 4095) || ((a->limit + 1) & 4095)) return NV_ERR_INVALID_ARGUMENT;
     mnv_obj *o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, a->hClass, O_MEMORY, parent->gpu);
     if (!o) return NV_ERR_NO_MEMORY;
     o->host_va = a->pMemory;
-    o->size = a->limit + 1;
+    o->size = base_align_up(a->limit + 1, 4096); /* RM locks whole pages */
     return NV_OK;
 }
 
@@ -376,7 +387,8 @@ int mnv_rm_ioctl(mnv_fd *f, unsigned long req, void *arg)
     uint32_t nr = NV_IOC_NR(req), size = NV_IOC_SIZE(req);
     const nv_escape_desc *d = nv_escape_desc_of(nr);
     if (!d || d->nr == NV_ESC_CHECK_VERSION_STR) return -EINVAL; /* not served by the mock */
-    if (d->size ? size != d->size : !size || size % d->unit) return -EINVAL;
+    bool second = d->size2 && size == d->size2;
+    if (!second && (d->size ? size != d->size : !size || size % d->unit)) return -EINVAL;
     if (!(d->on & (f->kind == MNV_FD_CTL ? NV_ESC_ON_CTL : NV_ESC_ON_GPU))) return -EINVAL;
     if (nr == NV_ESC_REGISTER_FD) {
         /* escape.c: a file links to one control file (NV_ERR_INVALID_STATE
@@ -403,7 +415,17 @@ int mnv_rm_ioctl(mnv_fd *f, unsigned long req, void *arg)
         return 0;
     }
     pthread_mutex_lock(&mnv_rm_lock);
-    uint32_t *status = (uint32_t *)((uint8_t *)arg + d->status_at);
+    uint32_t *status = (uint32_t *)((uint8_t *)arg + (second ? d->status_at2 : d->status_at));
+    if (second) { /* NVOS64: NVOS21's fields, the rights asked for, FINN flags */
+        nv_rm_alloc64 *a64 = arg;
+        nv_rm_alloc a = {a64->hRoot, a64->hObjectParent, a64->hObjectNew, a64->hClass, a64->pAllocParms,
+                         a64->paramsSize, 0};
+        /* FINN-serialized parameters are for RM's own kernel clients */
+        *status = a64->flags ? NV_ERR_NOT_SUPPORTED : rm_alloc(f, &a);
+        if (*status == NV_OK) a64->hObjectNew = a.hObjectNew;
+        pthread_mutex_unlock(&mnv_rm_lock);
+        return 0;
+    }
     switch (nr) {
     case NV_ESC_RM_ALLOC: *status = rm_alloc(f, arg); break;
     case NV_ESC_RM_CONTROL: *status = mnv_rm_control(f, arg); break;

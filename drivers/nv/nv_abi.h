@@ -57,6 +57,19 @@ NV_ABI_ASSERT(nv_rm_alloc, 32);
 NV_ABI_AT(nv_rm_alloc, pAllocParms, 16);
 NV_ABI_AT(nv_rm_alloc, status, 28);
 
+/* NVOS64_PARAMETERS: RM_ALLOC's other form (escape.c takes either size),
+ * with the access rights asked for */
+typedef struct nv_rm_alloc64 {
+    uint32_t hRoot, hObjectParent, hObjectNew, hClass;
+    uint64_t pAllocParms;
+    uint64_t pRightsRequested; /* RS_ACCESS_MASK, or 0 */
+    uint32_t paramsSize, flags; /* flags: NVOS64_FLAGS_FINN_SERIALIZED 1 */
+    uint32_t status, _pad;
+} nv_rm_alloc64;
+NV_ABI_ASSERT(nv_rm_alloc64, 48);
+NV_ABI_AT(nv_rm_alloc64, pRightsRequested, 24);
+NV_ABI_AT(nv_rm_alloc64, status, 40);
+
 typedef struct nv_rm_control { /* NVOS54_PARAMETERS */
     uint32_t hClient, hObject, cmd, flags;
     uint64_t params;
@@ -534,6 +547,7 @@ typedef struct nv_gr_get_info {
     uint64_t route;
 } nv_gr_get_info;
 NV_ABI_ASSERT(nv_gr_get_info, 32);
+#define NV_GR_INFO_MAX 0x3au /* NV2080_CTRL_GR_INFO_MAX_SIZE: indexes below it */
 enum nv_gr_info_index { /* ctrl0080gr.h NV0080_CTRL_GR_INFO_INDEX_* */
     NV_GR_INFO_SM_VERSION = 0x0C,
     NV_GR_INFO_MAX_WARPS_PER_SM = 0x0D,
@@ -547,6 +561,7 @@ typedef struct nv_fb_get_info {
     uint64_t fbInfoList;
 } nv_fb_get_info;
 NV_ABI_ASSERT(nv_fb_get_info, 16);
+#define NV_FB_INFO_MAX_LIST 0x80u /* NV2080_CTRL_FB_INFO_MAX_LIST_SIZE */
 #define NV_FB_INFO_RAM_SIZE 0x07u /* KiB (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE) */
 #define NV_FB_INFO_HEAP_FREE 0x16u /* KiB free (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE) */
 
@@ -812,6 +827,7 @@ enum nv_rm_status {
     NV_ERR_INSUFFICIENT_PERMISSIONS = 0x1B,
     NV_ERR_INVALID_ADDRESS = 0x1E,
     NV_ERR_INVALID_ARGUMENT = 0x1F,
+    NV_ERR_INVALID_BASE = 0x20,
     NV_ERR_INVALID_CHANNEL = 0x21,
     NV_ERR_INVALID_CLASS = 0x22,
     NV_ERR_INVALID_CLIENT = 0x23,
@@ -850,6 +866,8 @@ typedef struct nv_escape_desc {
     const char *name;
     uint32_t size;      /* the argument size nvidia.ko requires exactly; 0: any nonzero multiple of unit */
     uint32_t unit;
+    uint32_t size2;     /* a second size it takes (RM_ALLOC's NVOS64 form), 0: none */
+    int16_t status_at2; /* the status field in that form */
     uint8_t on;         /* NV_ESC_ON_* */
     int16_t status_at;  /* offset of the RM status field; -1: none (errno only) */
 } nv_escape_desc;

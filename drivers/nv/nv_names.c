@@ -36,6 +36,7 @@ static const nv_name status_names[] = {
     NV_NAME(NV_ERR_INSUFFICIENT_PERMISSIONS),
     NV_NAME(NV_ERR_INVALID_ADDRESS),
     NV_NAME(NV_ERR_INVALID_ARGUMENT),
+    NV_NAME(NV_ERR_INVALID_BASE),
     NV_NAME(NV_ERR_INVALID_CHANNEL),
     NV_NAME(NV_ERR_INVALID_CLASS),
     NV_NAME(NV_ERR_INVALID_CLIENT),
@@ -183,19 +184,21 @@ const char *nv_ctrl_name(uint32_t cmd)
  * (src/nvidia/arch/nvalloc/unix/src/escape.c RmIoctl; kernel-open/nvidia/
  * nv.c nvidia_ioctl for CARD_INFO and CHECK_VERSION_STR); a size other
  * than the row's is EINVAL */
-#define ESC(e, size, on, st) {e, #e, size, 0, NV_ESC_ON_##on, st}
+#define ESC(e, size, on, st) {e, #e, size, 0, 0, -1, NV_ESC_ON_##on, st}
 static const nv_escape_desc escapes[] = {
     ESC(NV_ESC_RM_ALLOC_MEMORY, sizeof(nv_rm_alloc_memory), GPU, offsetof(nv_rm_alloc_memory, status)),
     ESC(NV_ESC_RM_FREE, sizeof(nv_rm_free), CTL, offsetof(nv_rm_free, status)),
     ESC(NV_ESC_RM_CONTROL, sizeof(nv_rm_control), CTL, offsetof(nv_rm_control, status)),
-    ESC(NV_ESC_RM_ALLOC, sizeof(nv_rm_alloc), CTL, offsetof(nv_rm_alloc, status)),
+    /* NVOS21 or NVOS64 */
+    {NV_ESC_RM_ALLOC, "NV_ESC_RM_ALLOC", sizeof(nv_rm_alloc), 0, sizeof(nv_rm_alloc64), offsetof(nv_rm_alloc64, status),
+     NV_ESC_ON_CTL, offsetof(nv_rm_alloc, status)},
     ESC(NV_ESC_RM_MAP_MEMORY, sizeof(nv_rm_map_memory), CTL, offsetof(nv_rm_map_memory, status)),
     ESC(NV_ESC_RM_MAP_MEMORY_DMA, sizeof(nv_rm_map_memory_dma), CTL, offsetof(nv_rm_map_memory_dma, status)),
     ESC(NV_ESC_RM_UNMAP_MEMORY_DMA, sizeof(nv_rm_unmap_memory_dma), CTL, offsetof(nv_rm_unmap_memory_dma, status)),
-    {NV_ESC_CARD_INFO, "NV_ESC_CARD_INFO", 0, sizeof(nv_card_info), NV_ESC_ON_CTL, -1},
+    {NV_ESC_CARD_INFO, "NV_ESC_CARD_INFO", 0, sizeof(nv_card_info), 0, -1, NV_ESC_ON_CTL, -1},
     /* valid on both kinds of file; the ctl fd it names must be a control device's */
     ESC(NV_ESC_REGISTER_FD, sizeof(nv_register_fd), ANY, -1),
-    {NV_ESC_CHECK_VERSION_STR, "NV_ESC_CHECK_VERSION_STR", 0, 1, NV_ESC_ON_CTL, -1},
+    {NV_ESC_CHECK_VERSION_STR, "NV_ESC_CHECK_VERSION_STR", 0, 1, 0, -1, NV_ESC_ON_CTL, -1},
 };
 
 const nv_escape_desc *nv_escape_desc_of(uint32_t nr)

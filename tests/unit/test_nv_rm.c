@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -278,4 +279,275 @@ Test(nv_rm, read_all_sm_error_states_after_a_fault)
     cr_assert_eq(e->smErrorStateArray[0].hwwWarpEsrPc64, p->launch_addr);
     free(e);
     T_OK(hcq_device_close(d));
+}
+
+/* ** the escapes themselves (src/nvidia/arch/nvalloc/unix/src/escape.c
+ * RmIoctl; kernel-open/nvidia/nv.c nvidia_ioctl): each takes its struct's
+ * size exactly (RM_ALLOC: NVOS21 or NVOS64) and only on the device files
+ * NV_CTL_DEVICE_ONLY / NV_ACTUAL_DEVICE_ONLY allow; otherwise EINVAL */
+Test(nv_rm, escapes_take_their_size_on_their_device_file)
+{
+    raw r;
+    raw_open(&r);
+    static const struct {
+        uint32_t nr, size;
+        bool ctl, gpu;
+    } esc[] = {
+        {0x2B, 32, true, false}, /* RM_ALLOC (NVOS21) */
+        {0x2B, 48, true, false}, /* RM_ALLOC (NVOS64) */
+        {0x2A, 32, true, false}, /* RM_CONTROL (NVOS54) */
+        {0x29, 16, true, false}, /* RM_FREE (NVOS00) */
+        {0x4E, 56, true, false}, /* RM_MAP_MEMORY (nvos33 with fd) */
+        {0x57, 64, true, false}, /* RM_MAP_MEMORY_DMA (NVOS46) */
+        {0x58, 48, true, false}, /* RM_UNMAP_MEMORY_DMA (NVOS47) */
+        {0x27, 56, false, true}, /* RM_ALLOC_MEMORY (nvos02 with fd) */
+    };
+    uint8_t buf[64];
+    for (size_t i = 0; i < BASE_ARRAY_LEN(esc); i++) {
+        memset(buf, 0, sizeof buf);
+        int on_ctl = sys_ioctl(r.ctl, NV_IOWR(esc[i].nr, esc[i].size), buf);
+        memset(buf, 0, sizeof buf);
+        int on_gpu = sys_ioctl(r.dev, NV_IOWR(esc[i].nr, esc[i].size), buf);
+        cr_assert_eq(on_ctl, esc[i].ctl ? 0 : -EINVAL, "escape 0x%x on nvidiactl: %d", esc[i].nr, on_ctl);
+        cr_assert_eq(on_gpu, esc[i].gpu ? 0 : -EINVAL, "escape 0x%x on nvidia0: %d", esc[i].nr, on_gpu);
+        int fd = esc[i].ctl ? r.ctl : r.dev;
+        cr_assert_eq(sys_ioctl(fd, NV_IOWR(esc[i].nr, esc[i].size - 8), buf), -EINVAL, "escape 0x%x short",
+                     esc[i].nr);
+    }
+    /* NVOS64's status is at +40: an allocation through it works */
+    nv_rm_alloc64 a64 = {.hRoot = r.client, .hObjectParent = r.device, .hClass = NV20_SUBDEVICE_0};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_RM_ALLOC, sizeof a64), &a64), 0);
+    cr_assert_eq(a64.status, NV_OK);
+    cr_assert_neq(a64.hObjectNew, 0);
+    /* CARD_INFO: any multiple of the entry, on nvidiactl (nv.c) */
+    nv_card_info ci[2];
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_CARD_INFO, sizeof ci), ci), 0);
+    cr_assert(ci[0].valid && !ci[1].valid);
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_CARD_INFO, sizeof ci - 4), ci), -EINVAL);
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOWR(NV_ESC_CARD_INFO, sizeof ci), ci), -EINVAL);
+    /* REGISTER_FD: once per file, naming a control file that has no link
+     * of its own, never itself (escape.c NV_ESC_REGISTER_FD) */
+    nv_register_fd reg = {r.ctl};
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_REGISTER_FD, &reg), -EINVAL, "registered already");
+    int dev2 = sys_open("/dev/nvidia0", O_RDWR);
+    reg.ctl_fd = r.dev;
+    cr_assert_eq(sys_ioctl(dev2, NV_IOCTL_REGISTER_FD, &reg), -EINVAL, "not a control file");
+    reg.ctl_fd = r.ctl;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_REGISTER_FD, &reg), -EINVAL, "itself");
+    cr_assert_eq(sys_ioctl(dev2, NV_IOCTL_REGISTER_FD, &reg), 0);
+    sys_close(dev2);
+    /* an escape nvidia.ko does not have */
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(0x99, 16), buf), -EINVAL);
+    raw_close(&r);
+}
+
+/* ** NV_ESC_RM_FREE (alloc_free.c rmapiFreeWithSecInfo, rs_server.c
+ * serverFreeResourceTree, rs_client.c clientGetResourceRef): an object
+ * goes with its descendants; one that does not exist is
+ * NV_ERR_OBJECT_NOT_FOUND; another file's client NV_ERR_INVALID_CLIENT;
+ * the client's own handle frees the client */
+Test(nv_rm, rm_free_as_the_resource_server_frees)
+{
+    raw r;
+    raw_open(&r);
+    uint32_t live = mock_nv_live_objects();
+    nv_rm_free f = {.hRoot = r.client, .hObjectParent = r.client, .hObjectOld = 0x7777};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_FREE, &f), 0);
+    cr_assert_eq(f.status, NV_ERR_OBJECT_NOT_FOUND);
+    /* the device takes its subdevice with it */
+    f.hObjectOld = r.device;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_FREE, &f), 0);
+    cr_assert_eq(f.status, NV_OK);
+    cr_assert_eq(mock_nv_live_objects(), live - 2);
+    f.hObjectOld = r.subdevice;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_FREE, &f), 0);
+    cr_assert_eq(f.status, NV_ERR_OBJECT_NOT_FOUND);
+    /* a client this file did not make */
+    int ctl2 = sys_open("/dev/nvidiactl", O_RDWR);
+    f = (nv_rm_free){.hRoot = r.client, .hObjectOld = r.client};
+    cr_assert_eq(sys_ioctl(ctl2, NV_IOCTL_RM_FREE, &f), 0);
+    cr_assert_eq(f.status, NV_ERR_INVALID_CLIENT);
+    sys_close(ctl2);
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_FREE, &f), 0);
+    cr_assert_eq(f.status, NV_OK);
+    cr_assert_eq(mock_nv_live_objects(), live - 3);
+    raw_close(&r);
+}
+
+/* ** NV_ESC_RM_MAP_MEMORY (escape.c, mapping_cpu.c memMap_IMPL): an offset
+ * at or past the end is NV_ERR_INVALID_BASE, a length of 0 or past the end
+ * NV_ERR_INVALID_LIMIT; the mapping is then made by mmap of the fd named */
+Test(nv_rm, rm_map_memory_checks_offset_and_length)
+{
+    raw r;
+    raw_open(&r);
+    uint32_t hm = vidmem(&r, 1 << 20);
+    int fd = sys_open("/dev/nvidia0", O_RDWR);
+    nv_register_fd reg = {r.ctl};
+    cr_assert_eq(sys_ioctl(fd, NV_IOCTL_REGISTER_FD, &reg), 0);
+    nv_rm_map_memory m = {.hClient = r.client, .hDevice = r.device, .hMemory = hm, .offset = 1 << 20,
+                          .length = 4096, .fd = fd};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY, &m), 0);
+    cr_assert_eq(m.status, NV_ERR_INVALID_BASE);
+    m.offset = 0;
+    m.length = 0;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY, &m), 0);
+    cr_assert_eq(m.status, NV_ERR_INVALID_LIMIT);
+    m.length = (1 << 20) + 4096;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY, &m), 0);
+    cr_assert_eq(m.status, NV_ERR_INVALID_LIMIT);
+    m.length = 1 << 20;
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_MAP_MEMORY, &m), 0);
+    cr_assert_eq(m.status, NV_OK);
+    int err = 0;
+    void *p = sys_mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, &err);
+    cr_assert_not_null(p, "mmap: %s", strerror(err));
+    memset(p, 0x5a, 4096);
+    sys_munmap(p, 1 << 20);
+    sys_close(fd);
+    raw_close(&r);
+}
+
+/* ** NV_ESC_RM_ALLOC_MEMORY of NV01_MEMORY_SYSTEM_OS_DESCRIPTOR (escape.c
+ * RmAllocOsDescriptor, RmCreateOsDescriptor): PCI, not mapped by RM, a
+ * known coherency (else NV_ERR_INVALID_FLAGS); a page-aligned address
+ * (NV_ERR_NOT_SUPPORTED); a limit that does not wrap (NV_ERR_INVALID_LIMIT);
+ * the size need not be whole pages */
+Test(nv_rm, rm_alloc_memory_takes_host_pages_as_rm_does)
+{
+    raw r;
+    raw_open(&r);
+    void *host = NULL;
+    cr_assert_eq(posix_memalign(&host, 4096, 3 * 4096), 0);
+    nv_rm_alloc_memory m = {.hRoot = r.client, .hObjectParent = r.device, .hObjectNew = 0x4c000001,
+                            .hClass = NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, .flags = NVOS02_FLAGS_OS_DESCRIPTOR,
+                            .pMemory = (uintptr_t)host, .limit = 3 * 4096 - 1 - 100, .fd = -1};
+    nv_rm_alloc_memory bad = m;
+    bad.flags = NVOS02_FLAGS_OS_DESCRIPTOR & ~(3u << 30); /* MAPPING_DEFAULT */
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_ALLOC_MEMORY, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_INVALID_FLAGS);
+    bad = m;
+    bad.flags |= 2u << 8; /* LOCATION_VIDMEM */
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_ALLOC_MEMORY, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_INVALID_FLAGS);
+    bad = m;
+    bad.pMemory += 64;
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_ALLOC_MEMORY, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_NOT_SUPPORTED);
+    bad = m;
+    bad.limit = ~0ull;
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_ALLOC_MEMORY, &bad), 0);
+    cr_assert_eq(bad.status, NV_ERR_INVALID_LIMIT);
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_ALLOC_MEMORY, &m), 0);
+    cr_assert_eq(m.status, NV_OK, "a size that is not whole pages: %s", nv_status_name(m.status));
+    cr_assert_eq(sys_ioctl(r.dev, NV_IOCTL_RM_ALLOC_MEMORY, &m), 0);
+    cr_assert_eq(m.status, NV_ERR_INSERT_DUPLICATE_NAME);
+    raw_close(&r);
+    free(host);
+}
+
+/* ** NV_ESC_RM_CONTROL in rmControl's order (control.c; rs_resource.c
+ * resControlLookup): the NULL command first, then the client, then the
+ * parameters (both or neither; the control's own size for a control the
+ * driver has: NV_ERR_INVALID_ARGUMENT), then the object, then whether its
+ * class exports the control (NV_ERR_NOT_SUPPORTED); a failed control's
+ * parameters are not copied back */
+Test(nv_rm, controls_are_checked_in_rms_order)
+{
+    raw r;
+    raw_open(&r);
+    nv_classlist cl = {0};
+    cr_assert_eq(ctrl(&r, 0x1234, 0x00800000, NULL, 0), NV_OK, "a NULL command, whatever the object");
+    nv_rm_control c = {.hClient = 0x999, .hObject = r.device, .cmd = NV0080_CTRL_CMD_GPU_GET_CLASSLIST};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_CONTROL, &c), 0);
+    cr_assert_eq(c.status, NV_ERR_INVALID_CLIENT, "the client before the parameters");
+    cr_assert_eq(ctrl(&r, 0x1234, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, 8), NV_ERR_INVALID_ARGUMENT,
+                 "the size before the object");
+    cr_assert_eq(ctrl(&r, r.device, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, NULL, sizeof cl), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ctrl(&r, r.device, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, 0), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ctrl(&r, 0x1234, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, sizeof cl), NV_ERR_INVALID_OBJECT_HANDLE);
+    cr_assert_eq(ctrl(&r, r.subdevice, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, sizeof cl), NV_ERR_NOT_SUPPORTED,
+                 "a device control on a subdevice");
+    cr_assert_eq(ctrl(&r, r.subdevice, 0x20801377, &cl, sizeof cl), NV_ERR_NOT_SUPPORTED, "a control RM lacks");
+    /* not copied back on failure: a name string of another format */
+    nv_name_string ns;
+    memset(&ns, 0x11, sizeof ns);
+    ns.gpuNameStringFlags = 7;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GPU_GET_NAME_STRING, &ns, sizeof ns), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(ns.gpuNameString.ascii[0], 0x11);
+    raw_close(&r);
+
+    /* the driver's version decides sizes and what exists: 570 has the
+     * 2-byte GPFIFO_SCHEDULE and no THERMAL_SYSTEM_EXECUTE_V2 */
+    T_OK(mock_configure("nv_driver=570.86.16"));
+    raw_open(&r);
+    nv_thermal_execute *th = calloc(1, sizeof *th);
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2, th, sizeof *th),
+                 NV_ERR_NOT_SUPPORTED);
+    free(th);
+    raw_close(&r);
+}
+
+/* ** the controls' own handlers */
+Test(nv_rm, control_handlers_answer_as_rm_does)
+{
+    raw r;
+    raw_open(&r);
+    /* NV0080_CTRL_CMD_GPU_GET_CLASSLIST (device_ctrl.c, gpu_resource_desc.c
+     * gpuGetClassList): the count without a list; a list too short is
+     * NV_ERR_INVALID_PARAM_STRUCT */
+    nv_classlist cl = {0};
+    cr_assert_eq(ctrl(&r, r.device, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, sizeof cl), NV_OK);
+    cr_assert_geq(cl.numClasses, 10);
+    uint32_t list[64];
+    uint32_t n = cl.numClasses;
+    cl.classList = (uintptr_t)list;
+    cl.numClasses = 2;
+    cr_assert_eq(ctrl(&r, r.device, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, sizeof cl), NV_ERR_INVALID_PARAM_STRUCT);
+    cl.numClasses = n;
+    cr_assert_eq(ctrl(&r, r.device, NV0080_CTRL_CMD_GPU_GET_CLASSLIST, &cl, sizeof cl), NV_OK);
+    bool virt = false;
+    for (uint32_t i = 0; i < n; i++) virt |= list[i] == NV01_MEMORY_VIRTUAL;
+    cr_assert(virt, "NV01_MEMORY_VIRTUAL is listed");
+    /* NV2080_CTRL_CMD_GPU_GET_GID_INFO (subdevice_ctrl_gpu_kernel.c, gpu.c
+     * gpuGetGidInfo, gpu_uuid.c): binary, or the "GPU-" string with its NUL;
+     * a type other than SHA1 is NV_ERR_INVALID_FLAGS */
+    nv_gid_info gid = {.flags = NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GPU_GET_GID_INFO, &gid, sizeof gid), NV_OK);
+    cr_assert_eq(gid.length, 16);
+    gid = (nv_gid_info){.flags = 0};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GPU_GET_GID_INFO, &gid, sizeof gid), NV_OK);
+    cr_assert_eq(gid.length, 41);
+    cr_assert(!strncmp((char *)gid.data, "GPU-", 4) && strlen((char *)gid.data) == 40, "%s", gid.data);
+    gid.flags = 4;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GPU_GET_GID_INFO, &gid, sizeof gid), NV_ERR_INVALID_FLAGS);
+    /* NV2080_CTRL_CMD_GR_GET_INFO (kernel_graphics.c): the list required,
+     * its size clamped to 0x3a, 0 refused, each index below 0x3a */
+    nv_info_entry e[0x40];
+    memset(e, 0, sizeof e);
+    e[0].index = NV_GR_INFO_SM_VERSION;
+    nv_gr_get_info gi = {.grInfoListSize = 0x40, .grInfoList = (uintptr_t)e};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_INFO, &gi, sizeof gi), NV_OK, "clamped, not refused");
+    cr_assert_eq(e[0].data, 0x900);
+    gi.grInfoListSize = 0;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_INFO, &gi, sizeof gi), NV_ERR_INVALID_ARGUMENT);
+    gi.grInfoListSize = 1;
+    e[0].index = 0x3a;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_INFO, &gi, sizeof gi), NV_ERR_INVALID_ARGUMENT);
+    gi.grInfoList = 0;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_INFO, &gi, sizeof gi), NV_ERR_INVALID_ARGUMENT);
+    /* NV2080_CTRL_CMD_FB_GET_INFO, converted to V2 (rmapi_deprecated_control.c,
+     * kern_mem_sys_ctrl.c): 1..0x80 entries */
+    e[0].index = NV_FB_INFO_RAM_SIZE;
+    nv_fb_get_info fi = {.fbInfoListSize = 0x40, .fbInfoList = (uintptr_t)e};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_GET_INFO, &fi, sizeof fi), NV_OK);
+    cr_assert_eq((uint64_t)e[0].data << 10, mnv_gpu_by_index(0)->g->vram_bytes);
+    fi.fbInfoListSize = 0x81;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_FB_GET_INFO, &fi, sizeof fi), NV_ERR_INVALID_ARGUMENT);
+    /* NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2 (client_resource.c, gpu_mgr.c
+     * gpumgrGetGpuIdInfoV2): a GPU id RM does not have is
+     * NV_ERR_INVALID_ARGUMENT */
+    nv_gpu_id_info_v2 id = {.gpuId = 0xdead};
+    cr_assert_eq(ctrl(&r, r.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &id, sizeof id), NV_ERR_INVALID_ARGUMENT);
+    raw_close(&r);
 }
