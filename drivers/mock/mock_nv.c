@@ -291,6 +291,7 @@ typedef struct uvm_range {
 } uvm_range;
 
 typedef struct mnv_uvm {
+    bool mm_alive;        /* UVM_MM_INITIALIZE was done for it */
     uint32_t registered;  /* our GPU indexes with UVM_REGISTER_GPU */
     uint32_t vaspaces;    /* ... with their vaspace registered */
     uint32_t peers[8];    /* peers[i] bit j: GPUs i and j may map each other's video memory */
@@ -371,16 +372,33 @@ static uint32_t map_external(mnv_uvm *u, nv_uvm_map_external_allocation *m)
 int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
 {
     uint32_t *sf = mnv_status_field(MNV_FD_UVM, cmd, arg);
-    if (!sf) return -ENOTTY;
+    /* a command UVM lacks goes to its test ioctls, which answer ENOSYS
+     * unless the module was loaded with uvm_enable_builtin_tests (uvm.c,
+     * uvm_test.c) */
+    if (!sf) return -ENOSYS;
     pthread_mutex_lock(&uvm_lock);
     uint32_t st = NV_OK;
     if (cmd == NV_UVM_INITIALIZE) {
-        if (f->uvm_init) st = NV_ERR_INVALID_STATE;
+        /* uvm_api_initialize (uvm.c): again with the same flags is fine,
+         * with others, or on an mm file, NV_ERR_INVALID_ARGUMENT */
+        uint64_t flags = ((nv_uvm_initialize *)arg)->flags;
+        if (f->uvm_mm) st = NV_ERR_INVALID_ARGUMENT;
+        else if (f->uvm_init) st = flags == f->uvm_flags ? NV_OK : NV_ERR_INVALID_ARGUMENT;
         else if (!(f->uvm = calloc(1, sizeof *f->uvm))) st = NV_ERR_NO_MEMORY;
-        else f->uvm_init = true;
+        else f->uvm_init = true, f->uvm_flags = flags;
         goto out;
     }
-    if (cmd == NV_UVM_MM_INITIALIZE) goto out; /* nothing to keep alive here */
+    if (cmd == NV_UVM_MM_INITIALIZE) {
+        /* uvm_api_mm_initialize (uvm.c): uvmFd a UVM file with a va_space,
+         * this file untyped (NV_ERR_IN_USE, uvm_fd_type.c), once per
+         * va_space (NV_ERR_INVALID_STATE) */
+        mnv_fd *t = mock_fd_priv(((nv_uvm_mm_initialize *)arg)->uvmFd, &mock_nv_driver);
+        if (!t || t->kind != MNV_FD_UVM || !t->uvm_init) st = NV_ERR_INVALID_ARGUMENT;
+        else if (f->uvm_init || f->uvm_mm) st = NV_ERR_IN_USE;
+        else if (t->uvm->mm_alive) st = NV_ERR_INVALID_STATE;
+        else t->uvm->mm_alive = true, f->uvm_mm = true;
+        goto out;
+    }
     if (!f->uvm_init) {
         st = NV_ERR_ILLEGAL_ACTION;
         goto out;

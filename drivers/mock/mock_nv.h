@@ -138,8 +138,10 @@ struct mnv_fd {
     uint64_t map_off, map_len;
     bool map_usermode;
     mnv_gpu *map_gpu;
-    /* UVM state (MNV_FD_UVM) */
-    bool uvm_init;
+    /* UVM state (MNV_FD_UVM): a va_space (UVM_INITIALIZE, with its flags)
+     * or the file that keeps a va_space's mm (UVM_MM_INITIALIZE) */
+    bool uvm_init, uvm_mm;
+    uint64_t uvm_flags;
     struct mnv_uvm *uvm;
 };
 int mnv_rm_ioctl(mnv_fd *f, unsigned long req, void *arg);

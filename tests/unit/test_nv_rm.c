@@ -551,3 +551,43 @@ Test(nv_rm, control_handlers_answer_as_rm_does)
     cr_assert_eq(ctrl(&r, r.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &id, sizeof id), NV_ERR_INVALID_ARGUMENT);
     raw_close(&r);
 }
+
+/* ** UVM's first commands (kernel-open/nvidia-uvm/uvm.c uvm_api_initialize,
+ * uvm_api_mm_initialize, __UVM_ROUTE_CMD_*; uvm_fd_type.c; uvm_test.c):
+ * UVM_INITIALIZE again with the same flags is fine, with others not; a
+ * command before it is NV_ERR_ILLEGAL_ACTION; the mm file names a UVM
+ * file with a va_space, once; a command UVM lacks is ENOSYS */
+Test(nv_rm, uvm_initialize_and_mm_initialize_as_uvm_answers)
+{
+    int u = sys_open("/dev/nvidia-uvm", O_RDWR), mm = sys_open("/dev/nvidia-uvm", O_RDWR),
+        ctl = sys_open("/dev/nvidiactl", O_RDWR);
+    cr_assert(u >= 0 && mm >= 0 && ctl >= 0);
+    nv_uvm_create_external_range er = {.base = 1ull << 40, .length = 1 << 20};
+    cr_assert_eq(sys_ioctl(u, NV_UVM_CREATE_EXTERNAL_RANGE, &er), 0);
+    cr_assert_eq(er.rmStatus, NV_ERR_ILLEGAL_ACTION);
+    nv_uvm_initialize in = {.flags = 0};
+    cr_assert_eq(sys_ioctl(u, NV_UVM_INITIALIZE, &in), 0);
+    cr_assert_eq(in.rmStatus, NV_OK);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_INITIALIZE, &in), 0);
+    cr_assert_eq(in.rmStatus, NV_OK, "again with the same flags");
+    in.flags = 1;
+    cr_assert_eq(sys_ioctl(u, NV_UVM_INITIALIZE, &in), 0);
+    cr_assert_eq(in.rmStatus, NV_ERR_INVALID_ARGUMENT, "with other flags");
+    nv_uvm_mm_initialize mi = {.uvmFd = ctl};
+    cr_assert_eq(sys_ioctl(mm, NV_UVM_MM_INITIALIZE, &mi), 0);
+    cr_assert_eq(mi.rmStatus, NV_ERR_INVALID_ARGUMENT, "not a UVM file");
+    mi.uvmFd = u;
+    cr_assert_eq(sys_ioctl(mm, NV_UVM_MM_INITIALIZE, &mi), 0);
+    cr_assert_eq(mi.rmStatus, NV_OK);
+    int mm2 = sys_open("/dev/nvidia-uvm", O_RDWR);
+    cr_assert_eq(sys_ioctl(mm2, NV_UVM_MM_INITIALIZE, &mi), 0);
+    cr_assert_eq(mi.rmStatus, NV_ERR_INVALID_STATE, "the va_space's mm is kept already");
+    in.flags = 0;
+    cr_assert_eq(sys_ioctl(mm, NV_UVM_INITIALIZE, &in), 0);
+    cr_assert_eq(in.rmStatus, NV_ERR_INVALID_ARGUMENT, "an mm file is not a va_space");
+    cr_assert_eq(sys_ioctl(u, 0x7777, &in), -ENOSYS);
+    sys_close(mm2);
+    sys_close(mm);
+    sys_close(u);
+    sys_close(ctl);
+}
