@@ -56,11 +56,11 @@
  *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
- *   refuse=PATH         the modelled hardware hangs on that one of two
- *                       paths a first run may take (issue 22's self-test
- *                       falls back to the other): names in mock_core.c's
- *                       refusals table (acq-strict-geq, qmd-v4, ...); the
- *                       key may be given more than once
+ *   refuse=NAME[+NAME]  the GPU hangs on the named encoding, one of two a
+ *                       driver may choose between where no vendor source
+ *                       settles which the hardware takes (mock_refusals
+ *                       lists them), so a driver's fallback is tested; the
+ *                       key may repeat
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
  * stream segment (drivers/dump.h). Every value is checked: a bad one is an
@@ -75,7 +75,6 @@ typedef struct mock_config {
     uint32_t ring_shift; /* 0: the vendor's default */
     int nv_gpget;        /* MOCK_GPGET_* */
     int nv_peer;         /* MOCK_PEER_* */
-    uint32_t refuse;     /* MOCK_REFUSE_* bits: paths the hardware hangs on */
     uint32_t kfd_minor;  /* 0: 15 */
     /* fault injection */
     uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
@@ -85,6 +84,7 @@ typedef struct mock_config {
     char hang_engine[32];
     char open_fail_path[64]; /* opening this path fails with open_fail_errno */
     int open_fail_errno;
+    uint64_t refuse;        /* bit i: mock_refusals[i].name is refused */
     /* scheduling and dumps */
     bool sched_random;
     uint64_t sched_seed;
@@ -93,30 +93,30 @@ typedef struct mock_config {
 } mock_config;
 
 enum { MOCK_GPGET_IDLE, MOCK_GPGET_EAGER, MOCK_GPGET_NEVER };
-/* refuse=: one bit per path (mock_core.c's refusals table names them) */
-enum mock_refuse {
-    /* NV (mock_nv_gpu.c, mock_nv_launch.c) */
-    MOCK_REFUSE_ACQ_STRICT_GEQ = 1u << 0, /* Hopper channels: a STRICT_GEQ acquire never passes */
-    MOCK_REFUSE_ACQ_CIRC_GEQ = 1u << 1,   /* Hopper channels: a CIRC_GEQ acquire never passes */
-    MOCK_REFUSE_QMD_V4 = 1u << 2,         /* Hopper: a QMD V04 launch never completes */
-    MOCK_REFUSE_QMD_V3 = 1u << 3,         /* Hopper: a QMD V03 launch never completes */
-    MOCK_REFUSE_LOCAL_LAZY = 1u << 4,     /* a launch without local memory never completes */
-    MOCK_REFUSE_LOCAL_MIN = 1u << 5,      /* a launch with local memory its kernel does not need never completes */
-    MOCK_REFUSE_CE_REL64 = 1u << 6,       /* a 64-bit copy-engine release never happens */
-    MOCK_REFUSE_CE_REL32 = 1u << 7,       /* a one-word copy-engine release never happens */
-};
-
 enum { MOCK_PEER_PCIE, MOCK_PEER_NVLINK, MOCK_PEER_NONE };
 
 /* The active configuration (parsed from the environment on first use). */
 const mock_config *mock_cfg(void);
-/* whether refuse= names the path (any of bits) */
-static inline bool mock_refused(uint32_t bits) { return (mock_cfg()->refuse & bits) != 0; }
 /* Tears the mock down and sets it up again from spec (NULL: the
  * environment). Every device on the mock must be closed. For tests. */
 hcq_status mock_configure(const char *spec);
 /* The syscall table of the mock (drivers/sys.c asks for it under HCQ_MOCK). */
 const hcq_sys *mock_sys(void);
+
+/* ** refusable paths: each names an encoding whose hardware behaviour no
+ * vendor source settles; with refuse=NAME the mock GPU hangs where it meets
+ * it (the vendor mock says so, naming the switch), as the hardware would
+ * if that encoding were wrong. One row per name; vendor mocks check with
+ * mock_refused where they execute the encoding. */
+typedef struct mock_refusal {
+    const char *name;   /* "dispatch-aql" */
+    const char *vendor; /* "amd", "nv" */
+    const char *what;   /* the encoding, in words */
+} mock_refusal;
+extern const mock_refusal mock_refusals[];
+extern const unsigned mock_refusal_count;
+/* Is the path refused in the active configuration? (name must be a row) */
+bool mock_refused(const char *name);
 
 /* ** fault injection */
 /* The injected failure for the ioctl now being made, if it is the one:

@@ -299,9 +299,9 @@ static int sem_execute(mnv_chan *c, uint32_t v)
      * payload no source settles; the mock runs both, or hangs on the one
      * refuse= names */
     if (c->cls == HOPPER_CHANNEL_GPFIFO_A) {
-        if (op == NV_SEM_OP_ACQ_STRICT_GEQ && mock_refused(MOCK_REFUSE_ACQ_STRICT_GEQ))
+        if (op == NV_SEM_OP_ACQ_STRICT_GEQ && mock_refused("acq-strict-geq"))
             return hang(c, "acq-strict-geq", "a SEM_EXECUTE ACQ_STRICT_GEQ");
-        if (op == NV_SEM_OP_ACQ_CIRC_GEQ && mock_refused(MOCK_REFUSE_ACQ_CIRC_GEQ))
+        if (op == NV_SEM_OP_ACQ_CIRC_GEQ && mock_refused("acq-circ-geq"))
             return hang(c, "acq-circ-geq", "a SEM_EXECUTE ACQ_CIRC_GEQ");
     }
     uint64_t cur = sem_read(va, b64);
@@ -382,15 +382,15 @@ static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
     mock_dump(c->eng, "nv-qmd", c->engine_cls, qmd_va, q, bytes / 4);
     /* refuse=: the two versions Hopper's class documents, one hanging */
     if (f->qmd_documented == (1u << 3 | 1u << 4)) {
-        if (major == 4 && mock_refused(MOCK_REFUSE_QMD_V4)) return hang(c, "qmd-v4", "a QMD V04 launch");
-        if (major == 3 && mock_refused(MOCK_REFUSE_QMD_V3)) return hang(c, "qmd-v3", "a QMD V03 launch");
+        if (major == 4 && mock_refused("qmd-v4")) return hang(c, "qmd-v4", "a QMD V04 launch");
+        if (major == 3 && mock_refused("qmd-v3")) return hang(c, "qmd-v3", "a QMD V03 launch");
     }
     /* refuse=: launches without local memory, or with only the ABI's
      * reserve (what every launch of a kernel without a stack gets under
      * the proven path) */
     uint32_t slm = (uint32_t)nv_qmd_get(q, ver, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 0);
-    if (!slm && mock_refused(MOCK_REFUSE_LOCAL_LAZY)) return hang(c, "local-lazy", "a launch without local memory");
-    if (slm && slm <= 0x240 && mock_refused(MOCK_REFUSE_LOCAL_MIN))
+    if (!slm && mock_refused("local-lazy")) return hang(c, "local-lazy", "a launch without local memory");
+    if (slm && slm <= 0x240 && mock_refused("local-min"))
         return hang(c, "local-min", "a launch with only the 0x240-byte local-memory reserve");
     uint64_t prog = nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_LOWER, 0) |
                     nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_UPPER, 0) << 32;
@@ -498,9 +498,9 @@ static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
         uint64_t payload = r[NV_COPY_SET_SEMAPHORE_PAYLOAD / 4] |
                            (b64 ? (uint64_t)r[NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER / 4] << 32 : 0);
         bool ts = st == 2;
-        if (b64 && mock_refused(MOCK_REFUSE_CE_REL64))
+        if (b64 && mock_refused("ce-release64"))
             return hang(c, "ce-release64", "a copy-engine release with a 64-bit payload");
-        if (!b64 && c->engine_cls >= AMPERE_DMA_COPY_B && mock_refused(MOCK_REFUSE_CE_REL32))
+        if (!b64 && c->engine_cls >= AMPERE_DMA_COPY_B && mock_refused("ce-release32"))
             return hang(c, "ce-release32", "a one-word copy-engine release");
         if (ts && (va & 15))
             return channel_error(c, NV_RC_CE2_ERROR, "copy engine semaphore at 0x%llx: a four-word release must be "
