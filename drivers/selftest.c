@@ -34,6 +34,7 @@ hcq_status drv_selftest(hcq_device *dev, drv_path *paths, uint32_t npaths, const
                         const drv_selftest_ops *ops, char *report, size_t report_size)
 {
     char failed[768] = ""; /* what did not work, for the report */
+    char notrun[512] = "";  /* stages that could not run */
     for (uint32_t s = 0; s < nstages; s++) {
         const drv_stage *st = &stages[s];
         uint32_t idx[32], k = stage_paths(st, paths, npaths, idx), start[32], combos = 1;
@@ -55,6 +56,12 @@ hcq_status drv_selftest(hcq_device *dev, drv_path *paths, uint32_t npaths, const
             if (c && (r = ops->reset(dev, ops->ctx, paths))) return base_err_prefix(r, "%s self-test", dev->props.id);
             last = st->run(dev, ops->ctx, paths, ops->timeout_ns);
             if (last == HCQ_OK) break;
+            if (last == HCQ_ENOTSUP) { /* the stage cannot run here: its paths stay as chosen */
+                BASE_LOG(1, "%s self-test: %s not run: %s", dev->props.id, st->name, hcq_error_message());
+                appendf(notrun, sizeof notrun, "%s%s: not run (%s)", notrun[0] ? "; " : "", st->name,
+                        hcq_error_message());
+                break;
+            }
             if (last != HCQ_ETIMEDOUT && last != HCQ_EFAULT) return last;
             char on[256] = "";
             for (uint32_t j = 0; j < k; j++)
@@ -64,7 +71,7 @@ hcq_status drv_selftest(hcq_device *dev, drv_path *paths, uint32_t npaths, const
             BASE_LOG(1, "%s self-test: %s %s on %s: %s", dev->props.id, st->name,
                      last == HCQ_ETIMEDOUT ? "hung" : "faulted", on[0] ? on : "the only path", hcq_error_message());
         }
-        if (c == combos)
+        if (c == combos && last != HCQ_ENOTSUP)
             return base_err(HCQ_EIO, "%s self-test: %s fails on every path (%s); the device is not usable this way",
                             dev->props.id, st->name, tries);
         if (tries[0]) appendf(failed, sizeof failed, "%s%s", failed[0] ? "; " : "", tries);
@@ -78,6 +85,7 @@ hcq_status drv_selftest(hcq_device *dev, drv_path *paths, uint32_t npaths, const
         }
         if (failed[0]) appendf(report, report_size, " (probed at open: %s)", failed);
         else if (report[0]) appendf(report, report_size, " (probed at open)");
+        if (notrun[0]) appendf(report, report_size, "; %s", notrun);
     }
     return HCQ_OK;
 }

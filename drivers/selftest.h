@@ -30,7 +30,9 @@ typedef struct drv_path {
 
 /* A stage runs once on the current choices: HCQ_OK; HCQ_ETIMEDOUT (it hung)
  * or HCQ_EFAULT (an engine faulted), after which other paths are tried;
- * anything else ends the self-test with that error. */
+ * HCQ_ENOTSUP when it cannot run here (no compiler for its kernel, say):
+ * its paths stay as chosen and the report says why; anything else ends the
+ * self-test with that error. */
 typedef struct drv_stage {
     const char *name;  /* "a kernel writing a known value" */
     uint32_t paths;    /* bit i: the stage exercises paths[i] */

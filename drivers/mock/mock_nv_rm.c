@@ -1,11 +1,13 @@
 /* The RM of the NV mock: a tree of objects (client, device, subdevice,
- * memory, usermode, vaspace, channel group, context share, channels and
- * their engine objects, debugger) under handles, with the checks RM makes:
- * the parent's kind, the class against the GPU model's class list, the
- * parameters' size (for the driver version configured) and sense, client
- * ownership by fd. Failures are RM status codes, as nvidia.ko returns them.
- * Controls answer what the backend asks (version, ids, class list, GR and
- * FB info, name, UUID, work-submit token, scheduling, MMU fault info). */
+ * memory, virtual memory, usermode, vaspace, channel group, context share,
+ * channels and their engine objects, debugger) under handles, with the
+ * checks RM makes in the order it makes them: the escape's size and device
+ * file (nv_names.c's table), the class, the parameters copied as RM copies
+ * them (the class's own size), the parent's kind, the class against the
+ * GPU family's class list, client ownership by fd. Failures are RM status
+ * codes, as nvidia.ko returns them. Controls are mock_nv_ctrl.c's, virtual
+ * memory and its mappings mock_nv_vmm.c's; docs/mock-interfaces.md lists
+ * each interface with the RM source it was checked against. */
 #include "drivers/mock/mock_nv_obj.h"
 
 #include "base/base.h"

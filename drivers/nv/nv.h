@@ -3,12 +3,15 @@
  *   nv_abi.h     our definitions of the driver's structs (+ _Static_assert)
  *   nv_hw.h/.c   GPFIFO, methods, QMD field table, packet builders
  *   nv_rm.c      RM / UVM calls with messages naming the step and the status;
- *                driver version check; the per-version ABI table
+ *                driver version check; the supported driver families
+ *   nv_names.c   the escapes, classes and controls as tables (sizes per
+ *                driver version), shared with the mock and the tracer
  *   nv_va.c      the process-wide GPU virtual address allocator
  *   nv_mem.c     video and pinned host memory, GPU (UVM) and CPU mappings
  *   nv_bringup.c open/close: client, device, channels, ... (nv-facts §2)
  *   nv_queue.c   encoders, submission (GPFIFO + doorbell), faults, describe
  *   nv_program.c the cubin loader and per-program QMD templates
+ *   nv_selftest.c the first-run paths and the self-test at open
  *   nv_telemetry.c temperatures, utilization, processes... (hcq info, top)
  *   nv.c         the backend table */
 #ifndef HCQ_DRIVERS_NV_NV_H

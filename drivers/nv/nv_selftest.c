@@ -16,7 +16,7 @@
  *     the timestamp then the high word (UVM's form on every copy class),
  *     else one 64-bit release (fields in clc7b5.h/clc8b5.h, layout not
  *     documented).
- * At open three stages run under a short timeout: a semaphore release and
+ * At open three stages run under a short timeout (2 s): a semaphore release and
  * a wait, a kernel writing a known value, a copy with its release. One
  * that hangs or faults has its channels torn down and made again on the
  * next combination of its paths (drivers/selftest.c); what works is kept,
@@ -142,7 +142,10 @@ static hcq_status stage_launch(hcq_device *dev, void *ctx, const drv_path *paths
     if (c->prog.priv && (c->prog_qmd != nv->path.qmd || c->prog_local != nv->path.local))
         drv_selftest_program_free(dev, &c->prog); /* its QMD template is of the other path */
     if (!c->prog.priv) {
-        if ((s = drv_selftest_program(dev, &c->prog))) return s;
+        /* without a way to build the kernel (no compiler, nothing cached)
+         * the launch paths stay the defaults, and the report says so */
+        if ((s = drv_selftest_program(dev, &c->prog)))
+            return s == HCQ_ENOMEM || s == HCQ_ESTATE ? s : base_err(HCQ_ENOTSUP, "%s", hcq_error_message());
         c->prog_qmd = nv->path.qmd;
         c->prog_local = nv->path.local;
     }
@@ -259,7 +262,9 @@ hcq_status nv_selftest(hcq_device *dev)
         {"a kernel writing a known value", 1u << P_QMD | 1u << P_LOCAL, stage_launch},
         {"a copy and its release", 1u << P_CE, stage_copy},
     };
-    uint64_t timeout = BASE_MIN(base_env_get()->timeout_ns, 1000000000ull);
+    /* long enough that a loaded host does not pass for a hung GPU, short
+     * enough for the hardware kit's minutes (HCQ_TIMEOUT_MS, if less) */
+    uint64_t timeout = BASE_MIN(base_env_get()->timeout_ns, 2000000000ull);
     drv_selftest_ops ops = {.reset = reset, .ctx = &c, .timeout_ns = timeout};
     hcq_status s = nv_mem_alloc(dev, PAGE_BYTES, DRV_MEM_HOST | DRV_MEM_CPU | DRV_MEM_UNCACHED | DRV_MEM_LOW, &c.page);
     if (s) return base_err_prefix(s, "%s self-test: its memory", dev->props.id);
