@@ -101,7 +101,7 @@ static bool in_list(const uint32_t *l, size_t n, uint32_t cls)
 }
 
 /* ** RM_ALLOC */
-static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, const nv_memory_alloc *m, uint32_t client, uint32_t handle,
+static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, nv_memory_alloc *m, uint32_t client, uint32_t handle,
                              mnv_obj **out)
 {
     /* resource_list.h: video memory under a device or subdevice, system memory under a device */
@@ -120,6 +120,7 @@ static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, const nv_memory_allo
     }
     o->bo = bo;
     o->size = size;
+    m->size = size; /* RM writes back the size it allocated (video_mem.c vidmemConstruct: sizeOut) */
     *out = o;
     return NV_OK;
 }

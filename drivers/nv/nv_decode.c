@@ -205,10 +205,11 @@ static hcq_status decode_gpfifo(uint32_t arch, uint64_t va, const uint32_t *dw, 
 static hcq_status decode_qmd(uint32_t arch, uint64_t va, const uint32_t *dw, uint32_t ndw, FILE *out)
 {
     /* the QMD says its version (QMD_MAJOR_VERSION, at the same bits in V03
-     * and V04); without the words that hold it, the class's family's */
+     * and V04); without the words that hold it, or another number there,
+     * the class's family's */
     const nv_family *fam = nv_family_for_class(arch);
-    int ver = ndw > 18 ? nv_qmd_ver_of_major(nv_qmd_major_of(dw))
-                       : nv_qmd_ver_of_major(fam ? fam->qmd_major : 3);
+    uint32_t major = ndw > 18 ? nv_qmd_major_of(dw) : 0;
+    int ver = nv_qmd_ver_of_major(major == 3 || major == 4 ? major : fam ? fam->qmd_major : 3);
     uint32_t need = nv_qmd_bytes(ver) / 4;
     fprintf(out, "QMD V0%d at 0x%llx\n", ver == NV_QMD_V04 ? 4 : 3, (unsigned long long)va);
     if (ndw < need) {

@@ -144,8 +144,7 @@ static hcq_status stage_launch(hcq_device *dev, void *ctx, const drv_path *paths
     if (!c->prog.priv) {
         /* without a way to build the kernel (no compiler, nothing cached)
          * the launch paths stay the defaults, and the report says so */
-        if ((s = drv_selftest_program(dev, &c->prog)))
-            return s == HCQ_ENOMEM || s == HCQ_ESTATE ? s : base_err(HCQ_ENOTSUP, "%s", hcq_error_message());
+        if ((s = drv_selftest_program(dev, &c->prog))) return s;
         c->prog_qmd = nv->path.qmd;
         c->prog_local = nv->path.local;
     }
