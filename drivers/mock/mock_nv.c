@@ -294,6 +294,7 @@ typedef struct mnv_uvm {
     bool mm_alive;        /* UVM_MM_INITIALIZE was done for it */
     uint32_t registered;  /* our GPU indexes with UVM_REGISTER_GPU */
     uint32_t vaspaces;    /* ... with their vaspace registered */
+    uint32_t vs_client[8], vs_handle[8]; /* that vaspace, whose page directory UVM set */
     uint32_t peers[8];    /* peers[i] bit j: GPUs i and j may map each other's video memory */
     uvm_range *ranges;
     size_t nranges, cap;
@@ -319,6 +320,8 @@ void mnv_uvm_close_fd(mnv_fd *f)
 {
     pthread_mutex_lock(&uvm_lock);
     if (f->uvm) {
+        for (uint32_t i = 0; i < 8; i++)
+            if (f->uvm->vaspaces & (1u << i)) mnv_rm_vaspace_pdb(f->uvm->vs_client[i], f->uvm->vs_handle[i], false);
         for (size_t i = 0; i < f->uvm->nranges; i++) range_unmap(&f->uvm->ranges[i]);
         free(f->uvm->ranges);
         free(f->uvm);
@@ -423,6 +426,8 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu *)arg)->gpu_uuid);
         if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
         else {
+            if (u->vaspaces & (1u << g->index))
+                mnv_rm_vaspace_pdb(u->vs_client[g->index], u->vs_handle[g->index], false);
             u->registered &= ~(1u << g->index), u->vaspaces &= ~(1u << g->index);
             for (uint32_t k = 0; k < 8; k++) u->peers[k] &= ~(1u << g->index);
             u->peers[g->index] = 0;
@@ -439,13 +444,23 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         /* UVM duplicates the vaspace only when RM lets it own it */
         else if (!(flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED)) st = NV_ERR_INVALID_FLAGS;
         else if (u->vaspaces & (1u << g->index)) st = NV_ERR_IN_USE;
-        else u->vaspaces |= 1u << g->index;
+        else {
+            /* UVM sets the page directory of a vaspace RM lets it own
+             * (nvUvmInterfaceSetPageDirectory): only then may a context
+             * share use it (kctxshareInitCommon_IMPL) */
+            u->vaspaces |= 1u << g->index;
+            u->vs_client[g->index] = r->hClient, u->vs_handle[g->index] = r->hVaSpace;
+            mnv_rm_vaspace_pdb(r->hClient, r->hVaSpace, true);
+        }
         break;
     }
     case NV_UVM_UNREGISTER_GPU_VASPACE: {
         mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu_vaspace *)arg)->gpu_uuid);
         if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else u->vaspaces &= ~(1u << g->index);
+        else {
+            u->vaspaces &= ~(1u << g->index);
+            mnv_rm_vaspace_pdb(u->vs_client[g->index], u->vs_handle[g->index], false);
+        }
         break;
     }
     case NV_UVM_REGISTER_CHANNEL: {

@@ -154,6 +154,8 @@ uint32_t mnv_rm_objects(void);
 bool mnv_rm_memory(uint32_t hclient, uint32_t hmem, mock_bo **bo, uint64_t *size, uint64_t *host_va);
 /* the vaspace's flags, for UVM's checks; false if not a vaspace */
 bool mnv_rm_vaspace(uint32_t hclient, uint32_t hvaspace, uint32_t *flags);
+/* UVM set (on) or unset the vaspace's page directory */
+void mnv_rm_vaspace_pdb(uint32_t hclient, uint32_t hvaspace, bool on);
 /* whether the channel exists with its engine object bound */
 bool mnv_rm_channel_ready(uint32_t hclient, uint32_t hchannel);
 /* whether fd is an open /dev/nvidiactl of the mock */

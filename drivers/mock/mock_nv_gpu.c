@@ -100,10 +100,10 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a)
     c->userd_bo = a->userd_bo;
     c->notifier_bo = a->notifier_bo;
     mock_bo_ref(c->userd_bo);
-    mock_bo_ref(c->notifier_bo);
+    if (c->notifier_bo) mock_bo_ref(c->notifier_bo); /* a channel may have no error notifier */
     c->userd_map = map_bo(c->userd_bo);
-    c->notifier_map = map_bo(c->notifier_bo);
-    if (!c->userd_map || !c->notifier_map) {
+    c->notifier_map = c->notifier_bo ? map_bo(c->notifier_bo) : NULL;
+    if (!c->userd_map || (c->notifier_bo && !c->notifier_map)) {
         mnv_chan_destroy(c);
         return NULL;
     }
@@ -171,12 +171,14 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
     snprintf(c->gpu->last_error, sizeof c->gpu->last_error, "%s: Xid %u: %.900s", c->name, code, msg);
     pthread_mutex_unlock(&c->gpu->fault_lock);
     nv_notification *n = (nv_notification *)(void *)c->notifier_map;
-    uint64_t now = hcq_now_ns();
-    n->timestamp_ns[0] = (uint32_t)now;
-    n->timestamp_ns[1] = (uint32_t)(now >> 32);
-    n->info32 = code;
-    n->info16 = (uint16_t)c->chid;
-    atomic_store_explicit((_Atomic uint16_t *)&n->status, 0xffff, memory_order_release);
+    if (n) {
+        uint64_t now = hcq_now_ns();
+        n->timestamp_ns[0] = (uint32_t)now;
+        n->timestamp_ns[1] = (uint32_t)(now >> 32);
+        n->info32 = code;
+        n->info16 = (uint16_t)c->chid;
+        atomic_store_explicit((_Atomic uint16_t *)&n->status, 0xffff, memory_order_release);
+    }
     atomic_store(&c->dead, true);
     mock_progress();
     return M_FAULT;

@@ -26,6 +26,10 @@ typedef enum mnv_okind {
 
 typedef struct mnv_tsg {
     atomic_bool scheduled;
+    uint32_t hvaspace;  /* the group's vaspace (0: the device's) */
+    uint32_t nchan;     /* channels in the group */
+    bool legacy;        /* a channel came without a context share: RM's legacy mode */
+    uint64_t subctx;    /* the subcontext ids (VEIDs) its context shares hold */
 } mnv_tsg;
 
 /* a memory object mapped into a virtual range (RM_MAP_MEMORY_DMA) */
@@ -44,7 +48,9 @@ typedef struct mnv_obj {
     mock_bo *bo;       /* memory, usermode */
     uint64_t size;     /* memory */
     uint64_t host_va;  /* memory described by address (no bo) */
-    uint32_t flags;    /* vaspace flags */
+    uint32_t flags;    /* vaspace flags; a device's vaMode */
+    uint32_t uvm_pdb;  /* vaspace: UVM registrations that set its page directory */
+    uint32_t subctx;   /* context share: its subcontext id */
     mnv_tsg *tsg;      /* channel groups */
     mnv_chan *chan;    /* channels */
     uint32_t chid;

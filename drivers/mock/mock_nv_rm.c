@@ -3,8 +3,10 @@
  * channels and their engine objects, debugger) under handles, with the
  * checks RM makes in the order it makes them: the escape's size and device
  * file (nv_names.c's table), the class, the parameters copied as RM copies
- * them (the class's own size), the parent's kind, the class against the
- * GPU family's class list, client ownership by fd. Failures are RM status
+ * them (the class's own size), the resource server's checks (the parent,
+ * its class against resource_list.h's parents, the handle, the class
+ * against the GPU's list: alloc_prologue), then each class's constructor
+ * as RM's does it; client ownership by fd. Failures are RM status
  * codes, as nvidia.ko returns them. Controls are mock_nv_ctrl.c's, virtual
  * memory and its mappings mock_nv_vmm.c's; docs/mock-interfaces.md lists
  * each interface with the RM source it was checked against. */
@@ -48,6 +50,9 @@ uint32_t mnv_major(void) { return (uint32_t)strtoul(mnv_driver_version(), NULL, 
 
 static void obj_destroy(mnv_obj *o)
 {
+    mnv_obj *group = o->kind == O_CHANNEL || o->kind == O_CTXSHARE ? mnv_find(o->client, o->parent) : NULL;
+    if (group && group->tsg && o->kind == O_CHANNEL) group->tsg->nchan--;
+    if (group && group->tsg && o->kind == O_CTXSHARE) group->tsg->subctx &= ~(1ull << o->subctx);
     if (o->kind == O_VIRTUAL) mnv_vmm_release(o);
     if (o->kind == O_MEMORY) mnv_vmm_memory_freed(o->client, o->handle);
     if (o->chan) mnv_chan_destroy(o->chan);
@@ -104,9 +109,6 @@ static bool in_list(const uint32_t *l, size_t n, uint32_t cls)
 static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, nv_memory_alloc *m, uint32_t client, uint32_t handle,
                              mnv_obj **out)
 {
-    /* resource_list.h: video memory under a device or subdevice, system memory under a device */
-    if (parent->kind != O_DEVICE && (cls != NV01_MEMORY_LOCAL_USER || parent->kind != O_SUBDEVICE))
-        return NV_ERR_INVALID_OBJECT_PARENT;
     if (m->owner != client) return NV_ERR_INVALID_OWNER;
     if (!m->size || m->size > (1ull << 48)) return NV_ERR_INVALID_LIMIT;
     uint64_t size = base_align_up(m->size, 4096);
@@ -125,17 +127,42 @@ static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, nv_memory_alloc *m, 
     return NV_OK;
 }
 
-static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_alloc *a, uint32_t client, mnv_obj **out)
+/* kchannelConstruct_IMPL (src/nvidia/src/kernel/gpu/fifo/kernel_channel.c)
+ * for a channel under a channel group: a vaspace only without a context
+ * share; every channel of a group with a context share or none (RM's
+ * legacy mode, where it makes the group's context shares); the share one
+ * of this group's; an engine type, when valid, the group's; the error
+ * notifier optional, else memory (kchannelGetNotifierInfo; on a GSP
+ * client anything else is NV_ERR_INVALID_STATE); USERD memory of the
+ * client (kchannelCreateUserdMemDesc_GV100: NV_ERR_OBJECT_NOT_FOUND). */
+static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_alloc *a, uint32_t client, uint32_t handle,
+                              mnv_obj **out)
 {
-    const nv_family *fam = parent->gpu ? parent->gpu->f : NULL;
-    if (parent->kind != O_TSG) return NV_ERR_INVALID_OBJECT_PARENT;
-    if (!in_list(fam->channel_classes, 4, cls)) return NV_ERR_INVALID_CLASS;
-    mnv_obj *err = mnv_find(client, a->hObjectError), *userd = mnv_find(client, a->hUserdMemory[0]);
-    mnv_obj *ctx = mnv_find(client, a->hContextShare);
-    if (!err || err->kind != O_MEMORY || err->size < sizeof(nv_notification)) return NV_ERR_INVALID_OBJECT_HANDLE;
-    if (!userd || userd->kind != O_MEMORY || !userd->bo) return NV_ERR_INVALID_OBJECT_HANDLE;
-    if (!ctx || ctx->kind != O_CTXSHARE || ctx->parent != parent->handle) return NV_ERR_INVALID_OBJECT_HANDLE;
-    if (!err->bo) return NV_ERR_INVALID_ARGUMENT;
+    const nv_family *fam = parent->gpu->f;
+    /* a bare channel (under the device): RM makes a group for it; *model limit* */
+    if (parent->kind != O_TSG) return NV_ERR_NOT_SUPPORTED;
+    mnv_tsg *tsg = parent->tsg;
+    if (a->hContextShare && a->hVASpace) return NV_ERR_INVALID_ARGUMENT;
+    if (a->hVASpace) return NV_ERR_INVALID_ARGUMENT; /* a group's channel takes the group's vaspace */
+    if (a->engineType && a->engineType < NV2080_ENGINE_TYPE_LAST && a->engineType != NV2080_ENGINE_TYPE_GRAPHICS)
+        return NV_ERR_INVALID_ARGUMENT; /* not the group's engine */
+    mnv_obj *err = a->hObjectError ? mnv_find(client, a->hObjectError) : NULL;
+    if (a->hObjectError && (!err || err->kind != O_MEMORY)) return NV_ERR_INVALID_STATE;
+    if (tsg->nchan && tsg->legacy != !a->hContextShare) return NV_ERR_INVALID_ARGUMENT;
+    if (a->hContextShare) {
+        mnv_obj *ctx = mnv_find(client, a->hContextShare);
+        if (!ctx) return NV_ERR_OBJECT_NOT_FOUND;
+        if (ctx->kind != O_CTXSHARE) return NV_ERR_INVALID_OBJECT_HANDLE;
+        if (ctx->parent != parent->handle) return NV_ERR_INVALID_OBJECT_PARENT;
+    }
+    /* USERD RM allocates itself (no hUserdMemory), mapped through the
+     * channel: *model limit* */
+    if (!a->hUserdMemory[0]) return NV_ERR_NOT_SUPPORTED;
+    mnv_obj *userd = mnv_find(client, a->hUserdMemory[0]);
+    if (!userd || userd->kind != O_MEMORY) return NV_ERR_OBJECT_NOT_FOUND;
+    if (!userd->bo || (err && !err->bo)) return NV_ERR_NOT_SUPPORTED; /* memory the mock keeps no pages of */
+    /* the ring and USERD checks below are the physical RM's (GSP), whose
+     * source is not public: the mock refuses what could not work */
     if (a->gpFifoEntries < 2 || (a->gpFifoEntries & (a->gpFifoEntries - 1))) return NV_ERR_INVALID_ARGUMENT;
     if (a->userdOffset[0] % NV_USERD_SIZE || a->userdOffset[0] + NV_USERD_SIZE > userd->size)
         return NV_ERR_INVALID_OFFSET;
@@ -145,18 +172,135 @@ static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_al
     mnv_obj *ring = mnv_find(client, a->hObjectBuffer);
     if (fam->sm_version >= 0x900 && ring && ring->kind == O_MEMORY && ring->bo && ring->bo->vram_of && !userd->bo->vram_of)
         return NV_ERR_INVALID_ARGUMENT;
-    mnv_obj *o = mnv_obj_new(client, parent->handle, 0, cls, O_CHANNEL, parent->gpu);
+    mnv_obj *o = mnv_obj_new(client, parent->handle, handle, cls, O_CHANNEL, parent->gpu);
     if (!o) return NV_ERR_NO_MEMORY;
     o->chid = next_chid++;
     mnv_chan_args ca = {.gpu = parent->gpu, .cls = cls, .chid = o->chid, .gpfifo_va = a->gpFifoOffset,
                         .entries = a->gpFifoEntries, .userd_bo = userd->bo, .userd_off = a->userdOffset[0],
-                        .notifier_bo = err->bo, .scheduled = &parent->tsg->scheduled};
+                        .notifier_bo = err ? err->bo : NULL, .scheduled = &tsg->scheduled};
     o->chan = mnv_chan_create(&ca);
     if (!o->chan) {
         free_tree(o);
         return NV_ERR_NO_MEMORY;
     }
+    if (!tsg->nchan++) tsg->legacy = !a->hContextShare;
     *out = o;
+    return NV_OK;
+}
+
+/* the vaspace hvaspace of client for device dev, as
+ * vaspaceGetByHandleOrDeviceDefault (src/nvidia/src/kernel/mem_mgr/
+ * vaspace.c) finds it: 0 is the device's default, which a device of vaMode
+ * MULTIPLE_VASPACES lacks (NV_ERR_INVALID_STATE); a handle that is not
+ * there NV_ERR_OBJECT_NOT_FOUND, not a vaspace NV_ERR_INVALID_OBJECT_HANDLE */
+static uint32_t find_vaspace(uint32_t client, const mnv_obj *dev, uint32_t hvaspace, mnv_obj **out)
+{
+    *out = NULL;
+    if (!hvaspace) return dev && dev->flags == NV_DEVICE_ALLOCATION_VAMODE_MULTIPLE_VASPACES ? NV_ERR_INVALID_STATE : NV_OK;
+    mnv_obj *v = mnv_find(client, hvaspace);
+    if (!v) return NV_ERR_OBJECT_NOT_FOUND;
+    if (v->kind != O_VASPACE) return NV_ERR_INVALID_OBJECT_HANDLE;
+    *out = v;
+    return NV_OK;
+}
+
+/* kctxshareapiConstruct_IMPL, kctxshareInitCommon_IMPL (src/nvidia/src/
+ * kernel/gpu/fifo/kernel_ctxshare.c): the vaspace (the group's device's
+ * default when 0); one RM lets UVM own must have had its page directory
+ * set (UVM_REGISTER_GPU_VASPACE) first, NV_ERR_INVALID_STATE; the
+ * subcontext flag exactly one of SYNC (id 0), ASYNC (the highest free),
+ * SPECIFIED (subctxId), ASYNC_PREFER_LOWER (the lowest free above 0, bit 31
+ * saying whether it got one), else NV_ERR_INVALID_ARGUMENT; the id
+ * written back. A group has 64 ids (the GR's MAX_SUBCONTEXT_COUNT on
+ * GA100 and GH100); none free, or a taken one, is the id heap's
+ * NV_ERR_NO_MEMORY. */
+static uint32_t alloc_ctxshare(mnv_obj *tsg, uint32_t client, uint32_t handle, nv_ctxshare_alloc *c, mnv_obj **out)
+{
+    mnv_obj *vs, *dev = mnv_find(client, tsg->parent);
+    uint32_t st = find_vaspace(client, dev, c->hVASpace, &vs);
+    if (st) return st;
+    if (vs && ((vs->flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED) ? !vs->uvm_pdb : vs->gpu != tsg->gpu))
+        return NV_ERR_INVALID_STATE;
+    uint64_t used = tsg->tsg->subctx;
+    uint32_t id = 64;
+    switch (c->flags) {
+    case NV_CTXSHARE_FLAGS_SUBCONTEXT_SYNC: id = 0; break;
+    case NV_CTXSHARE_FLAGS_SUBCONTEXT_SPECIFIED: id = c->subctxId; break;
+    case NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC:
+        for (int i = 63; i >= 0 && id == 64; i--)
+            if (!(used >> i & 1)) id = (uint32_t)i;
+        break;
+    case NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER:
+        for (uint32_t i = 1; i < 64 && id == 64; i++)
+            if (!(used >> i & 1)) id = i;
+        if (id == 64 && !(used & 1)) id = 0;
+        break;
+    default: return NV_ERR_INVALID_ARGUMENT;
+    }
+    if (id >= 64 || (used >> id & 1)) return NV_ERR_NO_MEMORY;
+    mnv_obj *o = mnv_obj_new(client, tsg->handle, handle, FERMI_CONTEXT_SHARE_A, O_CTXSHARE, tsg->gpu);
+    if (!o) return NV_ERR_NO_MEMORY;
+    o->subctx = id;
+    tsg->tsg->subctx |= 1ull << id;
+    c->subctxId = id;
+    if (c->flags == NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER && id > 0) c->subctxId |= NV_CTXSHARE_SUBCTXID_PREFER_LOWER_SUCCESS;
+    *out = o;
+    return NV_OK;
+}
+
+/* whether the parent's GPU has class cls (g_gpu_class_list.c): the GPU
+ * family's channel, usermode, compute and copy classes; the others
+ * every GPU has */
+static bool gpu_has_class(const mnv_gpu *g, uint32_t cls)
+{
+    const nv_family *f = g->f;
+    const nv_class_desc *d = nv_class_desc_of(cls);
+    if (d->parents & NV_RS_CHANNEL) return cls == f->compute_cls || cls == f->copy_cls;
+    bool channel = false, usermode = false;
+    for (size_t i = 0; i < nv_family_count; i++) {
+        channel |= in_list(nv_families[i].channel_classes, 4, cls);
+        usermode |= in_list(nv_families[i].usermode_classes, 4, cls);
+    }
+    if (channel) return in_list(f->channel_classes, 4, cls);
+    if (usermode) return in_list(f->usermode_classes, 4, cls);
+    return true;
+}
+
+static uint32_t rs_kind(const mnv_obj *o)
+{
+    switch (o->kind) {
+    case O_CLIENT: return NV_RS_CLIENT;
+    case O_DEVICE: return NV_RS_DEVICE;
+    case O_SUBDEVICE: return NV_RS_SUBDEVICE;
+    case O_TSG: return NV_RS_CHANNEL_GROUP;
+    case O_CHANNEL: return NV_RS_CHANNEL;
+    default: return 0;
+    }
+}
+
+/* What every class meets before its constructor, in RM's order
+ * (serverAllocResourceUnderLock in src/nvidia/src/kernel/rmapi/
+ * alloc_free.c, then the resource factory resservResourceFactory): a new
+ * handle that is the client's own (only the client class may have it:
+ * NV_ERR_INVALID_OBJECT_PARENT), the parent (clientGetResourceRef:
+ * NV_ERR_OBJECT_NOT_FOUND), the parent's class against resource_list.h's
+ * list (NV_ERR_INVALID_OBJECT_PARENT), the handle
+ * (clientValidateNewResourceHandle: NV_ERR_INSERT_DUPLICATE_NAME), a
+ * device's parameters (the factory reads them: NULL or a deviceId of
+ * NV_MAX_DEVICES or more is NV_ERR_INVALID_ARGUMENT), the class against
+ * the parent's GPU (NV_ERR_NOT_SUPPORTED). */
+static uint32_t alloc_prologue(uint32_t client, uint32_t hparent, uint32_t hnew, uint32_t cls, const void *p,
+                               mnv_obj **parent)
+{
+    const nv_class_desc *d = nv_class_desc_of(cls);
+    if (hnew == client) return NV_ERR_INVALID_OBJECT_PARENT;
+    mnv_obj *par = mnv_find(client, hparent);
+    if (!par) return NV_ERR_OBJECT_NOT_FOUND;
+    if (!(d->parents & rs_kind(par))) return NV_ERR_INVALID_OBJECT_PARENT;
+    if (hnew && mnv_find(client, hnew)) return NV_ERR_INSERT_DUPLICATE_NAME;
+    if (cls == NV01_DEVICE_0 && (!p || ((const nv_device_alloc *)p)->deviceId >= 32)) return NV_ERR_INVALID_ARGUMENT;
+    if (par->gpu && !gpu_has_class(par->gpu, cls)) return NV_ERR_NOT_SUPPORTED;
+    *parent = par;
     return NV_OK;
 }
 
@@ -169,45 +313,58 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
 {
     mnv_obj *client = mnv_find_client(a->hRoot, f);
     if (!client) return NV_ERR_INVALID_CLIENT;
-    mnv_obj *parent = mnv_find(a->hRoot, a->hObjectParent);
-    if (!parent) return NV_ERR_INVALID_OBJECT_PARENT;
-    if (a->hObjectNew && mnv_find(a->hRoot, a->hObjectNew)) return NV_ERR_INSERT_DUPLICATE_NAME;
+    mnv_obj *parent = NULL;
+    uint32_t st = alloc_prologue(client->handle, a->hObjectParent, a->hObjectNew, cls, p, &parent);
+    if (st) return st;
     mnv_gpu *gpu = parent->gpu;
     mnv_obj *o = NULL;
-    uint32_t st = NV_OK;
     switch (cls) {
     case NV01_DEVICE_0: {
-        nv_device_alloc none = {0}, *d = p ? p : &none;
-        if (parent->kind != O_CLIENT) return NV_ERR_INVALID_OBJECT_PARENT;
+        /* deviceConstruct_IMPL (src/nvidia/src/kernel/gpu/device.c): the
+         * reserved VA limits, a device instance RM has (else
+         * NV_ERR_INVALID_CLASS), a VA size when the flag asks for one
+         * (deviceSetClientShare_IMPL); hClientShare is kept, not checked
+         * (device_share.c resolves it when the VA space is first used) */
+        nv_device_alloc *d = p;
+        if ((d->flags & NV_DEVICE_ALLOCATION_FLAGS_RESTRICT_RESERVED_VALIMITS) &&
+            (d->vaLimitInternal < d->vaStartInternal || !d->vaLimitInternal))
+            return NV_ERR_INVALID_ARGUMENT;
         mnv_gpu *g = mnv_gpu_by_index(d->deviceId);
-        if (!g) return NV_ERR_INVALID_ARGUMENT;
-        if (d->hClientShare && d->hClientShare != client->handle) return NV_ERR_INVALID_OBJECT_HANDLE;
+        if (!g) return NV_ERR_INVALID_CLASS;
+        if ((d->flags & NV_DEVICE_ALLOCATION_FLAGS_VASPACE_SIZE) && !d->vaSpaceSize) return NV_ERR_INVALID_ARGUMENT;
         o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_DEVICE, g);
+        if (o) o->flags = d->vaMode;
         break;
     }
-    case NV20_SUBDEVICE_0:
-        if (parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
-        if (p && ((nv_subdevice_alloc *)p)->subDeviceId != 0) return NV_ERR_INVALID_ARGUMENT;
+    case NV20_SUBDEVICE_0: {
+        /* subdeviceConstruct_IMPL (subdevice/subdevice.c): an instance
+         * the device's GPU group has (one GPU: 0; else NV_ERR_INVALID_CLASS),
+         * once per device (NV_ERR_INSUFFICIENT_RESOURCES) */
+        if (p && ((nv_subdevice_alloc *)p)->subDeviceId != 0) return NV_ERR_INVALID_CLASS;
+        for (mnv_obj *c = objs; c; c = c->next)
+            if (c->kind == O_SUBDEVICE && c->client == client->handle && c->parent == parent->handle)
+                return NV_ERR_INSUFFICIENT_RESOURCES;
         o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_SUBDEVICE, gpu);
         break;
+    }
     case NV01_MEMORY_LOCAL_USER:
     case NV01_MEMORY_SYSTEM: st = alloc_memory(parent, cls, p, client->handle, a->hObjectNew, &o); break;
-    case NV01_MEMORY_VIRTUAL:
-        if (parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
-        st = mnv_vmm_alloc(parent, client->handle, a->hObjectNew, p, &o);
-        break;
+    case NV01_MEMORY_VIRTUAL: st = mnv_vmm_alloc(parent, client->handle, a->hObjectNew, p, &o); break;
     case NV01_MEMORY_SYSTEM_OS_DESCRIPTOR: {
-        nv_os_desc_alloc *d = p;
-        if (parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
-        if (d->descriptorType != 0) return NV_ERR_NOT_SUPPORTED; /* only VIRTUAL_ADDRESS is modelled */
-        if (!d->descriptor || (d->descriptor & 4095) || ((d->limit + 1) & 4095)) return NV_ERR_INVALID_ARGUMENT;
-        o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_MEMORY, gpu);
-        if (o) o->host_va = d->descriptor, o->size = d->limit + 1;
-        break;
+        /* osdescConstruct_IMPL (mem_mgr/os_desc_mem.c) and
+         * osCreateMemFromOsDescriptor (arch/nvalloc/unix/src/osmemdesc.c):
+         * a physical address needs a kernel client; no descriptor or a
+         * limit of 0 is NV_ERR_INVALID_PARAM_STRUCT; a user's virtual
+         * address is NV_ERR_NOT_SUPPORTED on Linux (NV_ESC_RM_ALLOC_MEMORY
+         * turns one into a page array first: alloc_os_memory); the other
+         * types carry kernel pointers or need a kernel client
+         * (NV_ERR_NOT_SUPPORTED); an unknown type NV_ERR_INVALID_ARGUMENT */
+        const nv_os_desc_alloc *d = p;
+        if (d->descriptorType == 3) return NV_ERR_NOT_SUPPORTED; /* OS_PHYS_ADDR */
+        if (!d->descriptor || !d->limit) return NV_ERR_INVALID_PARAM_STRUCT;
+        return d->descriptorType > 6 ? NV_ERR_INVALID_ARGUMENT : NV_ERR_NOT_SUPPORTED;
     }
-    case FERMI_VASPACE_A:
-        if (parent->kind != O_DEVICE && parent->kind != O_SUBDEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
-    {
+    case FERMI_VASPACE_A: {
         const nv_vaspace_alloc *v = p;
         o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_VASPACE, gpu);
         if (!o) break;
@@ -217,37 +374,37 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
         o->va_hi = v->vaSize ? v->vaBase + v->vaSize - 1 : (1ull << 49) - 1;
         break;
     }
-    case KEPLER_CHANNEL_GROUP_A:
-        if (parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
-        if (((nv_tsg_alloc *)p)->engineType != NV2080_ENGINE_TYPE_GRAPHICS) return NV_ERR_NOT_SUPPORTED;
+    case KEPLER_CHANNEL_GROUP_A: {
+        /* kchangrpapiConstruct_IMPL (gpu/fifo/kernel_channel_group_api.c):
+         * a valid engine type (NV_ERR_INVALID_ARGUMENT), GR0 only without
+         * MIG, then a vaspace named (find_vaspace). *Model limit*: groups of
+         * engines other than graphics are NV_ERR_NOT_SUPPORTED */
+        nv_tsg_alloc *t = p;
+        if (!t->engineType || t->engineType >= NV2080_ENGINE_TYPE_LAST ||
+            (t->engineType > NV2080_ENGINE_TYPE_GRAPHICS && t->engineType <= NV2080_ENGINE_TYPE_GR7))
+            return NV_ERR_INVALID_ARGUMENT;
+        mnv_obj *vs; /* a device of vaMode MULTIPLE_VASPACES lends a group none */
+        if (t->hVASpace && (st = find_vaspace(client->handle, parent, t->hVASpace, &vs))) return st;
+        if (t->engineType != NV2080_ENGINE_TYPE_GRAPHICS) return NV_ERR_NOT_SUPPORTED;
         o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_TSG, gpu);
         if (o && !(o->tsg = calloc(1, sizeof *o->tsg))) {
             free_tree(o);
             return NV_ERR_NO_MEMORY;
         }
-        break;
-    case FERMI_CONTEXT_SHARE_A: {
-        nv_ctxshare_alloc *c = p;
-        mnv_obj *vs = mnv_find(client->handle, c->hVASpace);
-        if (parent->kind != O_TSG) return NV_ERR_INVALID_OBJECT_PARENT;
-        if (!vs || vs->kind != O_VASPACE || vs->gpu != gpu) return NV_ERR_INVALID_OBJECT_HANDLE;
-        o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_CTXSHARE, gpu);
+        if (o) o->tsg->hvaspace = t->hVASpace;
         break;
     }
+    case FERMI_CONTEXT_SHARE_A: st = alloc_ctxshare(parent, client->handle, a->hObjectNew, p, &o); break;
     case GT200_DEBUGGER: {
         nv_debugger_alloc *d = p;
-        if (parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
         if (d->hAppClient != client->handle) return NV_ERR_INVALID_CLIENT;
         o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_DEBUGGER, gpu);
         break;
     }
-    case VOLTA_CHANNEL_GPFIFO_A:
-    case TURING_CHANNEL_GPFIFO_A:
-    case AMPERE_CHANNEL_GPFIFO_A:
-    case HOPPER_CHANNEL_GPFIFO_A: st = alloc_channel(parent, cls, p, client->handle, &o); break;
     default:
-        if (gpu && in_list(gpu->f->usermode_classes, 4, cls)) {
-            if (parent->kind != O_SUBDEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
+        if (nv_class_desc_of(cls)->parents & NV_RS_DEVICE) { /* the channels */
+            st = alloc_channel(parent, cls, p, client->handle, a->hObjectNew, &o);
+        } else if (nv_class_desc_of(cls)->parents & NV_RS_SUBDEVICE) { /* usermode */
             int err = 0;
             mock_bo *bo = mock_bo_new(NULL, NV_USERMODE_SIZE, &err);
             if (!bo) return NV_ERR_NO_MEMORY;
@@ -258,8 +415,7 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
             } else {
                 mock_bo_unref(bo);
             }
-        } else if (gpu && (cls == gpu->f->compute_cls || cls == gpu->f->copy_cls)) {
-            if (parent->kind != O_CHANNEL) return NV_ERR_INVALID_OBJECT_PARENT;
+        } else { /* compute and copy: one engine object a channel (*model limit*) */
             if (mnv_chan_has_engine(parent->chan)) return NV_ERR_STATE_IN_USE;
             o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_ENGINE, gpu);
             if (o && mnv_chan_bind(parent->chan, cls)) {
@@ -267,9 +423,6 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
                 return NV_ERR_NO_MEMORY;
             }
             if (o && gpu->usermode) mnv_chan_set_doorbell(parent->chan, gpu->usermode);
-        } else {
-            /* not a class of this GPU (e.g. ADA_COMPUTE_A on an H100) */
-            return NV_ERR_INVALID_CLASS;
         }
         break;
     }
@@ -361,20 +514,24 @@ static uint32_t map_memory(mnv_fd *f, nv_rm_map_memory *a)
 static uint32_t alloc_os_memory(mnv_fd *f, nv_rm_alloc_memory *a)
 {
     if (f->kind != MNV_FD_DEV || !f->registered) return NV_ERR_INVALID_ARGUMENT;
-    mnv_obj *client = mnv_find_client(a->hRoot, NULL);
-    if (!client) return NV_ERR_INVALID_CLIENT;
-    mnv_obj *parent = mnv_find(a->hRoot, a->hObjectParent);
-    if (!parent || parent->kind != O_DEVICE) return NV_ERR_INVALID_OBJECT_PARENT;
+    /* *model limit*: the escape's other classes (Nv01AllocMemory) */
     if (a->hClass != NV01_MEMORY_SYSTEM_OS_DESCRIPTOR) return NV_ERR_INVALID_CLASS;
     /* RmAllocOsDescriptor, RmCreateOsDescriptor (escape.c): PCI memory
      * that is not mapped by RM, a known coherency, a page-aligned address,
-     * a limit that does not wrap; the pages must be the process's */
+     * a limit that does not wrap; the pages must be the process's; then
+     * the allocation RM makes of it */
     uint32_t loc = (a->flags >> 8) & 0xf, coh = (a->flags >> 12) & 0xf, mapping = a->flags >> 30;
     if (loc != 0 || mapping != 1 || (coh != 0 && coh != 1 && coh != 5)) return NV_ERR_INVALID_FLAGS;
     if (a->pMemory & 4095) return NV_ERR_NOT_SUPPORTED;
     if (a->limit + 1 == 0) return NV_ERR_INVALID_LIMIT;
     if (!a->pMemory) return NV_ERR_INVALID_ADDRESS;
-    if (!a->hObjectNew || mnv_find(a->hRoot, a->hObjectNew)) return NV_ERR_INSERT_DUPLICATE_NAME;
+    mnv_obj *client = mnv_find_client(a->hRoot, NULL), *parent = NULL;
+    if (!client) return NV_ERR_INVALID_CLIENT;
+    /* a handle of 0 has RM make one, which NVOS02 does not return
+     * (_nvos32FunctionAllocOsDesc in interface/deprecated/
+     * rmapi_deprecated_vidheapctrl.c) */
+    uint32_t st = alloc_prologue(client->handle, a->hObjectParent, a->hObjectNew, a->hClass, NULL, &parent);
+    if (st) return st;
     mnv_obj *o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, a->hClass, O_MEMORY, parent->gpu);
     if (!o) return NV_ERR_NO_MEMORY;
     o->host_va = a->pMemory;
@@ -496,6 +653,17 @@ bool mnv_rm_vaspace(uint32_t hclient, uint32_t h, uint32_t *flags)
     if (ok) *flags = o->flags;
     pthread_mutex_unlock(&mnv_rm_lock);
     return ok;
+}
+
+void mnv_rm_vaspace_pdb(uint32_t hclient, uint32_t h, bool on)
+{
+    pthread_mutex_lock(&mnv_rm_lock);
+    mnv_obj *o = mnv_find(hclient, h);
+    if (o && o->kind == O_VASPACE) {
+        if (on) o->uvm_pdb++;
+        else if (o->uvm_pdb) o->uvm_pdb--;
+    }
+    pthread_mutex_unlock(&mnv_rm_lock);
 }
 
 bool mnv_rm_channel_ready(uint32_t hclient, uint32_t h)

@@ -308,6 +308,9 @@ typedef struct nv_device_alloc { /* NV0080_ALLOC_PARAMETERS */
 } nv_device_alloc;
 NV_ABI_ASSERT(nv_device_alloc, 56);
 NV_ABI_AT(nv_device_alloc, vaMode, 48);
+#define NV_DEVICE_ALLOCATION_FLAGS_VASPACE_SIZE 0x8u /* nvos.h */
+#define NV_DEVICE_ALLOCATION_FLAGS_RESTRICT_RESERVED_VALIMITS 0x800u
+#define NV_DEVICE_ALLOCATION_VAMODE_MULTIPLE_VASPACES 2u
 
 typedef struct nv_subdevice_alloc { /* NV2080_ALLOC_PARAMETERS */
     uint32_t subDeviceId;
@@ -336,12 +339,18 @@ typedef struct nv_tsg_alloc { /* NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS */
 NV_ABI_ASSERT(nv_tsg_alloc, 20);
 NV_ABI_AT(nv_tsg_alloc, engineType, 12);
 #define NV2080_ENGINE_TYPE_GRAPHICS 1u
+#define NV2080_ENGINE_TYPE_GR7 8u   /* GR1..GR7: MIG's (cl2080_notification.h) */
+#define NV2080_ENGINE_TYPE_LAST 0x54u
 
 typedef struct nv_ctxshare_alloc { /* NV_CTXSHARE_ALLOCATION_PARAMETERS */
     uint32_t hVASpace, flags, subctxId;
 } nv_ctxshare_alloc;
 NV_ABI_ASSERT(nv_ctxshare_alloc, 12);
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_SYNC 0u
 #define NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC 1u
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_SPECIFIED 2u
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER 3u
+#define NV_CTXSHARE_SUBCTXID_PREFER_LOWER_SUCCESS (1u << 31)
 
 typedef struct nv_memory_desc { /* NV_MEMORY_DESC_PARAMS */
     uint64_t base, size;
@@ -878,12 +887,23 @@ const nv_escape_desc *nv_escape_desc_of(uint32_t nr);
  * RS_REQUIRED (a pointer must be given), RS_OPTIONAL (read when given),
  * RS_NONE; RM copies the row's size whatever paramsSize says */
 enum nv_param_rule { NV_PARAMS_NONE, NV_PARAMS_OPTIONAL, NV_PARAMS_REQUIRED };
+/* the parents resource_list.h allows a class (its RS_LIST of RM internal
+ * classes), as bits; serverAllocResourceUnderLock refuses any other parent
+ * with NV_ERR_INVALID_OBJECT_PARENT before the class's constructor runs */
+enum nv_rs_parent {
+    NV_RS_CLIENT = 1u << 0,        /* RmClientResource */
+    NV_RS_DEVICE = 1u << 1,        /* Device */
+    NV_RS_SUBDEVICE = 1u << 2,     /* Subdevice */
+    NV_RS_CHANNEL_GROUP = 1u << 3, /* KernelChannelGroupApi */
+    NV_RS_CHANNEL = 1u << 4,       /* KernelChannel */
+};
 typedef struct nv_class_desc {
     uint32_t cls;
     const char *name;
     uint8_t rule;       /* NV_PARAMS_* */
     uint32_t params;    /* bytes in 580 */
     uint32_t params_old; /* bytes before 580 where they differ (0: the same) */
+    uint8_t parents;    /* NV_RS_* */
 } nv_class_desc;
 const nv_class_desc *nv_class_desc_of(uint32_t cls);
 /* the bytes RM copies for class cls under driver major `major` (0 if none) */

@@ -68,42 +68,48 @@ const char *nv_status_name(uint32_t status)
     return n ? n : "an unknown RM status";
 }
 
-/* ** classes: the allocation parameters resource_list.h declares for each
- * (open-gpu-kernel-modules 580.95.05 src/nvidia/src/kernel/rmapi/
- * resource_list.h RS_REQUIRED / RS_OPTIONAL / RS_NONE, sizes from the
- * structs in nvos.h and class/cl*.h); RM copies that size whatever
- * paramsSize says (serverAllocApiCopyIn, rmapiParamsCopyInit). */
-#define CLS(c, rule, size) {c, #c, NV_PARAMS_##rule, size, 0}
+/* ** classes: the allocation parameters and the parents resource_list.h
+ * declares for each (open-gpu-kernel-modules 580.95.05 src/nvidia/src/
+ * kernel/rmapi/resource_list.h: RS_REQUIRED / RS_OPTIONAL / RS_NONE, sizes
+ * from the structs in nvos.h and class/cl*.h; the RS_LIST of parents). RM
+ * copies that size whatever paramsSize says (serverAllocApiCopyIn,
+ * rmapiParamsCopyInit). Every class here is multi-instance. */
+#define CLS(c, rule, size, parents) {c, #c, NV_PARAMS_##rule, size, 0, parents}
+#define DEV NV_RS_DEVICE
+#define SUBDEV NV_RS_SUBDEVICE
 static const nv_class_desc classes[] = {
-    CLS(NV01_ROOT_CLIENT, OPTIONAL, 4), /* NvHandle: the handle asked for */
-    CLS(NV01_DEVICE_0, OPTIONAL, sizeof(nv_device_alloc)),
-    CLS(NV20_SUBDEVICE_0, OPTIONAL, sizeof(nv_subdevice_alloc)),
-    CLS(NV01_MEMORY_SYSTEM, REQUIRED, sizeof(nv_memory_alloc)),
-    CLS(NV01_MEMORY_LOCAL_USER, REQUIRED, sizeof(nv_memory_alloc)),
-    CLS(NV01_MEMORY_VIRTUAL, REQUIRED, sizeof(nv_memory_virtual_alloc)),
-    CLS(NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, REQUIRED, sizeof(nv_os_desc_alloc)),
+    CLS(NV01_ROOT_CLIENT, OPTIONAL, 4, 0), /* NvHandle: the handle asked for; RS_ROOT_OBJECT */
+    CLS(NV01_DEVICE_0, OPTIONAL, sizeof(nv_device_alloc), NV_RS_CLIENT),
+    CLS(NV20_SUBDEVICE_0, OPTIONAL, sizeof(nv_subdevice_alloc), DEV),
+    CLS(NV01_MEMORY_SYSTEM, REQUIRED, sizeof(nv_memory_alloc), DEV),
+    CLS(NV01_MEMORY_LOCAL_USER, REQUIRED, sizeof(nv_memory_alloc), DEV | SUBDEV),
+    CLS(NV01_MEMORY_VIRTUAL, REQUIRED, sizeof(nv_memory_virtual_alloc), DEV),
+    CLS(NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, REQUIRED, sizeof(nv_os_desc_alloc), DEV),
     /* NV_VASPACE_ALLOCATION_PARAMETERS gained pasid in 580 */
-    {FERMI_VASPACE_A, "FERMI_VASPACE_A", NV_PARAMS_REQUIRED, sizeof(nv_vaspace_alloc), 48},
-    CLS(FERMI_CONTEXT_SHARE_A, REQUIRED, sizeof(nv_ctxshare_alloc)),
-    CLS(KEPLER_CHANNEL_GROUP_A, REQUIRED, sizeof(nv_tsg_alloc)),
-    CLS(GT200_DEBUGGER, REQUIRED, sizeof(nv_debugger_alloc)),
-    CLS(VOLTA_USERMODE_A, NONE, 0),
-    CLS(TURING_USERMODE_A, NONE, 0),
-    CLS(AMPERE_USERMODE_A, NONE, 0),
-    CLS(HOPPER_USERMODE_A, OPTIONAL, 2), /* NV_HOPPER_USERMODE_A_PARAMS {bBar1Mapping, bPriv} */
-    CLS(VOLTA_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc)),
-    CLS(TURING_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc)),
-    CLS(AMPERE_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc)),
-    CLS(HOPPER_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc)),
-    CLS(AMPERE_COMPUTE_A, OPTIONAL, 16), /* NV_GR_ALLOCATION_PARAMETERS */
-    CLS(AMPERE_COMPUTE_B, OPTIONAL, 16),
-    CLS(ADA_COMPUTE_A, OPTIONAL, 16),
-    CLS(HOPPER_COMPUTE_A, OPTIONAL, 16),
-    CLS(BLACKWELL_COMPUTE_A, OPTIONAL, 16),
-    CLS(AMPERE_DMA_COPY_A, OPTIONAL, 8), /* NVB0B5_ALLOCATION_PARAMETERS */
-    CLS(AMPERE_DMA_COPY_B, OPTIONAL, 8),
-    CLS(HOPPER_DMA_COPY_A, OPTIONAL, 8),
+    {FERMI_VASPACE_A, "FERMI_VASPACE_A", NV_PARAMS_REQUIRED, sizeof(nv_vaspace_alloc), 48, DEV | SUBDEV},
+    CLS(FERMI_CONTEXT_SHARE_A, REQUIRED, sizeof(nv_ctxshare_alloc), NV_RS_CHANNEL_GROUP),
+    CLS(KEPLER_CHANNEL_GROUP_A, REQUIRED, sizeof(nv_tsg_alloc), DEV),
+    CLS(GT200_DEBUGGER, REQUIRED, sizeof(nv_debugger_alloc), DEV),
+    CLS(VOLTA_USERMODE_A, NONE, 0, SUBDEV),
+    CLS(TURING_USERMODE_A, NONE, 0, SUBDEV),
+    CLS(AMPERE_USERMODE_A, NONE, 0, SUBDEV),
+    CLS(HOPPER_USERMODE_A, OPTIONAL, 2, SUBDEV), /* NV_HOPPER_USERMODE_A_PARAMS {bBar1Mapping, bPriv} */
+    /* channels: under a channel group, or bare under a device */
+    CLS(VOLTA_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc), DEV | NV_RS_CHANNEL_GROUP),
+    CLS(TURING_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc), DEV | NV_RS_CHANNEL_GROUP),
+    CLS(AMPERE_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc), DEV | NV_RS_CHANNEL_GROUP),
+    CLS(HOPPER_CHANNEL_GPFIFO_A, REQUIRED, sizeof(nv_channel_alloc), DEV | NV_RS_CHANNEL_GROUP),
+    CLS(AMPERE_COMPUTE_A, OPTIONAL, 16, NV_RS_CHANNEL), /* NV_GR_ALLOCATION_PARAMETERS */
+    CLS(AMPERE_COMPUTE_B, OPTIONAL, 16, NV_RS_CHANNEL),
+    CLS(ADA_COMPUTE_A, OPTIONAL, 16, NV_RS_CHANNEL),
+    CLS(HOPPER_COMPUTE_A, OPTIONAL, 16, NV_RS_CHANNEL),
+    CLS(BLACKWELL_COMPUTE_A, OPTIONAL, 16, NV_RS_CHANNEL),
+    CLS(AMPERE_DMA_COPY_A, OPTIONAL, 8, NV_RS_CHANNEL), /* NVB0B5_ALLOCATION_PARAMETERS */
+    CLS(AMPERE_DMA_COPY_B, OPTIONAL, 8, NV_RS_CHANNEL),
+    CLS(HOPPER_DMA_COPY_A, OPTIONAL, 8, NV_RS_CHANNEL),
 };
+#undef DEV
+#undef SUBDEV
 
 const nv_class_desc *nv_class_desc_of(uint32_t cls)
 {

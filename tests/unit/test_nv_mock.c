@@ -182,10 +182,13 @@ Test(nv_mock, each_model_accepts_only_its_classes_and_layouts)
 {
     raw r;
     raw_open(&r);
-    /* an H100 takes HOPPER_COMPUTE_A (on a channel), not Ada's or Ampere's */
-    cr_assert_eq(rm_alloc(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
-    cr_assert_eq(rm_alloc(&r, r.device, AMPERE_COMPUTE_B, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
+    /* compute classes live on a channel (the parent is checked first);
+     * an H100 has Hopper's usermode class, an A100 not */
+    cr_assert_eq(rm_alloc(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
     cr_assert_eq(rm_alloc(&r, r.device, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    uint32_t sub = 0;
+    cr_assert_eq(rm_alloc(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, &sub), NV_OK);
+    cr_assert_eq(rm_alloc(&r, sub, HOPPER_USERMODE_A, NULL, 0, NULL), NV_OK);
     /* RM copies the vaspace struct's 580 size whatever paramsSize says;
      * a required struct that is missing, a control of the wrong size */
     nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
@@ -206,8 +209,9 @@ Test(nv_mock, each_model_accepts_only_its_classes_and_layouts)
 
     T_OK(mock_configure("nv=A100"));
     raw_open(&r);
-    cr_assert_eq(rm_alloc(&r, r.device, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
-    cr_assert_eq(rm_alloc(&r, r.device, AMPERE_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    cr_assert_eq(rm_alloc(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, &sub), NV_OK);
+    cr_assert_eq(rm_alloc(&r, sub, HOPPER_USERMODE_A, NULL, 0, NULL), NV_ERR_NOT_SUPPORTED);
+    cr_assert_eq(rm_alloc(&r, sub, AMPERE_USERMODE_A, NULL, 0, NULL), NV_OK);
     raw_close(&r);
 }
 

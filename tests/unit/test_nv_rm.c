@@ -101,7 +101,7 @@ Test(nv_rm, alloc_copies_the_class_size_whatever_params_size_says)
     cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, 7, NULL), NV_OK);
     /* RS_REQUIRED without a pointer; RS_OPTIONAL without one is fine */
     cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, NULL, sizeof va, NULL), NV_ERR_INVALID_ARGUMENT);
-    cr_assert_eq(alloc_p(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_OK);
+    cr_assert_eq(alloc_p(&r, h, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_OK);
     /* a class RM does not know at all, before the parent is even looked at */
     cr_assert_eq(alloc_p(&r, 0x1234, 0x7777, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
     /* copied back on success only: the limit RM fills in */
@@ -111,6 +111,190 @@ Test(nv_rm, alloc_copies_the_class_size_whatever_params_size_says)
     nv_memory_virtual_alloc bad = {.offset = 1ull << 40, .limit = 1ull << 39};
     cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_VIRTUAL, &bad, sizeof bad, NULL), NV_ERR_INVALID_LIMIT);
     cr_assert_eq(bad.limit, 1ull << 39, "nothing is copied back on failure");
+    raw_close(&r);
+}
+
+/* ** what every allocation meets before the class's constructor, in the
+ * resource server's order (serverAllocResourceUnderLock in src/nvidia/src/
+ * kernel/rmapi/alloc_free.c, then resservResourceFactory): a new handle
+ * that is the client's, the parent (clientGetResourceRef), the parent's
+ * class against resource_list.h's list, the new handle, a device's
+ * parameters, the class against the parent's GPU (g_gpu_class_list.c);
+ * then the constructors of the device (gpu/device.c deviceConstruct_IMPL,
+ * device_share.c deviceSetClientShare_IMPL) and subdevice
+ * (subdevice/subdevice.c subdeviceConstruct_IMPL). */
+Test(nv_rm, allocations_meet_the_resource_servers_checks_in_order)
+{
+    raw r;
+    raw_open(&r);
+    nv_vaspace_alloc va = {0};
+    uint32_t h = r.client;
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, &h), NV_ERR_INVALID_OBJECT_PARENT,
+                 "only the client class may take the client's handle");
+    cr_assert_eq(alloc_p(&r, 0xbad0bad0, FERMI_VASPACE_A, &va, sizeof va, NULL), NV_ERR_OBJECT_NOT_FOUND);
+    cr_assert_eq(alloc_p(&r, r.client, FERMI_VASPACE_A, &va, sizeof va, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    h = r.subdevice; /* the parent is checked before the handle */
+    cr_assert_eq(alloc_p(&r, r.client, FERMI_VASPACE_A, &va, sizeof va, &h), NV_ERR_INVALID_OBJECT_PARENT);
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, &h), NV_ERR_INSERT_DUPLICATE_NAME);
+    /* compute classes live under a channel; one of another GPU is refused
+     * after the parent check, by the factory */
+    cr_assert_eq(alloc_p(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    cr_assert_eq(alloc_p(&r, r.subdevice, HOPPER_USERMODE_A, NULL, 0, NULL), NV_OK);
+    /* the device: the factory reads its parameters (NULL, or an instance
+     * of NV_MAX_DEVICES or more: NV_ERR_INVALID_ARGUMENT); an instance RM
+     * does not have is NV_ERR_INVALID_CLASS; a VA size when the flags ask
+     * for one; the share client is kept, not checked */
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, NULL, 0, NULL), NV_ERR_INVALID_ARGUMENT);
+    nv_device_alloc da = {.deviceId = 32};
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, &da, sizeof da, NULL), NV_ERR_INVALID_ARGUMENT);
+    da.deviceId = 5;
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, &da, sizeof da, NULL), NV_ERR_INVALID_CLASS);
+    da = (nv_device_alloc){.flags = NV_DEVICE_ALLOCATION_FLAGS_VASPACE_SIZE};
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, &da, sizeof da, NULL), NV_ERR_INVALID_ARGUMENT);
+    da = (nv_device_alloc){.flags = NV_DEVICE_ALLOCATION_FLAGS_RESTRICT_RESERVED_VALIMITS, .vaStartInternal = 8,
+                           .vaLimitInternal = 4};
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, &da, sizeof da, NULL), NV_ERR_INVALID_ARGUMENT);
+    uint32_t dev2 = 0;
+    da = (nv_device_alloc){.hClientShare = 0x12345678};
+    cr_assert_eq(alloc_p(&r, r.client, NV01_DEVICE_0, &da, sizeof da, &dev2), NV_OK);
+    /* the subdevice: an instance the device has (NV_ERR_INVALID_CLASS),
+     * once per device (NV_ERR_INSUFFICIENT_RESOURCES) */
+    nv_subdevice_alloc sa = {.subDeviceId = 1};
+    cr_assert_eq(alloc_p(&r, dev2, NV20_SUBDEVICE_0, &sa, sizeof sa, NULL), NV_ERR_INVALID_CLASS);
+    cr_assert_eq(alloc_p(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_ERR_INSUFFICIENT_RESOURCES);
+    cr_assert_eq(alloc_p(&r, dev2, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_OK);
+    /* host memory by RM_ALLOC (mem_mgr/os_desc_mem.c osdescConstruct_IMPL,
+     * arch/nvalloc/unix/src/osmemdesc.c osCreateMemFromOsDescriptor): a
+     * user's virtual address is not taken this way on Linux (the
+     * RM_ALLOC_MEMORY escape turns it into a page array first) */
+    static uint8_t page[4096] __attribute__((aligned(4096)));
+    nv_os_desc_alloc od = {.descriptor = (uintptr_t)page, .limit = sizeof page - 1};
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, &od, sizeof od, NULL), NV_ERR_NOT_SUPPORTED);
+    od.limit = 0;
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, &od, sizeof od, NULL),
+                 NV_ERR_INVALID_PARAM_STRUCT);
+    od = (nv_os_desc_alloc){.descriptor = (uintptr_t)page, .limit = 4095, .descriptorType = 3}; /* OS_PHYS_ADDR */
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, &od, sizeof od, NULL), NV_ERR_NOT_SUPPORTED);
+    od.descriptorType = 9;
+    cr_assert_eq(alloc_p(&r, r.device, NV01_MEMORY_SYSTEM_OS_DESCRIPTOR, &od, sizeof od, NULL),
+                 NV_ERR_INVALID_ARGUMENT);
+    raw_close(&r);
+}
+
+/* a channel's parameters with what they name: USERD and a notifier in
+ * system memory, a ring address, the context share given */
+static nv_channel_alloc chan_params(raw *r, uint32_t ctxshare)
+{
+    nv_memory_alloc m = {.owner = r->client, .flags = NVOS32_ALLOC_FLAGS_SYSMEM, .size = 4096};
+    uint32_t userd = 0, notifier = 0;
+    cr_assert_eq(alloc_p(r, r->device, NV01_MEMORY_SYSTEM, &m, sizeof m, &userd), NV_OK);
+    cr_assert_eq(alloc_p(r, r->device, NV01_MEMORY_SYSTEM, &m, sizeof m, &notifier), NV_OK);
+    return (nv_channel_alloc){.hObjectError = notifier, .gpFifoOffset = 0x7f0000000000ull, .gpFifoEntries = 64,
+                              .hContextShare = ctxshare, .hUserdMemory = {userd}};
+}
+
+/* ** the channel classes' constructors: the group (kernel_channel_group_api.c
+ * kchangrpapiConstruct_IMPL: a valid engine, GR0 only without MIG, a vaspace
+ * named that is one), the context share (kernel_ctxshare.c
+ * kctxshareapiConstruct_IMPL, kctxshareInitCommon_IMPL: the vaspace, a
+ * UVM-owned one only once UVM set its page directory, the subcontext flag
+ * and the id written back) and the channel (kernel_channel.c
+ * kchannelConstruct_IMPL: a vaspace only without a context share, a share
+ * of this group, every channel of a group with one or none, the error
+ * notifier optional, USERD memory of the client, arch/volta/
+ * kernel_channel_gv100.c kchannelCreateUserdMemDescBc_GV100). */
+Test(nv_rm, channel_groups_context_shares_and_channels_as_rm_builds_them)
+{
+    raw r;
+    raw_open(&r);
+    nv_tsg_alloc ta = {.engineType = 0};
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, NULL), NV_ERR_INVALID_ARGUMENT);
+    ta.engineType = 2; /* GR1: MIG's */
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, NULL), NV_ERR_INVALID_ARGUMENT);
+    ta.engineType = NV2080_ENGINE_TYPE_LAST;
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, NULL), NV_ERR_INVALID_ARGUMENT);
+    ta = (nv_tsg_alloc){.engineType = NV2080_ENGINE_TYPE_GRAPHICS, .hVASpace = 0xbad0bad0};
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, NULL), NV_ERR_OBJECT_NOT_FOUND);
+    ta.hVASpace = r.subdevice;
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, NULL), NV_ERR_INVALID_OBJECT_HANDLE);
+    ta.hVASpace = 0;
+    uint32_t tsg = 0, tsg2 = 0;
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, &tsg), NV_OK);
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, &tsg2), NV_OK);
+
+    /* context shares: a vaspace UVM owns needs its page directory first */
+    nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
+    uint32_t uvm_vs = 0, vs = 0;
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, &uvm_vs), NV_OK);
+    va.flags = 0;
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, &vs), NV_OK);
+    nv_ctxshare_alloc cs = {.hVASpace = uvm_vs, .flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC};
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_INVALID_STATE);
+    cs = (nv_ctxshare_alloc){.hVASpace = vs, .flags = 4};
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_INVALID_ARGUMENT);
+    cs.hVASpace = tsg2;
+    cs.flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC;
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_INVALID_OBJECT_HANDLE);
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    /* the subcontext ids: ASYNC the highest free, SYNC 0, SPECIFIED the
+     * one asked for (taken: the id heap's NV_ERR_NO_MEMORY), PREFER_LOWER
+     * the lowest above 0 with bit 31 saying it got one */
+    uint32_t share = 0, share0 = 0;
+    cs = (nv_ctxshare_alloc){.hVASpace = vs, .flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC, .subctxId = 77};
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &share), NV_OK);
+    cr_assert_eq(cs.subctxId, 63);
+    cs = (nv_ctxshare_alloc){.flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_SYNC}; /* the device's vaspace */
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &share0), NV_OK);
+    cr_assert_eq(cs.subctxId, 0);
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_NO_MEMORY);
+    cs = (nv_ctxshare_alloc){.flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_SPECIFIED, .subctxId = 63};
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_NO_MEMORY);
+    cs.subctxId = 64;
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_NO_MEMORY);
+    cs = (nv_ctxshare_alloc){.flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER};
+    uint32_t share1 = 0;
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &share1), NV_OK);
+    cr_assert_eq(cs.subctxId, NV_CTXSHARE_SUBCTXID_PREFER_LOWER_SUCCESS | 1);
+    nv_rm_free fr = {.hRoot = r.client, .hObjectParent = tsg, .hObjectOld = share1};
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_FREE, &fr), 0);
+    cs = (nv_ctxshare_alloc){.flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_SPECIFIED, .subctxId = 1};
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_OK, "freed ids come back");
+
+    /* channels */
+    nv_channel_alloc ca = chan_params(&r, share);
+    nv_channel_alloc bad = ca;
+    bad.hVASpace = vs;
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &bad, sizeof bad, NULL), NV_ERR_INVALID_ARGUMENT);
+    bad = ca;
+    bad.hContextShare = 0xbad0bad0;
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &bad, sizeof bad, NULL), NV_ERR_OBJECT_NOT_FOUND);
+    bad.hContextShare = vs;
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &bad, sizeof bad, NULL), NV_ERR_INVALID_OBJECT_HANDLE);
+    cr_assert_eq(alloc_p(&r, tsg2, HOPPER_CHANNEL_GPFIFO_A, &ca, sizeof ca, NULL), NV_ERR_INVALID_OBJECT_PARENT,
+                 "another group's context share");
+    bad = ca;
+    bad.hUserdMemory[0] = vs;
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &bad, sizeof bad, NULL), NV_ERR_OBJECT_NOT_FOUND);
+    bad = ca;
+    bad.hObjectError = vs;
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &bad, sizeof bad, NULL), NV_ERR_INVALID_STATE);
+    bad = ca;
+    bad.engineType = 9; /* COPY0: not the group's */
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &bad, sizeof bad, NULL), NV_ERR_INVALID_ARGUMENT);
+    uint32_t chan = 0;
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &ca, sizeof ca, &chan), NV_OK);
+    /* the H100's compute class; another GPU's is refused by the factory
+     * (g_gpu_class_list.c), after the parent check */
+    cr_assert_eq(alloc_p(&r, chan, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_NOT_SUPPORTED);
+    cr_assert_eq(alloc_p(&r, chan, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_OK);
+    /* a group's channels all name a context share, or none do */
+    nv_channel_alloc legacy = chan_params(&r, 0);
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &legacy, sizeof legacy, NULL), NV_ERR_INVALID_ARGUMENT);
+    legacy.hObjectError = 0; /* no error notifier */
+    cr_assert_eq(alloc_p(&r, tsg2, HOPPER_CHANNEL_GPFIFO_A, &legacy, sizeof legacy, NULL), NV_OK);
+    nv_channel_alloc share_later = chan_params(&r, share);
+    cr_assert_eq(alloc_p(&r, tsg2, HOPPER_CHANNEL_GPFIFO_A, &share_later, sizeof share_later, NULL),
+                 NV_ERR_INVALID_ARGUMENT);
     raw_close(&r);
 }
 
@@ -315,7 +499,9 @@ Test(nv_rm, escapes_take_their_size_on_their_device_file)
                      esc[i].nr);
     }
     /* NVOS64's status is at +40: an allocation through it works */
-    nv_rm_alloc64 a64 = {.hRoot = r.client, .hObjectParent = r.device, .hClass = NV20_SUBDEVICE_0};
+    nv_device_alloc da = {.deviceId = 0};
+    nv_rm_alloc64 a64 = {.hRoot = r.client, .hObjectParent = r.client, .hClass = NV01_DEVICE_0,
+                         .pAllocParms = (uint64_t)(uintptr_t)&da};
     cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_RM_ALLOC, sizeof a64), &a64), 0);
     cr_assert_eq(a64.status, NV_OK);
     cr_assert_neq(a64.hObjectNew, 0);
