@@ -295,6 +295,8 @@ typedef struct mnv_uvm {
     uint32_t registered;  /* our GPU indexes with UVM_REGISTER_GPU */
     uint32_t vaspaces;    /* ... with their vaspace registered */
     uint32_t vs_client[8], vs_handle[8]; /* that vaspace, whose page directory UVM set */
+    uint32_t (*chans)[2];                /* registered channels: client, handle */
+    size_t nchans;
     uint32_t peers[8];    /* peers[i] bit j: GPUs i and j may map each other's video memory */
     uvm_range *ranges;
     size_t nranges, cap;
@@ -322,6 +324,8 @@ void mnv_uvm_close_fd(mnv_fd *f)
     if (f->uvm) {
         for (uint32_t i = 0; i < 8; i++)
             if (f->uvm->vaspaces & (1u << i)) mnv_rm_vaspace_pdb(f->uvm->vs_client[i], f->uvm->vs_handle[i], false);
+        for (size_t i = 0; i < f->uvm->nchans; i++) mnv_rm_channel_bind(f->uvm->chans[i][0], f->uvm->chans[i][1], false);
+        free(f->uvm->chans);
         for (size_t i = 0; i < f->uvm->nranges; i++) range_unmap(&f->uvm->ranges[i]);
         free(f->uvm->ranges);
         free(f->uvm);
@@ -330,46 +334,73 @@ void mnv_uvm_close_fd(mnv_fd *f)
     pthread_mutex_unlock(&uvm_lock);
 }
 
+/* uvm_api_map_external_allocation (uvm_map_external.c), in its order: the
+ * range 4K-aligned, not at 0, not empty (NV_ERR_INVALID_ADDRESS); 1 to
+ * UVM_MAX_GPUS attributes (NV_ERR_INVALID_ARGUMENT); inside one external
+ * range (NV_ERR_INVALID_ADDRESS); then per GPU: mapping, caching and kind
+ * types UVM knows (NV_ERR_INVALID_ARGUMENT), a GPU with a va space
+ * (NV_ERR_INVALID_DEVICE), what that GPU had mapped in the range unmapped
+ * first (uvm_map_external_allocation_on_gpu), the memory RM dups. A
+ * failure unmaps what the call mapped. rmCtrlFd is not looked at. */
+static bool attrs_invalid(const nv_uvm_gpu_mapping_attributes *a)
+{
+    if (a->gpuMappingType > 3 || a->gpuCachingType > 2 || a->gpuCompressionType >= 2 || a->gpuFormatType > 1)
+        return true;
+    uint32_t bits = a->gpuElementBits;
+    if (bits > 6 || bits == 3) return true; /* no 24-bit elements */
+    return (a->gpuFormatType != 0) != (bits != 0);
+}
+
 static uint32_t map_external(mnv_uvm *u, nv_uvm_map_external_allocation *m)
 {
+    if (!m->base || !m->length || (m->base | m->length) & 4095 || m->base + m->length < m->base)
+        return NV_ERR_INVALID_ADDRESS;
+    if (!m->gpuAttributesCount || m->gpuAttributesCount > NV_UVM_MAX_GPUS) return NV_ERR_INVALID_ARGUMENT;
     uvm_range *r = NULL;
     for (size_t i = 0; i < u->nranges && !r; i++)
-        if (m->base >= u->ranges[i].va && m->base + m->length <= u->ranges[i].va + u->ranges[i].size)
-            r = &u->ranges[i];
-    if (!r || !m->length) return NV_ERR_INVALID_ADDRESS;
-    if (!m->gpuAttributesCount || m->gpuAttributesCount > NV_UVM_MAX_GPUS) return NV_ERR_INVALID_ARGUMENT;
-    if (!mnv_is_ctl_fd(m->rmCtrlFd)) return NV_ERR_INVALID_ARGUMENT;
+        if (m->base >= u->ranges[i].va && m->base < u->ranges[i].va + u->ranges[i].size) r = &u->ranges[i];
+    if (!r || m->base + m->length > r->va + r->size) return NV_ERR_INVALID_ADDRESS;
+    uint32_t mapped = 0, st = NV_OK; /* the GPU bits this call mapped */
     mock_bo *bo = NULL;
-    uint64_t size = 0, host_va = 0;
-    if (!mnv_rm_memory(m->hClient, m->hMemory, &bo, &size, &host_va)) return NV_ERR_OBJECT_NOT_FOUND;
-    if (m->offset + m->length > size || m->offset + m->length < m->offset) return NV_ERR_INVALID_LIMIT;
-    /* host memory described by address is GPU-mapped where it lives */
-    if (!bo && host_va + m->offset != m->base) return NV_ERR_NOT_SUPPORTED;
-    for (uint64_t i = 0; i < m->gpuAttributesCount; i++) {
-        mnv_gpu *g = gpu_by_uuid(m->perGpuAttributes[i].gpuUuid);
-        if (!g || !(u->vaspaces & (1u << g->index))) {
-            if (bo) mock_bo_unref(bo);
-            return NV_ERR_INVALID_DEVICE;
+    for (uint64_t i = 0; i < m->gpuAttributesCount && !st; i++) {
+        const nv_uvm_gpu_mapping_attributes *a = &m->perGpuAttributes[i];
+        mnv_gpu *g = gpu_by_uuid(a->gpuUuid);
+        if (attrs_invalid(a)) st = NV_ERR_INVALID_ARGUMENT;
+        else if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        if (st) break;
+        uint32_t bit = 1u << g->g->index;
+        /* *model limit*: the mock replaces whole mappings only */
+        if (mock_va_unmap(m->base, m->length, bit) == -EINVAL) {
+            st = NV_ERR_NOT_SUPPORTED;
+            break;
         }
+        uint64_t size = 0, host_va = 0;
+        if (bo) mock_bo_unref(bo);
+        bo = NULL;
+        if (!mnv_rm_memory(m->hClient, m->hMemory, &bo, &size, &host_va)) st = NV_ERR_OBJECT_NOT_FOUND;
+        else if (m->offset + m->length > size || m->offset + m->length < m->offset) st = NV_ERR_INVALID_LIMIT;
+        /* host memory described by address is GPU-mapped where it lives */
+        else if (!bo && host_va + m->offset != m->base) st = NV_ERR_NOT_SUPPORTED;
+        if (st) break;
         /* another GPU's video memory needs peer access between the two
          * (uvm_map_external.c: NV_ERR_INVALID_DEVICE otherwise) */
         mnv_gpu *owner = NULL;
         for (uint32_t k = 0; bo && bo->vram_of && k < ngpus; k++)
             if (gpus[k].g == bo->vram_of) owner = &gpus[k];
         if (owner && owner != g && !(u->peers[g->index] & (1u << owner->index))) {
-            mock_bo_unref(bo);
-            return NV_ERR_INVALID_DEVICE;
+            st = NV_ERR_INVALID_DEVICE;
+            break;
         }
-        uint32_t bit = 1u << g->g->index;
-        int rc = mock_va_map(m->base, m->length, bo, m->offset, bit, m->perGpuAttributes[i].gpuMappingType != 3);
-        if (rc) {
-            if (bo) mock_bo_unref(bo);
-            return rc == -EEXIST ? NV_ERR_UVM_ADDRESS_IN_USE : NV_ERR_NO_MEMORY;
-        }
-        r->gpus |= bit;
+        int rc = mock_va_map(m->base, m->length, bo, m->offset, bit, a->gpuMappingType != 3);
+        /* *model limit*: one memory an address for every GPU */
+        if (rc) st = rc == -EEXIST ? NV_ERR_NOT_SUPPORTED : NV_ERR_NO_MEMORY;
+        else mapped |= bit, r->gpus |= bit;
     }
     if (bo) mock_bo_unref(bo);
-    return NV_OK;
+    if (st)
+        for (uint32_t b = 0; b < 31; b++)
+            if (mapped & (1u << b)) mock_va_unmap(m->base, m->length, 1u << b);
+    return st;
 }
 
 int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
@@ -439,7 +470,7 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
         uint32_t flags = 0;
         if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else if (!mnv_is_ctl_fd(r->rmCtrlFd)) st = NV_ERR_INVALID_ARGUMENT;
+        /* rmCtrlFd is not looked at (uvm_va_space.c, Bug 1624521) */
         else if (!mnv_rm_vaspace(r->hClient, r->hVaSpace, &flags)) st = NV_ERR_OBJECT_NOT_FOUND;
         /* UVM duplicates the vaspace only when RM lets it own it */
         else if (!(flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED)) st = NV_ERR_INVALID_FLAGS;
@@ -464,16 +495,48 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         break;
     }
     case NV_UVM_REGISTER_CHANNEL: {
+        /* uvm_register_channel (uvm_user_channel.c): the GPU's va space,
+         * the channel RM retains (its context buffers exist once the engine
+         * object does: NV_ERR_INVALID_CHANNEL), not registered already
+         * (NV_ERR_INVALID_CHANNEL); rmCtrlFd is not looked at (Bug 1624521
+         * there). *Model*: the range must be whole pages, not empty
+         * (NV_ERR_INVALID_ARGUMENT); UVM checks it against the channel's
+         * buffers, which the mock does not place */
         nv_uvm_register_channel *r = arg;
         mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
+        size_t i = 0;
+        while (i < u->nchans && !(u->chans[i][0] == r->hClient && u->chans[i][1] == r->hChannel)) i++;
         if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else if (!mnv_is_ctl_fd(r->rmCtrlFd) || !r->length || (r->base | r->length) & 4095) st = NV_ERR_INVALID_ARGUMENT;
-        /* UVM maps the channel's context buffers, which exist once the
-         * engine object does */
         else if (!mnv_rm_channel_ready(r->hClient, r->hChannel)) st = NV_ERR_INVALID_CHANNEL;
+        else if (i < u->nchans) st = NV_ERR_INVALID_CHANNEL;
+        else if (!r->length || (r->base | r->length) & 4095) st = NV_ERR_INVALID_ARGUMENT;
+        else {
+            uint32_t(*n)[2] = realloc(u->chans, (u->nchans + 1) * sizeof *n);
+            if (!n) {
+                st = NV_ERR_NO_MEMORY;
+                break;
+            }
+            u->chans = n;
+            u->chans[u->nchans][0] = r->hClient, u->chans[u->nchans][1] = r->hChannel;
+            u->nchans++;
+            mnv_rm_channel_bind(r->hClient, r->hChannel, true);
+        }
         break;
     }
-    case NV_UVM_UNREGISTER_CHANNEL: break;
+    case NV_UVM_UNREGISTER_CHANNEL: {
+        /* uvm_unregister_channel: one registered, else NV_ERR_INVALID_CHANNEL */
+        nv_uvm_unregister_channel *r = arg;
+        size_t i = 0;
+        while (i < u->nchans && !(u->chans[i][0] == r->hClient && u->chans[i][1] == r->hChannel)) i++;
+        if (i == u->nchans) {
+            st = NV_ERR_INVALID_CHANNEL;
+            break;
+        }
+        mnv_rm_channel_bind(r->hClient, r->hChannel, false);
+        memmove(&u->chans[i], &u->chans[i + 1], (u->nchans - i - 1) * sizeof *u->chans);
+        u->nchans--;
+        break;
+    }
     case NV_UVM_CREATE_EXTERNAL_RANGE: {
         nv_uvm_create_external_range *r = arg;
         if (!r->length || (r->base | r->length) & 4095 || r->base + r->length < r->base) {

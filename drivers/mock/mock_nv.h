@@ -158,8 +158,8 @@ bool mnv_rm_vaspace(uint32_t hclient, uint32_t hvaspace, uint32_t *flags);
 void mnv_rm_vaspace_pdb(uint32_t hclient, uint32_t hvaspace, bool on);
 /* whether the channel exists with its engine object bound */
 bool mnv_rm_channel_ready(uint32_t hclient, uint32_t hchannel);
-/* whether fd is an open /dev/nvidiactl of the mock */
-bool mnv_is_ctl_fd(int fd);
+/* UVM_REGISTER_CHANNEL bound (on) or UNREGISTER_CHANNEL unbound the channel */
+void mnv_rm_channel_bind(uint32_t hclient, uint32_t hchannel, bool on);
 
 /* ** UVM (mock_nv.c) */
 int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg);

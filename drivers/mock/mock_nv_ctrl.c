@@ -201,6 +201,13 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
         return NV_OK;
     }
     case NVA06C_CTRL_CMD_GPFIFO_SCHEDULE: {
+        /* kchangrpapiCtrlCmdGpFifoSchedule_IMPL (kernel_channel_group_api.c):
+         * every channel on a vaspace UVM owns must have been registered
+         * with UVM first (kchannelIsSchedulable_IMPL: NV_ERR_INVALID_STATE) */
+        for (mnv_obj *ch = mnv_obj_first(); ch; ch = ch->next)
+            if (ch->kind == O_CHANNEL && ch->client == o->client && ch->parent == o->handle &&
+                (ch->flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED) && !ch->uvm_bound)
+                return NV_ERR_INVALID_STATE;
         atomic_store(&o->tsg->scheduled, ((uint8_t *)p)[0] != 0);
         mock_progress(); /* engines with pending work look again */
         return NV_OK;

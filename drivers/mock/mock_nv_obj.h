@@ -48,7 +48,8 @@ typedef struct mnv_obj {
     mock_bo *bo;       /* memory, usermode */
     uint64_t size;     /* memory */
     uint64_t host_va;  /* memory described by address (no bo) */
-    uint32_t flags;    /* vaspace flags; a device's vaMode */
+    uint32_t flags;    /* vaspace flags (a context share's or a channel's: its vaspace's); a device's vaMode */
+    bool uvm_bound;    /* channel: registered with UVM (UVM_REGISTER_CHANNEL binds its context) */
     uint32_t uvm_pdb;  /* vaspace: UVM registrations that set its page directory */
     uint32_t subctx;   /* context share: its subcontext id */
     mnv_tsg *tsg;      /* channel groups */

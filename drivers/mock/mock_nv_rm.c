@@ -149,11 +149,16 @@ static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_al
     mnv_obj *err = a->hObjectError ? mnv_find(client, a->hObjectError) : NULL;
     if (a->hObjectError && (!err || err->kind != O_MEMORY)) return NV_ERR_INVALID_STATE;
     if (tsg->nchan && tsg->legacy != !a->hContextShare) return NV_ERR_INVALID_ARGUMENT;
+    uint32_t vs_flags = 0; /* the channel's vaspace's: its context share's, or the group's */
     if (a->hContextShare) {
         mnv_obj *ctx = mnv_find(client, a->hContextShare);
         if (!ctx) return NV_ERR_OBJECT_NOT_FOUND;
         if (ctx->kind != O_CTXSHARE) return NV_ERR_INVALID_OBJECT_HANDLE;
         if (ctx->parent != parent->handle) return NV_ERR_INVALID_OBJECT_PARENT;
+        vs_flags = ctx->flags;
+    } else if (tsg->hvaspace) {
+        mnv_obj *vs = mnv_find(client, tsg->hvaspace);
+        vs_flags = vs && vs->kind == O_VASPACE ? vs->flags : 0;
     }
     /* USERD RM allocates itself (no hUserdMemory), mapped through the
      * channel: *model limit* */
@@ -175,6 +180,7 @@ static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_al
     mnv_obj *o = mnv_obj_new(client, parent->handle, handle, cls, O_CHANNEL, parent->gpu);
     if (!o) return NV_ERR_NO_MEMORY;
     o->chid = next_chid++;
+    o->flags = vs_flags;
     mnv_chan_args ca = {.gpu = parent->gpu, .cls = cls, .chid = o->chid, .gpfifo_va = a->gpFifoOffset,
                         .entries = a->gpFifoEntries, .userd_bo = userd->bo, .userd_off = a->userdOffset[0],
                         .notifier_bo = err ? err->bo : NULL, .scheduled = &tsg->scheduled};
@@ -241,6 +247,7 @@ static uint32_t alloc_ctxshare(mnv_obj *tsg, uint32_t client, uint32_t handle, n
     mnv_obj *o = mnv_obj_new(client, tsg->handle, handle, FERMI_CONTEXT_SHARE_A, O_CTXSHARE, tsg->gpu);
     if (!o) return NV_ERR_NO_MEMORY;
     o->subctx = id;
+    o->flags = vs ? vs->flags : 0;
     tsg->tsg->subctx |= 1ull << id;
     c->subctxId = id;
     if (c->flags == NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER && id > 0) c->subctxId |= NV_CTXSHARE_SUBCTXID_PREFER_LOWER_SUCCESS;
@@ -666,6 +673,14 @@ void mnv_rm_vaspace_pdb(uint32_t hclient, uint32_t h, bool on)
     pthread_mutex_unlock(&mnv_rm_lock);
 }
 
+void mnv_rm_channel_bind(uint32_t hclient, uint32_t h, bool on)
+{
+    pthread_mutex_lock(&mnv_rm_lock);
+    mnv_obj *o = mnv_find(hclient, h);
+    if (o && o->kind == O_CHANNEL) o->uvm_bound = on;
+    pthread_mutex_unlock(&mnv_rm_lock);
+}
+
 bool mnv_rm_channel_ready(uint32_t hclient, uint32_t h)
 {
     pthread_mutex_lock(&mnv_rm_lock);
@@ -675,8 +690,3 @@ bool mnv_rm_channel_ready(uint32_t hclient, uint32_t h)
     return ok;
 }
 
-bool mnv_is_ctl_fd(int fd)
-{
-    mnv_fd *f = mock_fd_priv(fd, &mock_nv_driver);
-    return f && f->kind == MNV_FD_CTL;
-}

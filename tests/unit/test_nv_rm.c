@@ -777,3 +777,136 @@ Test(nv_rm, uvm_initialize_and_mm_initialize_as_uvm_answers)
     sys_close(u);
     sys_close(ctl);
 }
+
+/* a raw UVM va space of our own with raw's GPU registered on it */
+static int uvm_open_registered(raw *r, uint8_t uuid[16])
+{
+    int u = sys_open("/dev/nvidia-uvm", O_RDWR);
+    cr_assert(u >= 0);
+    nv_uvm_initialize in = {0};
+    cr_assert_eq(sys_ioctl(u, NV_UVM_INITIALIZE, &in), 0);
+    cr_assert_eq(in.rmStatus, NV_OK);
+    nv_gid_info gid = {.flags = NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY};
+    cr_assert_eq(ctrl(r, r->subdevice, NV2080_CTRL_CMD_GPU_GET_GID_INFO, &gid, sizeof gid), NV_OK);
+    memcpy(uuid, gid.data, 16);
+    nv_uvm_register_gpu rg = {.rmCtrlFd = -1};
+    memcpy(rg.gpu_uuid, uuid, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU, &rg), 0);
+    cr_assert_eq(rg.rmStatus, NV_OK);
+    return u;
+}
+
+/* ** UVM_REGISTER_GPU_VASPACE, UVM_REGISTER_CHANNEL / UNREGISTER_CHANNEL
+ * (uvm_gpu.c, uvm_va_space.c, uvm_user_channel.c uvm_register_channel,
+ * uvm_unregister_channel) and what RM makes of them: a context share on a
+ * vaspace UVM owns only after UVM set its page directory
+ * (kernel_ctxshare.c kctxshareInitCommon_IMPL), a group scheduled only
+ * once each channel on such a vaspace is registered (kernel_channel_group_api.c
+ * kchangrpapiCtrlCmdGpFifoSchedule_IMPL, kernel_channel.c
+ * kchannelIsSchedulable_IMPL). rmCtrlFd is not looked at (Bug 1624521 in
+ * UVM's sources): -1 works. */
+Test(nv_rm, uvm_binds_vaspaces_and_channels_as_rm_requires)
+{
+    raw r;
+    raw_open(&r);
+    uint8_t uuid[16];
+    int u = uvm_open_registered(&r, uuid);
+    nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
+    uint32_t vs = 0, tsg = 0, share = 0, chan = 0;
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, &vs), NV_OK);
+    nv_tsg_alloc ta = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
+    cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, &tsg), NV_OK);
+    nv_ctxshare_alloc cs = {.hVASpace = vs, .flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC};
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_INVALID_STATE);
+    nv_uvm_register_gpu_vaspace rv = {.rmCtrlFd = -1, .hClient = r.client, .hVaSpace = vs};
+    memcpy(rv.gpuUuid, uuid, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU_VASPACE, &rv), 0);
+    cr_assert_eq(rv.rmStatus, NV_OK);
+    cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &share), NV_OK);
+    nv_channel_alloc ca = chan_params(&r, share);
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &ca, sizeof ca, &chan), NV_OK);
+    nv_uvm_register_channel rc = {.rmCtrlFd = -1, .hClient = r.client, .hChannel = chan, .base = 1ull << 41,
+                                  .length = 1 << 20};
+    memcpy(rc.gpuUuid, uuid, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_CHANNEL, &rc), 0);
+    cr_assert_eq(rc.rmStatus, NV_ERR_INVALID_CHANNEL, "no engine object: no context for UVM to retain");
+    cr_assert_eq(alloc_p(&r, chan, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_OK);
+    nv_gpfifo_schedule sched = {.bEnable = 1};
+    cr_assert_eq(ctrl(&r, tsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sched, sizeof sched), NV_ERR_INVALID_STATE,
+                 "a channel on a UVM vaspace UVM does not know");
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_CHANNEL, &rc), 0);
+    cr_assert_eq(rc.rmStatus, NV_OK);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_CHANNEL, &rc), 0);
+    cr_assert_eq(rc.rmStatus, NV_ERR_INVALID_CHANNEL, "registered already");
+    cr_assert_eq(ctrl(&r, tsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sched, sizeof sched), NV_OK);
+    nv_uvm_unregister_channel uc = {.hClient = r.client, .hChannel = chan};
+    memcpy(uc.gpuUuid, uuid, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_UNREGISTER_CHANNEL, &uc), 0);
+    cr_assert_eq(uc.rmStatus, NV_OK);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_UNREGISTER_CHANNEL, &uc), 0);
+    cr_assert_eq(uc.rmStatus, NV_ERR_INVALID_CHANNEL);
+    sys_close(u);
+    raw_close(&r);
+}
+
+/* ** UVM_MAP_EXTERNAL_ALLOCATION in uvm_api_map_external_allocation's
+ * order (uvm_map_external.c): the range (4K-aligned, not 0, not empty:
+ * NV_ERR_INVALID_ADDRESS), the attribute count (NV_ERR_INVALID_ARGUMENT),
+ * inside one external range (NV_ERR_INVALID_ADDRESS), then per GPU the
+ * mapping, caching and kind types (uvm_api_*_type_invalid:
+ * NV_ERR_INVALID_ARGUMENT) and the GPU; mapping over the GPU's own mapping
+ * replaces it (uvm_map_external_allocation_on_gpu unmaps the range
+ * first) */
+Test(nv_rm, uvm_map_external_allocation_checks_in_uvms_order)
+{
+    raw r;
+    raw_open(&r);
+    uint8_t uuid[16];
+    int u = uvm_open_registered(&r, uuid);
+    nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
+    uint32_t vs = 0;
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, &vs), NV_OK);
+    nv_uvm_register_gpu_vaspace rv = {.rmCtrlFd = -1, .hClient = r.client, .hVaSpace = vs};
+    memcpy(rv.gpuUuid, uuid, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU_VASPACE, &rv), 0);
+    cr_assert_eq(rv.rmStatus, NV_OK);
+    uint64_t base = mock_va_reserve(1 << 21);
+    nv_uvm_create_external_range er = {.base = base, .length = 1 << 21};
+    cr_assert_eq(sys_ioctl(u, NV_UVM_CREATE_EXTERNAL_RANGE, &er), 0);
+    cr_assert_eq(er.rmStatus, NV_OK);
+    uint32_t m1 = vidmem(&r, 1 << 20), m2 = vidmem(&r, 1 << 20);
+    static nv_uvm_map_external_allocation m; /* 9 KiB: not on the stack */
+    memset(&m, 0, sizeof m);
+    m = (nv_uvm_map_external_allocation){.base = base, .length = 1 << 20, .gpuAttributesCount = 1, .rmCtrlFd = -1,
+                                         .hClient = r.client, .hMemory = m1};
+    memcpy(m.perGpuAttributes[0].gpuUuid, uuid, 16);
+    m.perGpuAttributes[0].gpuMappingType = NV_UVM_MAPPING_READ_WRITE_ATOMIC;
+    nv_uvm_map_external_allocation *b = malloc(sizeof *b);
+#define MAP_WITH(change, want)                                                                                        \
+    do {                                                                                                              \
+        *b = m;                                                                                                       \
+        change;                                                                                                       \
+        cr_assert_eq(sys_ioctl(u, NV_UVM_MAP_EXTERNAL_ALLOCATION, b), 0);                                             \
+        cr_assert_eq(b->rmStatus, want, "%s: %s", #change, nv_status_name(b->rmStatus));                              \
+    } while (0)
+    MAP_WITH(b->base = 0, NV_ERR_INVALID_ADDRESS);
+    MAP_WITH(b->length = 100, NV_ERR_INVALID_ADDRESS);
+    MAP_WITH((b->length = 0, b->gpuAttributesCount = 0), NV_ERR_INVALID_ADDRESS); /* the range first */
+    MAP_WITH(b->gpuAttributesCount = 0, NV_ERR_INVALID_ARGUMENT);
+    MAP_WITH(b->base = base + (2 << 20), NV_ERR_INVALID_ADDRESS);
+    MAP_WITH((b->base = base + (3 << 19), b->gpuAttributesCount = 0), NV_ERR_INVALID_ARGUMENT); /* the count second */
+    MAP_WITH(b->base = base + (3 << 19), NV_ERR_INVALID_ADDRESS);                                /* past the range */
+    MAP_WITH(b->perGpuAttributes[0].gpuMappingType = 4, NV_ERR_INVALID_ARGUMENT);
+    MAP_WITH(b->perGpuAttributes[0].gpuCachingType = 3, NV_ERR_INVALID_ARGUMENT);
+    MAP_WITH(b->perGpuAttributes[0].gpuElementBits = 3, NV_ERR_INVALID_ARGUMENT); /* no 24-bit elements */
+    MAP_WITH(b->perGpuAttributes[0].gpuFormatType = 1, NV_ERR_INVALID_ARGUMENT);  /* block linear needs bits */
+    MAP_WITH((b->perGpuAttributes[0].gpuFormatType = 1, b->perGpuAttributes[0].gpuElementBits = 4), NV_OK);
+    MAP_WITH(b->perGpuAttributes[0].gpuUuid[0] ^= 1, NV_ERR_INVALID_DEVICE);
+    MAP_WITH(b->hMemory = vs, NV_ERR_OBJECT_NOT_FOUND);
+    MAP_WITH((void)0, NV_OK);
+    MAP_WITH(b->hMemory = m2, NV_OK); /* replaces the GPU's mapping */
+#undef MAP_WITH
+    free(b);
+    sys_close(u);
+    raw_close(&r);
+}
