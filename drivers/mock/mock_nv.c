@@ -538,8 +538,10 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         break;
     }
     case NV_UVM_CREATE_EXTERNAL_RANGE: {
+        /* uvm_create_external_range (uvm_map_external.c): the range
+         * 4K-aligned, not at 0, not empty (uvm_api_range_invalid_4k) */
         nv_uvm_create_external_range *r = arg;
-        if (!r->length || (r->base | r->length) & 4095 || r->base + r->length < r->base) {
+        if (!r->base || !r->length || (r->base | r->length) & 4095 || r->base + r->length < r->base) {
             st = NV_ERR_INVALID_ADDRESS;
             break;
         }
@@ -576,10 +578,12 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
     }
     case NV_UVM_MAP_EXTERNAL_ALLOCATION: st = map_external(u, arg); break;
     case NV_UVM_FREE: {
+        /* uvm_free (uvm_va_range.c): the range valid
+         * (uvm_api_range_invalid_4k) and exactly one the va space has */
         nv_uvm_free *r = arg;
         st = NV_ERR_INVALID_ADDRESS;
         for (size_t i = 0; i < u->nranges; i++) {
-            if (u->ranges[i].va != r->base) continue;
+            if (u->ranges[i].va != r->base || u->ranges[i].size != r->length) continue;
             range_unmap(&u->ranges[i]);
             u->ranges[i] = u->ranges[--u->nranges];
             st = NV_OK;

@@ -857,7 +857,7 @@ Test(nv_rm, uvm_binds_vaspaces_and_channels_as_rm_requires)
  * NV_ERR_INVALID_ARGUMENT) and the GPU; mapping over the GPU's own mapping
  * replaces it (uvm_map_external_allocation_on_gpu unmaps the range
  * first) */
-Test(nv_rm, uvm_map_external_allocation_checks_in_uvms_order)
+Test(nv_rm, uvm_external_ranges_and_mappings_in_uvms_order)
 {
     raw r;
     raw_open(&r);
@@ -870,10 +870,17 @@ Test(nv_rm, uvm_map_external_allocation_checks_in_uvms_order)
     memcpy(rv.gpuUuid, uuid, 16);
     cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU_VASPACE, &rv), 0);
     cr_assert_eq(rv.rmStatus, NV_OK);
+    /* UVM_CREATE_EXTERNAL_RANGE (uvm_create_external_range): 4K-aligned,
+     * not at 0, not empty, not over another range */
     uint64_t base = mock_va_reserve(1 << 21);
-    nv_uvm_create_external_range er = {.base = base, .length = 1 << 21};
+    nv_uvm_create_external_range er = {.base = 0, .length = 1 << 21};
+    cr_assert_eq(sys_ioctl(u, NV_UVM_CREATE_EXTERNAL_RANGE, &er), 0);
+    cr_assert_eq(er.rmStatus, NV_ERR_INVALID_ADDRESS);
+    er = (nv_uvm_create_external_range){.base = base, .length = 1 << 21};
     cr_assert_eq(sys_ioctl(u, NV_UVM_CREATE_EXTERNAL_RANGE, &er), 0);
     cr_assert_eq(er.rmStatus, NV_OK);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_CREATE_EXTERNAL_RANGE, &er), 0);
+    cr_assert_eq(er.rmStatus, NV_ERR_UVM_ADDRESS_IN_USE);
     uint32_t m1 = vidmem(&r, 1 << 20), m2 = vidmem(&r, 1 << 20);
     static nv_uvm_map_external_allocation m; /* 9 KiB: not on the stack */
     memset(&m, 0, sizeof m);
@@ -907,6 +914,15 @@ Test(nv_rm, uvm_map_external_allocation_checks_in_uvms_order)
     MAP_WITH(b->hMemory = m2, NV_OK); /* replaces the GPU's mapping */
 #undef MAP_WITH
     free(b);
+    /* UVM_FREE (uvm_free): exactly a range the va space has */
+    nv_uvm_free fr = {.base = base, .length = 1 << 20};
+    cr_assert_eq(sys_ioctl(u, NV_UVM_FREE, &fr), 0);
+    cr_assert_eq(fr.rmStatus, NV_ERR_INVALID_ADDRESS, "a part of a range");
+    fr.length = 1 << 21;
+    cr_assert_eq(sys_ioctl(u, NV_UVM_FREE, &fr), 0);
+    cr_assert_eq(fr.rmStatus, NV_OK);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_FREE, &fr), 0);
+    cr_assert_eq(fr.rmStatus, NV_ERR_INVALID_ADDRESS);
     sys_close(u);
     raw_close(&r);
 }
