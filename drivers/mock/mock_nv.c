@@ -442,8 +442,10 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
     case NV_UVM_REGISTER_GPU: {
         nv_uvm_register_gpu *r = arg;
         mnv_gpu *g = gpu_by_uuid(r->gpu_uuid);
+        /* uvm_va_space_register_gpu (uvm_va_space.c): once a va space
+         * (NV_ERR_INVALID_DEVICE) */
         if (!g || !atomic_load(&g->opened)) st = NV_ERR_GPU_UUID_NOT_FOUND;
-        else if (u->registered & (1u << g->index)) st = NV_ERR_IN_USE;
+        else if (u->registered & (1u << g->index)) st = NV_ERR_INVALID_DEVICE;
         else {
             u->registered |= 1u << g->index;
             if (mock_cfg()->nv_peer == MOCK_PEER_NVLINK) /* NVLink peers need no request */
@@ -469,12 +471,14 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         nv_uvm_register_gpu_vaspace *r = arg;
         mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
         uint32_t flags = 0;
-        if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        /* rmCtrlFd is not looked at (uvm_va_space.c, Bug 1624521) */
-        else if (!mnv_rm_vaspace(r->hClient, r->hVaSpace, &flags)) st = NV_ERR_OBJECT_NOT_FOUND;
-        /* UVM duplicates the vaspace only when RM lets it own it */
+        /* uvm_va_space_register_gpu_va_space (uvm_va_space.c): a GPU of
+         * the va space, without a GPU va space yet (check_gpu_va_space:
+         * NV_ERR_INVALID_DEVICE), then RM's dup of the vaspace
+         * (mnv_rm_vaspace), which must be one RM lets UVM own
+         * (NV_ERR_INVALID_FLAGS); rmCtrlFd is not looked at (Bug 1624521) */
+        if (!g || !(u->registered & (1u << g->index)) || (u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        else if ((st = mnv_rm_vaspace(r->hClient, r->hVaSpace, g, &flags))) break;
         else if (!(flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED)) st = NV_ERR_INVALID_FLAGS;
-        else if (u->vaspaces & (1u << g->index)) st = NV_ERR_IN_USE;
         else {
             /* UVM sets the page directory of a vaspace RM lets it own
              * (nvUvmInterfaceSetPageDirectory): only then may a context

@@ -152,8 +152,11 @@ uint32_t mnv_rm_objects(void);
 /* a memory object of a client for UVM: its bo (NULL for host memory
  * described by address) and size; false if there is none */
 bool mnv_rm_memory(uint32_t hclient, uint32_t hmem, mock_bo **bo, uint64_t *size, uint64_t *host_va);
-/* the vaspace's flags, for UVM's checks; false if not a vaspace */
-bool mnv_rm_vaspace(uint32_t hclient, uint32_t hvaspace, uint32_t *flags);
+/* the flags of the vaspace UVM dups for GPU g, or what RM answers UVM
+ * (nvGpuOpsDupAddressSpace in src/nvidia/src/kernel/rmapi/nv_gpu_ops.c):
+ * NV_ERR_INVALID_CLIENT, NV_ERR_OBJECT_NOT_FOUND, NV_ERR_INVALID_OBJECT (not
+ * a vaspace), NV_ERR_OTHER_DEVICE_FOUND (another GPU's) */
+uint32_t mnv_rm_vaspace(uint32_t hclient, uint32_t hvaspace, const mnv_gpu *g, uint32_t *flags);
 /* UVM set (on) or unset the vaspace's page directory */
 void mnv_rm_vaspace_pdb(uint32_t hclient, uint32_t hvaspace, bool on);
 /* whether the channel exists with its engine object bound */

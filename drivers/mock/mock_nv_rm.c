@@ -652,14 +652,18 @@ bool mnv_rm_memory(uint32_t hclient, uint32_t hmem, mock_bo **bo, uint64_t *size
     return ok;
 }
 
-bool mnv_rm_vaspace(uint32_t hclient, uint32_t h, uint32_t *flags)
+uint32_t mnv_rm_vaspace(uint32_t hclient, uint32_t h, const mnv_gpu *g, uint32_t *flags)
 {
     pthread_mutex_lock(&mnv_rm_lock);
     mnv_obj *o = mnv_find(hclient, h);
-    bool ok = o && o->kind == O_VASPACE;
-    if (ok) *flags = o->flags;
+    uint32_t st = !mnv_find_client(hclient, NULL) ? NV_ERR_INVALID_CLIENT
+                  : !o                            ? NV_ERR_OBJECT_NOT_FOUND
+                  : o->kind != O_VASPACE          ? NV_ERR_INVALID_OBJECT
+                  : o->gpu != g                   ? NV_ERR_OTHER_DEVICE_FOUND
+                                                  : NV_OK;
+    if (!st) *flags = o->flags;
     pthread_mutex_unlock(&mnv_rm_lock);
-    return ok;
+    return st;
 }
 
 void mnv_rm_vaspace_pdb(uint32_t hclient, uint32_t h, bool on)

@@ -818,10 +818,30 @@ Test(nv_rm, uvm_binds_vaspaces_and_channels_as_rm_requires)
     cr_assert_eq(alloc_p(&r, r.device, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, &tsg), NV_OK);
     nv_ctxshare_alloc cs = {.hVASpace = vs, .flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC};
     cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, NULL), NV_ERR_INVALID_STATE);
-    nv_uvm_register_gpu_vaspace rv = {.rmCtrlFd = -1, .hClient = r.client, .hVaSpace = vs};
+    /* a GPU once a va space (uvm_va_space_register_gpu: NV_ERR_INVALID_DEVICE) */
+    nv_uvm_register_gpu rg = {.rmCtrlFd = -1};
+    memcpy(rg.gpu_uuid, uuid, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU, &rg), 0);
+    cr_assert_eq(rg.rmStatus, NV_ERR_INVALID_DEVICE);
+    /* the vaspace RM dups for UVM (nv_gpu_ops.c nvGpuOpsDupAddressSpace):
+     * there, a vaspace, one RM lets UVM own; one GPU va space a GPU
+     * (uvm_va_space.c check_gpu_va_space) */
+    uint32_t plain = 0;
+    nv_vaspace_alloc pva = {0};
+    cr_assert_eq(alloc_p(&r, r.device, FERMI_VASPACE_A, &pva, sizeof pva, &plain), NV_OK);
+    nv_uvm_register_gpu_vaspace rv = {.rmCtrlFd = -1, .hClient = r.client, .hVaSpace = 0xbad0bad0};
     memcpy(rv.gpuUuid, uuid, 16);
-    cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU_VASPACE, &rv), 0);
-    cr_assert_eq(rv.rmStatus, NV_OK);
+    uint32_t want[][2] = {{0xbad0bad0, NV_ERR_OBJECT_NOT_FOUND},
+                          {0, NV_ERR_INVALID_OBJECT}, /* the subdevice */
+                          {0, NV_ERR_INVALID_FLAGS},  /* plain */
+                          {0, NV_OK},                 /* vs */
+                          {0, NV_ERR_INVALID_DEVICE}};
+    want[1][0] = r.subdevice, want[2][0] = plain, want[3][0] = vs, want[4][0] = vs;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(want); i++) {
+        rv.hVaSpace = want[i][0];
+        cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU_VASPACE, &rv), 0);
+        cr_assert_eq(rv.rmStatus, want[i][1], "case %zu: %s", i, nv_status_name(rv.rmStatus));
+    }
     cr_assert_eq(alloc_p(&r, tsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &share), NV_OK);
     nv_channel_alloc ca = chan_params(&r, share);
     cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &ca, sizeof ca, &chan), NV_OK);
