@@ -567,16 +567,17 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         break;
     }
     case NV_UVM_ENABLE_PEER_ACCESS: {
-        /* HCQ_MOCK_CONFIG nv_peer: pcie (default: enabled on request),
-         * nvlink (enabled when both registered; a request is refused as
-         * already done) or none (no peer path) */
+        /* uvm_api_enable_peer_access (uvm_va_space.c): two GPUs of the va
+         * space, distinct, peers over PCIe (uvm_gpu_retain_pcie_peer_access:
+         * an NVLink pair or none is NV_ERR_INVALID_DEVICE), not enabled
+         * already (NV_ERR_INVALID_DEVICE). HCQ_MOCK_CONFIG nv_peer: pcie
+         * (the default), nvlink (enabled at registration) or none */
         nv_uvm_enable_peer_access *r = arg;
         mnv_gpu *a = gpu_by_uuid(r->gpuUuidA), *b = gpu_by_uuid(r->gpuUuidB);
         int mode = mock_cfg()->nv_peer;
         if (!a || !b || a == b || !(u->registered & (1u << a->index)) || !(u->registered & (1u << b->index)))
             st = NV_ERR_INVALID_DEVICE;
-        else if (mode == MOCK_PEER_NONE) st = NV_ERR_NOT_SUPPORTED;
-        else if (mode == MOCK_PEER_NVLINK || (u->peers[a->index] & (1u << b->index))) st = NV_ERR_INVALID_DEVICE;
+        else if (mode != MOCK_PEER_PCIE || (u->peers[a->index] & (1u << b->index))) st = NV_ERR_INVALID_DEVICE;
         else u->peers[a->index] |= 1u << b->index, u->peers[b->index] |= 1u << a->index;
         break;
     }

@@ -946,3 +946,56 @@ Test(nv_rm, uvm_external_ranges_and_mappings_in_uvms_order)
     sys_close(u);
     raw_close(&r);
 }
+
+/* the binary UUID of GPU index i: a device and subdevice of raw's client */
+static void gpu_uuid(raw *r, uint32_t i, uint8_t uuid[16])
+{
+    nv_device_alloc da = {.deviceId = i};
+    uint32_t dev = 0, sub = 0;
+    cr_assert_eq(alloc_p(r, r->client, NV01_DEVICE_0, &da, sizeof da, &dev), NV_OK);
+    cr_assert_eq(alloc_p(r, dev, NV20_SUBDEVICE_0, NULL, 0, &sub), NV_OK);
+    nv_gid_info gid = {.flags = NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY};
+    cr_assert_eq(ctrl(r, sub, NV2080_CTRL_CMD_GPU_GET_GID_INFO, &gid, sizeof gid), NV_OK);
+    memcpy(uuid, gid.data, 16);
+}
+
+static uint32_t enable_peers(int u, const uint8_t a[16], const uint8_t b[16])
+{
+    nv_uvm_enable_peer_access e = {0};
+    memcpy(e.gpuUuidA, a, 16);
+    memcpy(e.gpuUuidB, b, 16);
+    cr_assert_eq(sys_ioctl(u, NV_UVM_ENABLE_PEER_ACCESS, &e), 0);
+    return e.rmStatus;
+}
+
+/* ** UVM_ENABLE_PEER_ACCESS (uvm_va_space.c uvm_api_enable_peer_access,
+ * retain_pcie_peers_from_uuids; uvm_gpu.c uvm_gpu_retain_pcie_peer_access):
+ * two distinct GPUs of the va space that are peers over PCIe, not enabled
+ * already; everything else, NVLink pairs and GPUs with no peer path
+ * included, is NV_ERR_INVALID_DEVICE */
+Test(nv_rm, uvm_enable_peer_access_only_for_pcie_peers)
+{
+    const char *cfg[] = {"nv=H100x2", "nv=H100x2,nv_peer=nvlink", "nv=H100x2,nv_peer=none"};
+    for (int c = 0; c < 3; c++) {
+        T_OK(mock_configure(cfg[c]));
+        raw r;
+        raw_open(&r);
+        int dev1 = sys_open("/dev/nvidia1", O_RDWR);
+        nv_register_fd reg = {r.ctl};
+        cr_assert_eq(sys_ioctl(dev1, NV_IOCTL_REGISTER_FD, &reg), 0);
+        uint8_t a[16], b[16];
+        int u = uvm_open_registered(&r, a);
+        gpu_uuid(&r, 1, b);
+        cr_assert_eq(enable_peers(u, a, b), NV_ERR_INVALID_DEVICE, "GPU 1 is not registered");
+        nv_uvm_register_gpu rg = {.rmCtrlFd = -1};
+        memcpy(rg.gpu_uuid, b, 16);
+        cr_assert_eq(sys_ioctl(u, NV_UVM_REGISTER_GPU, &rg), 0);
+        cr_assert_eq(rg.rmStatus, NV_OK);
+        cr_assert_eq(enable_peers(u, a, a), NV_ERR_INVALID_DEVICE, "the same GPU");
+        cr_assert_eq(enable_peers(u, a, b), c == 0 ? NV_OK : NV_ERR_INVALID_DEVICE, "%s", cfg[c]);
+        cr_assert_eq(enable_peers(u, b, a), NV_ERR_INVALID_DEVICE, "enabled already, or never");
+        sys_close(u);
+        sys_close(dev1);
+        raw_close(&r);
+    }
+}
