@@ -54,9 +54,7 @@ typedef struct mnv_gpu {
     uint8_t uuid[16];
     atomic_int opened;  /* /dev/nvidiaN fds open (RM needs one before GET_ID_INFO) */
     atomic_bool paused; /* test hook: engines take no work */
-    pthread_mutex_t fault_lock; /* faults and icache */
-    nv_mmu_fault_entry faults[4];
-    uint32_t nfaults;
+    pthread_mutex_t fault_lock; /* last_error, the groups' fault rings and icache */
     /* the SMs' instruction cache, as far as stale code goes: programs
      * launched since the last QMD that invalidated it, by code address,
      * with a digest of the code seen there */
@@ -80,6 +78,16 @@ const char *mnv_driver_version(void);
 
 /* ** channels (mock_nv_gpu.c) */
 typedef struct mnv_chan mnv_chan;
+/* the MMU faults a graphics context took, as RM's KernelGraphicsContext
+ * keeps them (kernel_graphics_context.c kgrctxRecordMmuFault_IMPL): a
+ * ring of 4 where head == tail is empty, so the last 3, oldest first;
+ * only GR faults in a GPC (the compute engine's) are recorded. One per
+ * channel group, under the GPU's fault_lock. */
+typedef struct mnv_fault_ring {
+    nv_mmu_fault_entry e[4];
+    uint32_t head, tail;
+} mnv_fault_ring;
+
 typedef struct mnv_chan_args {
     mnv_gpu *gpu;
     uint32_t cls, chid;
@@ -89,6 +97,7 @@ typedef struct mnv_chan_args {
     uint64_t userd_off;
     mock_bo *notifier_bo;
     atomic_bool *scheduled; /* the channel group's */
+    mnv_fault_ring *gr_faults; /* the channel group's graphics context's */
 } mnv_chan_args;
 /* NULL on out of memory */
 mnv_chan *mnv_chan_create(const mnv_chan_args *a);

@@ -217,11 +217,20 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
         return NV_OK;
     }
     case NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO: {
+        /* ksmdbgssnCtrlCmdDebugReadMMUFaultInfo_IMPL,
+         * kgrctxLookupMmuFaultInfo_IMPL (kernel_graphics_context.c): the
+         * debugged object's graphics context's faults, tail to head
+         * (oldest first). *Model*: an object freed since is
+         * NV_ERR_INVALID_OBJECT */
         nv_mmu_fault_info *v = p;
+        mnv_obj *t = mnv_find(o->target_client, o->target);
+        mnv_obj *ch = t ? mnv_find(t->client, t->parent) : NULL;
+        mnv_obj *grp = ch ? mnv_find(ch->client, ch->parent) : NULL;
+        if (!grp || !grp->tsg) return NV_ERR_INVALID_OBJECT;
         memset(v, 0, sizeof *v);
         pthread_mutex_lock(&g->fault_lock);
-        v->count = g->nfaults;
-        memcpy(v->mmuFaultInfoList, g->faults, sizeof v->mmuFaultInfoList);
+        const mnv_fault_ring *r = &grp->tsg->gr_faults;
+        for (uint32_t i = r->tail; i != r->head; i = (i + 1) % 4) v->mmuFaultInfoList[v->count++] = r->e[i];
         pthread_mutex_unlock(&g->fault_lock);
         return NV_OK;
     }

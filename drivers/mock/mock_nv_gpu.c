@@ -38,6 +38,7 @@ struct mnv_chan {
     uint32_t entries;
     mock_bo *userd_bo, *notifier_bo;
     uint8_t *userd_map, *notifier_map; /* the mock's own mappings of those objects */
+    mnv_fault_ring *gr_faults;         /* the group's graphics context's (mnv_tsg) */
     uint64_t userd_va, userd_off; /* where the process mapped the USERD object (0: nowhere) */
     atomic_bool *scheduled;
     mock_engine *eng;
@@ -96,6 +97,7 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a)
     c->gpfifo_va = a->gpfifo_va;
     c->entries = a->entries;
     c->scheduled = a->scheduled;
+    c->gr_faults = a->gr_faults;
     pthread_mutex_init(&c->err_lock, NULL);
     c->userd_bo = a->userd_bo;
     c->notifier_bo = a->notifier_bo;
@@ -187,12 +189,16 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
 static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
 {
     mnv_gpu *g = c->gpu;
-    pthread_mutex_lock(&g->fault_lock);
-    /* newest first, as the debugger's fault cache reports */
-    memmove(&g->faults[1], &g->faults[0], sizeof g->faults - sizeof g->faults[0]);
-    g->faults[0] = (nv_mmu_fault_entry){va, 2 /* unbound / invalid PTE */, write ? 1u : 0u};
-    if (g->nfaults < 4) g->nfaults++;
-    pthread_mutex_unlock(&g->fault_lock);
+    /* a GR fault goes to the group's graphics context (kern_gmmu_gv100.c:
+     * GR engines, faults in a GPC; the copy engine's are not recorded) */
+    mnv_fault_ring *r = c->gr_faults;
+    if (r && c->engine_cls == g->f->compute_cls) {
+        pthread_mutex_lock(&g->fault_lock);
+        r->e[r->head] = (nv_mmu_fault_entry){va, 2 /* unbound / invalid PTE */, write ? 1u : 0u};
+        r->head = (r->head + 1) % 4;
+        if (r->head == r->tail) r->tail = (r->tail + 1) % 4;
+        pthread_mutex_unlock(&g->fault_lock);
+    }
     pthread_mutex_lock(&c->err_lock);
     if (!c->mmu_faulted) { /* the first fault since the channel began */
         c->mmu_faulted = true;

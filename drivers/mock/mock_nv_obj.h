@@ -26,6 +26,7 @@ typedef enum mnv_okind {
 
 typedef struct mnv_tsg {
     atomic_bool scheduled;
+    mnv_fault_ring gr_faults; /* its graphics context's MMU faults */
     uint32_t hvaspace;  /* the group's vaspace (0: the device's) */
     uint32_t nchan;     /* channels in the group */
     bool legacy;        /* a channel came without a context share: RM's legacy mode */
@@ -52,6 +53,7 @@ typedef struct mnv_obj {
     bool uvm_bound;    /* channel: registered with UVM (UVM_REGISTER_CHANNEL binds its context) */
     uint32_t uvm_pdb;  /* vaspace: UVM registrations that set its page directory */
     uint32_t subctx;   /* context share: its subcontext id */
+    uint32_t target_client, target; /* debugger: the compute object it debugs */
     mnv_tsg *tsg;      /* channel groups */
     mnv_chan *chan;    /* channels */
     uint32_t chid;

@@ -183,7 +183,8 @@ static uint32_t alloc_channel(mnv_obj *parent, uint32_t cls, const nv_channel_al
     o->flags = vs_flags;
     mnv_chan_args ca = {.gpu = parent->gpu, .cls = cls, .chid = o->chid, .gpfifo_va = a->gpFifoOffset,
                         .entries = a->gpFifoEntries, .userd_bo = userd->bo, .userd_off = a->userdOffset[0],
-                        .notifier_bo = err ? err->bo : NULL, .scheduled = &tsg->scheduled};
+                        .notifier_bo = err ? err->bo : NULL, .scheduled = &tsg->scheduled,
+                        .gr_faults = &tsg->gr_faults};
     o->chan = mnv_chan_create(&ca);
     if (!o->chan) {
         free_tree(o);
@@ -403,9 +404,22 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
     }
     case FERMI_CONTEXT_SHARE_A: st = alloc_ctxshare(parent, client->handle, a->hObjectNew, p, &o); break;
     case GT200_DEBUGGER: {
+        /* ksmdbgssnConstruct_IMPL (gpu/gr/kernel_sm_debugger_session.c):
+         * the obsolete debugger client 0 (NV_ERR_INVALID_ARGUMENT), the
+         * application client (0: the caller), its hClass3dObject there
+         * (NV_ERR_INVALID_OBJECT_PARENT), a graphics (compute) object
+         * (NV_ERR_INVALID_OBJECT) of this device's GPU
+         * (NV_ERR_INVALID_ARGUMENT) */
         nv_debugger_alloc *d = p;
-        if (d->hAppClient != client->handle) return NV_ERR_INVALID_CLIENT;
+        if (d->hDebuggerClient_Obsolete) return NV_ERR_INVALID_ARGUMENT;
+        uint32_t app = d->hAppClient ? d->hAppClient : client->handle;
+        if (!mnv_find_client(app, NULL)) return NV_ERR_INVALID_CLIENT;
+        mnv_obj *target = mnv_find(app, d->hClass3dObject);
+        if (!target || target->kind == O_CLIENT) return NV_ERR_INVALID_OBJECT_PARENT;
+        if (target->kind != O_ENGINE || target->cls != target->gpu->f->compute_cls) return NV_ERR_INVALID_OBJECT;
+        if (target->gpu != gpu) return NV_ERR_INVALID_ARGUMENT;
         o = mnv_obj_new(client->handle, parent->handle, a->hObjectNew, cls, O_DEBUGGER, gpu);
+        if (o) o->target_client = app, o->target = target->handle;
         break;
     }
     default:

@@ -347,14 +347,21 @@ static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notificatio
     uint32_t slot = (uint32_t)((done < c->put ? done : c->put - 1) % c->entries);
     const char *kernel = c->put && c->what[slot] ? c->what[slot] : "";
     char fault[256] = "";
-    if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT && nv->hdebugger) {
+    /* the debugger reads the compute channel's graphics context: RM records
+     * GR faults there, not the copy engine's (kern_gmmu_gv100.c) */
+    if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT && nv->hdebugger && c == &nv->ch[NV_CH_COMPUTE]) {
         nv_mmu_fault_info fi = {0};
         uint32_t status = 0;
         if (nv_control_status(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, &fi, sizeof fi,
-                                 &status, "reading the MMU fault") == HCQ_OK && status == NV_OK && fi.count)
+                                 &status, "reading the MMU fault") == HCQ_OK && status == NV_OK && fi.count &&
+            fi.count <= 4) {
+            /* oldest first (kgrctxLookupMmuFaultInfo_IMPL): the newest is last */
+            const nv_mmu_fault_entry *e = &fi.mmuFaultInfoList[fi.count - 1];
             snprintf(fault, sizeof fault, " at address 0x%llx (%s access, fault type %u)",
-                     (unsigned long long)fi.mmuFaultInfoList[0].faultAddress,
-                     fi.mmuFaultInfoList[0].accessType ? "write" : "read", fi.mmuFaultInfoList[0].faultType);
+                     (unsigned long long)e->faultAddress, e->accessType ? "write" : "read", e->faultType);
+        }
+    } else if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT) {
+        snprintf(fault, sizeof fault, " (RM reports no address for a copy-engine fault; the kernel log has it)");
     }
     if (c == &nv->ch[NV_CH_COMPUTE] && kernel[0])
         snprintf(where, sizeof where, " while running kernel `%.64s`%s", kernel, c->more[slot] ? " (or a later one of its submission)" : "");

@@ -254,7 +254,9 @@ Test(nv_mock, mmu_fault_names_the_address_and_the_kernel)
     T_MSG_HAS("compute channel");
     T_OK(hcq_device_close(d));
 
-    /* a copy engine fault names its channel and the address too */
+    /* a copy engine fault names its channel; RM records only GR faults
+     * for the debugger (kern_gmmu_gv100.c), so the address is the kernel
+     * log's */
     d = open_nv("NV:0");
     hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4096, HCQ_MEM_DEVICE));
     hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COPY));
@@ -264,7 +266,7 @@ Test(nv_mock, mmu_fault_names_the_address_and_the_kernel)
     T_OK(hcq_queue_submit(q, NULL, 0));
     T_FAILS(hcq_signal_wait(s, 1, 0), HCQ_EFAULT);
     T_MSG_HAS("copy channel");
-    T_MSG_HAS("0xbad000");
+    T_MSG_HAS("kernel log");
     T_OK(hcq_device_close(d));
 }
 

@@ -286,7 +286,8 @@ Test(nv_rm, channel_groups_context_shares_and_channels_as_rm_builds_them)
     /* the H100's compute class; another GPU's is refused by the factory
      * (g_gpu_class_list.c), after the parent check */
     cr_assert_eq(alloc_p(&r, chan, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_NOT_SUPPORTED);
-    cr_assert_eq(alloc_p(&r, chan, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_OK);
+    uint32_t compute = 0;
+    cr_assert_eq(alloc_p(&r, chan, HOPPER_COMPUTE_A, NULL, 0, &compute), NV_OK);
     /* a group's channels all name a context share, or none do */
     nv_channel_alloc legacy = chan_params(&r, 0);
     cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &legacy, sizeof legacy, NULL), NV_ERR_INVALID_ARGUMENT);
@@ -295,6 +296,30 @@ Test(nv_rm, channel_groups_context_shares_and_channels_as_rm_builds_them)
     nv_channel_alloc share_later = chan_params(&r, share);
     cr_assert_eq(alloc_p(&r, tsg2, HOPPER_CHANNEL_GPFIFO_A, &share_later, sizeof share_later, NULL),
                  NV_ERR_INVALID_ARGUMENT);
+
+    /* GT200_DEBUGGER (gpu/gr/kernel_sm_debugger_session.c
+     * ksmdbgssnConstruct_IMPL): the obsolete client field 0, the
+     * application client (0: the caller), its object there, a graphics
+     * object; READ_MMU_FAULT_INFO then reads that object's graphics
+     * context (kernel_graphics_context.c kgrctxLookupMmuFaultInfo_IMPL) */
+    uint32_t copy_chan = 0, copy_obj = 0, dbg = 0;
+    nv_channel_alloc cc = chan_params(&r, share);
+    cr_assert_eq(alloc_p(&r, tsg, HOPPER_CHANNEL_GPFIFO_A, &cc, sizeof cc, &copy_chan), NV_OK);
+    cr_assert_eq(alloc_p(&r, copy_chan, HOPPER_DMA_COPY_A, NULL, 0, &copy_obj), NV_OK);
+    nv_debugger_alloc da = {.hDebuggerClient_Obsolete = r.client, .hClass3dObject = copy_obj};
+    cr_assert_eq(alloc_p(&r, r.device, GT200_DEBUGGER, &da, sizeof da, NULL), NV_ERR_INVALID_ARGUMENT);
+    da = (nv_debugger_alloc){.hAppClient = 0xc1d0beef, .hClass3dObject = copy_obj};
+    cr_assert_eq(alloc_p(&r, r.device, GT200_DEBUGGER, &da, sizeof da, NULL), NV_ERR_INVALID_CLIENT);
+    da = (nv_debugger_alloc){.hClass3dObject = 0xbad0bad0};
+    cr_assert_eq(alloc_p(&r, r.device, GT200_DEBUGGER, &da, sizeof da, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    da.hClass3dObject = copy_obj;
+    cr_assert_eq(alloc_p(&r, r.device, GT200_DEBUGGER, &da, sizeof da, NULL), NV_ERR_INVALID_OBJECT,
+                 "a copy object is not a graphics object");
+    da.hClass3dObject = compute;
+    cr_assert_eq(alloc_p(&r, r.device, GT200_DEBUGGER, &da, sizeof da, &dbg), NV_OK);
+    nv_mmu_fault_info fi = {.count = 9};
+    cr_assert_eq(ctrl(&r, dbg, NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, &fi, sizeof fi), NV_OK);
+    cr_assert_eq(fi.count, 0, "no faults yet");
     raw_close(&r);
 }
 
