@@ -426,6 +426,15 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
         if (nv_class_desc_of(cls)->parents & NV_RS_DEVICE) { /* the channels */
             st = alloc_channel(parent, cls, p, client->handle, a->hObjectNew, &o);
         } else if (nv_class_desc_of(cls)->parents & NV_RS_SUBDEVICE) { /* usermode */
+            /* usrmodeConstruct_IMPL (gpu/fifo/usermode_api.c): Hopper's
+             * parameters; a privileged mapping only through BAR1
+             * (NV_ERR_INVALID_PARAMETER) and for a kernel client
+             * (NV_ERR_INSUFFICIENT_PERMISSIONS); a BAR1 mapping is memory
+             * of class NV01_MEMORY_SYSTEM (the same page for the CPU here) */
+            const uint8_t *up = p; /* {bBar1Mapping, bPriv} */
+            bool bar1 = up && up[0], priv = up && up[1];
+            if (priv && !bar1) return NV_ERR_INVALID_PARAMETER;
+            if (priv) return NV_ERR_INSUFFICIENT_PERMISSIONS;
             int err = 0;
             mock_bo *bo = mock_bo_new(NULL, NV_USERMODE_SIZE, &err);
             if (!bo) return NV_ERR_NO_MEMORY;
@@ -433,6 +442,7 @@ static uint32_t alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p)
             if (o) {
                 o->bo = bo;
                 o->size = NV_USERMODE_SIZE;
+                o->flags = bar1;
             } else {
                 mock_bo_unref(bo);
             }
@@ -517,7 +527,7 @@ static uint32_t map_memory(mnv_fd *f, nv_rm_map_memory *a)
     if (!t) return NV_ERR_INVALID_ARGUMENT;
     /* video memory and registers through a registered /dev/nvidiaN of the
      * same GPU; system memory through a /dev/nvidiactl */
-    bool sysmem = o->kind == O_MEMORY && !o->bo->vram_of;
+    bool sysmem = (o->kind == O_MEMORY && !o->bo->vram_of) || (o->kind == O_USERMODE && o->flags);
     if (sysmem ? t->kind != MNV_FD_CTL && t->kind != MNV_FD_DEV
                : t->kind != MNV_FD_DEV || !t->registered || t->gpu != o->gpu)
         return NV_ERR_INVALID_ARGUMENT;

@@ -140,6 +140,14 @@ Test(nv_rm, allocations_meet_the_resource_servers_checks_in_order)
      * after the parent check, by the factory */
     cr_assert_eq(alloc_p(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
     cr_assert_eq(alloc_p(&r, r.subdevice, HOPPER_USERMODE_A, NULL, 0, NULL), NV_OK);
+    /* usermode (gpu/fifo/usermode_api.c usrmodeConstruct_IMPL): a
+     * privileged page only through BAR1 and for a kernel client */
+    uint8_t um[2] = {0, 1};
+    cr_assert_eq(alloc_p(&r, r.subdevice, HOPPER_USERMODE_A, um, 2, NULL), NV_ERR_INVALID_PARAMETER);
+    um[0] = 1;
+    cr_assert_eq(alloc_p(&r, r.subdevice, HOPPER_USERMODE_A, um, 2, NULL), NV_ERR_INSUFFICIENT_PERMISSIONS);
+    um[1] = 0;
+    cr_assert_eq(alloc_p(&r, r.subdevice, HOPPER_USERMODE_A, um, 2, NULL), NV_OK);
     /* the device: the factory reads its parameters (NULL, or an instance
      * of NV_MAX_DEVICES or more: NV_ERR_INVALID_ARGUMENT); an instance RM
      * does not have is NV_ERR_INVALID_CLASS; a VA size when the flags ask
