@@ -150,9 +150,11 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
         }
         return NV_OK;
     }
+    /* subdeviceCtrlCmdKGrGetGpcMask_IMPL, ..TpcMask_IMPL (kernel_graphics.c):
+     * without MIG the route is not looked at; a GPC past the GPU's count
+     * reads 0 (kgrmgrGetLegacyTpcMask_IMPL) */
     case NV2080_CTRL_CMD_GR_GET_GPC_MASK: {
         nv_gr_gpc_mask *v = p;
-        if (v->grRouteInfo.flags || v->grRouteInfo.route) return NV_ERR_INVALID_ARGUMENT;
         v->gpcMask = 0;
         for (uint32_t i = 0; i < g->m->gpcs; i++)
             if (mnv_tpc_mask(g->m, i)) v->gpcMask |= 1u << i;
@@ -160,7 +162,6 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
     }
     case NV2080_CTRL_CMD_GR_GET_TPC_MASK: {
         nv_gr_tpc_mask *v = p;
-        if (v->grRouteInfo.flags || v->grRouteInfo.route) return NV_ERR_INVALID_ARGUMENT;
         v->tpcMask = mnv_tpc_mask(g->m, v->gpcId); /* 0 for a GPC that is not enabled */
         return NV_OK;
     }

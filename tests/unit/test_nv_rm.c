@@ -740,6 +740,17 @@ Test(nv_rm, control_handlers_answer_as_rm_does)
     cr_assert(!strncmp((char *)gid.data, "GPU-", 4) && strlen((char *)gid.data) == 40, "%s", gid.data);
     gid.flags = 4;
     cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GPU_GET_GID_INFO, &gid, sizeof gid), NV_ERR_INVALID_FLAGS);
+    /* NV2080_CTRL_CMD_GR_GET_GPC_MASK / _TPC_MASK (kernel_graphics.c):
+     * without MIG the route is not looked at; a GPC past the count reads 0 */
+    nv_gr_gpc_mask gm = {.grRouteInfo = {.flags = 1, .route = 7}};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_GPC_MASK, &gm, sizeof gm), NV_OK);
+    cr_assert_neq(gm.gpcMask, 0);
+    nv_gr_tpc_mask tm = {.grRouteInfo = {.flags = 1}, .gpcId = 0};
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_TPC_MASK, &tm, sizeof tm), NV_OK);
+    cr_assert_neq(tm.tpcMask, 0);
+    tm.gpcId = 99;
+    cr_assert_eq(ctrl(&r, r.subdevice, NV2080_CTRL_CMD_GR_GET_TPC_MASK, &tm, sizeof tm), NV_OK);
+    cr_assert_eq(tm.tpcMask, 0);
     /* NV2080_CTRL_CMD_GR_GET_INFO (kernel_graphics.c): the list required,
      * its size clamped to 0x3a, 0 refused, each index below 0x3a */
     nv_info_entry e[0x40];
