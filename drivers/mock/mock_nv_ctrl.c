@@ -99,10 +99,17 @@ static uint32_t handle(mnv_obj *o, nv_rm_control *c, void *p, uint32_t sz)
             if (mnv_gpu_by_index(i)->gpu_id == v->gpuId) hit = mnv_gpu_by_index(i);
         /* RM answers only for a GPU some /dev/nvidiaN fd keeps initialized */
         if (!hit || !atomic_load(&hit->opened)) return NV_ERR_INVALID_ARGUMENT;
+        /* gpumgrGetGpuIdInfoV2 (gpu_mgr.c): the flags rebuilt, IN_USE
+         * (bit 0) when some client has a device on it; *model*: the board
+         * id is the GPU's index */
         v->deviceInstance = hit->index;
         v->subDeviceInstance = 0;
         v->gpuInstance = hit->index;
+        v->boardId = hit->index;
         v->numaId = -1;
+        v->gpuFlags = 0;
+        for (mnv_obj *d = mnv_obj_first(); d; d = d->next)
+            if (d->kind == O_DEVICE && d->gpu == hit) v->gpuFlags = 1;
         return NV_OK;
     }
     case NV0080_CTRL_CMD_GPU_GET_CLASSLIST: {

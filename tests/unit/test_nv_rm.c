@@ -779,6 +779,11 @@ Test(nv_rm, control_handlers_answer_as_rm_does)
      * NV_ERR_INVALID_ARGUMENT */
     nv_gpu_id_info_v2 id = {.gpuId = 0xdead};
     cr_assert_eq(ctrl(&r, r.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &id, sizeof id), NV_ERR_INVALID_ARGUMENT);
+    /* the flags rebuilt: IN_USE while a client has a device on the GPU */
+    id = (nv_gpu_id_info_v2){.gpuId = mnv_gpu_by_index(0)->gpu_id, .gpuFlags = 0xfff0};
+    cr_assert_eq(ctrl(&r, r.client, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &id, sizeof id), NV_OK);
+    cr_assert_eq(id.gpuFlags, 1);
+    cr_assert_eq(id.deviceInstance, 0);
     raw_close(&r);
 }
 
