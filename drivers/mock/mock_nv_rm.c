@@ -109,8 +109,19 @@ static bool in_list(const uint32_t *l, size_t n, uint32_t cls)
 static uint32_t alloc_memory(mnv_obj *parent, uint32_t cls, nv_memory_alloc *m, uint32_t client, uint32_t handle,
                              mnv_obj **out)
 {
-    if (m->owner != client) return NV_ERR_INVALID_OWNER;
-    if (!m->size || m->size > (1ull << 48)) return NV_ERR_INVALID_LIMIT;
+    /* stdmemValidateParams (mem_mgr/standard_mem.c): no internal flags, a
+     * size, an owner that is not RM's (0, ~0, its scratch owners), a range
+     * only with USE_BEGIN_END; then the class's location, never VIRTUAL
+     * (video_mem.c vidmemConstruct_IMPL, system_mem.c sysmemConstruct_IMPL) */
+    (void)client;
+    if (m->internalflags || !m->size) return NV_ERR_INVALID_ARGUMENT;
+    if (!m->owner || m->owner == ~0u || (m->owner >= 0xDEAF0000u && m->owner <= 0xDEAF0003u))
+        return NV_ERR_INVALID_OWNER;
+    if (!(m->flags & NVOS32_ALLOC_FLAGS_USE_BEGIN_END) && (m->rangeLo || m->rangeHi)) return NV_ERR_INVALID_ARGUMENT;
+    bool vidmem_loc = ((m->attr >> 25) & 3) == 0;
+    if ((m->flags & NVOS32_ALLOC_FLAGS_VIRTUAL) || vidmem_loc != (cls == NV01_MEMORY_LOCAL_USER))
+        return NV_ERR_INVALID_ARGUMENT;
+    if (m->size > (1ull << 48)) return NV_ERR_NO_MEMORY; /* no heap has it */
     uint64_t size = base_align_up(m->size, 4096);
     int err = 0;
     mock_bo *bo = mock_bo_new(cls == NV01_MEMORY_LOCAL_USER ? parent->gpu->g : NULL, size, &err);

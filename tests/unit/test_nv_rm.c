@@ -171,6 +171,30 @@ Test(nv_rm, allocations_meet_the_resource_servers_checks_in_order)
     cr_assert_eq(alloc_p(&r, dev2, NV20_SUBDEVICE_0, &sa, sizeof sa, NULL), NV_ERR_INVALID_CLASS);
     cr_assert_eq(alloc_p(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_ERR_INSUFFICIENT_RESOURCES);
     cr_assert_eq(alloc_p(&r, dev2, NV20_SUBDEVICE_0, NULL, 0, NULL), NV_OK);
+    /* memory (mem_mgr/standard_mem.c stdmemValidateParams, video_mem.c
+     * vidmemConstruct_IMPL, system_mem.c sysmemConstruct_IMPL): no internal
+     * flags, a size, an owner RM does not keep for itself (any other value
+     * will do), a range only with USE_BEGIN_END, the class's location */
+    struct {
+        nv_memory_alloc m;
+        uint32_t cls, want;
+    } mem[] = {
+        {{.owner = 0x1234, .size = 4096}, NV01_MEMORY_LOCAL_USER, NV_OK},
+        {{.owner = 0x1234, .size = 4096, .internalflags = 1}, NV01_MEMORY_LOCAL_USER, NV_ERR_INVALID_ARGUMENT},
+        {{.owner = 0x1234, .size = 0}, NV01_MEMORY_LOCAL_USER, NV_ERR_INVALID_ARGUMENT},
+        {{.owner = 0, .size = 4096}, NV01_MEMORY_LOCAL_USER, NV_ERR_INVALID_OWNER},
+        {{.owner = 0xDEAF0001, .size = 4096}, NV01_MEMORY_LOCAL_USER, NV_ERR_INVALID_OWNER},
+        {{.owner = 0x1234, .size = 4096, .rangeHi = 1 << 20}, NV01_MEMORY_LOCAL_USER, NV_ERR_INVALID_ARGUMENT},
+        {{.owner = 0x1234, .size = 4096, .attr = NVOS32_ATTR_LOCATION_PCI}, NV01_MEMORY_LOCAL_USER,
+         NV_ERR_INVALID_ARGUMENT},
+        {{.owner = 0x1234, .size = 4096, .flags = NVOS32_ALLOC_FLAGS_VIRTUAL}, NV01_MEMORY_LOCAL_USER,
+         NV_ERR_INVALID_ARGUMENT},
+        {{.owner = 0x1234, .size = 4096}, NV01_MEMORY_SYSTEM, NV_ERR_INVALID_ARGUMENT}, /* video location */
+        {{.owner = 0x1234, .size = 100, .attr = NVOS32_ATTR_LOCATION_PCI}, NV01_MEMORY_SYSTEM, NV_OK},
+    };
+    for (size_t i = 0; i < BASE_ARRAY_LEN(mem); i++)
+        cr_assert_eq(alloc_p(&r, r.device, mem[i].cls, &mem[i].m, sizeof mem[i].m, NULL), mem[i].want, "case %zu: %s",
+                     i, nv_status_name(alloc_p(&r, r.device, mem[i].cls, &mem[i].m, sizeof mem[i].m, NULL)));
     /* host memory by RM_ALLOC (mem_mgr/os_desc_mem.c osdescConstruct_IMPL,
      * arch/nvalloc/unix/src/osmemdesc.c osCreateMemFromOsDescriptor): a
      * user's virtual address is not taken this way on Linux (the
@@ -193,7 +217,8 @@ Test(nv_rm, allocations_meet_the_resource_servers_checks_in_order)
  * system memory, a ring address, the context share given */
 static nv_channel_alloc chan_params(raw *r, uint32_t ctxshare)
 {
-    nv_memory_alloc m = {.owner = r->client, .flags = NVOS32_ALLOC_FLAGS_SYSMEM, .size = 4096};
+    nv_memory_alloc m = {.owner = r->client, .flags = NVOS32_ALLOC_FLAGS_SYSMEM, .attr = NVOS32_ATTR_LOCATION_PCI,
+                         .size = 4096};
     uint32_t userd = 0, notifier = 0;
     cr_assert_eq(alloc_p(r, r->device, NV01_MEMORY_SYSTEM, &m, sizeof m, &userd), NV_OK);
     cr_assert_eq(alloc_p(r, r->device, NV01_MEMORY_SYSTEM, &m, sizeof m, &notifier), NV_OK);
