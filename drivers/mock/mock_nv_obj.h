@@ -1,6 +1,7 @@
 /* drivers/mock/mock_nv_obj.h: the NV mock's RM object tree, shared by the
- * files that implement RM's escapes: mock_nv_rm.c (the tree, RM_ALLOC,
- * RM_FREE, RM_MAP_MEMORY, RM_ALLOC_MEMORY, the escape dispatch),
+ * files that implement RM's escapes: mock_nv_rm.c (the tree, RM_ALLOC's
+ * copy, RM_FREE, RM_MAP_MEMORY, RM_ALLOC_MEMORY, the escape dispatch),
+ * mock_nv_alloc.c (RM_ALLOC's classes),
  * mock_nv_ctrl.c (RM_CONTROL) and mock_nv_vmm.c (NV01_MEMORY_VIRTUAL and
  * RM_MAP_MEMORY_DMA / RM_UNMAP_MEMORY_DMA). Everything here is called with
  * mnv_rm_lock held. Internal to drivers/mock. */
@@ -87,6 +88,20 @@ uint32_t mnv_vmm_unmap(mnv_fd *f, nv_rm_unmap_memory_dma *a);
 void mnv_vmm_release(mnv_obj *o);
 /* memory object hmem of client is freed: RM unmaps it from every virtual range first */
 void mnv_vmm_memory_freed(uint32_t client, uint32_t hmem);
+/* frees o and everything below it (children first) */
+void mnv_obj_free(mnv_obj *o);
+/* the next channel id (the tree's; restarts at mock_reset) */
+uint32_t mnv_obj_next_chid(void);
+
+/* ** RM_ALLOC's classes (mock_nv_alloc.c) */
+/* the resource server's checks before a constructor: RM's status, else
+ * NV_OK with *parent set */
+uint32_t mnv_alloc_prologue(uint32_t client, uint32_t hparent, uint32_t hnew, uint32_t cls, const void *p,
+                            mnv_obj **parent);
+/* allocates class cls for RM_ALLOC a; p is RM's copy of the parameters
+ * (NULL when none), which goes back to the caller on success */
+uint32_t mnv_alloc_class(mnv_fd *f, nv_rm_alloc *a, uint32_t cls, void *p);
+
 /* creates an object (handle 0: RM picks one) and links it into the tree */
 mnv_obj *mnv_obj_new(uint32_t client, uint32_t parent, uint32_t handle, uint32_t cls, mnv_okind kind, mnv_gpu *gpu);
 
