@@ -1,4 +1,5 @@
-/* NVIDIA targets: sm_80, sm_86, sm_89, sm_90, sm_90a build cubins from the
+/* NVIDIA targets: one per family of compiler/nv_chips.c (sm_80, sm_86,
+ * sm_87, sm_89, sm_90) and sm_90a build cubins from the
  * CUDA the GPU renderer writes, with clang (>= 19) -> PTX -> ptxas, or with
  * nvcc -cubin where no recent clang is installed; mock-sm_* targets wrap
  * the kernel's serialized IR in an ELF shaped like a cubin for the mock
@@ -12,6 +13,7 @@
 #include "compiler/target_nv.h"
 
 #include "compiler/elf.h"
+#include "compiler/nv_chips.h"
 #include "compiler/render_gpu.h"
 
 #include <limits.h>
@@ -20,18 +22,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* the family's row (compiler/nv_chips.c) gives the parameter base; the
+ * rows here add what the tools are told */
 typedef struct nv_arch {
-    uint32_t sm;         /* 90 */
+    uint32_t sm;         /* 90: its family's number */
     const char *isa;     /* "sm_90a": what the tools are told */
-    uint32_t param_base; /* kernargs in constant bank 0 (EIATTR_PARAM_CBANK) */
     int kind;            /* 0 real, 1 mock, 2 unsupported (Blackwell) */
+    uint32_t param_base; /* only for unsupported rows (no family): EIATTR_PARAM_CBANK */
 } nv_arch;
 
-static const nv_arch a80 = {80, "sm_80", 0x160, 0}, a86 = {86, "sm_86", 0x160, 0}, a89 = {89, "sm_89", 0x160, 0},
-                     a90 = {90, "sm_90", 0x210, 0}, a90a = {90, "sm_90a", 0x210, 0};
-static const nv_arch m80 = {80, "sm_80", 0x160, 1}, m86 = {86, "sm_86", 0x160, 1}, m89 = {89, "sm_89", 0x160, 1},
-                     m90 = {90, "sm_90", 0x210, 1};
-static const nv_arch b100 = {100, "sm_100", 0x380, 2}, b120 = {120, "sm_120", 0x380, 2};
+static const nv_arch a80 = {80, "sm_80", 0, 0}, a86 = {86, "sm_86", 0, 0}, a87 = {87, "sm_87", 0, 0},
+                     a89 = {89, "sm_89", 0, 0}, a90 = {90, "sm_90", 0, 0}, a90a = {90, "sm_90a", 0, 0};
+static const nv_arch m80 = {80, "sm_80", 1, 0}, m86 = {86, "sm_86", 1, 0}, m87 = {87, "sm_87", 1, 0},
+                     m89 = {89, "sm_89", 1, 0}, m90 = {90, "sm_90", 1, 0};
+static const nv_arch b100 = {100, "sm_100", 2, 0x380}, b120 = {120, "sm_120", 2, 0x380};
 
 static hcq_status nv_render(const cc_target *t, const hcq_kernel *k, char **source_out);
 static hcq_status nv_compile(const cc_target *t, const hcq_kernel *k, hcq_binary **out);
@@ -40,11 +44,13 @@ static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_bina
 const cc_target cc_nv_targets[] = {
     {"sm_80", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &a80},
     {"sm_86", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &a86},
+    {"sm_87", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &a87},
     {"sm_89", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &a89},
     {"sm_90", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &a90},
     {"sm_90a", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &a90a},
     {"mock-sm_80", CC_BIN_CUBIN, "ir listing", cc_ir_render, mock_compile, &m80},
     {"mock-sm_86", CC_BIN_CUBIN, "ir listing", cc_ir_render, mock_compile, &m86},
+    {"mock-sm_87", CC_BIN_CUBIN, "ir listing", cc_ir_render, mock_compile, &m87},
     {"mock-sm_89", CC_BIN_CUBIN, "ir listing", cc_ir_render, mock_compile, &m89},
     {"mock-sm_90", CC_BIN_CUBIN, "ir listing", cc_ir_render, mock_compile, &m90},
     {"sm_100", CC_BIN_CUBIN, "cuda", nv_render, nv_compile, &b100},
@@ -57,8 +63,9 @@ bool cc_nv_target_abi(const char *target, uint32_t *sm, uint32_t *param_base)
     for (size_t i = 0; i < cc_nv_target_count; i++) {
         if (strcmp(cc_nv_targets[i].name, target)) continue;
         const nv_arch *a = cc_nv_targets[i].arch;
+        const nv_family *f = nv_family_for_target(a->sm);
         *sm = a->sm;
-        *param_base = a->param_base;
+        *param_base = f ? f->param_base : a->param_base;
         return true;
     }
     return false;
@@ -67,7 +74,7 @@ bool cc_nv_target_abi(const char *target, uint32_t *sm, uint32_t *param_base)
 static hcq_status blackwell(const cc_target *t)
 {
     return base_err(HCQ_ENOTSUP, "target %s (Blackwell) is not supported yet: it needs QMD V05 and the Blackwell "
-                    "classes; hcq targets sm_80, sm_86, sm_89, sm_90 and sm_90a", t->name);
+                    "classes; hcq targets %s, and sm_90a", t->name, nv_families_driven());
 }
 
 static hcq_status nv_render(const cc_target *t, const hcq_kernel *k, char **source_out)
@@ -330,6 +337,8 @@ static void rec_sval(uint8_t *buf, size_t *n, uint8_t attr, const void *payload,
 static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_binary **out)
 {
     const nv_arch *a = t->arch;
+    uint32_t sm = 0, param_base = 0;
+    cc_nv_target_abi(t->name, &sm, &param_base);
     void *blob = NULL;
     size_t blob_size = 0;
     hcq_status st = hcq_kernel_serialize(k, &blob, &blob_size);
@@ -344,7 +353,7 @@ static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_bina
         goto out;
     }
     uint32_t kb = hcq_kernel_param_layout(k, pi), local = hcq_kernel_local_bytes(k);
-    uint32_t cb0_size = a->param_base + kb;
+    uint32_t cb0_size = param_base + kb;
     if (!(cb0 = calloc(1, cb0_size))) {
         st = HCQ_ENOMEM;
         goto out;
@@ -401,7 +410,7 @@ static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_bina
         }
     info[in++] = 3; /* CBANK_PARAM_SIZE, HVAL */
     info[in++] = 0x19;
-    uint16_t kb16 = (uint16_t)kb, base16 = (uint16_t)a->param_base;
+    uint16_t kb16 = (uint16_t)kb, base16 = (uint16_t)param_base;
     memcpy(info + in, &kb16, 2);
     in += 2;
     uint8_t cbank[8];

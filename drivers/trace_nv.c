@@ -29,19 +29,12 @@ static bool is_gpu(const char *p)
     return true;
 }
 
-/* ** RM escapes */
+/* ** RM escapes: sizes from nv_names.c's escape table (the one the mock
+ * checks and the backend's ioctl numbers are asserted against) */
 static size_t escape_size(uint32_t nr)
 {
-    switch (nr) {
-    case NV_ESC_RM_ALLOC: return sizeof(nv_rm_alloc);
-    case NV_ESC_RM_CONTROL: return sizeof(nv_rm_control);
-    case NV_ESC_RM_FREE: return sizeof(nv_rm_free);
-    case NV_ESC_RM_ALLOC_MEMORY: return sizeof(nv_rm_alloc_memory);
-    case NV_ESC_RM_MAP_MEMORY: return sizeof(nv_rm_map_memory);
-    case NV_ESC_CARD_INFO: return sizeof(nv_card_info) * NV_CARD_INFO_MAX;
-    case NV_ESC_REGISTER_FD: return sizeof(nv_register_fd);
-    default: return 0; /* CHECK_VERSION_STR: named, its bytes raw */
-    }
+    const nv_escape_desc *d = nv_escape_desc_of(nr);
+    return d ? d->size : 0; /* 0: CARD_INFO (a multiple), CHECK_VERSION_STR (raw), unknown */
 }
 
 /* the escape a request is, if it is one of ours with the size we know */
@@ -50,6 +43,9 @@ static bool escape_of(unsigned long req, uint32_t *nr)
     if (((req >> 8) & 0xffu) != 0x46u) return false; /* type 'F' */
     *nr = NV_IOC_NR(req);
     size_t want = escape_size(*nr);
+    const nv_escape_desc *d = nv_escape_desc_of(*nr);
+    /* RM_ALLOC's NVOS64 form: named, decoded as NVOS21 where they agree */
+    if (d && d->size2 && NV_IOC_SIZE(req) == d->size2) return true;
     return !want || NV_IOC_SIZE(req) == want;
 }
 
@@ -68,21 +64,23 @@ static void put_class(trace_line *l, const char *key, uint32_t cls)
 
 static void put_status(trace_line *l, uint32_t status) { trace_str(l, "status", nv_status_name(status)); }
 
-/* the parameters' size for the classes whose parameters we decode */
+/* the parameters' size for the classes whose parameters we decode: what
+ * RM copies (the 580 layouts alloc_params reads) */
 static size_t alloc_params_size(uint32_t cls)
 {
     switch (cls) {
     case NV01_MEMORY_LOCAL_USER:
-    case NV01_MEMORY_SYSTEM: return sizeof(nv_memory_alloc);
-    case FERMI_VASPACE_A: return sizeof(nv_vaspace_alloc);
-    case KEPLER_CHANNEL_GROUP_A: return sizeof(nv_tsg_alloc);
-    case FERMI_CONTEXT_SHARE_A: return sizeof(nv_ctxshare_alloc);
+    case NV01_MEMORY_SYSTEM:
+    case NV01_MEMORY_VIRTUAL:
+    case FERMI_VASPACE_A:
+    case KEPLER_CHANNEL_GROUP_A:
+    case FERMI_CONTEXT_SHARE_A:
     case VOLTA_CHANNEL_GPFIFO_A:
     case TURING_CHANNEL_GPFIFO_A:
     case AMPERE_CHANNEL_GPFIFO_A:
-    case HOPPER_CHANNEL_GPFIFO_A: return sizeof(nv_channel_alloc);
-    case NV01_DEVICE_0: return sizeof(nv_device_alloc);
-    case NV20_SUBDEVICE_0: return sizeof(nv_subdevice_alloc);
+    case HOPPER_CHANNEL_GPFIFO_A:
+    case NV01_DEVICE_0:
+    case NV20_SUBDEVICE_0: return nv_class_params(cls, 580);
     }
     return 0;
 }
@@ -136,6 +134,13 @@ static void alloc_params(trace_line *l, uint32_t cls, const void *p)
     case NV20_SUBDEVICE_0:
         trace_u64(l, "subDeviceId", ((const nv_subdevice_alloc *)p)->subDeviceId);
         break;
+    case NV01_MEMORY_VIRTUAL: {
+        const nv_memory_virtual_alloc *v = p;
+        trace_hex(l, "offset", v->offset);
+        trace_hex(l, "limit", v->limit);
+        trace_hex(l, "hVASpace", v->hVASpace);
+        break;
+    }
     }
 }
 
@@ -194,15 +199,35 @@ static void rm_fields(trace_line *l, const trace_call *call)
     if (!arg || !escape_of(call->req, &nr)) return;
     /* after: the kernel ran the escape (ret >= 0), so the status is RM's */
     bool ran = !before && call->ret >= 0;
+    /* the ioctl's own argument size, on every escape: a program built
+     * against another layout shows here first */
+    if (before) trace_u64(l, "size", NV_IOC_SIZE(call->req));
     trace_streams *st = tracer_streams(call->t);
     switch (nr) {
     case NV_ESC_RM_ALLOC: {
         const nv_rm_alloc *a = arg;
+        nv_rm_alloc view;
+        if (NV_IOC_SIZE(call->req) == sizeof(nv_rm_alloc64)) { /* the NVOS64 form */
+            const nv_rm_alloc64 *a64 = arg;
+            view = (nv_rm_alloc){a64->hRoot, a64->hObjectParent, a64->hObjectNew, a64->hClass, a64->pAllocParms,
+                                 a64->paramsSize, a64->status};
+            a = &view;
+        }
         if (before) {
             trace_hex(l, "hRoot", a->hRoot);
             trace_hex(l, "hParent", a->hObjectParent);
             trace_hex(l, "hNew", a->hObjectNew);
             put_class(l, "hClass", a->hClass);
+            /* RM ignores paramsSize and copies the class's own size: both
+             * are shown, so a caller that disagrees with RM is visible */
+            trace_u64(l, "paramsSize", a->paramsSize);
+            const nv_class_desc *cd = nv_class_desc_of(a->hClass);
+            if (cd) {
+                uint32_t n = cd->rule == NV_PARAMS_REQUIRED || (cd->rule == NV_PARAMS_OPTIONAL && a->pAllocParms)
+                                 ? nv_class_params(a->hClass, 580)
+                                 : 0;
+                if (n != a->paramsSize) trace_u64(l, "rmCopies", n);
+            }
         } else if (ran) {
             put_status(l, a->status);
             if (a->status == NV_OK) {
@@ -283,6 +308,33 @@ static void rm_fields(trace_line *l, const trace_call *call)
                 /* the mmap of m->fd that follows maps this memory */
                 if (st) trace_streams_nv_map_memory(st, m->hClient, m->hMemory, m->offset, m->length, m->fd);
             }
+        }
+        break;
+    }
+    case NV_ESC_RM_MAP_MEMORY_DMA: {
+        const nv_rm_map_memory_dma *m = arg;
+        if (before) {
+            trace_hex(l, "hClient", m->hClient);
+            trace_hex(l, "hDevice", m->hDevice);
+            trace_hex(l, "hDma", m->hDma);
+            trace_hex(l, "hMemory", m->hMemory);
+            trace_hex(l, "offset", m->offset);
+            trace_hex(l, "length", m->length);
+            trace_hex(l, "flags", m->flags);
+        } else if (ran) {
+            put_status(l, m->status);
+            if (m->status == NV_OK) trace_hex(l, "dmaOffset", m->dmaOffset);
+        }
+        break;
+    }
+    case NV_ESC_RM_UNMAP_MEMORY_DMA: {
+        const nv_rm_unmap_memory_dma *m = arg;
+        if (before) {
+            trace_hex(l, "hDma", m->hDma);
+            trace_hex(l, "hMemory", m->hMemory);
+            trace_hex(l, "dmaOffset", m->dmaOffset);
+        } else if (ran) {
+            put_status(l, m->status);
         }
         break;
     }

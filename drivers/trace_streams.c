@@ -176,21 +176,25 @@ static void start_poller(trace_streams *s)
 }
 
 /* ** NV bookkeeping */
+/* classes by family (compiler/nv_chips.c) */
 static bool is_channel_class(uint32_t c)
 {
-    return c == VOLTA_CHANNEL_GPFIFO_A || c == TURING_CHANNEL_GPFIFO_A || c == AMPERE_CHANNEL_GPFIFO_A ||
-           c == HOPPER_CHANNEL_GPFIFO_A;
-}
-
-static bool is_engine_class(uint32_t c)
-{
-    return c == AMPERE_COMPUTE_A || c == AMPERE_COMPUTE_B || c == ADA_COMPUTE_A || c == HOPPER_COMPUTE_A ||
-           c == AMPERE_DMA_COPY_A || c == AMPERE_DMA_COPY_B || c == HOPPER_DMA_COPY_A;
+    for (size_t i = 0; i < nv_family_count; i++)
+        for (int k = 0; k < 4 && nv_families[i].channel_classes[k]; k++)
+            if (nv_families[i].channel_classes[k] == c) return true;
+    return false;
 }
 
 static bool is_compute_class(uint32_t c)
 {
-    return c == AMPERE_COMPUTE_A || c == AMPERE_COMPUTE_B || c == ADA_COMPUTE_A || c == HOPPER_COMPUTE_A;
+    const nv_family *f = nv_family_for_class(c);
+    return f && f->compute_cls == c;
+}
+
+static bool is_engine_class(uint32_t c)
+{
+    const nv_family *f = nv_family_for_class(c);
+    return f && (f->compute_cls == c || f->copy_cls == c);
 }
 
 void trace_streams_nv_alloc(trace_streams *s, uint32_t client, uint32_t parent, uint32_t handle, uint32_t cls,
@@ -359,7 +363,9 @@ static uint32_t *read_words(uint64_t cpu, uint32_t ndw)
 static void nv_qmds(trace_streams *s, const nv_channel *c, const uint32_t *dw, uint32_t ndw)
 {
     if (!is_compute_class(c->engine_cls)) return;
-    int ver = c->engine_cls >= HOPPER_COMPUTE_A ? NV_QMD_V04 : NV_QMD_V03;
+    /* as many words as the family's largest QMD; the decoder reads the
+     * version from the QMD itself */
+    int ver = nv_family_for_class(c->engine_cls)->qmd_documented & (1u << 4) ? NV_QMD_V04 : NV_QMD_V03;
     for (uint32_t i = 0; i < ndw;) {
         uint32_t h = dw[i], op = nv_mthd_sec_op(h), count = nv_mthd_count(h), m = nv_mthd_addr(h);
         if (op == NV_SEC_OP_IMMD) {

@@ -216,7 +216,7 @@ hcq_status hcq_device_close(hcq_device *dev)
 }
 
 /* hcq_device_get_props@@HCQ_0.2: hcq_device_props grew in 0.2
- * (cache_bytes, at its end). The library owns the struct, so the 0.1
+ * (cache_bytes and paths, at its end). The library owns the struct, so the 0.1
  * version is the same function: its callers read the fields they know. */
 HCQ_API const hcq_device_props *q_device_get_props(const hcq_device *dev);
 HCQ_API const hcq_device_props *q_device_get_props_0_1(const hcq_device *dev) __attribute__((alias("q_device_get_props")));

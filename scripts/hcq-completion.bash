@@ -4,7 +4,7 @@
 
 # what this build knows (scripts/check-install.sh checks these lists against
 # `hcq compile` and `hcq decode --help`)
-_hcq_targets="cpu ir sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_120 mock-sm_80 mock-sm_86 mock-sm_89 mock-sm_90
+_hcq_targets="cpu ir sm_80 sm_86 sm_87 sm_89 sm_90 sm_90a sm_100 sm_120 mock-sm_80 mock-sm_86 mock-sm_87 mock-sm_89 mock-sm_90
     gfx1100 gfx90a gfx942 gfx950 gfx1201 mock-gfx1100 mock-gfx90a mock-gfx942"
 _hcq_formats="cpu nv-gpfifo nv-qmd amd-pm4 amd-sdma amd-aql hcq-names"
 

@@ -24,6 +24,7 @@ static void print_json(const hcq_device_props *p, const hcq_telemetry *t, int la
     json_str("engines", p->engines, 0);
     printf("    \"mock\": %s,\n", p->is_mock ? "true" : "false");
     json_str("shader", p->shader, 0);
+    json_str("paths", p->paths, 0);
     printf("    \"compute_units\": %u,\n", p->compute_units);
     printf("    \"memory_bytes\": %llu,\n", (unsigned long long)p->memory_bytes);
     printf("    \"memory_free_bytes\": %llu,\n", (unsigned long long)p->memory_free_bytes);
@@ -67,6 +68,7 @@ static void print_text(const hcq_device_props *p, const hcq_telemetry *t)
     }
     if (p->clock_mhz) printf("    clock           %u MHz\n", p->clock_mhz);
     if (p->engines[0]) printf("    engines         %s\n", p->engines);
+    if (p->paths[0]) printf("    paths           %s\n", p->paths);
     printf("    threads/group   %u (block %u x %u x %u, grid %u x %u x %u)\n", p->max_threads_per_group,
            p->max_block[0], p->max_block[1], p->max_block[2], p->max_grid[0], p->max_grid[1], p->max_grid[2]);
     printf("    local memory    %u bytes per group\n", p->max_local_bytes);

@@ -15,25 +15,53 @@
  * litter counts are the full die's (GH100 8 GPCs x 9 TPCs, GA100 8 x 8,
  * GA102 7 x 6, AD102 12 x 6, 2 SMs per TPC); floorsweeping leaves fewer
  * TPCs enabled: 66 (132 SMs) on an H100 SXM, 57 (114) on an H100 PCIe, 54
- * (108) on an A100, 64 (128) on an RTX 4090, 41 (82) on an RTX 3090 */
-#define HOPPER_CHANNELS {HOPPER_CHANNEL_GPFIFO_A, AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
-#define HOPPER_USERMODES {HOPPER_USERMODE_A, AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
-#define AMPERE_CHANNELS {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
-#define AMPERE_USERMODES {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
-/* shared memory per SM as NVIDIA's tuning guides give it: H100 228 KiB,
- * A100 164 KiB, GA102 and AD102 100 KiB */
-static const mnv_model models[] = {
-    {"H100", "NVIDIA H100 80GB HBM3", 0x2330, 0x900, 8, 9, 2, 64, 66, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210, 228},
-    {"H100PCIe", "NVIDIA H100 PCIe", 0x2331, 0x900, 8, 9, 2, 64, 57, 80ull << 30, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A,
-     HOPPER_CHANNELS, HOPPER_USERMODES, 4, 0x210, 228},
-    {"A100", "NVIDIA A100-SXM4-40GB", 0x20B0, 0x800, 8, 8, 2, 64, 54, 40ull << 30, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A,
-     AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 164},
-    {"RTX4090", "NVIDIA GeForce RTX 4090", 0x2684, 0x809, 12, 6, 2, 48, 64, 24ull << 30, ADA_COMPUTE_A,
-     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 100},
-    {"RTX3090", "NVIDIA GeForce RTX 3090", 0x2204, 0x806, 7, 6, 2, 48, 41, 24ull << 30, AMPERE_COMPUTE_B,
-     AMPERE_DMA_COPY_B, AMPERE_CHANNELS, AMPERE_USERMODES, 3, 0x160, 100},
+ * (108) on an A100, 64 (128) on an RTX 4090, 41 (82) on an RTX 3090. The
+ * family (classes, QMD, register file, shared memory) comes from the SM
+ * version (compiler/nv_chips.c). Sensors: idle/load temperature, power
+ * and clock as the boards' data sheets give them. */
+static const mnv_model builtin[] = {
+    {.name = "H100", .full_name = "NVIDIA H100 80GB HBM3", .pci_device = 0x2330, .sm_version = 0x900, .gpcs = 8,
+     .tpcs_per_gpc = 9, .sms_per_tpc = 2, .max_warps_per_sm = 64, .enabled_tpcs = 66, .vram_bytes = 80ull << 30,
+     .sensors = {31, 68, 72, 650, 345, 1980}, .link_speed = 5, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x16c1, .revision = 0xa1, .ecc = true, .datacenter = true},
+    {.name = "H100PCIe", .full_name = "NVIDIA H100 PCIe", .pci_device = 0x2331, .sm_version = 0x900, .gpcs = 8,
+     .tpcs_per_gpc = 9, .sms_per_tpc = 2, .max_warps_per_sm = 64, .enabled_tpcs = 57, .vram_bytes = 80ull << 30,
+     .sensors = {31, 68, 72, 650, 345, 1980}, .link_speed = 5, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x16c1, .revision = 0xa1, .ecc = true, .datacenter = true},
+    {.name = "A100", .full_name = "NVIDIA A100-SXM4-40GB", .pci_device = 0x20B0, .sm_version = 0x800, .gpcs = 8,
+     .tpcs_per_gpc = 8, .sms_per_tpc = 2, .max_warps_per_sm = 64, .enabled_tpcs = 54, .vram_bytes = 40ull << 30,
+     .sensors = {30, 62, 55, 380, 210, 1410}, .link_speed = 4, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x1463, .revision = 0xa1, .ecc = true, .datacenter = true},
+    {.name = "RTX4090", .full_name = "NVIDIA GeForce RTX 4090", .pci_device = 0x2684, .sm_version = 0x809,
+     .gpcs = 12, .tpcs_per_gpc = 6, .sms_per_tpc = 2, .max_warps_per_sm = 48, .enabled_tpcs = 64,
+     .vram_bytes = 24ull << 30, .sensors = {34, 70, 21, 430, 210, 2520}, .link_speed = 4, .link_width = 16,
+     .subsys_vendor = 0x10de, .subsys_device = 0x167c, .revision = 0xa1},
+    {.name = "RTX3090", .full_name = "NVIDIA GeForce RTX 3090", .pci_device = 0x2204, .sm_version = 0x806, .gpcs = 7,
+     .tpcs_per_gpc = 6, .sms_per_tpc = 2, .max_warps_per_sm = 48, .enabled_tpcs = 41, .vram_bytes = 24ull << 30,
+     .sensors = {36, 74, 28, 340, 210, 1695}, .link_speed = 4, .link_width = 16, .subsys_vendor = 0x10de,
+     .subsys_device = 0x147d, .revision = 0xa1},
 };
+
+/* the built-in rows, then any a test added */
+static const mnv_model *models[BASE_ARRAY_LEN(builtin) + 8];
+static size_t nmodels;
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void models_init(void)
+{
+    if (nmodels) return;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(builtin); i++) models[nmodels++] = &builtin[i];
+}
+
+bool mock_nv_add_model(const mnv_model *m)
+{
+    pthread_mutex_lock(&models_lock);
+    models_init();
+    bool ok = nmodels < BASE_ARRAY_LEN(models);
+    if (ok) models[nmodels++] = m;
+    pthread_mutex_unlock(&models_lock);
+    return ok;
+}
 
 uint32_t mnv_tpc_mask(const mnv_model *m, uint32_t gpc)
 {
@@ -60,13 +88,22 @@ static int nv_init(const mock_config *cfg)
     ngpus = 0;
     snprintf(version, sizeof version, "%s", cfg->nv_driver);
     const mnv_model *m = NULL;
-    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-        if (!strcasecmp(cfg->nv_model, models[i].name)) m = &models[i];
+    char list[256] = "";
+    pthread_mutex_lock(&models_lock);
+    models_init();
+    for (size_t i = 0; i < nmodels; i++) {
+        if (!strcasecmp(cfg->nv_model, models[i]->name)) m = models[i];
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", models[i]->name);
+    }
+    pthread_mutex_unlock(&models_lock);
     if (!m) {
-        char list[128] = "";
-        for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", models[i].name);
         base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv=`%s`: no such NVIDIA model (models: %s)", cfg->nv_model, list);
+        return -EINVAL;
+    }
+    const nv_family *f = nv_family_for_sm(m->sm_version);
+    if (!f) {
+        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: nv=`%s`: its SM version 0x%x is of no family hcq knows (%s)",
+                 cfg->nv_model, m->sm_version, nv_families_driven());
         return -EINVAL;
     }
     for (uint32_t i = 0; i < cfg->nv_count && i < BASE_ARRAY_LEN(gpus); i++) {
@@ -78,6 +115,7 @@ static int nv_init(const mock_config *cfg)
         if (!g->g) return -ENOMEM;
         g->g->vendor = g;
         g->m = m;
+        g->f = f;
         g->index = i;
         g->minor = i;
         g->gpu_id = (0x41u + i) << 8; /* as RM derives it from the PCI bus */
@@ -169,14 +207,9 @@ uint32_t *mnv_status_field(int kind, unsigned long req, void *arg)
         default: return NULL;
         }
     }
-    switch (NV_IOC_NR(req)) {
-    case NV_ESC_RM_ALLOC: return (uint32_t *)(a + offsetof(nv_rm_alloc, status));
-    case NV_ESC_RM_CONTROL: return (uint32_t *)(a + offsetof(nv_rm_control, status));
-    case NV_ESC_RM_FREE: return (uint32_t *)(a + offsetof(nv_rm_free, status));
-    case NV_ESC_RM_ALLOC_MEMORY: return (uint32_t *)(a + offsetof(nv_rm_alloc_memory, status));
-    case NV_ESC_RM_MAP_MEMORY: return (uint32_t *)(a + offsetof(nv_rm_map_memory, status));
-    default: return NULL;
-    }
+    const nv_escape_desc *d = nv_escape_desc_of(NV_IOC_NR(req));
+    if (d && d->status_at2 >= 0 && d->size2 && NV_IOC_SIZE(req) == d->size2) return (uint32_t *)(a + d->status_at2);
+    return d && d->status_at >= 0 && NV_IOC_SIZE(req) == d->size ? (uint32_t *)(a + d->status_at) : NULL;
 }
 
 static int nv_ioctl(void *priv, unsigned long req, void *arg)
@@ -258,8 +291,12 @@ typedef struct uvm_range {
 } uvm_range;
 
 typedef struct mnv_uvm {
+    bool mm_alive;        /* UVM_MM_INITIALIZE was done for it */
     uint32_t registered;  /* our GPU indexes with UVM_REGISTER_GPU */
     uint32_t vaspaces;    /* ... with their vaspace registered */
+    uint32_t vs_client[8], vs_handle[8]; /* that vaspace, whose page directory UVM set */
+    uint32_t (*chans)[2];                /* registered channels: client, handle */
+    size_t nchans;
     uint32_t peers[8];    /* peers[i] bit j: GPUs i and j may map each other's video memory */
     uvm_range *ranges;
     size_t nranges, cap;
@@ -285,6 +322,10 @@ void mnv_uvm_close_fd(mnv_fd *f)
 {
     pthread_mutex_lock(&uvm_lock);
     if (f->uvm) {
+        for (uint32_t i = 0; i < 8; i++)
+            if (f->uvm->vaspaces & (1u << i)) mnv_rm_vaspace_pdb(f->uvm->vs_client[i], f->uvm->vs_handle[i], false);
+        for (size_t i = 0; i < f->uvm->nchans; i++) mnv_rm_channel_bind(f->uvm->chans[i][0], f->uvm->chans[i][1], false);
+        free(f->uvm->chans);
         for (size_t i = 0; i < f->uvm->nranges; i++) range_unmap(&f->uvm->ranges[i]);
         free(f->uvm->ranges);
         free(f->uvm);
@@ -293,61 +334,105 @@ void mnv_uvm_close_fd(mnv_fd *f)
     pthread_mutex_unlock(&uvm_lock);
 }
 
+/* uvm_api_map_external_allocation (uvm_map_external.c), in its order: the
+ * range 4K-aligned, not at 0, not empty (NV_ERR_INVALID_ADDRESS); 1 to
+ * UVM_MAX_GPUS attributes (NV_ERR_INVALID_ARGUMENT); inside one external
+ * range (NV_ERR_INVALID_ADDRESS); then per GPU: mapping, caching and kind
+ * types UVM knows (NV_ERR_INVALID_ARGUMENT), a GPU with a va space
+ * (NV_ERR_INVALID_DEVICE), what that GPU had mapped in the range unmapped
+ * first (uvm_map_external_allocation_on_gpu), the memory RM dups. A
+ * failure unmaps what the call mapped. rmCtrlFd is not looked at. */
+static bool attrs_invalid(const nv_uvm_gpu_mapping_attributes *a)
+{
+    if (a->gpuMappingType > 3 || a->gpuCachingType > 2 || a->gpuCompressionType >= 2 || a->gpuFormatType > 1)
+        return true;
+    uint32_t bits = a->gpuElementBits;
+    if (bits > 6 || bits == 3) return true; /* no 24-bit elements */
+    return (a->gpuFormatType != 0) != (bits != 0);
+}
+
 static uint32_t map_external(mnv_uvm *u, nv_uvm_map_external_allocation *m)
 {
+    if (!m->base || !m->length || (m->base | m->length) & 4095 || m->base + m->length < m->base)
+        return NV_ERR_INVALID_ADDRESS;
+    if (!m->gpuAttributesCount || m->gpuAttributesCount > NV_UVM_MAX_GPUS) return NV_ERR_INVALID_ARGUMENT;
     uvm_range *r = NULL;
     for (size_t i = 0; i < u->nranges && !r; i++)
-        if (m->base >= u->ranges[i].va && m->base + m->length <= u->ranges[i].va + u->ranges[i].size)
-            r = &u->ranges[i];
-    if (!r || !m->length) return NV_ERR_INVALID_ADDRESS;
-    if (!m->gpuAttributesCount || m->gpuAttributesCount > NV_UVM_MAX_GPUS) return NV_ERR_INVALID_ARGUMENT;
-    if (!mnv_is_ctl_fd(m->rmCtrlFd)) return NV_ERR_INVALID_ARGUMENT;
+        if (m->base >= u->ranges[i].va && m->base < u->ranges[i].va + u->ranges[i].size) r = &u->ranges[i];
+    if (!r || m->base + m->length > r->va + r->size) return NV_ERR_INVALID_ADDRESS;
+    uint32_t mapped = 0, st = NV_OK; /* the GPU bits this call mapped */
     mock_bo *bo = NULL;
-    uint64_t size = 0, host_va = 0;
-    if (!mnv_rm_memory(m->hClient, m->hMemory, &bo, &size, &host_va)) return NV_ERR_OBJECT_NOT_FOUND;
-    if (m->offset + m->length > size || m->offset + m->length < m->offset) return NV_ERR_INVALID_LIMIT;
-    /* host memory described by address is GPU-mapped where it lives */
-    if (!bo && host_va + m->offset != m->base) return NV_ERR_NOT_SUPPORTED;
-    for (uint64_t i = 0; i < m->gpuAttributesCount; i++) {
-        mnv_gpu *g = gpu_by_uuid(m->perGpuAttributes[i].gpuUuid);
-        if (!g || !(u->vaspaces & (1u << g->index))) {
-            if (bo) mock_bo_unref(bo);
-            return NV_ERR_INVALID_DEVICE;
+    for (uint64_t i = 0; i < m->gpuAttributesCount && !st; i++) {
+        const nv_uvm_gpu_mapping_attributes *a = &m->perGpuAttributes[i];
+        mnv_gpu *g = gpu_by_uuid(a->gpuUuid);
+        if (attrs_invalid(a)) st = NV_ERR_INVALID_ARGUMENT;
+        else if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        if (st) break;
+        uint32_t bit = 1u << g->g->index;
+        /* *model limit*: the mock replaces whole mappings only */
+        if (mock_va_unmap(m->base, m->length, bit) == -EINVAL) {
+            st = NV_ERR_NOT_SUPPORTED;
+            break;
         }
+        uint64_t size = 0, host_va = 0;
+        if (bo) mock_bo_unref(bo);
+        bo = NULL;
+        if (!mnv_rm_memory(m->hClient, m->hMemory, &bo, &size, &host_va)) st = NV_ERR_OBJECT_NOT_FOUND;
+        else if (m->offset + m->length > size || m->offset + m->length < m->offset) st = NV_ERR_INVALID_LIMIT;
+        /* host memory described by address is GPU-mapped where it lives */
+        else if (!bo && host_va + m->offset != m->base) st = NV_ERR_NOT_SUPPORTED;
+        if (st) break;
         /* another GPU's video memory needs peer access between the two
          * (uvm_map_external.c: NV_ERR_INVALID_DEVICE otherwise) */
         mnv_gpu *owner = NULL;
         for (uint32_t k = 0; bo && bo->vram_of && k < ngpus; k++)
             if (gpus[k].g == bo->vram_of) owner = &gpus[k];
         if (owner && owner != g && !(u->peers[g->index] & (1u << owner->index))) {
-            mock_bo_unref(bo);
-            return NV_ERR_INVALID_DEVICE;
+            st = NV_ERR_INVALID_DEVICE;
+            break;
         }
-        uint32_t bit = 1u << g->g->index;
-        int rc = mock_va_map(m->base, m->length, bo, m->offset, bit, m->perGpuAttributes[i].gpuMappingType != 3);
-        if (rc) {
-            if (bo) mock_bo_unref(bo);
-            return rc == -EEXIST ? NV_ERR_UVM_ADDRESS_IN_USE : NV_ERR_NO_MEMORY;
-        }
-        r->gpus |= bit;
+        int rc = mock_va_map(m->base, m->length, bo, m->offset, bit, a->gpuMappingType != 3);
+        /* *model limit*: one memory an address for every GPU */
+        if (rc) st = rc == -EEXIST ? NV_ERR_NOT_SUPPORTED : NV_ERR_NO_MEMORY;
+        else mapped |= bit, r->gpus |= bit;
     }
     if (bo) mock_bo_unref(bo);
-    return NV_OK;
+    if (st)
+        for (uint32_t b = 0; b < 31; b++)
+            if (mapped & (1u << b)) mock_va_unmap(m->base, m->length, 1u << b);
+    return st;
 }
 
 int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
 {
     uint32_t *sf = mnv_status_field(MNV_FD_UVM, cmd, arg);
-    if (!sf) return -ENOTTY;
+    /* a command UVM lacks goes to its test ioctls, which answer ENOSYS
+     * unless the module was loaded with uvm_enable_builtin_tests (uvm.c,
+     * uvm_test.c) */
+    if (!sf) return -ENOSYS;
     pthread_mutex_lock(&uvm_lock);
     uint32_t st = NV_OK;
     if (cmd == NV_UVM_INITIALIZE) {
-        if (f->uvm_init) st = NV_ERR_INVALID_STATE;
+        /* uvm_api_initialize (uvm.c): again with the same flags is fine,
+         * with others, or on an mm file, NV_ERR_INVALID_ARGUMENT */
+        uint64_t flags = ((nv_uvm_initialize *)arg)->flags;
+        if (f->uvm_mm) st = NV_ERR_INVALID_ARGUMENT;
+        else if (f->uvm_init) st = flags == f->uvm_flags ? NV_OK : NV_ERR_INVALID_ARGUMENT;
         else if (!(f->uvm = calloc(1, sizeof *f->uvm))) st = NV_ERR_NO_MEMORY;
-        else f->uvm_init = true;
+        else f->uvm_init = true, f->uvm_flags = flags;
         goto out;
     }
-    if (cmd == NV_UVM_MM_INITIALIZE) goto out; /* nothing to keep alive here */
+    if (cmd == NV_UVM_MM_INITIALIZE) {
+        /* uvm_api_mm_initialize (uvm.c): uvmFd a UVM file with a va_space,
+         * this file untyped (NV_ERR_IN_USE, uvm_fd_type.c), once per
+         * va_space (NV_ERR_INVALID_STATE) */
+        mnv_fd *t = mock_fd_priv(((nv_uvm_mm_initialize *)arg)->uvmFd, &mock_nv_driver);
+        if (!t || t->kind != MNV_FD_UVM || !t->uvm_init) st = NV_ERR_INVALID_ARGUMENT;
+        else if (f->uvm_init || f->uvm_mm) st = NV_ERR_IN_USE;
+        else if (t->uvm->mm_alive) st = NV_ERR_INVALID_STATE;
+        else t->uvm->mm_alive = true, f->uvm_mm = true;
+        goto out;
+    }
     if (!f->uvm_init) {
         st = NV_ERR_ILLEGAL_ACTION;
         goto out;
@@ -357,8 +442,10 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
     case NV_UVM_REGISTER_GPU: {
         nv_uvm_register_gpu *r = arg;
         mnv_gpu *g = gpu_by_uuid(r->gpu_uuid);
+        /* uvm_va_space_register_gpu (uvm_va_space.c): once a va space
+         * (NV_ERR_INVALID_DEVICE) */
         if (!g || !atomic_load(&g->opened)) st = NV_ERR_GPU_UUID_NOT_FOUND;
-        else if (u->registered & (1u << g->index)) st = NV_ERR_IN_USE;
+        else if (u->registered & (1u << g->index)) st = NV_ERR_INVALID_DEVICE;
         else {
             u->registered |= 1u << g->index;
             if (mock_cfg()->nv_peer == MOCK_PEER_NVLINK) /* NVLink peers need no request */
@@ -372,6 +459,8 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu *)arg)->gpu_uuid);
         if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
         else {
+            if (u->vaspaces & (1u << g->index))
+                mnv_rm_vaspace_pdb(u->vs_client[g->index], u->vs_handle[g->index], false);
             u->registered &= ~(1u << g->index), u->vaspaces &= ~(1u << g->index);
             for (uint32_t k = 0; k < 8; k++) u->peers[k] &= ~(1u << g->index);
             u->peers[g->index] = 0;
@@ -382,35 +471,81 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         nv_uvm_register_gpu_vaspace *r = arg;
         mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
         uint32_t flags = 0;
-        if (!g || !(u->registered & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else if (!mnv_is_ctl_fd(r->rmCtrlFd)) st = NV_ERR_INVALID_ARGUMENT;
-        else if (!mnv_rm_vaspace(r->hClient, r->hVaSpace, &flags)) st = NV_ERR_OBJECT_NOT_FOUND;
-        /* UVM duplicates the vaspace only when RM lets it own it */
+        /* uvm_va_space_register_gpu_va_space (uvm_va_space.c): a GPU of
+         * the va space, without a GPU va space yet (check_gpu_va_space:
+         * NV_ERR_INVALID_DEVICE), then RM's dup of the vaspace
+         * (mnv_rm_vaspace), which must be one RM lets UVM own
+         * (NV_ERR_INVALID_FLAGS); rmCtrlFd is not looked at (Bug 1624521) */
+        if (!g || !(u->registered & (1u << g->index)) || (u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
+        else if ((st = mnv_rm_vaspace(r->hClient, r->hVaSpace, g, &flags))) break;
         else if (!(flags & NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED)) st = NV_ERR_INVALID_FLAGS;
-        else if (u->vaspaces & (1u << g->index)) st = NV_ERR_IN_USE;
-        else u->vaspaces |= 1u << g->index;
+        else {
+            /* UVM sets the page directory of a vaspace RM lets it own
+             * (nvUvmInterfaceSetPageDirectory): only then may a context
+             * share use it (kctxshareInitCommon_IMPL) */
+            u->vaspaces |= 1u << g->index;
+            u->vs_client[g->index] = r->hClient, u->vs_handle[g->index] = r->hVaSpace;
+            mnv_rm_vaspace_pdb(r->hClient, r->hVaSpace, true);
+        }
         break;
     }
     case NV_UVM_UNREGISTER_GPU_VASPACE: {
         mnv_gpu *g = gpu_by_uuid(((nv_uvm_unregister_gpu_vaspace *)arg)->gpu_uuid);
         if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else u->vaspaces &= ~(1u << g->index);
+        else {
+            u->vaspaces &= ~(1u << g->index);
+            mnv_rm_vaspace_pdb(u->vs_client[g->index], u->vs_handle[g->index], false);
+        }
         break;
     }
     case NV_UVM_REGISTER_CHANNEL: {
+        /* uvm_register_channel (uvm_user_channel.c): the GPU's va space,
+         * the channel RM retains (its context buffers exist once the engine
+         * object does: NV_ERR_INVALID_CHANNEL), not registered already
+         * (NV_ERR_INVALID_CHANNEL); rmCtrlFd is not looked at (Bug 1624521
+         * there). *Model*: the range must be whole pages, not empty
+         * (NV_ERR_INVALID_ARGUMENT); UVM checks it against the channel's
+         * buffers, which the mock does not place */
         nv_uvm_register_channel *r = arg;
         mnv_gpu *g = gpu_by_uuid(r->gpuUuid);
+        size_t i = 0;
+        while (i < u->nchans && !(u->chans[i][0] == r->hClient && u->chans[i][1] == r->hChannel)) i++;
         if (!g || !(u->vaspaces & (1u << g->index))) st = NV_ERR_INVALID_DEVICE;
-        else if (!mnv_is_ctl_fd(r->rmCtrlFd) || !r->length || (r->base | r->length) & 4095) st = NV_ERR_INVALID_ARGUMENT;
-        /* UVM maps the channel's context buffers, which exist once the
-         * engine object does */
         else if (!mnv_rm_channel_ready(r->hClient, r->hChannel)) st = NV_ERR_INVALID_CHANNEL;
+        else if (i < u->nchans) st = NV_ERR_INVALID_CHANNEL;
+        else if (!r->length || (r->base | r->length) & 4095) st = NV_ERR_INVALID_ARGUMENT;
+        else {
+            uint32_t(*n)[2] = realloc(u->chans, (u->nchans + 1) * sizeof *n);
+            if (!n) {
+                st = NV_ERR_NO_MEMORY;
+                break;
+            }
+            u->chans = n;
+            u->chans[u->nchans][0] = r->hClient, u->chans[u->nchans][1] = r->hChannel;
+            u->nchans++;
+            mnv_rm_channel_bind(r->hClient, r->hChannel, true);
+        }
         break;
     }
-    case NV_UVM_UNREGISTER_CHANNEL: break;
+    case NV_UVM_UNREGISTER_CHANNEL: {
+        /* uvm_unregister_channel: one registered, else NV_ERR_INVALID_CHANNEL */
+        nv_uvm_unregister_channel *r = arg;
+        size_t i = 0;
+        while (i < u->nchans && !(u->chans[i][0] == r->hClient && u->chans[i][1] == r->hChannel)) i++;
+        if (i == u->nchans) {
+            st = NV_ERR_INVALID_CHANNEL;
+            break;
+        }
+        mnv_rm_channel_bind(r->hClient, r->hChannel, false);
+        memmove(&u->chans[i], &u->chans[i + 1], (u->nchans - i - 1) * sizeof *u->chans);
+        u->nchans--;
+        break;
+    }
     case NV_UVM_CREATE_EXTERNAL_RANGE: {
+        /* uvm_create_external_range (uvm_map_external.c): the range
+         * 4K-aligned, not at 0, not empty (uvm_api_range_invalid_4k) */
         nv_uvm_create_external_range *r = arg;
-        if (!r->length || (r->base | r->length) & 4095 || r->base + r->length < r->base) {
+        if (!r->base || !r->length || (r->base | r->length) & 4095 || r->base + r->length < r->base) {
             st = NV_ERR_INVALID_ADDRESS;
             break;
         }
@@ -432,25 +567,28 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         break;
     }
     case NV_UVM_ENABLE_PEER_ACCESS: {
-        /* HCQ_MOCK_CONFIG nv_peer: pcie (default: enabled on request),
-         * nvlink (enabled when both registered; a request is refused as
-         * already done) or none (no peer path) */
+        /* uvm_api_enable_peer_access (uvm_va_space.c): two GPUs of the va
+         * space, distinct, peers over PCIe (uvm_gpu_retain_pcie_peer_access:
+         * an NVLink pair or none is NV_ERR_INVALID_DEVICE), not enabled
+         * already (NV_ERR_INVALID_DEVICE). HCQ_MOCK_CONFIG nv_peer: pcie
+         * (the default), nvlink (enabled at registration) or none */
         nv_uvm_enable_peer_access *r = arg;
         mnv_gpu *a = gpu_by_uuid(r->gpuUuidA), *b = gpu_by_uuid(r->gpuUuidB);
         int mode = mock_cfg()->nv_peer;
         if (!a || !b || a == b || !(u->registered & (1u << a->index)) || !(u->registered & (1u << b->index)))
             st = NV_ERR_INVALID_DEVICE;
-        else if (mode == MOCK_PEER_NONE) st = NV_ERR_NOT_SUPPORTED;
-        else if (mode == MOCK_PEER_NVLINK || (u->peers[a->index] & (1u << b->index))) st = NV_ERR_INVALID_DEVICE;
+        else if (mode != MOCK_PEER_PCIE || (u->peers[a->index] & (1u << b->index))) st = NV_ERR_INVALID_DEVICE;
         else u->peers[a->index] |= 1u << b->index, u->peers[b->index] |= 1u << a->index;
         break;
     }
     case NV_UVM_MAP_EXTERNAL_ALLOCATION: st = map_external(u, arg); break;
     case NV_UVM_FREE: {
+        /* uvm_free (uvm_va_range.c): the range valid
+         * (uvm_api_range_invalid_4k) and exactly one the va space has */
         nv_uvm_free *r = arg;
         st = NV_ERR_INVALID_ADDRESS;
         for (size_t i = 0; i < u->nranges; i++) {
-            if (u->ranges[i].va != r->base) continue;
+            if (u->ranges[i].va != r->base || u->ranges[i].size != r->length) continue;
             range_unmap(&u->ranges[i]);
             u->ranges[i] = u->ranges[--u->nranges];
             st = NV_OK;

@@ -38,6 +38,7 @@ struct mnv_chan {
     uint32_t entries;
     mock_bo *userd_bo, *notifier_bo;
     uint8_t *userd_map, *notifier_map; /* the mock's own mappings of those objects */
+    mnv_fault_ring *gr_faults;         /* the group's graphics context's (mnv_tsg) */
     uint64_t userd_va, userd_off; /* where the process mapped the USERD object (0: nowhere) */
     atomic_bool *scheduled;
     mock_engine *eng;
@@ -51,7 +52,15 @@ struct mnv_chan {
     uint32_t regs[8][MTHD_REGS];
     uint64_t inline_dst;
     uint32_t inline_left;
+    uint64_t cur_prog; /* the program of the launch running, 0 between launches */
+    /* what RM caches for the debugger's error-state controls: the SM
+     * exception of this channel's last faulting launch, and its MMU fault */
+    pthread_mutex_t err_lock;
+    nv_sm_error_state sm_err;
+    bool sm_err_valid, mmu_faulted;
+    uint32_t mmu_fault_info;
     atomic_bool dead;
+    bool hung; /* a refused path (HCQ_MOCK_CONFIG refuse=) stopped it without a word, as a hang does */
     mnv_chan *next_live;
 };
 
@@ -68,7 +77,7 @@ void mnv_gpu_pause_doorbells(mnv_gpu *g, bool paused)
     pthread_mutex_unlock(&live_lock);
 }
 
-enum { M_OK, M_BLOCKED, M_FAULT };
+enum { M_OK, M_BLOCKED, M_FAULT, M_HUNG };
 
 /* ** memory the mock maps for itself (USERD, notifiers are RM's memory,
  * which it reaches physically, not through the GPU's MMU) */
@@ -88,13 +97,15 @@ mnv_chan *mnv_chan_create(const mnv_chan_args *a)
     c->gpfifo_va = a->gpfifo_va;
     c->entries = a->entries;
     c->scheduled = a->scheduled;
+    c->gr_faults = a->gr_faults;
+    pthread_mutex_init(&c->err_lock, NULL);
     c->userd_bo = a->userd_bo;
     c->notifier_bo = a->notifier_bo;
     mock_bo_ref(c->userd_bo);
-    mock_bo_ref(c->notifier_bo);
+    if (c->notifier_bo) mock_bo_ref(c->notifier_bo); /* a channel may have no error notifier */
     c->userd_map = map_bo(c->userd_bo);
-    c->notifier_map = map_bo(c->notifier_bo);
-    if (!c->userd_map || !c->notifier_map) {
+    c->notifier_map = c->notifier_bo ? map_bo(c->notifier_bo) : NULL;
+    if (!c->userd_map || (c->notifier_bo && !c->notifier_map)) {
         mnv_chan_destroy(c);
         return NULL;
     }
@@ -125,6 +136,7 @@ void mnv_chan_destroy(mnv_chan *c)
     mock_bo_unref(c->userd_bo);
     mock_bo_unref(c->notifier_bo);
     free(c->seg);
+    pthread_mutex_destroy(&c->err_lock);
     free(c);
 }
 
@@ -145,17 +157,30 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     BASE_LOG(1, "mock %s: channel error (Xid %u): %s", c->name, code, msg);
+    if (c->cur_prog && (code == NV_RC_GR_EXCEPTION || code == NV_RC_FIFO_ERROR_MMU_ERR_FLT)) {
+        /* an SM took the exception, or a warp's access faulted (the mock
+         * runs a launch as if on SM 0);
+         * the ESR's encoding is not public: the mock sets the warp ESR to 1
+         * and the PC to the program's first instruction */
+        pthread_mutex_lock(&c->err_lock);
+        c->sm_err = (nv_sm_error_state){.hwwWarpEsr = 1, .hwwWarpEsrPc = (uint32_t)c->cur_prog,
+                                        .hwwWarpEsrPc64 = c->cur_prog};
+        c->sm_err_valid = true;
+        pthread_mutex_unlock(&c->err_lock);
+    }
     mnv_rc_error_note(c->gpu, code, msg);
     pthread_mutex_lock(&c->gpu->fault_lock);
     snprintf(c->gpu->last_error, sizeof c->gpu->last_error, "%s: Xid %u: %.900s", c->name, code, msg);
     pthread_mutex_unlock(&c->gpu->fault_lock);
     nv_notification *n = (nv_notification *)(void *)c->notifier_map;
-    uint64_t now = hcq_now_ns();
-    n->timestamp_ns[0] = (uint32_t)now;
-    n->timestamp_ns[1] = (uint32_t)(now >> 32);
-    n->info32 = code;
-    n->info16 = (uint16_t)c->chid;
-    atomic_store_explicit((_Atomic uint16_t *)&n->status, 0xffff, memory_order_release);
+    if (n) {
+        uint64_t now = hcq_now_ns();
+        n->timestamp_ns[0] = (uint32_t)now;
+        n->timestamp_ns[1] = (uint32_t)(now >> 32);
+        n->info32 = code;
+        n->info16 = (uint16_t)c->chid;
+        atomic_store_explicit((_Atomic uint16_t *)&n->status, 0xffff, memory_order_release);
+    }
     atomic_store(&c->dead, true);
     mock_progress();
     return M_FAULT;
@@ -164,14 +189,34 @@ static int channel_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
 static int mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what)
 {
     mnv_gpu *g = c->gpu;
-    pthread_mutex_lock(&g->fault_lock);
-    /* newest first, as the debugger's fault cache reports */
-    memmove(&g->faults[1], &g->faults[0], sizeof g->faults - sizeof g->faults[0]);
-    g->faults[0] = (nv_mmu_fault_entry){va, 2 /* unbound / invalid PTE */, write ? 1u : 0u};
-    if (g->nfaults < 4) g->nfaults++;
-    pthread_mutex_unlock(&g->fault_lock);
+    /* a GR fault goes to the group's graphics context (kern_gmmu_gv100.c:
+     * GR engines, faults in a GPC; the copy engine's are not recorded) */
+    mnv_fault_ring *r = c->gr_faults;
+    if (r && c->engine_cls == g->f->compute_cls) {
+        pthread_mutex_lock(&g->fault_lock);
+        r->e[r->head] = (nv_mmu_fault_entry){va, 2 /* unbound / invalid PTE */, write ? 1u : 0u};
+        r->head = (r->head + 1) % 4;
+        if (r->head == r->tail) r->tail = (r->tail + 1) % 4;
+        pthread_mutex_unlock(&g->fault_lock);
+    }
+    pthread_mutex_lock(&c->err_lock);
+    if (!c->mmu_faulted) { /* the first fault since the channel began */
+        c->mmu_faulted = true;
+        c->mmu_fault_info = 2u | (write ? 1u << 16 : 0u); /* fault type (unbound PTE), access type */
+    }
+    pthread_mutex_unlock(&c->err_lock);
     return channel_error(c, NV_RC_FIFO_ERROR_MMU_ERR_FLT, "MMU fault at 0x%llx (%s): %s", (unsigned long long)va,
                          write ? "write" : "read", what);
+}
+
+/* HCQ_MOCK_CONFIG refuse=: the hardware hangs on this path. The channel
+ * stops where it is, writes nothing and reports nothing (its host sees a
+ * timeout); freeing it stops it for good. */
+static int hang(mnv_chan *c, const char *path, const char *what)
+{
+    if (!c->hung) BASE_LOG(1, "mock %s: hangs at %s (HCQ_MOCK_CONFIG refuse=%s)", c->name, what, path);
+    c->hung = true;
+    return M_HUNG;
 }
 
 /* for the SM's side of a launch (mock_nv_launch.c) */
@@ -194,6 +239,18 @@ int mnv_chan_error(mnv_chan *c, uint32_t code, const char *fmt, ...)
 int mnv_chan_mmu_fault(mnv_chan *c, uint64_t va, bool write, const char *what) { return mmu_fault(c, va, write, what); }
 
 mnv_gpu *mnv_chan_gpu(const mnv_chan *c) { return c->gpu; }
+
+void mnv_chan_sm_errors(mnv_chan *c, nv_sm_error_states *v, uint32_t sms)
+{
+    uint32_t n = v->numSMsToRead;
+    if (v->startingSM + n > sms) n = sms - v->startingSM;
+    memset(v->smErrorStateArray, 0, sizeof v->smErrorStateArray);
+    pthread_mutex_lock(&c->err_lock);
+    if (c->sm_err_valid && v->startingSM == 0 && n) v->smErrorStateArray[0] = c->sm_err;
+    v->mmuFaultValid = c->mmu_faulted;
+    v->mmuFaultFaultInfo = v->mmuFaultInfo = c->mmu_fault_info;
+    pthread_mutex_unlock(&c->err_lock);
+}
 
 /* the GPU's MMU for an access of the engine itself */
 static bool gpu_ok(mnv_chan *c, uint64_t va, uint64_t size, bool write, const char *what, int *rc)
@@ -244,6 +301,16 @@ static int sem_execute(mnv_chan *c, uint32_t v)
     if (release) {
         sem_write(va, payload, b64, ts);
         return M_OK;
+    }
+    /* HOPPER_CHANNEL_GPFIFO_A lists ACQ_CIRC_GEQ and not ACQ_STRICT_GEQ
+     * (clc86f.h): which of the two a Hopper PBDMA honours with a 64-bit
+     * payload no source settles; the mock runs both, or hangs on the one
+     * refuse= names */
+    if (c->cls == HOPPER_CHANNEL_GPFIFO_A) {
+        if (op == NV_SEM_OP_ACQ_STRICT_GEQ && mock_refused("acq-strict-geq"))
+            return hang(c, "acq-strict-geq", "a SEM_EXECUTE ACQ_STRICT_GEQ");
+        if (op == NV_SEM_OP_ACQ_CIRC_GEQ && mock_refused("acq-circ-geq"))
+            return hang(c, "acq-circ-geq", "a SEM_EXECUTE ACQ_CIRC_GEQ");
     }
     uint64_t cur = sem_read(va, b64);
     bool ok;
@@ -300,16 +367,39 @@ static int icache_fetch(mnv_chan *c, uint64_t prog, bool invalidate)
 /* ** compute: QMD launches */
 static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
 {
-    const mnv_model *m = c->gpu->m;
-    int ver = m->qmd_major >= 4 ? NV_QMD_V04 : NV_QMD_V03, rc;
+    const nv_family *f = c->gpu->f;
+    int rc;
+    /* the version is in the QMD itself (QMD_MAJOR_VERSION sits at the same
+     * bits in every layout); the class takes the ones its QMD header
+     * documents (open-gpu-doc classes/compute/cl*c0qmd.h) */
+    if (!gpu_ok(c, qmd_va, NV_QMD_V03_BYTES, false, "fetching a QMD", &rc)) return rc;
+    uint32_t major = nv_qmd_major_of((const uint32_t *)(uintptr_t)qmd_va);
+    if (major >= 32 || !(f->qmd_documented & (1u << major)))
+        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u; %s (class 0x%04x) documents "
+                             "versions%s%s%s", (unsigned long long)qmd_va, major, c->gpu->m->name, c->engine_cls,
+                             f->qmd_documented & 4 ? " 2" : "", f->qmd_documented & 8 ? " 3" : "",
+                             f->qmd_documented & 16 ? " 4" : "");
+    if (major != 3 && major != 4)
+        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u, which class 0x%04x documents "
+                             "but the mock does not emulate (it reads V03 and V04)", (unsigned long long)qmd_va, major,
+                             c->engine_cls);
+    int ver = nv_qmd_ver_of_major(major);
     uint32_t bytes = nv_qmd_bytes(ver), q[NV_QMD_MAX_DW];
     if (!gpu_ok(c, qmd_va, bytes, false, "fetching a QMD", &rc)) return rc;
     memcpy(q, (const void *)(uintptr_t)qmd_va, bytes);
     mock_dump(c->eng, "nv-qmd", c->engine_cls, qmd_va, q, bytes / 4);
-    uint32_t major = (uint32_t)nv_qmd_get(q, ver, NV_QMD_MAJOR_VERSION, 0);
-    if (major != m->qmd_major)
-        return channel_error(c, NV_RC_GR_EXCEPTION, "QMD at 0x%llx has major version %u; %s (class 0x%04x) takes "
-                             "version %u", (unsigned long long)qmd_va, major, m->name, c->engine_cls, m->qmd_major);
+    /* refuse=: the two versions Hopper's class documents, one hanging */
+    if (f->qmd_documented == (1u << 3 | 1u << 4)) {
+        if (major == 4 && mock_refused("qmd-v4")) return hang(c, "qmd-v4", "a QMD V04 launch");
+        if (major == 3 && mock_refused("qmd-v3")) return hang(c, "qmd-v3", "a QMD V03 launch");
+    }
+    /* refuse=: launches without local memory, or with only the ABI's
+     * reserve (what every launch of a kernel without a stack gets under
+     * the proven path) */
+    uint32_t slm = (uint32_t)nv_qmd_get(q, ver, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 0);
+    if (!slm && mock_refused("local-lazy")) return hang(c, "local-lazy", "a launch without local memory");
+    if (slm && slm <= 0x240 && mock_refused("local-min"))
+        return hang(c, "local-min", "a launch with only the 0x240-byte local-memory reserve");
     uint64_t prog = nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_LOWER, 0) |
                     nv_qmd_get(q, ver, NV_QMD_PROGRAM_ADDRESS_UPPER, 0) << 32;
     uint32_t grid[3] = {(uint32_t)nv_qmd_get(q, ver, NV_QMD_GRID_WIDTH, 0),
@@ -326,10 +416,19 @@ static int launch(mnv_chan *c, uint32_t subch, uint64_t qmd_va)
                     nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, 0) << 32)
                    << shift;
     uint64_t cb0_size = nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, 0) << 4;
+    /* pri_sked.ref.txt SKEDCHECK16_CTA_THREAD_DIMENSION_ZERO, SKEDCHECK11_TOTAL_THREADS */
+    for (int i = 0; i < 3; i++)
+        if (!block[i])
+            return channel_error(c, NV_RC_GR_EXCEPTION, "SKEDCHECK16_CTA_THREAD_DIMENSION_ZERO: QMD at 0x%llx has "
+                                 "CTA_THREAD_DIMENSION%d 0 (a block of %ux%ux%u threads)", (unsigned long long)qmd_va,
+                                 i, block[0], block[1], block[2]);
     if ((uint64_t)block[0] * block[1] * block[2] > 1024)
         return channel_error(c, NV_RC_GR_EXCEPTION, "a block of %ux%ux%u threads", block[0], block[1], block[2]);
     if ((rc = icache_fetch(c, prog, nv_qmd_get(q, ver, NV_QMD_INVALIDATE_INSTRUCTION_CACHE, 0))) != M_OK) return rc;
-    if ((rc = mnv_run_kernel(c, q, ver, c->regs[subch], prog, cb0, cb0_size, grid, block))) return rc;
+    c->cur_prog = prog;
+    rc = mnv_run_kernel(c, q, ver, c->regs[subch], prog, cb0, cb0_size, grid, block);
+    c->cur_prog = 0;
+    if (rc) return rc;
     for (unsigned i = 0; i < nv_qmd_fields[NV_QMD_RELEASE_ENABLE].v[ver].count; i++) {
         if (!nv_qmd_get(q, ver, NV_QMD_RELEASE_ENABLE, i)) continue;
         uint64_t va = nv_qmd_get(q, ver, NV_QMD_RELEASE_ADDRESS_LOWER, i) |
@@ -370,7 +469,7 @@ static int compute_method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v
         return M_OK;
     case NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_B:
         /* Hopper's shared window must be 4 GiB aligned */
-        if (c->gpu->m->qmd_major >= 4 && v != 0)
+        if (c->gpu->f->sm_version >= 0x900 && v != 0)
             return channel_error(c, NV_RC_GR_EXCEPTION, "shared memory window 0x%x%08x is not 4 GiB aligned",
                                  r[NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_A / 4], v);
         return M_OK;
@@ -407,6 +506,10 @@ static int copy_launch(mnv_chan *c, uint32_t subch, uint32_t v)
         uint64_t payload = r[NV_COPY_SET_SEMAPHORE_PAYLOAD / 4] |
                            (b64 ? (uint64_t)r[NV_COPY_SET_SEMAPHORE_PAYLOAD_UPPER / 4] << 32 : 0);
         bool ts = st == 2;
+        if (b64 && mock_refused("ce-release64"))
+            return hang(c, "ce-release64", "a copy-engine release with a 64-bit payload");
+        if (!b64 && c->engine_cls >= AMPERE_DMA_COPY_B && mock_refused("ce-release32"))
+            return hang(c, "ce-release32", "a one-word copy-engine release");
         if (ts && (va & 15))
             return channel_error(c, NV_RC_CE2_ERROR, "copy engine semaphore at 0x%llx: a four-word release must be "
                                  "16-byte aligned", (unsigned long long)va);
@@ -437,12 +540,12 @@ static int method(mnv_chan *c, uint32_t subch, uint32_t mthd, uint32_t v)
     }
     uint32_t cls = c->subch_cls[subch];
     if (!cls) {
-        const char *n = nv_method_name(c->engine_cls == c->gpu->m->compute_cls ? 1 : 2, mthd);
+        const char *n = nv_method_name(c->engine_cls == c->gpu->f->compute_cls ? 1 : 2, mthd);
         return channel_error(c, NV_RC_GR_EXCEPTION, "method 0x%04x (%s) on subchannel %u, which has no object (no "
                              "SET_OBJECT)", mthd, n ? n : "unknown", subch);
     }
     if (mthd / 4 < MTHD_REGS) c->regs[subch][mthd / 4] = v;
-    if (cls == c->gpu->m->compute_cls) return compute_method(c, subch, mthd, v);
+    if (cls == c->gpu->f->compute_cls) return compute_method(c, subch, mthd, v);
     if (mthd == NV_COPY_LAUNCH_DMA) return copy_launch(c, subch, v);
     return M_OK;
 }
@@ -520,7 +623,7 @@ static mock_step step(mock_engine *e, void *ctx)
 {
     mnv_chan *c = ctx;
     (void)e;
-    if (atomic_load(&c->dead)) return MOCK_STEP_STOPPED;
+    if (atomic_load(&c->dead) || c->hung) return MOCK_STEP_STOPPED;
     if (!atomic_load(c->scheduled) || atomic_load(&c->gpu->paused)) return MOCK_STEP_IDLE;
     if (c->pos >= c->seg_n) {
         uint32_t put = userd_load(c, NV_USERD_GP_PUT);
@@ -565,13 +668,13 @@ static mock_step step(mock_engine *e, void *ctx)
         }
     }
     int rc = run_segment(c);
-    return rc == M_BLOCKED ? MOCK_STEP_BLOCKED : rc == M_FAULT ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
+    return rc == M_BLOCKED ? MOCK_STEP_BLOCKED : rc == M_FAULT || rc == M_HUNG ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
 }
 
 int mnv_chan_bind(mnv_chan *c, uint32_t engine_cls)
 {
     c->engine_cls = engine_cls;
-    snprintf(c->name, sizeof c->name, "nv%u.%s", c->gpu->index, engine_cls == c->gpu->m->compute_cls ? "compute" : "copy");
+    snprintf(c->name, sizeof c->name, "nv%u.%s", c->gpu->index, engine_cls == c->gpu->f->compute_cls ? "compute" : "copy");
     c->eng = mock_engine_start(c->gpu->g, c->name, step, c);
     return c->eng ? 0 : -1;
 }

@@ -16,29 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* per model: sensors, PCIe link, board ids, ECC, memory sensor */
-typedef struct mon_model {
-    const char *name;
-    mock_sensor_model s;
-    uint8_t link_speed, link_width; /* NV2080 codes: speed 4 = Gen4, 5 = Gen5 */
-    uint16_t subsys_vendor, subsys_device;
-    uint8_t revision;
-    bool ecc, datacenter;           /* datacenter parts stay in P0 */
-} mon_model;
-
-static const mon_model mon_models[] = {
-    {"H100", {31, 68, 72, 650, 345, 1980}, 5, 16, 0x10de, 0x16c1, 0xa1, true, true},
-    {"A100", {30, 62, 55, 380, 210, 1410}, 4, 16, 0x10de, 0x1463, 0xa1, true, true},
-    {"RTX4090", {34, 70, 21, 430, 210, 2520}, 4, 16, 0x10de, 0x167c, 0xa1, false, false},
-    {"RTX3090", {36, 74, 28, 340, 210, 1695}, 4, 16, 0x10de, 0x147d, 0xa1, false, false},
-};
-
-static const mon_model *model_of(const mnv_gpu *g)
-{
-    for (size_t i = 0; i < BASE_ARRAY_LEN(mon_models); i++)
-        if (!strcasecmp(mon_models[i].name, g->m->name)) return &mon_models[i];
-    return &mon_models[0];
-}
+/* per model (mnv_model's monitoring fields): sensors, PCIe link, board
+ * ids, ECC */
+typedef mnv_model mon_model;
+static const mon_model *model_of(const mnv_gpu *g) { return g->m; }
 
 /* RM's error journal is the system's: one count for all GPUs */
 static atomic_uint rc_errors;
@@ -62,7 +43,7 @@ static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t utilization(mnv_gpu *g, nv_util_samples *u)
 {
     if (u->type != NV_GPUMON_SAMPLE_TYPE_PERFMON_UTIL || u->bufSize != sizeof u->samples) return NV_ERR_INVALID_ARGUMENT;
-    mock_sensors s = mock_gpu_sensors(g->g, &model_of(g)->s);
+    mock_sensors s = mock_gpu_sensors(g->g, &model_of(g)->sensors);
     uint32_t i = g->index % 8;
     pthread_mutex_lock(&rings_lock);
     nv_util_sample *n = &rings[i].ring[rings[i].tracker];
@@ -88,7 +69,7 @@ static uint32_t thermal(mnv_gpu *g, nv_thermal_execute *x)
         x->clientInstructionSizeOf != sizeof(nv_thermal_instr))
         return NV_ERR_INVALID_PARAM_STRUCT;
     const mon_model *mm = model_of(g);
-    mock_sensors s = mock_gpu_sensors(g->g, &mm->s);
+    mock_sensors s = mock_gpu_sensors(g->g, &mm->sensors);
     /* sensor i reads target i: the GPU, then the memory (HBM parts) or the board */
     static const uint32_t types_hbm[] = {NV_THERMAL_TARGET_GPU, NV_THERMAL_TARGET_MEMORY};
     static const uint32_t types_gddr[] = {NV_THERMAL_TARGET_GPU, NV_THERMAL_TARGET_BOARD};
@@ -159,14 +140,10 @@ bool mnv_monitor_control(mnv_gpu *g, uint32_t cmd, void *p, uint32_t size, uint3
     case NV2080_CTRL_CMD_ECC_GET_VOLATILE_COUNTS: want = sizeof(nv_ecc_volatile); break;
     default: return false;
     }
-    /* drivers before 575 do not have the thermal control at all: RM answers
-     * before looking at the parameters */
-    if (cmd == NV2080_CTRL_CMD_THERMAL_SYSTEM_EXECUTE_V2 && strtoul(mnv_driver_version(), NULL, 10) < 575) {
-        *status = NV_ERR_NOT_SUPPORTED;
-        return true;
-    }
+    /* the size and the driver version were checked against nv_names.c's
+     * table before (mock_nv_ctrl.c) */
     if (size != want || !p) {
-        *status = NV_ERR_INVALID_PARAM_STRUCT;
+        *status = NV_ERR_INVALID_ARGUMENT;
         return true;
     }
     const mon_model *mm = model_of(g);
@@ -207,9 +184,11 @@ bool mnv_monitor_control(mnv_gpu *g, uint32_t cmd, void *p, uint32_t size, uint3
         break;
     }
     case NV2080_CTRL_CMD_PERF_GET_CURRENT_PSTATE: {
-        /* GeForce boards drop to P8 when idle; data-center parts stay in P0 */
-        mock_sensors s = mock_gpu_sensors(g->g, &mm->s);
-        ((nv_current_pstate *)p)->currPstate = mm->datacenter || s.util > 5 ? 1u : 1u << 8;
+        /* GeForce boards drop to P8 when idle, unless a PERF_BOOST holds
+         * the top P-state; data-center parts stay in P0 */
+        mock_sensors s = mock_gpu_sensors(g->g, &mm->sensors);
+        bool boosted = atomic_load(&g->boost_until_ns) > hcq_now_ns();
+        ((nv_current_pstate *)p)->currPstate = mm->datacenter || boosted || s.util > 5 ? 1u : 1u << 8;
         break;
     }
     case NV2080_CTRL_CMD_PERF_GET_GPUMON_PERFMON_UTIL_SAMPLES_V2: *status = utilization(g, p); break;

@@ -3,12 +3,15 @@
  *   nv_abi.h     our definitions of the driver's structs (+ _Static_assert)
  *   nv_hw.h/.c   GPFIFO, methods, QMD field table, packet builders
  *   nv_rm.c      RM / UVM calls with messages naming the step and the status;
- *                driver version check; the per-version ABI table
+ *                driver version check; the supported driver families
+ *   nv_names.c   the escapes, classes and controls as tables (sizes per
+ *                driver version), shared with the mock and the tracer
  *   nv_va.c      the process-wide GPU virtual address allocator
  *   nv_mem.c     video and pinned host memory, GPU (UVM) and CPU mappings
  *   nv_bringup.c open/close: client, device, channels, ... (nv-facts §2)
  *   nv_queue.c   encoders, submission (GPFIFO + doorbell), faults, describe
  *   nv_program.c the cubin loader and per-program QMD templates
+ *   nv_selftest.c the first-run paths and the self-test at open
  *   nv_telemetry.c temperatures, utilization, processes... (hcq info, top)
  *   nv.c         the backend table */
 #ifndef HCQ_DRIVERS_NV_NV_H
@@ -21,33 +24,51 @@
 
 #include <pthread.h>
 
-/* ** per-version ABI differences (one row per supported driver family) */
+/* ** the supported driver families; what differs between them in struct
+ * sizes is in the class and control tables (nv_class_params,
+ * nv_ctrl_params in nv_names.c), read with the driver's major */
 typedef struct nv_abi_rev {
     const char *family;       /* "570", "575", "580" */
     uint32_t major_lo, major_hi; /* driver majors this row covers */
-    uint32_t vaspace_params;  /* NV_VASPACE_ALLOCATION_PARAMETERS */
-    uint32_t schedule_params; /* NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS */
 } nv_abi_rev;
 /* The row for a driver version string ("580.95.05"), or NULL. */
 const nv_abi_rev *nv_abi_for_version(const char *version);
 /* "570.x to 589.x": the range nv_abi_for_version accepts, for messages */
 const char *nv_abi_supported_range(void);
 
-/* ** the generation of a GPU: classes and launch ABI, picked from the SM
- * version the GPU reports */
-typedef struct nv_gen {
-    const char *name;      /* "Hopper" */
-    uint32_t sm_major;     /* 9 */
-    uint32_t compute_cls, copy_cls, channel_cls, usermode_cls;
-    int qmd_ver;           /* NV_QMD_V03 / NV_QMD_V04 */
-    uint32_t param_base;   /* kernargs in constant bank 0 (fallback when a cubin does not say) */
-    bool copy_sem64;       /* the copy class releases 64-bit semaphores */
-    uint32_t cbuf_shift;   /* QMD constant-buffer addresses are stored >> this */
-    uint32_t local_upper_bits; /* SET_SHADER_LOCAL_MEMORY_A ADDRESS_UPPER width */
-} nv_gen;
-/* The generation of SM version sm (0x900 = sm_90); NULL and a message
+/* ** the family of a GPU (compiler/nv_chips.h: classes, QMD, launch ABI,
+ * register file), picked from the SM version the GPU reports */
+typedef nv_family nv_gen;
+/* The family of SM version sm (0x900 = sm_90); NULL and a message
  * naming the GPU for unsupported ones (Blackwell, pre-Ampere). */
 const nv_gen *nv_gen_for_sm(uint32_t sm_version, const char *gpu_name);
+
+/* ** the paths a first run chooses between (issue 22; docs/architecture.md
+ * "First-run paths"): where hcq's choice differs from the one proven on
+ * hardware and no vendor source settles it, the proven one is the
+ * default and hcq's the alternative; the self-test at open (nv_selftest.c)
+ * moves to the alternative where a default hangs or faults. */
+enum nv_acq_path {
+    NV_ACQ_CIRC_GEQ64,   /* ACQ_CIRC_GEQ, 64-bit payload: the proven stack's wait, in clc86f.h */
+    NV_ACQ_STRICT_GEQ64, /* ACQ_STRICT_GEQ, 64-bit: documented for the Ampere channel (clc56f.h) only */
+};
+enum nv_local_path {
+    NV_LOCAL_MIN,  /* every launch has >= 0x240 bytes of local memory per thread (the proven stack) */
+    NV_LOCAL_LAZY, /* none until a kernel has a stack (hcq's first choice) */
+};
+enum nv_ce_path {
+    NV_CE_REL32, /* two one-word releases: the value's low word with the timestamp, then its high word (UVM's form) */
+    NV_CE_REL64, /* one release with SEMAPHORE_PAYLOAD_SIZE 64-bit and the timestamp (layout undocumented) */
+};
+typedef struct nv_paths {
+    uint8_t acquire; /* nv_acq_path (families without ACQ_STRICT_GEQ documented choose; others use STRICT_GEQ) */
+    uint8_t qmd;     /* NV_QMD_V03 / NV_QMD_V04, among the versions the compute class documents */
+    uint8_t local;   /* nv_local_path */
+    uint8_t ce;      /* nv_ce_path (copy classes with 64-bit semaphores) */
+} nv_paths;
+struct nv_dev;
+/* the defaults for d's family (d->gen set) */
+void nv_paths_default(struct nv_dev *d);
 
 /* ** process-wide state: /dev/nvidiactl, the root client, UVM, the card
  * list. Shared by every open NV device, made by the first open and torn
@@ -60,6 +81,7 @@ typedef struct nv_proc {
     char version[64];
     bool is_mock;             /* the driver says it is hcq's emulation */
     const nv_abi_rev *abi;
+    uint32_t major;           /* the driver's major version: 580 */
     nv_card_info cards[NV_CARD_INFO_MAX];
     uint32_t ncards;
     uint32_t next_handle; /* client-chosen handles (RM_ALLOC_MEMORY) */
@@ -134,7 +156,11 @@ typedef struct nv_dev {
     volatile uint8_t *usermode; /* the 64 KiB usermode page: doorbell at +0x90 */
     uint32_t sm_version, num_sms, max_warps_per_sm, gpcs, tpcs_per_gpc, sms_per_tpc;
     uint64_t vram_bytes, vram_free_bytes;
+    nv_paths path;            /* the first-run paths in use */
+    int qmd_ver;              /* NV_QMD_V03 / NV_QMD_V04: path.qmd */
+    char path_note[256];      /* what the self-test found, for hcq info and HCQ_DEBUG=1 */
     nv_chan ch[2];
+    uint32_t ring_entries;    /* GPFIFO entries per channel */
     drv_mem gpfifo_area;
     /* a host page engines release: internal completions at 16 * channel,
      * the channels' progress at NV_SYNC_PROGRESS + 16 * channel */
@@ -197,6 +223,12 @@ void nv_sysmem_free(hcq_device *dev, drv_mem *m);
 hcq_status nv_open(hcq_device *dev, uint32_t index);
 void nv_close(hcq_device *dev);
 bool nv_halt(hcq_device *dev);
+/* Frees the channel group with its channels and makes them again (on
+ * the paths now in nv_dev.path): the self-test's reset after a hang */
+hcq_status nv_channels_reset(hcq_device *dev);
+/* The first-run self-test (nv_selftest.c): probes the paths at open and
+ * keeps the ones that work; fills the device's `paths` property */
+hcq_status nv_selftest(hcq_device *dev);
 
 /* ** queues (nv_queue.c) */
 hcq_status nv_rec_wait(drv_rec *r, hcq_val addr, hcq_val value);
@@ -263,7 +295,13 @@ void nv_program_free(hcq_device *dev, hcq_program *p);
  * tinygrad's values; the shared one is 4 GiB aligned as Hopper requires) */
 #define NV_SHARED_WINDOW 0x729400000000ull
 #define NV_LOCAL_WINDOW 0x729300000000ull
-/* the initial stack pointer kernels load from cbuf0 + 0x28 */
+/* the initial stack pointer kernels load from cbuf0 + 0x28: 16 MiB (the
+ * top of a thread's local window) less the 0x240 bytes the ABI keeps
+ * above it, which a launch's local memory must include */
 #define NV_CBUF0_STACK_INIT 0x00FFFDC0u
+#define NV_LOCAL_RESERVE (0x01000000u - NV_CBUF0_STACK_INIT)
+/* makes the local-memory buffer hold per_thread bytes for every thread the
+ * GPU can have resident (programs SET_SHADER_LOCAL_MEMORY_*) */
+hcq_status nv_local_ensure(hcq_device *dev, nv_dev *nv, uint32_t per_thread);
 
 #endif

@@ -11,6 +11,8 @@
 #ifndef HCQ_DRIVERS_NV_ABI_H
 #define HCQ_DRIVERS_NV_ABI_H
 
+#include "compiler/nv_chips.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +34,8 @@ enum nv_escape {
     NV_ESC_RM_CONTROL = 0x2A,
     NV_ESC_RM_ALLOC = 0x2B,
     NV_ESC_RM_MAP_MEMORY = 0x4E,
+    NV_ESC_RM_MAP_MEMORY_DMA = 0x57,   /* a memory object into a virtual range (NV01_MEMORY_VIRTUAL) */
+    NV_ESC_RM_UNMAP_MEMORY_DMA = 0x58,
     NV_ESC_CARD_INFO = 200,
     NV_ESC_REGISTER_FD = 201,
     NV_ESC_CHECK_VERSION_STR = 210,
@@ -44,12 +48,27 @@ typedef struct nv_rm_alloc { /* NVOS21_PARAMETERS */
     uint32_t hObjectNew; /* in/out: 0 lets RM choose */
     uint32_t hClass;
     uint64_t pAllocParms;
-    uint32_t paramsSize; /* ignored by RM: it copies the class's own size */
+    /* ignored by RM: serverAllocApiCopyIn copies the class's own size
+     * (rmapiParamsCopyInit, from resource_list.h's RS_REQUIRED/RS_OPTIONAL) */
+    uint32_t paramsSize;
     uint32_t status;
 } nv_rm_alloc;
 NV_ABI_ASSERT(nv_rm_alloc, 32);
 NV_ABI_AT(nv_rm_alloc, pAllocParms, 16);
 NV_ABI_AT(nv_rm_alloc, status, 28);
+
+/* NVOS64_PARAMETERS: RM_ALLOC's other form (escape.c takes either size),
+ * with the access rights asked for */
+typedef struct nv_rm_alloc64 {
+    uint32_t hRoot, hObjectParent, hObjectNew, hClass;
+    uint64_t pAllocParms;
+    uint64_t pRightsRequested; /* RS_ACCESS_MASK, or 0 */
+    uint32_t paramsSize, flags; /* flags: NVOS64_FLAGS_FINN_SERIALIZED 1 */
+    uint32_t status, _pad;
+} nv_rm_alloc64;
+NV_ABI_ASSERT(nv_rm_alloc64, 48);
+NV_ABI_AT(nv_rm_alloc64, pRightsRequested, 24);
+NV_ABI_AT(nv_rm_alloc64, status, 40);
 
 typedef struct nv_rm_control { /* NVOS54_PARAMETERS */
     uint32_t hClient, hObject, cmd, flags;
@@ -94,6 +113,32 @@ NV_ABI_AT(nv_rm_map_memory, status, 40);
 NV_ABI_AT(nv_rm_map_memory, flags, 44);
 NV_ABI_AT(nv_rm_map_memory, fd, 48);
 
+/* NVOS46_PARAMETERS, NVOS47_PARAMETERS (nvos.h): map a memory object into
+ * a virtual range (hDma, an NV01_MEMORY_VIRTUAL) for the GPU, and unmap it */
+typedef struct nv_rm_map_memory_dma {
+    uint32_t hClient, hDevice, hDma, hMemory;
+    uint64_t offset, length; /* the part of hMemory */
+    uint32_t flags, flags2, kindOverride, _pad0;
+    uint64_t dmaOffset; /* out: the GPU address; in with DMA_OFFSET_FIXED */
+    uint32_t status, _pad1;
+} nv_rm_map_memory_dma;
+NV_ABI_ASSERT(nv_rm_map_memory_dma, 64);
+NV_ABI_AT(nv_rm_map_memory_dma, flags, 32);
+NV_ABI_AT(nv_rm_map_memory_dma, dmaOffset, 48);
+NV_ABI_AT(nv_rm_map_memory_dma, status, 56);
+#define NVOS46_FLAGS_ACCESS_READ_ONLY 1u          /* ACCESS 1:0 */
+#define NVOS46_FLAGS_DMA_OFFSET_FIXED (1u << 15) /* dmaOffset is the address to map at */
+
+typedef struct nv_rm_unmap_memory_dma {
+    uint32_t hClient, hDevice, hDma, hMemory;
+    uint32_t flags, _pad0;
+    uint64_t dmaOffset, size; /* size 0: the whole mapping */
+    uint32_t status, _pad1;
+} nv_rm_unmap_memory_dma;
+NV_ABI_ASSERT(nv_rm_unmap_memory_dma, 48);
+NV_ABI_AT(nv_rm_unmap_memory_dma, dmaOffset, 24);
+NV_ABI_AT(nv_rm_unmap_memory_dma, status, 40);
+
 /* (src/nvidia/arch/nvalloc/unix/include/nv-ioctl.h) */
 typedef struct nv_card_info {
     uint8_t valid, _pad0[3];
@@ -128,6 +173,8 @@ NV_ABI_ASSERT(nv_register_fd, 4);
 #define NV_IOCTL_RM_MAP_MEMORY NV_IOWR(NV_ESC_RM_MAP_MEMORY, sizeof(nv_rm_map_memory))
 #define NV_IOCTL_CARD_INFO NV_IOWR(NV_ESC_CARD_INFO, sizeof(nv_card_info) * NV_CARD_INFO_MAX)
 #define NV_IOCTL_REGISTER_FD NV_IOWR(NV_ESC_REGISTER_FD, sizeof(nv_register_fd))
+#define NV_IOCTL_RM_MAP_MEMORY_DMA NV_IOWR(NV_ESC_RM_MAP_MEMORY_DMA, sizeof(nv_rm_map_memory_dma))
+#define NV_IOCTL_RM_UNMAP_MEMORY_DMA NV_IOWR(NV_ESC_RM_UNMAP_MEMORY_DMA, sizeof(nv_rm_unmap_memory_dma))
 _Static_assert(NV_IOCTL_RM_ALLOC == 0xC020462Bul, "RM_ALLOC ioctl number");
 _Static_assert(NV_IOCTL_CARD_INFO == 0xD20046C8ul, "CARD_INFO ioctl number");
 _Static_assert(NV_IOCTL_RM_MAP_MEMORY == 0xC038464Eul, "RM_MAP_MEMORY ioctl number");
@@ -249,36 +296,8 @@ typedef struct nv_uvm_free {
 } nv_uvm_free;
 NV_ABI_ASSERT(nv_uvm_free, 24);
 
-/* ** classes (open-gpu-kernel-modules src/nvidia/generated/g_allclasses.h;
- * per-chip lists in g_gpu_class_list.c) */
-enum nv_class {
-    NV01_ROOT_CLIENT = 0x0041,
-    NV01_DEVICE_0 = 0x0080,
-    NV20_SUBDEVICE_0 = 0x2080,
-    NV01_MEMORY_SYSTEM = 0x003E,
-    NV01_MEMORY_LOCAL_USER = 0x0040,
-    NV01_MEMORY_SYSTEM_OS_DESCRIPTOR = 0x0071,
-    FERMI_VASPACE_A = 0x90F1,
-    FERMI_CONTEXT_SHARE_A = 0x9067,
-    KEPLER_CHANNEL_GROUP_A = 0xA06C,
-    GT200_DEBUGGER = 0x83DE,
-    VOLTA_USERMODE_A = 0xC361,
-    TURING_USERMODE_A = 0xC461,
-    AMPERE_USERMODE_A = 0xC561,
-    HOPPER_USERMODE_A = 0xC661,
-    VOLTA_CHANNEL_GPFIFO_A = 0xC36F,
-    TURING_CHANNEL_GPFIFO_A = 0xC46F,
-    AMPERE_CHANNEL_GPFIFO_A = 0xC56F,
-    HOPPER_CHANNEL_GPFIFO_A = 0xC86F,
-    AMPERE_COMPUTE_A = 0xC6C0,
-    AMPERE_COMPUTE_B = 0xC7C0,
-    ADA_COMPUTE_A = 0xC9C0,
-    HOPPER_COMPUTE_A = 0xCBC0,
-    BLACKWELL_COMPUTE_A = 0xCDC0,
-    AMPERE_DMA_COPY_A = 0xC6B5,
-    AMPERE_DMA_COPY_B = 0xC7B5,
-    HOPPER_DMA_COPY_A = 0xC8B5,
-};
+/* ** classes: enum nv_class is in compiler/nv_chips.h, beside the family
+ * table that names each family's classes */
 
 /* ** allocation parameters (nvos.h, class/cl0080.h, cl2080.h, cl83de.h,
  * alloc/alloc_channel.h) */
@@ -289,6 +308,9 @@ typedef struct nv_device_alloc { /* NV0080_ALLOC_PARAMETERS */
 } nv_device_alloc;
 NV_ABI_ASSERT(nv_device_alloc, 56);
 NV_ABI_AT(nv_device_alloc, vaMode, 48);
+#define NV_DEVICE_ALLOCATION_FLAGS_VASPACE_SIZE 0x8u /* nvos.h */
+#define NV_DEVICE_ALLOCATION_FLAGS_RESTRICT_RESERVED_VALIMITS 0x800u
+#define NV_DEVICE_ALLOCATION_VAMODE_MULTIPLE_VASPACES 2u
 
 typedef struct nv_subdevice_alloc { /* NV2080_ALLOC_PARAMETERS */
     uint32_t subDeviceId;
@@ -317,12 +339,18 @@ typedef struct nv_tsg_alloc { /* NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS */
 NV_ABI_ASSERT(nv_tsg_alloc, 20);
 NV_ABI_AT(nv_tsg_alloc, engineType, 12);
 #define NV2080_ENGINE_TYPE_GRAPHICS 1u
+#define NV2080_ENGINE_TYPE_GR7 8u   /* GR1..GR7: MIG's (cl2080_notification.h) */
+#define NV2080_ENGINE_TYPE_LAST 0x54u
 
 typedef struct nv_ctxshare_alloc { /* NV_CTXSHARE_ALLOCATION_PARAMETERS */
     uint32_t hVASpace, flags, subctxId;
 } nv_ctxshare_alloc;
 NV_ABI_ASSERT(nv_ctxshare_alloc, 12);
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_SYNC 0u
 #define NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC 1u
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_SPECIFIED 2u
+#define NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC_PREFER_LOWER 3u
+#define NV_CTXSHARE_SUBCTXID_PREFER_LOWER_SUCCESS (1u << 31)
 
 typedef struct nv_memory_desc { /* NV_MEMORY_DESC_PARAMS */
     uint64_t base, size;
@@ -375,6 +403,8 @@ NV_ABI_AT(nv_memory_alloc, limit, 88);
 #define NVOS32_ALLOC_FLAGS_SYSMEM 0x0C101u
 #define NVOS32_ATTR_PAGE_SIZE_HUGE (3u << 23)
 #define NVOS32_ATTR_LOCATION_PCI (1u << 25)
+#define NVOS32_ALLOC_FLAGS_USE_BEGIN_END 0x20000u
+#define NVOS32_ALLOC_FLAGS_VIRTUAL 0x80000u
 #define NVOS32_ATTR_PHYSICALITY_NONCONTIG (3u << 27) /* "allow non-contiguous" */
 #define NVOS32_ATTR2_ZBC_PREFER_NO (1u << 0)
 #define NVOS32_ATTR2_GPU_CACHEABLE_YES (1u << 2)
@@ -383,6 +413,27 @@ NV_ABI_AT(nv_memory_alloc, limit, 88);
 #define NV_MMU_PTE_KIND_GENERIC_MEMORY 6u
 /* NVOS02 flags for OS-described host memory: non-contiguous, cached, no map */
 #define NVOS02_FLAGS_OS_DESCRIPTOR 0x40001010u
+
+/* NV_OS_DESC_MEMORY_ALLOCATION_PARAMS (nvos.h): host memory described by
+ * its address, the RM_ALLOC form of RM_ALLOC_MEMORY's OS descriptor */
+typedef struct nv_os_desc_alloc {
+    uint32_t type, flags, attr, attr2;
+    uint64_t descriptor; /* the CPU address */
+    uint64_t limit;      /* size - 1 */
+    uint32_t descriptorType, tag; /* NVOS32_DESCRIPTOR_TYPE_VIRTUAL_ADDRESS 0 */
+} nv_os_desc_alloc;
+NV_ABI_ASSERT(nv_os_desc_alloc, 40);
+NV_ABI_AT(nv_os_desc_alloc, descriptor, 16);
+NV_ABI_AT(nv_os_desc_alloc, descriptorType, 32);
+
+/* NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS (class/cl0070.h) */
+typedef struct nv_memory_virtual_alloc {
+    uint64_t offset; /* the range's start in the vaspace */
+    uint64_t limit;  /* in/out: its last byte; 0 asks for the vaspace's */
+    uint32_t hVASpace, _pad; /* 0: the device's default vaspace */
+} nv_memory_virtual_alloc;
+NV_ABI_ASSERT(nv_memory_virtual_alloc, 24);
+NV_ABI_AT(nv_memory_virtual_alloc, hVASpace, 16);
 
 typedef struct nv_debugger_alloc { /* NV83DE_ALLOC_PARAMETERS */
     uint32_t hDebuggerClient_Obsolete, hAppClient, hClass3dObject;
@@ -404,6 +455,9 @@ enum nv_ctrl_cmd {
     NVA06C_CTRL_CMD_GPFIFO_SCHEDULE = 0xA06C0101,
     NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN = 0xC36F0108,
     NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO = 0x83DE0328,
+    NV83DE_CTRL_CMD_DEBUG_READ_ALL_SM_ERROR_STATES = 0x83DE030C, /* what a hang report reads */
+    NV2080_CTRL_CMD_PERF_BOOST = 0x2080200A,         /* ctrl2080perf.h */
+    NV2080_CTRL_CMD_FB_FLUSH_GPU_CACHE = 0x2080130E, /* ctrl2080fb.h */
     /* monitoring (hcq info, hcq top): the NON_PRIVILEGED controls of the
      * subdevice that report what nvidia-smi shows; numbers from the 580.142
      * headers named at each struct below, all also present in 570 except
@@ -504,6 +558,7 @@ typedef struct nv_gr_get_info {
     uint64_t route;
 } nv_gr_get_info;
 NV_ABI_ASSERT(nv_gr_get_info, 32);
+#define NV_GR_INFO_MAX 0x3au /* NV2080_CTRL_GR_INFO_MAX_SIZE: indexes below it */
 enum nv_gr_info_index { /* ctrl0080gr.h NV0080_CTRL_GR_INFO_INDEX_* */
     NV_GR_INFO_SM_VERSION = 0x0C,
     NV_GR_INFO_MAX_WARPS_PER_SM = 0x0D,
@@ -517,6 +572,7 @@ typedef struct nv_fb_get_info {
     uint64_t fbInfoList;
 } nv_fb_get_info;
 NV_ABI_ASSERT(nv_fb_get_info, 16);
+#define NV_FB_INFO_MAX_LIST 0x80u /* NV2080_CTRL_FB_INFO_MAX_LIST_SIZE */
 #define NV_FB_INFO_RAM_SIZE 0x07u /* KiB (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE) */
 #define NV_FB_INFO_HEAP_FREE 0x16u /* KiB free (ctrl2080fb.h NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE) */
 
@@ -541,6 +597,58 @@ typedef struct nv_mmu_fault_info { /* NV83DE_CTRL_DEBUG_READ_MMU_FAULT_INFO_PARA
 } nv_mmu_fault_info;
 NV_ABI_ASSERT(nv_mmu_fault_info, 72);
 NV_ABI_AT(nv_mmu_fault_info, count, 64);
+
+/* NV83DE_CTRL_DEBUG_READ_ALL_SM_ERROR_STATES_PARAMS (ctrl83dedebug.h):
+ * the SM error state (the exception registers RM caches) of SMs
+ * startingSM.., and whether the target channel took an MMU fault */
+typedef struct nv_sm_error_state { /* NV83DE_SM_ERROR_STATE_REGISTERS */
+    uint32_t hwwGlobalEsr, hwwWarpEsr, hwwWarpEsrPc, hwwGlobalEsrReportMask, hwwWarpEsrReportMask, _pad;
+    uint64_t hwwEsrAddr, hwwWarpEsrPc64;
+    uint32_t hwwCgaEsr, hwwCgaEsrReportMask;
+} nv_sm_error_state;
+NV_ABI_ASSERT(nv_sm_error_state, 48);
+NV_ABI_AT(nv_sm_error_state, hwwEsrAddr, 24);
+#define NV83DE_MAX_SMS_PER_CALL 100u
+typedef struct nv_sm_error_states {
+    uint32_t hTargetChannel, numSMsToRead;
+    nv_sm_error_state smErrorStateArray[NV83DE_MAX_SMS_PER_CALL];
+    uint32_t mmuFaultInfo;         /* deprecated copy of mmuFault.faultInfo */
+    uint8_t mmuFaultValid, _pad[3]; /* NV83DE_MMU_FAULT_INFO {NvBool valid; NvU32 faultInfo} */
+    uint32_t mmuFaultFaultInfo;
+    uint32_t startingSM;
+} nv_sm_error_states;
+NV_ABI_ASSERT(nv_sm_error_states, 4824);
+NV_ABI_AT(nv_sm_error_states, mmuFaultInfo, 4808);
+NV_ABI_AT(nv_sm_error_states, mmuFaultValid, 4812);
+NV_ABI_AT(nv_sm_error_states, startingSM, 4820);
+
+/* NV2080_CTRL_PERF_BOOST_PARAMS (ctrl2080perf.h) */
+typedef struct nv_perf_boost {
+    uint32_t flags;    /* CMD 1:0: 0 clear, 1 one level, 2 to the maximum; CUDA 4, ASYNC 5, CUDA_PRIORITY 6 */
+    uint32_t duration; /* seconds, at most 3600, or 0xffffffff until cleared */
+} nv_perf_boost;
+NV_ABI_ASSERT(nv_perf_boost, 8);
+#define NV_PERF_BOOST_CMD(f) ((f) & 3u)
+#define NV_PERF_BOOST_DURATION_MAX 3600u
+#define NV_PERF_BOOST_DURATION_INFINITE 0xffffffffu
+
+/* NV2080_CTRL_FB_FLUSH_GPU_CACHE_PARAMS (ctrl2080fb.h) */
+#define NV_FB_FLUSH_MAX_ADDRESSES 500u
+typedef struct nv_fb_flush_gpu_cache {
+    uint64_t addressArray[NV_FB_FLUSH_MAX_ADDRESSES];
+    uint32_t addressArraySize, addressAlign;
+    uint64_t memBlockSizeBytes;
+    uint32_t flags, _pad;
+} nv_fb_flush_gpu_cache;
+NV_ABI_ASSERT(nv_fb_flush_gpu_cache, 4024);
+NV_ABI_AT(nv_fb_flush_gpu_cache, flags, 4016);
+/* flags: APERTURE 1:0 (0 video, 1 system, 2 peer), WRITE_BACK 2, INVALIDATE 3, FLUSH_MODE 4 (0 address
+ * array, 1 full cache), FB_FLUSH 5 */
+#define NV_FB_FLUSH_APERTURE(f) ((f) & 3u)
+#define NV_FB_FLUSH_WRITE_BACK (1u << 2)
+#define NV_FB_FLUSH_INVALIDATE (1u << 3)
+#define NV_FB_FLUSH_FULL_CACHE (1u << 4)
+#define NV_FB_FLUSH_FB (1u << 5)
 
 /* ** monitoring controls (hcq info / hcq top). Layouts of driver 580.142,
  * identical in 570.86.15 and 575 (sizes checked by compiling both trees'
@@ -730,6 +838,7 @@ enum nv_rm_status {
     NV_ERR_INSUFFICIENT_PERMISSIONS = 0x1B,
     NV_ERR_INVALID_ADDRESS = 0x1E,
     NV_ERR_INVALID_ARGUMENT = 0x1F,
+    NV_ERR_INVALID_BASE = 0x20,
     NV_ERR_INVALID_CHANNEL = 0x21,
     NV_ERR_INVALID_CLASS = 0x22,
     NV_ERR_INVALID_CLIENT = 0x23,
@@ -744,16 +853,78 @@ enum nv_rm_status {
     NV_ERR_INVALID_OFFSET = 0x37,
     NV_ERR_INVALID_OWNER = 0x39,
     NV_ERR_INVALID_PARAM_STRUCT = 0x3A,
+    NV_ERR_INVALID_PARAMETER = 0x3B,
     NV_ERR_INVALID_STATE = 0x40,
     NV_ERR_NO_MEMORY = 0x51,
     NV_ERR_NOT_SUPPORTED = 0x56,
     NV_ERR_OBJECT_NOT_FOUND = 0x57,
     NV_ERR_OPERATING_SYSTEM = 0x59,
+    NV_ERR_OTHER_DEVICE_FOUND = 0x5A,
     NV_ERR_STATE_IN_USE = 0x63,
     NV_ERR_UVM_ADDRESS_IN_USE = 0x68,
     NV_ERR_GENERIC = 0xFFFF,
     NV_WARN_NOTHING_TO_DO = 0x10006,
 };
+
+/* ** the interface as tables (nv_names.c): one row per escape, class and
+ * control that hcq, the mock or the tracer knows, read by all three (the
+ * driver's sizes, the mock's checks, the tracer's names and sizes). */
+enum nv_esc_on { /* which device files serve an escape (escape.c NV_CTL_DEVICE_ONLY, NV_ACTUAL_DEVICE_ONLY) */
+    NV_ESC_ON_CTL = 1,
+    NV_ESC_ON_GPU = 2,
+    NV_ESC_ON_ANY = 3,
+};
+typedef struct nv_escape_desc {
+    uint32_t nr;
+    const char *name;
+    uint32_t size;      /* the argument size nvidia.ko requires exactly; 0: any nonzero multiple of unit */
+    uint32_t unit;
+    uint32_t size2;     /* a second size it takes (RM_ALLOC's NVOS64 form), 0: none */
+    int16_t status_at2; /* the status field in that form */
+    uint8_t on;         /* NV_ESC_ON_* */
+    int16_t status_at;  /* offset of the RM status field; -1: none (errno only) */
+} nv_escape_desc;
+/* the row of escape nr, or NULL */
+const nv_escape_desc *nv_escape_desc_of(uint32_t nr);
+
+/* a class's allocation parameters as resource_list.h declares them:
+ * RS_REQUIRED (a pointer must be given), RS_OPTIONAL (read when given),
+ * RS_NONE; RM copies the row's size whatever paramsSize says */
+enum nv_param_rule { NV_PARAMS_NONE, NV_PARAMS_OPTIONAL, NV_PARAMS_REQUIRED };
+/* the parents resource_list.h allows a class (its RS_LIST of RM internal
+ * classes), as bits; serverAllocResourceUnderLock refuses any other parent
+ * with NV_ERR_INVALID_OBJECT_PARENT before the class's constructor runs */
+enum nv_rs_parent {
+    NV_RS_CLIENT = 1u << 0,        /* RmClientResource */
+    NV_RS_DEVICE = 1u << 1,        /* Device */
+    NV_RS_SUBDEVICE = 1u << 2,     /* Subdevice */
+    NV_RS_CHANNEL_GROUP = 1u << 3, /* KernelChannelGroupApi */
+    NV_RS_CHANNEL = 1u << 4,       /* KernelChannel */
+};
+typedef struct nv_class_desc {
+    uint32_t cls;
+    const char *name;
+    uint8_t rule;       /* NV_PARAMS_* */
+    uint32_t params;    /* bytes in 580 */
+    uint32_t params_old; /* bytes before 580 where they differ (0: the same) */
+    uint8_t parents;    /* NV_RS_* */
+} nv_class_desc;
+const nv_class_desc *nv_class_desc_of(uint32_t cls);
+/* the bytes RM copies for class cls under driver major `major` (0 if none) */
+uint32_t nv_class_params(uint32_t cls, uint32_t major);
+
+typedef struct nv_ctrl_desc {
+    uint32_t cmd;
+    const char *name;
+    uint32_t size;        /* NVOC paramSize in 580 */
+    uint32_t size_old;    /* before size_since (0: the same) */
+    uint32_t size_since;  /* the major where size begins */
+    uint32_t since;       /* the first major that has the control at all (0: every one) */
+} nv_ctrl_desc;
+const nv_ctrl_desc *nv_ctrl_desc_of(uint32_t cmd);
+/* the paramsSize RM requires for cmd under driver major `major`; 0 when
+ * that driver has no such control or it is not in the table */
+uint32_t nv_ctrl_params(uint32_t cmd, uint32_t major);
 
 /* ** names (nv_names.c) */
 /* "NV_ERR_INVALID_ARGUMENT" etc., "an unknown RM status" for the rest */

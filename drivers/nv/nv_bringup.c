@@ -14,36 +14,17 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* ** generations: classes and launch ABI by SM version (g_gpu_class_list.c;
- * constant-bank parameter base from cubins' EIATTR_PARAM_CBANK). The copy
- * engine's 64-bit semaphore payload (SET_SEMAPHORE_PAYLOAD_UPPER 0x24C,
- * LAUNCH_DMA SEMAPHORE_PAYLOAD_SIZE bit 27) exists from AMPERE_DMA_COPY_B
- * (open-gpu-doc classes/dma-copy/clc7b5.h) on; GA100's AMPERE_DMA_COPY_A
- * (clc6b5.h) has 32-bit payloads only. */
-static const nv_gen gens[] = {
-    {"Ampere (GA100)", 0x800, AMPERE_COMPUTE_A, AMPERE_DMA_COPY_A, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A,
-     NV_QMD_V03, 0x160, false, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
-    {"Ampere (GA10x)", 0x806, AMPERE_COMPUTE_B, AMPERE_DMA_COPY_B, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A,
-     NV_QMD_V03, 0x160, true, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
-    {"Ampere (GA10B)", 0x807, AMPERE_COMPUTE_B, AMPERE_DMA_COPY_B, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A,
-     NV_QMD_V03, 0x160, true, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
-    {"Ada", 0x809, ADA_COMPUTE_A, AMPERE_DMA_COPY_B, AMPERE_CHANNEL_GPFIFO_A, AMPERE_USERMODE_A, NV_QMD_V03, 0x160,
-     true, 0, NV_LOCAL_MEMORY_UPPER_BITS_AMPERE},
-    {"Hopper", 0x900, HOPPER_COMPUTE_A, HOPPER_DMA_COPY_A, HOPPER_CHANNEL_GPFIFO_A, HOPPER_USERMODE_A, NV_QMD_V04,
-     0x210, true, 6, NV_LOCAL_MEMORY_UPPER_BITS_HOPPER},
-};
-
+/* ** families: classes and launch ABI by SM version (compiler/nv_chips.c) */
 const nv_gen *nv_gen_for_sm(uint32_t sm, const char *gpu)
 {
-    for (size_t i = 0; i < BASE_ARRAY_LEN(gens); i++)
-        if (gens[i].sm_major == sm) return &gens[i];
+    const nv_family *f = nv_family_for_sm(sm);
+    if (f) return f;
     unsigned major = (sm >> 8) & 0xff, minor = sm & 0xf;
     if (major >= 10)
         base_err(HCQ_ENOTSUP, "%s is sm_%u%u (Blackwell): not supported yet (it needs QMD V05 and the Blackwell "
-                 "classes); hcq drives Ampere (sm_80, sm_86), Ada (sm_89) and Hopper (sm_90)", gpu, major, minor);
+                 "classes); hcq drives %s", gpu, major, minor, nv_families_driven());
     else
-        base_err(HCQ_ENOTSUP, "%s is sm_%u%u: not supported; hcq drives Ampere (sm_80, sm_86), Ada (sm_89) and "
-                 "Hopper (sm_90)", gpu, major, minor);
+        base_err(HCQ_ENOTSUP, "%s is sm_%u%u: not supported; hcq drives %s", gpu, major, minor, nv_families_driven());
     return NULL;
 }
 
@@ -295,7 +276,7 @@ static hcq_status gpu_make(const char *id, nv_proc *p, const nv_card_info *card,
     nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_ENABLE_PAGE_FAULTING | NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED,
                            .vaSize = 0x1fffffb000000ull, .vaBase = 0x1000};
     snprintf(what, sizeof what, "%s bring-up: allocating the vaspace (FERMI_VASPACE_A)", id);
-    if ((s = nv_alloc_object(p, g->hdevice, FERMI_VASPACE_A, &va, p->abi->vaspace_params, &g->hvaspace, what)))
+    if ((s = nv_alloc_object(p, g->hdevice, FERMI_VASPACE_A, &va, nv_class_params(FERMI_VASPACE_A, p->major), &g->hvaspace, what)))
         return s;
 
     nv_gid_info gid = {.flags = NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY, .length = 16};
@@ -441,10 +422,78 @@ static hcq_status first_methods(hcq_device *dev, nv_dev *nv)
     return HCQ_OK;
 }
 
+/* The channel group, its two channels, the debugger object and what the
+ * channels need before work (scheduling, first methods, local memory):
+ * made at open and made again when the self-test resets them. */
+static hcq_status channels_up(hcq_device *dev, nv_dev *nv)
+{
+    const char *id = dev->props.id;
+    nv_proc *p = nv->proc;
+    char what[192];
+    hcq_status s;
+    nv_tsg_alloc ta = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
+    snprintf(what, sizeof what, "%s bring-up: allocating the channel group (KEPLER_CHANNEL_GROUP_A)", id);
+    if ((s = nv_alloc_object(p, nv->hdevice, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, &nv->htsg, what))) return s;
+    nv_ctxshare_alloc cs = {.hVASpace = nv->hvaspace, .flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC};
+    snprintf(what, sizeof what, "%s bring-up: allocating the context share (FERMI_CONTEXT_SHARE_A)", id);
+    if ((s = nv_alloc_object(p, nv->htsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &nv->hctxshare, what))) return s;
+    uint64_t stride = nv->gpfifo_area.size / 2;
+    for (int i = 0; i < 2; i++)
+        if ((s = make_channel(dev, nv, i, (uint64_t)i * stride, nv->ring_entries))) return s;
+
+    nv_debugger_alloc dbg = {.hAppClient = p->hclient, .hClass3dObject = nv->ch[NV_CH_COMPUTE].hobject};
+    snprintf(what, sizeof what, "%s bring-up: allocating the debugger object for fault reports (GT200_DEBUGGER)", id);
+    if ((s = nv_alloc_object(p, nv->hdevice, GT200_DEBUGGER, &dbg, sizeof dbg, &nv->hdebugger, what))) return s;
+
+    nv_gpfifo_schedule sch = {.bEnable = 1};
+    snprintf(what, sizeof what, "%s bring-up: scheduling the channel group (NVA06C_CTRL_CMD_GPFIFO_SCHEDULE)", id);
+    if ((s = nv_control(p, nv->htsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sch,
+                        nv_ctrl_params(NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, p->major), what)))
+        return s;
+    if ((s = first_methods(dev, nv))) return s;
+    /* the proven path gives every launch the ABI's reserve of local memory;
+     * where the GPU's memory cannot hold that for every thread it can run,
+     * launches get local memory only for a stack */
+    if (nv->path.local == NV_LOCAL_MIN && (s = nv_local_ensure(dev, nv, NV_LOCAL_RESERVE))) {
+        if (s != HCQ_ENOMEM) return base_err_prefix(s, "%s bring-up", id);
+        BASE_LOG(1, "%s: %s; launches get local memory only for a stack", id, hcq_error_message());
+        nv->path.local = NV_LOCAL_LAZY;
+    }
+    return HCQ_OK;
+}
+
+/* Undoes channels_up (the memory the rings live in stays, cleared). */
+static void channels_down(hcq_device *dev, nv_dev *nv)
+{
+    nv_halt(dev);
+    nv->hctxshare = 0; /* went with the channel group */
+    if (nv->local_mem.size) nv_mem_free(dev, &nv->local_mem);
+    nv->local_per_thread = 0;
+    for (int i = 0; i < 2; i++) {
+        nv_chan *c = &nv->ch[i];
+        if (c->pb.size) nv_mem_free(dev, &c->pb);
+        if (c->notifier.size) nv_sysmem_free(dev, &c->notifier);
+        free(c->pb_end);
+        free(c->what);
+        free(c->more);
+        if (c->lock_init) pthread_mutex_destroy(&c->lock);
+        memset(c, 0, sizeof *c);
+    }
+    /* the rings, USERD and the progress slots start again from zero */
+    memset(nv->gpfifo_area.cpu, 0, nv->gpfifo_area.size);
+    memset((uint8_t *)nv->sync.cpu + NV_SYNC_PROGRESS, 0, 32);
+}
+
+hcq_status nv_channels_reset(hcq_device *dev)
+{
+    nv_dev *nv = nv_of(dev);
+    channels_down(dev, nv);
+    return channels_up(dev, nv);
+}
+
 static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
 {
     const char *id = dev->props.id;
-    char what[192];
     hcq_status s = nv_proc_get(&nv->proc);
     if (s) return s;
     nv_proc *p = nv->proc;
@@ -469,12 +518,7 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     nv->vram_free_bytes = g->vram_free_bytes;
     const char *name = g->name;
 
-    nv_tsg_alloc ta = {.engineType = NV2080_ENGINE_TYPE_GRAPHICS};
-    snprintf(what, sizeof what, "%s bring-up: allocating the channel group (KEPLER_CHANNEL_GROUP_A)", id);
-    if ((s = nv_alloc_object(p, nv->hdevice, KEPLER_CHANNEL_GROUP_A, &ta, sizeof ta, &nv->htsg, what))) return s;
-    nv_ctxshare_alloc cs = {.hVASpace = nv->hvaspace, .flags = NV_CTXSHARE_FLAGS_SUBCONTEXT_ASYNC};
-    snprintf(what, sizeof what, "%s bring-up: allocating the context share (FERMI_CONTEXT_SHARE_A)", id);
-    if ((s = nv_alloc_object(p, nv->htsg, FERMI_CONTEXT_SHARE_A, &cs, sizeof cs, &nv->hctxshare, what))) return s;
+    nv_paths_default(nv);
 
     /* the completion page of internal submissions */
     if ((s = nv_mem_alloc(dev, 4096, DRV_MEM_HOST | DRV_MEM_CPU | DRV_MEM_UNCACHED | DRV_MEM_LOW, &nv->sync)))
@@ -486,18 +530,8 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     uint64_t stride = base_align_up(base_align_up((uint64_t)entries * 8, NV_USERD_SIZE) + NV_USERD_SIZE, 64 * 1024);
     if ((s = nv_mem_alloc(dev, 2 * stride, DRV_MEM_DEVICE | DRV_MEM_CPU | DRV_MEM_LOW, &nv->gpfifo_area)))
         return base_err_prefix(s, "%s bring-up: the GPFIFO rings", id);
-    for (int i = 0; i < 2; i++)
-        if ((s = make_channel(dev, nv, i, (uint64_t)i * stride, entries))) return s;
-
-    nv_debugger_alloc dbg = {.hAppClient = p->hclient, .hClass3dObject = nv->ch[NV_CH_COMPUTE].hobject};
-    snprintf(what, sizeof what, "%s bring-up: allocating the debugger object for fault reports (GT200_DEBUGGER)", id);
-    if ((s = nv_alloc_object(p, nv->hdevice, GT200_DEBUGGER, &dbg, sizeof dbg, &nv->hdebugger, what))) return s;
-
-    nv_gpfifo_schedule sch = {.bEnable = 1};
-    snprintf(what, sizeof what, "%s bring-up: scheduling the channel group (NVA06C_CTRL_CMD_GPFIFO_SCHEDULE)", id);
-    if ((s = nv_control(p, nv->htsg, NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, &sch, p->abi->schedule_params, what)))
-        return s;
-    if ((s = first_methods(dev, nv))) return s;
+    nv->ring_entries = entries;
+    if ((s = channels_up(dev, nv))) return s;
 
     hcq_device_props *pr = &dev->props;
     snprintf(pr->name, sizeof pr->name, "%.95s", name);
@@ -525,10 +559,6 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     pr->memory_bytes = nv->vram_bytes;
     pr->memory_free_bytes = nv->vram_free_bytes;
     /* the shader clock needs the CLK controls, which differ by driver; not read yet (0 = unknown) */
-    snprintf(pr->engines, sizeof pr->engines, "%s: compute %s (0x%04x), copy %s (0x%04x), channel %s (0x%04x), QMD V0%d",
-             nv->gen->name, class_name(nv->gen->compute_cls), nv->gen->compute_cls, class_name(nv->gen->copy_cls),
-             nv->gen->copy_cls, class_name(nv->gen->channel_cls), nv->gen->channel_cls,
-             nv->gen->qmd_ver == NV_QMD_V04 ? 4 : 3);
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = 1024;
     pr->max_block[1] = 1024;
@@ -541,12 +571,18 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     dev->stream_format[NV_CH_COMPUTE] = dev->stream_format[NV_CH_COPY] = "nv-gpfifo";
     dev->stream_arch[NV_CH_COMPUTE] = nv->gen->compute_cls;
     dev->stream_arch[NV_CH_COPY] = nv->gen->copy_cls;
+    /* the paths no vendor source settles, tried before the device is used */
+    if ((s = nv_selftest(dev))) return s;
+    snprintf(pr->engines, sizeof pr->engines, "%s: compute %s (0x%04x), copy %s (0x%04x), channel %s (0x%04x), QMD V0%d",
+             nv->gen->name, class_name(nv->gen->compute_cls), nv->gen->compute_cls, class_name(nv->gen->copy_cls),
+             nv->gen->copy_cls, class_name(nv->gen->channel_cls), nv->gen->channel_cls,
+             nv->qmd_ver == NV_QMD_V04 ? 4 : 3);
     nv->fixed_bytes = nv->sync.size + nv->gpfifo_area.size + nv->ch[0].pb.size + nv->ch[1].pb.size +
                       nv->ch[0].notifier.size + nv->ch[1].notifier.size;
     pr->fixed_memory_bytes = nv->fixed_bytes; /* mem/ adds the kernarg ring, staging and signals */
     BASE_LOG(1, "%s: %s, %s, %u SMs, %llu MiB, driver %s, classes 0x%04x/0x%04x, QMD V0%d, %u GPFIFO entries", id,
              name, nv->gen->name, nv->num_sms, (unsigned long long)(nv->vram_bytes >> 20), p->version,
-             nv->gen->compute_cls, nv->gen->copy_cls, nv->gen->qmd_ver == NV_QMD_V04 ? 4 : 3, entries);
+             nv->gen->compute_cls, nv->gen->copy_cls, nv->qmd_ver == NV_QMD_V04 ? 4 : 3, entries);
     return HCQ_OK;
 }
 

@@ -21,25 +21,32 @@
 #include <stdio.h>
 #include <string.h>
 
+/* classes by family (compiler/nv_chips.c) */
 static bool is_compute(uint32_t cls)
 {
-    return cls == AMPERE_COMPUTE_A || cls == AMPERE_COMPUTE_B || cls == ADA_COMPUTE_A || cls == HOPPER_COMPUTE_A;
+    const nv_family *f = nv_family_for_class(cls);
+    return f && f->compute_cls == cls;
 }
 
 static bool is_copy(uint32_t cls)
 {
-    return cls == AMPERE_DMA_COPY_A || cls == AMPERE_DMA_COPY_B || cls == HOPPER_DMA_COPY_A;
+    const nv_family *f = nv_family_for_class(cls);
+    return f && f->copy_cls == cls;
 }
 
-static bool is_hopper(uint32_t cls) { return cls == HOPPER_COMPUTE_A || cls == HOPPER_DMA_COPY_A; }
+/* the channel class of the engine class's family (whose host methods and
+ * prefix the segment's words use) */
+static uint32_t host_of(uint32_t cls)
+{
+    const nv_family *f = nv_family_for_class(cls);
+    return f ? f->channel_cls : AMPERE_CHANNEL_GPFIFO_A;
+}
 
-/* the copy class of the compute class's generation, and back */
+/* the copy class of the compute class's family */
 static uint32_t copy_of(uint32_t cls)
 {
-    return cls == HOPPER_COMPUTE_A ? HOPPER_DMA_COPY_A
-           : cls == AMPERE_COMPUTE_A ? AMPERE_DMA_COPY_A
-           : is_compute(cls)         ? AMPERE_DMA_COPY_B
-                                     : 0;
+    const nv_family *f = nv_family_for_class(cls);
+    return f && is_compute(cls) ? f->copy_cls : 0;
 }
 
 static void print_fields(FILE *out, int kind, uint32_t cls, uint32_t mthd, uint32_t v)
@@ -141,7 +148,7 @@ static hcq_status decode_gpfifo(uint32_t arch, uint64_t va, const uint32_t *dw, 
 {
     static const char *secs[8] = {"?0", "INC", "?2", "NON_INC", "IMMD", "ONE_INC", "?6", "?7"};
     uint32_t bound[8] = {0};
-    uint32_t host = is_hopper(arch) ? HOPPER_CHANNEL_GPFIFO_A : AMPERE_CHANNEL_GPFIFO_A;
+    uint32_t host = host_of(arch);
     for (uint32_t i = 0; i < ndw;) {
         uint32_t h = dw[i], op = nv_mthd_sec_op(h), count = nv_mthd_count(h), sub = nv_mthd_subch(h);
         uint32_t m = nv_mthd_addr(h);
@@ -197,7 +204,12 @@ static hcq_status decode_gpfifo(uint32_t arch, uint64_t va, const uint32_t *dw, 
 
 static hcq_status decode_qmd(uint32_t arch, uint64_t va, const uint32_t *dw, uint32_t ndw, FILE *out)
 {
-    int ver = arch >= HOPPER_COMPUTE_A ? NV_QMD_V04 : NV_QMD_V03;
+    /* the QMD says its version (QMD_MAJOR_VERSION, at the same bits in V03
+     * and V04); without the words that hold it, or another number there,
+     * the class's family's */
+    const nv_family *fam = nv_family_for_class(arch);
+    uint32_t major = ndw > 18 ? nv_qmd_major_of(dw) : 0;
+    int ver = nv_qmd_ver_of_major(major == 3 || major == 4 ? major : fam ? fam->qmd_major : 3);
     uint32_t need = nv_qmd_bytes(ver) / 4;
     fprintf(out, "QMD V0%d at 0x%llx\n", ver == NV_QMD_V04 ? 4 : 3, (unsigned long long)va);
     if (ndw < need) {

@@ -176,6 +176,11 @@ enum nv_qmd_ver { NV_QMD_V03 = 0, NV_QMD_V04 = 1 };
 #define NV_QMD_V04_BYTES 384u
 #define NV_QMD_MAX_DW 96u
 static inline uint32_t nv_qmd_bytes(int ver) { return ver == NV_QMD_V04 ? NV_QMD_V04_BYTES : NV_QMD_V03_BYTES; }
+/* V04 keeps constant-buffer addresses >> 6 (CONSTANT_BUFFER_ADDR_*_SHIFTED6 in clcbc0qmd.h) */
+static inline unsigned nv_qmd_cbuf_shift(int ver) { return ver == NV_QMD_V04 ? 6u : 0u; }
+/* the version a QMD says it is (QMD_MAJOR_VERSION sits at bits 583:580 in both layouts) */
+static inline uint32_t nv_qmd_major_of(const uint32_t *qmd) { return (qmd[18] >> 4) & 0xfu; }
+static inline int nv_qmd_ver_of_major(uint32_t major) { return major == 4 ? NV_QMD_V04 : NV_QMD_V03; }
 
 typedef enum nv_qmd_id {
     NV_QMD_GROUP_ID,
@@ -289,12 +294,15 @@ static inline void nv_sem(drv_rec *r, hcq_val addr, hcq_val payload, uint32_t ex
     nv_val_hi(r, payload);
     drv_rec_dw(r, execute);
 }
-/* wait until the 64-bit value at addr >= value. STRICT_GEQ, not CIRC_GEQ:
- * hcq's values are 64-bit and never wrap, and a circular compare would
- * take values 2^63 apart in the wrong order. */
-static inline void nv_sem_acquire(drv_rec *r, hcq_val addr, hcq_val value)
+/* wait until the 64-bit value at addr >= value: ACQ_CIRC_GEQ (the
+ * proven stack's wait, and the only GEQ form clc86f.h lists) compares
+ * (value_at - value) as signed, so it orders values less than 2^63 apart,
+ * which hcq's never-wrapping timelines are; ACQ_STRICT_GEQ (clc56f.h)
+ * compares unsigned */
+static inline void nv_sem_acquire(drv_rec *r, hcq_val addr, hcq_val value, bool circ)
 {
-    nv_sem(r, addr, value, NV_SEM_OP_ACQ_STRICT_GEQ | NV_SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
+    nv_sem(r, addr, value,
+           (circ ? NV_SEM_OP_ACQ_CIRC_GEQ : NV_SEM_OP_ACQ_STRICT_GEQ) | NV_SEM_EXECUTE_PAYLOAD_SIZE_64BIT);
 }
 /* after the engine is idle, write the 64-bit value (and the timestamp at +8) */
 static inline void nv_sem_release(drv_rec *r, hcq_val addr, hcq_val value, bool timestamp)
@@ -391,7 +399,9 @@ static inline void nv_ce_copy(drv_rec *r, hcq_val dst, hcq_val src, hcq_val size
 }
 
 /* copy engine semaphore release with a 64-bit payload and the timestamp
- * (AMPERE_DMA_COPY_B and later; AMPERE_DMA_COPY_A has 32-bit payloads) */
+ * (AMPERE_DMA_COPY_B and later; AMPERE_DMA_COPY_A has 32-bit payloads):
+ * the fields exist (clc7b5.h, clc8b5.h SEMAPHORE_PAYLOAD_SIZE), where the
+ * four words put the upper payload is not documented */
 static inline void nv_ce_sem_release64(drv_rec *r, hcq_val addr, hcq_val value)
 {
     if (!drv_rec_reserve(r, 7)) return;
@@ -402,6 +412,35 @@ static inline void nv_ce_sem_release64(drv_rec *r, hcq_val addr, hcq_val value)
     nv_val_hi(r, value);
     drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_LAUNCH_DMA, 1));
     drv_rec_dw(r, NV_COPY_DMA_SEM_RELEASE_TS | NV_COPY_DMA_SEMAPHORE_PAYLOAD_64);
+}
+
+/* The same value with one-word releases only, as NVIDIA's UVM releases on
+ * every copy class (kernel-open/nvidia-uvm/uvm_hopper_ce.c: PAYLOAD_SIZE
+ * ONE_WORD, RELEASE_SEMAPHORE_WITH_TIMESTAMP): first the low word with the
+ * timestamp (four words: the payload, a word the engine may zero, the
+ * timestamp at +8), then the high word at +4 alone. A reader of the 64-bit
+ * value between the two sees at most the new value (the high word of a
+ * rising counter only grows), so a >= wait never passes early. */
+#define NV_COPY_DMA_SEM_RELEASE_ONE_WORD 0xCu /* flush, SEMAPHORE_TYPE 1: the payload only */
+static inline void nv_ce_sem_release32(drv_rec *r, hcq_val addr, hcq_val value)
+{
+    if (!drv_rec_reserve(r, 12)) return;
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_SET_SEMAPHORE_A, 3));
+    nv_val_hi(r, addr);
+    nv_val_lo(r, addr);
+    nv_val_lo(r, value);
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_LAUNCH_DMA, 1));
+    drv_rec_dw(r, NV_COPY_DMA_SEM_RELEASE_TS);
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_SET_SEMAPHORE_A, 3));
+    uint32_t at = r->ndw;
+    drv_rec_dw(r, 0);
+    drv_rec_field(r, at, addr, 32, 0, 32, 4);
+    at = r->ndw;
+    drv_rec_dw(r, 0);
+    drv_rec_field(r, at, addr, 32, 0, 0, 4);
+    nv_val_hi(r, value);
+    drv_rec_dw(r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_LAUNCH_DMA, 1));
+    drv_rec_dw(r, NV_COPY_DMA_SEM_RELEASE_ONE_WORD);
 }
 
 #endif

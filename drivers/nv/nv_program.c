@@ -163,7 +163,7 @@ static hcq_status upload(hcq_device *dev, const uint8_t *image, uint64_t size, c
 
 /* Grows the device's local-memory (stack) buffer to per_thread bytes per
  * thread (nv-facts §5 "Local memory"). */
-static hcq_status ensure_local(hcq_device *dev, nv_dev *nv, uint32_t per_thread)
+hcq_status nv_local_ensure(hcq_device *dev, nv_dev *nv, uint32_t per_thread)
 {
     if (per_thread <= nv->local_per_thread) return HCQ_OK;
     uint64_t per_tpc = base_align_up(base_align_up((uint64_t)per_thread * 32, 0x200) * BASE_MAX(nv->max_warps_per_sm, 1) *
@@ -191,7 +191,7 @@ static hcq_status ensure_local(hcq_device *dev, nv_dev *nv, uint32_t per_thread)
 static void build_template(nv_dev *nv, nv_prog *np, uint64_t code_va, uint32_t regs, uint32_t shared, uint32_t slm,
                            uint32_t barriers)
 {
-    int v = nv->gen->qmd_ver;
+    int v = nv->qmd_ver;
     uint32_t *q = np->qmd;
     memset(q, 0, sizeof np->qmd);
     nv_qmd_set(q, v, NV_QMD_GROUP_ID, 0, 0x3f);
@@ -232,7 +232,7 @@ static void build_template(nv_dev *nv, nv_prog *np, uint64_t code_va, uint32_t r
 /* Binds constant banks 1..7 that the cubin carries (`__constant__` data). */
 static void bind_cbanks(nv_dev *nv, nv_prog *np, const cc_elf *e, const uint64_t *sec_off)
 {
-    int v = nv->gen->qmd_ver;
+    int v = nv->qmd_ver;
     for (uint32_t i = 1; i < e->nsections; i++) {
         const char *n = e->sections[i].name;
         if (strncmp(n, ".nv.constant", 12) || n[12] < '1' || n[12] > '7' || sec_off[i] == UINT64_MAX) continue;
@@ -240,8 +240,8 @@ static void bind_cbanks(nv_dev *nv, nv_prog *np, const cc_elf *e, const uint64_t
         uint64_t va = np->image.va + sec_off[i];
         nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_VALID, bank, 1);
         nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_INVALIDATE, bank, 1);
-        nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_ADDR_LOWER, bank, va >> nv->gen->cbuf_shift);
-        nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, bank, va >> (32 + nv->gen->cbuf_shift));
+        nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_ADDR_LOWER, bank, va >> nv_qmd_cbuf_shift(v));
+        nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, bank, va >> (32 + nv_qmd_cbuf_shift(v)));
         nv_qmd_set(np->qmd, v, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, bank, base_align_up(e->sections[i].size, 16) >> 4);
     }
 }
@@ -416,8 +416,13 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     if (s) return s;
     np->code_va = np->image.va + c->sec_off[c->text_index];
     np->code_bytes = (uint32_t)c->text_bytes;
-    uint32_t slm = c->stack ? (uint32_t)base_align_up(c->stack + 0x240, 32) : 0;
-    if (slm && (s = ensure_local(dev, nv, slm))) return s;
+    /* local memory per thread: the stack below the initial stack pointer
+     * plus the ABI's reserve above it; under NV_LOCAL_MIN every launch has
+     * the reserve, stack or not */
+    uint32_t slm = c->stack || nv->path.local == NV_LOCAL_MIN
+                       ? (uint32_t)base_align_up(c->stack + NV_LOCAL_RESERVE, 32)
+                       : 0;
+    if (slm && (s = nv_local_ensure(dev, nv, slm))) return s;
     build_template(nv, np, np->code_va, c->regs, (uint32_t)base_align_up(SHARED_RESERVED + c->shared_user, 128), slm,
                    c->barriers);
     bind_cbanks(nv, np, &c->e, c->sec_off);

@@ -25,7 +25,7 @@ hcq_status nv_rec_wait(drv_rec *r, hcq_val addr, hcq_val value)
 {
     hcq_status s = drv_rec_need_align(r, addr, NV_SEM_ACQUIRE_ALIGN, "a wait (a 64-bit semaphore acquire)");
     if (s) return s;
-    nv_sem_acquire(r, addr, value);
+    nv_sem_acquire(r, addr, value, nv_of(r->dev)->path.acquire == NV_ACQ_CIRC_GEQ64);
     r->be[NV_BE_LAST_EXEC] = 0;
     return r->err;
 }
@@ -36,7 +36,7 @@ static unsigned release_slots(int ver) { return nv_qmd_fields[NV_QMD_RELEASE_ENA
 hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
 {
     nv_dev *nv = nv_of(r->dev);
-    int ver = nv->gen->qmd_ver;
+    int ver = nv->qmd_ver;
     hcq_status s = drv_rec_need_align(r, addr, NV_SEM_RELEASE_ALIGN, sig_what);
     if (s) return s;
     if (r->type == HCQ_QUEUE_COMPUTE && r->be[NV_BE_LAST_EXEC] && r->be[NV_BE_RELEASES] < release_slots(ver)) {
@@ -55,7 +55,10 @@ hcq_status nv_rec_signal(drv_rec *r, hcq_val addr, hcq_val value)
         nv_qmd_patch(r, qmd, ver, NV_QMD_RELEASE_PAYLOAD_UPPER, i, value, 32);
         return r->err;
     }
-    if (r->type == HCQ_QUEUE_COPY && nv->gen->copy_sem64) nv_ce_sem_release64(r, addr, value);
+    if (r->type == HCQ_QUEUE_COPY && nv->gen->copy_sem64 && nv->path.ce == NV_CE_REL64)
+        nv_ce_sem_release64(r, addr, value);
+    else if (r->type == HCQ_QUEUE_COPY && nv->gen->copy_sem64)
+        nv_ce_sem_release32(r, addr, value);
     else nv_sem_release(r, addr, value, true); /* AMPERE_DMA_COPY_A's payloads are 32-bit: host semaphore */
     r->be[NV_BE_LAST_EXEC] = 0;
     return r->err;
@@ -82,7 +85,7 @@ hcq_status nv_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const 
 {
     nv_dev *nv = nv_of(r->dev);
     const nv_prog *np = p->priv;
-    int ver = nv->gen->qmd_ver;
+    int ver = nv->qmd_ver;
     uint32_t qbytes = nv_qmd_bytes(ver), cb = (uint32_t)base_align_up(np->cbuf0_bytes, 256);
     void *cpu = NULL;
     uint64_t va = 0;
@@ -106,7 +109,7 @@ hcq_status nv_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const 
     nv_qmd_patch(r, qmd, ver, NV_QMD_CTA_THREAD_DIMENSION0, 0, dims->block[0], 0);
     nv_qmd_patch(r, qmd, ver, NV_QMD_CTA_THREAD_DIMENSION1, 0, dims->block[1], 0);
     nv_qmd_patch(r, qmd, ver, NV_QMD_CTA_THREAD_DIMENSION2, 0, dims->block[2], 0);
-    uint32_t sh = nv->gen->cbuf_shift;
+    uint32_t sh = nv_qmd_cbuf_shift(ver);
     nv_qmd_set(qmd, ver, NV_QMD_CONSTANT_BUFFER_ADDR_LOWER, 0, va >> sh);
     nv_qmd_set(qmd, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, 0, va >> (32 + sh));
     /* launches in one stream must not overlap: each waits for the last */
@@ -223,7 +226,7 @@ static void dump_segment(hcq_device *dev, nv_dev *nv, nv_chan *c, const char *di
     snprintf(eng, sizeof eng, "nv%u.%s", dev->props.index, c->name);
     drv_dump_write(dir, eng, "nv-gpfifo", c->cls, pb_va, dw, n);
     if (c != &nv->ch[NV_CH_COMPUTE]) return;
-    uint32_t qdw = nv_qmd_bytes(nv->gen->qmd_ver) / 4;
+    uint32_t qdw = nv_qmd_bytes(nv->qmd_ver) / 4;
     for (uint32_t i = 0; i < n;) {
         uint32_t h = dw[i], len = nv_mthd_packet_dw(h);
         if (nv_mthd_sec_op(h) == NV_SEC_OP_INC && nv_mthd_addr(h) == NV_COMPUTE_SEND_PCAS_A &&
@@ -344,14 +347,21 @@ static void report(hcq_device *dev, nv_dev *nv, nv_chan *c, const nv_notificatio
     uint32_t slot = (uint32_t)((done < c->put ? done : c->put - 1) % c->entries);
     const char *kernel = c->put && c->what[slot] ? c->what[slot] : "";
     char fault[256] = "";
-    if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT && nv->hdebugger) {
+    /* the debugger reads the compute channel's graphics context: RM records
+     * GR faults there, not the copy engine's (kern_gmmu_gv100.c) */
+    if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT && nv->hdebugger && c == &nv->ch[NV_CH_COMPUTE]) {
         nv_mmu_fault_info fi = {0};
         uint32_t status = 0;
         if (nv_control_status(nv->proc, nv->hdebugger, NV83DE_CTRL_CMD_DEBUG_READ_MMU_FAULT_INFO, &fi, sizeof fi,
-                                 &status, "reading the MMU fault") == HCQ_OK && status == NV_OK && fi.count)
+                                 &status, "reading the MMU fault") == HCQ_OK && status == NV_OK && fi.count &&
+            fi.count <= 4) {
+            /* oldest first (kgrctxLookupMmuFaultInfo_IMPL): the newest is last */
+            const nv_mmu_fault_entry *e = &fi.mmuFaultInfoList[fi.count - 1];
             snprintf(fault, sizeof fault, " at address 0x%llx (%s access, fault type %u)",
-                     (unsigned long long)fi.mmuFaultInfoList[0].faultAddress,
-                     fi.mmuFaultInfoList[0].accessType ? "write" : "read", fi.mmuFaultInfoList[0].faultType);
+                     (unsigned long long)e->faultAddress, e->accessType ? "write" : "read", e->faultType);
+        }
+    } else if (code == NV_RC_FIFO_ERROR_MMU_ERR_FLT) {
+        snprintf(fault, sizeof fault, " (RM reports no address for a copy-engine fault; the kernel log has it)");
     }
     if (c == &nv->ch[NV_CH_COMPUTE] && kernel[0])
         snprintf(where, sizeof where, " while running kernel `%.64s`%s", kernel, c->more[slot] ? " (or a later one of its submission)" : "");

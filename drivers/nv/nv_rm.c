@@ -44,9 +44,9 @@ hcq_status nv_status_fail(uint32_t status, const char *what, const char *call)
 
 /* ** the per-version ABI table (nv-facts §1 "ABI changes that matter") */
 static const nv_abi_rev abi_revs[] = {
-    {"570", 570, 574, 48, 2},
-    {"575", 575, 579, 48, 3},
-    {"580", 580, 589, sizeof(nv_vaspace_alloc), sizeof(nv_gpfifo_schedule)},
+    {"570", 570, 574},
+    {"575", 575, 579},
+    {"580", 580, 589},
 };
 
 const char *nv_abi_supported_range(void) { return "570.x to 589.x"; }
@@ -180,7 +180,10 @@ static hcq_status check_version(nv_proc *p)
     uint32_t status = 0;
     hcq_status s = nv_control_status(p, p->hclient, NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2, v, sizeof *v,
                                         &status, what);
-    if (!s && status == NV_ERR_INVALID_PARAM_STRUCT) /* a driver without driverBranch */
+    /* a driver without driverBranch: RM refuses another size with
+     * NV_ERR_INVALID_ARGUMENT (rmControl) or, past that check,
+     * NV_ERR_INVALID_PARAM_STRUCT (resControlLookup) */
+    if (!s && (status == NV_ERR_INVALID_ARGUMENT || status == NV_ERR_INVALID_PARAM_STRUCT))
         s = nv_control(p, p->hclient, NV0000_CTRL_CMD_SYSTEM_GET_BUILD_VERSION_V2, v, NV_BUILD_VERSION_OLD_SIZE,
                           what);
     else if (!s && status)
@@ -189,6 +192,7 @@ static hcq_status check_version(nv_proc *p)
         snprintf(p->version, sizeof p->version, "%.63s", v->driverVersionBuffer);
         p->is_mock = strstr(v->titleBuffer, "hcq mock") != NULL;
         p->abi = nv_abi_for_version(p->version);
+        p->major = (uint32_t)strtoul(p->version, NULL, 10);
         if (!p->abi)
             s = base_err(HCQ_ENOTSUP,
                          "NVIDIA driver %s is not supported: hcq speaks the RM interface of drivers %s (struct "

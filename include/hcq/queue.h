@@ -98,6 +98,10 @@ typedef struct hcq_device_props {
                                      found ..."; "" on hardware and the CPU */
     /* since 0.2 (fields are only ever added here, at the end: see base.h, ABI) */
     uint64_t cache_bytes;         /* the last-level cache the cores share (CPU: from sysfs); 0: not known */
+    char paths[384];              /* the first-run paths in use where the hardware's own sources leave a
+                                     choice ("semaphore acquire: ACQ_CIRC_GEQ 64-bit; QMD: V04; ...") and
+                                     what the self-test at open found ("(probed at open: ... hung)"); ""
+                                     where there is nothing to choose (the CPU) */
 } hcq_device_props;
 
 /* Opens a device by name: "CPU", "NV:0", "AMD:1" (":N" defaults to 0), or

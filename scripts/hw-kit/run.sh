@@ -270,6 +270,9 @@ write_report() {
         echo
         echo "- tests: **$PASSED passed, $FAILED failed, $SKIPPED skipped**$( ((HUNG + CRASHED + ERRORS + NOTRUN)) && echo ", $HUNG hung, $CRASHED crashed, $ERRORS suites did not run, $NOTRUN not run (out of time)")"
         echo "- devices: ${GPUS:-none} ${CPUS:-}"
+        # the first-run paths each GPU's self-test settled on (issue 22)
+        [ "$INFO_OK" = 1 ] && awk -F'"' '/^ *"id": / { id = $4 } /^ *"paths": "./ { print "- paths on " id ": " $4 }' \
+            "$OUT/info.json" 2>/dev/null
         echo "- hcq trace of a CUDA program: $TRACE_STATUS"
         echo "- PyTorch beside hcq bench: $TORCH_STATUS"
         echo "- kernel cache: $CACHE_BEFORE entries from the kit, $CACHE_AFTER after the run"

@@ -41,13 +41,13 @@ static hcq_device *open_nv(void)
 static uint32_t qmd_get(hcq_program *p, nv_qmd_id f)
 {
     nv_prog *np = p->priv;
-    return (uint32_t)nv_qmd_get(np->qmd, nv_of(p->dev)->gen->qmd_ver, f, 0);
+    return (uint32_t)nv_qmd_get(np->qmd, nv_of(p->dev)->qmd_ver, f, 0);
 }
 
 static void qmd_set(hcq_program *p, nv_qmd_id f, uint64_t v)
 {
     nv_prog *np = p->priv;
-    nv_qmd_set(np->qmd, nv_of(p->dev)->gen->qmd_ver, f, 0, v);
+    nv_qmd_set(np->qmd, nv_of(p->dev)->qmd_ver, f, 0, v);
 }
 
 Test(nv_twin, barrier_count_comes_from_the_cubin)
@@ -98,6 +98,14 @@ Test(nv_twin, registers_times_threads_must_fit_the_register_file)
             "register file");
     /* and the QMD must give the code the registers it uses */
     refused("", t_k_reverse(false), NV_QMD_REGISTER_COUNT, 1, 64, "REGISTER_COUNT 1 is below", "registers");
+    /* issue 21 item 4: counted per SM sub-partition, as the scheduler
+     * allocates them (SKEDCHECK19): 200 registers x 320 threads is 64000 of
+     * the file's 65536, but 10 warps put 3 in one quarter: 19200 > 16384 */
+    refused("", t_k_reverse(false), NV_QMD_REGISTER_COUNT, 200, 320, "REGISTER_COUNT 200 x 320 threads",
+            "SKEDCHECK19_CTA_REGISTER_CONSUMPTION");
+    /* and at most 255 per thread (SKEDCHECK06) */
+    refused("", t_k_reverse(false), NV_QMD_REGISTER_COUNT, 256, 32, "REGISTER_COUNT 256 is above the 255",
+            "SKEDCHECK06_REGISTER_COUNT");
 }
 
 Test(nv_twin, shared_memory_must_cover_the_kernel_and_fit_the_carveout)
@@ -167,6 +175,26 @@ Test(nv_twin, a_kernel_with_a_stack_needs_local_memory_set_up)
     mock_nv_last_error(0, why, sizeof why);
     cr_assert(strstr(why, "SHADER_LOCAL_MEMORY_HIGH_SIZE 16 is below") && strstr(why, "256 bytes of stack"), "%s",
               why);
+    T_OK(hcq_device_close(d));
+}
+
+/* issue 21 item 4: a launch programs the stack plus the 0x240 bytes the ABI
+ * keeps above the initial stack pointer (cbuf0 + 0x28 = 16 MiB - 0x240);
+ * local memory that covers the stack alone is refused */
+Test(nv_twin, local_memory_covers_the_stack_and_the_abi_reserve)
+{
+    need_twins("sm_90");
+    hcq_device *d = open_nv();
+    hcq_program *p = with_stack(d, 256);
+    cr_assert_eq(qmd_get(p, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE), 256u + NV_LOCAL_RESERVE);
+    qmd_set(p, NV_QMD_SHADER_LOCAL_MEMORY_HIGH_SIZE, 256);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 1 << 16, HCQ_MEM_DEVICE));
+    hcq_arg a[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(2, 64)));
+    T_FAILS(hcq_device_synchronize(d), HCQ_EFAULT);
+    char why[1024];
+    mock_nv_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "SHADER_LOCAL_MEMORY_HIGH_SIZE 256 is below its 256 bytes of stack + the 0x240"), "%s", why);
     T_OK(hcq_device_close(d));
 }
 

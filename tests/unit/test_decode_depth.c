@@ -63,7 +63,7 @@ Test(decode_depth, nv_ampere_prefixes_and_compute_launch_dma_fields)
 {
     drv_rec r;
     drv_rec_init(&r, NULL, HCQ_QUEUE_COMPUTE);
-    nv_sem_acquire(&r, HCQ_IMM(0x4000ull), HCQ_IMM(9));
+    nv_sem_acquire(&r, HCQ_IMM(0x4000ull), HCQ_IMM(9), false);
     drv_rec_reserve(&r, 2);
     drv_rec_dw(&r, nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COMPUTE, NV_COMPUTE_LAUNCH_DMA, 1));
     drv_rec_dw(&r, NV_COMPUTE_LAUNCH_DMA_PITCH_NO_SYSMEMBAR | 0x20); /* and COMPLETION_TYPE RELEASE_SEMAPHORE */

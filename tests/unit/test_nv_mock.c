@@ -67,9 +67,11 @@ Test(nv_mock, every_bringup_ioctl_failing_is_a_clear_error_and_frees_everything)
                      mock_nv_live_objects(), msg);
         cr_assert_eq(vram_used(0), 0, "ioctl %llu: video memory left allocated", (unsigned long long)n);
     }
-    /* tolerated: UVM_MM_INITIALIZE, and the floorsweeping masks (GPC, then
-     * the TPCs of H100's 8 GPCs), whose refusal leaves the die's SM count */
-    cr_assert_geq(failed, n_open - 10, "%u of %llu failures were fatal", failed, (unsigned long long)n_open);
+    /* tolerated: UVM_MM_INITIALIZE, the floorsweeping masks (GPC, then the
+     * TPCs of H100's 8 GPCs), whose refusal leaves the die's SM count, and
+     * the frees of what the self-test used (its program and memory: a
+     * failed free is logged, the addresses stay reserved) */
+    cr_assert_geq(failed, n_open - 16, "%u of %llu failures were fatal", failed, (unsigned long long)n_open);
     T_OK(mock_configure(""));
     d = open_nv("NV:0");
     T_OK(hcq_device_close(d));
@@ -180,29 +182,36 @@ Test(nv_mock, each_model_accepts_only_its_classes_and_layouts)
 {
     raw r;
     raw_open(&r);
-    /* an H100 takes HOPPER_COMPUTE_A (on a channel), not Ada's or Ampere's */
-    cr_assert_eq(rm_alloc(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
-    cr_assert_eq(rm_alloc(&r, r.device, AMPERE_COMPUTE_B, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
+    /* compute classes live on a channel (the parent is checked first);
+     * an H100 has Hopper's usermode class, an A100 not */
+    cr_assert_eq(rm_alloc(&r, r.device, ADA_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
     cr_assert_eq(rm_alloc(&r, r.device, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
-    /* a 570-sized vaspace struct on a 580 driver, a control of the wrong size */
+    uint32_t sub = 0;
+    cr_assert_eq(rm_alloc(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, &sub), NV_OK);
+    cr_assert_eq(rm_alloc(&r, sub, HOPPER_USERMODE_A, NULL, 0, NULL), NV_OK);
+    /* RM copies the vaspace struct's 580 size whatever paramsSize says;
+     * a required struct that is missing, a control of the wrong size */
     nv_vaspace_alloc va = {.flags = NV_VASPACE_FLAGS_IS_EXTERNALLY_OWNED};
-    cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, &va, 48, NULL), NV_ERR_INVALID_PARAM_STRUCT);
+    cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, NULL, sizeof va, NULL), NV_ERR_INVALID_ARGUMENT);
+    cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, &va, 48, NULL), NV_OK);
     cr_assert_eq(rm_alloc(&r, r.device, FERMI_VASPACE_A, &va, sizeof va, NULL), NV_OK);
     nv_classlist cl = {0};
     nv_rm_control c = {.hClient = r.client, .hObject = r.device, .cmd = NV0080_CTRL_CMD_GPU_GET_CLASSLIST,
                        .params = (uint64_t)(uintptr_t)&cl, .paramsSize = sizeof cl - 4};
     cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_CONTROL, &c), 0);
-    cr_assert_eq(c.status, NV_ERR_INVALID_PARAM_STRUCT);
-    /* escapes with the wrong struct size, or on the wrong fd, are EINVAL */
-    cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_RM_ALLOC, 48), &c), -EINVAL);
+    cr_assert_eq(c.status, NV_ERR_INVALID_ARGUMENT);
+    /* escapes with the wrong struct size (RM_ALLOC takes NVOS21 or NVOS64:
+     * 32 or 48 bytes), or on the wrong fd, are EINVAL */
+    cr_assert_eq(sys_ioctl(r.ctl, NV_IOWR(NV_ESC_RM_ALLOC, 40), &c), -EINVAL);
     nv_rm_alloc_memory am = {0};
     cr_assert_eq(sys_ioctl(r.ctl, NV_IOCTL_RM_ALLOC_MEMORY, &am), -EINVAL);
     raw_close(&r);
 
     T_OK(mock_configure("nv=A100"));
     raw_open(&r);
-    cr_assert_eq(rm_alloc(&r, r.device, HOPPER_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_CLASS);
-    cr_assert_eq(rm_alloc(&r, r.device, AMPERE_COMPUTE_A, NULL, 0, NULL), NV_ERR_INVALID_OBJECT_PARENT);
+    cr_assert_eq(rm_alloc(&r, r.device, NV20_SUBDEVICE_0, NULL, 0, &sub), NV_OK);
+    cr_assert_eq(rm_alloc(&r, sub, HOPPER_USERMODE_A, NULL, 0, NULL), NV_ERR_NOT_SUPPORTED);
+    cr_assert_eq(rm_alloc(&r, sub, AMPERE_USERMODE_A, NULL, 0, NULL), NV_OK);
     raw_close(&r);
 }
 
@@ -245,7 +254,9 @@ Test(nv_mock, mmu_fault_names_the_address_and_the_kernel)
     T_MSG_HAS("compute channel");
     T_OK(hcq_device_close(d));
 
-    /* a copy engine fault names its channel and the address too */
+    /* a copy engine fault names its channel; RM records only GR faults
+     * for the debugger (kern_gmmu_gv100.c), so the address is the kernel
+     * log's */
     d = open_nv("NV:0");
     hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4096, HCQ_MEM_DEVICE));
     hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COPY));
@@ -255,7 +266,7 @@ Test(nv_mock, mmu_fault_names_the_address_and_the_kernel)
     T_OK(hcq_queue_submit(q, NULL, 0));
     T_FAILS(hcq_signal_wait(s, 1, 0), HCQ_EFAULT);
     T_MSG_HAS("copy channel");
-    T_MSG_HAS("0xbad000");
+    T_MSG_HAS("kernel log");
     T_OK(hcq_device_close(d));
 }
 

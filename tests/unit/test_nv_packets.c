@@ -51,10 +51,12 @@ Test(nv_packets, gpfifo_entry)
 
 Test(nv_packets, host_semaphores)
 {
-    nv_sem_acquire(&rec, HCQ_IMM(0x1000002010ull), HCQ_IMM(0x123456789Aull));
+    nv_sem_acquire(&rec, HCQ_IMM(0x1000002010ull), HCQ_IMM(0x123456789Aull), false);
+    nv_sem_acquire(&rec, HCQ_IMM(0x1000002010ull), HCQ_IMM(0x123456789Aull), true);
     nv_sem_release(&rec, HCQ_IMM(0x1000002020ull), HCQ_IMM(7), true);
     nv_sem_release(&rec, HCQ_IMM(0x1000002030ull), HCQ_IMM(8), false);
     const uint32_t want[] = {0x20050017, 0x00002010, 0x10, 0x3456789A, 0x12, 0x01000002, /* STRICT_GEQ, 64-bit */
+                             0x20050017, 0x00002010, 0x10, 0x3456789A, 0x12, 0x01000003, /* CIRC_GEQ, 64-bit */
                              0x20050017, 0x00002020, 0x10, 7, 0, 0x03100001,           /* RELEASE, WFI, 64, TS */
                              0x20050017, 0x00002030, 0x10, 8, 0, 0x01100001};
     expect(&rec, want, BASE_ARRAY_LEN(want));
@@ -94,9 +96,32 @@ Test(nv_packets, copy_engine)
     expect(&rec, want, BASE_ARRAY_LEN(want));
 }
 
+/* the proven form of a 64-bit copy-engine release: the low word with the
+ * timestamp, then the high word alone at +4 (clc8b5.h SET_SEMAPHORE_A 0x240,
+ * B 0x244, PAYLOAD 0x248, LAUNCH_DMA 0x300: FLUSH_ENABLE bit 2, SEMAPHORE_TYPE
+ * 4:3 = 2 four words with the timestamp / 1 one word) */
+Test(nv_packets, copy_engine_release_in_two_words)
+{
+    nv_ce_sem_release32(&rec, HCQ_IMM(0x1000002010ull), HCQ_IMM(0x500000003ull));
+    const uint32_t want[] = {0x20038090, 0x10, 0x00002010, 3, /* SET_SEMAPHORE_A, B, PAYLOAD (low word) */
+                             0x200180C0, 0x14,                /* flush, four words with the timestamp */
+                             0x20038090, 0x10, 0x00002014, 5, /* +4: the high word */
+                             0x200180C0, 0x0C};               /* flush, one word */
+    expect(&rec, want, BASE_ARRAY_LEN(want));
+    /* patched: the +4 carries into the upper address */
+    drv_rec_fini(&rec);
+    drv_rec_init(&rec, NULL, HCQ_QUEUE_COPY);
+    nv_ce_sem_release32(&rec, HCQ_VAR(0), HCQ_VAR(1));
+    uint64_t vars[2] = {0x10FFFFFFFCull, 0x0000000700000009ull};
+    drv_rec_apply(&rec, vars, NULL);
+    const uint32_t patched[] = {0x20038090, 0x10, 0xFFFFFFFC, 9, 0x200180C0, 0x14,
+                                0x20038090, 0x11, 0x00000000, 7, 0x200180C0, 0x0C};
+    expect(&rec, patched, BASE_ARRAY_LEN(patched));
+}
+
 Test(nv_packets, builders_record_patch_slots)
 {
-    nv_sem_acquire(&rec, HCQ_VAR(0), HCQ_VAR(1));
+    nv_sem_acquire(&rec, HCQ_VAR(0), HCQ_VAR(1), false);
     nv_ce_copy(&rec, HCQ_VAR(2), HCQ_IMM(0x1000), HCQ_VAR(3));
     cr_assert_eq(rec.nvars, 4);
     uint64_t vars[4] = {0x1234567890ull, 0xAABBCCDD11223344ull, 0x20AABBCC00ull, 77};
@@ -215,6 +240,7 @@ static fake *fake_new(uint32_t sm_version, hcq_queue_type type)
     f->dev.priv = &f->nv;
     f->nv.gen = nv_gen_for_sm(sm_version, "test GPU");
     cr_assert_not_null(f->nv.gen);
+    nv_paths_default(&f->nv);
     f->prog.param_base = f->nv.gen->param_base;
     f->prog.cbuf0_bytes = f->prog.param_base + 12;
     f->p.priv = &f->prog;
@@ -294,18 +320,46 @@ Test(nv_packets, ampere_signals_and_copies)
     fake_free(f);
 }
 
-/* AMPERE_DMA_COPY_B (GA10x, Ada) releases the 64-bit value itself (clc7b5.h) */
-Test(nv_packets, ga10x_and_ada_copy_engines_release_64_bit_semaphores)
+/* AMPERE_DMA_COPY_B (GA10x, Ada) and HOPPER_DMA_COPY_A release the value
+ * in two one-word releases by default (the proven form), and as one 64-bit
+ * release on the alternative path (clc7b5.h SEMAPHORE_PAYLOAD_SIZE) */
+Test(nv_packets, copy_engines_release_64_bit_values_on_either_path)
 {
-    const uint32_t sms[] = {0x806, 0x809};
+    const uint32_t sms[] = {0x806, 0x809, 0x900};
     for (size_t i = 0; i < BASE_ARRAY_LEN(sms); i++) {
         fake *f = fake_new(sms[i], HCQ_QUEUE_COPY);
+        cr_assert_eq(f->nv.path.ce, NV_CE_REL32);
         cr_assert_eq(nv_rec_signal(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(0x900000009ull)), HCQ_OK);
-        const uint32_t want[] = {0x20048090, 0x10, 0x40, 9, 9, /* SET_SEMAPHORE_A/B, PAYLOAD, PAYLOAD_UPPER */
-                                 0x200180C0, 0x08000014};    /* LAUNCH_DMA: flush, four words, payload size 64 */
-        expect(&rec, want, BASE_ARRAY_LEN(want));
+        const uint32_t two[] = {0x20038090, 0x10, 0x40, 9, 0x200180C0, 0x14, 0x20038090, 0x10, 0x44, 9, 0x200180C0, 0x0C};
+        expect(&rec, two, BASE_ARRAY_LEN(two));
+        fake_free(f);
+        f = fake_new(sms[i], HCQ_QUEUE_COPY);
+        f->nv.path.ce = NV_CE_REL64;
+        cr_assert_eq(nv_rec_signal(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(0x900000009ull)), HCQ_OK);
+        const uint32_t one[] = {0x20048090, 0x10, 0x40, 9, 9, /* SET_SEMAPHORE_A/B, PAYLOAD, PAYLOAD_UPPER */
+                                0x200180C0, 0x08000014};    /* LAUNCH_DMA: flush, four words, payload size 64 */
+        expect(&rec, one, BASE_ARRAY_LEN(one));
         fake_free(f);
     }
+}
+
+/* waits: ACQ_CIRC_GEQ on Hopper by default (the proven stack's; the only
+ * GEQ clc86f.h lists), ACQ_STRICT_GEQ on the alternative path and on the
+ * Ampere channel class, which documents it (clc56f.h) */
+Test(nv_packets, waits_by_path_and_family)
+{
+    fake *f = fake_new(0x900, HCQ_QUEUE_COMPUTE);
+    cr_assert_eq(nv_rec_wait(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(5)), HCQ_OK);
+    f->nv.path.acquire = NV_ACQ_STRICT_GEQ64;
+    cr_assert_eq(nv_rec_wait(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(5)), HCQ_OK);
+    const uint32_t want[] = {0x20050017, 0x40, 0x10, 5, 0, 0x01000003, 0x20050017, 0x40, 0x10, 5, 0, 0x01000002};
+    expect(&rec, want, BASE_ARRAY_LEN(want));
+    fake_free(f);
+    f = fake_new(0x809, HCQ_QUEUE_COMPUTE);
+    cr_assert_eq(nv_rec_wait(&rec, HCQ_IMM(0x1000000040ull), HCQ_IMM(5)), HCQ_OK);
+    const uint32_t ada[] = {0x20050017, 0x40, 0x10, 5, 0, 0x01000002};
+    expect(&rec, ada, BASE_ARRAY_LEN(ada));
+    fake_free(f);
 }
 
 /* the decoder reads the same tables: names, fields, and a truncated stream */

@@ -194,34 +194,43 @@ Test(nv_ready, three_signals_after_a_launch_use_all_qmd_release_slots)
     }
 }
 
-/* ** NV 4: AMPERE_DMA_COPY_B (Ampere GA10x, Ada) releases 64-bit payloads
- * itself (clc7b5.h); AMPERE_DMA_COPY_A (GA100) takes the host semaphore */
-Test(nv_ready, copy_signals_use_the_copy_engines_64_bit_payload_where_it_has_one)
+/* ** NV 4: AMPERE_DMA_COPY_B (Ampere GA10x, Ada) and HOPPER_DMA_COPY_A
+ * release 64-bit values with the copy engine itself: as two one-word
+ * releases (the default, UVM's form) or one 64-bit release (the
+ * alternative path, clc7b5.h's SEMAPHORE_PAYLOAD_SIZE); AMPERE_DMA_COPY_A
+ * (GA100) takes the host semaphore. The value arrives whole either way. */
+Test(nv_ready, copy_signals_use_the_copy_engine_where_it_has_64_bit_values)
 {
     const struct {
         const char *model;
         bool ce;
     } cases[] = {{"nv=A100", false}, {"nv=RTX3090", true}, {"nv=RTX4090", true}, {"nv=H100", true}};
     for (size_t m = 0; m < BASE_ARRAY_LEN(cases); m++) {
-        T_OK(mock_configure(cases[m].model));
-        hcq_device *d = open_nv("NV:0");
-        drv_rec r;
-        drv_rec_init(&r, d, HCQ_QUEUE_COPY);
-        T_OK(nv_rec_signal(&r, HCQ_IMM(0x1000), HCQ_IMM(0x123456789ull)));
-        bool ce = r.ndw == 7 && r.dw[0] == nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_SET_SEMAPHORE_A, 4) &&
-                  r.dw[3] == 0x23456789u && r.dw[4] == 1 && (r.dw[6] & NV_COPY_DMA_SEMAPHORE_PAYLOAD_64);
-        cr_assert_eq(ce, cases[m].ce, "%s: %u dwords, first 0x%08x", cases[m].model, r.ndw, r.dw[0]);
-        drv_rec_fini(&r);
-        /* and the value arrives whole, with its timestamp */
-        hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COPY));
-        hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0));
-        T_OK(hcq_queue_signal(q, s, HCQ_IMM(0x500000007ull)));
-        T_OK(hcq_queue_submit(q, NULL, 0));
-        T_OK(hcq_signal_wait(s, 0x500000007ull, 2000000000ull));
-        cr_assert_eq(hcq_signal_value(s), 0x500000007ull, "%s", cases[m].model);
-        T_OK(hcq_queue_destroy(q));
-        hcq_signal_destroy(s);
-        T_OK(hcq_device_close(d));
+        for (int path = NV_CE_REL32; path <= NV_CE_REL64; path++) {
+            T_OK(mock_configure(cases[m].model));
+            hcq_device *d = open_nv("NV:0");
+            nv_of(d)->path.ce = (uint8_t)path;
+            drv_rec r;
+            drv_rec_init(&r, d, HCQ_QUEUE_COPY);
+            T_OK(nv_rec_signal(&r, HCQ_IMM(0x1000), HCQ_IMM(0x123456789ull)));
+            bool one = r.ndw == 7 && r.dw[0] == nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_SET_SEMAPHORE_A, 4) &&
+                       r.dw[3] == 0x23456789u && r.dw[4] == 1 && (r.dw[6] & NV_COPY_DMA_SEMAPHORE_PAYLOAD_64);
+            bool two = r.ndw == 12 && r.dw[0] == nv_mthd_header(NV_SEC_OP_INC, NV_SUBCH_COPY, NV_COPY_SET_SEMAPHORE_A, 3) &&
+                       r.dw[3] == 0x23456789u && r.dw[8] == 0x1004 && r.dw[9] == 1;
+            cr_assert_eq(path == NV_CE_REL64 ? one : two, cases[m].ce, "%s path %d: %u dwords, first 0x%08x",
+                         cases[m].model, path, r.ndw, r.dw[0]);
+            drv_rec_fini(&r);
+            /* and the value arrives whole */
+            hcq_queue *q = T_NONNULL(hcq_queue_create(d, HCQ_QUEUE_COPY));
+            hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0));
+            T_OK(hcq_queue_signal(q, s, HCQ_IMM(0x500000007ull)));
+            T_OK(hcq_queue_submit(q, NULL, 0));
+            T_OK(hcq_signal_wait(s, 0x500000007ull, 2000000000ull));
+            cr_assert_eq(hcq_signal_value(s), 0x500000007ull, "%s", cases[m].model);
+            T_OK(hcq_queue_destroy(q));
+            hcq_signal_destroy(s);
+            T_OK(hcq_device_close(d));
+        }
     }
 }
 

@@ -150,6 +150,29 @@ Test(tools, without_a_gpu_demo_runs_on_the_mock_gpus, .timeout = 600)
     free(out);
 }
 
+/* issue 22: with any one of the NV first-run paths refused by the mock's
+ * model (it hangs there), the demo passes through the other. Each run is
+ * the whole demo, so this is long: HCQ_TEST_REFUSE_DEMO=1 runs it (the
+ * fast form, every path with a launch, copies and waits, is
+ * tests/mock/test_nv_paths.c). */
+Test(tools, demo_passes_with_each_nv_path_refused, .timeout = 3600)
+{
+    if (!getenv("HCQ_TEST_REFUSE_DEMO"))
+        cr_skip_test("long (the demo once per refused path): set HCQ_TEST_REFUSE_DEMO=1 to run it");
+    T_SKIP_MOCK_DEMO_UNDER_TSAN();
+    const char *names[] = {"acq-strict-geq", "acq-circ-geq", "qmd-v4", "qmd-v3",
+                           "local-lazy", "local-min", "ce-release64", "ce-release32"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char env[128];
+        snprintf(env, sizeof env, "HCQ_MOCK=1 HCQ_MOCK_CONFIG=refuse=%s", names[i]);
+        int st;
+        char *out = run(env, "demo NV:0 --quick", &st);
+        cr_assert_eq(st, 0, "refuse=%s: %s", names[i], out);
+        cr_assert(strstr(out, "all results match"), "refuse=%s: %s", names[i], out);
+        free(out);
+    }
+}
+
 Test(tools, demo_stops_at_its_first_error, .timeout = 120)
 {
     char dir[] = "/tmp/hcq-demo-cache-XXXXXX";

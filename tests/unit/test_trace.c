@@ -221,6 +221,29 @@ Test(trace, failed_nv_calls_never_print_nv_ok)
     free(text);
 }
 
+/* issue 21 item 5: every RM call shows its ioctl size, RM_ALLOC its
+ * paramsSize and, where it differs, the size RM copies for the class */
+Test(trace, rm_calls_show_params_size_and_ioctl_size)
+{
+    char out[] = "/tmp/hcq-trace-api-XXXXXX";
+    tracer *t = api_tracer(out, false);
+    tracer_open(t, "/dev/nvidiactl", O_RDWR, 40, 0);
+    static nv_vaspace_alloc va;
+    nv_rm_alloc a = {.hRoot = 1, .hObjectParent = 2, .hClass = FERMI_VASPACE_A, .pAllocParms = (uintptr_t)&va};
+    call(t, 40, NV_IOCTL_RM_ALLOC, &a, 0);
+    static nv_classlist cl;
+    nv_rm_control c = {.hClient = 1, .hObject = 2, .cmd = NV0080_CTRL_CMD_GPU_GET_CLASSLIST,
+                       .params = (uintptr_t)&cl, .paramsSize = sizeof cl};
+    call(t, 40, NV_IOCTL_RM_CONTROL, &c, 0);
+    nv_rm_free f = {.hRoot = 1, .hObjectOld = 3};
+    call(t, 40, NV_IOCTL_RM_FREE, &f, 0);
+    char *text = api_done(t, out);
+    cr_assert(strstr(text, "cmd=NV_ESC_RM_ALLOC size=32 ") && strstr(text, "paramsSize=0 rmCopies=56"), "%s", text);
+    cr_assert(strstr(text, "cmd=NV_ESC_RM_CONTROL size=32 ") && strstr(text, "paramsSize=16"), "%s", text);
+    cr_assert(strstr(text, "cmd=NV_ESC_RM_FREE size=16 "), "%s", text);
+    free(text);
+}
+
 Test(trace, drm_and_amdgpu_ioctls_by_name)
 {
     char out[] = "/tmp/hcq-trace-api-XXXXXX";
