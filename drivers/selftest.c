@@ -120,7 +120,7 @@ hcq_status drv_selftest_program(hcq_device *dev, hcq_program *p)
     if (!s) {
         memset(p, 0, sizeof *p);
         p->dev = dev;
-        s = dev->be->program_load(dev, bin->data, bin->size, p);
+        s = dev->be->program_load(dev, bin->data, bin->size, NULL, p);
     }
     hcq_binary_free(bin);
     return s ? base_err_prefix(s, "%s self-test: the stage kernel", dev->props.id) : HCQ_OK;

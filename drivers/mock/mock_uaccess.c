@@ -20,6 +20,7 @@
 
 #include "base/base.h"
 #include "drivers/nv/nv_abi.h"
+#include "drivers/mock/mock_nv_obj.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,7 +94,8 @@ void mock_ioctl_arg_sizes(const char *path, unsigned long req, size_t *in, size_
  * rmapiParamsRelease): a block that cannot be read is a status in the
  * struct, the ioctl itself succeeding. Done here for every handler: the
  * handler sees a pointer to the copy. The block's size is the one the
- * caller gives (the handlers check it against the command's); blocks over
+ * caller gives for a control (the handler checks it against the
+ * command's) and the class's for an allocation; blocks over
  * RM's 1 MiB limit, and missing ones, go to the handler as they are. */
 #define RM_PARAMS_MAX (1u << 20)
 
@@ -105,9 +107,21 @@ static bool rm_nested(const char *path, unsigned long req, uint8_t *k, uint64_t 
     if (req == NV_IOCTL_RM_CONTROL) {
         nv_rm_control *c = (nv_rm_control *)k;
         *ptr = &c->params, *size = c->paramsSize, *status = &c->status;
-    } else if (req == NV_IOCTL_RM_ALLOC) {
-        nv_rm_alloc *a = (nv_rm_alloc *)k;
-        *ptr = &a->pAllocParms, *size = a->paramsSize, *status = &a->status;
+    } else if (req == NV_IOCTL_RM_ALLOC || req == NV_IOWR(NV_ESC_RM_ALLOC, sizeof(nv_rm_alloc64))) {
+        /* an allocation's block is as long as its class's parameters,
+         * whatever paramsSize says (escape.c takes the size from
+         * rmapiGetClassAllocParamSize): a class RM does not know, or one
+         * without parameters, goes to the handler as it is */
+        uint32_t cls;
+        if (req == NV_IOCTL_RM_ALLOC) {
+            nv_rm_alloc *a = (nv_rm_alloc *)k;
+            *ptr = &a->pAllocParms, *status = &a->status, cls = a->hClass;
+        } else {
+            nv_rm_alloc64 *a = (nv_rm_alloc64 *)k;
+            *ptr = &a->pAllocParms, *status = &a->status, cls = a->hClass;
+        }
+        if (cls == 0 || cls == 1) cls = NV01_ROOT_CLIENT;
+        *size = nv_class_desc_of(cls) ? nv_class_params(cls, mnv_major()) : 0;
     } else {
         return false;
     }
