@@ -336,12 +336,66 @@ enum {
     AQL_TYPE_INVALID = 1,
     AQL_TYPE_KERNEL_DISPATCH = 2,
     AQL_TYPE_BARRIER_AND = 3,
+    AQL_TYPE_AGENT_DISPATCH = 4, /* for agents that are not GPUs: a GPU queue rejects it */
+    AQL_TYPE_BARRIER_OR = 5,
 };
 #define AQL_HDR_TYPE_SHIFT 0
 #define AQL_HDR_BARRIER (1u << 8)
-#define AQL_HDR_ACQUIRE_SHIFT 9 /* fence scope: 0 none, 1 agent, 2 system */
+#define AQL_HDR_ACQUIRE_SHIFT 9 /* fence scope: 0 none, 1 agent, 2 system, 3 reserved */
 #define AQL_HDR_RELEASE_SHIFT 11
 #define AQL_SCOPE_SYSTEM 2u
+#define AQL_SCOPE_RESERVED 3u
+
+/* hsa_kernel_dispatch_packet_t (hsa.h): setup bits 0-1 are the number of
+ * grid dimensions; the grid size counts work-items, not work-groups, and
+ * need not be a multiple of the work-group size (the last group is
+ * partial) */
+typedef struct aql_dispatch {
+    uint16_t header, setup;
+    uint16_t workgroup_size[3];
+    uint16_t reserved0;
+    uint32_t grid_size[3];
+    uint32_t private_segment_size; /* bytes per work-item */
+    uint32_t group_segment_size;   /* LDS bytes, the descriptor's fixed size plus dynamic */
+    uint64_t kernel_object;        /* the kernel descriptor's address */
+    uint64_t kernarg_address;      /* 16-byte aligned */
+    uint64_t reserved2;
+    uint64_t completion_signal;    /* an amd_signal_t address, or 0 */
+} aql_dispatch;
+_Static_assert(sizeof(aql_dispatch) == 64, "hsa_kernel_dispatch_packet_t size");
+_Static_assert(offsetof(aql_dispatch, grid_size) == 12, "hsa_kernel_dispatch_packet_t.grid_size_x");
+_Static_assert(offsetof(aql_dispatch, private_segment_size) == 24, "hsa_kernel_dispatch_packet_t.private_segment_size");
+_Static_assert(offsetof(aql_dispatch, kernel_object) == 32, "hsa_kernel_dispatch_packet_t.kernel_object");
+_Static_assert(offsetof(aql_dispatch, kernarg_address) == 40, "hsa_kernel_dispatch_packet_t.kernarg_address");
+_Static_assert(offsetof(aql_dispatch, completion_signal) == 56, "hsa_kernel_dispatch_packet_t.completion_signal");
+#define AQL_SETUP_DIMS_MASK 3u
+#define AQL_KERNARG_ALIGN 16u
+
+/* hsa_barrier_and_packet_t / hsa_barrier_or_packet_t (hsa.h): up to five
+ * dependency signals (0: none); AND completes once every one is 0, OR once
+ * any is */
+typedef struct aql_barrier {
+    uint16_t header, reserved0;
+    uint32_t reserved1;
+    uint64_t dep_signal[5];
+    uint64_t reserved2;
+    uint64_t completion_signal;
+} aql_barrier;
+_Static_assert(sizeof(aql_barrier) == 64, "hsa_barrier_and_packet_t size");
+_Static_assert(offsetof(aql_barrier, dep_signal) == 8, "hsa_barrier_and_packet_t.dep_signal");
+_Static_assert(offsetof(aql_barrier, completion_signal) == 56, "hsa_barrier_and_packet_t.completion_signal");
+
+/* amd_signal_t (ROCR amd_hsa_signal.h), 64 bytes: what an hsa_signal_t
+ * handle points at. The packet processor decrements value when a packet
+ * with the signal as its completion signal completes, and, when
+ * event_mailbox_ptr is set, writes event_id there and raises the interrupt
+ * that signals KFD event event_id. */
+#define AMD_SIGNAL_KIND_OFF 0u
+#define AMD_SIGNAL_MAILBOX_OFF 16u
+#define AMD_SIGNAL_EVENT_ID_OFF 24u
+#define AMD_SIGNAL_START_TS_OFF 32u
+#define AMD_SIGNAL_END_TS_OFF 40u
+#define AMD_SIGNAL_BYTES 64u
 /* AMD vendor packet carrying a PM4 indirect buffer (ROCR amd_hsa_queue.h
  * AMD_AQL_FORMAT_PM4_IB) */
 #define AQL_AMD_FORMAT_PM4_IB 1u
@@ -382,7 +436,16 @@ _Static_assert(offsetof(aql_barrier_value, completion_signal) == 56, "hsa_amd_ba
                                          * (amd_aql_queue.cpp) and tinygrad set it */
 #define AMD_QUEUE_RPTR_OFF 0x80u /* amd_queue_t.read_dispatch_id */
 #define AMD_QUEUE_RPTR_BASE_OFF 0x88u /* amd_queue_t.read_dispatch_id_field_base_byte_offset */
+/* the scratch an AQL dispatch's packet processor hands kernels (ROCR
+ * amd_aql_queue.cpp InitScratchSRD fills them) */
+#define AMD_QUEUE_TMPRING_OFF 0x8Cu       /* compute_tmpring_size */
+#define AMD_QUEUE_SCRATCH_SRD_OFF 0x90u   /* scratch_resource_descriptor[4] */
+#define AMD_QUEUE_SCRATCH_BASE_OFF 0xA0u  /* scratch_backing_memory_location */
+#define AMD_QUEUE_SCRATCH_BYTES_OFF 0xA8u /* scratch_backing_memory_byte_size */
+#define AMD_QUEUE_SCRATCH_LANE_OFF 0xB0u  /* scratch_wave64_lane_byte_size */
 #define AMD_QUEUE_PROPERTIES_OFF 0xB4u /* amd_queue_t.queue_properties */
+#define AMD_QUEUE_PROP_IS_PTR64 (1u << 1)
+#define AMD_QUEUE_PROP_ENABLE_PROFILING (1u << 3) /* completion signals get start_ts/end_ts */
 #define AMD_QUEUE_PAGE_BYTES 0x1000u
 
 #endif

@@ -14,6 +14,7 @@
 #include "base/base.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -237,6 +238,7 @@ void mock_amd_queue_free(mock_amd_queue *q)
     mock_amd_queue_stop(q);
     pthread_mutex_destroy(&q->xcc_lock);
     for (uint32_t i = 0; i < q->ncp; i++) free(q->cp[i].ib);
+    free(q->aql_done);
     free(q);
 }
 
@@ -320,12 +322,12 @@ static void *amd_mmap(void *priv, void *addr, size_t len, int prot, int flags, o
         for (size_t i = 0; i < mock_amd_P.nbos; i++) {
             mock_amd_bo *b = &mock_amd_P.bos[i];
             if (b->mmap_offset != (uint64_t)off || !b->bo || b->gpu != f->gpu) continue;
-            if (len != b->size || (uint64_t)(uintptr_t)addr != b->va) {
+            if (base_align_up(len, 4096) != b->size || (uint64_t)(uintptr_t)addr != b->va) {
                 BASE_LOG(1, "mock amdkfd: mmap of buffer 0x%llx: the mock maps it whole at its GPU address",
                          (unsigned long long)b->va);
                 break;
             }
-            int rc = mock_va_map(b->va, len, b->bo, 0, MOCK_MAP_CPU, (prot & PROT_WRITE) != 0);
+            int rc = mock_va_map(b->va, b->size, b->bo, 0, MOCK_MAP_CPU, (prot & PROT_WRITE) != 0);
             if (rc) *err = -rc;
             else ret = addr;
             break;
@@ -344,6 +346,38 @@ static void signal_events(uint32_t type, const kfd_event_data *data)
             mock_amd_P.events[i].data = *data;
         }
     pthread_cond_broadcast(&mock_amd_P.events_cond);
+}
+
+void mock_amd_interrupt(mock_amd_gpu *g, uint32_t ctxid)
+{
+    (void)g; /* event ids are the process's, not a GPU's */
+    pthread_mutex_lock(&mock_amd_P.lock);
+    for (size_t i = 0; i < mock_amd_P.nevents; i++)
+        if (mock_amd_P.events[i].id == ctxid && mock_amd_P.events[i].type == KFD_EVENT_SIGNAL) {
+            mock_amd_P.events[i].signaled = true;
+            pthread_cond_broadcast(&mock_amd_P.events_cond);
+        }
+    pthread_mutex_unlock(&mock_amd_P.lock);
+}
+
+void mock_amd_doubt(const char *key, const char *fmt, ...)
+{
+    /* a short list: each doubt is one place in the mock */
+    static const char *seen[32];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    bool first = true;
+    size_t i = 0;
+    for (; i < BASE_ARRAY_LEN(seen) && seen[i]; i++) first = first && strcmp(seen[i], key);
+    if (first && i < BASE_ARRAY_LEN(seen)) seen[i] = key;
+    pthread_mutex_unlock(&lock);
+    if (!first) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    base_log(0, "mock amdgpu: warning: %s", msg);
 }
 
 static void stop_gpu_queues(mock_amd_gpu *g)

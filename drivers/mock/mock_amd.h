@@ -88,6 +88,9 @@ struct mock_amd_queue {
     uint32_t ncp;
     mock_amd_cp cp[MOCK_AMD_MAX_XCC];
     pthread_mutex_t xcc_lock; /* the read pointer all XCCs agree on */
+    /* AQL: per ring slot, how many XCCs have finished its packet; the
+     * last one completes it (its completion signal, once) */
+    atomic_uint *aql_done;
     /* sdma */
     mock_engine *sdma;
     uint64_t sdma_rptr, sdma_dumped;
@@ -154,6 +157,10 @@ void mock_amd_memory_fault(mock_amd_gpu *gpu, uint64_t va, bool read_only, const
 /* A hang-class error (a malformed packet): the queue stops, KFD would
  * reset the GPU; reported as a HW exception. why is printed. */
 void mock_amd_hang(mock_amd_queue *q, const char *why);
+/* An interrupt with a context id (RELEASE_MEM INT_SEL, a completion
+ * signal's mailbox): signals the KFD event of that id, if the process has
+ * one, waking its waiters. */
+void mock_amd_interrupt(mock_amd_gpu *gpu, uint32_t ctxid);
 /* GPU access check with the fault path: false after reporting a fault. */
 bool mock_amd_access(mock_amd_queue *q, uint64_t va, uint64_t size, bool write, const char *what);
 /* Test hook: what the last fault or hang of AMD GPU `index` was about
@@ -170,12 +177,44 @@ uint64_t mock_amd_clock(void);
  * lanes 0-31's scratch. false with the reason, or true. */
 bool mock_amd_scratch_srd_ok(amd_family fam, const uint32_t w[4], char *why, size_t size);
 
+/* ** the shader core's entry (mock_amd_launch.c). A dispatch reaches it the
+ * same way from a PM4 DISPATCH_DIRECT and from an AQL kernel-dispatch
+ * packet: the command processor has programmed the compute registers in
+ * cp->regs (COMPUTE_PGM_LO/HI, RSRC1-3, USER_DATA_*, NUM_THREAD_*,
+ * TMPRING_SIZE, DISPATCH_SCRATCH_BASE: from SET_SH_REG packets, or from
+ * the AQL packet and its kernel descriptor as the packet processor does),
+ * and hands over what the dispatch itself carries. The code finds its
+ * kernarg pointer (and the rest of its initial state) in the user SGPRs,
+ * as machine code does; kernargs repeats the pointer when the packet
+ * names one (AQL), for messages and checks. */
+typedef struct mock_amd_dispatch {
+    const char *via;     /* "DISPATCH_DIRECT", "AQL kernel dispatch": for messages */
+    uint64_t entry;      /* the program address, COMPUTE_PGM_LO/HI << 8 */
+    uint64_t kernargs;   /* the AQL packet's kernarg_address; 0 from PM4 */
+    uint32_t grid[3];    /* work-groups */
+    uint32_t block[3];   /* work-items per work-group */
+    uint32_t initiator;  /* COMPUTE_DISPATCH_INITIATOR (CS_W32_EN) */
+    mock_split split;    /* this XCC's share of the work-groups */
+} mock_amd_dispatch;
+/* Runs the dispatch on the shader core: the machine code of a code object
+ * the process loaded, or mock code. 0 when done, 1 once the queue has
+ * stopped (a hang or fault, reported), also when the engine is being
+ * stopped. */
+int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d);
+
 /* The compute unit's side of a dispatch whose program address holds a
  * registered code object's machine code (mock_amd_launch.c): checks the
  * registers against its kernel descriptor, reads the kernargs, runs its
  * host twin. 0, or 1 once the queue has stopped (hang or fault). */
 int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t grid[3], const uint32_t block[3],
                       uint32_t initiator, const mock_split *split);
+
+/* ** doubts: where the drivers' sources do not settle what the hardware
+ * does with a packet, the mock warns once per process (naming the doubt
+ * and what the kernel driver writes instead) and goes on as the hardware
+ * most likely would. key names the doubt; the warning is printed at most
+ * once per key. */
+void mock_amd_doubt(const char *key, const char *fmt, ...) HCQ_PRINTF(2, 3);
 
 /* ** engines */
 hcq_status mock_amd_cp_start(mock_amd_queue *q);

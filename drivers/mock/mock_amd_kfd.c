@@ -165,19 +165,27 @@ static int alloc_memory(kfd_alloc_memory_args *a)
     if (dom != KFD_ALLOC_VRAM && dom != KFD_ALLOC_GTT && dom != KFD_ALLOC_USERPTR)
         return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: flags 0x%08x: one of VRAM, GTT, USERPTR (the mock has no doorbell "
                       "or MMIO buffers)", a->flags);
-    if (!a->size || a->size % 4096 || !a->va_addr || a->va_addr % 4096)
-        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: address 0x%llx size %llu not page-granular",
-                      (unsigned long long)a->va_addr, (unsigned long long)a->size);
+    /* kfd_ioctl_alloc_memory_of_gpu refuses size 0 only;
+     * amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu allocates PAGE_ALIGN(size) */
+    if (!a->size) return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: size 0");
+    uint64_t size = base_align_up(a->size, 4096);
+    /* The kernel keeps an unaligned address until MAP fails on it
+     * (amdgpu_vm_bo_map), and lets VRAM have no address at all; the mock
+     * places every buffer at its address, so it refuses both here */
+    if (!a->va_addr || a->va_addr % 4096)
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: address 0x%llx: the mock places buffers at page-aligned "
+                      "addresses (the kernel refuses an unaligned one at MAP_MEMORY_TO_GPU)",
+                      (unsigned long long)a->va_addr);
     if (dom == KFD_ALLOC_USERPTR && a->mmap_offset != a->va_addr)
         return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: userptr 0x%llx at GPU address 0x%llx (the mock shares one address "
                       "space)", (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr);
     for (size_t i = 0; i < mock_amd_P.nbos; i++)
-        if (a->va_addr < mock_amd_P.bos[i].va + mock_amd_P.bos[i].size && mock_amd_P.bos[i].va < a->va_addr + a->size)
+        if (a->va_addr < mock_amd_P.bos[i].va + mock_amd_P.bos[i].size && mock_amd_P.bos[i].va < a->va_addr + size)
             return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: [0x%llx, +%llu) overlaps the buffer at 0x%llx",
-                          (unsigned long long)a->va_addr, (unsigned long long)a->size, (unsigned long long)mock_amd_P.bos[i].va);
+                          (unsigned long long)a->va_addr, (unsigned long long)size, (unsigned long long)mock_amd_P.bos[i].va);
     int err = 0;
     mock_bo *bo = NULL;
-    if (dom != KFD_ALLOC_USERPTR && !(bo = mock_bo_new(dom == KFD_ALLOC_VRAM ? g->g : NULL, a->size, &err)))
+    if (dom != KFD_ALLOC_USERPTR && !(bo = mock_bo_new(dom == KFD_ALLOC_VRAM ? g->g : NULL, size, &err)))
         return -err;
     if (mock_amd_P.nbos == mock_amd_P.cbos) {
         size_t cap = mock_amd_P.cbos ? mock_amd_P.cbos * 2 : 64;
@@ -190,7 +198,7 @@ static int alloc_memory(kfd_alloc_memory_args *a)
         mock_amd_P.cbos = cap;
     }
     mock_amd_bo *b = &mock_amd_P.bos[mock_amd_P.nbos++];
-    *b = (mock_amd_bo){.handle = (uint64_t)g->gpu_id << 32 | ++mock_amd_P.next_handle, .va = a->va_addr, .size = a->size,
+    *b = (mock_amd_bo){.handle = (uint64_t)g->gpu_id << 32 | ++mock_amd_P.next_handle, .va = a->va_addr, .size = size,
                .flags = a->flags, .gpu = g, .bo = bo};
     b->mmap_offset = dom == KFD_ALLOC_USERPTR ? a->mmap_offset : ++mock_amd_P.next_offset << 32;
     a->handle = b->handle;
