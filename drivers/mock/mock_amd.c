@@ -76,17 +76,6 @@ static void make_properties(mock_amd_gpu *a)
              0x5eed0000u + a->index, m->num_xcc, m->clock_mhz, extra);
 }
 
-static int node_of(const char *path, const char **rest)
-{
-    size_t n = strlen(TOPO);
-    if (strncmp(path, TOPO, n) || path[n] != '/') return -1;
-    char *end;
-    long v = strtol(path + n + 1, &end, 10);
-    if (end == path + n + 1 || v < 0 || v > (long)mock_amd_P.ngpus) return -1;
-    *rest = end;
-    return (int)v;
-}
-
 static int put(char *buf, size_t size, ssize_t *rc, const char *text)
 {
     size_t n = strlen(text);
@@ -97,63 +86,104 @@ static int put(char *buf, size_t size, ssize_t *rc, const char *text)
     return 1;
 }
 
+/* The KFD topology tree (torvalds/linux amdkfd/kfd_topology.c:
+ * kfd_topology_update_sysfs, kfd_build_sysfs_node_entry): topology/
+ * generation_id and system_properties, and nodes/<N>/ with gpu_id, name,
+ * properties and the mem_banks, caches, io_links and p2p_links
+ * directories. Node 0 is the CPU. A file's text into buf (*rc its length),
+ * a directory *rc -EISDIR with its entries through fn, else -ENOENT. */
+#define KFD_DIR "/sys/devices/virtual/kfd/kfd"
+static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void (*fn)(void *, const char *), void *arg)
+{
+    char tmp[256];
+    *rc = -ENOENT;
+    if (!strcmp(path, KFD_DIR) || !strcmp(path, KFD_DIR "/topology")) {
+        if (fn && !strcmp(path, KFD_DIR)) fn(arg, "topology");
+        if (fn && strcmp(path, KFD_DIR)) {
+            fn(arg, "generation_id");
+            fn(arg, "system_properties");
+            fn(arg, "nodes");
+        }
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(path, KFD_DIR "/topology/generation_id")) return put(buf, size, rc, "1\n");
+    if (!strcmp(path, KFD_DIR "/topology/system_properties"))
+        return put(buf, size, rc, "platform_oem 0\nplatform_id 0\nplatform_rev 0\n");
+    if (!strcmp(path, TOPO)) {
+        for (uint32_t i = 0; fn && i <= mock_amd_P.ngpus; i++) {
+            snprintf(tmp, sizeof tmp, "%u", i);
+            fn(arg, tmp);
+        }
+        return *rc = -EISDIR, 1;
+    }
+    size_t n = strlen(TOPO);
+    if (strncmp(path, TOPO, n) || path[n] != '/') return 1;
+    char *end;
+    long node = strtol(path + n + 1, &end, 10);
+    if (end == path + n + 1 || node < 0 || node > (long)mock_amd_P.ngpus) return 1;
+    const char *rest = end;
+    mock_amd_gpu *a = node ? mock_amd_P.gpus[node - 1] : NULL;
+    if (!*rest) {
+        static const char *const entries[] = {"gpu_id", "name", "properties", "mem_banks", "caches", "io_links",
+                                              "p2p_links"};
+        for (size_t i = 0; fn && i < BASE_ARRAY_LEN(entries); i++) fn(arg, entries[i]);
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(rest, "/gpu_id")) {
+        snprintf(tmp, sizeof tmp, "%u\n", a ? a->gpu_id : 0);
+        return put(buf, size, rc, tmp);
+    }
+    if (!strcmp(rest, "/name")) {
+        snprintf(tmp, sizeof tmp, "%s\n", a ? a->model->name : "");
+        return put(buf, size, rc, tmp);
+    }
+    if (!strcmp(rest, "/properties"))
+        return put(buf, size, rc,
+                   a ? a->properties
+                     : "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ncaches_count 0\nio_links_count 0\n"
+                       "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 0\nmax_waves_per_simd 0\n"
+                       "lds_size_in_kb 0\ngds_size_in_kb 0\nnum_gws 0\nwave_front_size 0\narray_count 0\n"
+                       "simd_arrays_per_engine 0\ncu_per_simd_array 0\nsimd_per_cu 0\nmax_slots_scratch_cu 0\n"
+                       "gfx_target_version 0\nvendor_id 0\ndevice_id 0\nlocation_id 0\ndomain 0\n"
+                       "drm_render_minor 0\nhive_id 0\nnum_sdma_engines 0\nnum_sdma_xgmi_engines 0\n"
+                       "num_sdma_queues_per_engine 0\nnum_cp_queues 0\nmax_engine_clk_ccompute 3000\n");
+    if (!strcmp(rest, "/mem_banks")) {
+        if (fn) fn(arg, "0");
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(rest, "/caches") || !strcmp(rest, "/io_links") || !strcmp(rest, "/p2p_links"))
+        return *rc = -EISDIR, 1;
+    if (!strcmp(rest, "/mem_banks/0")) {
+        if (fn) fn(arg, "properties");
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(rest, "/mem_banks/0/properties")) {
+        /* heap_type: 0 system memory (the CPU's), 1 public frame buffer */
+        snprintf(tmp, sizeof tmp, "heap_type %u\nsize_in_bytes %llu\nflags 0\nwidth %u\nmem_clk_max %u\n", a ? 1 : 0,
+                 a ? (unsigned long long)a->g->vram_bytes : 64ull << 30, a ? 4096 : 64, a ? 2500 : 3200);
+        return put(buf, size, rc, tmp);
+    }
+    return 1;
+}
+
 static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
 {
     if (!mock_amd_P.ngpus) return 0;
     if (mock_amd_sysfs_read(path, buf, size, rc)) return 1;
-    const char *rest;
-    int node = node_of(path, &rest);
-    if (node < 0) {
-        if (!strncmp(path, "/sys/devices/virtual/kfd", 24)) return *rc = -ENOENT, 1;
-        return 0;
-    }
-    char tmp[256];
-    if (node == 0) { /* the CPU */
-        if (!strcmp(rest, "/gpu_id")) return put(buf, size, rc, "0\n");
-        if (!strcmp(rest, "/name")) return put(buf, size, rc, "\n");
-        if (!strcmp(rest, "/properties"))
-            return put(buf, size, rc, "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ngfx_target_version 0\n"
-                                      "vendor_id 0\ndevice_id 0\ndrm_render_minor 0\n");
-        return *rc = -ENOENT, 1;
-    }
-    mock_amd_gpu *a = mock_amd_P.gpus[node - 1];
-    if (!strcmp(rest, "/gpu_id")) {
-        snprintf(tmp, sizeof tmp, "%u\n", a->gpu_id);
-        return put(buf, size, rc, tmp);
-    }
-    if (!strcmp(rest, "/name")) {
-        snprintf(tmp, sizeof tmp, "%s\n", a->model->name);
-        return put(buf, size, rc, tmp);
-    }
-    if (!strcmp(rest, "/properties")) return put(buf, size, rc, a->properties);
-    if (!strcmp(rest, "/mem_banks/0/properties")) {
-        snprintf(tmp, sizeof tmp, "heap_type 1\nsize_in_bytes %llu\nflags 0\nwidth 4096\nmem_clk_max 2500\n",
-                 (unsigned long long)a->g->vram_bytes);
-        return put(buf, size, rc, tmp);
-    }
-    return *rc = -ENOENT, 1;
+    if (strncmp(path, KFD_DIR, strlen(KFD_DIR)) || (path[strlen(KFD_DIR)] && path[strlen(KFD_DIR)] != '/')) return 0;
+    return topology(path, buf, size, rc, NULL, NULL);
 }
 
 static int amd_list_dir(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
     if (!mock_amd_P.ngpus) return 0;
     if (mock_amd_sysfs_list(path, fn, arg, rc)) return 1;
-    char name[16];
-    if (!strcmp(path, TOPO)) {
-        for (uint32_t i = 0; i <= mock_amd_P.ngpus; i++) {
-            snprintf(name, sizeof name, "%u", i);
-            fn(arg, name);
-        }
-        return *rc = 0, 1;
-    }
-    const char *rest;
-    int node = node_of(path, &rest);
-    if (node > 0 && !strcmp(rest, "/mem_banks")) {
-        fn(arg, "0");
-        return *rc = 0, 1;
-    }
-    if (node >= 0 || !strncmp(path, "/sys/devices/virtual/kfd", 24)) return *rc = -ENOENT, 1;
-    return 0;
+    if (strncmp(path, KFD_DIR, strlen(KFD_DIR)) || (path[strlen(KFD_DIR)] && path[strlen(KFD_DIR)] != '/')) return 0;
+    char tmp[512];
+    ssize_t r = 0;
+    topology(path, tmp, sizeof tmp, &r, fn, arg);
+    *rc = r == -EISDIR ? 0 : r >= 0 ? -ENOTDIR : (int)r;
+    return 1;
 }
 
 static mock_amd_gpu *gpu_by_render(const char *path)
@@ -169,9 +199,10 @@ static mock_amd_gpu *gpu_by_render(const char *path)
 static int amd_exists(const char *path)
 {
     if (!mock_amd_P.ngpus) return 0;
-    const char *rest;
-    return !strcmp(path, "/dev/kfd") || mock_amd_sysfs_exists(path) || gpu_by_render(path) != NULL || node_of(path, &rest) >= 0 ||
-           !strcmp(path, TOPO);
+    if (!strcmp(path, "/dev/kfd") || mock_amd_sysfs_exists(path) || gpu_by_render(path) != NULL) return 1;
+    char tmp[512];
+    ssize_t r = 0;
+    return amd_read_file(path, tmp, sizeof tmp, &r) && (r >= 0 || r == -EISDIR);
 }
 
 /* ** lifetime */

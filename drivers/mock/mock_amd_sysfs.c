@@ -35,6 +35,53 @@ static const sysfs_model models[] = {
     {"gfx90a", {34, 71, 43, 292, 800, 1700}, 0x02, 0x1002, 0x0c34, "16.0 GT/s PCIe", 300, 1600, 3, true, true, true},
 };
 
+/* ** the IP-discovery tree amdgpu publishes from the GPU's discovery table
+ * (torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_discovery.c,
+ * amdgpu_discovery_sysfs_init): ip_discovery/die/<die>/<hw id>/<instance>/
+ * with the attributes hw_id, num_instance, major, minor, revision, harvest,
+ * num_base_addresses and base_addr, and num_ips in each die. Hardware ids
+ * from include/soc15_hw_ip.h; versions as the kernel's discovery switch
+ * statements name the parts (Navi 31: GC 11.0.0, SDMA 6.0.0, NBIO 4.3.0;
+ * Aldebaran: GC 9.4.2, SDMA 4.4.0, NBIO 7.4.4; MI300: GC 9.4.3, SDMA 4.4.2,
+ * NBIO 7.9.0). The kernel also links each id directory under its name (GC,
+ * SDMA0, ...); the mock serves the numbered directories only. */
+typedef struct ip_block {
+    uint16_t hw_id;
+    uint8_t major, minor, revision;
+    uint8_t instances; /* 0: one per XCC */
+    uint32_t base;     /* the first register segment's base (dwords) */
+} ip_block;
+enum { HWID_MP1 = 1, HWID_GC = 11, HWID_MMHUB = 34, HWID_HDP = 41, HWID_SDMA0 = 42, HWID_SDMA1 = 43,
+       HWID_NBIF = 108 };
+typedef struct ip_model {
+    const char *name;
+    ip_block ip[8];
+    uint32_t nip;
+} ip_model;
+static const ip_model ip_models[] = {
+    {"gfx1100", {{HWID_GC, 11, 0, 0, 1, 0x1260}, {HWID_SDMA0, 6, 0, 0, 1, 0x1260}, {HWID_SDMA1, 6, 0, 0, 1, 0x1860},
+                 {HWID_NBIF, 4, 3, 0, 1, 0x0}, {HWID_HDP, 6, 0, 0, 1, 0xf20}, {HWID_MMHUB, 3, 0, 0, 1, 0x1a000},
+                 {HWID_MP1, 13, 0, 0, 1, 0x16000}}, 7},
+    {"gfx90a", {{HWID_GC, 9, 4, 2, 1, 0x2000}, {HWID_SDMA0, 4, 4, 0, 1, 0x1260}, {HWID_SDMA1, 4, 4, 0, 1, 0x1860},
+                {HWID_NBIF, 7, 4, 4, 1, 0x0}, {HWID_HDP, 4, 4, 2, 1, 0xf20}, {HWID_MMHUB, 1, 7, 0, 1, 0x1a000},
+                {HWID_MP1, 13, 0, 2, 1, 0x16000}}, 7},
+    {"gfx942", {{HWID_GC, 9, 4, 3, 0, 0x2000}, {HWID_SDMA0, 4, 4, 2, 1, 0x1260}, {HWID_SDMA1, 4, 4, 2, 1, 0x1860},
+                {HWID_NBIF, 7, 9, 0, 1, 0x0}, {HWID_HDP, 4, 4, 2, 1, 0xf20}, {HWID_MMHUB, 1, 8, 0, 1, 0x1a000},
+                {HWID_MP1, 13, 0, 6, 1, 0x16000}}, 7},
+};
+
+static const ip_model *ip_model_of(const mock_amd_gpu *a)
+{
+    for (size_t i = 0; i < BASE_ARRAY_LEN(ip_models); i++)
+        if (!strcmp(ip_models[i].name, a->model->name)) return &ip_models[i];
+    return NULL;
+}
+
+static uint32_t ip_instances(const mock_amd_gpu *a, const ip_block *b)
+{
+    return b->instances ? b->instances : a->model->num_xcc;
+}
+
 static const sysfs_model *model_of(const mock_amd_gpu *a)
 {
     for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
@@ -145,8 +192,89 @@ static int dpm(char *buf, size_t size, ssize_t *rc, const uint32_t *levels, int 
     return put(buf, size, rc, tmp, strlen(tmp));
 }
 
+#define IPD "ip_discovery"
+/* The ip_discovery path p (after device/): 1 with a file's text in buf, or
+ * *rc -EISDIR for a directory (names listed through fn when fn is set), or
+ * -ENOENT. */
+static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t size, ssize_t *rc,
+                        void (*fn)(void *, const char *), void *arg)
+{
+    const ip_model *m = ip_model_of(a);
+    char name[32];
+    *rc = -ENOENT;
+    if (!m) return 1;
+    if (!strcmp(p, IPD)) {
+        if (fn) fn(arg, "die");
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(p, IPD "/die")) {
+        if (fn) fn(arg, "0");
+        return *rc = -EISDIR, 1;
+    }
+    if (strncmp(p, IPD "/die/0", strlen(IPD "/die/0"))) return 1;
+    p += strlen(IPD "/die/0");
+    if (!*p) {
+        if (fn) {
+            fn(arg, "num_ips");
+            for (uint32_t i = 0; i < m->nip; i++) {
+                snprintf(name, sizeof name, "%u", m->ip[i].hw_id);
+                fn(arg, name);
+            }
+        }
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(p, "/num_ips")) return putf(buf, size, rc, "%u\n", m->nip);
+    char *end;
+    unsigned long id = strtoul(p + 1, &end, 10);
+    const ip_block *b = NULL;
+    for (uint32_t i = 0; i < m->nip && end != p + 1; i++)
+        if (m->ip[i].hw_id == id) b = &m->ip[i];
+    if (!b) return 1;
+    if (!*end) {
+        for (uint32_t i = 0; fn && i < ip_instances(a, b); i++) {
+            snprintf(name, sizeof name, "%u", i);
+            fn(arg, name);
+        }
+        return *rc = -EISDIR, 1;
+    }
+    const char *q = end;
+    unsigned long inst = strtoul(q + 1, &end, 10);
+    if (*q != '/' || end == q + 1 || inst >= ip_instances(a, b)) return 1;
+    static const char *const attrs[] = {"hw_id", "num_instance", "major", "minor", "revision", "harvest",
+                                        "num_base_addresses", "base_addr"};
+    if (!*end) {
+        for (size_t i = 0; fn && i < BASE_ARRAY_LEN(attrs); i++) fn(arg, attrs[i]);
+        return *rc = -EISDIR, 1;
+    }
+    const char *f = end + 1;
+    if (*end != '/') return 1;
+    /* the formats of amdgpu_discovery.c's show functions */
+    if (!strcmp(f, "hw_id")) return putf(buf, size, rc, "%u\n", b->hw_id);
+    if (!strcmp(f, "num_instance")) return putf(buf, size, rc, "%lu\n", inst);
+    if (!strcmp(f, "major")) return putf(buf, size, rc, "%u\n", b->major);
+    if (!strcmp(f, "minor")) return putf(buf, size, rc, "%u\n", b->minor);
+    if (!strcmp(f, "revision")) return putf(buf, size, rc, "%u\n", b->revision);
+    if (!strcmp(f, "harvest")) return putf(buf, size, rc, "0x%01X\n", 0u);
+    if (!strcmp(f, "num_base_addresses")) return putf(buf, size, rc, "1\n");
+    if (!strcmp(f, "base_addr")) return putf(buf, size, rc, "0x%08X\n", b->base + (uint32_t)inst * 0x10000u);
+    return 1;
+}
+
+/* the device directory's own entries (what device_file serves) */
+static const char *const device_entries[] = {
+    "vendor", "device", "revision", "subsystem_vendor", "subsystem_device", "current_link_speed",
+    "current_link_width", "unique_id", "gpu_busy_percent", "mem_busy_percent", "mem_info_vram_total",
+    "mem_info_vram_used", "gpu_metrics", "pp_dpm_sclk", "pp_dpm_mclk", "hwmon", IPD};
+
 static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, ssize_t *rc)
 {
+    if (!strncmp(f, IPD, strlen(IPD)) && (!f[strlen(IPD)] || f[strlen(IPD)] == '/'))
+        return ip_discovery(a, f, buf, size, rc, NULL, NULL);
+    if (!strcmp(f, "hwmon") || (!strcmp(f, "ras") && model_of(a)->ras)) return *rc = -EISDIR, 1;
+    char hwdir[32];
+    snprintf(hwdir, sizeof hwdir, "hwmon/hwmon%u", 2 + a->index);
+    if (!strcmp(f, hwdir)) return *rc = -EISDIR, 1;
+
     const sysfs_model *m = model_of(a);
     mock_sensors s = mock_gpu_sensors(a->g, &m->s);
     char hw[32];
@@ -236,6 +364,30 @@ int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void
     mock_amd_gpu *a = gpu_of(path, &rest);
     if (a) {
         char name[32];
+        if (rest && !*rest) {
+            for (size_t i = 0; fn && i < BASE_ARRAY_LEN(device_entries); i++) fn(arg, device_entries[i]);
+            if (fn && model_of(a)->ras) fn(arg, "ras");
+            return *rc = 0, 1;
+        }
+        if (rest && !strncmp(rest, IPD, strlen(IPD))) {
+            char tmp[64];
+            ssize_t r = 0;
+            ip_discovery(a, rest, tmp, sizeof tmp, &r, fn, arg);
+            return *rc = r == -EISDIR ? 0 : r >= 0 ? -ENOTDIR : (int)r, 1;
+        }
+        snprintf(name, sizeof name, "hwmon/hwmon%u", 2 + a->index);
+        if (rest && !strcmp(rest, name)) {
+            static const char *const hw[] = {"name", "temp1_input", "temp2_input", "temp3_input", "power1_average",
+                                             "power1_input", "power1_cap", "freq1_input", "freq2_input"};
+            char probe[64], path2[160];
+            for (size_t i = 0; fn && i < BASE_ARRAY_LEN(hw); i++) {
+                ssize_t r = 0;
+                snprintf(path2, sizeof path2, "%s/%s", name, hw[i]);
+                device_file(a, path2, probe, sizeof probe, &r);
+                if (r >= 0) fn(arg, hw[i]);
+            }
+            return *rc = 0, 1;
+        }
         if (rest && !strcmp(rest, "hwmon")) {
             snprintf(name, sizeof name, "hwmon%u", 2 + a->index);
             if (fn) fn(arg, name);
