@@ -56,6 +56,11 @@
  *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
+ *   refuse=NAME[+NAME]  the GPU hangs on the named encoding, one of two a
+ *                       driver may choose between where no vendor source
+ *                       settles which the hardware takes (mock_refusals
+ *                       lists them), so a driver's fallback is tested; the
+ *                       key may repeat
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
  * stream segment (drivers/dump.h). Every value is checked: a bad one is an
@@ -79,6 +84,7 @@ typedef struct mock_config {
     char hang_engine[32];
     char open_fail_path[64]; /* opening this path fails with open_fail_errno */
     int open_fail_errno;
+    uint64_t refuse;        /* bit i: mock_refusals[i].name is refused */
     /* scheduling and dumps */
     bool sched_random;
     uint64_t sched_seed;
@@ -96,6 +102,21 @@ const mock_config *mock_cfg(void);
 hcq_status mock_configure(const char *spec);
 /* The syscall table of the mock (drivers/sys.c asks for it under HCQ_MOCK). */
 const hcq_sys *mock_sys(void);
+
+/* ** refusable paths: each names an encoding whose hardware behaviour no
+ * vendor source settles; with refuse=NAME the mock GPU hangs where it meets
+ * it (the vendor mock says so, naming the switch), as the hardware would
+ * if that encoding were wrong. One row per name; vendor mocks check with
+ * mock_refused where they execute the encoding. */
+typedef struct mock_refusal {
+    const char *name;   /* "dispatch-aql" */
+    const char *vendor; /* "amd", "nv" */
+    const char *what;   /* the encoding, in words */
+} mock_refusal;
+extern const mock_refusal mock_refusals[];
+extern const unsigned mock_refusal_count;
+/* Is the path refused in the active configuration? (name must be a row) */
+bool mock_refused(const char *name);
 
 /* ** fault injection */
 /* The injected failure for the ioctl now being made, if it is the one:

@@ -315,6 +315,51 @@ static hcq_status check_engine(const char *v, const mock_config *c)
     return bad_value("hang", v, want);
 }
 
+/* The refusable paths (mock.h). AMD: the first-run choices of issue 22
+ * (drivers/amd/amd.h amd_paths), each pair one encoding and its
+ * alternative. */
+const mock_refusal mock_refusals[] = {
+    {"wait-reg-mem64", "amd", "gfx11: a wait as one WAIT_REG_MEM64 on a compute queue"},
+    {"wait-reg-mem32", "amd", "gfx11: a wait as 32-bit WAIT_REG_MEMs on memory"},
+    {"hdp-all-bits", "amd", "the HDP flush handshake asking every client bit, waited for with >="},
+    {"hdp-one-bit", "amd", "the HDP flush handshake asking one MEC1 client bit, waited for with EQUAL"},
+    {"priv-1", "amd", "gfx11: a dispatch with COMPUTE_PGM_RSRC1.PRIV 1"},
+    {"priv-0", "amd", "gfx11: a dispatch with COMPUTE_PGM_RSRC1.PRIV 0"},
+    {"dispatch-aql", "amd", "gfx9 AQL queues: an AQL kernel-dispatch packet"},
+    {"dispatch-pm4", "amd", "gfx9 AQL queues: DISPATCH_DIRECT inside a PM4 indirect buffer"},
+};
+const unsigned mock_refusal_count = sizeof mock_refusals / sizeof mock_refusals[0];
+_Static_assert(sizeof mock_refusals / sizeof mock_refusals[0] <= 64, "mock_config.refuse holds 64 bits");
+
+static hcq_status parse_refuse(const char *v, mock_config *c)
+{
+    char names[512] = "";
+    for (unsigned i = 0; i < mock_refusal_count; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", mock_refusals[i].name);
+    for (const char *p = v; *p;) {
+        size_t n = strcspn(p, "+");
+        unsigned i = 0;
+        while (i < mock_refusal_count && (strlen(mock_refusals[i].name) != n || strncmp(p, mock_refusals[i].name, n)))
+            i++;
+        if (i == mock_refusal_count) {
+            char want[640];
+            snprintf(want, sizeof want, "refusable paths are %s (join several with +)", names);
+            return bad_value("refuse", v, want);
+        }
+        c->refuse |= 1ull << i;
+        p += n + (p[n] == '+');
+    }
+    if (!*v) return bad_value("refuse", v, "name a path");
+    return HCQ_OK;
+}
+
+bool mock_refused(const char *name)
+{
+    for (unsigned i = 0; i < mock_refusal_count; i++)
+        if (!strcmp(mock_refusals[i].name, name)) return cfg.refuse >> i & 1;
+    return false;
+}
+
 static hcq_status parse(const char *spec, mock_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -369,9 +414,12 @@ static hcq_status parse(const char *spec, mock_config *c)
             s = parse_fail_ioctl(v, c);
         } else if (!strcmp(kv, "open_fail")) {
             s = parse_open_fail(v, c);
+        } else if (!strcmp(kv, "refuse")) {
+            s = parse_refuse(v, c);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
+                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor, refuse)",
+                         kv);
         }
     }
     free(copy);
