@@ -213,7 +213,8 @@ int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t gr
  * does with a packet, the mock warns once per process (naming the doubt
  * and what the kernel driver writes instead) and goes on as the hardware
  * most likely would. key names the doubt; the warning is printed at most
- * once per key. */
+ * once per key (at HCQ_DEBUG=1 under HCQ_MOCK=1, where hcq's driver takes
+ * such forms knowingly; always for a program on the preloaded mock). */
 void mock_amd_doubt(const char *key, const char *fmt, ...) HCQ_PRINTF(2, 3);
 
 /* ** engines */

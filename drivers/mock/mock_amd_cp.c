@@ -51,6 +51,17 @@ static ex hang(mock_amd_cp *cp, const char *fmt, ...)
     return EX_STOP;
 }
 
+/* HCQ_MOCK_CONFIG refuse=NAME: the encoding hangs the queue, saying so */
+static bool refused(mock_amd_cp *cp, const char *name)
+{
+    if (!mock_refused(name)) return false;
+    const char *what = name;
+    for (unsigned i = 0; i < mock_refusal_count; i++)
+        if (!strcmp(mock_refusals[i].name, name)) what = mock_refusals[i].what;
+    hang(cp, "refuse=%s: the mock hangs on %s, as asked (HCQ_MOCK_CONFIG)", name, what);
+    return true;
+}
+
 static bool compare(uint32_t func, uint64_t v, uint64_t ref)
 {
     switch (func) {
@@ -74,6 +85,10 @@ static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
     if (!amd_fget(AMD_INIT_COMPUTE_SHADER_EN, d.initiator)) return hang(cp, "DISPATCH_DIRECT: COMPUTE_SHADER_EN is off");
     if (REG(cp, AMD_REG_START_X) || REG(cp, AMD_REG_START_Y) || REG(cp, AMD_REG_START_Z))
         return hang(cp, "DISPATCH_DIRECT: COMPUTE_START_X/Y/Z are not 0");
+    if (a->family == AMD_FAMILY_GFX11 &&
+        refused(cp, amd_fget(AMD_RSRC1_PRIV, REG(cp, AMD_REG_PGM_RSRC1)) ? "priv-1" : "priv-0"))
+        return EX_STOP;
+    if (a->family == AMD_FAMILY_GFX9 && q->type == KFD_QUEUE_COMPUTE_AQL && refused(cp, "dispatch-pm4")) return EX_STOP;
     for (int i = 0; i < 3; i++) {
         d.grid[i] = p[1 + i];
         d.block[i] = (&REG(cp, AMD_REG_NUM_THREAD_X))[i] & 0xffff; /* NUM_THREAD_FULL */
@@ -169,7 +184,7 @@ static ex wait_reg_mem(mock_amd_cp *cp, const uint32_t *p, bool is64)
          * ring_emit_hdp_flush: ref_and_mask_cp2 << pipe) */
         uint32_t ref = p[4], mask = p[5];
         if (func == PM4_FUNC_EQ && ref == mask && __builtin_popcount(ref) == 1 && (ref & AMD_HDP_FLUSH_MEC1_BITS))
-            return EX_DONE;
+            return refused(cp, "hdp-one-bit") ? EX_STOP : EX_DONE;
         /* every request bit written and every done bit awaited (>= or ==
          * against all ones): what tinygrad's stack runs on gfx11 and
          * gfx942. No source says what the HDP does with request bits of
@@ -177,6 +192,7 @@ static ex wait_reg_mem(mock_amd_cp *cp, const uint32_t *p, bool is64)
          * the done bits, as that stack's runs show */
         if (ref == mask && (ref & AMD_HDP_FLUSH_MEC1_BITS) == AMD_HDP_FLUSH_MEC1_BITS &&
             (func == PM4_FUNC_GE || func == PM4_FUNC_EQ)) {
+            if (refused(cp, "hdp-all-bits")) return EX_STOP;
             mock_amd_doubt("hdp-all-bits", "the HDP flush handshake writes 0x%x to GPU_HDP_FLUSH_REQ and waits for "
                            "(DONE & 0x%x) %s 0x%x: every client's bit, where the kernel driver writes its own pipe's "
                            "one bit (CP2 << pipe, 0x%x for pipe 0) and waits for it with EQUAL; the drivers' sources "
@@ -191,6 +207,7 @@ static ex wait_reg_mem(mock_amd_cp *cp, const uint32_t *p, bool is64)
     }
     if (space != PM4_SPACE_MEM || op != PM4_OP_WAIT)
         return hang(cp, "WAIT_REG_MEM%s on space %u operation %u", is64 ? "64" : "", space, op);
+    if (a->family == AMD_FAMILY_GFX11 && refused(cp, is64 ? "wait-reg-mem64" : "wait-reg-mem32")) return EX_STOP;
     uint64_t addr = p[2] | (uint64_t)p[3] << 32;
     uint32_t size = is64 ? 8 : 4;
     if (addr % size) return hang(cp, "WAIT_REG_MEM%s on 0x%llx, not %u-byte aligned", is64 ? "64" : "",
@@ -444,6 +461,7 @@ static mock_step aql_kernel_dispatch(mock_amd_cp *cp, uint64_t va, const aql_dis
 {
     mock_amd_queue *q = cp->q;
     const amd_arch *a = q->gpu->arch;
+    if (a->family == AMD_FAMILY_GFX9 && refused(cp, "dispatch-aql")) return MOCK_STEP_STOPPED;
     uint32_t dims = k->setup & AQL_SETUP_DIMS_MASK;
     if (!dims) return aql_stop(cp, "a kernel dispatch with setup.dimensions 0 (1, 2 or 3)");
     mock_amd_dispatch d = {.via = "AQL kernel dispatch", .kernargs = k->kernarg_address, .split = {0, 1, 0}};
