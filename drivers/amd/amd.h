@@ -54,6 +54,9 @@ int amd_topology_read(amd_node *out, int max);
  * at 0) and derives the counts and queue sizes. For tests. */
 void amd_node_parse(amd_node *n, const char *properties);
 void amd_node_derive(amd_node *n);
+/* KFD's VGPR bytes per CU in its context-save sizing, from the chip table
+ * (the mock sizes its checks with the same) */
+uint32_t amd_cwsr_vgpr_bytes(uint32_t gfx_version);
 
 /* ** the KFD process: one per OS process, shared by every AMD device. The
  * kernel keeps its state (the VM each render node was bound to, runtime

@@ -236,7 +236,9 @@ static void why_absent_in(amd_node *nodes, char *buf, size_t size)
         size_t l = strlen(names);
         snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", nodes[i].arch_name);
     }
-    snprintf(buf, size, "KFD lists %s, which hcq does not drive (it drives gfx1100, gfx90a and gfx942)", names);
+    char driven[128];
+    amd_chips_driven_list(driven, sizeof driven);
+    snprintf(buf, size, "KFD lists %s, which hcq does not drive (it drives %s)", names, driven);
 }
 
 static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out);
@@ -267,8 +269,10 @@ static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out)
             return HCQ_OK;
         }
     }
-    return base_err(HCQ_ENODEV, "AMD:%u does not exist: %u AMD GPUs hcq drives (gfx1100, gfx90a, gfx942)%s%s", index,
-                    k, others[0] ? "; also present, not driven: " : "", others);
+    char driven[128];
+    amd_chips_driven_list(driven, sizeof driven);
+    return base_err(HCQ_ENODEV, "AMD:%u does not exist: %u AMD GPUs hcq drives (%s)%s%s", index, k, driven,
+                    others[0] ? "; also present, not driven: " : "", others);
 }
 
 static hcq_status create_event(amd_dev *ad, uint32_t type, uint32_t *id)

@@ -12,6 +12,7 @@
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
+#include "drivers/amd/amd.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -20,15 +21,59 @@
 #include <sys/mman.h>
 #include <time.h>
 
-static const mock_amd_model models[] = {
+/* The parts the mock emulates: the KFD properties of each, and what its
+ * amdgpu sysfs shows (a Radeon has no RAS directory, an MI300X no edge
+ * temperature sensor (temp1) and no average power (its hwmon has
+ * power1_input), and writes gpu_metrics v1.5 where the others write
+ * v1.3). The chip's own facts come from its row of the chip table. */
+static const mock_amd_model builtin_models[] = {
     /* the properties amdkfd shows for a Radeon RX 7900 XTX (tinygrad's mock
      * copies them from one, ../shared/reference/amd-facts.md §1.2) */
-    {"gfx1100", 110000, 0x744c, 192, 2, 16, 12, 2, 1, 64, 32, 24ull << 30, false, 2500},
+    {.name = "gfx1100", .device_id = 0x744c, .simd_count = 192, .simd_per_cu = 2, .max_waves_per_simd = 16,
+     .array_count = 12, .simd_arrays_per_engine = 2, .num_xcc = 1, .vram_bytes = 24ull << 30, .clock_mhz = 2500,
+     .sensors = {38, 74, 17, 345, 30, 2500}, .revision = 0xc8, .subsys_vendor = 0x1002, .subsys_device = 0x0e3b,
+     .link_speed = "16.0 GT/s PCIe", .power_cap_w = 355, .mclk_mhz = 1250, .metrics_minor = 3, .edge_sensor = true,
+     .power_average = true},
     /* an Instinct MI300X in SPX mode: 304 CUs in 8 XCCs */
-    {"gfx942", 90402, 0x74a1, 1216, 4, 8, 32, 1, 8, 64, 64, 192ull << 30, true, 2100},
+    {.name = "gfx942", .device_id = 0x74a1, .simd_count = 1216, .simd_per_cu = 4, .max_waves_per_simd = 8,
+     .array_count = 32, .simd_arrays_per_engine = 1, .num_xcc = 8, .vram_bytes = 192ull << 30,
+     .publishes_queue_sizes = true, .clock_mhz = 2100, .sensors = {36, 79, 142, 735, 140, 2100}, .revision = 0x00,
+     .subsys_vendor = 0x1002, .subsys_device = 0x74a1, .link_speed = "32.0 GT/s PCIe", .power_cap_w = 750,
+     .mclk_mhz = 1300, .metrics_minor = 5, .ras = true},
     /* an Instinct MI210 */
-    {"gfx90a", 90010, 0x740f, 416, 4, 8, 8, 1, 1, 64, 64, 64ull << 30, false, 1700},
+    {.name = "gfx90a", .device_id = 0x740f, .simd_count = 416, .simd_per_cu = 4, .max_waves_per_simd = 8,
+     .array_count = 8, .simd_arrays_per_engine = 1, .num_xcc = 1, .vram_bytes = 64ull << 30, .clock_mhz = 1700,
+     .sensors = {34, 71, 43, 292, 800, 1700}, .revision = 0x02, .subsys_vendor = 0x1002, .subsys_device = 0x0c34,
+     .link_speed = "16.0 GT/s PCIe", .power_cap_w = 300, .mclk_mhz = 1600, .metrics_minor = 3, .edge_sensor = true,
+     .power_average = true, .ras = true},
 };
+#define MAX_ADDED_MODELS 4
+static const mock_amd_model *added_models[MAX_ADDED_MODELS];
+static unsigned nadded_models;
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const mock_amd_model *model_at(unsigned i)
+{
+    if (i < BASE_ARRAY_LEN(builtin_models)) return &builtin_models[i];
+    i -= (unsigned)BASE_ARRAY_LEN(builtin_models);
+    pthread_mutex_lock(&models_lock);
+    const mock_amd_model *m = i < nadded_models ? added_models[i] : NULL;
+    pthread_mutex_unlock(&models_lock);
+    return m;
+}
+
+bool mock_amd_add_model(const mock_amd_model *m)
+{
+    const mock_amd_model *o;
+    for (unsigned i = 0; (o = model_at(i)); i++)
+        if (!strcmp(o->name, m->name)) return false;
+    if (!amd_chip_by_name(m->name)) return false;
+    pthread_mutex_lock(&models_lock);
+    bool ok = nadded_models < MAX_ADDED_MODELS;
+    if (ok) added_models[nadded_models++] = m;
+    pthread_mutex_unlock(&models_lock);
+    return ok;
+}
 
 #define TOPO AMD_KFD_TOPOLOGY_PATH
 #define AMD_KFD_TOPOLOGY_PATH "/sys/devices/virtual/kfd/kfd/topology/nodes"
@@ -210,12 +255,15 @@ static void fini(void);
 
 static int init(const mock_config *cfg)
 {
-    const mock_amd_model *m = NULL;
-    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-        if (!strcmp(cfg->amd_model, models[i].name)) m = &models[i];
-    if (!m) {
-        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: amd=`%s`: no such AMD model (models: gfx1100, gfx942, gfx90a)",
-                 cfg->amd_model);
+    const mock_amd_model *row = NULL, *o;
+    char names[128] = "";
+    for (unsigned i = 0; (o = model_at(i)); i++) {
+        if (!strcmp(cfg->amd_model, o->name)) row = o;
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", o->name);
+    }
+    const amd_chip *chip = row ? amd_chip_by_name(row->name) : NULL;
+    if (!row || !chip || chip->family == AMD_FAMILY_NONE) {
+        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: amd=`%s`: no such AMD model (models: %s)", cfg->amd_model, names);
         return -EINVAL;
     }
     pthread_condattr_t ca;
@@ -228,7 +276,17 @@ static int init(const mock_config *cfg)
         char name[16];
         snprintf(name, sizeof name, "amd%u", i);
         mock_amd_gpu *a = calloc(1, sizeof *a);
-        mock_gpu *g = a ? mock_gpu_add(name, m->name, m->vram_bytes) : NULL;
+        if (a) {
+            /* the row, with its chip's facts */
+            a->model_row = *row;
+            a->model_row.gfx_version = chip->gfx_version;
+            a->model_row.lds_kib = chip->lds_kib;
+            a->model_row.wave_front_size = chip->wave32 ? 32 : 64;
+            a->model = &a->model_row;
+            a->chip = chip;
+        }
+        const mock_amd_model *m = a ? &a->model_row : row;
+        mock_gpu *g = a ? mock_gpu_add(name, row->name, row->vram_bytes) : NULL;
         int err = 0;
         mock_bo *db = g ? mock_bo_new(NULL, KFD_DOORBELL_SLICE_BYTES, &err) : NULL;
         void *dcpu = db ? sys_libc()->mmap(NULL, NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -241,8 +299,7 @@ static int init(const mock_config *cfg)
             return -ENOMEM;
         }
         a->g = g;
-        a->model = m;
-        a->arch = amd_arch_by_version(m->gfx_version);
+        a->arch = chip;
         a->index = i;
         a->node = i + 1;
         a->gpu_id = 0x3a1c + 0x1111 * i; /* KFD's ids are hashes: any nonzero */
@@ -253,7 +310,7 @@ static int init(const mock_config *cfg)
         /* what KFD checks the queue buffers against (kfd_queue.c) */
         uint32_t cu = m->simd_count / m->simd_per_cu / m->num_xcc, v = m->gfx_version;
         uint32_t waves = v < 100100 ? BASE_MIN(cu * 40, m->array_count / m->simd_arrays_per_engine * 512) : cu * 32;
-        uint32_t vgpr = v == 90402 || v == 90010 ? 0x80000 : v == 110000 ? 0x60000 : 0x40000;
+        uint32_t vgpr = amd_cwsr_vgpr_bytes(v); /* KFD's sizing, from the chip table */
         a->ctl_stack_size = (uint32_t)base_align_up(40 + waves * (v >= 100100 ? 12u : 8u) + 8, 4096);
         a->cwsr_size = a->ctl_stack_size + (uint32_t)base_align_up((uint64_t)cu * (vgpr + 0x4000 + 0x10000 + 0x1000), 4096);
         a->debug_memory_size = (uint32_t)base_align_up(waves * 32ull, 64);

@@ -13,19 +13,40 @@
 
 #define MOCK_AMD_MAX_XCC 8
 
+/* One emulated part: a row of mock_amd.c's model table (designated
+ * initializers), naming its chip in the AMD chip table
+ * (compiler/amd_chips.h), which gives the chip's own facts; the row gives
+ * what the board adds (its size, its sysfs). */
 typedef struct mock_amd_model {
-    const char *name; /* "gfx1100" */
-    uint32_t gfx_version, device_id;
+    const char *name; /* the chip: "gfx1100" */
+    /* KFD topology properties */
+    uint32_t device_id;
     uint32_t simd_count, simd_per_cu, max_waves_per_simd, array_count, simd_arrays_per_engine;
-    uint32_t num_xcc, lds_kib, wave_front_size;
+    uint32_t num_xcc;
     uint64_t vram_bytes;
     bool publishes_queue_sizes; /* a kernel new enough to show cwsr_size, ctl_stack_size */
     uint32_t clock_mhz;         /* max_engine_clk_fcompute */
+    /* amdgpu sysfs (mock_amd_sysfs.c) */
+    mock_sensor_model sensors;
+    uint16_t revision, subsys_vendor, subsys_device;
+    const char *link_speed; /* current_link_speed as the PCI core prints it */
+    double power_cap_w;
+    uint32_t mclk_mhz;
+    uint8_t metrics_minor;  /* gpu_metrics v1.<minor> */
+    bool edge_sensor, power_average, ras;
+    /* filled from the chip's row when the mock starts */
+    uint32_t gfx_version, lds_kib, wave_front_size;
 } mock_amd_model;
+/* Adds a model row (it must live as long as the mock uses it), for the
+ * test that shows a new chip takes one row; its chip must be in the chip
+ * table. false if the name is taken or there is no room. */
+bool mock_amd_add_model(const mock_amd_model *m);
 
 typedef struct mock_amd_gpu {
     mock_gpu *g;
-    const mock_amd_model *model;
+    const mock_amd_model *model; /* &model_row, the row with the chip's facts filled */
+    mock_amd_model model_row;
+    const amd_chip *chip;
     const amd_arch *arch;
     uint32_t index;    /* among AMD GPUs */
     uint32_t node;     /* KFD topology node */

@@ -18,75 +18,37 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct sysfs_model {
-    const char *name;
-    mock_sensor_model s;
-    uint16_t revision, subsys_vendor, subsys_device;
-    const char *link_speed; /* current_link_speed as the PCI core prints it */
-    double power_cap_w;
-    uint32_t mclk_mhz;
-    uint8_t metrics_minor;  /* gpu_metrics v1.<minor> */
-    bool edge_sensor, power_average, ras;
-} sysfs_model;
-
-static const sysfs_model models[] = {
-    {"gfx1100", {38, 74, 17, 345, 30, 2500}, 0xc8, 0x1002, 0x0e3b, "16.0 GT/s PCIe", 355, 1250, 3, true, true, false},
-    {"gfx942", {36, 79, 142, 735, 140, 2100}, 0x00, 0x1002, 0x74a1, "32.0 GT/s PCIe", 750, 1300, 5, false, false, true},
-    {"gfx90a", {34, 71, 43, 292, 800, 1700}, 0x02, 0x1002, 0x0c34, "16.0 GT/s PCIe", 300, 1600, 3, true, true, true},
-};
-
 /* ** the IP-discovery tree amdgpu publishes from the GPU's discovery table
  * (torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_discovery.c,
  * amdgpu_discovery_sysfs_init): ip_discovery/die/<die>/<hw id>/<instance>/
  * with the attributes hw_id, num_instance, major, minor, revision, harvest,
  * num_base_addresses and base_addr, and num_ips in each die. Hardware ids
- * from include/soc15_hw_ip.h; versions as the kernel's discovery switch
- * statements name the parts (Navi 31: GC 11.0.0, SDMA 6.0.0, NBIO 4.3.0;
- * Aldebaran: GC 9.4.2, SDMA 4.4.0, NBIO 7.4.4; MI300: GC 9.4.3, SDMA 4.4.2,
- * NBIO 7.9.0). The kernel also links each id directory under its name (GC,
- * SDMA0, ...); the mock serves the numbered directories only. */
+ * from include/soc15_hw_ip.h; the versions are the chip table's (GC, SDMA
+ * (two engines, SDMA0 and SDMA1), NBIO). The kernel also has blocks the
+ * mock leaves out (HDP, MMHUB, MP0/1, ...) and links each id directory
+ * under its name (GC, SDMA0, ...); the mock serves the numbered
+ * directories of these four only. */
 typedef struct ip_block {
     uint16_t hw_id;
-    uint8_t major, minor, revision;
+    amd_ip_version v;
     uint8_t instances; /* 0: one per XCC */
     uint32_t base;     /* the first register segment's base (dwords) */
 } ip_block;
-enum { HWID_MP1 = 1, HWID_GC = 11, HWID_MMHUB = 34, HWID_HDP = 41, HWID_SDMA0 = 42, HWID_SDMA1 = 43,
-       HWID_NBIF = 108 };
-typedef struct ip_model {
-    const char *name;
-    ip_block ip[8];
-    uint32_t nip;
-} ip_model;
-static const ip_model ip_models[] = {
-    {"gfx1100", {{HWID_GC, 11, 0, 0, 1, 0x1260}, {HWID_SDMA0, 6, 0, 0, 1, 0x1260}, {HWID_SDMA1, 6, 0, 0, 1, 0x1860},
-                 {HWID_NBIF, 4, 3, 0, 1, 0x0}, {HWID_HDP, 6, 0, 0, 1, 0xf20}, {HWID_MMHUB, 3, 0, 0, 1, 0x1a000},
-                 {HWID_MP1, 13, 0, 0, 1, 0x16000}}, 7},
-    {"gfx90a", {{HWID_GC, 9, 4, 2, 1, 0x2000}, {HWID_SDMA0, 4, 4, 0, 1, 0x1260}, {HWID_SDMA1, 4, 4, 0, 1, 0x1860},
-                {HWID_NBIF, 7, 4, 4, 1, 0x0}, {HWID_HDP, 4, 4, 2, 1, 0xf20}, {HWID_MMHUB, 1, 7, 0, 1, 0x1a000},
-                {HWID_MP1, 13, 0, 2, 1, 0x16000}}, 7},
-    {"gfx942", {{HWID_GC, 9, 4, 3, 0, 0x2000}, {HWID_SDMA0, 4, 4, 2, 1, 0x1260}, {HWID_SDMA1, 4, 4, 2, 1, 0x1860},
-                {HWID_NBIF, 7, 9, 0, 1, 0x0}, {HWID_HDP, 4, 4, 2, 1, 0xf20}, {HWID_MMHUB, 1, 8, 0, 1, 0x1a000},
-                {HWID_MP1, 13, 0, 6, 1, 0x16000}}, 7},
-};
+enum { HWID_GC = 11, HWID_SDMA0 = 42, HWID_SDMA1 = 43, HWID_NBIF = 108 };
+#define NIP 4
 
-static const ip_model *ip_model_of(const mock_amd_gpu *a)
+static void ip_blocks(const mock_amd_gpu *a, ip_block out[NIP])
 {
-    for (size_t i = 0; i < BASE_ARRAY_LEN(ip_models); i++)
-        if (!strcmp(ip_models[i].name, a->model->name)) return &ip_models[i];
-    return NULL;
+    const amd_chip *c = a->chip;
+    out[0] = (ip_block){HWID_GC, c->ip_gc, 0, 0x2000};
+    out[1] = (ip_block){HWID_SDMA0, c->ip_sdma, 1, 0x1260};
+    out[2] = (ip_block){HWID_SDMA1, c->ip_sdma, 1, 0x1860};
+    out[3] = (ip_block){HWID_NBIF, c->ip_nbio, 1, 0x0};
 }
 
 static uint32_t ip_instances(const mock_amd_gpu *a, const ip_block *b)
 {
     return b->instances ? b->instances : a->model->num_xcc;
-}
-
-static const sysfs_model *model_of(const mock_amd_gpu *a)
-{
-    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-        if (!strcmp(models[i].name, a->model->name)) return &models[i];
-    return &models[0];
 }
 
 #define DRM "/sys/class/drm/renderD"
@@ -131,7 +93,7 @@ static int putf(char *buf, size_t size, ssize_t *rc, const char *fmt, ...)
     return put(buf, size, rc, tmp, strlen(tmp));
 }
 
-static int metrics(const mock_amd_gpu *a, const sysfs_model *m, const mock_sensors *s, char *buf, size_t size,
+static int metrics(const mock_amd_gpu *a, const mock_amd_model *m, const mock_sensors *s, char *buf, size_t size,
                    ssize_t *rc)
 {
     uint8_t table[sizeof(amd_metrics_v1_5)];
@@ -199,10 +161,10 @@ static int dpm(char *buf, size_t size, ssize_t *rc, const uint32_t *levels, int 
 static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t size, ssize_t *rc,
                         void (*fn)(void *, const char *), void *arg)
 {
-    const ip_model *m = ip_model_of(a);
+    ip_block ip[NIP];
+    ip_blocks(a, ip);
     char name[32];
     *rc = -ENOENT;
-    if (!m) return 1;
     if (!strcmp(p, IPD)) {
         if (fn) fn(arg, "die");
         return *rc = -EISDIR, 1;
@@ -216,19 +178,19 @@ static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t 
     if (!*p) {
         if (fn) {
             fn(arg, "num_ips");
-            for (uint32_t i = 0; i < m->nip; i++) {
-                snprintf(name, sizeof name, "%u", m->ip[i].hw_id);
+            for (uint32_t i = 0; i < NIP; i++) {
+                snprintf(name, sizeof name, "%u", ip[i].hw_id);
                 fn(arg, name);
             }
         }
         return *rc = -EISDIR, 1;
     }
-    if (!strcmp(p, "/num_ips")) return putf(buf, size, rc, "%u\n", m->nip);
+    if (!strcmp(p, "/num_ips")) return putf(buf, size, rc, "%u\n", NIP);
     char *end;
     unsigned long id = strtoul(p + 1, &end, 10);
     const ip_block *b = NULL;
-    for (uint32_t i = 0; i < m->nip && end != p + 1; i++)
-        if (m->ip[i].hw_id == id) b = &m->ip[i];
+    for (uint32_t i = 0; i < NIP && end != p + 1; i++)
+        if (ip[i].hw_id == id) b = &ip[i];
     if (!b) return 1;
     if (!*end) {
         for (uint32_t i = 0; fn && i < ip_instances(a, b); i++) {
@@ -251,9 +213,9 @@ static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t 
     /* the formats of amdgpu_discovery.c's show functions */
     if (!strcmp(f, "hw_id")) return putf(buf, size, rc, "%u\n", b->hw_id);
     if (!strcmp(f, "num_instance")) return putf(buf, size, rc, "%lu\n", inst);
-    if (!strcmp(f, "major")) return putf(buf, size, rc, "%u\n", b->major);
-    if (!strcmp(f, "minor")) return putf(buf, size, rc, "%u\n", b->minor);
-    if (!strcmp(f, "revision")) return putf(buf, size, rc, "%u\n", b->revision);
+    if (!strcmp(f, "major")) return putf(buf, size, rc, "%u\n", b->v.major);
+    if (!strcmp(f, "minor")) return putf(buf, size, rc, "%u\n", b->v.minor);
+    if (!strcmp(f, "revision")) return putf(buf, size, rc, "%u\n", b->v.revision);
     if (!strcmp(f, "harvest")) return putf(buf, size, rc, "0x%01X\n", 0u);
     if (!strcmp(f, "num_base_addresses")) return putf(buf, size, rc, "1\n");
     if (!strcmp(f, "base_addr")) return putf(buf, size, rc, "0x%08X\n", b->base + (uint32_t)inst * 0x10000u);
@@ -270,13 +232,13 @@ static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, s
 {
     if (!strncmp(f, IPD, strlen(IPD)) && (!f[strlen(IPD)] || f[strlen(IPD)] == '/'))
         return ip_discovery(a, f, buf, size, rc, NULL, NULL);
-    if (!strcmp(f, "hwmon") || (!strcmp(f, "ras") && model_of(a)->ras)) return *rc = -EISDIR, 1;
+    if (!strcmp(f, "hwmon") || (!strcmp(f, "ras") && a->model->ras)) return *rc = -EISDIR, 1;
     char hwdir[32];
     snprintf(hwdir, sizeof hwdir, "hwmon/hwmon%u", 2 + a->index);
     if (!strcmp(f, hwdir)) return *rc = -EISDIR, 1;
 
-    const sysfs_model *m = model_of(a);
-    mock_sensors s = mock_gpu_sensors(a->g, &m->s);
+    const mock_amd_model *m = a->model;
+    mock_sensors s = mock_gpu_sensors(a->g, &m->sensors);
     char hw[32];
     snprintf(hw, sizeof hw, "hwmon/hwmon%u/", 2 + a->index);
     if (!strncmp(f, hw, strlen(hw))) {
@@ -309,7 +271,7 @@ static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, s
         return putf(buf, size, rc, "%llu\n", (unsigned long long)atomic_load(&a->g->vram_used));
     if (!strcmp(f, "gpu_metrics")) return metrics(a, m, &s, buf, size, rc);
     if (!strcmp(f, "pp_dpm_sclk")) {
-        uint32_t lv[3] = {(uint32_t)m->s.idle_mhz, (uint32_t)(m->s.boost_mhz * 0.7), (uint32_t)m->s.boost_mhz};
+        uint32_t lv[3] = {(uint32_t)m->sensors.idle_mhz, (uint32_t)(m->sensors.boost_mhz * 0.7), (uint32_t)m->sensors.boost_mhz};
         return dpm(buf, size, rc, lv, 3, s.clock_mhz);
     }
     if (!strcmp(f, "pp_dpm_mclk")) {
@@ -366,7 +328,7 @@ int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void
         char name[32];
         if (rest && !*rest) {
             for (size_t i = 0; fn && i < BASE_ARRAY_LEN(device_entries); i++) fn(arg, device_entries[i]);
-            if (fn && model_of(a)->ras) fn(arg, "ras");
+            if (fn && a->model->ras) fn(arg, "ras");
             return *rc = 0, 1;
         }
         if (rest && !strncmp(rest, IPD, strlen(IPD))) {
@@ -393,7 +355,7 @@ int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void
             if (fn) fn(arg, name);
             return *rc = 0, 1;
         }
-        if (rest && !strcmp(rest, "ras") && model_of(a)->ras) {
+        if (rest && !strcmp(rest, "ras") && a->model->ras) {
             if (fn) fn(arg, "umc_err_count");
             return *rc = 0, 1;
         }
