@@ -326,6 +326,85 @@ static int wait_events(kfd_wait_events_args *a)
     }
 }
 
+/* ** the handlers, one per row of the kfd ioctl table (amd_abi.h), under
+ * the process lock, each on the kernel-sized copy of the argument */
+static int h_get_version(void *p)
+{
+    kfd_get_version_args *a = p;
+    a->major_version = 1;
+    a->minor_version = mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15;
+    return 0;
+}
+static int h_create_queue(void *p) { return create_queue(p); }
+static int h_destroy_queue(void *p) { return destroy_queue(p); }
+static int h_create_event(void *p) { return create_event(p); }
+static int h_destroy_event(void *p)
+{
+    kfd_destroy_event_args *a = p;
+    mock_amd_event *e = event_by_id(a->event_id);
+    if (!e) return refuse(EINVAL, "DESTROY_EVENT: no event %u", a->event_id);
+    *e = mock_amd_P.events[--mock_amd_P.nevents];
+    return 0;
+}
+static int h_wait_events(void *p) { return wait_events(p); }
+static int h_acquire_vm(void *p)
+{
+    kfd_acquire_vm_args *a = p;
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    mock_amd_file *r = mock_fd_priv((int)a->drm_fd, &mock_amd_driver);
+    if (!g || !r || r->kind != MOCK_AMD_FILE_RENDER || r->gpu != g)
+        return refuse(EINVAL, "ACQUIRE_VM: fd %d is not gpu %u's render node", (int)a->drm_fd, a->gpu_id);
+    /* kfd_ioctl_acquire_vm: the same file again is fine, another EBUSY */
+    if (g->acquired_file && g->acquired_file != r->id)
+        return refuse(EBUSY, "ACQUIRE_VM: gpu %u is bound to another render file", a->gpu_id);
+    g->acquired_file = r->id;
+    return 0;
+}
+static int h_alloc_memory(void *p) { return alloc_memory(p); }
+static int h_free_memory(void *p) { return free_memory(p); }
+static int h_map_memory(void *p) { return map_memory(p, true); }
+static int h_unmap_memory(void *p) { return map_memory(p, false); }
+static int h_available_memory(void *p)
+{
+    kfd_available_memory_args *a = p;
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    if (!g) return refuse(EINVAL, "AVAILABLE_MEMORY: no gpu %u", a->gpu_id);
+    a->available = g->g->vram_bytes - atomic_load(&g->g->vram_used);
+    return 0;
+}
+static int h_runtime_enable(void *p)
+{
+    /* kfd_ioctl_runtime_enable: the ENABLE mode bit enables, its absence
+     * disables (the debugger API of ABI 1.13) */
+    kfd_runtime_enable_args *a = p;
+    if ((mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15) < KFD_VERSION_RUNTIME_ENABLE)
+        return refuse(EINVAL, "kfd ioctl 0x25 before ABI 1.13");
+    if (!(a->mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)) mock_amd_P.runtime_enabled = false;
+    else if (mock_amd_P.runtime_enabled) return -EBUSY;
+    else if (mock_amd_P.queues) return refuse(EEXIST, "RUNTIME_ENABLE after queues were created");
+    else mock_amd_P.runtime_enabled = true;
+    return 0;
+}
+
+typedef int (*kfd_handler)(void *arg);
+#define HANDLER_(nr, name, dir, type) [nr] = HANDLER_##name,
+#define HANDLER_GET_VERSION h_get_version
+#define HANDLER_CREATE_QUEUE h_create_queue
+#define HANDLER_DESTROY_QUEUE h_destroy_queue
+#define HANDLER_CREATE_EVENT h_create_event
+#define HANDLER_DESTROY_EVENT h_destroy_event
+#define HANDLER_WAIT_EVENTS h_wait_events
+#define HANDLER_ACQUIRE_VM h_acquire_vm
+#define HANDLER_ALLOC_MEMORY_OF_GPU h_alloc_memory
+#define HANDLER_FREE_MEMORY_OF_GPU h_free_memory
+#define HANDLER_MAP_MEMORY_TO_GPU h_map_memory
+#define HANDLER_UNMAP_MEMORY_FROM_GPU h_unmap_memory
+#define HANDLER_AVAILABLE_MEMORY h_available_memory
+#define HANDLER_RUNTIME_ENABLE h_runtime_enable
+/* every row of the table with an argument struct has its handler: a row
+ * added there without one here does not build */
+static const kfd_handler handlers[AMD_KFD_NR_COUNT] = {AMD_KFD_IOCTLS(HANDLER_)};
+
 int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
 {
     int err;
@@ -333,78 +412,28 @@ int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
     if (mock_ioctl_inject(&err, &status)) return -(err ? err : EIO);
     mock_amd_file *f = priv;
     if (f->kind != MOCK_AMD_FILE_KFD) return -ENOTTY; /* hcq issues no DRM ioctls */
-    if (AMD_IOC_TYPE(req) != 'K') return -ENOTTY;
-    /* like kfd_ioctl: the argument is copied in at the caller's size and
-     * zero-extended to the kernel's struct (older and newer layouts work) */
-    union {
-        kfd_get_version_args ver;
-        kfd_create_queue_args cq;
-        uint8_t cq96[96];
-        kfd_destroy_queue_args dq;
-        kfd_create_event_args ce;
-        kfd_destroy_event_args de;
-        kfd_wait_events_args we;
-        kfd_acquire_vm_args av;
-        kfd_alloc_memory_args am;
-        kfd_free_memory_args fm;
-        kfd_map_memory_args mm;
-        kfd_runtime_enable_args re;
-        kfd_available_memory_args avm;
-    } u;
-    unsigned usize = AMD_IOC_SIZE(req);
-    if (usize > sizeof u) return -EINVAL;
-    memset(&u, 0, sizeof u);
-    if (req >> 30 & AMD_IOC_W) memcpy(&u, arg, usize);
-    int rc = 0;
+    /* as kfd_ioctl (kfd_chardev.c): the row by number; the caller's size
+     * is copied in (when the kernel's command reads) and zero-extended to
+     * the kernel's struct, the handler runs, and the caller's size is
+     * copied back (when the kernel's command writes); the direction is
+     * the kernel's, not the caller's. An unknown number, or one without a
+     * handler, is EINVAL. */
+    unsigned nr = AMD_IOC_NR(req); /* kfd_ioctl looks at the number only, not the type */
+    const amd_kfd_ioctl_def *d = nr < AMD_KFD_NR_COUNT && amd_kfd_ioctls[nr].name ? &amd_kfd_ioctls[nr] : NULL;
+    if (!d || !handlers[nr]) return refuse(EINVAL, "kfd ioctl 0x%02x%s%s", nr, d ? " " : "", d ? d->name : "");
+    uint8_t buf[128] __attribute__((aligned(8)));
+    unsigned usize = AMD_IOC_SIZE(req), ksize = d->size, dir = (unsigned)(d->cmd >> 30);
+    if (ksize > sizeof buf || usize > 4096) return -EINVAL;
+    unsigned asize = BASE_MAX(usize, ksize);
+    uint8_t *k = asize <= sizeof buf ? buf : calloc(1, asize);
+    if (!k) return -ENOMEM;
+    memset(k, 0, asize);
+    if (dir & AMD_IOC_W) memcpy(k, arg, usize);
     pthread_mutex_lock(&mock_amd_P.lock);
-    switch (AMD_IOC_NR(req)) {
-    case 0x01:
-        u.ver.major_version = 1;
-        u.ver.minor_version = mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15;
-        break;
-    case 0x02: rc = create_queue(&u.cq); break;
-    case 0x03: rc = destroy_queue(&u.dq); break;
-    case 0x08: rc = create_event(&u.ce); break;
-    case 0x09: {
-        mock_amd_event *e = event_by_id(u.de.event_id);
-        if (!e) rc = refuse(EINVAL, "DESTROY_EVENT: no event %u", u.de.event_id);
-        else *e = mock_amd_P.events[--mock_amd_P.nevents];
-        break;
-    }
-    case 0x0C: rc = wait_events(&u.we); break;
-    case 0x15: {
-        mock_amd_gpu *g = mock_amd_gpu_by_id(u.av.gpu_id);
-        mock_amd_file *r = mock_fd_priv((int)u.av.drm_fd, &mock_amd_driver);
-        if (!g || !r || r->kind != MOCK_AMD_FILE_RENDER || r->gpu != g)
-            rc = refuse(EINVAL, "ACQUIRE_VM: fd %d is not gpu %u's render node", (int)u.av.drm_fd, u.av.gpu_id);
-        else if (g->acquired_file && g->acquired_file != r->id)
-            rc = refuse(EBUSY, "ACQUIRE_VM: gpu %u is bound to another render file", u.av.gpu_id);
-        else g->acquired_file = r->id;
-        break;
-    }
-    case 0x16: rc = alloc_memory(&u.am); break;
-    case 0x17: rc = free_memory(&u.fm); break;
-    case 0x18: rc = map_memory(&u.mm, true); break;
-    case 0x19: rc = map_memory(&u.mm, false); break;
-    case 0x23: {
-        mock_amd_gpu *g = mock_amd_gpu_by_id(u.avm.gpu_id);
-        if (!g) rc = refuse(EINVAL, "AVAILABLE_MEMORY: no gpu %u", u.avm.gpu_id);
-        else u.avm.available = g->g->vram_bytes - atomic_load(&g->g->vram_used);
-        break;
-    }
-    case 0x25:
-        /* kfd_ioctl_runtime_enable: the ENABLE mode bit enables, its
-         * absence disables (the debugger API of ABI 1.13) */
-        if ((mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15) < 13) rc = refuse(EINVAL, "kfd ioctl 0x25 before ABI 1.13");
-        else if (!(u.re.mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)) mock_amd_P.runtime_enabled = false;
-        else if (mock_amd_P.runtime_enabled) rc = -EBUSY;
-        else if (mock_amd_P.queues) rc = refuse(EEXIST, "RUNTIME_ENABLE after queues were created");
-        else mock_amd_P.runtime_enabled = true;
-        break;
-    default: rc = refuse(EINVAL, "kfd ioctl 0x%02x", AMD_IOC_NR(req));
-    }
+    int rc = handlers[nr](k);
     pthread_mutex_unlock(&mock_amd_P.lock);
-    if (rc == 0 && (req >> 30 & AMD_IOC_R)) memcpy(arg, &u, usize);
+    /* kfd_ioctl copies back even when the handler failed, as it does */
+    if (dir & AMD_IOC_R) memcpy(arg, k, usize);
+    if (k != buf) free(k);
     return rc;
 }
-

@@ -319,3 +319,23 @@ static void kernel_dispatch(const char *spec, const char *target)
 }
 Test(amd_client, aql_kernel_dispatch_runs_on_gfx90a) { kernel_dispatch("amd=gfx90a", "mock-gfx90a"); }
 Test(amd_client, aql_kernel_dispatch_runs_on_every_xcc_of_gfx942) { kernel_dispatch("amd=gfx942", "mock-gfx942"); }
+
+/* ** kfd_ioctl's own handling (kfd_chardev.c): the row by number alone,
+ * the kernel's direction and size (the caller's size copied), EINVAL for
+ * a number it has no function for */
+Test(amd_client, kfd_ioctl_copies_as_kfd_ioctl_does)
+{
+    kc c;
+    kc_open(&c, "amd=gfx90a");
+    uint32_t v[4] = {0xdead, 0xbeef, 7, 7};
+    /* GET_VERSION asked with no direction and 4 bytes: the kernel's command
+     * reads out, and only the caller's 4 bytes come back */
+    cr_assert_eq(kio(&c, AMD_IOC(0, 0x01, 4), v), 0);
+    cr_assert_eq(v[0], 1);
+    cr_assert_eq(v[1], 0xbeef);
+    /* a number with no function, one past the table, one known by name only */
+    cr_assert_eq(kio(&c, AMD_IOC(AMD_IOC_WR, 0x3f, 8), v), -EINVAL);
+    cr_assert_eq(kio(&c, AMD_IOC(AMD_IOC_WR, 0x0D, 8), v), -EINVAL);
+    cr_assert_str_eq(kfd_ioctl_name(AMD_IOC(AMD_IOC_WR, 0x14, 400)), "AMDKFD_IOC_GET_PROCESS_APERTURES_NEW");
+    cr_assert_null(kfd_ioctl_name(AMD_IOC(AMD_IOC_WR, 0x40, 8)));
+}
