@@ -211,9 +211,25 @@ static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void 
     return 1;
 }
 
+/* /proc/modules with amdgpu loaded (what libkmod reads, and ROCm's
+ * rocminfo through it, to see the driver is there): the host's lines, then
+ * amdgpu's in the kernel's format (kernel/module/procfs.c m_show: name,
+ * size, use count, users, state, address) unless the host has it */
+static int proc_modules(char *buf, size_t size, ssize_t *rc)
+{
+    ssize_t n = sys_libc()->read_file(NULL, "/proc/modules", buf, size);
+    if (n < 0) n = 0;
+    buf[n] = 0;
+    if (!strstr(buf, "amdgpu ") && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "amdgpu 16384000 0 - Live 0x0000000000000000\n");
+    *rc = BASE_MIN(n, (ssize_t)size - 1);
+    return 1;
+}
+
 static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
 {
     if (!mock_amd_P.ngpus) return 0;
+    if (!strcmp(path, "/proc/modules")) return proc_modules(buf, size, rc);
     if (mock_amd_sysfs_read(path, buf, size, rc)) return 1;
     if (strncmp(path, KFD_DIR, strlen(KFD_DIR)) || (path[strlen(KFD_DIR)] && path[strlen(KFD_DIR)] != '/')) return 0;
     return topology(path, buf, size, rc, NULL, NULL);
@@ -244,7 +260,9 @@ static mock_amd_gpu *gpu_by_render(const char *path)
 static int amd_exists(const char *path)
 {
     if (!mock_amd_P.ngpus) return 0;
-    if (!strcmp(path, "/dev/kfd") || mock_amd_sysfs_exists(path) || gpu_by_render(path) != NULL) return 1;
+    if (!strcmp(path, "/dev/kfd") || !strcmp(path, "/proc/modules") || mock_amd_sysfs_exists(path) ||
+        gpu_by_render(path) != NULL)
+        return 1;
     char tmp[512];
     ssize_t r = 0;
     return amd_read_file(path, tmp, sizeof tmp, &r) && (r >= 0 || r == -EISDIR);

@@ -56,12 +56,16 @@ static uint32_t ip_instances(const mock_amd_gpu *a, const ip_block *b)
 
 /* the GPU whose render node directory path is under, and the rest ("" for
  * the device directory itself) */
+#define DEV_CHAR "/sys/dev/char/226:" /* the render node by its device number (DRM's major, 226) */
 static mock_amd_gpu *gpu_of(const char *path, const char **rest)
 {
-    if (strncmp(path, DRM, strlen(DRM))) return NULL;
+    size_t pre = !strncmp(path, DRM, strlen(DRM)) ? strlen(DRM) : !strncmp(path, DEV_CHAR, strlen(DEV_CHAR))
+                                                                     ? strlen(DEV_CHAR)
+                                                                     : 0;
+    if (!pre) return NULL;
     char *end;
-    unsigned long minor = strtoul(path + strlen(DRM), &end, 10);
-    if (end == path + strlen(DRM)) return NULL;
+    unsigned long minor = strtoul(path + pre, &end, 10);
+    if (end == path + pre) return NULL;
     for (uint32_t i = 0; i < mock_amd_P.ngpus; i++) {
         mock_amd_gpu *a = mock_amd_P.gpus[i];
         if (a->render_minor != minor) continue;
@@ -226,13 +230,13 @@ static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t 
 static const char *const device_entries[] = {
     "vendor", "device", "revision", "subsystem_vendor", "subsystem_device", "current_link_speed",
     "current_link_width", "unique_id", "gpu_busy_percent", "mem_busy_percent", "mem_info_vram_total",
-    "mem_info_vram_used", "gpu_metrics", "pp_dpm_sclk", "pp_dpm_mclk", "hwmon", IPD};
+    "mem_info_vram_used", "gpu_metrics", "pp_dpm_sclk", "pp_dpm_mclk", "hwmon", "drm", IPD};
 
 static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, ssize_t *rc)
 {
     if (!strncmp(f, IPD, strlen(IPD)) && (!f[strlen(IPD)] || f[strlen(IPD)] == '/'))
         return ip_discovery(a, f, buf, size, rc, NULL, NULL);
-    if (!strcmp(f, "hwmon") || (!strcmp(f, "ras") && a->model->ras)) return *rc = -EISDIR, 1;
+    if (!strcmp(f, "hwmon") || !strcmp(f, "drm") || (!strcmp(f, "ras") && a->model->ras)) return *rc = -EISDIR, 1;
     char hwdir[32];
     snprintf(hwdir, sizeof hwdir, "hwmon/hwmon%u", 2 + a->index);
     if (!strcmp(f, hwdir)) return *rc = -EISDIR, 1;
@@ -308,8 +312,30 @@ static const char *own_proc(const char *path, bool *is_dir)
     return *end == '/' ? end + 1 : end;
 }
 
+/* /sys/module/amdgpu: the loaded module as the kernel's module sysfs
+ * shows it (libkmod reads initstate, refcnt and holders/) */
+#define MODULE "/sys/module/amdgpu"
+static int module_file(const char *path, char *buf, size_t size, ssize_t *rc, void (*fn)(void *, const char *),
+                       void *arg)
+{
+    if (!strcmp(path, MODULE)) {
+        if (fn) {
+            fn(arg, "initstate");
+            fn(arg, "refcnt");
+            fn(arg, "holders");
+        }
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(path, MODULE "/holders")) return *rc = -EISDIR, 1;
+    if (!strcmp(path, MODULE "/initstate")) return putf(buf, size, rc, "live\n");
+    if (!strcmp(path, MODULE "/refcnt")) return putf(buf, size, rc, "0\n");
+    return *rc = -ENOENT, 1;
+}
+
 int mock_amd_sysfs_read(const char *path, char *buf, size_t size, ssize_t *rc)
 {
+    if (!strncmp(path, MODULE, strlen(MODULE)) && (!path[strlen(MODULE)] || path[strlen(MODULE)] == '/'))
+        return module_file(path, buf, size, rc, NULL, NULL);
     const char *rest = NULL;
     mock_amd_gpu *a = gpu_of(path, &rest);
     if (a) return rest && *rest ? device_file(a, rest, buf, size, rc) : (*rc = rest ? -EISDIR : -ENOENT, 1);
@@ -322,6 +348,12 @@ int mock_amd_sysfs_read(const char *path, char *buf, size_t size, ssize_t *rc)
 
 int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
+    if (!strncmp(path, MODULE, strlen(MODULE)) && (!path[strlen(MODULE)] || path[strlen(MODULE)] == '/')) {
+        char tmp[64];
+        ssize_t r = 0;
+        module_file(path, tmp, sizeof tmp, &r, fn, arg);
+        return *rc = r == -EISDIR ? 0 : r >= 0 ? -ENOTDIR : (int)r, 1;
+    }
     const char *rest = NULL;
     mock_amd_gpu *a = gpu_of(path, &rest);
     if (a) {
@@ -348,6 +380,12 @@ int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void
                 device_file(a, path2, probe, sizeof probe, &r);
                 if (r >= 0) fn(arg, hw[i]);
             }
+            return *rc = 0, 1;
+        }
+        if (rest && !strcmp(rest, "drm")) {
+            /* the device's DRM nodes (libdrm's drmNodeIsDRM looks for this directory) */
+            snprintf(name, sizeof name, "renderD%u", a->render_minor);
+            if (fn) fn(arg, name);
             return *rc = 0, 1;
         }
         if (rest && !strcmp(rest, "hwmon")) {
