@@ -27,12 +27,14 @@ static const amd_chip builtin[] = {
     /* driven */
     {.name = "gfx1100", .gfx_version = 110000, .elf_mach = 0x41, .family = AMD_FAMILY_GFX11, .wave32 = true,
      .min_clang = 16, .lds_kib = 64, .vgpr_granule64 = 12, .vgpr_granule32 = 24, .vgprs64 = 768, .max_xcc = 1,
-     .cwsr_vgpr_bytes = 0x60000, AMD_CHIP_GFX11_ENCODERS, .ip_gc = {11, 0, 0}, .ip_sdma = {6, 0, 0}, .ip_nbio = {4, 3, 0}},
+     .l1_kib = 32, .l2_kib = 6144, .l3_kib = 98304, .cwsr_vgpr_bytes = 0x60000, AMD_CHIP_GFX11_ENCODERS, .ip_gc = {11, 0, 0}, .ip_sdma = {6, 0, 0}, .ip_nbio = {4, 3, 0}},
     {.name = "gfx90a", .gfx_version = 90010, .elf_mach = 0x3F, .family = AMD_FAMILY_GFX9, .xnack_sramecc = true,
-     .min_clang = 13, .lds_kib = 64, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 1, .cwsr_vgpr_bytes = 0x80000,
+     .min_clang = 13, .lds_kib = 64, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 1, .l1_kib = 16, .l2_kib = 8192,
+     .cwsr_vgpr_bytes = 0x80000,
      AMD_CHIP_GFX9_ENCODERS, .ip_gc = {9, 4, 2}, .ip_sdma = {4, 4, 0}, .ip_nbio = {7, 4, 4}},
     {.name = "gfx942", .gfx_version = 90402, .elf_mach = 0x4C, .family = AMD_FAMILY_GFX9, .xnack_sramecc = true,
-     .min_clang = 17, .lds_kib = 64, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 8, .cwsr_vgpr_bytes = 0x80000,
+     .min_clang = 17, .lds_kib = 64, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 8, .l1_kib = 16, .l2_kib = 4096,
+     .l3_kib = 262144, .cwsr_vgpr_bytes = 0x80000,
      AMD_CHIP_GFX9_ENCODERS, .ip_gc = {9, 4, 3}, .ip_sdma = {4, 4, 2}, .ip_nbio = {7, 9, 0}},
     /* known, not driven: compiler targets and KFD's sizing */
     {.name = "gfx950", .gfx_version = 90500, .elf_mach = 0x4F, .family = AMD_FAMILY_NONE, .xnack_sramecc = true,

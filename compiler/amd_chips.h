@@ -83,6 +83,11 @@ typedef struct amd_chip {
     uint8_t vgpr_granule32; /* of a wave32; 0 without wave32 */
     uint16_t vgprs64;       /* VGPRs a wave64 can have in all (gfx90a/942: VGPRs and AGPRs) */
     uint32_t max_xcc;       /* XCCs of the largest part (MI300X: 8 in SPX mode) */
+    /* the caches KFD lists in the topology (AMD's product pages: MI210
+     * 16 KiB L1 per CU, 8 MiB L2; MI300X 16 KiB L1, 4 MiB L2 per XCD,
+     * 256 MiB Infinity Cache; RX 7900 XTX 32 KiB L0 per CU, 6 MiB L2,
+     * 96 MiB Infinity Cache); 0: none */
+    uint32_t l1_kib, l2_kib, l3_kib;
     /* ** KFD: bytes of VGPR state per CU its context-save area sizing
      * counts (kfd_queue.c kfd_queue_ctx_save_restore_size) */
     uint32_t cwsr_vgpr_bytes;

@@ -180,6 +180,56 @@ typedef struct hcq_kfd_available_memory_args {
 } kfd_available_memory_args;
 _Static_assert(sizeof(kfd_available_memory_args) == 16, "kfd_ioctl_get_available_memory_args");
 
+/* struct kfd_process_device_apertures: where the flat address space puts
+ * a GPU's LDS and scratch apertures, and its GPUVM range */
+typedef struct hcq_kfd_apertures {
+    uint64_t lds_base, lds_limit, scratch_base, scratch_limit, gpuvm_base, gpuvm_limit;
+    uint32_t gpu_id, pad;
+} kfd_apertures;
+_Static_assert(sizeof(kfd_apertures) == 56, "kfd_process_device_apertures");
+/* kfd_ioctl_get_process_apertures_new_args: num_of_nodes 0 asks how many */
+typedef struct hcq_kfd_get_apertures_new_args {
+    uint64_t kfd_process_device_apertures_ptr; /* in: kfd_apertures[num_of_nodes] */
+    uint32_t num_of_nodes;                     /* in: room; out: filled (or the count) */
+    uint32_t pad;
+} kfd_get_apertures_new_args;
+_Static_assert(sizeof(kfd_get_apertures_new_args) == 16, "kfd_ioctl_get_process_apertures_new_args");
+
+/* the runtime's setup calls (kfd_ioctl.h): cache policy of the GPU's
+ * apertures, the clocks, the trap handler, scratch, XNACK, event state */
+typedef struct hcq_kfd_set_memory_policy_args {
+    uint64_t alternate_aperture_base, alternate_aperture_size;
+    uint32_t gpu_id, default_policy, alternate_policy, pad; /* policies: KFD_CACHE_POLICY_* */
+} kfd_set_memory_policy_args;
+enum { KFD_CACHE_POLICY_COHERENT = 0, KFD_CACHE_POLICY_NONCOHERENT = 1 };
+typedef struct hcq_kfd_get_clock_counters_args {
+    uint64_t gpu_clock_counter, cpu_clock_counter, system_clock_counter, system_clock_freq; /* out */
+    uint32_t gpu_id, pad;
+} kfd_get_clock_counters_args;
+typedef struct hcq_kfd_set_scratch_backing_va_args {
+    uint64_t va_addr;
+    uint32_t gpu_id, pad;
+} kfd_set_scratch_backing_va_args;
+typedef struct hcq_kfd_set_trap_handler_args {
+    uint64_t tba_addr, tma_addr;
+    uint32_t gpu_id, pad;
+} kfd_set_trap_handler_args;
+typedef struct hcq_kfd_set_xnack_mode_args {
+    int32_t xnack_enabled; /* in: >= 0 sets; < 0 asks; out: the mode */
+} kfd_set_xnack_mode_args;
+typedef struct hcq_kfd_event_id_args { /* set_event, reset_event */
+    uint32_t event_id, pad;
+} kfd_event_id_args;
+typedef struct hcq_kfd_get_tile_config_args {
+    uint64_t tile_config_ptr, macro_tile_config_ptr; /* in: uint32_t arrays */
+    uint32_t num_tile_configs, num_macro_tile_configs; /* in: room; out: copied */
+    uint32_t gpu_id, gb_addr_config, num_banks, num_ranks; /* out but gpu_id */
+} kfd_get_tile_config_args;
+_Static_assert(sizeof(kfd_get_tile_config_args) == 40, "kfd_ioctl_get_tile_config_args");
+_Static_assert(sizeof(kfd_set_memory_policy_args) == 32, "kfd_ioctl_set_memory_policy_args");
+_Static_assert(sizeof(kfd_get_clock_counters_args) == 40, "kfd_ioctl_get_clock_counters_args");
+_Static_assert(sizeof(kfd_set_trap_handler_args) == 24, "kfd_ioctl_set_trap_handler_args");
+
 /* ** the kfd ioctls, one row each, as amdkfd's own table is
  * (kfd_chardev.c amdkfd_ioctls[], AMDKFD_IOCTL_DEF; numbers, directions
  * and argument structs from kfd_ioctl.h): the driver's commands
@@ -192,28 +242,33 @@ _Static_assert(sizeof(kfd_available_memory_args) == 16, "kfd_ioctl_get_available
     X(0x01, GET_VERSION, R, kfd_get_version_args)                         \
     X(0x02, CREATE_QUEUE, WR, kfd_create_queue_args)                      \
     X(0x03, DESTROY_QUEUE, WR, kfd_destroy_queue_args)                    \
+    X(0x04, SET_MEMORY_POLICY, W, kfd_set_memory_policy_args)             \
+    X(0x05, GET_CLOCK_COUNTERS, WR, kfd_get_clock_counters_args)          \
     X(0x08, CREATE_EVENT, WR, kfd_create_event_args)                      \
     X(0x09, DESTROY_EVENT, W, kfd_destroy_event_args)                     \
+    X(0x0A, SET_EVENT, W, kfd_event_id_args)                              \
+    X(0x0B, RESET_EVENT, W, kfd_event_id_args)                            \
     X(0x0C, WAIT_EVENTS, WR, kfd_wait_events_args)                        \
+    X(0x11, SET_SCRATCH_BACKING_VA, WR, kfd_set_scratch_backing_va_args)  \
+    X(0x12, GET_TILE_CONFIG, WR, kfd_get_tile_config_args)                \
+    X(0x13, SET_TRAP_HANDLER, W, kfd_set_trap_handler_args)               \
+    X(0x14, GET_PROCESS_APERTURES_NEW, WR, kfd_get_apertures_new_args)    \
     X(0x15, ACQUIRE_VM, W, kfd_acquire_vm_args)                           \
     X(0x16, ALLOC_MEMORY_OF_GPU, WR, kfd_alloc_memory_args)               \
     X(0x17, FREE_MEMORY_OF_GPU, W, kfd_free_memory_args)                  \
     X(0x18, MAP_MEMORY_TO_GPU, WR, kfd_map_memory_args)                   \
     X(0x19, UNMAP_MEMORY_FROM_GPU, WR, kfd_map_memory_args)               \
+    X(0x21, SET_XNACK_MODE, WR, kfd_set_xnack_mode_args)                  \
     X(0x23, AVAILABLE_MEMORY, WR, kfd_available_memory_args)              \
     X(0x25, RUNTIME_ENABLE, WR, kfd_runtime_enable_args)
 #define AMD_KFD_IOCTL_NAMES(Y)                                            \
-    Y(0x04, SET_MEMORY_POLICY) Y(0x05, GET_CLOCK_COUNTERS)                \
     Y(0x06, GET_PROCESS_APERTURES) Y(0x07, UPDATE_QUEUE)                  \
-    Y(0x0A, SET_EVENT) Y(0x0B, RESET_EVENT) Y(0x0D, DBG_REGISTER_DEPRECATED) \
-    Y(0x0E, DBG_UNREGISTER_DEPRECATED) Y(0x0F, DBG_ADDRESS_WATCH_DEPRECATED) \
-    Y(0x10, DBG_WAVE_CONTROL_DEPRECATED) Y(0x11, SET_SCRATCH_BACKING_VA)  \
-    Y(0x12, GET_TILE_CONFIG) Y(0x13, SET_TRAP_HANDLER)                    \
-    Y(0x14, GET_PROCESS_APERTURES_NEW) Y(0x1A, SET_CU_MASK)               \
+    Y(0x0D, DBG_REGISTER_DEPRECATED) Y(0x0E, DBG_UNREGISTER_DEPRECATED)   \
+    Y(0x0F, DBG_ADDRESS_WATCH_DEPRECATED) Y(0x10, DBG_WAVE_CONTROL_DEPRECATED) \
+    Y(0x1A, SET_CU_MASK)                                                  \
     Y(0x1B, GET_QUEUE_WAVE_STATE) Y(0x1C, GET_DMABUF_INFO)                \
     Y(0x1D, IMPORT_DMABUF) Y(0x1E, ALLOC_QUEUE_GWS) Y(0x1F, SMI_EVENTS)   \
-    Y(0x20, SVM) Y(0x21, SET_XNACK_MODE) Y(0x22, CRIU_OP)                 \
-    Y(0x24, EXPORT_DMABUF) Y(0x26, DBG_TRAP)
+    Y(0x20, SVM) Y(0x22, CRIU_OP) Y(0x24, EXPORT_DMABUF) Y(0x26, DBG_TRAP)
 
 #define AMD_KFD_NR_ENUM_(nr, name, dir, type) KFD_NR_##name = nr,
 #define AMD_KFD_DIR_ENUM_(nr, name, dir, type) KFD_DIR_##name = AMD_IOC_##dir,

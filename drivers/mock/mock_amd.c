@@ -33,19 +33,19 @@ static const mock_amd_model builtin_models[] = {
      .array_count = 12, .simd_arrays_per_engine = 2, .num_xcc = 1, .vram_bytes = 24ull << 30, .clock_mhz = 2500,
      .sensors = {38, 74, 17, 345, 30, 2500}, .revision = 0xc8, .subsys_vendor = 0x1002, .subsys_device = 0x0e3b,
      .link_speed = "16.0 GT/s PCIe", .power_cap_w = 355, .mclk_mhz = 1250, .metrics_minor = 3, .edge_sensor = true,
-     .power_average = true},
+     .power_average = true, .gb_addr_config = 0x00000545},
     /* an Instinct MI300X in SPX mode: 304 CUs in 8 XCCs */
     {.name = "gfx942", .device_id = 0x74a1, .simd_count = 1216, .simd_per_cu = 4, .max_waves_per_simd = 8,
      .array_count = 32, .simd_arrays_per_engine = 1, .num_xcc = 8, .vram_bytes = 192ull << 30,
      .publishes_queue_sizes = true, .clock_mhz = 2100, .sensors = {36, 79, 142, 735, 140, 2100}, .revision = 0x00,
      .subsys_vendor = 0x1002, .subsys_device = 0x74a1, .link_speed = "32.0 GT/s PCIe", .power_cap_w = 750,
-     .mclk_mhz = 1300, .metrics_minor = 5, .ras = true},
+     .mclk_mhz = 1300, .metrics_minor = 5, .ras = true, .gb_addr_config = 0x2a114042},
     /* an Instinct MI210 */
     {.name = "gfx90a", .device_id = 0x740f, .simd_count = 416, .simd_per_cu = 4, .max_waves_per_simd = 8,
      .array_count = 8, .simd_arrays_per_engine = 1, .num_xcc = 1, .vram_bytes = 64ull << 30, .clock_mhz = 1700,
      .sensors = {34, 71, 43, 292, 800, 1700}, .revision = 0x02, .subsys_vendor = 0x1002, .subsys_device = 0x0c34,
      .link_speed = "16.0 GT/s PCIe", .power_cap_w = 300, .mclk_mhz = 1600, .metrics_minor = 3, .edge_sensor = true,
-     .power_average = true, .ras = true},
+     .power_average = true, .ras = true, .gb_addr_config = 0x2a114042},
 };
 #define MAX_ADDED_MODELS 4
 static const mock_amd_model *added_models[MAX_ADDED_MODELS];
@@ -96,6 +96,28 @@ uint64_t mock_amd_doorbell(const mock_amd_queue *q)
 }
 
 /* ** topology */
+/* the caches the topology lists: one entry per level (KFD lists one per
+ * instance: an L1 per CU, an L2 per XCC; ROCm reads the levels and sizes) */
+static uint32_t ncaches(const mock_amd_gpu *a)
+{
+    return (a->chip->l1_kib != 0) + (a->chip->l2_kib != 0) + (a->chip->l3_kib != 0);
+}
+
+/* caches/<i>/properties as kfd_topology.c kfd_cache_show writes them;
+ * type 9: a data cache of the GPU (HSA_CACHE_TYPE_DATA | HSA_CACHE_TYPE_HSACU) */
+static bool cache_properties(const mock_amd_gpu *a, uint32_t i, char *buf, size_t size)
+{
+    const uint32_t kib[3] = {a->chip->l1_kib, a->chip->l2_kib, a->chip->l3_kib};
+    for (uint32_t level = 1, k = 0; level <= 3; level++) {
+        if (!kib[level - 1] || k++ != i) continue;
+        snprintf(buf, size, "processor_id_low %u\nlevel %u\nsize %u\ncache_line_size %u\ncache_lines_per_tag 1\n"
+                 "association %u\nlatency 1\ntype 9\nsibling_map 1\n", 0x80001000u, level, kib[level - 1],
+                 level == 1 ? 64 : 128, level == 3 ? 16 : level == 2 ? 16 : 64);
+        return true;
+    }
+    return false;
+}
+
 /* the properties KFD publishes, and one key it never does: hcq_mock, so
  * hcq knows the emulation by the driver's answer, also preloaded into a
  * program that reaches it through plain libc (libhcqmock.so) */
@@ -106,7 +128,7 @@ static void make_properties(mock_amd_gpu *a)
     if (m->publishes_queue_sizes)
         snprintf(extra, sizeof extra, "cwsr_size %u\nctl_stack_size %u\n", a->cwsr_size, a->ctl_stack_size);
     snprintf(a->properties, sizeof a->properties,
-             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count 0\nio_links_count 0\n"
+             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count %u\nio_links_count 0\n"
              "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 2147487744\nmax_waves_per_simd %u\n"
              "lds_size_in_kb %u\ngds_size_in_kb 0\nnum_gws 64\nwave_front_size %u\narray_count %u\n"
              "simd_arrays_per_engine %u\ncu_per_simd_array %u\nsimd_per_cu %u\nmax_slots_scratch_cu 32\n"
@@ -115,7 +137,7 @@ static void make_properties(mock_amd_gpu *a)
              "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
              "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
              "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\nhcq_mock 1\n%s",
-             m->simd_count, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
+             m->simd_count, ncaches(a), m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
              m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
              m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,
              0x5eed0000u + a->index, m->num_xcc, m->clock_mhz, extra);
@@ -196,8 +218,24 @@ static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void 
         if (fn) fn(arg, "0");
         return *rc = -EISDIR, 1;
     }
-    if (!strcmp(rest, "/caches") || !strcmp(rest, "/io_links") || !strcmp(rest, "/p2p_links"))
+    if (!strcmp(rest, "/caches")) {
+        for (uint32_t i = 0; a && fn && i < ncaches(a); i++) {
+            snprintf(tmp, sizeof tmp, "%u", i);
+            fn(arg, tmp);
+        }
         return *rc = -EISDIR, 1;
+    }
+    unsigned ci;
+    char tail[32];
+    if (a && sscanf(rest, "/caches/%u%31s", &ci, tail) >= 1 && ci < ncaches(a)) {
+        if (sscanf(rest, "/caches/%u%31s", &ci, tail) == 1) {
+            if (fn) fn(arg, "properties");
+            return *rc = -EISDIR, 1;
+        }
+        if (!strcmp(tail, "/properties") && cache_properties(a, ci, tmp, sizeof tmp)) return put(buf, size, rc, tmp);
+        return 1;
+    }
+    if (!strcmp(rest, "/io_links") || !strcmp(rest, "/p2p_links")) return *rc = -EISDIR, 1;
     if (!strcmp(rest, "/mem_banks/0")) {
         if (fn) fn(arg, "properties");
         return *rc = -EISDIR, 1;

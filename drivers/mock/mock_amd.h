@@ -34,6 +34,8 @@ typedef struct mock_amd_model {
     uint32_t mclk_mhz;
     uint8_t metrics_minor;  /* gpu_metrics v1.<minor> */
     bool edge_sensor, power_average, ras;
+    /* amdgpu DRM (mock_amd_drm.c) */
+    uint32_t gb_addr_config; /* what AMDGPU_INFO_READ_MMR_REG reads of GB_ADDR_CONFIG */
     /* filled from the chip's row when the mock starts */
     uint32_t gfx_version, lds_kib, wave_front_size;
 } mock_amd_model;
@@ -149,6 +151,7 @@ typedef struct mock_amd_proc {
     mock_amd_gpu *gpus[8];
     uint32_t ngpus;
     bool runtime_enabled;
+    int32_t xnack; /* SET_XNACK_MODE: the process's mode (0 off) */
     bool kfd_process; /* /dev/kfd was opened: KFD made the process (sysfs proc/<pid>) */
     uint64_t next_file, next_handle, next_offset;
     uint32_t next_event, next_queue;
@@ -165,6 +168,8 @@ mock_amd_gpu *mock_amd_gpu_by_id(uint32_t id);
 void mock_amd_queue_free(mock_amd_queue *q);
 /* /dev/kfd's ioctls (mock_amd_kfd.c) */
 int mock_amd_ioctl(void *priv, unsigned long req, void *arg);
+/* the render node's DRM and amdgpu ioctls (mock_amd_drm.c) */
+int mock_amd_drm_ioctl(mock_amd_gpu *g, unsigned long req, void *arg);
 
 /* ** the process (mock_amd.c) */
 /* The GPU with index i among AMD GPUs, or NULL. */

@@ -386,15 +386,146 @@ static int h_runtime_enable(void *p)
     return 0;
 }
 
+/* kfd_ioctl_get_process_apertures_new: with num_of_nodes 0, the count of
+ * the process's GPUs; else up to that many entries and the count filled.
+ * The apertures are kfd_flat_memory.c's for gfx9+ (kfd_init_apertures_v9:
+ * LDS at 1 << 48, scratch at 2 << 48, each 4 GiB; GPUVM from a page up to
+ * the 47-bit hole) */
+static int h_get_apertures_new(void *p)
+{
+    kfd_get_apertures_new_args *a = p;
+    if (!a->num_of_nodes) {
+        a->num_of_nodes = mock_amd_P.ngpus;
+        return 0;
+    }
+    uint32_t n = BASE_MIN(a->num_of_nodes, mock_amd_P.ngpus);
+    kfd_apertures *out = (kfd_apertures *)(uintptr_t)a->kfd_process_device_apertures_ptr;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = (kfd_apertures){.lds_base = 1ull << 48, .lds_limit = (1ull << 48) + 0xffffffffull,
+                                 .scratch_base = 2ull << 48, .scratch_limit = (2ull << 48) + 0xffffffffull,
+                                 .gpuvm_base = 4096, .gpuvm_limit = (1ull << 47) - 1,
+                                 .gpu_id = mock_amd_P.gpus[i]->gpu_id};
+    a->num_of_nodes = n;
+    return 0;
+}
+
+/* kfd_ioctl_set_memory_policy: the policies are COHERENT or NONCOHERENT;
+ * the mock's caches are coherent either way, so it checks and keeps
+ * nothing more */
+static int h_set_memory_policy(void *p)
+{
+    kfd_set_memory_policy_args *a = p;
+    if ((a->default_policy != KFD_CACHE_POLICY_COHERENT && a->default_policy != KFD_CACHE_POLICY_NONCOHERENT) ||
+        (a->alternate_policy != KFD_CACHE_POLICY_COHERENT && a->alternate_policy != KFD_CACHE_POLICY_NONCOHERENT))
+        return refuse(EINVAL, "SET_MEMORY_POLICY: policies %u/%u", a->default_policy, a->alternate_policy);
+    if (!mock_amd_gpu_by_id(a->gpu_id)) return refuse(EINVAL, "SET_MEMORY_POLICY: no gpu %u", a->gpu_id);
+    return 0;
+}
+
+/* kfd_ioctl_get_clock_counters: the GPU's 100 MHz counter (0 for a
+ * gpu_id the process has no GPU of: the kernel does not refuse it),
+ * CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME in ns, the system clock's
+ * frequency 1 GHz */
+static int h_get_clock_counters(void *p)
+{
+    kfd_get_clock_counters_args *a = p;
+    struct timespec raw, boot;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    a->gpu_clock_counter = mock_amd_gpu_by_id(a->gpu_id) ? mock_amd_clock() : 0;
+    a->cpu_clock_counter = (uint64_t)raw.tv_sec * 1000000000ull + (uint64_t)raw.tv_nsec;
+    a->system_clock_counter = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+    a->system_clock_freq = 1000000000ull;
+    return 0;
+}
+
+/* set_event / reset_event: a signal event's state (kfd_events.c) */
+static int h_set_event(void *p)
+{
+    mock_amd_event *e = event_by_id(((kfd_event_id_args *)p)->event_id);
+    if (!e) return refuse(EINVAL, "SET_EVENT: no event %u", ((kfd_event_id_args *)p)->event_id);
+    if (e->type != KFD_EVENT_SIGNAL) return refuse(EINVAL, "SET_EVENT: event %u is not a signal event", e->id);
+    e->signaled = true;
+    pthread_cond_broadcast(&mock_amd_P.events_cond);
+    return 0;
+}
+static int h_reset_event(void *p)
+{
+    mock_amd_event *e = event_by_id(((kfd_event_id_args *)p)->event_id);
+    if (!e) return refuse(EINVAL, "RESET_EVENT: no event %u", ((kfd_event_id_args *)p)->event_id);
+    if (e->type != KFD_EVENT_SIGNAL) return refuse(EINVAL, "RESET_EVENT: event %u is not a signal event", e->id);
+    e->signaled = false;
+    return 0;
+}
+
+/* set_scratch_backing_va (a gfx8-era scratch aperture; no-op state for
+ * the mock's GPUs, whose scratch comes from the dispatch) and
+ * set_trap_handler (the mock runs no trap handler): the GPU must exist */
+static int h_set_scratch_backing_va(void *p)
+{
+    kfd_set_scratch_backing_va_args *a = p;
+    return mock_amd_gpu_by_id(a->gpu_id) ? 0 : refuse(EINVAL, "SET_SCRATCH_BACKING_VA: no gpu %u", a->gpu_id);
+}
+static int h_set_trap_handler(void *p)
+{
+    kfd_set_trap_handler_args *a = p;
+    return mock_amd_gpu_by_id(a->gpu_id) ? 0 : refuse(EINVAL, "SET_TRAP_HANDLER: no gpu %u", a->gpu_id);
+}
+
+/* kfd_ioctl_set_xnack_mode: < 0 asks; >= 0 sets, EBUSY while the process
+ * has queues, EPERM to enable it where a GPU cannot retry faults (the
+ * mock's GPUs do not: gfx90a's XNACK is a per-process choice KFD allows
+ * only when every GPU supports it; the mock keeps it off) */
+static int h_set_xnack_mode(void *p)
+{
+    kfd_set_xnack_mode_args *a = p;
+    if (a->xnack_enabled < 0) {
+        a->xnack_enabled = mock_amd_P.xnack;
+        return 0;
+    }
+    if (a->xnack_enabled == mock_amd_P.xnack) return 0;
+    if (mock_amd_P.queues) return refuse(EBUSY, "SET_XNACK_MODE while queues exist");
+    return refuse(EPERM, "SET_XNACK_MODE %d: the mock's GPUs do not retry page faults", a->xnack_enabled);
+}
+
+/* kfd_ioctl_get_tile_config (amdgpu_amdkfd_get_tile_config): the GPU's
+ * GB_ADDR_CONFIG, and up to 32 tile and 16 macro-tile modes, all zero on
+ * gfx9+, which has no tile-mode tables; bank and rank counts 0 (gfx9+
+ * has no MC_ARB_RAMCFG) */
+static int h_get_tile_config(void *p)
+{
+    kfd_get_tile_config_args *a = p;
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    if (!g) return refuse(EINVAL, "GET_TILE_CONFIG: no gpu %u", a->gpu_id);
+    a->gb_addr_config = g->model->gb_addr_config;
+    a->num_banks = a->num_ranks = 0;
+    a->num_tile_configs = BASE_MIN(a->num_tile_configs, 32u);
+    a->num_macro_tile_configs = BASE_MIN(a->num_macro_tile_configs, 16u);
+    if (a->num_tile_configs && a->tile_config_ptr)
+        memset((void *)(uintptr_t)a->tile_config_ptr, 0, a->num_tile_configs * 4ull);
+    if (a->num_macro_tile_configs && a->macro_tile_config_ptr)
+        memset((void *)(uintptr_t)a->macro_tile_config_ptr, 0, a->num_macro_tile_configs * 4ull);
+    return 0;
+}
+
 typedef int (*kfd_handler)(void *arg);
 #define HANDLER_(nr, name, dir, type) [nr] = HANDLER_##name,
 #define HANDLER_GET_VERSION h_get_version
+#define HANDLER_SET_MEMORY_POLICY h_set_memory_policy
+#define HANDLER_GET_CLOCK_COUNTERS h_get_clock_counters
+#define HANDLER_SET_EVENT h_set_event
+#define HANDLER_RESET_EVENT h_reset_event
+#define HANDLER_SET_SCRATCH_BACKING_VA h_set_scratch_backing_va
+#define HANDLER_SET_TRAP_HANDLER h_set_trap_handler
+#define HANDLER_GET_TILE_CONFIG h_get_tile_config
+#define HANDLER_SET_XNACK_MODE h_set_xnack_mode
 #define HANDLER_CREATE_QUEUE h_create_queue
 #define HANDLER_DESTROY_QUEUE h_destroy_queue
 #define HANDLER_CREATE_EVENT h_create_event
 #define HANDLER_DESTROY_EVENT h_destroy_event
 #define HANDLER_WAIT_EVENTS h_wait_events
 #define HANDLER_ACQUIRE_VM h_acquire_vm
+#define HANDLER_GET_PROCESS_APERTURES_NEW h_get_apertures_new
 #define HANDLER_ALLOC_MEMORY_OF_GPU h_alloc_memory
 #define HANDLER_FREE_MEMORY_OF_GPU h_free_memory
 #define HANDLER_MAP_MEMORY_TO_GPU h_map_memory
@@ -411,7 +542,7 @@ int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
     uint32_t status;
     if (mock_ioctl_inject(&err, &status)) return -(err ? err : EIO);
     mock_amd_file *f = priv;
-    if (f->kind != MOCK_AMD_FILE_KFD) return -ENOTTY; /* hcq issues no DRM ioctls */
+    if (f->kind != MOCK_AMD_FILE_KFD) return mock_amd_drm_ioctl(f->gpu, req, arg);
     /* as kfd_ioctl (kfd_chardev.c): the row by number; the caller's size
      * is copied in (when the kernel's command reads) and zero-extended to
      * the kernel's struct, the handler runs, and the caller's size is

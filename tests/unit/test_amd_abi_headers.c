@@ -105,6 +105,32 @@ SAME_OFF(kfd_map_memory_args, n_success, MM, n_success);
 SAME_SIZE(kfd_map_memory_args, struct kfd_ioctl_unmap_memory_from_gpu_args);
 SAME_SIZE(kfd_available_memory_args, struct kfd_ioctl_get_available_memory_args);
 SAME_OFF(kfd_available_memory_args, gpu_id, struct kfd_ioctl_get_available_memory_args, gpu_id);
+#define PA struct kfd_process_device_apertures
+SAME_SIZE(kfd_apertures, PA);
+SAME_OFF(kfd_apertures, scratch_base, PA, scratch_base);
+SAME_OFF(kfd_apertures, gpuvm_limit, PA, gpuvm_limit);
+SAME_OFF(kfd_apertures, gpu_id, PA, gpu_id);
+SAME_SIZE(kfd_get_apertures_new_args, struct kfd_ioctl_get_process_apertures_new_args);
+SAME_OFF(kfd_get_apertures_new_args, num_of_nodes, struct kfd_ioctl_get_process_apertures_new_args, num_of_nodes);
+#define TC struct kfd_ioctl_get_tile_config_args
+SAME_SIZE(kfd_get_tile_config_args, TC);
+SAME_OFF(kfd_get_tile_config_args, num_macro_tile_configs, TC, num_macro_tile_configs);
+SAME_OFF(kfd_get_tile_config_args, gb_addr_config, TC, gb_addr_config);
+SAME_OFF(kfd_get_tile_config_args, num_ranks, TC, num_ranks);
+#define MP struct kfd_ioctl_set_memory_policy_args
+SAME_SIZE(kfd_set_memory_policy_args, MP);
+SAME_OFF(kfd_set_memory_policy_args, gpu_id, MP, gpu_id);
+SAME_OFF(kfd_set_memory_policy_args, alternate_policy, MP, alternate_policy);
+#define CC struct kfd_ioctl_get_clock_counters_args
+SAME_SIZE(kfd_get_clock_counters_args, CC);
+SAME_OFF(kfd_get_clock_counters_args, system_clock_freq, CC, system_clock_freq);
+SAME_OFF(kfd_get_clock_counters_args, gpu_id, CC, gpu_id);
+SAME_SIZE(kfd_set_scratch_backing_va_args, struct kfd_ioctl_set_scratch_backing_va_args);
+SAME_SIZE(kfd_set_trap_handler_args, struct kfd_ioctl_set_trap_handler_args);
+SAME_OFF(kfd_set_trap_handler_args, gpu_id, struct kfd_ioctl_set_trap_handler_args, gpu_id);
+SAME_SIZE(kfd_set_xnack_mode_args, struct kfd_ioctl_set_xnack_mode_args);
+SAME_SIZE(kfd_event_id_args, struct kfd_ioctl_set_event_args);
+SAME_SIZE(kfd_event_id_args, struct kfd_ioctl_reset_event_args);
 /* the commands: the table's rows against the header's AMDKFD_IOC_* */
 _Static_assert(KFD_IOC(GET_VERSION) == AMDKFD_IOC_GET_VERSION, "GET_VERSION");
 _Static_assert(KFD_IOC(DESTROY_QUEUE) == AMDKFD_IOC_DESTROY_QUEUE, "DESTROY_QUEUE");
@@ -112,11 +138,19 @@ _Static_assert(KFD_IOC(CREATE_EVENT) == AMDKFD_IOC_CREATE_EVENT, "CREATE_EVENT")
 _Static_assert(KFD_IOC(DESTROY_EVENT) == AMDKFD_IOC_DESTROY_EVENT, "DESTROY_EVENT");
 _Static_assert(KFD_IOC(WAIT_EVENTS) == AMDKFD_IOC_WAIT_EVENTS, "WAIT_EVENTS");
 _Static_assert(KFD_IOC(ACQUIRE_VM) == AMDKFD_IOC_ACQUIRE_VM, "ACQUIRE_VM");
+_Static_assert(KFD_IOC(GET_PROCESS_APERTURES_NEW) == AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, "GET_PROCESS_APERTURES_NEW");
 _Static_assert(KFD_IOC(ALLOC_MEMORY_OF_GPU) == AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, "ALLOC_MEMORY_OF_GPU");
 _Static_assert(KFD_IOC(FREE_MEMORY_OF_GPU) == AMDKFD_IOC_FREE_MEMORY_OF_GPU, "FREE_MEMORY_OF_GPU");
 _Static_assert(KFD_IOC(MAP_MEMORY_TO_GPU) == AMDKFD_IOC_MAP_MEMORY_TO_GPU, "MAP_MEMORY_TO_GPU");
 _Static_assert(KFD_IOC(UNMAP_MEMORY_FROM_GPU) == AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, "UNMAP_MEMORY_FROM_GPU");
 _Static_assert(KFD_IOC(AVAILABLE_MEMORY) == AMDKFD_IOC_AVAILABLE_MEMORY, "AVAILABLE_MEMORY");
+_Static_assert(KFD_IOC(SET_MEMORY_POLICY) == AMDKFD_IOC_SET_MEMORY_POLICY, "SET_MEMORY_POLICY");
+_Static_assert(KFD_IOC(GET_CLOCK_COUNTERS) == AMDKFD_IOC_GET_CLOCK_COUNTERS, "GET_CLOCK_COUNTERS");
+_Static_assert(KFD_IOC(SET_EVENT) == AMDKFD_IOC_SET_EVENT && KFD_IOC(RESET_EVENT) == AMDKFD_IOC_RESET_EVENT, "events");
+_Static_assert(KFD_IOC(SET_SCRATCH_BACKING_VA) == AMDKFD_IOC_SET_SCRATCH_BACKING_VA, "SET_SCRATCH_BACKING_VA");
+_Static_assert(KFD_IOC(GET_TILE_CONFIG) == AMDKFD_IOC_GET_TILE_CONFIG, "GET_TILE_CONFIG");
+_Static_assert(KFD_IOC(SET_TRAP_HANDLER) == AMDKFD_IOC_SET_TRAP_HANDLER, "SET_TRAP_HANDLER");
+_Static_assert(KFD_IOC(SET_XNACK_MODE) == AMDKFD_IOC_SET_XNACK_MODE, "SET_XNACK_MODE");
 #if KFD_IOCTL_MINOR_VERSION >= 17
 _Static_assert(KFD_IOC(CREATE_QUEUE) == AMDKFD_IOC_CREATE_QUEUE, "CREATE_QUEUE");
 #else
@@ -173,6 +207,29 @@ SAME_SIZE(amdgpu_gem_op_args, struct drm_amdgpu_gem_op);
 SAME_SIZE(amdgpu_gem_userptr_args, struct drm_amdgpu_gem_userptr);
 SAME_SIZE(amdgpu_vm_args, union drm_amdgpu_vm);
 SAME_SIZE(amdgpu_sched_args, union drm_amdgpu_sched);
+#define DI struct drm_amdgpu_info_device
+SAME_SIZE(amdgpu_info_device, DI);
+SAME_OFF(amdgpu_info_device, max_engine_clock, DI, max_engine_clock);
+SAME_OFF(amdgpu_info_device, cu_bitmap, DI, cu_bitmap);
+SAME_OFF(amdgpu_info_device, ids_flags, DI, ids_flags);
+SAME_OFF(amdgpu_info_device, virtual_address_offset, DI, virtual_address_offset);
+SAME_OFF(amdgpu_info_device, virtual_address_alignment, DI, virtual_address_alignment);
+SAME_OFF(amdgpu_info_device, vram_type, DI, vram_type);
+SAME_OFF(amdgpu_info_device, prim_buf_gpu_addr, DI, prim_buf_gpu_addr);
+SAME_OFF(amdgpu_info_device, wave_front_size, DI, wave_front_size);
+SAME_OFF(amdgpu_info_device, num_tcc_blocks, DI, num_tcc_blocks);
+SAME_OFF(amdgpu_info_device, cu_ao_bitmap, DI, cu_ao_bitmap);
+SAME_OFF(amdgpu_info_device, high_va_offset, DI, high_va_offset);
+SAME_OFF(amdgpu_info_device, high_va_max, DI, high_va_max);
+SAME_OFF(amdgpu_info_device, tcc_disabled_mask, DI, tcc_disabled_mask);
+SAME_SIZE(amdgpu_info_vram_gtt, struct drm_amdgpu_info_vram_gtt);
+SAME_SIZE(amdgpu_heap_info, struct drm_amdgpu_heap_info);
+SAME_SIZE(amdgpu_info_memory, struct drm_amdgpu_memory_info);
+SAME_OFF(amdgpu_info_memory, gtt, struct drm_amdgpu_memory_info, gtt);
+SAME_SIZE(amdgpu_info_hw_ip, struct drm_amdgpu_info_hw_ip);
+SAME_OFF(amdgpu_info_hw_ip, available_rings, struct drm_amdgpu_info_hw_ip, available_rings);
+SAME_SIZE(amdgpu_info_firmware, struct drm_amdgpu_info_firmware);
+_Static_assert(AMDGPU_FAMILY_AI == 141 && AMDGPU_VRAM_TYPE_HBM == 6, "AMDGPU_FAMILY_AI, AMDGPU_VRAM_TYPE_HBM");
 _Static_assert(AMDGPU_IOCTL(DRM_IOC_W, AMDGPU_NR_INFO, amdgpu_info_args) == DRM_IOCTL_AMDGPU_INFO, "AMDGPU_INFO");
 _Static_assert(AMDGPU_IOCTL(DRM_IOC_WR, AMDGPU_NR_GEM_CREATE, amdgpu_gem_create_args) == DRM_IOCTL_AMDGPU_GEM_CREATE,
                "AMDGPU_GEM_CREATE");
