@@ -146,7 +146,7 @@ struct amd_dev {
     amd_node node;
     const amd_arch *arch;
     amd_paths paths;       /* the first-run paths in use (the self-test may have switched some) */
-    char selftest[256];    /* what the self-test found, for hcq info and HCQ_DEBUG */
+    char selftest[384];    /* what the self-test found (drv_selftest's report): hcq_device_props.paths */
     /* the self-test's buffer and kernel, kept until close: freeing them
      * at open would leave an open that ignored a failed free */
     drv_mem probe;
@@ -326,12 +326,12 @@ const char *amd_prog_name(amd_dev *ad, uint32_t id, char *buf, size_t size);
 /* ** faults (amd_dev.c) */
 void amd_poll(hcq_device *dev);
 
-/* ** the self-test at device open (amd_selftest.c): on the queues just
- * made, a signal, a wait, a barrier, a kernel writing a known value and a
- * copy, each under a short timeout; a step that hangs or faults switches
- * its first-run path, recreates the queues and runs again. HCQ_OK with
- * ad->paths and ad->selftest saying what works; an error when a step
- * fails on both of its paths (or has no alternative). */
+/* ** the self-test at device open (amd_selftest.c, on drivers/selftest.c):
+ * on the queues just made, a signal, a wait, a barrier, a kernel writing a
+ * known value and a copy, each under a short timeout; a stage that hangs
+ * or faults switches its first-run paths, recreates the queues and runs
+ * again. HCQ_OK with ad->paths and ad->selftest saying what works; an
+ * error when a stage fails on every combination of its paths. */
 hcq_status amd_selftest(amd_dev *ad);
 /* frees what the self-test kept (at close, after the queues) */
 void amd_selftest_free(amd_dev *ad);

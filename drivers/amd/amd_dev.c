@@ -357,6 +357,8 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
     snprintf(pr->engines, sizeof pr->engines, "%s (gfx_target_version %u), %u XCC%s, compute: %s queue (%s), "
              "copy: SDMA", n->arch_name, n->gfx_version, n->num_xcc ? n->num_xcc : 1, n->num_xcc > 1 ? "s" : "",
              aql ? "AQL" : "PM4", paths);
+    /* the self-test's report where it ran, else the paths as chosen */
+    snprintf(pr->paths, sizeof pr->paths, "%s", ad->selftest[0] ? ad->selftest : paths);
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = pr->max_block[1] = pr->max_block[2] = 1024;
     /* DISPATCH_DIRECT's dims are 32-bit work-group counts */
@@ -403,8 +405,7 @@ static hcq_status amd_open(hcq_device *dev, uint32_t index)
     if ((s = amd_queues_create(ad))) goto fail;
     if (amd_proc_selftest() && (s = amd_selftest(ad))) goto fail;
     fill_props(ad, &dev->props, node.is_mock); /* again: the paths the self-test settled on */
-    BASE_LOG(1, "%s: %s%s%s", dev->props.id, dev->props.engines, ad->selftest[0] ? "; self-test: " : "",
-             ad->selftest);
+    BASE_LOG(1, "%s: %s; paths: %s", dev->props.id, dev->props.engines, dev->props.paths);
     return HCQ_OK;
 fail:
     base_err_prefix(s, "%s (%s, gpu_id %u)", dev->props.id, node.arch_name, node.gpu_id);

@@ -1,27 +1,29 @@
-/* The self-test at device open (issue 22 part 1): the first run on a GPU
- * takes the publicly proven encodings (amd_paths), and this test runs each
- * of them once on the queues just made, under a short timeout, so a wrong
- * one costs seconds, not the session: a signal (RELEASE_MEM), a wait (on a
- * value already there), a barrier (the HDP flush handshake and
- * ACQUIRE_MEM), a kernel writing a known value, and an SDMA copy, each
- * followed by a signal the host watches. A step that hangs or faults has
- * the path it exercises switched to hcq's alternative; the queues are
- * destroyed and made again (KFD evicts a hung queue) and the test starts
- * over. It fails only when a step fails on both of its paths, or one that
- * has no alternative fails (then the device is unusable anyway, and the
- * message says which step).
+/* The AMD stages of the self-test at device open (issue 22 part 1; the
+ * search over paths, the resets and the report are drivers/selftest.c's):
+ * the first run on a GPU takes the publicly proven encodings (amd_paths),
+ * and these stages run each once on the queues just made, under a short
+ * timeout, so a wrong one costs seconds, not the session: a signal
+ * (RELEASE_MEM), a wait (on a value already there), a barrier (the HDP
+ * flush handshake and ACQUIRE_MEM), a kernel writing a known value, and an
+ * SDMA copy, each followed by a signal the host watches. A stage that
+ * hangs or faults has the paths it exercises switched to hcq's
+ * alternative; the queues are destroyed and made again (KFD evicts a hung
+ * queue) and the stage runs again. The open fails only when a stage fails
+ * on every combination of its paths (a stage with none: the signal, the
+ * copy), naming it.
  *
  * The kernel: on hardware, six instructions assembled by hand for the
  * family (encodings from llvm-mc of llvm-project, checked in
- * tests/unit/test_amd_pm4.c against the assembler), behind a kernel
- * descriptor built here; on the mock, the same kernel as IR in a mock code
- * object, as the mock's shader core runs no machine code it has no host
- * twin for (once it does, the machine code serves both). */
+ * tests/mock/test_amd_paths.c against the assembler), behind a kernel
+ * descriptor built here, so no compiler is needed; on the mock, the
+ * vendor-neutral stage kernel (drv_selftest_program: a code object run as
+ * its host twin, or IR), as the mock's shader core runs no machine code it
+ * has no host twin for. */
 #include "drivers/amd/amd.h"
 
 #include "base/base.h"
 #include "drivers/amd/amd_sdma.h"
-#include "hcq/compiler.h"
+#include "drivers/selftest.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -55,6 +57,8 @@ typedef struct probe {
     hcq_program *prog; /* ad->probe_prog */
     amd_prog *hand;    /* the hand-made program (hardware), its priv */
     uint32_t aux_used;
+    uint64_t timeout_ns;
+    char no_kernel[256]; /* why there is no stage kernel, or "" */
 } probe;
 
 static hcq_status aux_alloc(drv_rec *r, uint32_t size, uint32_t align, void **cpu, uint64_t *va)
@@ -68,31 +72,18 @@ static hcq_status aux_alloc(drv_rec *r, uint32_t size, uint32_t align, void **cp
     return HCQ_OK;
 }
 
-/* the kernel, as a program the encoders take */
+/* the kernel, as a program the encoders take: out[0] = MAGIC_VALUE
+ * (params: the buffer, the value) */
 static hcq_status make_kernel(probe *p)
 {
     amd_dev *ad = p->ad;
+    if (ad->node.is_mock) return drv_selftest_program(ad->dev, p->prog);
     p->prog->dev = ad->dev;
-    if (ad->node.is_mock) {
-        hcq_kernel *k = hcq_kernel_create("hcq_selftest");
-        if (!k) return HCQ_ENOMEM;
-        hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_U32);
-        hcq_ir_store(k, out, hcq_ir_const_int(k, HCQ_U32, 0), hcq_ir_const_int(k, HCQ_U32, MAGIC_VALUE));
-        char target[48];
-        snprintf(target, sizeof target, "mock-%s", ad->arch->name);
-        hcq_binary *bin = NULL;
-        hcq_status s = hcq_compile(k, target, &bin);
-        hcq_kernel_destroy(k);
-        if (s) return base_err_prefix(s, "self-test kernel");
-        s = amd_program_load(ad->dev, bin->data, bin->size, p->prog);
-        hcq_binary_free(bin);
-        return s;
-    }
     size_t n;
     const uint8_t *code = amd_selftest_code(ad->arch->family, &n);
     memcpy(p->cpu + ENTRY, code, n);
     amd_prog *ap = base_calloc(1, sizeof *ap);
-    hcq_param_info *param = base_calloc(1, sizeof *param);
+    hcq_param_info *param = base_calloc(2, sizeof *param);
     if (!ap || !param) {
         free(ap);
         free(param);
@@ -101,7 +92,7 @@ static hcq_status make_kernel(probe *p)
     ap->magic = AMD_PROG_MAGIC;
     snprintf(ap->co.name, sizeof ap->co.name, "hcq_selftest");
     amd_kernel_descriptor *kd = &ap->co.kd;
-    kd->kernarg_size = 8;
+    kd->kernarg_size = 16;
     kd->kernel_code_entry_byte_offset = ENTRY - KD;
     /* 2 VGPRs and 4 SGPRs fit the smallest granules (field 0); SGPRS 1
      * on gfx9 gives 16, which gfx11 ignores */
@@ -110,8 +101,8 @@ static hcq_status make_kernel(probe *p)
     bool w32 = ad->arch->family == AMD_FAMILY_GFX11;
     kd->kernel_code_properties = AMD_KCP_KERNARG_SEGMENT_PTR | (w32 ? AMD_KCP_WAVEFRONT_SIZE32 : 0);
     memcpy(p->cpu + KD, kd, sizeof *kd);
-    ap->co.nparams = 1;
-    ap->co.kernarg_bytes = 8;
+    ap->co.nparams = 2;
+    ap->co.kernarg_bytes = 16;
     ap->co.kernarg_align = 8;
     ap->co.wavefront_size = w32 ? 32 : 64;
     ap->kd_va = p->mem.va + KD;
@@ -122,10 +113,11 @@ static hcq_status make_kernel(probe *p)
                     (w32 ? amd_fset(AMD_INIT_CS_W32_EN, 1) : 0);
     amd_sgpr_layout_of(kd->kernel_code_properties, &ap->sgprs);
     ap->id = UINT32_MAX;
-    *param = (hcq_param_info){.offset = 0, .size = 8, .is_buffer = 1};
+    param[0] = (hcq_param_info){.offset = 0, .size = 8, .is_buffer = 1};
+    param[1] = (hcq_param_info){.offset = 8, .size = 4};
     p->prog->params = param;
-    p->prog->info.nparams = 1;
-    p->prog->info.kernarg_bytes = 8;
+    p->prog->info.nparams = 2;
+    p->prog->info.kernarg_bytes = 16;
     p->prog->priv = ap;
     p->hand = ap;
     return HCQ_OK;
@@ -134,35 +126,6 @@ static hcq_status make_kernel(probe *p)
 typedef enum step { STEP_SIGNAL, STEP_WAIT, STEP_BARRIER, STEP_KERNEL, STEP_COPY, STEP_COUNT } step;
 static const char *const step_names[] = {"a signal", "a wait", "a barrier (HDP flush, ACQUIRE_MEM)",
                                          "a kernel writing a known value", "an SDMA copy"};
-
-/* the path a step exercises on this queue, or NULL when it has no choice */
-static bool *choice_of(amd_dev *ad, step s, const char **name, const char **alt)
-{
-    bool aql = ad->compute.kind == AMD_QUEUE_AQL, gfx11 = ad->arch->family == AMD_FAMILY_GFX11;
-    amd_paths *p = &ad->paths;
-    switch (s) {
-    case STEP_WAIT:
-        if (aql || !gfx11) return NULL;
-        *name = "wait-reg-mem32";
-        *alt = "wait-reg-mem64";
-        return &p->wait64;
-    case STEP_BARRIER:
-        *name = "hdp-all-bits";
-        *alt = "hdp-one-bit";
-        return &p->hdp_one_bit;
-    case STEP_KERNEL:
-        if (aql) {
-            *name = "dispatch-aql";
-            *alt = "dispatch-pm4";
-            return &p->dispatch_pm4;
-        }
-        if (!gfx11) return NULL;
-        *name = "priv-1";
-        *alt = "priv-0";
-        return &p->priv0;
-    default: return NULL;
-    }
-}
 
 /* a hang or fault the driver was told of: the mock and KFD report through
  * events (a real hang may only show as the timeout). 1, 0, or -errno when
@@ -208,10 +171,14 @@ static hcq_status run_step(probe *p, step st)
     case STEP_WAIT: s = amd_enc_wait(a, &r, HCQ_IMM(p->mem.va + SLOTS), HCQ_IMM(1)); break;
     case STEP_BARRIER: s = amd_enc_barrier(a, &r); break;
     case STEP_KERNEL: {
+        if (!p->prog->priv) {
+            drv_rec_fini(&r);
+            return base_err(HCQ_ENOTSUP, "%s", p->no_kernel);
+        }
         memset(p->cpu + OUT, 0, 4);
-        hcq_val arg = HCQ_IMM(p->mem.va + OUT);
+        hcq_val args[2] = {HCQ_IMM(p->mem.va + OUT), HCQ_IMM(MAGIC_VALUE)};
         hcq_dims d = {.grid = {HCQ_IMM(1), HCQ_IMM(1), HCQ_IMM(1)}, .block = {HCQ_IMM(1), HCQ_IMM(1), HCQ_IMM(1)}};
-        s = amd_rec_exec(&r, p->prog, &arg, &d);
+        s = amd_rec_exec(&r, p->prog, args, &d);
         break;
     }
     case STEP_COPY:
@@ -229,7 +196,11 @@ static hcq_status run_step(probe *p, step st)
     for (unsigned round = 0; atomic_load_explicit((_Atomic uint64_t *)v, memory_order_acquire) != 1; round++) {
         int f = faulted(ad);
         if (f < 0) return wait_err(f);
-        if (f || hcq_now_ns() - start > STEP_TIMEOUT_NS) return HCQ_ETIMEDOUT;
+        if (f) return base_err(HCQ_EFAULT, "%s self-test: %s: the GPU reported a hang or fault", ad->dev->props.id,
+                               step_names[st]);
+        if (hcq_now_ns() - start > p->timeout_ns)
+            return base_err(HCQ_ETIMEDOUT, "%s self-test: %s: not done within %llu ms", ad->dev->props.id,
+                            step_names[st], (unsigned long long)(p->timeout_ns / 1000000));
         drv_waiter_sleep(ad->dev, drv_waiter_seq(ad->dev), round < 100 ? 10000 : 1000000);
     }
     if (st == STEP_KERNEL && *(volatile uint32_t *)(p->cpu + OUT) != MAGIC_VALUE)
@@ -258,6 +229,58 @@ void amd_selftest_free(amd_dev *ad)
     if (ad->probe.size) amd_bo_free(ad, &ad->probe);
 }
 
+/* the paths, in drv_path form: their options named as HCQ_MOCK_CONFIG
+ * refuse= names them, [0] the proven default */
+enum { P_WAIT, P_HDP, P_PRIV, P_DISPATCH, P_COUNT };
+
+static void apply(amd_dev *ad, const drv_path *paths)
+{
+    ad->paths.wait64 = paths[P_WAIT].chosen == 1;
+    ad->paths.hdp_one_bit = paths[P_HDP].chosen == 1;
+    ad->paths.priv0 = paths[P_PRIV].chosen == 1;
+    ad->paths.dispatch_pm4 = paths[P_DISPATCH].chosen == 1;
+}
+
+static hcq_status run_stage(hcq_device *dev, void *ctx, const drv_path *paths, uint64_t timeout_ns, step st)
+{
+    probe *p = ctx;
+    (void)dev;
+    apply(p->ad, paths);
+    p->timeout_ns = timeout_ns;
+    return run_step(p, st);
+}
+static hcq_status st_signal(hcq_device *d, void *c, const drv_path *p, uint64_t t)
+{
+    return run_stage(d, c, p, t, STEP_SIGNAL);
+}
+static hcq_status st_wait(hcq_device *d, void *c, const drv_path *p, uint64_t t) { return run_stage(d, c, p, t, STEP_WAIT); }
+static hcq_status st_barrier(hcq_device *d, void *c, const drv_path *p, uint64_t t)
+{
+    return run_stage(d, c, p, t, STEP_BARRIER);
+}
+static hcq_status st_kernel(hcq_device *d, void *c, const drv_path *p, uint64_t t)
+{
+    return run_stage(d, c, p, t, STEP_KERNEL);
+}
+static hcq_status st_copy(hcq_device *d, void *c, const drv_path *p, uint64_t t) { return run_stage(d, c, p, t, STEP_COPY); }
+
+/* after a hang or fault: the queues go (KFD evicts a hung queue), the
+ * events it raised are read, and new queues come on the paths now chosen */
+static hcq_status reset(hcq_device *dev, void *ctx, const drv_path *paths)
+{
+    (void)dev;
+    probe *p = ctx;
+    amd_dev *ad = p->ad;
+    apply(ad, paths);
+    amd_queues_halt(ad);
+    amd_queues_destroy(ad);
+    int f;
+    while ((f = faulted(ad)) > 0) {
+    }
+    if (f < 0) return wait_err(f);
+    return amd_queues_create(ad);
+}
+
 hcq_status amd_selftest(amd_dev *ad)
 {
     probe p = {.ad = ad, .prog = &ad->probe_prog};
@@ -267,42 +290,34 @@ hcq_status amd_selftest(amd_dev *ad)
     if (s) return base_err_prefix(s, "self-test buffer");
     p.mem = ad->probe;
     p.cpu = p.mem.cpu;
-    if ((s = make_kernel(&p))) goto out;
-    char switched[160] = "";
-    for (step st = 0; st < STEP_COUNT;) {
-        s = run_step(&p, st);
-        if (!s) {
-            st++;
-            continue;
-        }
-        if (s != HCQ_ETIMEDOUT) goto out;
-        const char *name = NULL, *alt = NULL;
-        bool *choice = choice_of(ad, st, &name, &alt);
-        if (!choice || *choice) {
-            s = base_err(HCQ_EIO, "the self-test at open hangs on %s%s%s%s: the device cannot run hcq's queues",
-                         step_names[st], choice ? " with both " : "", choice ? name : "",
-                         choice ? " and its alternative" : "");
-            goto out;
-        }
-        BASE_LOG(0, "%s: the self-test hangs on %s with %s: switching to %s", ad->dev->props.id, step_names[st], name,
-                 alt);
-        size_t l = strlen(switched);
-        snprintf(switched + l, sizeof switched - l, "%s%s hung, took %s", l ? ", " : "", name, alt);
-        *choice = true;
-        /* the hung queues go (KFD evicts them); the test starts over on new ones */
-        amd_queues_halt(ad);
-        amd_queues_destroy(ad);
-        int f;
-        while ((f = faulted(ad)) > 0) {
-        }
-        if (f < 0) {
-            s = wait_err(f);
-            goto out;
-        }
-        if ((s = amd_queues_create(ad))) goto out;
-        st = STEP_SIGNAL;
+    bool aql = ad->compute.kind == AMD_QUEUE_AQL, gfx11 = ad->arch->family == AMD_FAMILY_GFX11;
+    const amd_paths *cur = &ad->paths;
+    drv_path paths[P_COUNT] = {
+        [P_WAIT] = {"waits", {"wait-reg-mem32", "wait-reg-mem64"}, gfx11 && !aql ? 2 : 1, cur->wait64},
+        [P_HDP] = {"HDP flush", {"hdp-all-bits", "hdp-one-bit"}, 2, cur->hdp_one_bit},
+        [P_PRIV] = {"RSRC1.PRIV", {"priv-1", "priv-0"}, gfx11 ? 2 : 1, cur->priv0},
+        [P_DISPATCH] = {"dispatch", {"dispatch-aql", "dispatch-pm4"}, aql ? 2 : 1, cur->dispatch_pm4},
+    };
+    if ((s = make_kernel(&p))) {
+        if (s != HCQ_ENOTSUP) goto out;
+        /* the kernel stage says it could not run, and why */
+        snprintf(p.no_kernel, sizeof p.no_kernel, "%s", hcq_error_message());
+        s = HCQ_OK;
     }
-    snprintf(ad->selftest, sizeof ad->selftest, "%s", switched[0] ? switched : "every proven path ran");
+    const drv_stage stages[] = {
+        {step_names[STEP_SIGNAL], 0, st_signal},
+        {step_names[STEP_WAIT], 1u << P_WAIT, st_wait},
+        {step_names[STEP_BARRIER], 1u << P_HDP, st_barrier},
+        {step_names[STEP_KERNEL], 1u << P_PRIV | 1u << P_DISPATCH, st_kernel},
+        {step_names[STEP_COPY], 0, st_copy},
+    };
+    /* the mock reports a hang it makes (a HW exception event) at once:
+     * there the bound is HCQ_TIMEOUT_MS's, so a loaded host does not pass
+     * for a hung GPU (an engine held by hang= then takes that long) */
+    drv_selftest_ops ops = {.reset = reset, .ctx = &p,
+                            .timeout_ns = ad->node.is_mock ? base_env_get()->timeout_ns : STEP_TIMEOUT_NS};
+    s = drv_selftest(ad->dev, paths, P_COUNT, stages, 5, &ops, ad->selftest, sizeof ad->selftest);
+    apply(ad, paths);
 out:
     /* the device starts idle: a signal's value can arrive before the
      * packet that wrote it is consumed (SDMA writes the high half after
@@ -310,7 +325,7 @@ out:
     for (uint64_t start = hcq_now_ns(); !s && (amd_queue_busy(&ad->compute) || amd_queue_busy(&ad->sdma));) {
         int f = faulted(ad);
         if (f < 0) s = wait_err(f);
-        else if (f || hcq_now_ns() - start > STEP_TIMEOUT_NS)
+        else if (f || hcq_now_ns() - start > base_env_get()->timeout_ns)
             s = base_err(HCQ_EIO, "the self-test's last packets %s", f ? "faulted" : "were not consumed in time");
         else drv_waiter_sleep(ad->dev, drv_waiter_seq(ad->dev), 10000);
     }

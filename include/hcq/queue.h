@@ -91,6 +91,10 @@ typedef struct hcq_device_props {
     char shader[192];             /* how an emulated device runs kernels, and why: "host twins of sm_90
                                      cubins (clang + ptxas)", "kernel IR on the interpreter: ptxas was not
                                      found ..."; "" on hardware and the CPU */
+    char paths[384];              /* the first-run paths in use where the hardware's own sources leave a
+                                     choice ("semaphore acquire: ACQ_CIRC_GEQ 64-bit; QMD: V04; ...") and
+                                     what the self-test at open found ("(probed at open: ... hung)"); ""
+                                     where there is nothing to choose (the CPU) */
 } hcq_device_props;
 
 /* Opens a device by name: "CPU", "NV:0", "AMD:1" (":N" defaults to 0), or

@@ -76,8 +76,9 @@ ParameterizedTest(refusal *r, amd_paths, one_refused_path_runs_on_the_other)
     char text[8192];
     t_stderr_end(c, text, sizeof text);
     cr_assert_not_null(d, "%s: %s", r->spec, hcq_error_message());
-    const char *eng = hcq_device_get_props(d)->engines;
+    const char *eng = hcq_device_get_props(d)->engines, *paths = hcq_device_get_props(d)->paths;
     cr_assert(strstr(eng, r->expect), "%s: %s", r->spec, eng);
+    cr_assert(strstr(paths, r->expect), "%s: paths: %s", r->spec, paths);
     const char *refused = strstr(r->spec, "refuse=") + 7;
     cr_assert_null(strstr(eng, refused), "%s: still on the refused path: %s", r->spec, eng);
     workload(d);
@@ -93,7 +94,8 @@ Test(amd_paths, both_refused_fails_the_open_naming_the_step)
     char text[8192];
     t_stderr_end(c, text, sizeof text);
     cr_assert_null(d);
-    T_MSG_HAS("a kernel writing a known value with both dispatch-aql and its alternative");
+    T_MSG_HAS("a kernel writing a known value fails on every path");
+    T_MSG_HAS("dispatch-pm4");
 }
 
 /* a step with no alternative (the copy engine) that hangs fails the open */
@@ -102,7 +104,7 @@ Test(amd_paths, a_hung_copy_engine_fails_the_open)
     setenv("HCQ_TIMEOUT_MS", "300", 1);
     use_mock("amd=gfx1100,hang=amd0.sdma");
     cr_assert_null(hcq_device_open("AMD:0"));
-    T_MSG_HAS("self-test at open hangs on an SDMA copy");
+    T_MSG_HAS("an SDMA copy fails on every path");
 }
 
 Test(amd_paths, an_unknown_refusal_is_refused_naming_the_known_ones)
