@@ -483,8 +483,8 @@ static int h_set_xnack_mode(void *p)
         a->xnack_enabled = mock_amd_P.xnack;
         return 0;
     }
+    if (mock_amd_P.queues) return refuse(EBUSY, "SET_XNACK_MODE while queues exist"); /* checked first */
     if (a->xnack_enabled == mock_amd_P.xnack) return 0;
-    if (mock_amd_P.queues) return refuse(EBUSY, "SET_XNACK_MODE while queues exist");
     return refuse(EPERM, "SET_XNACK_MODE %d: the mock's GPUs do not retry page faults", a->xnack_enabled);
 }
 
