@@ -391,6 +391,26 @@ static mock_step aql_stop(mock_amd_cp *cp, const char *fmt, ...)
     return MOCK_STEP_STOPPED;
 }
 
+/* amd_queue_t's address: the packet processor knows where it reports the
+ * read dispatch id (the MQD's read pointer address), and amd_queue_t says
+ * how far into it that field is (read_dispatch_id_field_base_byte_offset,
+ * the dword after it: ROCR amd_hsa_queue.h). 0 with the queue stopped when
+ * that cannot be read or is nonsense. */
+static uint64_t queue_t_of(mock_amd_cp *cp)
+{
+    mock_amd_queue *q = cp->q;
+    if (!mock_amd_access(q, q->rptr_va + 8, 4, false, "reading amd_queue_t")) return 0;
+    uint32_t off = *(const volatile uint32_t *)(uintptr_t)(q->rptr_va + 8);
+    if (!off || off > q->rptr_va || off % 8) {
+        hang(cp, "AQL packet %llu: amd_queue_t's read_dispatch_id_field_base_byte_offset is %u: the packet "
+             "processor cannot find amd_queue_t (ROCR and hcq set it to 0x%x)", (unsigned long long)cp->rptr, off,
+             AMD_QUEUE_RPTR_OFF);
+        return 0;
+    }
+    uint64_t qa = q->rptr_va - off;
+    return mock_amd_access(q, qa, AMD_QUEUE_PROPERTIES_OFF + 4, false, "reading amd_queue_t") ? qa : 0;
+}
+
 /* the value of the amd_signal_t at handle, or false (a fault, reported) */
 static bool signal_value(mock_amd_cp *cp, uint64_t handle, int64_t *v, const char *what)
 {
@@ -421,9 +441,9 @@ static bool aql_complete(mock_amd_cp *cp, uint64_t signal)
                            false;
     if (!mock_amd_access(q, signal, AMD_SIGNAL_BYTES, true, "the completion signal")) return false;
     uint8_t *s = (uint8_t *)(uintptr_t)signal;
-    uint32_t props = 0;
-    if (mock_amd_access(q, q->rptr_va - AMD_QUEUE_RPTR_OFF + AMD_QUEUE_PROPERTIES_OFF, 4, false, "amd_queue_t"))
-        props = *(const uint32_t *)(uintptr_t)(q->rptr_va - AMD_QUEUE_RPTR_OFF + AMD_QUEUE_PROPERTIES_OFF);
+    uint64_t qa = queue_t_of(cp);
+    if (!qa) return false;
+    uint32_t props = *(const uint32_t *)(uintptr_t)(qa + AMD_QUEUE_PROPERTIES_OFF);
     if (props & AMD_QUEUE_PROP_ENABLE_PROFILING) {
         uint64_t now = mock_amd_clock();
         memcpy(s + AMD_SIGNAL_START_TS_OFF, &now, 8);
@@ -498,8 +518,8 @@ static mock_step aql_kernel_dispatch(mock_amd_cp *cp, uint64_t va, const aql_dis
         return aql_stop(cp, "group_segment_size %u is more LDS than a %s work-group has (%u KiB)", k->group_segment_size,
                         q->gpu->model->name, q->gpu->model->lds_kib);
     /* the queue's scratch, as the runtime set it in amd_queue_t */
-    uint64_t qa = q->rptr_va - AMD_QUEUE_RPTR_OFF; /* read_dispatch_id's place in amd_queue_t */
-    if (!mock_amd_access(q, qa, AMD_QUEUE_PROPERTIES_OFF + 4, false, "reading amd_queue_t")) return MOCK_STEP_STOPPED;
+    uint64_t qa = queue_t_of(cp);
+    if (!qa) return MOCK_STEP_STOPPED;
     const uint8_t *aq = (const uint8_t *)(uintptr_t)qa;
     uint32_t tmpring, srd[4];
     uint64_t sbase, sbytes;
