@@ -328,14 +328,17 @@ static bool exec_aql(drv_rec *r, const amd_arch *a, const amd_paths *paths, cons
  * the new fields gets a larger scratch, never a freed one. */
 static void aql_queue_scratch(amd_dev *ad, uint64_t va, uint64_t per_xcc, uint32_t tmpring, uint32_t lane)
 {
+    /* field by field, as the packet processor may be reading them (each
+     * aligned; the mock reads them the same way) */
     uint8_t *c = ad->compute.ctl.cpu;
     uint32_t srd[4];
     amd_scratch_srd(ad->arch->family, va, srd);
     uint64_t bytes = per_xcc * BASE_MAX(ad->node.num_xcc, 1u);
-    memcpy(c + AMD_QUEUE_SCRATCH_SRD_OFF, srd, 16);
-    memcpy(c + AMD_QUEUE_SCRATCH_BASE_OFF, &va, 8);
-    memcpy(c + AMD_QUEUE_SCRATCH_BYTES_OFF, &bytes, 8);
-    memcpy(c + AMD_QUEUE_SCRATCH_LANE_OFF, &lane, 4);
+    for (int i = 0; i < 4; i++)
+        atomic_store_explicit((_Atomic uint32_t *)(c + AMD_QUEUE_SCRATCH_SRD_OFF + 4 * i), srd[i], memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint64_t *)(c + AMD_QUEUE_SCRATCH_BASE_OFF), va, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint64_t *)(c + AMD_QUEUE_SCRATCH_BYTES_OFF), bytes, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint32_t *)(c + AMD_QUEUE_SCRATCH_LANE_OFF), lane, memory_order_relaxed);
     atomic_store_explicit((_Atomic uint32_t *)(c + AMD_QUEUE_TMPRING_OFF), tmpring, memory_order_release);
 }
 

@@ -520,13 +520,14 @@ static mock_step aql_kernel_dispatch(mock_amd_cp *cp, uint64_t va, const aql_dis
     /* the queue's scratch, as the runtime set it in amd_queue_t */
     uint64_t qa = queue_t_of(cp);
     if (!qa) return MOCK_STEP_STOPPED;
-    const uint8_t *aq = (const uint8_t *)(uintptr_t)qa;
-    uint32_t tmpring, srd[4];
-    uint64_t sbase, sbytes;
-    memcpy(&tmpring, aq + AMD_QUEUE_TMPRING_OFF, 4);
-    memcpy(srd, aq + AMD_QUEUE_SCRATCH_SRD_OFF, 16);
-    memcpy(&sbase, aq + AMD_QUEUE_SCRATCH_BASE_OFF, 8);
-    memcpy(&sbytes, aq + AMD_QUEUE_SCRATCH_BYTES_OFF, 8);
+    /* field by field: the runtime may be updating them (it writes them so) */
+    uint8_t *aq = (uint8_t *)(uintptr_t)qa;
+    uint32_t tmpring = atomic_load_explicit((_Atomic uint32_t *)(aq + AMD_QUEUE_TMPRING_OFF), memory_order_acquire);
+    uint32_t srd[4];
+    for (int i = 0; i < 4; i++)
+        srd[i] = atomic_load_explicit((_Atomic uint32_t *)(aq + AMD_QUEUE_SCRATCH_SRD_OFF + 4 * i), memory_order_relaxed);
+    uint64_t sbase = atomic_load_explicit((_Atomic uint64_t *)(aq + AMD_QUEUE_SCRATCH_BASE_OFF), memory_order_relaxed);
+    uint64_t sbytes = atomic_load_explicit((_Atomic uint64_t *)(aq + AMD_QUEUE_SCRATCH_BYTES_OFF), memory_order_relaxed);
     uint32_t lane = BASE_MAX(k->private_segment_size, kd.private_segment_fixed_size);
     if (lane && !amd_fget(AMD_TMPRING_WAVES, tmpring))
         return aql_stop(cp, "the kernel has a %u-byte private segment and the queue no scratch (amd_queue_t "
