@@ -429,16 +429,18 @@ static bool signal_value(mock_amd_cp *cp, uint64_t handle, int64_t *v, const cha
  * queue's profiling on, its start and end times are written first), and
  * a signal with an event mailbox gets its event id there and raises the
  * interrupt that signals that KFD event. */
-static bool aql_complete(mock_amd_cp *cp, uint64_t signal)
+static bool aql_complete(mock_amd_cp *cp, uint64_t idx, uint64_t signal)
 {
     mock_amd_queue *q = cp->q;
     uint64_t slots = q->ring_size / AQL_PACKET_BYTES;
-    atomic_uint *done = &q->aql_done[cp->rptr % slots];
+    atomic_uint *done = &q->aql_done[idx % slots];
     if (atomic_fetch_add(done, 1) + 1 < q->ncp) return true;
     atomic_store(done, 0);
     if (!signal) return true;
-    if (signal % 8) return aql_stop(cp, "completion signal 0x%llx is not 8-byte aligned", (unsigned long long)signal),
-                           false;
+    if (signal % 8)
+        return hang(cp, "AQL packet %llu: completion signal 0x%llx is not 8-byte aligned", (unsigned long long)idx,
+                    (unsigned long long)signal),
+               false;
     if (!mock_amd_access(q, signal, AMD_SIGNAL_BYTES, true, "the completion signal")) return false;
     uint8_t *s = (uint8_t *)(uintptr_t)signal;
     uint64_t qa = queue_t_of(cp);
@@ -463,11 +465,15 @@ static bool aql_complete(mock_amd_cp *cp, uint64_t signal)
     return true;
 }
 
+/* The packet is done on this XCC: the read dispatch id moves past it
+ * first (the slot is free once its work is), then its completion signal;
+ * a waiter that sees the signal sees the read index past the packet. */
 static mock_step aql_next(mock_amd_cp *cp, uint64_t signal)
 {
-    if (!aql_complete(cp, signal)) return MOCK_STEP_STOPPED;
+    uint64_t idx = cp->rptr;
     advance(cp, 1);
-    return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
+    if (!report_rptr(cp)) return MOCK_STEP_STOPPED;
+    return aql_complete(cp, idx, signal) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
 }
 
 /* The packet processor's side of a kernel-dispatch packet: it programs the
