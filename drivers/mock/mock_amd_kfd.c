@@ -176,15 +176,21 @@ static int alloc_memory(kfd_alloc_memory_args *a)
         return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: address 0x%llx: the mock places buffers at page-aligned "
                       "addresses (the kernel refuses an unaligned one at MAP_MEMORY_TO_GPU)",
                       (unsigned long long)a->va_addr);
-    if (dom == KFD_ALLOC_USERPTR && a->mmap_offset != a->va_addr)
-        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: userptr 0x%llx at GPU address 0x%llx (the mock shares one address "
-                      "space)", (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr);
+    /* a userptr at a GPU address other than its own (ROCm's runtime puts
+     * registered host memory in its GPUVM aperture): the pages are adopted
+     * into a buffer object mapped at both addresses */
+    bool alias = dom == KFD_ALLOC_USERPTR && a->mmap_offset != a->va_addr;
+    if (alias && (!a->mmap_offset || a->mmap_offset % 4096))
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: userptr 0x%llx at GPU address 0x%llx: the mock aliases whole "
+                      "pages only", (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr);
     for (size_t i = 0; i < mock_amd_P.nbos; i++)
         if (a->va_addr < mock_amd_P.bos[i].va + mock_amd_P.bos[i].size && mock_amd_P.bos[i].va < a->va_addr + size)
             return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: [0x%llx, +%llu) overlaps the buffer at 0x%llx",
                           (unsigned long long)a->va_addr, (unsigned long long)size, (unsigned long long)mock_amd_P.bos[i].va);
     int err = 0;
     mock_bo *bo = NULL;
+    if (alias && !(bo = mock_bo_adopt(a->mmap_offset, size, &err)))
+        return refuse(err, "ALLOC_MEMORY_OF_GPU: adopting the userptr pages at 0x%llx", (unsigned long long)a->mmap_offset);
     if (dom != KFD_ALLOC_USERPTR && !(bo = mock_bo_new(dom == KFD_ALLOC_VRAM ? g->g : NULL, size, &err)))
         return -err;
     if (mock_amd_P.nbos == mock_amd_P.cbos) {

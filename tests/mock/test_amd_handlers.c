@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "amdclient.h"
 #include "base/base.h"
 #include "drivers/amd/amd_drm.h"
 #include "drivers/mock/mock.h"
+#include "drivers/mock/mock_amd.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
 
@@ -257,4 +259,41 @@ Test(amd_handlers, drm_version_and_amdgpu_info)
     cr_assert(dev.family == AMDGPU_FAMILY_AI && dev.cu_active_number == 104 && dev.wave_front_size == 64);
     q.query = 0x7f;
     cr_assert_eq(kdrm(&c, info, &q), -EINVAL);
+}
+
+/* amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu with USERPTR: the host pages at
+ * mmap_offset mapped for the GPU at va_addr, which need not be the same
+ * address (ROCm's runtime puts registered host memory in its GPUVM
+ * aperture): the GPU's address and the CPU's show the same bytes */
+Test(amd_handlers, userptr_at_another_gpu_address)
+{
+    kc c;
+    kc_open(&c, "amd=gfx90a");
+    int err = 0;
+    uint8_t *host = sys_mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &err);
+    cr_assert_not_null(host);
+    memset(host, 0x5a, 8192);
+    void *gva = sys_mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &err);
+    cr_assert_not_null(gva);
+    kfd_alloc_memory_args a = {.va_addr = (uint64_t)(uintptr_t)gva, .size = 8192, .gpu_id = c.node.gpu_id,
+                               .flags = KFD_ALLOC_USERPTR | KFD_ALLOC_WRITABLE,
+                               .mmap_offset = (uint64_t)(uintptr_t)host};
+    cr_assert_eq(kio(&c, KFD_IOC_ALLOC_MEMORY, &a), 0);
+    cr_assert_eq(a.mmap_offset, (uint64_t)(uintptr_t)host, "a userptr's offset is its address");
+    uint32_t ids[1] = {c.node.gpu_id};
+    kfd_map_memory_args m = {.handle = a.handle, .device_ids_array_ptr = (uint64_t)(uintptr_t)ids, .n_devices = 1};
+    cr_assert_eq(kio(&c, KFD_IOC_MAP_MEMORY, &m), 0);
+    /* the mock's GPU reads its addresses directly: what it sees at gva */
+    const volatile uint8_t *g = gva;
+    cr_assert_eq(g[0], 0x5a);
+    cr_assert_eq(g[8191], 0x5a);
+    host[100] = 7;
+    cr_assert_eq(g[100], 7, "the CPU's write is the GPU's");
+    char why[128];
+    cr_assert(mock_gpu_access(mock_amd_gpu_at(0)->g, (uint64_t)(uintptr_t)gva, 8192, true, why, sizeof why), "%s",
+              why);
+    /* an unaligned host address cannot be aliased */
+    a.va_addr += 1ull << 30;
+    a.mmap_offset = (uint64_t)(uintptr_t)host + 16;
+    cr_assert_eq(kio(&c, KFD_IOC_ALLOC_MEMORY, &a), -EINVAL);
 }
