@@ -297,3 +297,40 @@ Test(amd_handlers, userptr_at_another_gpu_address)
     a.mmap_offset = (uint64_t)(uintptr_t)host + 16;
     cr_assert_eq(kio(&c, KFD_IOC_ALLOC_MEMORY, &a), -EINVAL);
 }
+
+/* an SDMA queue as amdgpu's and ROCm's rings use it (sdma_v4_0.c
+ * sdma_v4_0_ring_emit_fence and _emit_hdp_flush; kfd_int_process_v9.c
+ * signals the event named by a TRAP's 28-bit context): a register
+ * POLL_REGMEM of function ALWAYS passes, FENCE writes its dword, TRAP
+ * signals the KFD event its context names; the write pointer is in bytes */
+Test(amd_handlers, sdma_poll_always_fence_and_trap_signal_an_event)
+{
+    kc c;
+    kc_open(&c, "amd=gfx90a");
+    kfd_create_event_args e = {.event_type = KFD_EVENT_SIGNAL, .auto_reset = 1};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &e), 0);
+    uint64_t ring = kc_gtt(&c, 4096), ctl = kc_gtt(&c, 4096), fence = kc_gtt(&c, 4096);
+    kfd_create_queue_args a = {.gpu_id = c.node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
+                               .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
+                               .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
+    uint32_t p[] = {
+        8u | 0u << 28,                     /* POLL_REGMEM, a register, function ALWAYS */
+        0x1234 * 4, 0, 0, 0, 0x00fa000a,   /* register byte offset, -, ref, mask, interval/retry */
+        5u,                                /* FENCE */
+        (uint32_t)fence, (uint32_t)(fence >> 32), 0xcafe,
+        6u, e.event_id,                    /* TRAP with the event's id */
+    };
+    memcpy((void *)(uintptr_t)ring, p, sizeof p);
+    int err = 0;
+    uint64_t base = a.doorbell_offset & ~(uint64_t)(KFD_DOORBELL_SLICE_BYTES - 1);
+    uint8_t *db = sys_mmap(NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c.kfd, (off_t)base, &err);
+    cr_assert_not_null(db);
+    atomic_store((_Atomic uint64_t *)(uintptr_t)ctl, sizeof p);
+    sys_doorbell64((volatile uint64_t *)(db + (a.doorbell_offset - base)), sizeof p);
+    kfd_event_data ev[1] = {{.event_id = e.event_id}};
+    kfd_wait_events_args w = {.events_ptr = (uint64_t)(uintptr_t)ev, .num_events = 1, .timeout = 10000};
+    cr_assert_eq(kio(&c, KFD_IOC_WAIT_EVENTS, &w), 0);
+    cr_assert_eq(w.wait_result, KFD_WAIT_COMPLETE, "the TRAP signalled the event");
+    cr_assert_eq(*(volatile uint32_t *)(uintptr_t)fence, 0xcafe, "the FENCE before it landed");
+}

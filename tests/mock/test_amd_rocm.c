@@ -85,10 +85,11 @@ Test(amd_rocm, rocminfo_lists_the_mock_gfx90a_agent)
 /* A HIP program from Debian's hipcc: devices, properties, hipMalloc,
  * hipMemcpy, a launch, hipDeviceSynchronize, the results. The runtime's
  * first copy is its own blit kernel (machine code in libhsa-runtime64),
- * dispatched with an AQL kernel-dispatch packet; until the mock's shader
- * core runs machine code it has no host twin for, the mock stops the
- * queue there, saying so, and the program waits: the test then holds
- * everything before it and that the stop is the one expected. */
+ * dispatched with an AQL kernel-dispatch packet. With the mock's ISA
+ * executor (HCQ_MOCK_SHADER=isa) it runs and so does the program's kernel:
+ * the test holds the results. Without one the mock stops the queue there,
+ * saying so, and the program waits: the test then holds everything before
+ * it and that the stop is the one expected. */
 static const char *hip_prog =
     "#include <hip/hip_runtime.h>\n#include <stdio.h>\n"
     "__global__ void inc(int *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += i; }\n"
@@ -129,8 +130,10 @@ Test(amd_rocm, a_hipcc_program_runs_up_to_the_machine_code_it_launches)
     }
     char out_path[160], cmd[1024];
     snprintf(out_path, sizeof out_path, "%s.out", bin);
-    snprintf(cmd, sizeof cmd, "HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s exec timeout 60 %s > %s 2>&1", lib, bin,
-             out_path);
+    /* HCQ_MOCK_SHADER=isa: the mock's machine-code executor where the build
+     * has one (a build without it runs the default, the twins) */
+    snprintf(cmd, sizeof cmd, "HCQ_MOCK_SHADER=isa HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s exec timeout 60 %s > %s 2>&1",
+             lib, bin, out_path);
     /* the program in a process group of its own, stopped once the mock has
      * said where it stopped (the program itself then waits for ever) */
     unlink(out_path); /* a previous run's */
