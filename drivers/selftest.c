@@ -110,6 +110,13 @@ hcq_status drv_selftest_program(hcq_device *dev, hcq_program *p)
     hcq_status s = hcq_compile(k, dev->props.target, &bin);
     if (!s && dev->props.is_mock) s = cc_twin_prepare(k, dev->props.target, bin->data, bin->size);
     hcq_kernel_destroy(k);
+    /* no way to build it here (no compiler, nothing cached): the stage
+     * cannot run, which is not the device's fault */
+    if (s && s != HCQ_ENOMEM) {
+        hcq_binary_free(bin);
+        return base_err(HCQ_ENOTSUP, "%s self-test: the stage kernel cannot be built for %s: %s", dev->props.id,
+                        dev->props.target, hcq_error_message());
+    }
     if (!s) {
         memset(p, 0, sizeof *p);
         p->dev = dev;

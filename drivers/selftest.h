@@ -60,7 +60,9 @@ hcq_status drv_selftest(hcq_device *dev, drv_path *paths, uint32_t npaths, const
 /* The stage kernel: threads 0..n-1 of one work-group write out[i] =
  * value + i (params: a u32 buffer, a u32 value). Compiled for dev's target
  * through the kernel cache and loaded with dev's backend into *p (a
- * zeroed hcq_program); free with drv_selftest_program_free. */
+ * zeroed hcq_program); free with drv_selftest_program_free. HCQ_ENOTSUP
+ * when it cannot be built here (no compiler, nothing cached); a failure of
+ * the backend's loader is its own status. */
 hcq_status drv_selftest_program(hcq_device *dev, hcq_program *p);
 void drv_selftest_program_free(hcq_device *dev, hcq_program *p);
 
