@@ -15,7 +15,12 @@
  *     segment 2 at 0xD20; gfx90a's taken to match gfx942's, unverified);
  *   IP versions: amdgpu_discovery.c (Navi 31: GC 11.0.0, SDMA 6.0.0, NBIO
  *     4.3.0; Aldebaran: GC 9.4.2, SDMA 4.4.0, NBIO 7.4.4; MI300: GC 9.4.3,
- *     SDMA 4.4.2, NBIO 7.9.0).
+ *     SDMA 4.4.2, NBIO 7.9.0). HDP, MMHUB, MP1: Aldebaran's from
+ *     amdgpu_discovery_set_ip_blocks' CHIP_ALDEBARAN list (4.4.0, 9.4.2,
+ *     13.0.2); Navi 31's (6.0.0, 3.0.0, 13.0.0) and MI300's (4.4.2, 1.8.0,
+ *     13.0.6) from the register headers amdgpu pairs with their GC
+ *     (include/asic_reg hdp_6_0_0 / mmhub_3_0_0 / mp_13_0_0 beside
+ *     gc_11_0_0; hdp_4_4_2 / mmhub_1_8_0 / smu_v13_0_6 beside gc_9_4_3).
  * Unverified on hardware: none is available to this project. */
 #include "compiler/amd_chips.h"
 
@@ -27,15 +32,18 @@ static const amd_chip builtin[] = {
     /* driven */
     {.name = "gfx1100", .gfx_version = 110000, .elf_mach = 0x41, .family = AMD_FAMILY_GFX11, .wave32 = true,
      .min_clang = 16, .lds_kib = 64, .vgpr_granule64 = 12, .vgpr_granule32 = 24, .vgprs64 = 768, .max_xcc = 1,
-     .l1_kib = 32, .l2_kib = 6144, .l3_kib = 98304, .cwsr_vgpr_bytes = 0x60000, AMD_CHIP_GFX11_ENCODERS, .ip_gc = {11, 0, 0}, .ip_sdma = {6, 0, 0}, .ip_nbio = {4, 3, 0}},
+     .l1_kib = 32, .l2_kib = 6144, .l3_kib = 98304, .cwsr_vgpr_bytes = 0x60000, AMD_CHIP_GFX11_ENCODERS, .ip_gc = {11, 0, 0}, .ip_sdma = {6, 0, 0}, .ip_nbio = {4, 3, 0},
+     .ip_hdp = {6, 0, 0}, .ip_mmhub = {3, 0, 0}, .ip_mp1 = {13, 0, 0}},
     {.name = "gfx90a", .gfx_version = 90010, .elf_mach = 0x3F, .family = AMD_FAMILY_GFX9, .xnack_sramecc = true,
      .min_clang = 13, .lds_kib = 64, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 1, .l1_kib = 16, .l2_kib = 8192,
      .cwsr_vgpr_bytes = 0x80000,
-     AMD_CHIP_GFX9_ENCODERS, .ip_gc = {9, 4, 2}, .ip_sdma = {4, 4, 0}, .ip_nbio = {7, 4, 4}},
+     AMD_CHIP_GFX9_ENCODERS, .ip_gc = {9, 4, 2}, .ip_sdma = {4, 4, 0}, .ip_nbio = {7, 4, 4},
+     .ip_hdp = {4, 4, 0}, .ip_mmhub = {9, 4, 2}, .ip_mp1 = {13, 0, 2}},
     {.name = "gfx942", .gfx_version = 90402, .elf_mach = 0x4C, .family = AMD_FAMILY_GFX9, .xnack_sramecc = true,
      .min_clang = 17, .lds_kib = 64, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 8, .l1_kib = 16, .l2_kib = 4096,
      .l3_kib = 262144, .cwsr_vgpr_bytes = 0x80000,
-     AMD_CHIP_GFX9_ENCODERS, .ip_gc = {9, 4, 3}, .ip_sdma = {4, 4, 2}, .ip_nbio = {7, 9, 0}},
+     AMD_CHIP_GFX9_ENCODERS, .ip_gc = {9, 4, 3}, .ip_sdma = {4, 4, 2}, .ip_nbio = {7, 9, 0},
+     .ip_hdp = {4, 4, 2}, .ip_mmhub = {1, 8, 0}, .ip_mp1 = {13, 0, 6}},
     /* known, not driven: compiler targets and KFD's sizing */
     {.name = "gfx950", .gfx_version = 90500, .elf_mach = 0x4F, .family = AMD_FAMILY_NONE, .xnack_sramecc = true,
      .min_clang = 20, .lds_kib = 160, .vgpr_granule64 = 8, .vgprs64 = 512, .max_xcc = 8, .cwsr_vgpr_bytes = 0x80000},

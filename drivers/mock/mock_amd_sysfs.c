@@ -20,30 +20,42 @@
 
 /* ** the IP-discovery tree amdgpu publishes from the GPU's discovery table
  * (torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_discovery.c,
- * amdgpu_discovery_sysfs_init): ip_discovery/die/<die>/<hw id>/<instance>/
- * with the attributes hw_id, num_instance, major, minor, revision, harvest,
- * num_base_addresses and base_addr, and num_ips in each die. Hardware ids
- * from include/soc15_hw_ip.h; the versions are the chip table's (GC, SDMA
- * (two engines, SDMA0 and SDMA1), NBIO). The kernel also has blocks the
- * mock leaves out (HDP, MMHUB, MP0/1, ...) and links each id directory
- * under its name (GC, SDMA0, ...); the mock serves the numbered
- * directories of these four only. */
+ * amdgpu_discovery_sysfs_init, amdgpu_discovery_sysfs_ips):
+ * ip_discovery/die/<die>/<hw id>/<instance>/ with the attributes hw_id,
+ * num_instance, major, minor, revision, harvest, num_base_addresses and
+ * base_addr; num_ips in each die (its IP entries: one per instance); and
+ * beside each numbered directory a link named as hw_id_names[] names it
+ * (GC -> 11), which is how most clients read it (GC/0/major). Hardware ids
+ * from include/soc15_hw_ip.h; the versions are the chip table's. The mock
+ * serves GC (one instance per XCC), SDMA0, SDMA1, NBIF, HDP, MMHUB and MP1
+ * (those the chip row has a version for). *Model limits*: the kernel's
+ * other blocks are absent; the named links read as directories (readdir's
+ * DT_DIR, where sysfs gives DT_LNK); base_addr is the gfx9 parts' first
+ * segment for every chip (vega20_ip_offset.h's bases). */
 typedef struct ip_block {
     uint16_t hw_id;
+    const char *name; /* amdgpu_discovery.c hw_id_names[] */
     amd_ip_version v;
     uint8_t instances; /* 0: one per XCC */
     uint32_t base;     /* the first register segment's base (dwords) */
 } ip_block;
-enum { HWID_GC = 11, HWID_SDMA0 = 42, HWID_SDMA1 = 43, HWID_NBIF = 108 };
-#define NIP 4
+enum { HWID_MP1 = 1, HWID_GC = 11, HWID_MMHUB = 34, HWID_HDP = 41, HWID_SDMA0 = 42, HWID_SDMA1 = 43, HWID_NBIF = 108 };
+#define NIP 7
 
-static void ip_blocks(const mock_amd_gpu *a, ip_block out[NIP])
+/* the blocks the model has (a chip row without a version lacks that block); their count */
+static uint32_t ip_blocks(const mock_amd_gpu *a, ip_block out[NIP])
 {
     const amd_chip *c = a->chip;
-    out[0] = (ip_block){HWID_GC, c->ip_gc, 0, 0x2000};
-    out[1] = (ip_block){HWID_SDMA0, c->ip_sdma, 1, 0x1260};
-    out[2] = (ip_block){HWID_SDMA1, c->ip_sdma, 1, 0x1860};
-    out[3] = (ip_block){HWID_NBIF, c->ip_nbio, 1, 0x0};
+    const ip_block all[NIP] = {
+        {HWID_MP1, "MP1", c->ip_mp1, 1, 0x16000},   {HWID_GC, "GC", c->ip_gc, 0, 0x2000},
+        {HWID_MMHUB, "MMHUB", c->ip_mmhub, 1, 0x1A000}, {HWID_HDP, "HDP", c->ip_hdp, 1, 0x0F20},
+        {HWID_SDMA0, "SDMA0", c->ip_sdma, 1, 0x1260}, {HWID_SDMA1, "SDMA1", c->ip_sdma, 1, 0x1860},
+        {HWID_NBIF, "NBIF", c->ip_nbio, 1, 0x0},
+    };
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < NIP; i++)
+        if (all[i].v.major) out[n++] = all[i];
+    return n;
 }
 
 static uint32_t ip_instances(const mock_amd_gpu *a, const ip_block *b)
@@ -166,7 +178,7 @@ static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t 
                         void (*fn)(void *, const char *), void *arg)
 {
     ip_block ip[NIP];
-    ip_blocks(a, ip);
+    uint32_t nip = ip_blocks(a, ip);
     char name[32];
     *rc = -ENOENT;
     if (!strcmp(p, IPD)) {
@@ -182,19 +194,29 @@ static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t 
     if (!*p) {
         if (fn) {
             fn(arg, "num_ips");
-            for (uint32_t i = 0; i < NIP; i++) {
+            for (uint32_t i = 0; i < nip; i++) {
                 snprintf(name, sizeof name, "%u", ip[i].hw_id);
                 fn(arg, name);
+                fn(arg, ip[i].name);
             }
         }
         return *rc = -EISDIR, 1;
     }
-    if (!strcmp(p, "/num_ips")) return putf(buf, size, rc, "%u\n", NIP);
-    char *end;
-    unsigned long id = strtoul(p + 1, &end, 10);
+    if (!strcmp(p, "/num_ips")) {
+        uint32_t entries = 0;
+        for (uint32_t i = 0; i < nip; i++) entries += ip_instances(a, &ip[i]);
+        return putf(buf, size, rc, "%u\n", entries);
+    }
+    /* the block by its number or its link's name */
     const ip_block *b = NULL;
-    for (uint32_t i = 0; i < NIP && end != p + 1; i++)
-        if (ip[i].hw_id == id) b = &ip[i];
+    const char *end = p + 1 + strcspn(p + 1, "/");
+    for (uint32_t i = 0; i < nip && !b && end != p + 1; i++) {
+        snprintf(name, sizeof name, "%u", ip[i].hw_id);
+        size_t len = (size_t)(end - (p + 1));
+        if ((strlen(name) == len && !strncmp(p + 1, name, len)) ||
+            (strlen(ip[i].name) == len && !strncmp(p + 1, ip[i].name, len)))
+            b = &ip[i];
+    }
     if (!b) return 1;
     if (!*end) {
         for (uint32_t i = 0; fn && i < ip_instances(a, b); i++) {
@@ -204,16 +226,17 @@ static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t 
         return *rc = -EISDIR, 1;
     }
     const char *q = end;
-    unsigned long inst = strtoul(q + 1, &end, 10);
-    if (*q != '/' || end == q + 1 || inst >= ip_instances(a, b)) return 1;
+    char *iend;
+    unsigned long inst = strtoul(q + 1, &iend, 10);
+    if (*q != '/' || iend == q + 1 || inst >= ip_instances(a, b)) return 1;
     static const char *const attrs[] = {"hw_id", "num_instance", "major", "minor", "revision", "harvest",
                                         "num_base_addresses", "base_addr"};
-    if (!*end) {
+    if (!*iend) {
         for (size_t i = 0; fn && i < BASE_ARRAY_LEN(attrs); i++) fn(arg, attrs[i]);
         return *rc = -EISDIR, 1;
     }
-    const char *f = end + 1;
-    if (*end != '/') return 1;
+    const char *f = iend + 1;
+    if (*iend != '/') return 1;
     /* the formats of amdgpu_discovery.c's show functions */
     if (!strcmp(f, "hw_id")) return putf(buf, size, rc, "%u\n", b->hw_id);
     if (!strcmp(f, "num_instance")) return putf(buf, size, rc, "%lu\n", inst);

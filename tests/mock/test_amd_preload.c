@@ -121,7 +121,16 @@ static const char *sysfs_prog =
     "  if (sd < 0) FAIL(21);\n"
     "  int fd = openat(sd, \"num_ips\", O_RDONLY); if (fd < 0) FAIL(22);\n"
     "  n = read(fd, b, sizeof b - 1); close(fd); close(sd); if (n <= 0) FAIL(23); b[n] = 0;\n"
-    "  printf(\"gfx %u, GC %s.%s.%s, %d GC instances, %u IPs\\n\", gfx, v[0], v[1], v[2], xcc, (unsigned)atoi(b));\n"
+    /* by the names amdgpu links beside the numbers */
+    "  char m[3][16]; const char *nf[3] = {\"MP1/0/major\", \"MP1/0/minor\", \"HDP/0/minor\"};\n"
+    "  for (int i = 0; i < 3; i++) {\n"
+    "    snprintf(ip, sizeof ip, \"/sys/class/drm/renderD128/device/ip_discovery/die/0/%s\", nf[i]);\n"
+    "    int nfd = open(ip, O_RDONLY); if (nfd < 0) FAIL(24);\n"
+    "    n = read(nfd, m[i], sizeof m[i] - 1); close(nfd); if (n <= 0) FAIL(25); m[i][n - 1] = 0; }\n"
+    "  dir = opendir(\"/sys/class/drm/renderD128/device/ip_discovery/die/0/GC\"); if (!dir) FAIL(26);\n"
+    "  closedir(dir);\n"
+    "  printf(\"gfx %u, GC %s.%s.%s, %d GC instances, %u IPs, MP1 %s.%s, HDP .%s\\n\", gfx, v[0], v[1], v[2], xcc,\n"
+    "         (unsigned)atoi(b), m[0], m[1], m[2]);\n"
     "  return 0; }\n";
 
 static void sysfs_as_sysfs(const char *config, const char *expect)
@@ -133,13 +142,13 @@ static void sysfs_as_sysfs(const char *config, const char *expect)
 }
 Test(amd_preload, sysfs_behaves_as_sysfs_gfx90a)
 {
-    sysfs_as_sysfs("amd=gfx90a", "gfx 90010, GC 9.4.2, 1 GC instances, 4 IPs");
+    sysfs_as_sysfs("amd=gfx90a", "gfx 90010, GC 9.4.2, 1 GC instances, 7 IPs, MP1 13.0, HDP .4");
 }
 Test(amd_preload, sysfs_behaves_as_sysfs_gfx942)
 {
-    sysfs_as_sysfs("amd=gfx942", "gfx 90402, GC 9.4.3, 8 GC instances, 4 IPs");
+    sysfs_as_sysfs("amd=gfx942", "gfx 90402, GC 9.4.3, 8 GC instances, 14 IPs, MP1 13.0, HDP .4");
 }
 Test(amd_preload, sysfs_behaves_as_sysfs_gfx1100)
 {
-    sysfs_as_sysfs("amd=gfx1100", "gfx 110000, GC 11.0.0, 1 GC instances, 4 IPs");
+    sysfs_as_sysfs("amd=gfx1100", "gfx 110000, GC 11.0.0, 1 GC instances, 7 IPs, MP1 13.0, HDP .0");
 }
