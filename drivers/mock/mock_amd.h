@@ -1,7 +1,8 @@
 /* What the AMD mock's files share: the emulated amdkfd process (GPUs,
  * buffer objects, events, queues) in mock_amd.c, and the engines that run
- * the queues: the command processor (PM4, AQL, the XCCs of multi-XCC parts)
- * in mock_amd_cp.c and the SDMA engine in mock_amd_sdma.c. */
+ * the queues: the command processor (PM4 and the XCCs of multi-XCC parts in
+ * mock_amd_cp.c, its AQL packet processor in mock_amd_aql.c) and the SDMA
+ * engine in mock_amd_sdma.c. */
 #ifndef HCQ_DRIVERS_MOCK_AMD_H
 #define HCQ_DRIVERS_MOCK_AMD_H
 
