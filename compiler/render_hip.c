@@ -71,7 +71,7 @@ hcq_status cc_hip_supported(const cc_target *t, const hcq_kernel *k)
                             "(AMD targets compile without ROCm's device library); target mock-%s runs it",
                             hcq_kernel_name(k), i, hcq_op_name((hcq_op)o->op), hcq_dtype_name((hcq_dtype)o->dtype),
                             t->name, hcq_op_name((hcq_op)o->op), HCQ_IR_TRANSCENDENTAL_ULP,
-                            ((const amd_target_arch *)t->arch)->gfx);
+                            ((const amd_target_arch *)t->arch)->name);
     }
     return HCQ_OK;
 }
@@ -93,7 +93,7 @@ typedef struct hip_args {
 
 static void args_for(const amd_target_arch *a, hip_args *h)
 {
-    snprintf(h->offload, sizeof h->offload, "--offload-arch=%s", a->gfx);
+    snprintf(h->offload, sizeof h->offload, "--offload-arch=%s", a->name);
     size_t n = 0;
     const char *fixed[] = {"-x", "hip", h->offload, "-nogpuinc", "-nogpulib", "--cuda-device-only",
                            "--no-gpu-bundle-output", "-O3", "-ffp-contract=off",
@@ -111,7 +111,7 @@ static hcq_status build(const cc_gpu_job *job, void **out, size_t *out_size, cha
 {
     const amd_target_arch *a = job->target->arch;
     char why[96];
-    snprintf(why, sizeof why, "the %s target (HIP for AMDGPU)", a->gfx);
+    snprintf(why, sizeof why, "the %s target (HIP for AMDGPU)", a->name);
     hcq_status st = cc_require_clang(a->min_clang, why);
     if (st) return st;
     const cc_clang_info *cl;
@@ -120,7 +120,7 @@ static hcq_status build(const cc_gpu_job *job, void **out, size_t *out_size, cha
     if ((st = cc_make_temp_dir(dir, sizeof dir))) return st;
     snprintf(src, sizeof src, "%s/kernel.hip", dir);
     snprintf(obj, sizeof obj, "%s/kernel.co", dir);
-    snprintf(what, sizeof what, "compiling kernel '%s' for %s", job->kernel->name, a->gfx);
+    snprintf(what, sizeof what, "compiling kernel '%s' for %s", job->kernel->name, a->name);
     FILE *f = fopen(src, "we");
     if (!f || fputs(job->source, f) < 0) st = base_err(HCQ_EIO, "cannot write %s", src);
     if (f && fclose(f) != 0 && !st) st = base_err(HCQ_EIO, "cannot write %s", src);

@@ -16,8 +16,7 @@ const cc_target *cc_target_at(size_t i)
     i -= BASE_ARRAY_LEN(targets);
     if (i < cc_nv_target_count) return &cc_nv_targets[i];
     i -= cc_nv_target_count;
-    if (i < cc_amd_target_count) return &cc_amd_targets[i];
-    return NULL;
+    return cc_amd_target_at(i);
 }
 
 const cc_target *cc_target_find(const char *name)

@@ -41,8 +41,8 @@ struct cc_target {
  * two can grow without touching this table. */
 extern const cc_target cc_nv_targets[];
 extern const size_t cc_nv_target_count;
-extern const cc_target cc_amd_targets[];
-extern const size_t cc_amd_target_count;
+/* the AMD rows are made from the chip table (compiler/amd_chips.h) */
+const cc_target *cc_amd_target_at(size_t i);
 
 /* The row named `name`, or NULL. */
 const cc_target *cc_target_find(const char *name);

@@ -12,16 +12,10 @@
 #include "compiler/strbuf.h"
 #include "compiler/target_amd.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* clang knows gfx90a from 13, gfx1100 from 16, gfx942 from 17 (as
- * gfx940's successor), gfx950 and gfx1201 from 20 */
-static const amd_target_arch gfx1100 = {"gfx1100", 0x41, true, false, 16};
-static const amd_target_arch gfx90a = {"gfx90a", 0x3F, false, true, 13};
-static const amd_target_arch gfx942 = {"gfx942", 0x4C, false, true, 17};
-static const amd_target_arch gfx950 = {"gfx950", 0x4F, false, true, 20};
-static const amd_target_arch gfx1201 = {"gfx1201", 0x4E, true, false, 20};
 
 #define ELFOSABI_AMDGPU_HSA 64
 #define ELFABIVERSION_AMDGPU_HSA_V6 4 /* what clang 22 writes */
@@ -88,7 +82,7 @@ static void metadata(mpw *w, const amd_target_arch *a, const hcq_kernel *k, cons
 {
     char sym[128], target[64];
     snprintf(sym, sizeof sym, "%s.kd", hcq_kernel_name(k));
-    snprintf(target, sizeof target, "amdgcn-amd-amdhsa--%s", a->gfx);
+    snprintf(target, sizeof target, "amdgcn-amd-amdhsa--%s", a->name);
     mpw_map(w, 3);
     mpw_str(w, "amdhsa.kernels");
     mpw_arr(w, 1);
@@ -185,7 +179,7 @@ static hcq_status mock_build(const amd_target_arch *a, const hcq_kernel *k, void
     memcpy(text, &h, sizeof h);
     memcpy(text + sizeof h, ir, ir_size);
 
-    uint32_t flags = a->mach | (a->gfx9 ? EF_AMDGPU_FEATURE_XNACK_ANY | EF_AMDGPU_FEATURE_SRAMECC_ANY : 0);
+    uint32_t flags = a->elf_mach | (a->xnack_sramecc ? EF_AMDGPU_FEATURE_XNACK_ANY | EF_AMDGPU_FEATURE_SRAMECC_ANY : 0);
     if (!(b = cc_elf_builder_create(EM_AMDGPU, ET_DYN, flags))) {
         st = HCQ_ENOMEM;
         goto out;
@@ -230,14 +224,32 @@ static hcq_status mock_compile(const cc_target *t, const hcq_kernel *k, hcq_bina
     return HCQ_OK;
 }
 
-const cc_target cc_amd_targets[] = {
-    {"gfx1100", CC_BIN_AMD_CO, "hip", cc_hip_render, cc_hip_compile, &gfx1100},
-    {"gfx90a", CC_BIN_AMD_CO, "hip", cc_hip_render, cc_hip_compile, &gfx90a},
-    {"gfx942", CC_BIN_AMD_CO, "hip", cc_hip_render, cc_hip_compile, &gfx942},
-    {"gfx950", CC_BIN_AMD_CO, "hip", cc_hip_render, cc_hip_compile, &gfx950},
-    {"gfx1201", CC_BIN_AMD_CO, "hip", cc_hip_render, cc_hip_compile, &gfx1201},
-    {"mock-gfx1100", CC_BIN_AMD_CO, "ir listing", cc_ir_render, mock_compile, &gfx1100},
-    {"mock-gfx90a", CC_BIN_AMD_CO, "ir listing", cc_ir_render, mock_compile, &gfx90a},
-    {"mock-gfx942", CC_BIN_AMD_CO, "ir listing", cc_ir_render, mock_compile, &gfx942},
-};
-const size_t cc_amd_target_count = sizeof cc_amd_targets / sizeof cc_amd_targets[0];
+/* the rows, made from the chip table as chips appear: two per chip at
+ * most, kept where they were made so pointers to them stay valid */
+#define MAX_ROWS 64
+static cc_target rows[MAX_ROWS];
+static char mock_names[MAX_ROWS][40];
+static size_t nrows;
+static unsigned chips_seen;
+static pthread_mutex_t rows_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void add_rows(const amd_chip *c)
+{
+    if (c->min_clang && nrows < MAX_ROWS)
+        rows[nrows++] = (cc_target){c->name, CC_BIN_AMD_CO, "hip", cc_hip_render, cc_hip_compile, c};
+    if (c->family != AMD_FAMILY_NONE && nrows < MAX_ROWS) {
+        snprintf(mock_names[nrows], sizeof mock_names[nrows], "mock-%s", c->name);
+        rows[nrows] = (cc_target){mock_names[nrows], CC_BIN_AMD_CO, "ir listing", cc_ir_render, mock_compile, c};
+        nrows++;
+    }
+}
+
+const cc_target *cc_amd_target_at(size_t i)
+{
+    pthread_mutex_lock(&rows_lock);
+    const amd_chip *c;
+    for (; (c = amd_chip_at(chips_seen)); chips_seen++) add_rows(c);
+    const cc_target *t = i < nrows ? &rows[i] : NULL;
+    pthread_mutex_unlock(&rows_lock);
+    return t;
+}

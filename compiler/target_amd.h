@@ -5,13 +5,16 @@
 
 #include "compiler/target.h"
 
-typedef struct amd_target_arch {
-    const char *gfx; /* LLVM processor: "gfx1100" */
-    uint8_t mach;    /* EF_AMDGPU_MACH_AMDGCN_* */
-    bool wave32;     /* the default wave size is 32 (gfx10+) */
-    bool gfx9;       /* clang writes xnack/sramecc "any" into e_flags */
-    int min_clang;   /* the first clang that knows the processor */
-} amd_target_arch;
+#include "compiler/amd_chips.h"
+
+/* a target row's data: its chip's row of the AMD chip table */
+typedef amd_chip amd_target_arch;
+
+/* The AMD target rows, made from the chip table: "gfxNNN" (HIP) for each
+ * chip clang knows (min_clang), "mock-gfxNNN" for each chip hcq drives.
+ * Row i, or NULL past the end; rows of chips added later (amd_chips_add)
+ * come after. */
+const cc_target *cc_amd_target_at(size_t i);
 
 /* HIP for the row's processor (refuses ops it cannot render within the
  * IR's semantics, naming them). */

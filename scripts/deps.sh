@@ -3,14 +3,19 @@
 # apt-get; otherwise it prints the one command to run. `--check` only says
 # whether everything is there (exit 0) or not (exit 1).
 set -u
-PKGS="make gcc clang-22 lld-22 libcriterion-dev libdrm-dev libelf-dev valgrind zlib1g-dev dataset-fashion-mnist"
+# linux-libc-dev (kfd_ioctl.h) and libdrm-dev (amdgpu_drm.h): the ABI layout checks; llvm-22 (llvm-mc): the
+# self-test kernel's encodings; rocminfo, hipcc, libamdhip64-dev (ROCm 5.2): AMD's own runtime on the mock
+PKGS="make gcc clang-22 lld-22 llvm-22 libcriterion-dev libdrm-dev linux-libc-dev libelf-dev valgrind zlib1g-dev \
+dataset-fashion-mnist rocminfo hipcc libamdhip64-dev"
 FASHION=/usr/share/datasets/fashion-mnist
 # commands/files that prove each package is present
 have_all() {
     command -v make >/dev/null && command -v gcc >/dev/null && command -v clang-22 >/dev/null &&
     command -v ld.lld-22 >/dev/null && [ -f /usr/include/criterion/criterion.h ] &&
     [ -f /usr/include/libdrm/drm.h ] && [ -f /usr/include/libelf.h ] && command -v valgrind >/dev/null &&
-    [ -f /usr/include/zlib.h ] && [ -f $FASHION/train-images-idx3-ubyte.gz ] && [ -f $FASHION/t10k-labels-idx1-ubyte.gz ]
+    [ -f /usr/include/zlib.h ] && [ -f $FASHION/train-images-idx3-ubyte.gz ] && [ -f $FASHION/t10k-labels-idx1-ubyte.gz ] &&
+    command -v llvm-mc-22 >/dev/null && [ -f /usr/include/linux/kfd_ioctl.h ] && command -v rocminfo >/dev/null &&
+    command -v hipcc >/dev/null && [ -f /usr/include/hip/hip_runtime.h ]
 }
 if [ "${1:-}" = "--check" ]; then
     have_all && exit 0

@@ -13,8 +13,11 @@
  *     passed inside ioctl arguments (RM_MAP_MEMORY's fd, UVM's rmCtrlFd,
  *     kfd's drm_fd) all work; a virtual sysfs file is a memfd holding its
  *     contents; the real device files and KFD sysfs are hidden (ENOENT);
- *   - opendir of a virtual sysfs directory: a private directory made for
- *     it under $TMPDIR, with an empty entry per name, removed at closedir;
+ *   - opendir, and open/openat, of a virtual sysfs directory: a private
+ *     directory made for it under $TMPDIR, with an entry per name (a
+ *     directory for a directory, else an empty file), removed at closedir
+ *     or close; openat, fstatat and faccessat relative to such a
+ *     descriptor reach the mock's paths below it, as sysfs does;
  *   - stat/access of those paths: the mock's answer (character devices for
  *     device files, read-only files and directories for sysfs), and fstat
  *     (and AT_EMPTY_PATH stats) of their descriptors the same;
@@ -150,12 +153,84 @@ static bool device_path(const char *p)
     return p && (!strncmp(p, "/dev/nvidia", 11) || !strcmp(p, "/dev/kfd") || !strncmp(p, "/dev/dri/", 9));
 }
 
-/* the mock's files live at absolute paths: a relative one under a dirfd
- * is never one of them */
-static bool absolute(int dirfd, const char *p)
+/* ** descriptors of virtual sysfs directories (open, openat): a private
+ * directory materialized for each (as opendir makes), removed when the
+ * descriptor is closed; the virtual path is kept so that openat, fstatat
+ * and faccessat relative to it reach the mock's files below it */
+typedef struct vfd {
+    int fd;
+    char tmp[4096], path[4096];
+} vfd;
+static vfd vfds[256];
+static pthread_mutex_t vfd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void remove_tree(const char *dir);
+
+/* the virtual directory fd is open on, into path; false if it is none */
+static bool vfd_path(int fd, char *path, size_t size)
 {
-    (void)dirfd; /* an absolute path ignores it */
-    return p && p[0] == '/';
+    bool found = false;
+    pthread_mutex_lock(&vfd_lock);
+    for (size_t i = 0; i < sizeof vfds / sizeof *vfds && !found; i++)
+        if (vfds[i].path[0] && vfds[i].fd == fd) {
+            snprintf(path, size, "%s", vfds[i].path);
+            found = true;
+        }
+    pthread_mutex_unlock(&vfd_lock);
+    return found;
+}
+
+/* fd was closed: its materialized directory goes */
+static void vfd_closed(int fd)
+{
+    char tmp[4096] = "";
+    pthread_mutex_lock(&vfd_lock);
+    for (size_t i = 0; i < sizeof vfds / sizeof *vfds; i++)
+        if (vfds[i].path[0] && vfds[i].fd == fd) {
+            snprintf(tmp, sizeof tmp, "%s", vfds[i].tmp);
+            vfds[i].path[0] = 0;
+        }
+    pthread_mutex_unlock(&vfd_lock);
+    if (tmp[0]) remove_tree(tmp);
+}
+
+/* The mock's files live at absolute paths. A path relative to a virtual
+ * directory's descriptor is one of them too: the absolute path into buf,
+ * and buf returned; otherwise the path itself when absolute, else NULL. */
+static const char *mock_path_at(int dirfd, const char *p, char *buf, size_t size)
+{
+    if (!p) return NULL;
+    if (p[0] == '/') return p;
+    if (dirfd == AT_FDCWD || !vfd_path(dirfd, buf, size)) return NULL;
+    size_t n = strlen(buf);
+    if (p[0] && strcmp(p, ".")) snprintf(buf + n, size - n, "/%s", p);
+    return buf;
+}
+
+enum { V_NONE, V_FILE, V_DIR, V_DEV };
+static void no_entry(void *arg, const char *name)
+{
+    (void)arg;
+    (void)name;
+}
+/* what the mock has at an absolute path: V_NONE (not its path), V_FILE,
+ * V_DIR or V_DEV, or -errno (a path it hides) */
+static int vkind(const char *path)
+{
+    static char buf[1 << 16];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    int rc;
+    if (!path || path[0] != '/' || !mock_path_exists(path, &rc)) return V_NONE;
+    if (rc < 0) return rc;
+    if (device_path(path)) return V_DEV;
+    pthread_mutex_lock(&lock);
+    ssize_t n = 0;
+    int mine = mock_path_read(path, buf, sizeof buf, &n);
+    pthread_mutex_unlock(&lock);
+    if (mine && n >= 0) return V_FILE;
+    int lrc = 0;
+    if (mock_path_list(path, no_entry, NULL, &lrc) && lrc == 0) return V_DIR;
+    return mine && n < 0 ? (int)n : -ENOENT;
 }
 
 /* a virtual file's contents as a memfd at offset 0, or -errno; 0 when the
@@ -180,12 +255,19 @@ static int virtual_file(const char *path, int flags, int *fd)
     return !mine ? 0 : rc < 0 ? (int)rc : 1;
 }
 
+static int open_vdir(const char *path, int flags);
+
 static int mock_open(int dirfd, const char *path, int flags, mode_t mode, bool at)
 {
     ready();
-    if (absolute(dirfd, path)) {
-        if (device_path(path)) return fail(mock_sys()->open(NULL, path, flags));
-        int fd = -1, r = virtual_file(path, flags, &fd);
+    char buf[4096];
+    const char *p = mock_path_at(dirfd, path, buf, sizeof buf);
+    if (p) {
+        if (device_path(p)) return fail(mock_sys()->open(NULL, p, flags));
+        int k = vkind(p);
+        if (k == V_DIR) return open_vdir(p, flags);
+        if (k == V_FILE && (flags & O_DIRECTORY)) return fail(-ENOTDIR);
+        int fd = -1, r = k < 0 ? k : virtual_file(p, flags, &fd);
         if (r) return r < 0 ? fail(r) : fd;
     }
     return at ? real_openat(dirfd, path, flags, mode) : real_open(path, flags, mode);
@@ -222,14 +304,71 @@ typedef struct fill {
     int err;
 } fill;
 
+typedef struct fill_ctx {
+    fill *f;
+    const char *vpath; /* the virtual directory */
+} fill_ctx;
+
+/* an entry as readdir shows it: a directory for a virtual directory (its
+ * d_type DT_DIR, as sysfs gives), else an empty file */
 static void add_entry(void *arg, const char *name)
 {
-    fill *f = arg;
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", f->dir, name);
+    fill_ctx *c = arg;
+    char p[4200], v[4200];
+    snprintf(p, sizeof p, "%s/%s", c->f->dir, name);
+    snprintf(v, sizeof v, "%s/%s", c->vpath, name);
+    if (vkind(v) == V_DIR) {
+        if (mkdir(p, 0555)) c->f->err = errno;
+        return;
+    }
     int fd = real_open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0444);
-    if (fd < 0) f->err = errno;
+    if (fd < 0) c->f->err = errno;
     else real_close(fd);
+}
+
+/* a private directory holding path's entries in f->dir; 0 or -errno */
+static int materialize(const char *path, fill *f)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/hcq-mock-dir-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(f->dir)) return -errno;
+    fill_ctx c = {f, path};
+    int rc;
+    if (!mock_path_list(path, add_entry, &c, &rc)) rc = -ENOENT;
+    if (rc < 0 || f->err) {
+        remove_tree(f->dir);
+        return rc < 0 ? rc : -f->err;
+    }
+    return 0;
+}
+
+/* open(2) of a virtual directory: a descriptor of its materialized copy
+ * (sysfs directories open O_RDONLY; writing one is EISDIR) */
+static int open_vdir(const char *path, int flags)
+{
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) return fail(-EISDIR);
+    fill f = {.err = 0};
+    int rc = materialize(path, &f);
+    if (rc) return fail(rc);
+    int fd = real_open(f.dir, (flags & (O_CLOEXEC | O_NONBLOCK)) | O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        int e = errno;
+        remove_tree(f.dir);
+        errno = e;
+        return -1;
+    }
+    pthread_mutex_lock(&vfd_lock);
+    size_t i = 0;
+    while (i < sizeof vfds / sizeof *vfds && vfds[i].path[0]) i++;
+    if (i < sizeof vfds / sizeof *vfds) {
+        vfds[i].fd = fd;
+        snprintf(vfds[i].tmp, sizeof vfds[i].tmp, "%s", f.dir);
+        snprintf(vfds[i].path, sizeof vfds[i].path, "%s", path);
+    }
+    pthread_mutex_unlock(&vfd_lock);
+    /* with more than 256 open at once, this one stays on disk (small, and
+     * named for whose it is) and relative lookups under it see its copy */
+    return fd;
 }
 
 static void remove_tree(const char *dir)
@@ -240,7 +379,7 @@ static void remove_tree(const char *dir)
             if (e->d_name[0] == '.') continue;
             char p[4200];
             snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
+            if (unlink(p)) rmdir(p); /* the entries' directories are empty */
         }
         real_closedir(d);
     }
@@ -250,17 +389,18 @@ static void remove_tree(const char *dir)
 EXPORT DIR *opendir(const char *path)
 {
     ready();
-    int rc;
     fill f = {.err = 0};
-    if (!absolute(AT_FDCWD, path) || !mock_path_exists(path, &rc)) return real_opendir(path);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f.dir, sizeof f.dir, "%s/hcq-mock-dir-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f.dir)) return NULL;
-    if (!mock_path_list(path, add_entry, &f, &rc)) rc = -ENOENT;
-    DIR *d = rc < 0 || f.err ? NULL : real_opendir(f.dir);
+    int k = vkind(path);
+    if (k == V_NONE) return real_opendir(path);
+    if (k != V_DIR) {
+        errno = k < 0 ? -k : ENOTDIR;
+        return NULL;
+    }
+    int rc = materialize(path, &f);
+    DIR *d = rc ? NULL : real_opendir(f.dir);
     if (!d) {
-        remove_tree(f.dir);
-        errno = rc < 0 ? -rc : f.err ? f.err : ENOTDIR;
+        if (!rc) remove_tree(f.dir);
+        errno = rc ? -rc : ENOTDIR;
         return NULL;
     }
     pthread_mutex_lock(&vdir_lock);
@@ -287,8 +427,11 @@ EXPORT int closedir(DIR *d)
             vdirs[i].d = NULL;
         }
     pthread_mutex_unlock(&vdir_lock);
+    /* fdopendir of a virtual directory's descriptor: closedir closes it */
+    int fd = dirfd(d);
     int r = real_closedir(d);
     if (path[0]) remove_tree(path);
+    if (fd >= 0) vfd_closed(fd);
     return r;
 }
 
@@ -296,10 +439,10 @@ EXPORT int closedir(DIR *d)
 /* the mock's stat of one of its paths: 1 (with *st or errno), 0 when not its */
 static int mock_stat(const char *path, struct stat *st)
 {
-    int rc;
-    if (!path || path[0] != '/' || !mock_path_exists(path, &rc)) return 0;
-    if (rc < 0) {
-        errno = -rc;
+    int k = vkind(path);
+    if (k == V_NONE) return 0;
+    if (k < 0) {
+        errno = -k;
         return -1;
     }
     memset(st, 0, sizeof *st);
@@ -319,16 +462,52 @@ static int mock_stat(const char *path, struct stat *st)
         return 1;
     }
     static char buf[1 << 16];
-    ssize_t n;
-    if (mock_path_read(path, buf, sizeof buf, &n) && n >= 0) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    ssize_t n = 0;
+    if (k == V_FILE) {
+        pthread_mutex_lock(&lock);
+        mock_path_read(path, buf, sizeof buf, &n);
+        pthread_mutex_unlock(&lock);
         st->st_mode = S_IFREG | 0444;
-        st->st_size = n;
+        st->st_size = n < 0 ? 0 : n;
     } else {
         st->st_mode = S_IFDIR | 0555;
         st->st_nlink = 2;
     }
     return 1;
 }
+
+/* fstat of an emulated device file: the device's numbers, as stat of its
+ * path gives (libdrm tells a render node by them); its memfd's name holds
+ * the path */
+static int mock_fstat(int fd, struct stat *st)
+{
+    if (fd < 0 || !mock_fd_is_mock(fd)) return 0;
+    char link[64], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) return 0;
+    target[n] = 0;
+    const char *p = strstr(target, "hcq-mock:");
+    if (!p) return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", p + 9);
+    char *sp = strstr(path, " (deleted)");
+    if (sp) *sp = 0;
+    return mock_stat(path, st);
+}
+
+static int (*real_fstat)(int, struct stat *);
+
+EXPORT int fstat(int fd, struct stat *st)
+{
+    ready();
+    int r = mock_fstat(fd, st);
+    if (r) return r < 0 ? -1 : 0;
+    if (!real_fstat) REAL(real_fstat, "fstat");
+    return real_fstat(fd, st);
+}
+EXPORT int fstat64(int fd, struct stat64 *st) { return fstat(fd, (struct stat *)st); }
 
 EXPORT int stat(const char *path, struct stat *st)
 {
@@ -384,8 +563,10 @@ EXPORT int __fxstat64(int ver, int fd, struct stat64 *st) { return __fxstat(ver,
 EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
     ready();
-    int r = absolute(dirfd, path) ? mock_stat(path, st) : 0;
-    if (!r && fd_itself(path, flags)) r = mock_fstat(dirfd, st);
+    char buf[4096];
+    const char *p = path && path[0] ? mock_path_at(dirfd, path, buf, sizeof buf) : NULL;
+    int r = p ? mock_stat(p, st) : 0;
+    if (!r && !p && fd_itself(path, flags)) r = mock_fstat(dirfd, st);
     return r ? (r < 0 ? -1 : 0) : real_fstatat(dirfd, path, st, flags);
 }
 EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
@@ -397,8 +578,10 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct s
 {
     ready();
     struct stat st;
-    int r = absolute(dirfd, path) ? mock_stat(path, &st) : 0;
-    if (!r && fd_itself(path, flags)) r = mock_fstat(dirfd, &st);
+    char pbuf[4096];
+    const char *p = path && path[0] ? mock_path_at(dirfd, path, pbuf, sizeof pbuf) : NULL;
+    int r = p ? mock_stat(p, &st) : 0;
+    if (!r && !p && fd_itself(path, flags)) r = mock_fstat(dirfd, &st);
     if (!r) return real_statx ? real_statx(dirfd, path, flags, mask, buf) : (errno = ENOSYS, -1);
     if (r < 0) return -1;
     memset(buf, 0, sizeof *buf);
@@ -416,7 +599,7 @@ EXPORT int access(const char *path, int mode)
 {
     ready();
     int rc;
-    if (absolute(AT_FDCWD, path) && mock_path_exists(path, &rc)) return fail(rc);
+    if (path[0] == '/' && mock_path_exists(path, &rc)) return fail(rc);
     return real_access(path, mode);
 }
 
@@ -424,7 +607,9 @@ EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
 {
     ready();
     int rc;
-    if (absolute(dirfd, path) && mock_path_exists(path, &rc)) return fail(rc);
+    char buf[4096];
+    const char *p = mock_path_at(dirfd, path, buf, sizeof buf);
+    if (p && mock_path_exists(p, &rc)) return fail(rc);
     return real_faccessat(dirfd, path, mode, flags);
 }
 
@@ -433,7 +618,9 @@ EXPORT int close(int fd)
 {
     ready();
     if (mock_fd_is_mock(fd)) return fail(mock_sys()->close(NULL, fd));
-    return real_close(fd);
+    int r = real_close(fd);
+    if (r == 0) vfd_closed(fd);
+    return r;
 }
 
 EXPORT int ioctl(int fd, unsigned long request, ...)

@@ -54,6 +54,9 @@ int amd_topology_read(amd_node *out, int max);
  * at 0) and derives the counts and queue sizes. For tests. */
 void amd_node_parse(amd_node *n, const char *properties);
 void amd_node_derive(amd_node *n);
+/* KFD's VGPR bytes per CU in its context-save sizing, from the chip table
+ * (the mock sizes its checks with the same) */
+uint32_t amd_cwsr_vgpr_bytes(uint32_t gfx_version);
 
 /* ** the KFD process: one per OS process, shared by every AMD device. The
  * kernel keeps its state (the VM each render node was bound to, runtime
@@ -76,6 +79,32 @@ hcq_status amd_proc_acquire(const amd_node *n, int *kfd_fd, int *render_fd, uint
  * (docs/amd-xcc.md), and for bring-up on new parts. */
 void amd_proc_set_compute_queue(int kind);
 int amd_proc_compute_queue(void);
+/* ** first-run paths (issue 22): where hcq's encoding and the one a public
+ * runtime-free stack has run on these GPUs (tinygrad) differ and no vendor
+ * source settles which the hardware takes, the proven one is the default
+ * and hcq's the alternative. The self-test at device open (amd_selftest.c)
+ * runs each on the queues just made; a hang or fault switches that path
+ * and retries. docs/amd-xcc.md and docs/architecture.md say why each. */
+typedef struct amd_paths {
+    bool wait64;       /* gfx11 PM4 waits: one WAIT_REG_MEM64 (hcq's), not two 32-bit WAIT_REG_MEMs (proven) */
+    bool hdp_one_bit;  /* HDP flush: MEC1 pipe 0's client bit, EQUAL (hcq's, the kernel driver's form for its own
+                        * pipe), not every request bit waited for with >= (proven) */
+    bool priv0;        /* gfx11 COMPUTE_PGM_RSRC1.PRIV 0 (as LLVM's descriptor has it), not 1 (proven) */
+    bool dispatch_pm4; /* AQL queues (gfx9): DISPATCH_DIRECT inside a PM4 IB (hcq's), not the AQL kernel-dispatch
+                        * packet (proven) */
+} amd_paths;
+#define AMD_PATHS_PROVEN ((amd_paths){0})
+/* The paths devices opened from now on start from (tests, bring-up);
+ * NULL: the proven defaults. The self-test may still switch them. */
+void amd_proc_set_paths(const amd_paths *p);
+amd_paths amd_proc_paths(void);
+/* Whether devices opened from now on run the self-test (default on). */
+void amd_proc_set_selftest(bool on);
+bool amd_proc_selftest(void);
+/* "waits: two 32-bit WAIT_REG_MEMs; HDP flush: every bit, >=; ..." for
+ * the arch (the parts that apply to it) */
+void amd_paths_describe(const amd_paths *p, const amd_arch *a, bool aql, char *buf, size_t size);
+
 /* Calls an ioctl on /dev/kfd: 0 or -errno. */
 int amd_kfd_ioctl(unsigned long cmd, void *arg);
 /* "CREATE_QUEUE", ... for messages */
@@ -116,6 +145,12 @@ struct amd_dev {
     hcq_device *dev;
     amd_node node;
     const amd_arch *arch;
+    amd_paths paths;       /* the first-run paths in use (the self-test may have switched some) */
+    char selftest[384];    /* what the self-test found (drv_selftest's report): hcq_device_props.paths */
+    /* the self-test's buffer and kernel, kept until close: freeing them
+     * at open would leave an open that ignored a failed free */
+    drv_mem probe;
+    hcq_program probe_prog;
     int kfd_fd, render_fd;
     uint32_t kfd_major, kfd_minor;
     uint32_t mem_event, hw_event; /* KFD event ids (0: none) */
@@ -178,6 +213,11 @@ const char *amd_queue_kernel_at_fault(amd_queue *q, char *buf, size_t size);
  * five body dwords, all patchable but the magic) */
 #define AMD_CMD_BARRIER_VALUE PM4_HDR(0x10, 5)
 #define AMD_CMD_BARRIER_VALUE_MAGIC 0x56524142u /* "BARV" */
+/* an AQL kernel-dispatch packet on an AQL queue, recorded as
+ * [AMD_CMD_DISPATCH, magic, program id, the packet's 16 dwords] (a NOP
+ * with 18 body dwords; the packet's fields are patchable) */
+#define AMD_CMD_DISPATCH PM4_HDR(0x10, 18)
+#define AMD_CMD_DISPATCH_MAGIC 0x50534944u /* "DISP" */
 /* a NOP naming the program a dispatch runs: [NOP(2) header, magic, id] */
 #define AMD_MARK_EXEC 0x48435145u /* "EQCH" */
 
@@ -195,6 +235,10 @@ hcq_status amd_enc_signal(const amd_arch *a, drv_rec *r, hcq_val addr, hcq_val v
 hcq_status amd_enc_timestamp(const amd_arch *a, drv_rec *r, hcq_val addr);
 hcq_status amd_enc_barrier(const amd_arch *a, drv_rec *r);
 hcq_status amd_enc_copy(const amd_arch *a, drv_rec *r, hcq_val dst, hcq_val src, hcq_val size);
+/* The same with the first-run paths given (tests; the ones above take the
+ * device's, or the proven defaults without a device) */
+hcq_status amd_enc_wait_with(const amd_arch *a, const amd_paths *p, drv_rec *r, hcq_val addr, hcq_val value);
+hcq_status amd_enc_barrier_with(const amd_arch *a, const amd_paths *p, drv_rec *r);
 /* largest size a variable-size copy may have (see sdma_copy_linear) */
 #define AMD_COPY_VAR_MAX (2ull << 20)
 
@@ -267,7 +311,7 @@ typedef struct amd_prog {
     amd_co co;
     drv_mem code;          /* the placed image */
     uint64_t kd_va, entry_va;
-    uint32_t rsrc1, rsrc2, rsrc3; /* as dispatched: LDS size and PRIV folded in */
+    uint32_t rsrc1, rsrc2, rsrc3; /* as dispatched: LDS size folded in (PRIV is the device's path) */
     uint32_t initiator;
     amd_sgpr_layout sgprs;
 } amd_prog;
@@ -282,5 +326,17 @@ const char *amd_prog_name(amd_dev *ad, uint32_t id, char *buf, size_t size);
 
 /* ** faults (amd_dev.c) */
 void amd_poll(hcq_device *dev);
+
+/* ** the self-test at device open (amd_selftest.c, on drivers/selftest.c):
+ * on the queues just made, a signal, a wait, a barrier, a kernel writing a
+ * known value and a copy, each under a short timeout; a stage that hangs
+ * or faults switches its first-run paths, recreates the queues and runs
+ * again. HCQ_OK with ad->paths and ad->selftest saying what works; an
+ * error when a stage fails on every combination of its paths. */
+hcq_status amd_selftest(amd_dev *ad);
+/* frees what the self-test kept (at close, after the queues) */
+void amd_selftest_free(amd_dev *ad);
+/* the self-test kernel's machine code for the family (for its test) */
+const uint8_t *amd_selftest_code(amd_family fam, size_t *size);
 
 #endif

@@ -24,7 +24,7 @@
 #define AMD_IOC_TYPE(cmd) ((unsigned)(((cmd) >> 8) & 0xff))
 
 /* kfd_ioctl.h: struct kfd_ioctl_get_version_args */
-typedef struct kfd_get_version_args {
+typedef struct hcq_kfd_get_version_args {
     uint32_t major_version; /* out */
     uint32_t minor_version; /* out */
 } kfd_get_version_args;
@@ -33,7 +33,7 @@ typedef struct kfd_get_version_args {
  * sdma_engine_id (88 before). kfd_ioctl copies the caller's size and
  * zero-fills up to its own (kfd_chardev.c): the long form works on older
  * kernels, which ignore its tail, and 0 lets 1.17+ pick the SDMA engine. */
-typedef struct kfd_create_queue_args {
+typedef struct hcq_kfd_create_queue_args {
     uint64_t ring_base_address;     /* in */
     uint64_t write_pointer_address; /* in */
     uint64_t read_pointer_address;  /* in */
@@ -53,12 +53,12 @@ typedef struct kfd_create_queue_args {
     uint32_t pad;
 } kfd_create_queue_args;
 
-typedef struct kfd_destroy_queue_args {
+typedef struct hcq_kfd_destroy_queue_args {
     uint32_t queue_id; /* in */
     uint32_t pad;
 } kfd_destroy_queue_args;
 
-typedef struct kfd_create_event_args {
+typedef struct hcq_kfd_create_event_args {
     uint64_t event_page_offset;  /* in: the event page's BO handle (signal events) */
     uint32_t event_trigger_data; /* out */
     uint32_t event_type;         /* in: KFD_EVENT_* */
@@ -68,26 +68,26 @@ typedef struct kfd_create_event_args {
     uint32_t event_slot_index;   /* out */
 } kfd_create_event_args;
 
-typedef struct kfd_destroy_event_args {
+typedef struct hcq_kfd_destroy_event_args {
     uint32_t event_id; /* in */
     uint32_t pad;
 } kfd_destroy_event_args;
 
-typedef struct kfd_memory_exception_failure {
+typedef struct hcq_kfd_memory_exception_failure {
     uint32_t not_present; /* page not present or supervisor privilege */
     uint32_t read_only;   /* write to a read-only page */
     uint32_t no_execute;  /* execute access to a page marked NX */
     uint32_t imprecise;   /* the exact address is unknown */
 } kfd_memory_exception_failure;
 
-typedef struct kfd_memory_exception_data {
+typedef struct hcq_kfd_memory_exception_data {
     kfd_memory_exception_failure failure;
     uint64_t va;
     uint32_t gpu_id;
     uint32_t error_type; /* 0 no RAS error, 1 SRAM ECC, 2 poison, 3 hang */
 } kfd_memory_exception_data;
 
-typedef struct kfd_hw_exception_data {
+typedef struct hcq_kfd_hw_exception_data {
     uint32_t reset_type;
     uint32_t reset_cause;
     uint32_t memory_lost;
@@ -95,7 +95,7 @@ typedef struct kfd_hw_exception_data {
 } kfd_hw_exception_data;
 
 /* struct kfd_event_data: one per waited event */
-typedef struct kfd_event_data {
+typedef struct hcq_kfd_event_data {
     union {
         kfd_memory_exception_data memory_exception_data; /* out */
         kfd_hw_exception_data hw_exception_data;         /* out */
@@ -106,7 +106,7 @@ typedef struct kfd_event_data {
     uint32_t pad;
 } kfd_event_data;
 
-typedef struct kfd_wait_events_args {
+typedef struct hcq_kfd_wait_events_args {
     uint64_t events_ptr;   /* in: kfd_event_data[num_events] */
     uint32_t num_events;   /* in */
     uint32_t wait_for_all; /* in */
@@ -114,12 +114,12 @@ typedef struct kfd_wait_events_args {
     uint32_t wait_result;  /* out: KFD_WAIT_* */
 } kfd_wait_events_args;
 
-typedef struct kfd_acquire_vm_args {
+typedef struct hcq_kfd_acquire_vm_args {
     uint32_t drm_fd; /* in: the render node */
     uint32_t gpu_id; /* in */
 } kfd_acquire_vm_args;
 
-typedef struct kfd_alloc_memory_args {
+typedef struct hcq_kfd_alloc_memory_args {
     uint64_t va_addr;     /* in */
     uint64_t size;        /* in */
     uint64_t handle;      /* out */
@@ -128,19 +128,19 @@ typedef struct kfd_alloc_memory_args {
     uint32_t flags;       /* in: KFD_ALLOC_* */
 } kfd_alloc_memory_args;
 
-typedef struct kfd_free_memory_args {
+typedef struct hcq_kfd_free_memory_args {
     uint64_t handle; /* in */
 } kfd_free_memory_args;
 
 /* map and unmap share this layout */
-typedef struct kfd_map_memory_args {
+typedef struct hcq_kfd_map_memory_args {
     uint64_t handle;               /* in */
     uint64_t device_ids_array_ptr; /* in: uint32_t gpu_id[n_devices] */
     uint32_t n_devices;            /* in */
     uint32_t n_success;            /* in/out: devices done so far */
 } kfd_map_memory_args;
 
-typedef struct kfd_runtime_enable_args {
+typedef struct hcq_kfd_runtime_enable_args {
     uint64_t r_debug;
     uint32_t mode_mask; /* bit 0 clear *disables* the runtime (kfd_chardev.c kfd_ioctl_runtime_enable) */
     uint32_t capabilities_mask;
@@ -173,27 +173,124 @@ _Static_assert(sizeof(kfd_runtime_enable_args) == 16, "kfd_ioctl_runtime_enable_
 
 /* kfd_ioctl_get_available_memory_args (KFD 1.9+): VRAM the process can
  * still allocate on the GPU */
-typedef struct kfd_available_memory_args {
+typedef struct hcq_kfd_available_memory_args {
     uint64_t available; /* from KFD */
     uint32_t gpu_id;    /* to KFD */
     uint32_t pad;
 } kfd_available_memory_args;
 _Static_assert(sizeof(kfd_available_memory_args) == 16, "kfd_ioctl_get_available_memory_args");
 
-/* the commands (AMDKFD_IOC_* in kfd_ioctl.h) */
-#define KFD_IOC_GET_VERSION AMD_IOC(AMD_IOC_R, 0x01, sizeof(kfd_get_version_args))
-#define KFD_IOC_CREATE_QUEUE AMD_IOC(AMD_IOC_WR, 0x02, sizeof(kfd_create_queue_args))
-#define KFD_IOC_DESTROY_QUEUE AMD_IOC(AMD_IOC_WR, 0x03, sizeof(kfd_destroy_queue_args))
-#define KFD_IOC_CREATE_EVENT AMD_IOC(AMD_IOC_WR, 0x08, sizeof(kfd_create_event_args))
-#define KFD_IOC_DESTROY_EVENT AMD_IOC(AMD_IOC_W, 0x09, sizeof(kfd_destroy_event_args))
-#define KFD_IOC_WAIT_EVENTS AMD_IOC(AMD_IOC_WR, 0x0C, sizeof(kfd_wait_events_args))
-#define KFD_IOC_ACQUIRE_VM AMD_IOC(AMD_IOC_W, 0x15, sizeof(kfd_acquire_vm_args))
-#define KFD_IOC_ALLOC_MEMORY AMD_IOC(AMD_IOC_WR, 0x16, sizeof(kfd_alloc_memory_args))
-#define KFD_IOC_FREE_MEMORY AMD_IOC(AMD_IOC_W, 0x17, sizeof(kfd_free_memory_args))
-#define KFD_IOC_MAP_MEMORY AMD_IOC(AMD_IOC_WR, 0x18, sizeof(kfd_map_memory_args))
-#define KFD_IOC_UNMAP_MEMORY AMD_IOC(AMD_IOC_WR, 0x19, sizeof(kfd_map_memory_args))
-#define KFD_IOC_RUNTIME_ENABLE AMD_IOC(AMD_IOC_WR, 0x25, sizeof(kfd_runtime_enable_args))
-#define KFD_IOC_AVAILABLE_MEMORY AMD_IOC(AMD_IOC_WR, 0x23, sizeof(kfd_available_memory_args))
+/* struct kfd_process_device_apertures: where the flat address space puts
+ * a GPU's LDS and scratch apertures, and its GPUVM range */
+typedef struct hcq_kfd_apertures {
+    uint64_t lds_base, lds_limit, scratch_base, scratch_limit, gpuvm_base, gpuvm_limit;
+    uint32_t gpu_id, pad;
+} kfd_apertures;
+_Static_assert(sizeof(kfd_apertures) == 56, "kfd_process_device_apertures");
+/* kfd_ioctl_get_process_apertures_new_args: num_of_nodes 0 asks how many */
+typedef struct hcq_kfd_get_apertures_new_args {
+    uint64_t kfd_process_device_apertures_ptr; /* in: kfd_apertures[num_of_nodes] */
+    uint32_t num_of_nodes;                     /* in: room; out: filled (or the count) */
+    uint32_t pad;
+} kfd_get_apertures_new_args;
+_Static_assert(sizeof(kfd_get_apertures_new_args) == 16, "kfd_ioctl_get_process_apertures_new_args");
+
+/* the runtime's setup calls (kfd_ioctl.h): cache policy of the GPU's
+ * apertures, the clocks, the trap handler, scratch, XNACK, event state */
+typedef struct hcq_kfd_set_memory_policy_args {
+    uint64_t alternate_aperture_base, alternate_aperture_size;
+    uint32_t gpu_id, default_policy, alternate_policy, pad; /* policies: KFD_CACHE_POLICY_* */
+} kfd_set_memory_policy_args;
+enum { KFD_CACHE_POLICY_COHERENT = 0, KFD_CACHE_POLICY_NONCOHERENT = 1 };
+typedef struct hcq_kfd_get_clock_counters_args {
+    uint64_t gpu_clock_counter, cpu_clock_counter, system_clock_counter, system_clock_freq; /* out */
+    uint32_t gpu_id, pad;
+} kfd_get_clock_counters_args;
+typedef struct hcq_kfd_set_scratch_backing_va_args {
+    uint64_t va_addr;
+    uint32_t gpu_id, pad;
+} kfd_set_scratch_backing_va_args;
+typedef struct hcq_kfd_set_trap_handler_args {
+    uint64_t tba_addr, tma_addr;
+    uint32_t gpu_id, pad;
+} kfd_set_trap_handler_args;
+typedef struct hcq_kfd_set_xnack_mode_args {
+    int32_t xnack_enabled; /* in: >= 0 sets; < 0 asks; out: the mode */
+} kfd_set_xnack_mode_args;
+typedef struct hcq_kfd_event_id_args { /* set_event, reset_event */
+    uint32_t event_id, pad;
+} kfd_event_id_args;
+typedef struct hcq_kfd_get_tile_config_args {
+    uint64_t tile_config_ptr, macro_tile_config_ptr; /* in: uint32_t arrays */
+    uint32_t num_tile_configs, num_macro_tile_configs; /* in: room; out: copied */
+    uint32_t gpu_id, gb_addr_config, num_banks, num_ranks; /* out but gpu_id */
+} kfd_get_tile_config_args;
+_Static_assert(sizeof(kfd_get_tile_config_args) == 40, "kfd_ioctl_get_tile_config_args");
+_Static_assert(sizeof(kfd_set_memory_policy_args) == 32, "kfd_ioctl_set_memory_policy_args");
+_Static_assert(sizeof(kfd_get_clock_counters_args) == 40, "kfd_ioctl_get_clock_counters_args");
+_Static_assert(sizeof(kfd_set_trap_handler_args) == 24, "kfd_ioctl_set_trap_handler_args");
+
+/* ** the kfd ioctls, one row each, as amdkfd's own table is
+ * (kfd_chardev.c amdkfd_ioctls[], AMDKFD_IOCTL_DEF; numbers, directions
+ * and argument structs from kfd_ioctl.h): the driver's commands
+ * (KFD_IOC(name)), the mock's dispatch (mock_amd_kfd.c: a handler per
+ * row) and the tracer's names (amd_kfd_ioctl_of) all come from this list.
+ * X(nr, name, direction, argument struct) for the commands whose argument
+ * hcq defines; AMD_KFD_IOCTL_NAMES(Y) (nr, name) for the others, known by
+ * name only. */
+#define AMD_KFD_IOCTLS(X)                                                 \
+    X(0x01, GET_VERSION, R, kfd_get_version_args)                         \
+    X(0x02, CREATE_QUEUE, WR, kfd_create_queue_args)                      \
+    X(0x03, DESTROY_QUEUE, WR, kfd_destroy_queue_args)                    \
+    X(0x04, SET_MEMORY_POLICY, W, kfd_set_memory_policy_args)             \
+    X(0x05, GET_CLOCK_COUNTERS, WR, kfd_get_clock_counters_args)          \
+    X(0x08, CREATE_EVENT, WR, kfd_create_event_args)                      \
+    X(0x09, DESTROY_EVENT, W, kfd_destroy_event_args)                     \
+    X(0x0A, SET_EVENT, W, kfd_event_id_args)                              \
+    X(0x0B, RESET_EVENT, W, kfd_event_id_args)                            \
+    X(0x0C, WAIT_EVENTS, WR, kfd_wait_events_args)                        \
+    X(0x11, SET_SCRATCH_BACKING_VA, WR, kfd_set_scratch_backing_va_args)  \
+    X(0x12, GET_TILE_CONFIG, WR, kfd_get_tile_config_args)                \
+    X(0x13, SET_TRAP_HANDLER, W, kfd_set_trap_handler_args)               \
+    X(0x14, GET_PROCESS_APERTURES_NEW, WR, kfd_get_apertures_new_args)    \
+    X(0x15, ACQUIRE_VM, W, kfd_acquire_vm_args)                           \
+    X(0x16, ALLOC_MEMORY_OF_GPU, WR, kfd_alloc_memory_args)               \
+    X(0x17, FREE_MEMORY_OF_GPU, W, kfd_free_memory_args)                  \
+    X(0x18, MAP_MEMORY_TO_GPU, WR, kfd_map_memory_args)                   \
+    X(0x19, UNMAP_MEMORY_FROM_GPU, WR, kfd_map_memory_args)               \
+    X(0x21, SET_XNACK_MODE, WR, kfd_set_xnack_mode_args)                  \
+    X(0x23, AVAILABLE_MEMORY, WR, kfd_available_memory_args)              \
+    X(0x25, RUNTIME_ENABLE, WR, kfd_runtime_enable_args)
+#define AMD_KFD_IOCTL_NAMES(Y)                                            \
+    Y(0x06, GET_PROCESS_APERTURES) Y(0x07, UPDATE_QUEUE)                  \
+    Y(0x0D, DBG_REGISTER_DEPRECATED) Y(0x0E, DBG_UNREGISTER_DEPRECATED)   \
+    Y(0x0F, DBG_ADDRESS_WATCH_DEPRECATED) Y(0x10, DBG_WAVE_CONTROL_DEPRECATED) \
+    Y(0x1A, SET_CU_MASK)                                                  \
+    Y(0x1B, GET_QUEUE_WAVE_STATE) Y(0x1C, GET_DMABUF_INFO)                \
+    Y(0x1D, IMPORT_DMABUF) Y(0x1E, ALLOC_QUEUE_GWS) Y(0x1F, SMI_EVENTS)   \
+    Y(0x20, SVM) Y(0x22, CRIU_OP) Y(0x24, EXPORT_DMABUF) Y(0x26, DBG_TRAP)
+
+#define AMD_KFD_NR_ENUM_(nr, name, dir, type) KFD_NR_##name = nr,
+#define AMD_KFD_DIR_ENUM_(nr, name, dir, type) KFD_DIR_##name = AMD_IOC_##dir,
+#define AMD_KFD_ARG_TYPE_(nr, name, dir, type) typedef type kfd_arg_##name;
+enum { AMD_KFD_IOCTLS(AMD_KFD_NR_ENUM_) };
+enum { AMD_KFD_IOCTLS(AMD_KFD_DIR_ENUM_) };
+AMD_KFD_IOCTLS(AMD_KFD_ARG_TYPE_)
+/* the command of row `name`: KFD_IOC(CREATE_QUEUE) */
+#define KFD_IOC(name) AMD_IOC(KFD_DIR_##name, KFD_NR_##name, sizeof(kfd_arg_##name))
+#define KFD_IOC_GET_VERSION KFD_IOC(GET_VERSION)
+#define KFD_IOC_CREATE_QUEUE KFD_IOC(CREATE_QUEUE)
+#define KFD_IOC_DESTROY_QUEUE KFD_IOC(DESTROY_QUEUE)
+#define KFD_IOC_CREATE_EVENT KFD_IOC(CREATE_EVENT)
+#define KFD_IOC_DESTROY_EVENT KFD_IOC(DESTROY_EVENT)
+#define KFD_IOC_WAIT_EVENTS KFD_IOC(WAIT_EVENTS)
+#define KFD_IOC_ACQUIRE_VM KFD_IOC(ACQUIRE_VM)
+#define KFD_IOC_ALLOC_MEMORY KFD_IOC(ALLOC_MEMORY_OF_GPU)
+#define KFD_IOC_FREE_MEMORY KFD_IOC(FREE_MEMORY_OF_GPU)
+#define KFD_IOC_MAP_MEMORY KFD_IOC(MAP_MEMORY_TO_GPU)
+#define KFD_IOC_UNMAP_MEMORY KFD_IOC(UNMAP_MEMORY_FROM_GPU)
+#define KFD_IOC_RUNTIME_ENABLE KFD_IOC(RUNTIME_ENABLE)
+#define KFD_IOC_AVAILABLE_MEMORY KFD_IOC(AVAILABLE_MEMORY)
 _Static_assert(KFD_IOC_GET_VERSION == 0x80084B01ul, "AMDKFD_IOC_GET_VERSION");
 _Static_assert(KFD_IOC_CREATE_QUEUE == 0xC0604B02ul, "AMDKFD_IOC_CREATE_QUEUE (1.17: 96 bytes; 0xC0584B02 before)");
 _Static_assert(KFD_IOC_ACQUIRE_VM == 0x40084B15ul, "AMDKFD_IOC_ACQUIRE_VM");
@@ -201,47 +298,23 @@ _Static_assert(KFD_IOC_ALLOC_MEMORY == 0xC0284B16ul, "AMDKFD_IOC_ALLOC_MEMORY_OF
 _Static_assert(KFD_IOC_RUNTIME_ENABLE == 0xC0104B25ul, "AMDKFD_IOC_RUNTIME_ENABLE");
 _Static_assert(KFD_IOC_AVAILABLE_MEMORY == 0xC0104B23ul, "AMDKFD_IOC_AVAILABLE_MEMORY");
 
+/* a row of the table: indexed by number, as amdkfd_ioctls[] is */
+typedef struct amd_kfd_ioctl {
+    const char *name;   /* "AMDKFD_IOC_CREATE_QUEUE"; NULL: no such number */
+    unsigned long cmd;  /* 0 for rows known by name only */
+    uint32_t size;      /* the argument struct's size (hcq's, the newest ABI it speaks) */
+} amd_kfd_ioctl_def;
+#define AMD_KFD_NR_COUNT 0x27u
+extern const amd_kfd_ioctl_def amd_kfd_ioctls[AMD_KFD_NR_COUNT];
+/* the row of a 'K' command, by its number; NULL for another type or an
+ * unknown number */
+const amd_kfd_ioctl_def *amd_kfd_ioctl_of(unsigned long cmd);
+
 /* "AMDKFD_IOC_CREATE_QUEUE", ...: the kfd_ioctl.h name of a command, or NULL */
 static inline const char *kfd_ioctl_name(unsigned long cmd)
 {
-    if (AMD_IOC_TYPE(cmd) != 'K') return NULL;
-    switch (AMD_IOC_NR(cmd)) {
-    case 0x01: return "AMDKFD_IOC_GET_VERSION";
-    case 0x02: return "AMDKFD_IOC_CREATE_QUEUE";
-    case 0x03: return "AMDKFD_IOC_DESTROY_QUEUE";
-    case 0x04: return "AMDKFD_IOC_SET_MEMORY_POLICY";
-    case 0x05: return "AMDKFD_IOC_GET_CLOCK_COUNTERS";
-    case 0x06: return "AMDKFD_IOC_GET_PROCESS_APERTURES";
-    case 0x07: return "AMDKFD_IOC_UPDATE_QUEUE";
-    case 0x08: return "AMDKFD_IOC_CREATE_EVENT";
-    case 0x09: return "AMDKFD_IOC_DESTROY_EVENT";
-    case 0x0A: return "AMDKFD_IOC_SET_EVENT";
-    case 0x0B: return "AMDKFD_IOC_RESET_EVENT";
-    case 0x0C: return "AMDKFD_IOC_WAIT_EVENTS";
-    case 0x11: return "AMDKFD_IOC_SET_SCRATCH_BACKING_VA";
-    case 0x12: return "AMDKFD_IOC_GET_TILE_CONFIG";
-    case 0x13: return "AMDKFD_IOC_SET_TRAP_HANDLER";
-    case 0x14: return "AMDKFD_IOC_GET_PROCESS_APERTURES_NEW";
-    case 0x15: return "AMDKFD_IOC_ACQUIRE_VM";
-    case 0x16: return "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU";
-    case 0x17: return "AMDKFD_IOC_FREE_MEMORY_OF_GPU";
-    case 0x18: return "AMDKFD_IOC_MAP_MEMORY_TO_GPU";
-    case 0x19: return "AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU";
-    case 0x1A: return "AMDKFD_IOC_SET_CU_MASK";
-    case 0x1B: return "AMDKFD_IOC_GET_QUEUE_WAVE_STATE";
-    case 0x1C: return "AMDKFD_IOC_GET_DMABUF_INFO";
-    case 0x1D: return "AMDKFD_IOC_IMPORT_DMABUF";
-    case 0x1E: return "AMDKFD_IOC_ALLOC_QUEUE_GWS";
-    case 0x1F: return "AMDKFD_IOC_SMI_EVENTS";
-    case 0x20: return "AMDKFD_IOC_SVM";
-    case 0x21: return "AMDKFD_IOC_SET_XNACK_MODE";
-    case 0x22: return "AMDKFD_IOC_CRIU_OP";
-    case 0x23: return "AMDKFD_IOC_AVAILABLE_MEMORY";
-    case 0x24: return "AMDKFD_IOC_EXPORT_DMABUF";
-    case 0x25: return "AMDKFD_IOC_RUNTIME_ENABLE";
-    case 0x26: return "AMDKFD_IOC_DBG_TRAP";
-    }
-    return NULL;
+    const amd_kfd_ioctl_def *d = amd_kfd_ioctl_of(cmd);
+    return d ? d->name : NULL;
 }
 
 /* RUNTIME_ENABLE came with the debugger API, ABI 1.13 (kfd_ioctl.h version
@@ -336,12 +409,66 @@ enum {
     AQL_TYPE_INVALID = 1,
     AQL_TYPE_KERNEL_DISPATCH = 2,
     AQL_TYPE_BARRIER_AND = 3,
+    AQL_TYPE_AGENT_DISPATCH = 4, /* for agents that are not GPUs: a GPU queue rejects it */
+    AQL_TYPE_BARRIER_OR = 5,
 };
 #define AQL_HDR_TYPE_SHIFT 0
 #define AQL_HDR_BARRIER (1u << 8)
-#define AQL_HDR_ACQUIRE_SHIFT 9 /* fence scope: 0 none, 1 agent, 2 system */
+#define AQL_HDR_ACQUIRE_SHIFT 9 /* fence scope: 0 none, 1 agent, 2 system, 3 reserved */
 #define AQL_HDR_RELEASE_SHIFT 11
 #define AQL_SCOPE_SYSTEM 2u
+#define AQL_SCOPE_RESERVED 3u
+
+/* hsa_kernel_dispatch_packet_t (hsa.h): setup bits 0-1 are the number of
+ * grid dimensions; the grid size counts work-items, not work-groups, and
+ * need not be a multiple of the work-group size (the last group is
+ * partial) */
+typedef struct aql_dispatch {
+    uint16_t header, setup;
+    uint16_t workgroup_size[3];
+    uint16_t reserved0;
+    uint32_t grid_size[3];
+    uint32_t private_segment_size; /* bytes per work-item */
+    uint32_t group_segment_size;   /* LDS bytes, the descriptor's fixed size plus dynamic */
+    uint64_t kernel_object;        /* the kernel descriptor's address */
+    uint64_t kernarg_address;      /* 16-byte aligned */
+    uint64_t reserved2;
+    uint64_t completion_signal;    /* an amd_signal_t address, or 0 */
+} aql_dispatch;
+_Static_assert(sizeof(aql_dispatch) == 64, "hsa_kernel_dispatch_packet_t size");
+_Static_assert(offsetof(aql_dispatch, grid_size) == 12, "hsa_kernel_dispatch_packet_t.grid_size_x");
+_Static_assert(offsetof(aql_dispatch, private_segment_size) == 24, "hsa_kernel_dispatch_packet_t.private_segment_size");
+_Static_assert(offsetof(aql_dispatch, kernel_object) == 32, "hsa_kernel_dispatch_packet_t.kernel_object");
+_Static_assert(offsetof(aql_dispatch, kernarg_address) == 40, "hsa_kernel_dispatch_packet_t.kernarg_address");
+_Static_assert(offsetof(aql_dispatch, completion_signal) == 56, "hsa_kernel_dispatch_packet_t.completion_signal");
+#define AQL_SETUP_DIMS_MASK 3u
+#define AQL_KERNARG_ALIGN 16u
+
+/* hsa_barrier_and_packet_t / hsa_barrier_or_packet_t (hsa.h): up to five
+ * dependency signals (0: none); AND completes once every one is 0, OR once
+ * any is */
+typedef struct aql_barrier {
+    uint16_t header, reserved0;
+    uint32_t reserved1;
+    uint64_t dep_signal[5];
+    uint64_t reserved2;
+    uint64_t completion_signal;
+} aql_barrier;
+_Static_assert(sizeof(aql_barrier) == 64, "hsa_barrier_and_packet_t size");
+_Static_assert(offsetof(aql_barrier, dep_signal) == 8, "hsa_barrier_and_packet_t.dep_signal");
+_Static_assert(offsetof(aql_barrier, completion_signal) == 56, "hsa_barrier_and_packet_t.completion_signal");
+
+/* amd_signal_t (ROCR amd_hsa_signal.h), 64 bytes: what an hsa_signal_t
+ * handle points at. The packet processor decrements value when a packet
+ * with the signal as its completion signal completes, and, when
+ * event_mailbox_ptr is set, writes event_id there and raises the interrupt
+ * that signals KFD event event_id. */
+#define AMD_SIGNAL_KIND_OFF 0u
+#define AMD_SIGNAL_MAILBOX_OFF 16u
+#define AMD_SIGNAL_EVENT_ID_OFF 24u
+#define AMD_SIGNAL_START_TS_OFF 32u
+#define AMD_SIGNAL_END_TS_OFF 40u
+#define AMD_SIGNAL_BYTES 64u
 /* AMD vendor packet carrying a PM4 indirect buffer (ROCR amd_hsa_queue.h
  * AMD_AQL_FORMAT_PM4_IB) */
 #define AQL_AMD_FORMAT_PM4_IB 1u
@@ -382,7 +509,16 @@ _Static_assert(offsetof(aql_barrier_value, completion_signal) == 56, "hsa_amd_ba
                                          * (amd_aql_queue.cpp) and tinygrad set it */
 #define AMD_QUEUE_RPTR_OFF 0x80u /* amd_queue_t.read_dispatch_id */
 #define AMD_QUEUE_RPTR_BASE_OFF 0x88u /* amd_queue_t.read_dispatch_id_field_base_byte_offset */
+/* the scratch an AQL dispatch's packet processor hands kernels (ROCR
+ * amd_aql_queue.cpp InitScratchSRD fills them) */
+#define AMD_QUEUE_TMPRING_OFF 0x8Cu       /* compute_tmpring_size */
+#define AMD_QUEUE_SCRATCH_SRD_OFF 0x90u   /* scratch_resource_descriptor[4] */
+#define AMD_QUEUE_SCRATCH_BASE_OFF 0xA0u  /* scratch_backing_memory_location */
+#define AMD_QUEUE_SCRATCH_BYTES_OFF 0xA8u /* scratch_backing_memory_byte_size */
+#define AMD_QUEUE_SCRATCH_LANE_OFF 0xB0u  /* scratch_wave64_lane_byte_size */
 #define AMD_QUEUE_PROPERTIES_OFF 0xB4u /* amd_queue_t.queue_properties */
+#define AMD_QUEUE_PROP_IS_PTR64 (1u << 1)
+#define AMD_QUEUE_PROP_ENABLE_PROFILING (1u << 3) /* completion signals get start_ts/end_ts */
 #define AMD_QUEUE_PAGE_BYTES 0x1000u
 
 #endif

@@ -18,15 +18,8 @@
 
 const char *amd_co_mach_name(uint8_t mach)
 {
-    /* EF_AMDGPU_MACH_AMDGCN_* (llvm BinaryFormat/ELF.h) for the targets we know */
-    switch (mach) {
-    case 0x3F: return "gfx90a";
-    case 0x41: return "gfx1100";
-    case 0x4C: return "gfx942";
-    case 0x4F: return "gfx950";
-    case 0x4E: return "gfx1201";
-    }
-    return NULL;
+    const amd_chip *c = amd_chip_by_mach(mach);
+    return c ? c->name : NULL;
 }
 
 /* ** a small MessagePack reader: every read checks the bounds */

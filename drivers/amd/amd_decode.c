@@ -203,7 +203,17 @@ static hcq_status decode_sdma(uint32_t arch, uint64_t va, const uint32_t *dw, ui
 static bool amd_arch_ok(uint32_t arch, char *why, size_t n)
 {
     if (amd_arch_by_version(arch)) return true;
-    snprintf(why, n, "a gfx version hcq drives: 110000 (gfx1100), 90402 (gfx942), 90010 (gfx90a), or the gfx name");
+    char list[128], *w = why;
+    size_t left = n;
+    amd_chips_driven_list(list, sizeof list);
+    int k = snprintf(w, left, "a gfx target hcq drives (%s), by name or gfx_target_version:", list);
+    const amd_chip *c;
+    for (unsigned i = 0; (c = amd_chip_at(i)) && k > 0 && (size_t)k < left; i++) {
+        if (c->family == AMD_FAMILY_NONE) continue;
+        w += k;
+        left -= (size_t)k;
+        k = snprintf(w, left, " %u", c->gfx_version);
+    }
     return false;
 }
 

@@ -26,7 +26,49 @@ static struct {
     amd_proc_gpu gpus[AMD_MAX_GPUS];
     int ngpus;
     int compute_queue; /* amd_proc_set_compute_queue */
+    amd_paths paths;   /* amd_proc_set_paths */
+    bool no_selftest;
 } proc = {.lock = PTHREAD_MUTEX_INITIALIZER, .kfd_fd = -1, .compute_queue = -1};
+
+void amd_proc_set_paths(const amd_paths *p)
+{
+    pthread_mutex_lock(&proc.lock);
+    proc.paths = p ? *p : AMD_PATHS_PROVEN;
+    pthread_mutex_unlock(&proc.lock);
+}
+
+amd_paths amd_proc_paths(void)
+{
+    pthread_mutex_lock(&proc.lock);
+    amd_paths p = proc.paths;
+    pthread_mutex_unlock(&proc.lock);
+    return p;
+}
+
+void amd_proc_set_selftest(bool on)
+{
+    pthread_mutex_lock(&proc.lock);
+    proc.no_selftest = !on;
+    pthread_mutex_unlock(&proc.lock);
+}
+
+bool amd_proc_selftest(void)
+{
+    pthread_mutex_lock(&proc.lock);
+    bool on = !proc.no_selftest;
+    pthread_mutex_unlock(&proc.lock);
+    return on;
+}
+
+void amd_paths_describe(const amd_paths *p, const amd_arch *a, bool aql, char *buf, size_t size)
+{
+    /* the names HCQ_MOCK_CONFIG refuse= takes, so a report and a mock
+     * switch say the same thing */
+    bool gfx11 = a->family == AMD_FAMILY_GFX11;
+    snprintf(buf, size, "%s %s%s%s", aql ? "barrier-value" : p->wait64 ? "wait-reg-mem64" : "wait-reg-mem32",
+             p->hdp_one_bit ? "hdp-one-bit" : "hdp-all-bits", gfx11 ? (p->priv0 ? " priv-0" : " priv-1") : "",
+             aql ? (p->dispatch_pm4 ? " dispatch-pm4" : " dispatch-aql") : "");
+}
 
 void amd_proc_set_compute_queue(int kind)
 {
@@ -194,7 +236,9 @@ static void why_absent_in(amd_node *nodes, char *buf, size_t size)
         size_t l = strlen(names);
         snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", nodes[i].arch_name);
     }
-    snprintf(buf, size, "KFD lists %s, which hcq does not drive (it drives gfx1100, gfx90a and gfx942)", names);
+    char driven[128];
+    amd_chips_driven_list(driven, sizeof driven);
+    snprintf(buf, size, "KFD lists %s, which hcq does not drive (it drives %s)", names, driven);
 }
 
 static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out);
@@ -225,8 +269,10 @@ static hcq_status find_node_in(amd_node *nodes, uint32_t index, amd_node *out)
             return HCQ_OK;
         }
     }
-    return base_err(HCQ_ENODEV, "AMD:%u does not exist: %u AMD GPUs hcq drives (gfx1100, gfx90a, gfx942)%s%s", index,
-                    k, others[0] ? "; also present, not driven: " : "", others);
+    char driven[128];
+    amd_chips_driven_list(driven, sizeof driven);
+    return base_err(HCQ_ENODEV, "AMD:%u does not exist: %u AMD GPUs hcq drives (%s)%s%s", index, k, driven,
+                    others[0] ? "; also present, not driven: " : "", others);
 }
 
 static hcq_status create_event(amd_dev *ad, uint32_t type, uint32_t *id)
@@ -262,6 +308,7 @@ static void amd_close(hcq_device *dev)
     amd_dev *ad = amd_of(dev);
     if (!ad) return;
     amd_queues_destroy(ad);
+    amd_selftest_free(ad);
     if (ad->scratch.size) amd_bo_free(ad, &ad->scratch);
     for (uint32_t i = 0; i < ad->nold_scratch; i++) amd_bo_free(ad, &ad->old_scratch[i]);
     free(ad->old_scratch);
@@ -304,9 +351,14 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
     pr->compute_units = n->cu_count;
     pr->memory_bytes = n->vram_bytes;
     pr->clock_mhz = n->clock_mhz;
-    snprintf(pr->engines, sizeof pr->engines, "%s (gfx_target_version %u), %u XCC%s, compute: %s, copy: SDMA",
-             n->arch_name, n->gfx_version, n->num_xcc ? n->num_xcc : 1, n->num_xcc > 1 ? "s" : "",
-             n->num_xcc > 1 ? "AQL queue carrying PM4" : "PM4 queue");
+    bool aql = ad->compute.kind == AMD_QUEUE_AQL;
+    char paths[64];
+    amd_paths_describe(&ad->paths, ad->arch, aql, paths, sizeof paths);
+    snprintf(pr->engines, sizeof pr->engines, "%s (gfx_target_version %u), %u XCC%s, compute: %s queue (%s), "
+             "copy: SDMA", n->arch_name, n->gfx_version, n->num_xcc ? n->num_xcc : 1, n->num_xcc > 1 ? "s" : "",
+             aql ? "AQL" : "PM4", paths);
+    /* the self-test's report where it ran, else the paths as chosen */
+    snprintf(pr->paths, sizeof pr->paths, "%s", ad->selftest[0] ? ad->selftest : paths);
     pr->max_threads_per_group = 1024;
     pr->max_block[0] = pr->max_block[1] = pr->max_block[2] = 1024;
     /* DISPATCH_DIRECT's dims are 32-bit work-group counts */
@@ -349,7 +401,11 @@ static hcq_status amd_open(hcq_device *dev, uint32_t index)
     dev->stream_format[HCQ_QUEUE_COMPUTE] = "amd-pm4";
     dev->stream_format[HCQ_QUEUE_COPY] = "amd-sdma";
     dev->stream_arch[0] = dev->stream_arch[1] = node.gfx_version;
+    ad->paths = amd_proc_paths();
     if ((s = amd_queues_create(ad))) goto fail;
+    if (amd_proc_selftest() && (s = amd_selftest(ad))) goto fail;
+    fill_props(ad, &dev->props, node.is_mock); /* again: the paths the self-test settled on */
+    BASE_LOG(1, "%s: %s; paths: %s", dev->props.id, dev->props.engines, dev->props.paths);
     return HCQ_OK;
 fail:
     base_err_prefix(s, "%s (%s, gpu_id %u)", dev->props.id, node.arch_name, node.gpu_id);

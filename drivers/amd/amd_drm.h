@@ -347,6 +347,51 @@ _Static_assert(AMDGPU_IOCTL(DRM_IOC_WR, AMDGPU_NR_GEM_CREATE, amdgpu_gem_create_
 _Static_assert(AMDGPU_IOCTL(DRM_IOC_W, AMDGPU_NR_INFO, amdgpu_info_args) == 0x40206445ul, "DRM_IOCTL_AMDGPU_INFO");
 _Static_assert(AMDGPU_IOCTL(DRM_IOC_WR, AMDGPU_NR_CS, amdgpu_cs_args) == 0xC0186444ul, "DRM_IOCTL_AMDGPU_CS");
 
+/* struct drm_amdgpu_info_device (AMDGPU_INFO_DEV_INFO): what libdrm's
+ * amdgpu_device_initialize reads first. The kernel copies min(its size,
+ * return_size) bytes: this is the layout of libdrm 2.4.114's header,
+ * asserted against Debian's in tests/unit/test_amd_abi_headers.c. */
+typedef struct amdgpu_info_device {
+    uint32_t device_id, chip_rev, external_rev, pci_rev, family, num_shader_engines, num_shader_arrays_per_engine;
+    uint32_t gpu_counter_freq; /* kHz */
+    uint64_t max_engine_clock, max_memory_clock; /* kHz */
+    uint32_t cu_active_number, cu_ao_mask, cu_bitmap[4][4];
+    uint32_t enabled_rb_pipes_mask, num_rb_pipes, num_hw_gfx_contexts, _pad;
+    uint64_t ids_flags, virtual_address_offset, virtual_address_max;
+    uint32_t virtual_address_alignment, pte_fragment_size, gart_page_size, ce_ram_size, vram_type, vram_bit_width;
+    uint32_t vce_harvest_config, gc_double_offchip_lds_buf;
+    uint64_t prim_buf_gpu_addr, pos_buf_gpu_addr, cntl_sb_buf_gpu_addr, param_buf_gpu_addr;
+    uint32_t prim_buf_size, pos_buf_size, cntl_sb_buf_size, param_buf_size;
+    uint32_t wave_front_size, num_shader_visible_vgprs, num_cu_per_sh, num_tcc_blocks, gs_vgt_table_depth;
+    uint32_t gs_prim_buffer_depth, max_gs_waves_per_vgt, _pad1, cu_ao_bitmap[4][4];
+    uint64_t high_va_offset, high_va_max;
+    uint32_t pa_sc_tile_steering_override;
+    uint64_t tcc_disabled_mask;
+} amdgpu_info_device;
+_Static_assert(sizeof(amdgpu_info_device) == 368, "drm_amdgpu_info_device (libdrm 2.4.114)");
+/* AMDGPU_FAMILY_*: the family field */
+enum { AMDGPU_FAMILY_AI = 141, AMDGPU_FAMILY_GC_11_0_0 = 145 };
+/* AMDGPU_VRAM_TYPE_* */
+enum { AMDGPU_VRAM_TYPE_HBM = 6, AMDGPU_VRAM_TYPE_GDDR6 = 9 };
+
+typedef struct amdgpu_info_vram_gtt { /* AMDGPU_INFO_VRAM_GTT */
+    uint64_t vram_size, vram_cpu_accessible_size, gtt_size;
+} amdgpu_info_vram_gtt;
+typedef struct amdgpu_heap_info { /* struct drm_amdgpu_heap_info */
+    uint64_t total_heap_size, usable_heap_size, heap_usage, max_allocation;
+} amdgpu_heap_info;
+typedef struct amdgpu_info_memory { /* AMDGPU_INFO_MEMORY */
+    amdgpu_heap_info vram, cpu_accessible_vram, gtt;
+} amdgpu_info_memory;
+typedef struct amdgpu_info_hw_ip { /* AMDGPU_INFO_HW_IP_INFO */
+    uint32_t hw_ip_version_major, hw_ip_version_minor;
+    uint64_t capabilities_flags;
+    uint32_t ib_start_alignment, ib_size_alignment, available_rings, _pad;
+} amdgpu_info_hw_ip;
+typedef struct amdgpu_info_firmware { /* AMDGPU_INFO_FW_VERSION */
+    uint32_t ver, feature;
+} amdgpu_info_firmware;
+
 /* AMDGPU_HW_IP_*: the engine kind of a CS or a query */
 enum { AMDGPU_IP_GFX = 0, AMDGPU_IP_COMPUTE = 1, AMDGPU_IP_DMA = 2 };
 

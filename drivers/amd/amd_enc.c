@@ -29,6 +29,12 @@
 #include <string.h>
 
 static const amd_arch *arch_of(const drv_rec *r) { return amd_of(r->dev)->arch; }
+/* the first-run paths: the device's, else (tests encoding for an arch
+ * alone) the proven defaults */
+static amd_paths paths_of(const drv_rec *r)
+{
+    return r->dev && r->dev->priv ? amd_of(r->dev)->paths : AMD_PATHS_PROVEN;
+}
 /* compute commands are framed as AQL packets on AQL queues: the device's
  * queue decides; without a device (tests), the arch's default */
 static bool aql(const amd_arch *a, const drv_rec *r)
@@ -75,6 +81,12 @@ static void amd_wait32(drv_rec *r, hcq_val addr, int64_t off, hcq_val value, uin
 
 hcq_status amd_enc_wait(const amd_arch *a, drv_rec *r, hcq_val addr, hcq_val value)
 {
+    amd_paths p = paths_of(r);
+    return amd_enc_wait_with(a, &p, r, addr, value);
+}
+
+hcq_status amd_enc_wait_with(const amd_arch *a, const amd_paths *paths, drv_rec *r, hcq_val addr, hcq_val value)
+{
     if (r->type == HCQ_QUEUE_COPY) {
         sdma_poll_regmem(r, PM4_FUNC_GE, addr, 4, value, 32, 0xffffffffu, POLL_INTERVAL, 0xfff);
         sdma_poll_regmem(r, PM4_FUNC_GE, addr, 0, value, 0, 0xffffffffu, POLL_INTERVAL, 0xfff);
@@ -92,12 +104,13 @@ hcq_status amd_enc_wait(const amd_arch *a, drv_rec *r, hcq_val addr, hcq_val val
         return r->err;
     }
     uint32_t c = cmd_begin(a, r);
-    if (pm4_op_exists(a->family, PM4_WAIT_REG_MEM64)) {
+    if (paths->wait64 && pm4_op_exists(a->family, PM4_WAIT_REG_MEM64)) {
+        /* hcq's alternative on gfx11: one 64-bit compare */
         pm4_wait_reg_mem64(r, PM4_FUNC_GE, addr, value, ~0ull, POLL_INTERVAL);
     } else {
-        /* a gfx9 PM4 queue (only when a test forces one): two 32-bit
-         * waits, the high half, then the low half; exact while the value
-         * reaches the target from below, as the SDMA wait above */
+        /* the proven form (32-bit WAIT_REG_MEM, which every family has):
+         * the high half, then the low half; exact while the value reaches
+         * the target from below, as the SDMA wait above */
         amd_wait32(r, addr, 4, value, 32);
         amd_wait32(r, addr, 0, value, 0);
     }
@@ -132,22 +145,36 @@ hcq_status amd_enc_timestamp(const amd_arch *a, drv_rec *r, hcq_val addr)
 }
 
 /* CPU writes through the BAR reach VRAM only after an HDP flush; then
- * every GPU cache is invalidated (and written back) */
-static void barrier_packets(const amd_arch *a, drv_rec *r)
+ * every GPU cache is invalidated (and written back). The flush handshake:
+ * by default every request bit, waited for with >= (tinygrad's form, run
+ * on gfx11 and gfx942); the alternative writes MEC1 pipe 0's client bit and
+ * waits for it with EQUAL, as amdgpu does for its own ring's pipe (a user
+ * queue's pipe is KFD's choice, unknown here) */
+static void barrier_packets(const amd_arch *a, const amd_paths *p, drv_rec *r)
 {
-    pm4_wait_reg_write(r, PM4_FUNC_EQ, a->hdp_flush_req, a->hdp_flush_done, AMD_HDP_FLUSH_CP2, AMD_HDP_FLUSH_CP2,
-                       POLL_INTERVAL);
+    if (p->hdp_one_bit)
+        pm4_wait_reg_write(r, PM4_FUNC_EQ, a->hdp_flush_req, a->hdp_flush_done, AMD_HDP_FLUSH_CP2, AMD_HDP_FLUSH_CP2,
+                           POLL_INTERVAL);
+    else
+        pm4_wait_reg_write(r, PM4_FUNC_GE, a->hdp_flush_req, a->hdp_flush_done, 0xffffffffu, 0xffffffffu,
+                           POLL_INTERVAL);
     pm4_acquire_mem(r, a, a->acquire_full);
 }
 
 hcq_status amd_enc_barrier(const amd_arch *a, drv_rec *r)
+{
+    amd_paths p = paths_of(r);
+    return amd_enc_barrier_with(a, &p, r);
+}
+
+hcq_status amd_enc_barrier_with(const amd_arch *a, const amd_paths *p, drv_rec *r)
 {
     if (r->type == HCQ_QUEUE_COPY) {
         if (a->sdma_gcr) sdma_gcr(r, a->acquire_full & ~(uint32_t)AMD_GCR_GLI_INV);
         return r->err;
     }
     uint32_t c = cmd_begin(a, r);
-    barrier_packets(a, r);
+    barrier_packets(a, p, r);
     return cmd_end(r, c);
 }
 
@@ -223,6 +250,98 @@ static hcq_status dispatch_packet(const amd_prog *ap, uint8_t *dp, uint64_t kern
     return HCQ_OK;
 }
 
+/* The grid_size field of an AQL dispatch packet counts work-items: groups
+ * x block. A patch writes (variable << shift), so a variable times an
+ * immediate power of two is expressible, and two immediates are; the
+ * other launches take the PM4 path on the same queue. */
+static bool aql_grid_field(hcq_val g, hcq_val b, uint32_t *imm, hcq_val *var, uint8_t *shift)
+{
+    if (!hcq_val_is_var(g) && !hcq_val_is_var(b)) {
+        uint64_t n = g.imm * b.imm;
+        if (n > 0xffffffffu) return false;
+        *imm = (uint32_t)n;
+        var->var = 0;
+        return true;
+    }
+    if (hcq_val_is_var(g) && hcq_val_is_var(b)) return false;
+    hcq_val v = hcq_val_is_var(g) ? g : b;
+    uint64_t k = hcq_val_is_var(g) ? b.imm : g.imm;
+    if (!k || (k & (k - 1))) return false;
+    *imm = 0;
+    *var = v;
+    *shift = (uint8_t)__builtin_ctzll(k);
+    return true;
+}
+
+/* The proven dispatch on AQL queues: the barrier as a PM4 packet of its
+ * own, then an HSA kernel-dispatch packet (barrier bit, system-scope
+ * fences) naming the kernel descriptor and the kernargs; the packet
+ * processor sets the registers from them and the queue's amd_queue_t
+ * scratch (ROCR amd_hsa_queue.h; llvm AMDGPUUsage "Initial Kernel
+ * Execution State"). false (nothing recorded) when the launch's dims
+ * cannot be a packet's. */
+static bool exec_aql(drv_rec *r, const amd_arch *a, const amd_paths *paths, const amd_prog *ap, uint64_t kernargs,
+                     const hcq_dims *d, uint32_t private_bytes)
+{
+    uint32_t gimm[3] = {0};
+    hcq_val gvar[3];
+    uint8_t gshift[3] = {0};
+    for (int i = 0; i < 3; i++) {
+        if (!aql_grid_field(d->grid[i], d->block[i], &gimm[i], &gvar[i], &gshift[i])) return false;
+        if (!hcq_val_is_var(d->block[i]) && d->block[i].imm > 0xffff) return false;
+    }
+    uint32_t c = cmd_begin(a, r);
+    barrier_packets(a, paths, r);
+    cmd_end(r, c);
+    if (!drv_rec_reserve(r, 19)) return true;
+    drv_rec_dw(r, AMD_CMD_DISPATCH);
+    drv_rec_dw(r, AMD_CMD_DISPATCH_MAGIC);
+    drv_rec_dw(r, ap->id);
+    uint32_t at = r->ndw;
+    for (int i = 0; i < 16; i++) drv_rec_dw(r, 0);
+    uint32_t hdr = AQL_TYPE_KERNEL_DISPATCH | AQL_HDR_BARRIER | AQL_SCOPE_SYSTEM << AQL_HDR_ACQUIRE_SHIFT |
+                   AQL_SCOPE_SYSTEM << AQL_HDR_RELEASE_SHIFT;
+    r->dw[at] = hdr | 3u << 16; /* setup: 3 dimensions */
+    /* workgroup_size_x/y/z: u16 at bytes 4, 6, 8 */
+    for (int i = 0; i < 3; i++) {
+        uint32_t byte = 4 + 2 * (uint32_t)i;
+        drv_rec_field(r, at + byte / 4, d->block[i], 16, (uint8_t)(byte % 4 * 8), 0, 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (gvar[i].var) drv_rec_field(r, at + 3 + (uint32_t)i, gvar[i], (uint8_t)(32 - gshift[i]), gshift[i], 0, 0);
+        else r->dw[at + 3 + i] = gimm[i];
+    }
+    r->dw[at + 6] = private_bytes;
+    r->dw[at + 7] = ap->co.kd.group_segment_fixed_size;
+    r->dw[at + 8] = (uint32_t)ap->kd_va;
+    r->dw[at + 9] = (uint32_t)(ap->kd_va >> 32);
+    r->dw[at + 10] = (uint32_t)kernargs;
+    r->dw[at + 11] = (uint32_t)(kernargs >> 32);
+    return true;
+}
+
+/* the queue's scratch, where an AQL dispatch's packet processor finds it
+ * (amd_queue_t: compute_tmpring_size, scratch_resource_descriptor,
+ * scratch_backing_memory_location/_byte_size, scratch_wave64_lane_byte_size,
+ * filled as ROCR's AqlQueue::InitScratchSRD does). Scratch only grows and an
+ * outgrown buffer stays until close, so a packet already queued that reads
+ * the new fields gets a larger scratch, never a freed one. */
+static void aql_queue_scratch(amd_dev *ad, uint64_t va, uint64_t per_xcc, uint32_t tmpring, uint32_t lane)
+{
+    /* field by field, as the packet processor may be reading them (each
+     * aligned; the mock reads them the same way) */
+    uint8_t *c = ad->compute.ctl.cpu;
+    uint32_t srd[4];
+    amd_scratch_srd(ad->arch->family, va, srd);
+    uint64_t bytes = per_xcc * BASE_MAX(ad->node.num_xcc, 1u);
+    for (int i = 0; i < 4; i++)
+        atomic_store_explicit((_Atomic uint32_t *)(c + AMD_QUEUE_SCRATCH_SRD_OFF + 4 * i), srd[i], memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint64_t *)(c + AMD_QUEUE_SCRATCH_BASE_OFF), va, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint64_t *)(c + AMD_QUEUE_SCRATCH_BYTES_OFF), bytes, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint32_t *)(c + AMD_QUEUE_SCRATCH_LANE_OFF), lane, memory_order_relaxed);
+    atomic_store_explicit((_Atomic uint32_t *)(c + AMD_QUEUE_TMPRING_OFF), tmpring, memory_order_release);
+}
+
 hcq_status amd_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const hcq_dims *dims)
 {
     amd_dev *ad = amd_of(r->dev);
@@ -269,13 +388,22 @@ hcq_status amd_rec_exec(drv_rec *r, hcq_program *p, const hcq_val *params, const
     }
     if ((f = L->first[AMD_SGPR_PRIVATE_SEGMENT_SIZE]) >= 0) user[f] = co->kd.private_segment_fixed_size;
 
+    amd_paths paths = paths_of(r);
+    if (aql(a, r) && !paths.dispatch_pm4) {
+        if (lane) aql_queue_scratch(ad, scratch, per_xcc, tmpring, ad->scratch_lane_bytes);
+        if (exec_aql(r, a, &paths, ap, va, dims, lane)) return r->err;
+    }
+
     uint32_t c = cmd_begin(a, r);
     uint32_t mark[2] = {AMD_MARK_EXEC, ap->id};
     pm4_nop(r, mark, 2);
-    barrier_packets(a, r);
+    barrier_packets(a, &paths, r);
     uint32_t pgm[2] = {(uint32_t)(ap->entry_va >> 8), (uint32_t)(ap->entry_va >> 40)};
     pm4_set_sh_reg(r, amd_reg_off(a, AMD_REG_PGM_LO), pgm, 2);
-    uint32_t rsrc[2] = {ap->rsrc1, ap->rsrc2};
+    /* gfx11: PRIV 1 by default, as tinygrad sets it (its CWSR workaround);
+     * LLVM's descriptor has 0, the alternative */
+    uint32_t rsrc1 = ap->rsrc1 | (a->family == AMD_FAMILY_GFX11 && !paths.priv0 ? amd_fset(AMD_RSRC1_PRIV, 1) : 0);
+    uint32_t rsrc[2] = {rsrc1, ap->rsrc2};
     pm4_set_sh_reg(r, amd_reg_off(a, AMD_REG_PGM_RSRC1), rsrc, 2);
     pm4_set_sh_reg(r, amd_reg_off(a, AMD_REG_PGM_RSRC3), &ap->rsrc3, 1);
     pm4_set_sh_reg(r, amd_reg_off(a, AMD_REG_TMPRING_SIZE), &tmpring, 1);

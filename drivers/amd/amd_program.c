@@ -108,8 +108,8 @@ hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, const
         goto fail;
     }
     const amd_kernel_descriptor *kd = &co->kd;
-    /* gfx11: tinygrad sets PRIV as its CWSR workaround (ops_amd.py exec) */
-    ap->rsrc1 = kd->compute_pgm_rsrc1 | (ad->arch->family == AMD_FAMILY_GFX11 ? amd_fset(AMD_RSRC1_PRIV, 1) : 0);
+    /* PRIV is the device's first-run path (amd_rec_exec) */
+    ap->rsrc1 = kd->compute_pgm_rsrc1;
     /* the compiler leaves LDS_SIZE 0: the dispatcher fills it */
     uint32_t lds_blocks = (kd->group_segment_fixed_size + AMD_LDS_BLOCK_BYTES - 1) / AMD_LDS_BLOCK_BYTES;
     ap->rsrc2 = (kd->compute_pgm_rsrc2 & ~amd_fmask(AMD_RSRC2_LDS_SIZE)) | amd_fset(AMD_RSRC2_LDS_SIZE, lds_blocks);

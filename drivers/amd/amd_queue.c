@@ -221,6 +221,20 @@ static hcq_status submit_aql(amd_queue *q, const uint32_t *dw, uint32_t ndw)
             published = false;
             continue;
         }
+        if (i + 19 <= ndw && dw[i] == AMD_CMD_DISPATCH && dw[i + 1] == AMD_CMD_DISPATCH_MAGIC) {
+            /* a kernel-dispatch packet: the body, then the header */
+            hcq_status s = wait_space(q, 1, &published);
+            if (s) return s;
+            q->ib_start[q->put % slots] = q->ib_put;
+            note_exec(q, q->put, dw[i + 2]);
+            uint32_t *slot = (uint32_t *)((uint8_t *)q->ring.cpu + (q->put % slots) * AQL_PACKET_BYTES);
+            memcpy(slot + 1, dw + i + 4, 15 * 4);
+            atomic_store_explicit((_Atomic uint32_t *)slot, dw[i + 3], memory_order_release);
+            q->put++;
+            i += 19;
+            published = false;
+            continue;
+        }
         if (i + 2 > ndw || dw[i] != AMD_CMD_BOUNDARY || dw[i + 1] > ndw - i - 2) return malformed(q, i, dw[i]);
         uint32_t len = dw[i + 1];
         const uint32_t *cmd = dw + i + 2;
@@ -429,7 +443,8 @@ static void queue_destroy(amd_dev *ad, amd_queue *q)
     free(q->ib_start);
     q->ib_start = NULL;
     pthread_mutex_destroy(&q->lock);
-    q->ad = NULL;
+    /* a queue made again (the self-test's retry) starts from nothing */
+    memset(q, 0, sizeof *q);
 }
 
 hcq_status amd_queues_create(amd_dev *ad)

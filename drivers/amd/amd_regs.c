@@ -131,56 +131,16 @@ const char *amd_event_name(uint32_t type)
     }
 }
 
-/* The targets. Cache settings follow amdgpu's own compute rings
- * (gfx_v11_0.c / gfx_v9_0.c emit_mem_sync and emit_fence); SDMA limits
- * follow sdma_v6_0.c / sdma_v4_4_2.c (copy_max_bytes 0x400000), kept at
- * 4 MiB on every part: the raised 1 GiB limit of newer kernels is not
- * verified here. */
-#define GFX11_ACQUIRE_FULL                                                                                  \
-    (AMD_GCR_GLI_INV | AMD_GCR_GLM_WB | AMD_GCR_GLM_INV | AMD_GCR_GLK_WB | AMD_GCR_GLK_INV | AMD_GCR_GLV_INV | \
-     AMD_GCR_GL1_INV | AMD_GCR_GL2_INV | AMD_GCR_GL2_WB)
-#define GFX11_RELEASE_FLUSH                                                                              \
-    (AMD_REL_GCR_GLM_WB | AMD_REL_GCR_GLM_INV | AMD_REL_GCR_GLV_INV | AMD_REL_GCR_GL1_INV | AMD_REL_GCR_GL2_INV | \
-     AMD_REL_GCR_GL2_WB | AMD_REL_GCR_SEQ)
-#define GFX9_ACQUIRE_FULL                                                                                    \
-    (AMD_COHER_TC_WB_ACTION_ENA | AMD_COHER_TCL1_ACTION_ENA | AMD_COHER_TC_ACTION_ENA | AMD_COHER_SH_KCACHE_ACTION_ENA | \
-     AMD_COHER_SH_ICACHE_ACTION_ENA)
-#define GFX9_RELEASE_FLUSH (AMD_REL_TC_WB_ACTION_EN | AMD_REL_TC_NC_ACTION_EN)
-
-const amd_arch amd_archs[] = {
-    {.name = "gfx1100", .gfx_version = 110000, .family = AMD_FAMILY_GFX11, .elf_mach = 0x41, .sdma_major = 6,
-     .aql_compute = false, .wave32 = true, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 256,
-     .acquire_body_dw = 7, .acquire_full = GFX11_ACQUIRE_FULL, .release_flush = GFX11_RELEASE_FLUSH,
-     .sdma_copy_max = 4u << 20, .sdma_count_bits = 30, .sdma_fence_mtype = true, .sdma_gcr = true},
-    {.name = "gfx90a", .gfx_version = 90010, .family = AMD_FAMILY_GFX9, .elf_mach = 0x3F, .sdma_major = 4,
-     .aql_compute = true, .wave32 = false, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 1024,
-     .acquire_body_dw = 6, .acquire_full = GFX9_ACQUIRE_FULL, .release_flush = GFX9_RELEASE_FLUSH,
-     .sdma_copy_max = 4u << 20, .sdma_count_bits = 22, .sdma_fence_mtype = false, .sdma_gcr = false},
-    {.name = "gfx942", .gfx_version = 90402, .family = AMD_FAMILY_GFX9, .elf_mach = 0x4C, .sdma_major = 4,
-     .aql_compute = true, .wave32 = false, .hdp_flush_req = 0xE26, .hdp_flush_done = 0xE27, .scratch_unit = 1024,
-     .acquire_body_dw = 6, .acquire_full = GFX9_ACQUIRE_FULL, .release_flush = GFX9_RELEASE_FLUSH,
-     .sdma_copy_max = 4u << 20, .sdma_count_bits = 22, .sdma_fence_mtype = false, .sdma_gcr = false},
-};
-const unsigned amd_arch_count = sizeof amd_archs / sizeof amd_archs[0];
-
 const amd_arch *amd_arch_by_version(uint32_t v)
 {
-    for (unsigned i = 0; i < amd_arch_count; i++)
-        if (amd_archs[i].gfx_version == v) return &amd_archs[i];
-    return NULL;
+    const amd_chip *c = amd_chip_by_version(v);
+    return c && c->family != AMD_FAMILY_NONE ? c : NULL;
 }
 
 const amd_arch *amd_arch_by_name(const char *name)
 {
-    for (unsigned i = 0; name && i < amd_arch_count; i++)
-        if (!strcmp(amd_archs[i].name, name)) return &amd_archs[i];
-    return NULL;
-}
-
-void amd_arch_name_of(uint32_t v, char *buf, unsigned size)
-{
-    /* the LLVM processor name prints minor and stepping as hex digits */
-    snprintf(buf, size, "gfx%u%x%x", v / 10000, (v / 100) % 100, v % 100);
+    const amd_chip *c = amd_chip_by_name(name);
+    return c && c->family != AMD_FAMILY_NONE ? c : NULL;
 }
 
 const char *pm4_op_name(uint32_t op)

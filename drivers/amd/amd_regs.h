@@ -19,6 +19,8 @@
 #ifndef HCQ_DRIVERS_AMD_REGS_H
 #define HCQ_DRIVERS_AMD_REGS_H
 
+#include "compiler/amd_chips.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,8 +42,8 @@ static inline uint32_t amd_fget(amd_field f, uint32_t dw)
 /* true when v fits the field */
 static inline bool amd_ffits(amd_field f, uint64_t v) { return f.width >= 32 ? v <= 0xffffffffu : v < (1ull << f.width); }
 
-/* ** register families: gfx11 (gc 11.x) and gfx9 (gc 9.4.x: gfx90a, gfx942) */
-typedef enum amd_family { AMD_FAMILY_GFX9 = 0, AMD_FAMILY_GFX11 = 1, AMD_FAMILY_COUNT } amd_family;
+/* ** register families (compiler/amd_chips.h amd_family): gfx11 (gc 11.x)
+ * and gfx9 (gc 9.4.x: gfx90a, gfx942) */
 
 /* ** compute registers (SH space: SET_SH_REG writes them) */
 typedef enum amd_reg {
@@ -156,40 +158,7 @@ void amd_scratch_srd(amd_family fam, uint64_t va, uint32_t out[4]);
 #define AMD_TMPRING_WAVESIZE_GFX11 ((amd_field){"WAVESIZE", 12, 15})
 #define AMD_TMPRING_WAVESIZE_GFX9 ((amd_field){"WAVESIZE", 12, 13})
 
-/* ** cache control: ACQUIRE_MEM's GCR_CNTL (gfx11) and CP_COHER_CNTL (gfx9),
- * RELEASE_MEM's cache action bits (nvd.h / soc15d.h in amdgpu) */
-enum {
-    AMD_GCR_GLI_INV = 1u << 0, /* GLI_INV = 1: the whole I$ */
-    AMD_GCR_GLM_WB = 1u << 4,
-    AMD_GCR_GLM_INV = 1u << 5,
-    AMD_GCR_GLK_WB = 1u << 6,
-    AMD_GCR_GLK_INV = 1u << 7,
-    AMD_GCR_GLV_INV = 1u << 8,
-    AMD_GCR_GL1_INV = 1u << 9,
-    AMD_GCR_GL2_INV = 1u << 14,
-    AMD_GCR_GL2_WB = 1u << 15,
-    AMD_GCR_KNOWN = 0x0007ffffu, /* bits 0-18 are defined */
-};
-enum {
-    AMD_COHER_TC_WB_ACTION_ENA = 1u << 18,
-    AMD_COHER_TCL1_ACTION_ENA = 1u << 22,
-    AMD_COHER_TC_ACTION_ENA = 1u << 23,
-    AMD_COHER_SH_KCACHE_ACTION_ENA = 1u << 27,
-    AMD_COHER_SH_ICACHE_ACTION_ENA = 1u << 29,
-};
-enum {
-    /* gfx11 RELEASE_MEM DW1 */
-    AMD_REL_GCR_GLM_WB = 1u << 12,
-    AMD_REL_GCR_GLM_INV = 1u << 13,
-    AMD_REL_GCR_GLV_INV = 1u << 14,
-    AMD_REL_GCR_GL1_INV = 1u << 15,
-    AMD_REL_GCR_GL2_INV = 1u << 20,
-    AMD_REL_GCR_GL2_WB = 1u << 21,
-    AMD_REL_GCR_SEQ = 1u << 22,
-    /* gfx9 RELEASE_MEM DW1 */
-    AMD_REL_TC_WB_ACTION_EN = 1u << 15,
-    AMD_REL_TC_NC_ACTION_EN = 1u << 19,
-};
+/* ** cache control bits: compiler/amd_chips.h (the chip rows use them) */
 
 /* ** field lists for decoders: every field of a register or packet dword
  * hcq knows, in bit order, per family (COMPUTE_PGM_RSRC1/2/3 as LLVM's
@@ -215,37 +184,13 @@ amd_fields amd_acquire_cntl_fields(amd_family fam);
  * ...), NULL when hcq does not know it */
 const char *amd_event_name(uint32_t type);
 
-/* ** the targets */
-typedef struct amd_arch {
-    const char *name;        /* "gfx1100" */
-    uint32_t gfx_version;    /* KFD gfx_target_version: 110000 */
-    amd_family family;
-    uint8_t elf_mach;        /* EF_AMDGPU_MACH_AMDGCN_GFX1100 = 0x41 */
-    uint8_t sdma_major;      /* SDMA IP major version: 6, 4 */
-    bool aql_compute;        /* the compute queue is AQL carrying PM4: gfx9, whose waits are AQL barrier-value
-                              * packets (it has no WAIT_REG_MEM64), and its multi-XCC parts (docs/amd-xcc.md) */
-    bool wave32;             /* kernels are compiled wave32 by default */
-    uint32_t hdp_flush_req;  /* NBIO BIF_BX_PF0_GPU_HDP_FLUSH_REQ (dword offset) */
-    uint32_t hdp_flush_done;
-    uint32_t scratch_unit;   /* TMPRING WAVESIZE unit in bytes: 256 gfx11, 1024 gfx9 */
-    uint32_t acquire_body_dw;/* ACQUIRE_MEM body dwords: 7 gfx11, 6 gfx9 */
-    /* full cache invalidate + write-back before a dispatch (ACQUIRE_MEM) */
-    uint32_t acquire_full;   /* GCR_CNTL (gfx11) or CP_COHER_CNTL (gfx9) */
-    /* RELEASE_MEM DW1 cache actions that make results visible to the host */
-    uint32_t release_flush;
-    uint64_t sdma_copy_max;  /* bytes one COPY_LINEAR moves at most */
-    uint8_t sdma_count_bits; /* width of COPY_LINEAR's count field */
-    bool sdma_fence_mtype;   /* FENCE takes an MTYPE in its header (SDMA 5+) */
-    bool sdma_gcr;           /* SDMA has GCR_REQ (SDMA 5+) */
-} amd_arch;
-
-extern const amd_arch amd_archs[];
-extern const unsigned amd_arch_count;
-/* The arch for a KFD gfx_target_version (110000) or a name ("gfx942"). */
+/* ** the targets: the rows of the AMD chip table (compiler/amd_chips.h)
+ * hcq drives, with their encoder facts */
+typedef amd_chip amd_arch;
+/* The arch for a KFD gfx_target_version (110000) or a name ("gfx942"):
+ * a chip hcq drives, else NULL. */
 const amd_arch *amd_arch_by_version(uint32_t gfx_version);
 const amd_arch *amd_arch_by_name(const char *name);
-/* "gfx" + major + minor and stepping in hex: 110000 -> "gfx1100", 90402 -> "gfx942" */
-void amd_arch_name_of(uint32_t gfx_version, char *buf, unsigned size);
 
 static inline uint32_t amd_reg_off(const amd_arch *a, amd_reg r) { return amd_regs[r].off[a->family]; }
 

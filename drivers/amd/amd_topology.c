@@ -56,12 +56,12 @@ void amd_node_parse(amd_node *n, const char *t)
 
 /* KFD's own sizing of the context save area (amdkfd kfd_queue.c:
  * kfd_queue_ctx_save_restore_size), so queues pass its checks on kernels
- * that do not publish the sizes */
-static uint32_t vgpr_bytes_per_cu(uint32_t v)
+ * that do not publish the sizes: the VGPR bytes per CU are the chip
+ * table's, 0x40000 for a chip it does not list (KFD's default) */
+uint32_t amd_cwsr_vgpr_bytes(uint32_t gfx_version)
 {
-    if (v == 90402 || v == 90010 || v == 90008 || v == 90500) return 0x80000;
-    if (v == 110000 || v == 110001 || v == 120000 || v == 120001) return 0x60000;
-    return 0x40000;
+    const amd_chip *c = amd_chip_by_version(gfx_version);
+    return c && c->cwsr_vgpr_bytes ? c->cwsr_vgpr_bytes : 0x40000;
 }
 
 void amd_node_derive(amd_node *n)
@@ -78,7 +78,7 @@ void amd_node_derive(amd_node *n)
     uint32_t v = n->gfx_version, cu = n->cu_per_xcc;
     n->wave_num = v < 100100 ? BASE_MIN(cu * 40, n->array_count / spe * 512) : cu * 32;
     uint32_t lds = v == 90500 ? n->lds_kib << 10 : 0x10000;
-    uint32_t wg_data = (uint32_t)base_align_up((uint64_t)cu * (vgpr_bytes_per_cu(v) + 0x4000 + lds + 0x1000), 4096);
+    uint32_t wg_data = (uint32_t)base_align_up((uint64_t)cu * (amd_cwsr_vgpr_bytes(v) + 0x4000 + lds + 0x1000), 4096);
     uint32_t ctl = (uint32_t)base_align_up(40 + n->wave_num * (v >= 100100 ? 12u : 8u) + 8, 4096);
     if (v / 10000 == 10) ctl = BASE_MIN(ctl, 0x7000u); /* gfx10 hardware limit */
     if (!n->ctl_stack_size) n->ctl_stack_size = ctl;

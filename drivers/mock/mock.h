@@ -140,6 +140,14 @@ typedef struct mock_bo {
 /* A buffer object of size bytes; device memory of gpu when gpu != NULL.
  * NULL with *err = ENOMEM when the GPU's memory is used up. */
 mock_bo *mock_bo_new(mock_gpu *gpu, uint64_t size, int *err);
+/* A buffer object holding the process's own pages at [host, host + size)
+ * (page-aligned): their contents are copied into it and it is mapped over
+ * them, shared, so the CPU sees the same bytes at host as the GPU at any
+ * other address the object is mapped at (a userptr a runtime maps at a GPU
+ * address of its choosing, as KFD lets it). Writes other threads make to
+ * the range while it is adopted may be lost. NULL with *err (EFAULT: the
+ * range is not readable). */
+mock_bo *mock_bo_adopt(uint64_t host, uint64_t size, int *err);
 void mock_bo_ref(mock_bo *bo);
 void mock_bo_unref(mock_bo *bo);
 /* A CPU mapping of [off, off + len) of bo with prot, at addr (MAP_FIXED: replacing

@@ -12,22 +12,68 @@
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
+#include "drivers/amd/amd.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
-static const mock_amd_model models[] = {
+/* The parts the mock emulates: the KFD properties of each, and what its
+ * amdgpu sysfs shows (a Radeon has no RAS directory, an MI300X no edge
+ * temperature sensor (temp1) and no average power (its hwmon has
+ * power1_input), and writes gpu_metrics v1.5 where the others write
+ * v1.3). The chip's own facts come from its row of the chip table. */
+static const mock_amd_model builtin_models[] = {
     /* the properties amdkfd shows for a Radeon RX 7900 XTX (tinygrad's mock
      * copies them from one, ../shared/reference/amd-facts.md §1.2) */
-    {"gfx1100", 110000, 0x744c, 192, 2, 16, 12, 2, 1, 64, 32, 24ull << 30, false, 2500},
+    {.name = "gfx1100", .device_id = 0x744c, .simd_count = 192, .simd_per_cu = 2, .max_waves_per_simd = 16,
+     .array_count = 12, .simd_arrays_per_engine = 2, .num_xcc = 1, .vram_bytes = 24ull << 30, .clock_mhz = 2500,
+     .sensors = {38, 74, 17, 345, 30, 2500}, .revision = 0xc8, .subsys_vendor = 0x1002, .subsys_device = 0x0e3b,
+     .link_speed = "16.0 GT/s PCIe", .power_cap_w = 355, .mclk_mhz = 1250, .metrics_minor = 3, .edge_sensor = true,
+     .power_average = true, .gb_addr_config = 0x00000545},
     /* an Instinct MI300X in SPX mode: 304 CUs in 8 XCCs */
-    {"gfx942", 90402, 0x74a1, 1216, 4, 8, 32, 1, 8, 64, 64, 192ull << 30, true, 2100},
+    {.name = "gfx942", .device_id = 0x74a1, .simd_count = 1216, .simd_per_cu = 4, .max_waves_per_simd = 8,
+     .array_count = 32, .simd_arrays_per_engine = 1, .num_xcc = 8, .vram_bytes = 192ull << 30,
+     .publishes_queue_sizes = true, .clock_mhz = 2100, .sensors = {36, 79, 142, 735, 140, 2100}, .revision = 0x00,
+     .subsys_vendor = 0x1002, .subsys_device = 0x74a1, .link_speed = "32.0 GT/s PCIe", .power_cap_w = 750,
+     .mclk_mhz = 1300, .metrics_minor = 5, .ras = true, .gb_addr_config = 0x2a114042},
     /* an Instinct MI210 */
-    {"gfx90a", 90010, 0x740f, 416, 4, 8, 8, 1, 1, 64, 64, 64ull << 30, false, 1700},
+    {.name = "gfx90a", .device_id = 0x740f, .simd_count = 416, .simd_per_cu = 4, .max_waves_per_simd = 8,
+     .array_count = 8, .simd_arrays_per_engine = 1, .num_xcc = 1, .vram_bytes = 64ull << 30, .clock_mhz = 1700,
+     .sensors = {34, 71, 43, 292, 800, 1700}, .revision = 0x02, .subsys_vendor = 0x1002, .subsys_device = 0x0c34,
+     .link_speed = "16.0 GT/s PCIe", .power_cap_w = 300, .mclk_mhz = 1600, .metrics_minor = 3, .edge_sensor = true,
+     .power_average = true, .ras = true, .gb_addr_config = 0x2a114042},
 };
+#define MAX_ADDED_MODELS 4
+static const mock_amd_model *added_models[MAX_ADDED_MODELS];
+static unsigned nadded_models;
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const mock_amd_model *model_at(unsigned i)
+{
+    if (i < BASE_ARRAY_LEN(builtin_models)) return &builtin_models[i];
+    i -= (unsigned)BASE_ARRAY_LEN(builtin_models);
+    pthread_mutex_lock(&models_lock);
+    const mock_amd_model *m = i < nadded_models ? added_models[i] : NULL;
+    pthread_mutex_unlock(&models_lock);
+    return m;
+}
+
+bool mock_amd_add_model(const mock_amd_model *m)
+{
+    const mock_amd_model *o;
+    for (unsigned i = 0; (o = model_at(i)); i++)
+        if (!strcmp(o->name, m->name)) return false;
+    if (!amd_chip_by_name(m->name)) return false;
+    pthread_mutex_lock(&models_lock);
+    bool ok = nadded_models < MAX_ADDED_MODELS;
+    if (ok) added_models[nadded_models++] = m;
+    pthread_mutex_unlock(&models_lock);
+    return ok;
+}
 
 #define TOPO AMD_KFD_TOPOLOGY_PATH
 #define AMD_KFD_TOPOLOGY_PATH "/sys/devices/virtual/kfd/kfd/topology/nodes"
@@ -50,6 +96,28 @@ uint64_t mock_amd_doorbell(const mock_amd_queue *q)
 }
 
 /* ** topology */
+/* the caches the topology lists: one entry per level (KFD lists one per
+ * instance: an L1 per CU, an L2 per XCC; ROCm reads the levels and sizes) */
+static uint32_t ncaches(const mock_amd_gpu *a)
+{
+    return (a->chip->l1_kib != 0) + (a->chip->l2_kib != 0) + (a->chip->l3_kib != 0);
+}
+
+/* caches/<i>/properties as kfd_topology.c kfd_cache_show writes them;
+ * type 9: a data cache of the GPU (HSA_CACHE_TYPE_DATA | HSA_CACHE_TYPE_HSACU) */
+static bool cache_properties(const mock_amd_gpu *a, uint32_t i, char *buf, size_t size)
+{
+    const uint32_t kib[3] = {a->chip->l1_kib, a->chip->l2_kib, a->chip->l3_kib};
+    for (uint32_t level = 1, k = 0; level <= 3; level++) {
+        if (!kib[level - 1] || k++ != i) continue;
+        snprintf(buf, size, "processor_id_low %u\nlevel %u\nsize %u\ncache_line_size %u\ncache_lines_per_tag 1\n"
+                 "association %u\nlatency 1\ntype 9\nsibling_map 1\n", 0x80001000u, level, kib[level - 1],
+                 level == 1 ? 64 : 128, level == 3 ? 16 : level == 2 ? 16 : 64);
+        return true;
+    }
+    return false;
+}
+
 /* the properties KFD publishes, and one key it never does: hcq_mock, so
  * hcq knows the emulation by the driver's answer, also preloaded into a
  * program that reaches it through plain libc (libhcqmock.so) */
@@ -60,7 +128,7 @@ static void make_properties(mock_amd_gpu *a)
     if (m->publishes_queue_sizes)
         snprintf(extra, sizeof extra, "cwsr_size %u\nctl_stack_size %u\n", a->cwsr_size, a->ctl_stack_size);
     snprintf(a->properties, sizeof a->properties,
-             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count 0\nio_links_count 0\n"
+             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count %u\nio_links_count 0\n"
              "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 2147487744\nmax_waves_per_simd %u\n"
              "lds_size_in_kb %u\ngds_size_in_kb 0\nnum_gws 64\nwave_front_size %u\narray_count %u\n"
              "simd_arrays_per_engine %u\ncu_per_simd_array %u\nsimd_per_cu %u\nmax_slots_scratch_cu 32\n"
@@ -69,21 +137,10 @@ static void make_properties(mock_amd_gpu *a)
              "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
              "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
              "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\nhcq_mock 1\n%s",
-             m->simd_count, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
+             m->simd_count, ncaches(a), m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
              m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
              m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,
              0x5eed0000u + a->index, m->num_xcc, m->clock_mhz, extra);
-}
-
-static int node_of(const char *path, const char **rest)
-{
-    size_t n = strlen(TOPO);
-    if (strncmp(path, TOPO, n) || path[n] != '/') return -1;
-    char *end;
-    long v = strtol(path + n + 1, &end, 10);
-    if (end == path + n + 1 || v < 0 || v > (long)mock_amd_P.ngpus) return -1;
-    *rest = end;
-    return (int)v;
 }
 
 static int put(char *buf, size_t size, ssize_t *rc, const char *text)
@@ -96,63 +153,136 @@ static int put(char *buf, size_t size, ssize_t *rc, const char *text)
     return 1;
 }
 
-static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
+/* The KFD topology tree (torvalds/linux amdkfd/kfd_topology.c:
+ * kfd_topology_update_sysfs, kfd_build_sysfs_node_entry): topology/
+ * generation_id and system_properties, and nodes/<N>/ with gpu_id, name,
+ * properties and the mem_banks, caches, io_links and p2p_links
+ * directories. Node 0 is the CPU. A file's text into buf (*rc its length),
+ * a directory *rc -EISDIR with its entries through fn, else -ENOENT. */
+#define KFD_DIR "/sys/devices/virtual/kfd/kfd"
+static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void (*fn)(void *, const char *), void *arg)
 {
-    if (!mock_amd_P.ngpus) return 0;
-    if (mock_amd_sysfs_read(path, buf, size, rc)) return 1;
-    const char *rest;
-    int node = node_of(path, &rest);
-    if (node < 0) {
-        if (!strncmp(path, "/sys/devices/virtual/kfd", 24)) return *rc = -ENOENT, 1;
-        return 0;
-    }
     char tmp[256];
-    if (node == 0) { /* the CPU */
-        if (!strcmp(rest, "/gpu_id")) return put(buf, size, rc, "0\n");
-        if (!strcmp(rest, "/name")) return put(buf, size, rc, "\n");
-        if (!strcmp(rest, "/properties"))
-            return put(buf, size, rc, "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ngfx_target_version 0\n"
-                                      "vendor_id 0\ndevice_id 0\ndrm_render_minor 0\n");
-        return *rc = -ENOENT, 1;
+    *rc = -ENOENT;
+    if (!strcmp(path, KFD_DIR) || !strcmp(path, KFD_DIR "/topology")) {
+        if (fn && !strcmp(path, KFD_DIR)) fn(arg, "topology");
+        if (fn && strcmp(path, KFD_DIR)) {
+            fn(arg, "generation_id");
+            fn(arg, "system_properties");
+            fn(arg, "nodes");
+        }
+        return *rc = -EISDIR, 1;
     }
-    mock_amd_gpu *a = mock_amd_P.gpus[node - 1];
+    if (!strcmp(path, KFD_DIR "/topology/generation_id")) return put(buf, size, rc, "1\n");
+    if (!strcmp(path, KFD_DIR "/topology/system_properties"))
+        return put(buf, size, rc, "platform_oem 0\nplatform_id 0\nplatform_rev 0\n");
+    if (!strcmp(path, TOPO)) {
+        for (uint32_t i = 0; fn && i <= mock_amd_P.ngpus; i++) {
+            snprintf(tmp, sizeof tmp, "%u", i);
+            fn(arg, tmp);
+        }
+        return *rc = -EISDIR, 1;
+    }
+    size_t n = strlen(TOPO);
+    if (strncmp(path, TOPO, n) || path[n] != '/') return 1;
+    char *end;
+    long node = strtol(path + n + 1, &end, 10);
+    if (end == path + n + 1 || node < 0 || node > (long)mock_amd_P.ngpus) return 1;
+    const char *rest = end;
+    mock_amd_gpu *a = node ? mock_amd_P.gpus[node - 1] : NULL;
+    if (!*rest) {
+        static const char *const entries[] = {"gpu_id", "name", "properties", "mem_banks", "caches", "io_links",
+                                              "p2p_links"};
+        for (size_t i = 0; fn && i < BASE_ARRAY_LEN(entries); i++) fn(arg, entries[i]);
+        return *rc = -EISDIR, 1;
+    }
     if (!strcmp(rest, "/gpu_id")) {
-        snprintf(tmp, sizeof tmp, "%u\n", a->gpu_id);
+        snprintf(tmp, sizeof tmp, "%u\n", a ? a->gpu_id : 0);
         return put(buf, size, rc, tmp);
     }
     if (!strcmp(rest, "/name")) {
-        snprintf(tmp, sizeof tmp, "%s\n", a->model->name);
+        snprintf(tmp, sizeof tmp, "%s\n", a ? a->model->name : "");
         return put(buf, size, rc, tmp);
     }
-    if (!strcmp(rest, "/properties")) return put(buf, size, rc, a->properties);
+    if (!strcmp(rest, "/properties"))
+        return put(buf, size, rc,
+                   a ? a->properties
+                     : "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ncaches_count 0\nio_links_count 0\n"
+                       "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 0\nmax_waves_per_simd 0\n"
+                       "lds_size_in_kb 0\ngds_size_in_kb 0\nnum_gws 0\nwave_front_size 0\narray_count 0\n"
+                       "simd_arrays_per_engine 0\ncu_per_simd_array 0\nsimd_per_cu 0\nmax_slots_scratch_cu 0\n"
+                       "gfx_target_version 0\nvendor_id 0\ndevice_id 0\nlocation_id 0\ndomain 0\n"
+                       "drm_render_minor 0\nhive_id 0\nnum_sdma_engines 0\nnum_sdma_xgmi_engines 0\n"
+                       "num_sdma_queues_per_engine 0\nnum_cp_queues 0\nmax_engine_clk_ccompute 3000\n");
+    if (!strcmp(rest, "/mem_banks")) {
+        if (fn) fn(arg, "0");
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(rest, "/caches")) {
+        for (uint32_t i = 0; a && fn && i < ncaches(a); i++) {
+            snprintf(tmp, sizeof tmp, "%u", i);
+            fn(arg, tmp);
+        }
+        return *rc = -EISDIR, 1;
+    }
+    unsigned ci;
+    char tail[32];
+    if (a && sscanf(rest, "/caches/%u%31s", &ci, tail) >= 1 && ci < ncaches(a)) {
+        if (sscanf(rest, "/caches/%u%31s", &ci, tail) == 1) {
+            if (fn) fn(arg, "properties");
+            return *rc = -EISDIR, 1;
+        }
+        if (!strcmp(tail, "/properties") && cache_properties(a, ci, tmp, sizeof tmp)) return put(buf, size, rc, tmp);
+        return 1;
+    }
+    if (!strcmp(rest, "/io_links") || !strcmp(rest, "/p2p_links")) return *rc = -EISDIR, 1;
+    if (!strcmp(rest, "/mem_banks/0")) {
+        if (fn) fn(arg, "properties");
+        return *rc = -EISDIR, 1;
+    }
     if (!strcmp(rest, "/mem_banks/0/properties")) {
-        snprintf(tmp, sizeof tmp, "heap_type 1\nsize_in_bytes %llu\nflags 0\nwidth 4096\nmem_clk_max 2500\n",
-                 (unsigned long long)a->g->vram_bytes);
+        /* heap_type: 0 system memory (the CPU's), 1 public frame buffer */
+        snprintf(tmp, sizeof tmp, "heap_type %u\nsize_in_bytes %llu\nflags 0\nwidth %u\nmem_clk_max %u\n", a ? 1 : 0,
+                 a ? (unsigned long long)a->g->vram_bytes : 64ull << 30, a ? 4096 : 64, a ? 2500 : 3200);
         return put(buf, size, rc, tmp);
     }
-    return *rc = -ENOENT, 1;
+    return 1;
+}
+
+/* /proc/modules with amdgpu loaded (what libkmod reads, and ROCm's
+ * rocminfo through it, to see the driver is there): the host's lines, then
+ * amdgpu's in the kernel's format (kernel/module/procfs.c m_show: name,
+ * size, use count, users, state, address) unless the host has it */
+static int proc_modules(char *buf, size_t size, ssize_t *rc)
+{
+    ssize_t n = sys_libc()->read_file(NULL, "/proc/modules", buf, size);
+    if (n < 0) n = 0;
+    buf[n] = 0;
+    if (!strstr(buf, "amdgpu ") && (size_t)n < size)
+        n += snprintf(buf + n, size - (size_t)n, "amdgpu 16384000 0 - Live 0x0000000000000000\n");
+    *rc = BASE_MIN(n, (ssize_t)size - 1);
+    return 1;
+}
+
+static int amd_read_file(const char *path, char *buf, size_t size, ssize_t *rc)
+{
+    if (!mock_amd_P.ngpus) return 0;
+    if (!strcmp(path, "/proc/modules")) return proc_modules(buf, size, rc);
+    if (mock_amd_sysfs_read(path, buf, size, rc)) return 1;
+    if (strncmp(path, KFD_DIR, strlen(KFD_DIR)) || (path[strlen(KFD_DIR)] && path[strlen(KFD_DIR)] != '/')) return 0;
+    return topology(path, buf, size, rc, NULL, NULL);
 }
 
 static int amd_list_dir(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
     if (!mock_amd_P.ngpus) return 0;
     if (mock_amd_sysfs_list(path, fn, arg, rc)) return 1;
-    char name[16];
-    if (!strcmp(path, TOPO)) {
-        for (uint32_t i = 0; i <= mock_amd_P.ngpus; i++) {
-            snprintf(name, sizeof name, "%u", i);
-            fn(arg, name);
-        }
-        return *rc = 0, 1;
-    }
-    const char *rest;
-    int node = node_of(path, &rest);
-    if (node > 0 && !strcmp(rest, "/mem_banks")) {
-        fn(arg, "0");
-        return *rc = 0, 1;
-    }
-    if (node >= 0 || !strncmp(path, "/sys/devices/virtual/kfd", 24)) return *rc = -ENOENT, 1;
-    return 0;
+    if (strncmp(path, KFD_DIR, strlen(KFD_DIR)) || (path[strlen(KFD_DIR)] && path[strlen(KFD_DIR)] != '/')) return 0;
+    char tmp[512];
+    ssize_t r = 0;
+    topology(path, tmp, sizeof tmp, &r, fn, arg);
+    *rc = r == -EISDIR ? 0 : r >= 0 ? -ENOTDIR : (int)r;
+    return 1;
 }
 
 static mock_amd_gpu *gpu_by_render(const char *path)
@@ -168,9 +298,12 @@ static mock_amd_gpu *gpu_by_render(const char *path)
 static int amd_exists(const char *path)
 {
     if (!mock_amd_P.ngpus) return 0;
-    const char *rest;
-    return !strcmp(path, "/dev/kfd") || mock_amd_sysfs_exists(path) || gpu_by_render(path) != NULL || node_of(path, &rest) >= 0 ||
-           !strcmp(path, TOPO);
+    if (!strcmp(path, "/dev/kfd") || !strcmp(path, "/proc/modules") || mock_amd_sysfs_exists(path) ||
+        gpu_by_render(path) != NULL)
+        return 1;
+    char tmp[512];
+    ssize_t r = 0;
+    return amd_read_file(path, tmp, sizeof tmp, &r) && (r >= 0 || r == -EISDIR);
 }
 
 /* ** lifetime */
@@ -178,12 +311,15 @@ static void fini(void);
 
 static int init(const mock_config *cfg)
 {
-    const mock_amd_model *m = NULL;
-    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-        if (!strcmp(cfg->amd_model, models[i].name)) m = &models[i];
-    if (!m) {
-        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: amd=`%s`: no such AMD model (models: gfx1100, gfx942, gfx90a)",
-                 cfg->amd_model);
+    const mock_amd_model *row = NULL, *o;
+    char names[128] = "";
+    for (unsigned i = 0; (o = model_at(i)); i++) {
+        if (!strcmp(cfg->amd_model, o->name)) row = o;
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", o->name);
+    }
+    const amd_chip *chip = row ? amd_chip_by_name(row->name) : NULL;
+    if (!row || !chip || chip->family == AMD_FAMILY_NONE) {
+        base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: amd=`%s`: no such AMD model (models: %s)", cfg->amd_model, names);
         return -EINVAL;
     }
     pthread_condattr_t ca;
@@ -196,7 +332,17 @@ static int init(const mock_config *cfg)
         char name[16];
         snprintf(name, sizeof name, "amd%u", i);
         mock_amd_gpu *a = calloc(1, sizeof *a);
-        mock_gpu *g = a ? mock_gpu_add(name, m->name, m->vram_bytes) : NULL;
+        if (a) {
+            /* the row, with its chip's facts */
+            a->model_row = *row;
+            a->model_row.gfx_version = chip->gfx_version;
+            a->model_row.lds_kib = chip->lds_kib;
+            a->model_row.wave_front_size = chip->wave32 ? 32 : 64;
+            a->model = &a->model_row;
+            a->chip = chip;
+        }
+        const mock_amd_model *m = a ? &a->model_row : row;
+        mock_gpu *g = a ? mock_gpu_add(name, row->name, row->vram_bytes) : NULL;
         int err = 0;
         mock_bo *db = g ? mock_bo_new(NULL, KFD_DOORBELL_SLICE_BYTES, &err) : NULL;
         void *dcpu = db ? mock_bo_map(db, NULL, 0, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, &err) : NULL;
@@ -207,8 +353,7 @@ static int init(const mock_config *cfg)
             return -ENOMEM;
         }
         a->g = g;
-        a->model = m;
-        a->arch = amd_arch_by_version(m->gfx_version);
+        a->arch = chip;
         a->index = i;
         a->node = i + 1;
         a->gpu_id = 0x3a1c + 0x1111 * i; /* KFD's ids are hashes: any nonzero */
@@ -219,7 +364,7 @@ static int init(const mock_config *cfg)
         /* what KFD checks the queue buffers against (kfd_queue.c) */
         uint32_t cu = m->simd_count / m->simd_per_cu / m->num_xcc, v = m->gfx_version;
         uint32_t waves = v < 100100 ? BASE_MIN(cu * 40, m->array_count / m->simd_arrays_per_engine * 512) : cu * 32;
-        uint32_t vgpr = v == 90402 || v == 90010 ? 0x80000 : v == 110000 ? 0x60000 : 0x40000;
+        uint32_t vgpr = amd_cwsr_vgpr_bytes(v); /* KFD's sizing, from the chip table */
         a->ctl_stack_size = (uint32_t)base_align_up(40 + waves * (v >= 100100 ? 12u : 8u) + 8, 4096);
         a->cwsr_size = a->ctl_stack_size + (uint32_t)base_align_up((uint64_t)cu * (vgpr + 0x4000 + 0x10000 + 0x1000), 4096);
         a->debug_memory_size = (uint32_t)base_align_up(waves * 32ull, 64);
@@ -235,6 +380,7 @@ void mock_amd_queue_free(mock_amd_queue *q)
     mock_amd_queue_stop(q);
     pthread_mutex_destroy(&q->xcc_lock);
     for (uint32_t i = 0; i < q->ncp; i++) free(q->cp[i].ib);
+    free(q->aql_done);
     free(q);
 }
 
@@ -318,12 +464,12 @@ static void *amd_mmap(void *priv, void *addr, size_t len, int prot, int flags, o
         for (size_t i = 0; i < mock_amd_P.nbos; i++) {
             mock_amd_bo *b = &mock_amd_P.bos[i];
             if (b->mmap_offset != (uint64_t)off || !b->bo || b->gpu != f->gpu) continue;
-            if (len != b->size || (uint64_t)(uintptr_t)addr != b->va) {
+            if (base_align_up(len, 4096) != b->size || (uint64_t)(uintptr_t)addr != b->va) {
                 BASE_LOG(1, "mock amdkfd: mmap of buffer 0x%llx: the mock maps it whole at its GPU address",
                          (unsigned long long)b->va);
                 break;
             }
-            int rc = mock_va_map(b->va, len, b->bo, 0, MOCK_MAP_CPU, (prot & PROT_WRITE) != 0);
+            int rc = mock_va_map(b->va, b->size, b->bo, 0, MOCK_MAP_CPU, (prot & PROT_WRITE) != 0);
             if (rc) *err = -rc;
             else ret = addr;
             break;
@@ -342,6 +488,43 @@ static void signal_events(uint32_t type, const kfd_event_data *data)
             mock_amd_P.events[i].data = *data;
         }
     pthread_cond_broadcast(&mock_amd_P.events_cond);
+}
+
+void mock_amd_interrupt(mock_amd_gpu *g, uint32_t ctxid)
+{
+    (void)g; /* event ids are the process's, not a GPU's */
+    pthread_mutex_lock(&mock_amd_P.lock);
+    for (size_t i = 0; i < mock_amd_P.nevents; i++)
+        if (mock_amd_P.events[i].id == ctxid && mock_amd_P.events[i].type == KFD_EVENT_SIGNAL) {
+            mock_amd_P.events[i].signaled = true;
+            pthread_cond_broadcast(&mock_amd_P.events_cond);
+        }
+    pthread_mutex_unlock(&mock_amd_P.lock);
+}
+
+void mock_amd_doubt(const char *key, const char *fmt, ...)
+{
+    /* a short list: each doubt is one place in the mock */
+    static const char *seen[32];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    bool first = true;
+    size_t i = 0;
+    for (; i < BASE_ARRAY_LEN(seen) && seen[i]; i++) first = first && strcmp(seen[i], key);
+    if (first && i < BASE_ARRAY_LEN(seen)) seen[i] = key;
+    pthread_mutex_unlock(&lock);
+    if (!first) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* a program on the preloaded mock hears it; hcq's own driver under
+     * HCQ_MOCK=1 takes these forms knowingly (its first-run defaults,
+     * self-tested at open: drivers/amd/amd_selftest.c), so there it is
+     * HCQ_DEBUG=1's */
+    if (sys_mock_preloaded()) base_log(0, "mock amdgpu: warning: %s", msg);
+    else BASE_LOG(1, "mock amdgpu: warning: %s", msg);
 }
 
 static void stop_gpu_queues(mock_amd_gpu *g)

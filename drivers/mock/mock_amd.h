@@ -1,7 +1,8 @@
 /* What the AMD mock's files share: the emulated amdkfd process (GPUs,
  * buffer objects, events, queues) in mock_amd.c, and the engines that run
- * the queues: the command processor (PM4, AQL, the XCCs of multi-XCC parts)
- * in mock_amd_cp.c and the SDMA engine in mock_amd_sdma.c. */
+ * the queues: the command processor (PM4 and the XCCs of multi-XCC parts in
+ * mock_amd_cp.c, its AQL packet processor in mock_amd_aql.c) and the SDMA
+ * engine in mock_amd_sdma.c. */
 #ifndef HCQ_DRIVERS_MOCK_AMD_H
 #define HCQ_DRIVERS_MOCK_AMD_H
 
@@ -13,19 +14,42 @@
 
 #define MOCK_AMD_MAX_XCC 8
 
+/* One emulated part: a row of mock_amd.c's model table (designated
+ * initializers), naming its chip in the AMD chip table
+ * (compiler/amd_chips.h), which gives the chip's own facts; the row gives
+ * what the board adds (its size, its sysfs). */
 typedef struct mock_amd_model {
-    const char *name; /* "gfx1100" */
-    uint32_t gfx_version, device_id;
+    const char *name; /* the chip: "gfx1100" */
+    /* KFD topology properties */
+    uint32_t device_id;
     uint32_t simd_count, simd_per_cu, max_waves_per_simd, array_count, simd_arrays_per_engine;
-    uint32_t num_xcc, lds_kib, wave_front_size;
+    uint32_t num_xcc;
     uint64_t vram_bytes;
     bool publishes_queue_sizes; /* a kernel new enough to show cwsr_size, ctl_stack_size */
     uint32_t clock_mhz;         /* max_engine_clk_fcompute */
+    /* amdgpu sysfs (mock_amd_sysfs.c) */
+    mock_sensor_model sensors;
+    uint16_t revision, subsys_vendor, subsys_device;
+    const char *link_speed; /* current_link_speed as the PCI core prints it */
+    double power_cap_w;
+    uint32_t mclk_mhz;
+    uint8_t metrics_minor;  /* gpu_metrics v1.<minor> */
+    bool edge_sensor, power_average, ras;
+    /* amdgpu DRM (mock_amd_drm.c) */
+    uint32_t gb_addr_config; /* what AMDGPU_INFO_READ_MMR_REG reads of GB_ADDR_CONFIG */
+    /* filled from the chip's row when the mock starts */
+    uint32_t gfx_version, lds_kib, wave_front_size;
 } mock_amd_model;
+/* Adds a model row (it must live as long as the mock uses it), for the
+ * test that shows a new chip takes one row; its chip must be in the chip
+ * table. false if the name is taken or there is no room. */
+bool mock_amd_add_model(const mock_amd_model *m);
 
 typedef struct mock_amd_gpu {
     mock_gpu *g;
-    const mock_amd_model *model;
+    const mock_amd_model *model; /* &model_row, the row with the chip's facts filled */
+    mock_amd_model model_row;
+    const amd_chip *chip;
     const amd_arch *arch;
     uint32_t index;    /* among AMD GPUs */
     uint32_t node;     /* KFD topology node */
@@ -88,6 +112,9 @@ struct mock_amd_queue {
     uint32_t ncp;
     mock_amd_cp cp[MOCK_AMD_MAX_XCC];
     pthread_mutex_t xcc_lock; /* the read pointer all XCCs agree on */
+    /* AQL: per ring slot, how many XCCs have finished its packet; the
+     * last one completes it (its completion signal, once) */
+    atomic_uint *aql_done;
     /* sdma */
     mock_engine *sdma;
     uint64_t sdma_rptr, sdma_dumped;
@@ -125,6 +152,7 @@ typedef struct mock_amd_proc {
     mock_amd_gpu *gpus[8];
     uint32_t ngpus;
     bool runtime_enabled;
+    int32_t xnack; /* SET_XNACK_MODE: the process's mode (0 off) */
     bool kfd_process; /* /dev/kfd was opened: KFD made the process (sysfs proc/<pid>) */
     uint64_t next_file, next_handle, next_offset;
     uint32_t next_event, next_queue;
@@ -141,6 +169,8 @@ mock_amd_gpu *mock_amd_gpu_by_id(uint32_t id);
 void mock_amd_queue_free(mock_amd_queue *q);
 /* /dev/kfd's ioctls (mock_amd_kfd.c) */
 int mock_amd_ioctl(void *priv, unsigned long req, void *arg);
+/* the render node's DRM and amdgpu ioctls (mock_amd_drm.c) */
+int mock_amd_drm_ioctl(mock_amd_gpu *g, unsigned long req, void *arg);
 
 /* ** the process (mock_amd.c) */
 /* The GPU with index i among AMD GPUs, or NULL. */
@@ -154,6 +184,10 @@ void mock_amd_memory_fault(mock_amd_gpu *gpu, uint64_t va, bool read_only, const
 /* A hang-class error (a malformed packet): the queue stops, KFD would
  * reset the GPU; reported as a HW exception. why is printed. */
 void mock_amd_hang(mock_amd_queue *q, const char *why);
+/* An interrupt with a context id (RELEASE_MEM INT_SEL, a completion
+ * signal's mailbox): signals the KFD event of that id, if the process has
+ * one, waking its waiters. */
+void mock_amd_interrupt(mock_amd_gpu *gpu, uint32_t ctxid);
 /* GPU access check with the fault path: false after reporting a fault. */
 bool mock_amd_access(mock_amd_queue *q, uint64_t va, uint64_t size, bool write, const char *what);
 /* Test hook: what the last fault or hang of AMD GPU `index` was about
@@ -170,12 +204,45 @@ uint64_t mock_amd_clock(void);
  * lanes 0-31's scratch. false with the reason, or true. */
 bool mock_amd_scratch_srd_ok(amd_family fam, const uint32_t w[4], char *why, size_t size);
 
+/* ** the shader core's entry (mock_amd_launch.c). A dispatch reaches it the
+ * same way from a PM4 DISPATCH_DIRECT and from an AQL kernel-dispatch
+ * packet: the command processor has programmed the compute registers in
+ * cp->regs (COMPUTE_PGM_LO/HI, RSRC1-3, USER_DATA_*, NUM_THREAD_*,
+ * TMPRING_SIZE, DISPATCH_SCRATCH_BASE: from SET_SH_REG packets, or from
+ * the AQL packet and its kernel descriptor as the packet processor does),
+ * and hands over what the dispatch itself carries. The code finds its
+ * kernarg pointer (and the rest of its initial state) in the user SGPRs,
+ * as machine code does; kernargs repeats the pointer when the packet
+ * names one (AQL), for messages and checks. */
+typedef struct mock_amd_dispatch {
+    const char *via;     /* "DISPATCH_DIRECT", "AQL kernel dispatch": for messages */
+    uint64_t entry;      /* the program address, COMPUTE_PGM_LO/HI << 8 */
+    uint64_t kernargs;   /* the AQL packet's kernarg_address; 0 from PM4 */
+    uint32_t grid[3];    /* work-groups */
+    uint32_t block[3];   /* work-items per work-group */
+    uint32_t initiator;  /* COMPUTE_DISPATCH_INITIATOR (CS_W32_EN) */
+    mock_split split;    /* this XCC's share of the work-groups */
+} mock_amd_dispatch;
+/* Runs the dispatch on the shader core: the machine code of a code object
+ * the process loaded, or mock code. 0 when done, 1 once the queue has
+ * stopped (a hang or fault, reported), also when the engine is being
+ * stopped. */
+int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d);
+
 /* The compute unit's side of a dispatch whose program address holds a
  * registered code object's machine code (mock_amd_launch.c): checks the
  * registers against its kernel descriptor, reads the kernargs, runs its
  * host twin. 0, or 1 once the queue has stopped (hang or fault). */
 int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t grid[3], const uint32_t block[3],
                       uint32_t initiator, const mock_split *split);
+
+/* ** doubts: where the drivers' sources do not settle what the hardware
+ * does with a packet, the mock warns once per process (naming the doubt
+ * and what the kernel driver writes instead) and goes on as the hardware
+ * most likely would. key names the doubt; the warning is printed at most
+ * once per key (at HCQ_DEBUG=1 under HCQ_MOCK=1, where hcq's driver takes
+ * such forms knowingly; always for a program on the preloaded mock). */
+void mock_amd_doubt(const char *key, const char *fmt, ...) HCQ_PRINTF(2, 3);
 
 /* ** engines */
 hcq_status mock_amd_cp_start(mock_amd_queue *q);

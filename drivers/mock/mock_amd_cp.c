@@ -22,32 +22,57 @@
  * packet with the barrier bit starts only once every XCC has finished the
  * packets before it. docs/amd-xcc.md says why the backend relies on
  * exactly this. Opcodes a family lacks (WAIT_REG_MEM64 on gfx9:
- * pm4_op_exists) stop the queue, as the CP would hang on them. */
+ * pm4_op_exists) stop the queue, as the CP would hang on them. AQL queues'
+ * packets: mock_amd_aql.c, through the helpers of mock_amd_cp.h. */
 #include "drivers/mock/mock_amd.h"
+#include "drivers/mock/mock_amd_cp.h"
 
 #include "base/base.h"
-#include "compiler/mock_amd_code.h"
+#include "drivers/amd/amd.h"
 #include "drivers/amd/amd_pm4.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum ex { EX_DONE, EX_BLOCKED, EX_STOP, EX_IB } ex;
-
-#define REG(cp, id) ((cp)->regs[amd_regs[id].off[(cp)->q->gpu->arch->family] - AMD_SH_REG_BASE])
-
-static ex hang(mock_amd_cp *cp, const char *fmt, ...) HCQ_PRINTF(2, 3);
-static ex hang(mock_amd_cp *cp, const char *fmt, ...)
+static ex vhang(mock_amd_cp *cp, const char *fmt, va_list ap)
 {
     char why[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
     char msg[600];
     snprintf(msg, sizeof msg, "xcc %u: %s", cp->xcc, why);
     mock_amd_hang(cp->q, msg);
     return EX_STOP;
+}
+
+static ex hang(mock_amd_cp *cp, const char *fmt, ...) HCQ_PRINTF(2, 3);
+static ex hang(mock_amd_cp *cp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ex r = vhang(cp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+ex mock_amd_cp_hang(mock_amd_cp *cp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ex r = vhang(cp, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* HCQ_MOCK_CONFIG refuse=NAME: the encoding hangs the queue, saying so */
+static bool refused(mock_amd_cp *cp, const char *name)
+{
+    if (!mock_refused(name)) return false;
+    const char *what = name;
+    for (unsigned i = 0; i < mock_refusal_count; i++)
+        if (!strcmp(mock_refusals[i].name, name)) what = mock_refusals[i].what;
+    hang(cp, "refuse=%s: the mock hangs on %s, as asked (HCQ_MOCK_CONFIG)", name, what);
+    return true;
 }
 
 static bool compare(uint32_t func, uint64_t v, uint64_t ref)
@@ -68,58 +93,26 @@ static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
 {
     mock_amd_queue *q = cp->q;
     const amd_arch *a = q->gpu->arch;
-    uint64_t entry = (uint64_t)REG(cp, AMD_REG_PGM_HI) << 40 | (uint64_t)REG(cp, AMD_REG_PGM_LO) << 8;
-    uint32_t init = p[4];
-    if (!amd_fget(AMD_INIT_COMPUTE_SHADER_EN, init)) return hang(cp, "DISPATCH_DIRECT: COMPUTE_SHADER_EN is off");
+    mock_amd_dispatch d = {.via = "DISPATCH_DIRECT", .initiator = p[4], .split = {0, 1, 0}};
+    d.entry = (uint64_t)REG(cp, AMD_REG_PGM_HI) << 40 | (uint64_t)REG(cp, AMD_REG_PGM_LO) << 8;
+    if (!amd_fget(AMD_INIT_COMPUTE_SHADER_EN, d.initiator)) return hang(cp, "DISPATCH_DIRECT: COMPUTE_SHADER_EN is off");
     if (REG(cp, AMD_REG_START_X) || REG(cp, AMD_REG_START_Y) || REG(cp, AMD_REG_START_Z))
         return hang(cp, "DISPATCH_DIRECT: COMPUTE_START_X/Y/Z are not 0");
-    uint32_t grid[3] = {p[1], p[2], p[3]}, block[3];
-    for (int i = 0; i < 3; i++) {
-        block[i] = (&REG(cp, AMD_REG_NUM_THREAD_X))[i] & 0xffff; /* NUM_THREAD_FULL */
-        if (!block[i]) return hang(cp, "DISPATCH_DIRECT: COMPUTE_NUM_THREAD_%c is 0", "XYZ"[i]);
-    }
-    mock_split split = {0, 1, 0};
-    if (a->family == AMD_FAMILY_GFX9 && q->ncp > 1) {
-        split.nparts = q->ncp;
-        split.chunk = REG(cp, AMD_REG_TG_CHUNK_SIZE);
-        split.part = REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) % q->ncp;
-    }
-    /* the machine code of a code object the process loaded: its host twin */
-    const cc_twin_entry *e = mock_twin_at(q->gpu->g, entry);
-    if (e) return mock_amd_run_twin(cp, e, grid, block, init, &split) ? EX_STOP : EX_DONE;
-    /* else mock code: a header saying how the IR after it wants to run */
-    if (!mock_amd_access(q, entry, sizeof(cc_mock_amd_code), false, "fetching the program")) return EX_STOP;
-    cc_mock_amd_code h;
-    memcpy(&h, (const void *)(uintptr_t)entry, sizeof h);
-    if (memcmp(h.magic, CC_MOCK_AMD_MAGIC, 8))
-        return hang(cp, "DISPATCH_DIRECT: COMPUTE_PGM_LO/HI point at 0x%llx, which holds neither mock code nor the "
-                    "machine code of a code object the process loaded (a wrong program address?)",
-                    (unsigned long long)entry);
-    uint32_t rsrc2 = REG(cp, AMD_REG_PGM_RSRC2), user = amd_fget(AMD_RSRC2_USER_SGPR, rsrc2);
-    if (h.kernarg_sgpr + 2 > user || h.kernarg_sgpr + 2 > AMD_USER_DATA_COUNT)
-        return hang(cp, "DISPATCH_DIRECT: the kernel reads its kernarg pointer from s[%u:%u], but RSRC2.USER_SGPR loads "
-                    "%u user SGPRs", h.kernarg_sgpr, h.kernarg_sgpr + 1, user);
-    uint32_t lds = amd_fget(AMD_RSRC2_LDS_SIZE, rsrc2) * AMD_LDS_BLOCK_BYTES;
-    if (lds < h.local_bytes)
-        return hang(cp, "DISPATCH_DIRECT: RSRC2.LDS_SIZE allocates %u bytes of LDS; the kernel uses %u", lds,
-                    h.local_bytes);
-    bool w32 = amd_fget(AMD_INIT_CS_W32_EN, init);
-    if (a->family == AMD_FAMILY_GFX11 ? w32 != !!(h.flags & CC_MOCK_AMD_WAVE32) : w32)
-        return hang(cp, "DISPATCH_DIRECT: CS_W32_EN is %d for a wave%d kernel", w32,
-                    h.flags & CC_MOCK_AMD_WAVE32 ? 32 : 64);
-    const uint32_t *user_data = &REG(cp, AMD_REG_USER_DATA_0);
-    uint64_t kernargs = user_data[h.kernarg_sgpr] | (uint64_t)user_data[h.kernarg_sgpr + 1] << 32;
-    mock_fault f;
-    hcq_status s = mock_shader_run_split(q->gpu->g, entry + h.ir_offset, kernargs, grid, block, &split, &f);
-    if (s == HCQ_ESTATE) return EX_STOP; /* cancelled: the queue is being destroyed */
-    if (s == HCQ_EFAULT) {
-        char what[900];
-        snprintf(what, sizeof what, "%s xcc %u: %s", q->name, cp->xcc, f.what);
-        mock_amd_memory_fault(q->gpu, f.va, strstr(f.what, "read-only") != NULL, what);
+    if (a->family == AMD_FAMILY_GFX11 &&
+        refused(cp, amd_fget(AMD_RSRC1_PRIV, REG(cp, AMD_REG_PGM_RSRC1)) ? "priv-1" : "priv-0"))
         return EX_STOP;
+    if (a->family == AMD_FAMILY_GFX9 && q->type == KFD_QUEUE_COMPUTE_AQL && refused(cp, "dispatch-pm4")) return EX_STOP;
+    for (int i = 0; i < 3; i++) {
+        d.grid[i] = p[1 + i];
+        d.block[i] = (&REG(cp, AMD_REG_NUM_THREAD_X))[i] & 0xffff; /* NUM_THREAD_FULL */
+        if (!d.block[i]) return hang(cp, "DISPATCH_DIRECT: COMPUTE_NUM_THREAD_%c is 0", "XYZ"[i]);
     }
-    if (s) return hang(cp, "DISPATCH_DIRECT: %s", hcq_error_message());
-    return EX_DONE;
+    if (a->family == AMD_FAMILY_GFX9 && q->ncp > 1) {
+        d.split.nparts = q->ncp;
+        d.split.chunk = REG(cp, AMD_REG_TG_CHUNK_SIZE);
+        d.split.part = REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) % q->ncp;
+    }
+    return mock_amd_launch(cp, &d) ? EX_STOP : EX_DONE;
 }
 
 static ex set_sh_reg(mock_amd_cp *cp, const uint32_t *p, uint32_t n)
@@ -144,7 +137,10 @@ static ex release_mem(mock_amd_cp *cp, const uint32_t *p)
                     amd_fget(PM4_EVENT_TYPE, p[1]), amd_fget(PM4_EVENT_INDEX, p[1]));
     uint32_t sel = amd_fget(PM4_REL_DATA_SEL, p[2]);
     uint64_t addr = p[3] | (uint64_t)p[4] << 32, data = p[5] | (uint64_t)p[6] << 32;
-    if (sel == PM4_DATA_NONE) return EX_DONE;
+    if (sel == PM4_DATA_NONE) {
+        if (amd_fget(PM4_REL_INT_SEL, p[2])) mock_amd_interrupt(q->gpu, p[7]);
+        return EX_DONE;
+    }
     if (sel > PM4_DATA_CLOCK) return hang(cp, "RELEASE_MEM data_sel %u", sel);
     uint32_t size = sel == PM4_DATA_32 ? 4 : 8;
     if (addr % size) return hang(cp, "RELEASE_MEM to 0x%llx, not %u-byte aligned", (unsigned long long)addr, size);
@@ -152,6 +148,10 @@ static ex release_mem(mock_amd_cp *cp, const uint32_t *p)
     if (sel == PM4_DATA_CLOCK) data = mock_amd_clock();
     if (size == 4) atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)addr, (uint32_t)data, memory_order_release);
     else atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)addr, data, memory_order_release);
+    /* INT_SEL: the interrupt after the write, its context id the KFD
+     * event it signals (kfd_int_process_v9.c: a CP end-of-pipe interrupt
+     * with a context id signals that event) */
+    if (amd_fget(PM4_REL_INT_SEL, p[2])) mock_amd_interrupt(q->gpu, p[7]);
     mock_progress();
     return EX_DONE;
 }
@@ -161,7 +161,19 @@ static ex acquire_mem(mock_amd_cp *cp, const uint32_t *p, uint32_t n)
     const amd_arch *a = cp->q->gpu->arch;
     if (n - 1 != a->acquire_body_dw)
         return hang(cp, "ACQUIRE_MEM of %u body dwords; %s takes %u", n - 1, a->name, a->acquire_body_dw);
-    if (p[3] > 0xffffff || p[5] > 0xffffff) return hang(cp, "ACQUIRE_MEM with a size or base above 56 bits");
+    /* COHER_SIZE_HI is 8 bits (COHER_SIZE_HI_256B: the size in 256-byte
+     * units is 40 bits); the kernel driver writes 0xffffff there for
+     * "everything" (gfx_v9_0.c emit_mem_sync), tinygrad 0xffffffff. The
+     * drivers do not say whether the CP masks the extra bits; it most
+     * likely does, and all-ones means the whole address space either way */
+    if (p[3] > 0xffffff) {
+        if (p[3] != 0xffffffffu) return hang(cp, "ACQUIRE_MEM with COHER_SIZE_HI 0x%x (8 bits of size)", p[3]);
+        mock_amd_doubt("acquire-size-hi", "ACQUIRE_MEM with COHER_SIZE_HI 0x%x: the field holds the size's high bits "
+                       "(the kernel driver writes 0xffffff for the whole address space); the drivers' sources do not "
+                       "say whether the CP ignores the bits above it. The mock takes it as the whole address space, "
+                       "as the CP most likely does", p[3]);
+    }
+    if (p[5] > 0xffffff) return hang(cp, "ACQUIRE_MEM with COHER_BASE_HI 0x%x (the base is 56 bits)", p[5]);
     if (a->family == AMD_FAMILY_GFX11 && (p[1] || (p[7] & ~(uint32_t)AMD_GCR_KNOWN)))
         return hang(cp, "ACQUIRE_MEM: COHER_CNTL 0x%x (must be 0 on gfx11) or GCR_CNTL 0x%x with undefined bits", p[1],
                     p[7]);
@@ -180,17 +192,35 @@ static ex wait_reg_mem(mock_amd_cp *cp, const uint32_t *p, bool is64)
             return hang(cp, "WAIT_REG_MEM writes register 0x%x and polls 0x%x, not the HDP flush pair 0x%x/0x%x: "
                         "on hardware it would poll a register that never changes", p[2], p[3], a->hdp_flush_req,
                         a->hdp_flush_done);
-        /* one MEC1 client bit, waited for with EQUAL under itself as the
-         * mask: the done register sets only the bits clients asked for */
+        /* the kernel driver's form: one MEC1 client bit, waited for with
+         * EQUAL under itself as the mask (amdgpu gfx_v9_0.c / gfx_v11_0.c
+         * ring_emit_hdp_flush: ref_and_mask_cp2 << pipe) */
         uint32_t ref = p[4], mask = p[5];
-        if (func != PM4_FUNC_EQ || ref != mask || __builtin_popcount(ref) != 1 || !(ref & AMD_HDP_FLUSH_MEC1_BITS))
-            return hang(cp, "the HDP flush handshake writes 0x%x and waits for (done & 0x%x) function %u: on hardware "
-                        "it waits for bits no client set; write one MEC1 client bit (0x%x..0x%x) and wait for it "
-                        "to equal itself", ref, mask, func, AMD_HDP_FLUSH_CP2, AMD_HDP_FLUSH_CP2 << 3);
-        return EX_DONE;
+        if (func == PM4_FUNC_EQ && ref == mask && __builtin_popcount(ref) == 1 && (ref & AMD_HDP_FLUSH_MEC1_BITS))
+            return refused(cp, "hdp-one-bit") ? EX_STOP : EX_DONE;
+        /* every request bit written and every done bit awaited (>= or ==
+         * against all ones): what tinygrad's stack runs on gfx11 and
+         * gfx942. No source says what the HDP does with request bits of
+         * clients that do not exist; most likely it flushes once and sets
+         * the done bits, as that stack's runs show */
+        if (ref == mask && (ref & AMD_HDP_FLUSH_MEC1_BITS) == AMD_HDP_FLUSH_MEC1_BITS &&
+            (func == PM4_FUNC_GE || func == PM4_FUNC_EQ)) {
+            if (refused(cp, "hdp-all-bits")) return EX_STOP;
+            mock_amd_doubt("hdp-all-bits", "the HDP flush handshake writes 0x%x to GPU_HDP_FLUSH_REQ and waits for "
+                           "(DONE & 0x%x) %s 0x%x: every client's bit, where the kernel driver writes its own pipe's "
+                           "one bit (CP2 << pipe, 0x%x for pipe 0) and waits for it with EQUAL; the drivers' sources "
+                           "do not say whether bits of absent clients ever read back as done. The mock takes the "
+                           "flush as done, as the GPU most likely does (a public stack runs this form on gfx11 and "
+                           "gfx942)", ref, mask, func == PM4_FUNC_GE ? ">=" : "==", ref, AMD_HDP_FLUSH_CP2);
+            return EX_DONE;
+        }
+        return hang(cp, "the HDP flush handshake writes 0x%x and waits for (done & 0x%x) function %u: on hardware "
+                    "it waits for bits no client set; write one MEC1 client bit (0x%x..0x%x) and wait for it "
+                    "to equal itself", ref, mask, func, AMD_HDP_FLUSH_CP2, AMD_HDP_FLUSH_CP2 << 3);
     }
     if (space != PM4_SPACE_MEM || op != PM4_OP_WAIT)
         return hang(cp, "WAIT_REG_MEM%s on space %u operation %u", is64 ? "64" : "", space, op);
+    if (a->family == AMD_FAMILY_GFX11 && refused(cp, is64 ? "wait-reg-mem64" : "wait-reg-mem32")) return EX_STOP;
     uint64_t addr = p[2] | (uint64_t)p[3] << 32;
     uint32_t size = is64 ? 8 : 4;
     if (addr % size) return hang(cp, "WAIT_REG_MEM%s on 0x%llx, not %u-byte aligned", is64 ? "64" : "",
@@ -354,60 +384,12 @@ static mock_step pm4_step(mock_engine *e, void *ctx)
     return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
 }
 
-static mock_step aql_step(mock_engine *e, void *ctx)
-{
-    mock_amd_cp *cp = ctx;
-    cp->running = e;
-    mock_amd_queue *q = cp->q;
-    if (atomic_load(&q->stopped)) return MOCK_STEP_STOPPED;
-    if (cp->in_ib) {
-        ex r = run_ib(cp);
-        if (r == EX_BLOCKED) return MOCK_STEP_BLOCKED;
-        if (r == EX_STOP) return MOCK_STEP_STOPPED;
-        advance(cp, 1); /* the packet is done on this XCC */
-        return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
-    }
-    /* the doorbell holds the index of the last packet written */
-    uint64_t avail = mock_amd_doorbell(q) + 1, slots = q->ring_size / AQL_PACKET_BYTES;
-    if (cp->rptr >= avail) return MOCK_STEP_IDLE;
-    uint64_t va = q->ring_va + (cp->rptr % slots) * AQL_PACKET_BYTES;
-    if (!mock_amd_access(q, va, AQL_PACKET_BYTES, false, "fetching an AQL packet")) return MOCK_STEP_STOPPED;
-    const uint32_t *pkt = (const uint32_t *)(uintptr_t)va;
-    uint32_t hdr = atomic_load_explicit((_Atomic uint32_t *)pkt, memory_order_acquire);
-    uint32_t type = hdr & 0xff;
-    if (type == AQL_TYPE_INVALID) return MOCK_STEP_IDLE; /* not written yet */
-    if (hdr & AQL_HDR_BARRIER) {
-        /* every XCC done with the packets before this one */
-        pthread_mutex_lock(&q->xcc_lock);
-        bool ready = true;
-        for (uint32_t i = 0; i < q->ncp; i++) ready = ready && q->cp[i].rptr >= cp->rptr;
-        pthread_mutex_unlock(&q->xcc_lock);
-        if (!ready) return MOCK_STEP_BLOCKED;
-    }
-    if (type == AQL_TYPE_VENDOR && hdr >> 16 == AQL_AMD_FORMAT_BARRIER_VALUE) {
-        aql_barrier_value b;
-        memcpy(&b, pkt, sizeof b);
-        uint64_t at = b.signal + AMD_SIGNAL_VALUE_OFFSET;
-        if (b.cond != AQL_COND_GTE || b.completion_signal)
-            return hang(cp, "AQL packet %llu: a barrier-value packet with condition %u and a completion signal "
-                        "(the mock runs GTE without one)", (unsigned long long)cp->rptr, b.cond), MOCK_STEP_STOPPED;
-        if (at % 8) return hang(cp, "AQL packet %llu: barrier-value signal value at 0x%llx is not 8-byte aligned",
-                                (unsigned long long)cp->rptr, (unsigned long long)at), MOCK_STEP_STOPPED;
-        if (!mock_amd_access(q, at, 8, false, "a barrier-value packet's signal")) return MOCK_STEP_STOPPED;
-        uint64_t v = atomic_load_explicit((_Atomic uint64_t *)(uintptr_t)at, memory_order_acquire);
-        if ((v & b.mask) < b.value) return MOCK_STEP_BLOCKED;
-        advance(cp, 1);
-        return report_rptr(cp) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
-    }
-    if (type != AQL_TYPE_VENDOR || hdr >> 16 != AQL_AMD_FORMAT_PM4_IB)
-        return hang(cp, "AQL packet %llu: header 0x%08x (the mock runs AMD PM4-IB and barrier-value vendor packets)",
-                    (unsigned long long)cp->rptr, hdr), MOCK_STEP_STOPPED;
-    if (pkt[1] != PM4_HDR(PM4_INDIRECT_BUFFER, 3) || !amd_fget(PM4_IB_VALID, pkt[4]) || pkt[5] != AQL_PM4_IB_REMAIN)
-        return hang(cp, "AQL packet %llu: not an INDIRECT_BUFFER with VALID and dw_cnt_remain %u",
-                    (unsigned long long)cp->rptr, AQL_PM4_IB_REMAIN), MOCK_STEP_STOPPED;
-    ex r = begin_ib(cp, pkt[2] | (uint64_t)pkt[3] << 32, amd_fget(PM4_IB_SIZE, pkt[4]));
-    return r == EX_STOP ? MOCK_STEP_STOPPED : MOCK_STEP_PROGRESS;
-}
+/* ** what the AQL packet processor (mock_amd_aql.c) uses of the PM4 half */
+bool mock_amd_cp_refused(mock_amd_cp *cp, const char *name) { return refused(cp, name); }
+ex mock_amd_cp_begin_ib(mock_amd_cp *cp, uint64_t va, uint32_t ndw) { return begin_ib(cp, va, ndw); }
+ex mock_amd_cp_run_ib(mock_amd_cp *cp) { return run_ib(cp); }
+void mock_amd_cp_advance(mock_amd_cp *cp, uint64_t by) { advance(cp, by); }
+bool mock_amd_cp_report_rptr(mock_amd_cp *cp) { return report_rptr(cp); }
 
 hcq_status mock_amd_cp_start(mock_amd_queue *q)
 {
@@ -415,6 +397,7 @@ hcq_status mock_amd_cp_start(mock_amd_queue *q)
     bool aql = q->type == KFD_QUEUE_COMPUTE_AQL;
     /* AQL: every XCC; PM4: the target XCC alone (its MQDs' pm4_target_xcc) */
     q->ncp = aql ? BASE_MIN(g->model->num_xcc, (uint32_t)MOCK_AMD_MAX_XCC) : 1;
+    if (aql && !(q->aql_done = calloc(q->ring_size / AQL_PACKET_BYTES, sizeof *q->aql_done))) return HCQ_ENOMEM;
     uint32_t first = g->next_logical_xcc++;
     for (uint32_t x = 0; x < q->ncp; x++) {
         mock_amd_cp *cp = &q->cp[x];
@@ -427,7 +410,7 @@ hcq_status mock_amd_cp_start(mock_amd_queue *q)
         }
     }
     for (uint32_t x = 0; x < q->ncp; x++) {
-        mock_engine *e = mock_engine_start(g->g, q->name, aql ? aql_step : pm4_step, &q->cp[x]);
+        mock_engine *e = mock_engine_start(g->g, q->name, aql ? mock_amd_aql_step : pm4_step, &q->cp[x]);
         if (!e) return HCQ_ENOMEM;
         pthread_mutex_lock(&q->xcc_lock);
         q->cp[x].engine = e;

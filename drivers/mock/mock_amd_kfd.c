@@ -165,19 +165,33 @@ static int alloc_memory(kfd_alloc_memory_args *a)
     if (dom != KFD_ALLOC_VRAM && dom != KFD_ALLOC_GTT && dom != KFD_ALLOC_USERPTR)
         return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: flags 0x%08x: one of VRAM, GTT, USERPTR (the mock has no doorbell "
                       "or MMIO buffers)", a->flags);
-    if (!a->size || a->size % 4096 || !a->va_addr || a->va_addr % 4096)
-        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: address 0x%llx size %llu not page-granular",
-                      (unsigned long long)a->va_addr, (unsigned long long)a->size);
-    if (dom == KFD_ALLOC_USERPTR && a->mmap_offset != a->va_addr)
-        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: userptr 0x%llx at GPU address 0x%llx (the mock shares one address "
-                      "space)", (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr);
+    /* kfd_ioctl_alloc_memory_of_gpu refuses size 0 only;
+     * amdgpu_amdkfd_gpuvm_alloc_memory_of_gpu allocates PAGE_ALIGN(size) */
+    if (!a->size) return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: size 0");
+    uint64_t size = base_align_up(a->size, 4096);
+    /* The kernel keeps an unaligned address until MAP fails on it
+     * (amdgpu_vm_bo_map), and lets VRAM have no address at all; the mock
+     * places every buffer at its address, so it refuses both here */
+    if (!a->va_addr || a->va_addr % 4096)
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: address 0x%llx: the mock places buffers at page-aligned "
+                      "addresses (the kernel refuses an unaligned one at MAP_MEMORY_TO_GPU)",
+                      (unsigned long long)a->va_addr);
+    /* a userptr at a GPU address other than its own (ROCm's runtime puts
+     * registered host memory in its GPUVM aperture): the pages are adopted
+     * into a buffer object mapped at both addresses */
+    bool alias = dom == KFD_ALLOC_USERPTR && a->mmap_offset != a->va_addr;
+    if (alias && (!a->mmap_offset || a->mmap_offset % 4096))
+        return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: userptr 0x%llx at GPU address 0x%llx: the mock aliases whole "
+                      "pages only", (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr);
     for (size_t i = 0; i < mock_amd_P.nbos; i++)
-        if (a->va_addr < mock_amd_P.bos[i].va + mock_amd_P.bos[i].size && mock_amd_P.bos[i].va < a->va_addr + a->size)
+        if (a->va_addr < mock_amd_P.bos[i].va + mock_amd_P.bos[i].size && mock_amd_P.bos[i].va < a->va_addr + size)
             return refuse(EINVAL, "ALLOC_MEMORY_OF_GPU: [0x%llx, +%llu) overlaps the buffer at 0x%llx",
-                          (unsigned long long)a->va_addr, (unsigned long long)a->size, (unsigned long long)mock_amd_P.bos[i].va);
+                          (unsigned long long)a->va_addr, (unsigned long long)size, (unsigned long long)mock_amd_P.bos[i].va);
     int err = 0;
     mock_bo *bo = NULL;
-    if (dom != KFD_ALLOC_USERPTR && !(bo = mock_bo_new(dom == KFD_ALLOC_VRAM ? g->g : NULL, a->size, &err)))
+    if (alias && !(bo = mock_bo_adopt(a->mmap_offset, size, &err)))
+        return refuse(err, "ALLOC_MEMORY_OF_GPU: adopting the userptr pages at 0x%llx", (unsigned long long)a->mmap_offset);
+    if (dom != KFD_ALLOC_USERPTR && !(bo = mock_bo_new(dom == KFD_ALLOC_VRAM ? g->g : NULL, size, &err)))
         return -err;
     if (mock_amd_P.nbos == mock_amd_P.cbos) {
         size_t cap = mock_amd_P.cbos ? mock_amd_P.cbos * 2 : 64;
@@ -190,7 +204,7 @@ static int alloc_memory(kfd_alloc_memory_args *a)
         mock_amd_P.cbos = cap;
     }
     mock_amd_bo *b = &mock_amd_P.bos[mock_amd_P.nbos++];
-    *b = (mock_amd_bo){.handle = (uint64_t)g->gpu_id << 32 | ++mock_amd_P.next_handle, .va = a->va_addr, .size = a->size,
+    *b = (mock_amd_bo){.handle = (uint64_t)g->gpu_id << 32 | ++mock_amd_P.next_handle, .va = a->va_addr, .size = size,
                .flags = a->flags, .gpu = g, .bo = bo};
     b->mmap_offset = dom == KFD_ALLOC_USERPTR ? a->mmap_offset : ++mock_amd_P.next_offset << 32;
     a->handle = b->handle;
@@ -342,85 +356,245 @@ static int wait_copied(kfd_wait_events_args *a, kfd_event_data *d)
     }
 }
 
+/* ** the handlers, one per row of the kfd ioctl table (amd_abi.h), under
+ * the process lock, each on the kernel-sized copy of the argument */
+static int h_get_version(void *p)
+{
+    kfd_get_version_args *a = p;
+    a->major_version = 1;
+    a->minor_version = mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15;
+    return 0;
+}
+static int h_create_queue(void *p) { return create_queue(p); }
+static int h_destroy_queue(void *p) { return destroy_queue(p); }
+static int h_create_event(void *p) { return create_event(p); }
+static int h_destroy_event(void *p)
+{
+    kfd_destroy_event_args *a = p;
+    mock_amd_event *e = event_by_id(a->event_id);
+    if (!e) return refuse(EINVAL, "DESTROY_EVENT: no event %u", a->event_id);
+    *e = mock_amd_P.events[--mock_amd_P.nevents];
+    return 0;
+}
+static int h_wait_events(void *p) { return wait_events(p); }
+static int h_acquire_vm(void *p)
+{
+    kfd_acquire_vm_args *a = p;
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    mock_amd_file *r = mock_fd_priv((int)a->drm_fd, &mock_amd_driver);
+    if (!g || !r || r->kind != MOCK_AMD_FILE_RENDER || r->gpu != g)
+        return refuse(EINVAL, "ACQUIRE_VM: fd %d is not gpu %u's render node", (int)a->drm_fd, a->gpu_id);
+    /* kfd_ioctl_acquire_vm: the same file again is fine, another EBUSY */
+    if (g->acquired_file && g->acquired_file != r->id)
+        return refuse(EBUSY, "ACQUIRE_VM: gpu %u is bound to another render file", a->gpu_id);
+    g->acquired_file = r->id;
+    return 0;
+}
+static int h_alloc_memory(void *p) { return alloc_memory(p); }
+static int h_free_memory(void *p) { return free_memory(p); }
+static int h_map_memory(void *p) { return map_memory(p, true); }
+static int h_unmap_memory(void *p) { return map_memory(p, false); }
+static int h_available_memory(void *p)
+{
+    kfd_available_memory_args *a = p;
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    if (!g) return refuse(EINVAL, "AVAILABLE_MEMORY: no gpu %u", a->gpu_id);
+    a->available = g->g->vram_bytes - atomic_load(&g->g->vram_used);
+    return 0;
+}
+static int h_runtime_enable(void *p)
+{
+    /* kfd_ioctl_runtime_enable: the ENABLE mode bit enables, its absence
+     * disables (the debugger API of ABI 1.13) */
+    kfd_runtime_enable_args *a = p;
+    if ((mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15) < KFD_VERSION_RUNTIME_ENABLE)
+        return refuse(EINVAL, "kfd ioctl 0x25 before ABI 1.13");
+    if (!(a->mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)) mock_amd_P.runtime_enabled = false;
+    else if (mock_amd_P.runtime_enabled) return -EBUSY;
+    else if (mock_amd_P.queues) return refuse(EEXIST, "RUNTIME_ENABLE after queues were created");
+    else mock_amd_P.runtime_enabled = true;
+    return 0;
+}
+
+/* kfd_ioctl_get_process_apertures_new: with num_of_nodes 0, the count of
+ * the process's GPUs; else up to that many entries and the count filled.
+ * The apertures are kfd_flat_memory.c's for gfx9+ (kfd_init_apertures_v9:
+ * LDS at 1 << 48, scratch at 2 << 48, each 4 GiB; GPUVM from a page up to
+ * the 47-bit hole) */
+static int h_get_apertures_new(void *p)
+{
+    kfd_get_apertures_new_args *a = p;
+    if (!a->num_of_nodes) {
+        a->num_of_nodes = mock_amd_P.ngpus;
+        return 0;
+    }
+    uint32_t n = BASE_MIN(a->num_of_nodes, mock_amd_P.ngpus);
+    kfd_apertures *out = (kfd_apertures *)(uintptr_t)a->kfd_process_device_apertures_ptr;
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = (kfd_apertures){.lds_base = 1ull << 48, .lds_limit = (1ull << 48) + 0xffffffffull,
+                                 .scratch_base = 2ull << 48, .scratch_limit = (2ull << 48) + 0xffffffffull,
+                                 .gpuvm_base = 4096, .gpuvm_limit = (1ull << 47) - 1,
+                                 .gpu_id = mock_amd_P.gpus[i]->gpu_id};
+    a->num_of_nodes = n;
+    return 0;
+}
+
+/* kfd_ioctl_set_memory_policy: the policies are COHERENT or NONCOHERENT;
+ * the mock's caches are coherent either way, so it checks and keeps
+ * nothing more */
+static int h_set_memory_policy(void *p)
+{
+    kfd_set_memory_policy_args *a = p;
+    if ((a->default_policy != KFD_CACHE_POLICY_COHERENT && a->default_policy != KFD_CACHE_POLICY_NONCOHERENT) ||
+        (a->alternate_policy != KFD_CACHE_POLICY_COHERENT && a->alternate_policy != KFD_CACHE_POLICY_NONCOHERENT))
+        return refuse(EINVAL, "SET_MEMORY_POLICY: policies %u/%u", a->default_policy, a->alternate_policy);
+    if (!mock_amd_gpu_by_id(a->gpu_id)) return refuse(EINVAL, "SET_MEMORY_POLICY: no gpu %u", a->gpu_id);
+    return 0;
+}
+
+/* kfd_ioctl_get_clock_counters: the GPU's 100 MHz counter (0 for a
+ * gpu_id the process has no GPU of: the kernel does not refuse it),
+ * CLOCK_MONOTONIC_RAW and CLOCK_BOOTTIME in ns, the system clock's
+ * frequency 1 GHz */
+static int h_get_clock_counters(void *p)
+{
+    kfd_get_clock_counters_args *a = p;
+    struct timespec raw, boot;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    a->gpu_clock_counter = mock_amd_gpu_by_id(a->gpu_id) ? mock_amd_clock() : 0;
+    a->cpu_clock_counter = (uint64_t)raw.tv_sec * 1000000000ull + (uint64_t)raw.tv_nsec;
+    a->system_clock_counter = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+    a->system_clock_freq = 1000000000ull;
+    return 0;
+}
+
+/* set_event / reset_event: a signal event's state (kfd_events.c) */
+static int h_set_event(void *p)
+{
+    mock_amd_event *e = event_by_id(((kfd_event_id_args *)p)->event_id);
+    if (!e) return refuse(EINVAL, "SET_EVENT: no event %u", ((kfd_event_id_args *)p)->event_id);
+    if (e->type != KFD_EVENT_SIGNAL) return refuse(EINVAL, "SET_EVENT: event %u is not a signal event", e->id);
+    e->signaled = true;
+    pthread_cond_broadcast(&mock_amd_P.events_cond);
+    return 0;
+}
+static int h_reset_event(void *p)
+{
+    mock_amd_event *e = event_by_id(((kfd_event_id_args *)p)->event_id);
+    if (!e) return refuse(EINVAL, "RESET_EVENT: no event %u", ((kfd_event_id_args *)p)->event_id);
+    if (e->type != KFD_EVENT_SIGNAL) return refuse(EINVAL, "RESET_EVENT: event %u is not a signal event", e->id);
+    e->signaled = false;
+    return 0;
+}
+
+/* set_scratch_backing_va (a gfx8-era scratch aperture; no-op state for
+ * the mock's GPUs, whose scratch comes from the dispatch) and
+ * set_trap_handler (the mock runs no trap handler): the GPU must exist */
+static int h_set_scratch_backing_va(void *p)
+{
+    kfd_set_scratch_backing_va_args *a = p;
+    return mock_amd_gpu_by_id(a->gpu_id) ? 0 : refuse(EINVAL, "SET_SCRATCH_BACKING_VA: no gpu %u", a->gpu_id);
+}
+static int h_set_trap_handler(void *p)
+{
+    kfd_set_trap_handler_args *a = p;
+    return mock_amd_gpu_by_id(a->gpu_id) ? 0 : refuse(EINVAL, "SET_TRAP_HANDLER: no gpu %u", a->gpu_id);
+}
+
+/* kfd_ioctl_set_xnack_mode: < 0 asks; >= 0 sets, EBUSY while the process
+ * has queues, EPERM to enable it where a GPU cannot retry faults (the
+ * mock's GPUs do not: gfx90a's XNACK is a per-process choice KFD allows
+ * only when every GPU supports it; the mock keeps it off) */
+static int h_set_xnack_mode(void *p)
+{
+    kfd_set_xnack_mode_args *a = p;
+    if (a->xnack_enabled < 0) {
+        a->xnack_enabled = mock_amd_P.xnack;
+        return 0;
+    }
+    if (mock_amd_P.queues) return refuse(EBUSY, "SET_XNACK_MODE while queues exist"); /* checked first */
+    if (a->xnack_enabled == mock_amd_P.xnack) return 0;
+    return refuse(EPERM, "SET_XNACK_MODE %d: the mock's GPUs do not retry page faults", a->xnack_enabled);
+}
+
+/* kfd_ioctl_get_tile_config (amdgpu_amdkfd_get_tile_config): the GPU's
+ * GB_ADDR_CONFIG, and up to 32 tile and 16 macro-tile modes, all zero on
+ * gfx9+, which has no tile-mode tables; bank and rank counts 0 (gfx9+
+ * has no MC_ARB_RAMCFG) */
+static int h_get_tile_config(void *p)
+{
+    kfd_get_tile_config_args *a = p;
+    mock_amd_gpu *g = mock_amd_gpu_by_id(a->gpu_id);
+    if (!g) return refuse(EINVAL, "GET_TILE_CONFIG: no gpu %u", a->gpu_id);
+    a->gb_addr_config = g->model->gb_addr_config;
+    a->num_banks = a->num_ranks = 0;
+    a->num_tile_configs = BASE_MIN(a->num_tile_configs, 32u);
+    a->num_macro_tile_configs = BASE_MIN(a->num_macro_tile_configs, 16u);
+    if (a->num_tile_configs && a->tile_config_ptr)
+        memset((void *)(uintptr_t)a->tile_config_ptr, 0, a->num_tile_configs * 4ull);
+    if (a->num_macro_tile_configs && a->macro_tile_config_ptr)
+        memset((void *)(uintptr_t)a->macro_tile_config_ptr, 0, a->num_macro_tile_configs * 4ull);
+    return 0;
+}
+
+typedef int (*kfd_handler)(void *arg);
+#define HANDLER_(nr, name, dir, type) [nr] = HANDLER_##name,
+#define HANDLER_GET_VERSION h_get_version
+#define HANDLER_SET_MEMORY_POLICY h_set_memory_policy
+#define HANDLER_GET_CLOCK_COUNTERS h_get_clock_counters
+#define HANDLER_SET_EVENT h_set_event
+#define HANDLER_RESET_EVENT h_reset_event
+#define HANDLER_SET_SCRATCH_BACKING_VA h_set_scratch_backing_va
+#define HANDLER_SET_TRAP_HANDLER h_set_trap_handler
+#define HANDLER_GET_TILE_CONFIG h_get_tile_config
+#define HANDLER_SET_XNACK_MODE h_set_xnack_mode
+#define HANDLER_CREATE_QUEUE h_create_queue
+#define HANDLER_DESTROY_QUEUE h_destroy_queue
+#define HANDLER_CREATE_EVENT h_create_event
+#define HANDLER_DESTROY_EVENT h_destroy_event
+#define HANDLER_WAIT_EVENTS h_wait_events
+#define HANDLER_ACQUIRE_VM h_acquire_vm
+#define HANDLER_GET_PROCESS_APERTURES_NEW h_get_apertures_new
+#define HANDLER_ALLOC_MEMORY_OF_GPU h_alloc_memory
+#define HANDLER_FREE_MEMORY_OF_GPU h_free_memory
+#define HANDLER_MAP_MEMORY_TO_GPU h_map_memory
+#define HANDLER_UNMAP_MEMORY_FROM_GPU h_unmap_memory
+#define HANDLER_AVAILABLE_MEMORY h_available_memory
+#define HANDLER_RUNTIME_ENABLE h_runtime_enable
+/* every row of the table with an argument struct has its handler: a row
+ * added there without one here does not build */
+static const kfd_handler handlers[AMD_KFD_NR_COUNT] = {AMD_KFD_IOCTLS(HANDLER_)};
+
 int mock_amd_ioctl(void *priv, unsigned long req, void *arg)
 {
     int err;
     uint32_t status;
     if (mock_ioctl_inject(&err, &status)) return -(err ? err : EIO);
     mock_amd_file *f = priv;
-    if (f->kind != MOCK_AMD_FILE_KFD) return -ENOTTY; /* hcq issues no DRM ioctls */
-    if (AMD_IOC_TYPE(req) != 'K') return -ENOTTY;
-    /* like kfd_ioctl: the argument is copied in at the caller's size and
-     * zero-extended to the kernel's struct (older and newer layouts work) */
-    union {
-        kfd_get_version_args ver;
-        kfd_create_queue_args cq;
-        uint8_t cq96[96];
-        kfd_destroy_queue_args dq;
-        kfd_create_event_args ce;
-        kfd_destroy_event_args de;
-        kfd_wait_events_args we;
-        kfd_acquire_vm_args av;
-        kfd_alloc_memory_args am;
-        kfd_free_memory_args fm;
-        kfd_map_memory_args mm;
-        kfd_runtime_enable_args re;
-        kfd_available_memory_args avm;
-    } u;
-    unsigned usize = AMD_IOC_SIZE(req);
-    if (usize > sizeof u) return -EINVAL;
-    memset(&u, 0, sizeof u);
-    if (req >> 30 & AMD_IOC_W) memcpy(&u, arg, usize);
-    int rc = 0;
+    if (f->kind != MOCK_AMD_FILE_KFD) return mock_amd_drm_ioctl(f->gpu, req, arg);
+    /* as kfd_ioctl (kfd_chardev.c): the row by number; the caller's size
+     * is copied in (when the kernel's command reads) and zero-extended to
+     * the kernel's struct, the handler runs, and the caller's size is
+     * copied back (when the kernel's command writes); the direction is
+     * the kernel's, not the caller's. An unknown number, or one without a
+     * handler, is EINVAL. */
+    unsigned nr = AMD_IOC_NR(req); /* kfd_ioctl looks at the number only, not the type */
+    const amd_kfd_ioctl_def *d = nr < AMD_KFD_NR_COUNT && amd_kfd_ioctls[nr].name ? &amd_kfd_ioctls[nr] : NULL;
+    if (!d || !handlers[nr]) return refuse(EINVAL, "kfd ioctl 0x%02x%s%s", nr, d ? " " : "", d ? d->name : "");
+    uint8_t buf[128] __attribute__((aligned(8)));
+    unsigned usize = AMD_IOC_SIZE(req), ksize = d->size, dir = (unsigned)(d->cmd >> 30);
+    if (ksize > sizeof buf || usize > 4096) return -EINVAL;
+    unsigned asize = BASE_MAX(usize, ksize);
+    uint8_t *k = asize <= sizeof buf ? buf : calloc(1, asize);
+    if (!k) return -ENOMEM;
+    memset(k, 0, asize);
+    if (dir & AMD_IOC_W) memcpy(k, arg, usize);
     pthread_mutex_lock(&mock_amd_P.lock);
-    switch (AMD_IOC_NR(req)) {
-    case 0x01:
-        u.ver.major_version = 1;
-        u.ver.minor_version = mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15;
-        break;
-    case 0x02: rc = create_queue(&u.cq); break;
-    case 0x03: rc = destroy_queue(&u.dq); break;
-    case 0x08: rc = create_event(&u.ce); break;
-    case 0x09: {
-        mock_amd_event *e = event_by_id(u.de.event_id);
-        if (!e) rc = refuse(EINVAL, "DESTROY_EVENT: no event %u", u.de.event_id);
-        else *e = mock_amd_P.events[--mock_amd_P.nevents];
-        break;
-    }
-    case 0x0C: rc = wait_events(&u.we); break;
-    case 0x15: {
-        mock_amd_gpu *g = mock_amd_gpu_by_id(u.av.gpu_id);
-        mock_amd_file *r = mock_fd_priv((int)u.av.drm_fd, &mock_amd_driver);
-        if (!g || !r || r->kind != MOCK_AMD_FILE_RENDER || r->gpu != g)
-            rc = refuse(EINVAL, "ACQUIRE_VM: fd %d is not gpu %u's render node", (int)u.av.drm_fd, u.av.gpu_id);
-        else if (g->acquired_file && g->acquired_file != r->id)
-            rc = refuse(EBUSY, "ACQUIRE_VM: gpu %u is bound to another render file", u.av.gpu_id);
-        else g->acquired_file = r->id;
-        break;
-    }
-    case 0x16: rc = alloc_memory(&u.am); break;
-    case 0x17: rc = free_memory(&u.fm); break;
-    case 0x18: rc = map_memory(&u.mm, true); break;
-    case 0x19: rc = map_memory(&u.mm, false); break;
-    case 0x23: {
-        mock_amd_gpu *g = mock_amd_gpu_by_id(u.avm.gpu_id);
-        if (!g) rc = refuse(EINVAL, "AVAILABLE_MEMORY: no gpu %u", u.avm.gpu_id);
-        else u.avm.available = g->g->vram_bytes - atomic_load(&g->g->vram_used);
-        break;
-    }
-    case 0x25:
-        /* kfd_ioctl_runtime_enable: the ENABLE mode bit enables, its
-         * absence disables (the debugger API of ABI 1.13) */
-        if ((mock_cfg()->kfd_minor ? mock_cfg()->kfd_minor : 15) < 13) rc = refuse(EINVAL, "kfd ioctl 0x25 before ABI 1.13");
-        else if (!(u.re.mode_mask & KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK)) mock_amd_P.runtime_enabled = false;
-        else if (mock_amd_P.runtime_enabled) rc = -EBUSY;
-        else if (mock_amd_P.queues) rc = refuse(EEXIST, "RUNTIME_ENABLE after queues were created");
-        else mock_amd_P.runtime_enabled = true;
-        break;
-    default: rc = refuse(EINVAL, "kfd ioctl 0x%02x", AMD_IOC_NR(req));
-    }
+    int rc = handlers[nr](k);
     pthread_mutex_unlock(&mock_amd_P.lock);
-    if (rc == 0 && (req >> 30 & AMD_IOC_R)) memcpy(arg, &u, usize);
+    /* kfd_ioctl copies back even when the handler failed, as it does */
+    if (dir & AMD_IOC_R) memcpy(arg, k, usize);
+    if (k != buf) free(k);
     return rc;
 }
-

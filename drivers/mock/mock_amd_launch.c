@@ -13,6 +13,7 @@
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
+#include "compiler/mock_amd_code.h"
 #include "drivers/amd/amd.h"
 
 #include <stdarg.h>
@@ -209,4 +210,50 @@ int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t gr
     if (s == HCQ_EFAULT) return stop(cp, "DISPATCH_DIRECT: memory violation: %s", mf.what);
     if (s) return stop(cp, "DISPATCH_DIRECT: %s", hcq_error_message());
     return 0;
+}
+
+/* mock code: a header saying how the IR after it wants to run
+ * (compiler/mock_amd_code.h), checked against the registers as real code
+ * would find them */
+static int run_mock_code(mock_amd_cp *cp, const mock_amd_dispatch *d)
+{
+    mock_amd_queue *q = cp->q;
+    const amd_arch *a = q->gpu->arch;
+    if (!mock_amd_access(q, d->entry, sizeof(cc_mock_amd_code), false, "fetching the program")) return 1;
+    cc_mock_amd_code h;
+    memcpy(&h, (const void *)(uintptr_t)d->entry, sizeof h);
+    if (memcmp(h.magic, CC_MOCK_AMD_MAGIC, 8))
+        return stop(cp, "%s: COMPUTE_PGM_LO/HI point at 0x%llx, which holds neither mock code nor the machine code of a "
+                    "code object the process loaded (a wrong program address?)", d->via, (unsigned long long)d->entry);
+    uint32_t rsrc2 = reg(cp, AMD_REG_PGM_RSRC2), user = amd_fget(AMD_RSRC2_USER_SGPR, rsrc2);
+    if (h.kernarg_sgpr + 2 > user || h.kernarg_sgpr + 2 > AMD_USER_DATA_COUNT)
+        return stop(cp, "%s: the kernel reads its kernarg pointer from s[%u:%u], but RSRC2.USER_SGPR loads %u user SGPRs",
+                    d->via, h.kernarg_sgpr, h.kernarg_sgpr + 1, user);
+    uint32_t lds = amd_fget(AMD_RSRC2_LDS_SIZE, rsrc2) * AMD_LDS_BLOCK_BYTES;
+    if (lds < h.local_bytes)
+        return stop(cp, "%s: RSRC2.LDS_SIZE allocates %u bytes of LDS; the kernel uses %u", d->via, lds, h.local_bytes);
+    bool w32 = amd_fget(AMD_INIT_CS_W32_EN, d->initiator);
+    if (a->family == AMD_FAMILY_GFX11 ? w32 != !!(h.flags & CC_MOCK_AMD_WAVE32) : w32)
+        return stop(cp, "%s: CS_W32_EN is %d for a wave%d kernel", d->via, w32, h.flags & CC_MOCK_AMD_WAVE32 ? 32 : 64);
+    const uint32_t *ud = &cp->regs[amd_regs[AMD_REG_USER_DATA_0].off[a->family] - AMD_SH_REG_BASE];
+    uint64_t kernargs = ud[h.kernarg_sgpr] | (uint64_t)ud[h.kernarg_sgpr + 1] << 32;
+    mock_fault f;
+    hcq_status s = mock_shader_run_split(q->gpu->g, d->entry + h.ir_offset, kernargs, d->grid, d->block, &d->split, &f);
+    if (s == HCQ_ESTATE) return 1; /* cancelled: the queue is being destroyed */
+    if (s == HCQ_EFAULT) {
+        char what[900];
+        snprintf(what, sizeof what, "%s xcc %u: %s", q->name, cp->xcc, f.what);
+        mock_amd_memory_fault(q->gpu, f.va, strstr(f.what, "read-only") != NULL, what);
+        return 1;
+    }
+    if (s) return stop(cp, "%s: %s", d->via, hcq_error_message());
+    return 0;
+}
+
+int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d)
+{
+    /* the machine code of a code object the process loaded: its host twin */
+    const cc_twin_entry *e = mock_twin_at(cp->q->gpu->g, d->entry);
+    if (e) return mock_amd_run_twin(cp, e, d->grid, d->block, d->initiator, &d->split);
+    return run_mock_code(cp, d);
 }

@@ -2,9 +2,11 @@
  * pointer and the doorbell's write pointer (bytes), packet by packet, and
  * refuses a packet that straddles the ring end (hardware reads past it).
  * Copies move memory after checking both ranges against the GPU's
- * mappings; FENCE writes 32 bits; POLL_REGMEM parks the engine until its
- * condition holds; TIMESTAMP writes the clock; GCR_REQ is checked and
- * otherwise a no-op. */
+ * mappings; FENCE writes 32 bits; TRAP raises the interrupt of its
+ * context (the KFD event of that id); POLL_REGMEM of memory parks the
+ * engine until its condition holds, of a register passes for ALWAYS and
+ * the HDP flush pair and stops the queue otherwise; TIMESTAMP writes the
+ * clock; GCR_REQ is checked and otherwise a no-op. */
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
@@ -68,12 +70,28 @@ static sres run(mock_amd_queue *q, const uint32_t *p)
         atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)addr, p[3], memory_order_release);
         mock_progress();
         return S_DONE;
-    case SDMA_OP_TRAP: return S_DONE; /* no interrupt events are set up */
+    case SDMA_OP_TRAP:
+        /* the interrupt with its context id: the KFD event of that id
+         * (sdma_v4_0.c sdma_v4_0_ring_emit_fence: TRAP after the fence) */
+        mock_amd_interrupt(q->gpu, amd_fget(SDMA_TRAP_CONTEXT, p[1]));
+        return S_DONE;
     case SDMA_OP_POLL_REGMEM: {
-        if (!amd_fget(SDMA_POLL_MEM, p[0]) || amd_fget(SDMA_POLL_HDP_FLUSH, p[0]))
-            return shang(q, "POLL_REGMEM on a register or with HDP flush (the mock polls memory)");
         uint32_t func = amd_fget(SDMA_POLL_FUNC, p[0]);
         if (func > 6) return shang(q, "POLL_REGMEM function %u", func);
+        if (!amd_fget(SDMA_POLL_MEM, p[0])) {
+            /* a register poll: ALWAYS passes without reading it (ROCm's
+             * runtime emits one so); the HDP flush handshake (DW1/DW2 the
+             * DONE/REQ registers' byte offsets, sdma_v4_0.c
+             * sdma_v4_0_ring_emit_hdp_flush) completes at once; the mock has
+             * no other registers */
+            if (func == PM4_FUNC_ALWAYS) return S_DONE;
+            if (amd_fget(SDMA_POLL_HDP_FLUSH, p[0]) && p[1] == a->hdp_flush_done * 4u && p[2] == a->hdp_flush_req * 4u)
+                return S_DONE;
+            return shang(q, "POLL_REGMEM of register 0x%x (function %u%s): the mock models no registers but the HDP "
+                         "flush pair 0x%x/0x%x", p[1] / 4, func, amd_fget(SDMA_POLL_HDP_FLUSH, p[0]) ? ", HDP flush" : "",
+                         a->hdp_flush_req, a->hdp_flush_done);
+        }
+        if (amd_fget(SDMA_POLL_HDP_FLUSH, p[0])) return shang(q, "POLL_REGMEM of memory with HDP flush set");
         addr = p[1] | (uint64_t)p[2] << 32;
         if (addr % 4) return shang(q, "POLL_REGMEM on 0x%llx, not 4-byte aligned", (unsigned long long)addr);
         if (!mock_amd_access(q, addr, 4, false, "POLL_REGMEM")) return S_STOP;

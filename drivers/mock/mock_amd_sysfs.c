@@ -18,28 +18,49 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct sysfs_model {
-    const char *name;
-    mock_sensor_model s;
-    uint16_t revision, subsys_vendor, subsys_device;
-    const char *link_speed; /* current_link_speed as the PCI core prints it */
-    double power_cap_w;
-    uint32_t mclk_mhz;
-    uint8_t metrics_minor;  /* gpu_metrics v1.<minor> */
-    bool edge_sensor, power_average, ras;
-} sysfs_model;
+/* ** the IP-discovery tree amdgpu publishes from the GPU's discovery table
+ * (torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_discovery.c,
+ * amdgpu_discovery_sysfs_init, amdgpu_discovery_sysfs_ips):
+ * ip_discovery/die/<die>/<hw id>/<instance>/ with the attributes hw_id,
+ * num_instance, major, minor, revision, harvest, num_base_addresses and
+ * base_addr; num_ips in each die (its IP entries: one per instance); and
+ * beside each numbered directory a link named as hw_id_names[] names it
+ * (GC -> 11), which is how most clients read it (GC/0/major). Hardware ids
+ * from include/soc15_hw_ip.h; the versions are the chip table's. The mock
+ * serves GC (one instance per XCC), SDMA0, SDMA1, NBIF, HDP, MMHUB and MP1
+ * (those the chip row has a version for). *Model limits*: the kernel's
+ * other blocks are absent; the named links read as directories (readdir's
+ * DT_DIR, where sysfs gives DT_LNK); base_addr is the gfx9 parts' first
+ * segment for every chip (vega20_ip_offset.h's bases). */
+typedef struct ip_block {
+    uint16_t hw_id;
+    const char *name; /* amdgpu_discovery.c hw_id_names[] */
+    amd_ip_version v;
+    uint8_t instances; /* 0: one per XCC */
+    uint32_t base;     /* the first register segment's base (dwords) */
+} ip_block;
+enum { HWID_MP1 = 1, HWID_GC = 11, HWID_MMHUB = 34, HWID_HDP = 41, HWID_SDMA0 = 42, HWID_SDMA1 = 43, HWID_NBIF = 108 };
+#define NIP 7
 
-static const sysfs_model models[] = {
-    {"gfx1100", {38, 74, 17, 345, 30, 2500}, 0xc8, 0x1002, 0x0e3b, "16.0 GT/s PCIe", 355, 1250, 3, true, true, false},
-    {"gfx942", {36, 79, 142, 735, 140, 2100}, 0x00, 0x1002, 0x74a1, "32.0 GT/s PCIe", 750, 1300, 5, false, false, true},
-    {"gfx90a", {34, 71, 43, 292, 800, 1700}, 0x02, 0x1002, 0x0c34, "16.0 GT/s PCIe", 300, 1600, 3, true, true, true},
-};
-
-static const sysfs_model *model_of(const mock_amd_gpu *a)
+/* the blocks the model has (a chip row without a version lacks that block); their count */
+static uint32_t ip_blocks(const mock_amd_gpu *a, ip_block out[NIP])
 {
-    for (size_t i = 0; i < BASE_ARRAY_LEN(models); i++)
-        if (!strcmp(models[i].name, a->model->name)) return &models[i];
-    return &models[0];
+    const amd_chip *c = a->chip;
+    const ip_block all[NIP] = {
+        {HWID_MP1, "MP1", c->ip_mp1, 1, 0x16000},   {HWID_GC, "GC", c->ip_gc, 0, 0x2000},
+        {HWID_MMHUB, "MMHUB", c->ip_mmhub, 1, 0x1A000}, {HWID_HDP, "HDP", c->ip_hdp, 1, 0x0F20},
+        {HWID_SDMA0, "SDMA0", c->ip_sdma, 1, 0x1260}, {HWID_SDMA1, "SDMA1", c->ip_sdma, 1, 0x1860},
+        {HWID_NBIF, "NBIF", c->ip_nbio, 1, 0x0},
+    };
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < NIP; i++)
+        if (all[i].v.major) out[n++] = all[i];
+    return n;
+}
+
+static uint32_t ip_instances(const mock_amd_gpu *a, const ip_block *b)
+{
+    return b->instances ? b->instances : a->model->num_xcc;
 }
 
 #define DRM "/sys/class/drm/renderD"
@@ -47,12 +68,16 @@ static const sysfs_model *model_of(const mock_amd_gpu *a)
 
 /* the GPU whose render node directory path is under, and the rest ("" for
  * the device directory itself) */
+#define DEV_CHAR "/sys/dev/char/226:" /* the render node by its device number (DRM's major, 226) */
 static mock_amd_gpu *gpu_of(const char *path, const char **rest)
 {
-    if (strncmp(path, DRM, strlen(DRM))) return NULL;
+    size_t pre = !strncmp(path, DRM, strlen(DRM)) ? strlen(DRM) : !strncmp(path, DEV_CHAR, strlen(DEV_CHAR))
+                                                                     ? strlen(DEV_CHAR)
+                                                                     : 0;
+    if (!pre) return NULL;
     char *end;
-    unsigned long minor = strtoul(path + strlen(DRM), &end, 10);
-    if (end == path + strlen(DRM)) return NULL;
+    unsigned long minor = strtoul(path + pre, &end, 10);
+    if (end == path + pre) return NULL;
     for (uint32_t i = 0; i < mock_amd_P.ngpus; i++) {
         mock_amd_gpu *a = mock_amd_P.gpus[i];
         if (a->render_minor != minor) continue;
@@ -84,7 +109,7 @@ static int putf(char *buf, size_t size, ssize_t *rc, const char *fmt, ...)
     return put(buf, size, rc, tmp, strlen(tmp));
 }
 
-static int metrics(const mock_amd_gpu *a, const sysfs_model *m, const mock_sensors *s, char *buf, size_t size,
+static int metrics(const mock_amd_gpu *a, const mock_amd_model *m, const mock_sensors *s, char *buf, size_t size,
                    ssize_t *rc)
 {
     uint8_t table[sizeof(amd_metrics_v1_5)];
@@ -145,10 +170,102 @@ static int dpm(char *buf, size_t size, ssize_t *rc, const uint32_t *levels, int 
     return put(buf, size, rc, tmp, strlen(tmp));
 }
 
+#define IPD "ip_discovery"
+/* The ip_discovery path p (after device/): 1 with a file's text in buf, or
+ * *rc -EISDIR for a directory (names listed through fn when fn is set), or
+ * -ENOENT. */
+static int ip_discovery(const mock_amd_gpu *a, const char *p, char *buf, size_t size, ssize_t *rc,
+                        void (*fn)(void *, const char *), void *arg)
+{
+    ip_block ip[NIP];
+    uint32_t nip = ip_blocks(a, ip);
+    char name[32];
+    *rc = -ENOENT;
+    if (!strcmp(p, IPD)) {
+        if (fn) fn(arg, "die");
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(p, IPD "/die")) {
+        if (fn) fn(arg, "0");
+        return *rc = -EISDIR, 1;
+    }
+    if (strncmp(p, IPD "/die/0", strlen(IPD "/die/0"))) return 1;
+    p += strlen(IPD "/die/0");
+    if (!*p) {
+        if (fn) {
+            fn(arg, "num_ips");
+            for (uint32_t i = 0; i < nip; i++) {
+                snprintf(name, sizeof name, "%u", ip[i].hw_id);
+                fn(arg, name);
+                fn(arg, ip[i].name);
+            }
+        }
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(p, "/num_ips")) {
+        uint32_t entries = 0;
+        for (uint32_t i = 0; i < nip; i++) entries += ip_instances(a, &ip[i]);
+        return putf(buf, size, rc, "%u\n", entries);
+    }
+    /* the block by its number or its link's name */
+    const ip_block *b = NULL;
+    const char *end = p + 1 + strcspn(p + 1, "/");
+    for (uint32_t i = 0; i < nip && !b && end != p + 1; i++) {
+        snprintf(name, sizeof name, "%u", ip[i].hw_id);
+        size_t len = (size_t)(end - (p + 1));
+        if ((strlen(name) == len && !strncmp(p + 1, name, len)) ||
+            (strlen(ip[i].name) == len && !strncmp(p + 1, ip[i].name, len)))
+            b = &ip[i];
+    }
+    if (!b) return 1;
+    if (!*end) {
+        for (uint32_t i = 0; fn && i < ip_instances(a, b); i++) {
+            snprintf(name, sizeof name, "%u", i);
+            fn(arg, name);
+        }
+        return *rc = -EISDIR, 1;
+    }
+    const char *q = end;
+    char *iend;
+    unsigned long inst = strtoul(q + 1, &iend, 10);
+    if (*q != '/' || iend == q + 1 || inst >= ip_instances(a, b)) return 1;
+    static const char *const attrs[] = {"hw_id", "num_instance", "major", "minor", "revision", "harvest",
+                                        "num_base_addresses", "base_addr"};
+    if (!*iend) {
+        for (size_t i = 0; fn && i < BASE_ARRAY_LEN(attrs); i++) fn(arg, attrs[i]);
+        return *rc = -EISDIR, 1;
+    }
+    const char *f = iend + 1;
+    if (*iend != '/') return 1;
+    /* the formats of amdgpu_discovery.c's show functions */
+    if (!strcmp(f, "hw_id")) return putf(buf, size, rc, "%u\n", b->hw_id);
+    if (!strcmp(f, "num_instance")) return putf(buf, size, rc, "%lu\n", inst);
+    if (!strcmp(f, "major")) return putf(buf, size, rc, "%u\n", b->v.major);
+    if (!strcmp(f, "minor")) return putf(buf, size, rc, "%u\n", b->v.minor);
+    if (!strcmp(f, "revision")) return putf(buf, size, rc, "%u\n", b->v.revision);
+    if (!strcmp(f, "harvest")) return putf(buf, size, rc, "0x%01X\n", 0u);
+    if (!strcmp(f, "num_base_addresses")) return putf(buf, size, rc, "1\n");
+    if (!strcmp(f, "base_addr")) return putf(buf, size, rc, "0x%08X\n", b->base + (uint32_t)inst * 0x10000u);
+    return 1;
+}
+
+/* the device directory's own entries (what device_file serves) */
+static const char *const device_entries[] = {
+    "vendor", "device", "revision", "subsystem_vendor", "subsystem_device", "current_link_speed",
+    "current_link_width", "unique_id", "gpu_busy_percent", "mem_busy_percent", "mem_info_vram_total",
+    "mem_info_vram_used", "gpu_metrics", "pp_dpm_sclk", "pp_dpm_mclk", "hwmon", "drm", IPD};
+
 static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, ssize_t *rc)
 {
-    const sysfs_model *m = model_of(a);
-    mock_sensors s = mock_gpu_sensors(a->g, &m->s);
+    if (!strncmp(f, IPD, strlen(IPD)) && (!f[strlen(IPD)] || f[strlen(IPD)] == '/'))
+        return ip_discovery(a, f, buf, size, rc, NULL, NULL);
+    if (!strcmp(f, "hwmon") || !strcmp(f, "drm") || (!strcmp(f, "ras") && a->model->ras)) return *rc = -EISDIR, 1;
+    char hwdir[32];
+    snprintf(hwdir, sizeof hwdir, "hwmon/hwmon%u", 2 + a->index);
+    if (!strcmp(f, hwdir)) return *rc = -EISDIR, 1;
+
+    const mock_amd_model *m = a->model;
+    mock_sensors s = mock_gpu_sensors(a->g, &m->sensors);
     char hw[32];
     snprintf(hw, sizeof hw, "hwmon/hwmon%u/", 2 + a->index);
     if (!strncmp(f, hw, strlen(hw))) {
@@ -181,7 +298,7 @@ static int device_file(mock_amd_gpu *a, const char *f, char *buf, size_t size, s
         return putf(buf, size, rc, "%llu\n", (unsigned long long)atomic_load(&a->g->vram_used));
     if (!strcmp(f, "gpu_metrics")) return metrics(a, m, &s, buf, size, rc);
     if (!strcmp(f, "pp_dpm_sclk")) {
-        uint32_t lv[3] = {(uint32_t)m->s.idle_mhz, (uint32_t)(m->s.boost_mhz * 0.7), (uint32_t)m->s.boost_mhz};
+        uint32_t lv[3] = {(uint32_t)m->sensors.idle_mhz, (uint32_t)(m->sensors.boost_mhz * 0.7), (uint32_t)m->sensors.boost_mhz};
         return dpm(buf, size, rc, lv, 3, s.clock_mhz);
     }
     if (!strcmp(f, "pp_dpm_mclk")) {
@@ -218,8 +335,30 @@ static const char *own_proc(const char *path, bool *is_dir)
     return *end == '/' ? end + 1 : end;
 }
 
+/* /sys/module/amdgpu: the loaded module as the kernel's module sysfs
+ * shows it (libkmod reads initstate, refcnt and holders/) */
+#define MODULE "/sys/module/amdgpu"
+static int module_file(const char *path, char *buf, size_t size, ssize_t *rc, void (*fn)(void *, const char *),
+                       void *arg)
+{
+    if (!strcmp(path, MODULE)) {
+        if (fn) {
+            fn(arg, "initstate");
+            fn(arg, "refcnt");
+            fn(arg, "holders");
+        }
+        return *rc = -EISDIR, 1;
+    }
+    if (!strcmp(path, MODULE "/holders")) return *rc = -EISDIR, 1;
+    if (!strcmp(path, MODULE "/initstate")) return putf(buf, size, rc, "live\n");
+    if (!strcmp(path, MODULE "/refcnt")) return putf(buf, size, rc, "0\n");
+    return *rc = -ENOENT, 1;
+}
+
 int mock_amd_sysfs_read(const char *path, char *buf, size_t size, ssize_t *rc)
 {
+    if (!strncmp(path, MODULE, strlen(MODULE)) && (!path[strlen(MODULE)] || path[strlen(MODULE)] == '/'))
+        return module_file(path, buf, size, rc, NULL, NULL);
     const char *rest = NULL;
     mock_amd_gpu *a = gpu_of(path, &rest);
     if (a) return rest && *rest ? device_file(a, rest, buf, size, rc) : (*rc = rest ? -EISDIR : -ENOENT, 1);
@@ -232,16 +371,52 @@ int mock_amd_sysfs_read(const char *path, char *buf, size_t size, ssize_t *rc)
 
 int mock_amd_sysfs_list(const char *path, void (*fn)(void *, const char *), void *arg, int *rc)
 {
+    if (!strncmp(path, MODULE, strlen(MODULE)) && (!path[strlen(MODULE)] || path[strlen(MODULE)] == '/')) {
+        char tmp[64];
+        ssize_t r = 0;
+        module_file(path, tmp, sizeof tmp, &r, fn, arg);
+        return *rc = r == -EISDIR ? 0 : r >= 0 ? -ENOTDIR : (int)r, 1;
+    }
     const char *rest = NULL;
     mock_amd_gpu *a = gpu_of(path, &rest);
     if (a) {
         char name[32];
+        if (rest && !*rest) {
+            for (size_t i = 0; fn && i < BASE_ARRAY_LEN(device_entries); i++) fn(arg, device_entries[i]);
+            if (fn && a->model->ras) fn(arg, "ras");
+            return *rc = 0, 1;
+        }
+        if (rest && !strncmp(rest, IPD, strlen(IPD))) {
+            char tmp[64];
+            ssize_t r = 0;
+            ip_discovery(a, rest, tmp, sizeof tmp, &r, fn, arg);
+            return *rc = r == -EISDIR ? 0 : r >= 0 ? -ENOTDIR : (int)r, 1;
+        }
+        snprintf(name, sizeof name, "hwmon/hwmon%u", 2 + a->index);
+        if (rest && !strcmp(rest, name)) {
+            static const char *const hw[] = {"name", "temp1_input", "temp2_input", "temp3_input", "power1_average",
+                                             "power1_input", "power1_cap", "freq1_input", "freq2_input"};
+            char probe[64], path2[160];
+            for (size_t i = 0; fn && i < BASE_ARRAY_LEN(hw); i++) {
+                ssize_t r = 0;
+                snprintf(path2, sizeof path2, "%s/%s", name, hw[i]);
+                device_file(a, path2, probe, sizeof probe, &r);
+                if (r >= 0) fn(arg, hw[i]);
+            }
+            return *rc = 0, 1;
+        }
+        if (rest && !strcmp(rest, "drm")) {
+            /* the device's DRM nodes (libdrm's drmNodeIsDRM looks for this directory) */
+            snprintf(name, sizeof name, "renderD%u", a->render_minor);
+            if (fn) fn(arg, name);
+            return *rc = 0, 1;
+        }
         if (rest && !strcmp(rest, "hwmon")) {
             snprintf(name, sizeof name, "hwmon%u", 2 + a->index);
             if (fn) fn(arg, name);
             return *rc = 0, 1;
         }
-        if (rest && !strcmp(rest, "ras") && model_of(a)->ras) {
+        if (rest && !strcmp(rest, "ras") && a->model->ras) {
             if (fn) fn(arg, "umc_err_count");
             return *rc = 0, 1;
         }

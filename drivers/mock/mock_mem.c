@@ -86,6 +86,30 @@ mock_bo *mock_bo_new(mock_gpu *gpu, uint64_t size, int *err)
     return bo;
 }
 
+mock_bo *mock_bo_adopt(uint64_t host, uint64_t size, int *err)
+{
+    if (host % 4096 || size % 4096 || !size) {
+        *err = EINVAL;
+        return NULL;
+    }
+    mock_bo *bo = mock_bo_new(NULL, size, err);
+    if (!bo) return NULL;
+    /* pwrite reads the pages through the kernel: EFAULT where they are not
+     * readable, as pinning them would fail */
+    ssize_t n = pwrite(bo->memfd, (const void *)(uintptr_t)host, size, 0);
+    if (n != (ssize_t)size) {
+        *err = n < 0 ? errno : EFAULT;
+        mock_bo_unref(bo);
+        return NULL;
+    }
+    if (!sys_libc()->mmap(NULL, (void *)(uintptr_t)host, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                          bo->memfd, 0, err)) {
+        mock_bo_unref(bo);
+        return NULL;
+    }
+    return bo;
+}
+
 void mock_bo_ref(mock_bo *bo) { atomic_fetch_add(&bo->refs, 1); }
 
 void mock_bo_unref(mock_bo *bo)

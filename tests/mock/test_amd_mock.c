@@ -279,6 +279,7 @@ Test(amd_mock, hung_copy_engine_times_out_naming_positions)
 {
     setenv("HCQ_TIMEOUT_MS", "300", 1);
     use_mock("amd=gfx1100,hang=amd0.sdma");
+    amd_proc_set_selftest(false); /* its copy would fail the open: this test is about a later copy's timeout */
     hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
     uint32_t v = 7;
     hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_DEVICE));
@@ -613,4 +614,66 @@ Test(amd_mock, the_topology_scan_reads_64_gpu_nodes)
     cr_assert_eq(nodes[63].gpu_id, 1064);
     free(nodes);
     sys_set(sys_libc());
+}
+
+/* ** where the drivers' sources do not settle what the hardware does, the
+ * mock warns once, naming the doubt, and goes on: an HDP flush asking
+ * every client's bit and waiting for all of them with >= (tinygrad's
+ * form), and ACQUIRE_MEM with COHER_SIZE_HI 0xffffffff (the kernel driver
+ * writes 0xffffff). Each runs twice on a PM4 queue; the signal after it
+ * arrives both times and the warning is printed once. */
+static void doubt_passes(const char *spec, void (*emit)(const amd_arch *a, drv_rec *r), const char *warning)
+{
+    setenv("HCQ_DEBUG", "1", 1); /* hcq's own driver under HCQ_MOCK=1 hears doubts at level 1 */
+    t_stderr c = t_stderr_begin(); /* the self-test at open runs a barrier already */
+    use_mock(spec);
+    amd_proc_set_compute_queue(AMD_QUEUE_PM4);
+    hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
+    const amd_arch *a = amd_of(d)->arch;
+    hcq_signal *s = T_NONNULL(hcq_signal_create(d, 0));
+    for (uint64_t i = 1; i <= 2; i++) {
+        drv_rec raw;
+        drv_rec_init(&raw, d, HCQ_QUEUE_COMPUTE);
+        emit(a, &raw);
+        pm4_release_mem(&raw, pm4_release_event(a->release_flush), pm4_release_data(PM4_DATA_64, 0),
+                        HCQ_IMM(hcq_signal_va(s)), 0, HCQ_IMM(i), 0);
+        T_OK(amd_submit(d, &raw));
+        drv_rec_fini(&raw);
+        T_OK(hcq_signal_wait(s, i, 5000000000ull));
+    }
+    static char text[1 << 16];
+    t_stderr_end(c, text, sizeof text);
+    const char *w = strstr(text, warning);
+    cr_assert(w, "%s: no warning `%s`: %s", spec, warning, text);
+    cr_assert_null(strstr(w + 1, warning), "%s: warned twice: %s", spec, text);
+    cr_assert_null(strstr(text, "would hang"), "%s", text);
+    hcq_signal_destroy(s);
+    T_OK(hcq_device_close(d));
+    amd_proc_set_compute_queue(-1);
+}
+static void hdp_all_bits(const amd_arch *a, drv_rec *r)
+{
+    pm4_wait_reg_write(r, PM4_FUNC_GE, a->hdp_flush_req, a->hdp_flush_done, 0xffffffffu, 0xffffffffu, 4);
+}
+static void acquire_size_hi_all_ones(const amd_arch *a, drv_rec *r)
+{
+    uint32_t n = r->ndw;
+    pm4_acquire_mem(r, a, a->acquire_full);
+    r->dw[n + 3] = 0xffffffffu; /* COHER_SIZE_HI */
+}
+Test(amd_mock, hdp_flush_of_every_bit_warns_once_and_proceeds_gfx1100)
+{
+    doubt_passes("amd=gfx1100", hdp_all_bits, "waits for (DONE & 0xffffffff) >= 0xffffffff");
+}
+Test(amd_mock, hdp_flush_of_every_bit_warns_once_and_proceeds_gfx942)
+{
+    doubt_passes("amd=gfx942", hdp_all_bits, "waits for (DONE & 0xffffffff) >= 0xffffffff");
+}
+Test(amd_mock, acquire_mem_size_hi_all_ones_warns_once_and_proceeds_gfx90a)
+{
+    doubt_passes("amd=gfx90a", acquire_size_hi_all_ones, "ACQUIRE_MEM with COHER_SIZE_HI 0xffffffff");
+}
+Test(amd_mock, acquire_mem_size_hi_all_ones_warns_once_and_proceeds_gfx1100)
+{
+    doubt_passes("amd=gfx1100", acquire_size_hi_all_ones, "ACQUIRE_MEM with COHER_SIZE_HI 0xffffffff");
 }

@@ -76,6 +76,11 @@ typedef enum { R1, R2, INIT } which_reg;
 static void refused(const char *gfx, hcq_kernel *k, which_reg w, amd_field f, uint32_t v, const char *want1,
                     const char *want2)
 {
+    /* the registers poked are those the PM4 dispatch sets (an AQL
+     * kernel-dispatch packet's come from the kernel descriptor) */
+    amd_paths pm4 = AMD_PATHS_PROVEN;
+    pm4.dispatch_pm4 = true;
+    amd_proc_set_paths(&pm4);
     hcq_device *d = open_amd(gfx);
     hcq_program *p = t_load(d, k);
     amd_prog *ap = p->priv;

@@ -229,7 +229,9 @@ static char *decode(const char *format, uint32_t arch, const uint32_t *dw, uint3
 Test(amd_pm4, streams_decode_by_name)
 {
     hcq_status st;
-    T_OK(amd_enc_wait(gfx1100(), &r, HCQ_IMM(0x2000), HCQ_IMM(5)));
+    amd_paths p64 = AMD_PATHS_PROVEN; /* the alternative: one WAIT_REG_MEM64 */
+    p64.wait64 = true;
+    T_OK(amd_enc_wait_with(gfx1100(), &p64, &r, HCQ_IMM(0x2000), HCQ_IMM(5)));
     pm4_set_sh_reg(&r, amd_reg_off(gfx942(), AMD_REG_PGM_RSRC3), (uint32_t[]){7}, 1);
     char *t = decode("amd-pm4", 90402, r.dw, r.ndw, &st);
     T_OK(st);
