@@ -477,38 +477,6 @@ static int mock_stat(const char *path, struct stat *st)
     return 1;
 }
 
-/* fstat of an emulated device file: the device's numbers, as stat of its
- * path gives (libdrm tells a render node by them); its memfd's name holds
- * the path */
-static int mock_fstat(int fd, struct stat *st)
-{
-    if (fd < 0 || !mock_fd_is_mock(fd)) return 0;
-    char link[64], target[4096];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, target, sizeof target - 1);
-    if (n <= 0) return 0;
-    target[n] = 0;
-    const char *p = strstr(target, "hcq-mock:");
-    if (!p) return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s", p + 9);
-    char *sp = strstr(path, " (deleted)");
-    if (sp) *sp = 0;
-    return mock_stat(path, st);
-}
-
-static int (*real_fstat)(int, struct stat *);
-
-EXPORT int fstat(int fd, struct stat *st)
-{
-    ready();
-    int r = mock_fstat(fd, st);
-    if (r) return r < 0 ? -1 : 0;
-    if (!real_fstat) REAL(real_fstat, "fstat");
-    return real_fstat(fd, st);
-}
-EXPORT int fstat64(int fd, struct stat64 *st) { return fstat(fd, (struct stat *)st); }
-
 EXPORT int stat(const char *path, struct stat *st)
 {
     ready();
@@ -564,7 +532,7 @@ EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
     ready();
     char buf[4096];
-    const char *p = path && path[0] ? mock_path_at(dirfd, path, buf, sizeof buf) : NULL;
+    const char *p = !fd_itself(path, AT_EMPTY_PATH) ? mock_path_at(dirfd, path, buf, sizeof buf) : NULL;
     int r = p ? mock_stat(p, st) : 0;
     if (!r && !p && fd_itself(path, flags)) r = mock_fstat(dirfd, st);
     return r ? (r < 0 ? -1 : 0) : real_fstatat(dirfd, path, st, flags);
@@ -579,7 +547,7 @@ EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct s
     ready();
     struct stat st;
     char pbuf[4096];
-    const char *p = path && path[0] ? mock_path_at(dirfd, path, pbuf, sizeof pbuf) : NULL;
+    const char *p = !fd_itself(path, AT_EMPTY_PATH) ? mock_path_at(dirfd, path, pbuf, sizeof pbuf) : NULL;
     int r = p ? mock_stat(p, &st) : 0;
     if (!r && !p && fd_itself(path, flags)) r = mock_fstat(dirfd, &st);
     if (!r) return real_statx ? real_statx(dirfd, path, flags, mask, buf) : (errno = ENOSYS, -1);

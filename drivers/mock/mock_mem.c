@@ -94,16 +94,22 @@ mock_bo *mock_bo_adopt(uint64_t host, uint64_t size, int *err)
     }
     mock_bo *bo = mock_bo_new(NULL, size, err);
     if (!bo) return NULL;
-    /* pwrite reads the pages through the kernel: EFAULT where they are not
-     * readable, as pinning them would fail */
-    ssize_t n = pwrite(bo->memfd, (const void *)(uintptr_t)host, size, 0);
-    if (n != (ssize_t)size) {
-        *err = n < 0 ? errno : EFAULT;
+    /* the pages are read as the kernel reads a user's (EFAULT where they
+     * are not readable, as pinning them would fail), into a view of the
+     * new pages, which then take the program's address */
+    void *view = mock_bo_map(bo, NULL, 0, size, PROT_READ | PROT_WRITE, err);
+    if (!view) {
         mock_bo_unref(bo);
         return NULL;
     }
-    if (!sys_libc()->mmap(NULL, (void *)(uintptr_t)host, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                          bo->memfd, 0, err)) {
+    bool readable = mock_copy_from_user(view, (const void *)(uintptr_t)host, size);
+    sys_libc()->munmap(NULL, view, size);
+    if (!readable) {
+        *err = EFAULT;
+        mock_bo_unref(bo);
+        return NULL;
+    }
+    if (!mock_bo_map(bo, (void *)(uintptr_t)host, 0, size, PROT_READ | PROT_WRITE, err)) {
         mock_bo_unref(bo);
         return NULL;
     }

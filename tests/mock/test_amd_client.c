@@ -232,7 +232,7 @@ static void kernel_dispatch(const char *spec, const char *target)
     T_OK(hcq_compile(k, target, &bin));
     hcq_kernel_destroy(k);
     amd_co co;
-    T_OK(amd_co_parse(bin->data, bin->size, &co));
+    T_OK(amd_co_parse(bin->data, bin->size, NULL, &co));
     uint64_t code = kc_alloc(&c, co.image_size, KFD_ALLOC_VRAM | KFD_ALLOC_PUBLIC, true);
     amd_co_place(bin->data, bin->size, (uint8_t *)(uintptr_t)code, code, co.image_size);
     /* grid 64 x 2 x 1 work-items in work-groups of 32: marks 128 words */
