@@ -31,6 +31,7 @@ typedef struct base_env {
     int cache_only;          /* HCQ_CACHE_ONLY: a kernel missing from the cache is an error, never compiled */
     const char *clang;       /* HCQ_CLANG */
     const char *ptxas;       /* HCQ_PTXAS */
+    const char *nvdisasm;    /* HCQ_NVDISASM: the SASS decoder of the mock's executor (compiler/sass.h) */
     uint64_t timeout_ns;     /* HCQ_TIMEOUT_MS */
     uint64_t compile_timeout_ns; /* HCQ_COMPILE_TIMEOUT_S (default BASE_DEFAULT_COMPILE_TIMEOUT_S) */
     const char *mock_dump;   /* HCQ_MOCK_DUMP */

@@ -83,6 +83,7 @@ static void env_read(void)
     e.cache_only = (int)env_num("HCQ_CACHE_ONLY", 0, 0, 1, "0 or 1");
     e.clang = env_str("HCQ_CLANG");
     e.ptxas = env_str("HCQ_PTXAS");
+    e.nvdisasm = env_str("HCQ_NVDISASM");
     /* 0 (or unset): the default; at most a day */
     uint64_t ms = env_num("HCQ_TIMEOUT_MS", 0, 0, 86400000, "milliseconds");
     e.timeout_ns = ms ? ms * 1000000ull : HCQ_DEFAULT_TIMEOUT_NS;

@@ -19,6 +19,7 @@
 #include "base/base.h"
 #include "compiler/elf.h"
 #include "compiler/ir.h"
+#include "compiler/sass.h"
 #include "compiler/twin.h"
 
 #include <stdlib.h>
@@ -414,6 +415,15 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     /* the device address first: relocations need it */
     s = nv_mem_alloc(dev, c->image_bytes, DRV_MEM_DEVICE | DRV_MEM_CODE, &np->image);
     if (!s) s = nv_cubin_relocate(c, np->image.va, id);
+    /* the mock's executor runs the SASS as it lies in memory: decoded now
+     * (once per code blob; an error here rather than at the launch), and
+     * the cubin registered so the launch is checked against it */
+    if (!s && dev->props.is_mock && dev->mock_shader == DRV_SHADER_ISA && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK) {
+        const sass_prog *sp;
+        s = sass_decode(c->image + c->sec_off[c->text_index], c->text_bytes, c->sm, c->name, &sp);
+        if (!s) s = cc_twin_register(bin, size);
+        if (s) base_err_prefix(s, "%s: kernel `%s` for the mock's SASS executor", id, c->name);
+    }
     if (!s) s = upload(dev, c->image, c->image_bytes, &np->image);
     if (s) return s;
     np->code_va = np->image.va + c->sec_off[c->text_index];
