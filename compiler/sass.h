@@ -20,6 +20,7 @@
 #ifndef HCQ_COMPILER_SASS_H
 #define HCQ_COMPILER_SASS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,8 +144,13 @@ typedef struct sass_prog {
     char *strings;          /* each instruction's text, NUL-ended */
     uint32_t strings_size;
     uint8_t sha[32];        /* of the code bytes */
-    const uint8_t *code;    /* the code bytes (the table's copy; not serialized) */
+    /* not serialized: */
+    const uint8_t *code;    /* the code bytes (the table's copy) */
     size_t code_size;
+    const void *binary;     /* the cubin the code was loaded from, if a loader said (sass_attach) */
+    size_t binary_size;
+    char kernel[64];        /* its kernel's name there */
+    void *_Atomic mock_info; /* the mock's parse of that kernel, made on first use, kept */
 } sass_prog;
 
 /* The program as nvdisasm's raw-mode text `text` says (one line per
@@ -165,6 +171,10 @@ hcq_status sass_decode(const void *code, size_t size, uint32_t sm, const char *k
  * itself at or after every branch and call target seen before it (ptxas
  * ends each function so, then pads with NOPs); *size_out gets the length. */
 hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const sass_prog **out, size_t *size_out);
+/* Records the cubin (copied) and the kernel of it that p's code was loaded
+ * from, so the mock can check a launch against the cubin as the SM would;
+ * the first loader's wins. */
+hcq_status sass_attach(const sass_prog *p, const void *binary, size_t size, const char *kernel);
 /* Serialized form (the cache's): round-trips exactly. */
 hcq_status sass_serialize(const sass_prog *p, void **out, size_t *size);
 hcq_status sass_deserialize(const void *data, size_t size, sass_prog **out);

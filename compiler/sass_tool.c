@@ -132,6 +132,10 @@ hcq_status sass_deserialize(const void *data, size_t size, sass_prog **out)
     /* what the executor trusts: in range, or refused here */
     p->code = NULL;
     p->code_size = 0;
+    p->binary = NULL;
+    p->binary_size = 0;
+    p->kernel[0] = 0;
+    atomic_init(&p->mock_info, NULL);
     for (uint32_t i = 0; i < p->ninsns; i++) {
         const sass_insn *in = &p->insns[i];
         bool ok = in->op < SASS_OP_COUNT && in->nops <= SASS_MAX_OPNDS && in->text < p->strings_size &&
@@ -348,4 +352,26 @@ hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const
         return sass_decode(code, *size_out, sm, "(at the program address)", out);
     }
     return base_err(HCQ_EFORMAT, "the code at the program address is not sm_%u SASS", sm);
+}
+
+hcq_status sass_attach(const sass_prog *p, const void *binary, size_t size, const char *kernel)
+{
+    sass_prog *m = (sass_prog *)p; /* the table's: its fields are written under the table's lock */
+    pthread_mutex_lock(&table_lock);
+    bool have = m->binary != NULL;
+    pthread_mutex_unlock(&table_lock);
+    if (have) return HCQ_OK;
+    void *copy = malloc(size ? size : 1);
+    if (!copy) return base_err(HCQ_ENOMEM, "kernel `%s`: out of memory keeping its cubin", kernel);
+    memcpy(copy, binary, size);
+    pthread_mutex_lock(&table_lock);
+    if (!m->binary) {
+        m->binary_size = size;
+        snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
+        m->binary = copy;
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&table_lock);
+    free(copy);
+    return HCQ_OK;
 }

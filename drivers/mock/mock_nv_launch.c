@@ -37,13 +37,15 @@ typedef struct kinfo {
     char name[64];
 } kinfo;
 
-static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
+/* the kernel `kernel` (NULL: the only one) of a cubin, parsed once and
+ * kept in *slot */
+static const kinfo *info_of_cubin(const void *bin, size_t size, const char *kernel, void *_Atomic *slot, char *err,
+                                  size_t err_size)
 {
-    cc_twin_entry *me = (cc_twin_entry *)e;
-    kinfo *ki = atomic_load(&me->mock_info);
+    kinfo *ki = atomic_load(slot);
     if (ki) return ki;
     nv_cubin c;
-    if (nv_cubin_parse(e->binary, e->binary_size, "mock", NULL, &c)) {
+    if (nv_cubin_parse(bin, size, "mock", kernel, &c)) {
         snprintf(err, err_size, "%s", hcq_error_message());
         return NULL;
     }
@@ -58,11 +60,16 @@ static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
     snprintf(ki->name, sizeof ki->name, "%s", c.name);
     nv_cubin_free(&c);
     void *expected = NULL;
-    if (!atomic_compare_exchange_strong(&me->mock_info, &expected, ki)) {
+    if (!atomic_compare_exchange_strong(slot, &expected, ki)) {
         free(ki);
         ki = expected;
     }
     return ki;
+}
+
+static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
+{
+    return info_of_cubin(e->binary, e->binary_size, NULL, &((cc_twin_entry *)e)->mock_info, err, err_size);
 }
 
 #define Q(f) ((uint32_t)nv_qmd_get(q, ver, NV_QMD_##f, 0))
@@ -216,7 +223,7 @@ static int bank_copy(mnv_chan *c, uint64_t va, uint64_t size, unsigned bank, con
     return 0;
 }
 
-static int run_sass(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int ver, const uint32_t *regs,
+static int run_sass(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs,
                     uint64_t prog, uint64_t cb0, uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
 {
     mnv_gpu *g = mnv_chan_gpu(c);
@@ -234,9 +241,13 @@ static int run_sass(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
     if (sass_decode_extent((const void *)(uintptr_t)prog, hi - prog, sm, &p, &code_size))
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction at 0x%llx: %s", (unsigned long long)prog,
                               hcq_error_message());
+    /* the cubin the loader had, else what the code itself says */
     kinfo derived;
-    const kinfo *ki = e ? info_of(e, err, sizeof err) : NULL;
-    if (e && !ki) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the cubin of the code at a launch: %s", err);
+    const kinfo *ki = NULL;
+    if (p->binary) {
+        ki = info_of_cubin(p->binary, p->binary_size, p->kernel, &((sass_prog *)p)->mock_info, err, sizeof err);
+        if (!ki) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the cubin of the code at a launch: %s", err);
+    }
     if (!ki) {
         info_of_sass(p, sm, prog, &derived);
         ki = &derived;
@@ -304,9 +315,9 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
                    uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
 {
     mnv_gpu *g = mnv_chan_gpu(c);
-    const cc_twin_entry *e = mock_twin_at(g->g, prog);
     if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA && !code_is_ir(g, prog))
-        return run_sass(c, e, q, ver, regs, prog, cb0, cb0_size, grid, block);
+        return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
+    const cc_twin_entry *e = mock_twin_at(g->g, prog);
     if (e) return run_twin(c, e, q, ver, regs, cb0, cb0_size, grid, block);
     if (cb0_size < g->m->param_base)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "constant bank 0 is %llu bytes, below the parameter base 0x%x",

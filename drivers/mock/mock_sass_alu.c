@@ -316,22 +316,23 @@ static int lea(msass_op *o)
     return 0;
 }
 
+/* LOP3.LUT [Pd,] d, a, b, c, lut, Pin: the predicate output comes first */
 static int lop3(msass_op *o)
 {
     const sass_insn *in = o->in;
-    unsigned s = after_preds(in, 1), nout = s - 1;
+    unsigned dk = is_pred(&in->o[0]) ? 1 : 0, s = dk + 1, nout = dk;
     if (in->nops < s + 4) return -1;
     const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1), *c = msass_src(o, s + 2, 2);
     uint32_t lut = (uint32_t)in->o[s + 3].imm & 0xff;
     uint32_t na = in->o[s].flags & SASS_F_NOT ? ~0u : 0, nb = in->o[s + 1].flags & SASS_F_NOT ? ~0u : 0,
              nc = in->o[s + 2].flags & SASS_F_NOT ? ~0u : 0;
-    uint32_t *d = msass_dst(o, 0), nz = 0;
+    uint32_t *d = msass_dst(o, dk), nz = 0;
     LANES(o, i) {
         uint32_t r = lut3(lut, a[i] ^ na, b[i] ^ nb, c[i] ^ nc);
         d[i] = r;
         nz |= (uint32_t)(r != 0) << i;
     }
-    if (nout >= 1) msass_pred_set(o, 1, nz);
+    if (nout) msass_pred_set(o, 0, nz);
     return 0;
 }
 

@@ -402,6 +402,16 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
         }
     }
     for (uint32_t m = active; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc + 1;
+#ifdef MSASS_TRACE /* a developer's trace of warp 0 (make CPPFLAGS=-DMSASS_TRACE) */
+    if (w->warp_id == 0) {
+        fprintf(stderr, "%04x act %08x exec %08x %-40s", pc * 16, active, exec, l->p->strings + in->text);
+        if (in->nops && in->o[0].kind == SASS_K_R && in->o[0].reg != 255)
+            fprintf(stderr, " -> %08x %08x %08x", w->r[in->o[0].reg * 32], w->r[in->o[0].reg * 32 + 1], w->r[in->o[0].reg * 32 + 2]);
+        if (in->nops > 1 && in->o[1].kind == SASS_K_R && in->o[1].reg != 255)
+            fprintf(stderr, " | %08x %08x %08x", w->r[in->o[1].reg * 32], w->r[in->o[1].reg * 32 + 1], w->r[in->o[1].reg * 32 + 2]);
+        fprintf(stderr, "\n");
+    }
+#endif
     return 0;
 }
 

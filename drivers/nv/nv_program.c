@@ -421,7 +421,7 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     if (!s && dev->props.is_mock && dev->mock_shader == DRV_SHADER_ISA && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK) {
         const sass_prog *sp;
         s = sass_decode(c->image + c->sec_off[c->text_index], c->text_bytes, c->sm, c->name, &sp);
-        if (!s) s = cc_twin_register(bin, size);
+        if (!s) s = sass_attach(sp, bin, size, c->name);
         if (s) base_err_prefix(s, "%s: kernel `%s` for the mock's SASS executor", id, c->name);
     }
     if (!s) s = upload(dev, c->image, c->image_bytes, &np->image);
