@@ -67,7 +67,7 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
 #endif
 /* what decides a twin besides its source (part of its cache keys) */
 #define CC_TWIN_FLAGS                                                                                         \
-    "host twin v1 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
+    "host twin v2 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
     "-fno-math-errno -lm"
 
 /* ** loaded twins */

@@ -57,7 +57,7 @@
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
  *   watchdog_ms=N       a kernel the machine-code executor runs ends with the
- *                       channel watchdog's error after N ms (default 10000;
+ *                       channel watchdog's error after N ms (default 30000;
  *                       0: never)
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed

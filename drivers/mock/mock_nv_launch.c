@@ -187,7 +187,7 @@ static int run_twin(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
 }
 
 /* ** the SASS executor (HCQ_MOCK_SHADER=isa) */
-#define WATCHDOG_DEFAULT_MS 10000u
+#define WATCHDOG_DEFAULT_MS 30000u
 
 /* what check() needs, from the decoded SASS where no cubin is known (a
  * program that uploaded its own code): the registers and barriers it

@@ -65,6 +65,10 @@ typedef struct msass_fault {
  * instruction's address and text, the kernel, the thread and block). */
 int msass_run(const msass_launch *l, msass_fault *f);
 
+/* Instructions the executor has run in this process: warp-wide issues
+ * and thread instructions (active lanes summed); for bench/bench_sass. */
+void mock_sass_counters(uint64_t *warp_insns, uint64_t *thread_insns);
+
 /* ** shared by the executor's files */
 #define MSASS_RZ_ROW 0xffffffffu
 typedef struct msass_warp {
@@ -98,6 +102,7 @@ typedef struct msass_worker {
         bool writable;
     } *ranges;
     uint64_t executed;         /* instructions run (warp-wide) */
+    uint64_t lanes;            /* thread instructions: active lanes summed */
     uint64_t clock;            /* SR_CLOCK: advances with executed */
     msass_fault fault;
     int status;
@@ -123,6 +128,7 @@ int msass_mem(msass_op *o);
 /* a fault at this instruction: fills wk->fault, returns kind */
 int msass_fail(msass_op *o, int kind, uint64_t va, bool write, const char *fmt, ...) HCQ_PRINTF(5, 6);
 /* operand rows */
+const uint32_t *msass_cbank(msass_op *o, unsigned k, unsigned slot, uint32_t extra);
 const uint32_t *msass_src(msass_op *o, unsigned k, unsigned slot);
 const uint32_t *msass_src_hi(msass_op *o, unsigned k, unsigned slot); /* the next register (64-bit pairs) */
 uint32_t *msass_dst(msass_op *o, unsigned k);

@@ -244,7 +244,9 @@ static int imad(msass_op *o)
     if (sass_has(in, SASS_M_MOV) || sass_has(in, SASS_M_SHL) || sass_has(in, SASS_M_IADD)) uns = true;
     const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1);
     const uint32_t *c = in->op == SASS_OP_IMUL ? NULL : msass_src(o, s + 2, 2);
-    const uint32_t *ch = wide && c ? msass_src_hi(o, s + 2, 3) : NULL;
+    /* IMAD.WIDE's and IMAD.HI's addend is a register pair: HI adds the product to {c+1:c} and keeps bits
+     * 63:32 (ptxas's division zeroes c and puts the estimate in c+1 to add it) */
+    const uint32_t *ch = (wide || hi) && c ? msass_src_hi(o, s + 2, 3) : NULL;
     uint32_t cin = 0;
     for (unsigned k = s + 3; k < in->nops; k++)
         if (is_pred(&in->o[k])) cin = msass_pred(o, k);
@@ -264,10 +266,12 @@ static int imad(msass_op *o)
             dh[i] = (uint32_t)(r >> 32);
             cout |= (uint32_t)((r >> 64) != 0) << i;
         } else if (hi) {
-            uint64_t cv = c ? (nc ? (uint32_t)-c[i] : c[i]) : 0;
-            uint64_t r = (prod >> 32) + cv + carry;
-            d[i] = (uint32_t)r;
-            cout |= (uint32_t)((r >> 32) != 0) << i;
+            uint64_t cv = c ? ((uint64_t)ch[i] << 32 | c[i]) : 0;
+            if (nc) cv = (uint64_t)-cv;
+            unsigned __int128 r = (unsigned __int128)prod + cv + carry;
+            if (!uns && (int64_t)prod < 0) r -= (unsigned __int128)1 << 64; /* the signed product's 128-bit sum */
+            d[i] = (uint32_t)(r >> 32);
+            cout |= (uint32_t)((r >> 64) != 0) << i;
         } else {
             uint64_t cv = c ? (nc ? (uint32_t)-c[i] : c[i]) : 0;
             uint64_t r = (prod & 0xffffffffu) + cv + carry;

@@ -31,6 +31,14 @@
 #define SLICE 4096u            /* instructions a warp runs before the next warp of its CTA gets a turn */
 #define CHECK_EVERY 8192u      /* instructions between looks at the clock and the stop flag */
 
+static _Atomic uint64_t total_warp_insns, total_thread_insns;
+
+void mock_sass_counters(uint64_t *warp_insns, uint64_t *thread_insns)
+{
+    *warp_insns = atomic_load(&total_warp_insns);
+    *thread_insns = atomic_load(&total_thread_insns);
+}
+
 typedef struct msass_job {
     const msass_launch *l;
     atomic_bool stop;
@@ -51,11 +59,28 @@ static const uint32_t zero_row[32];
 #define ROWS(regs) ((size_t)(regs) + 5)
 static uint32_t *sink(msass_warp *w, uint32_t regs) { return w->r + ((size_t)regs + 4) * 32; }
 
+/* constant bank words at the operand's offset + extra, per lane (the
+ * program is shared by every worker: nothing here may write it) */
+const uint32_t *msass_cbank(msass_op *o, unsigned k, unsigned slot, uint32_t extra)
+{
+    const sass_opnd *x = &o->in->o[k];
+    const msass_launch *l = o->wk->l;
+    uint32_t *t = o->tmp[slot], bank = x->reg;
+    for (int i = 0; i < 32; i++) {
+        uint64_t off = (uint32_t)((uint32_t)x->imm + extra);
+        if (x->flags & SASS_F_IDX_R) off += x->reg2 == 255 ? 0 : o->w->r[(size_t)x->reg2 * 32 + i];
+        if (x->flags & SASS_F_IDX_UR) off += o->w->ur[x->reg2];
+        uint32_t v = 0;
+        if (bank < 18 && l->cb[bank] && off + 4 <= l->cb_size[bank]) memcpy(&v, l->cb[bank] + off, 4);
+        t[i] = v; /* outside the bank: 0, as hardware reads unbound constant memory */
+    }
+    return t;
+}
+
 const uint32_t *msass_src(msass_op *o, unsigned k, unsigned slot)
 {
     const sass_opnd *x = &o->in->o[k];
     uint32_t *t = o->tmp[slot];
-    const msass_launch *l = o->wk->l;
     switch (x->kind) {
     case SASS_K_R:
         if (x->reg == 255) return zero_row;
@@ -66,18 +91,7 @@ const uint32_t *msass_src(msass_op *o, unsigned k, unsigned slot)
     case SASS_K_IMM:
         for (int i = 0; i < 32; i++) t[i] = (uint32_t)x->imm;
         return t;
-    case SASS_K_CBANK: {
-        uint32_t bank = x->reg;
-        for (int i = 0; i < 32; i++) {
-            uint64_t off = (uint32_t)x->imm;
-            if (x->flags & SASS_F_IDX_R) off += x->reg2 == 255 ? 0 : o->w->r[(size_t)x->reg2 * 32 + i];
-            if (x->flags & SASS_F_IDX_UR) off += o->w->ur[x->reg2];
-            uint32_t v = 0;
-            if (bank < 18 && l->cb[bank] && off + 4 <= l->cb_size[bank]) memcpy(&v, l->cb[bank] + off, 4);
-            t[i] = v; /* outside the bank: 0, as hardware reads unbound constant memory */
-        }
-        return t;
-    }
+    case SASS_K_CBANK: return msass_cbank(o, k, slot, 0);
     case SASS_K_P: { /* a predicate as a value (SEL's, IADD3.X's carry): 1 or 0 */
         uint32_t m = msass_pred(o, k);
         for (int i = 0; i < 32; i++) t[i] = (m >> i) & 1;
@@ -103,13 +117,7 @@ const uint32_t *msass_src_hi(msass_op *o, unsigned k, unsigned slot)
     case SASS_K_IMM:
         for (int i = 0; i < 32; i++) t[i] = (uint32_t)(x->imm >> 32);
         return t;
-    case SASS_K_CBANK: {
-        sass_opnd save = *x;
-        ((sass_insn *)o->in)->o[k].imm += 4; /* the next word (restored below; the program is this thread's to read) */
-        const uint32_t *r = msass_src(o, k, slot);
-        ((sass_insn *)o->in)->o[k] = save;
-        return r;
-    }
+    case SASS_K_CBANK: return msass_cbank(o, k, slot, 4);
     default:
         for (int i = 0; i < 32; i++) t[i] = 0;
         return t;
@@ -381,6 +389,7 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
     if (in->guard & 0x10) exec = active & ~exec;
     o->exec = exec;
     wk->executed++;
+    wk->lanes += (uint32_t)__builtin_popcount(active);
     if (in->op == SASS_OP_UNKNOWN)
         return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: the mock's SASS executor does not "
                           "implement `%s`", l->p->strings[in->text] ? l->p->strings + in->text : "(undecodable word)");
@@ -559,6 +568,8 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
         rc = run_cta(&wk, run);
     }
     if (slot) give_slot(run, wk.slot);
+    atomic_fetch_add_explicit(&total_warp_insns, wk.executed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&total_thread_insns, wk.lanes, memory_order_relaxed);
     if (rc) record(run, &wk, rc);
     free(wk.regfile);
     free(wk.warps);

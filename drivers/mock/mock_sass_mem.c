@@ -138,10 +138,7 @@ static int ldc(msass_op *o)
     const uint32_t *a = msass_src(o, 1, 0);
     if (size < 4) { /* a byte or half of the word */
         uint32_t *d = msass_dst(o, 0), sh = 8 * ((uint32_t)in->o[1].imm & 3);
-        sass_opnd save = in->o[1];
-        ((sass_insn *)in)->o[1].imm &= ~3ull;
-        a = msass_src(o, 1, 0);
-        ((sass_insn *)in)->o[1] = save;
+        a = msass_cbank(o, 1, 0, (uint32_t)-(in->o[1].imm & 3)); /* the aligned word holding it */
         LANES(o, i) {
             uint32_t v = a[i] >> sh;
             v = size == 1 ? (sgn ? (uint32_t)(int8_t)v : v & 0xff) : (sgn ? (uint32_t)(int16_t)v : v & 0xffff);
