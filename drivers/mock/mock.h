@@ -57,8 +57,8 @@
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
  *   watchdog_ms=N       a kernel the machine-code executor runs ends with the
- *                       channel watchdog's error after N ms (default 30000;
- *                       0: never)
+ *                       channel watchdog's error after N ms of work (CPU time
+ *                       of one of its workers; default 30000; 0: never)
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
  * stream segment (drivers/dump.h). Every value is checked: a bad one is an

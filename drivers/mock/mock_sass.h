@@ -37,7 +37,8 @@ typedef struct msass_launch {
     uint32_t local_low, local_high; /* QMD SHADER_LOCAL_MEMORY_LOW_SIZE / HIGH_SIZE: per thread, the local
                                        addresses [0, low) and [16 MiB - high, 16 MiB) exist */
     uint32_t sm_count;      /* for SR_SMID / SR_NSMID */
-    uint64_t watchdog_ns;   /* the kernel ends with a watchdog error past this long (0: none) */
+    uint64_t watchdog_ns;   /* a worker that spends this much CPU time on the launch ends it with the
+                               watchdog's error (0: none) */
     const volatile int *cancel; /* the engine's stop flag */
 } msass_launch;
 
@@ -103,7 +104,7 @@ typedef struct msass_worker {
     } *ranges;
     uint64_t executed;         /* instructions run (warp-wide) */
     uint64_t lanes;            /* thread instructions: active lanes summed */
-    uint64_t clock;            /* SR_CLOCK: advances with executed */
+    uint64_t cpu_start;        /* the worker thread's CPU time when it took up the launch */
     msass_fault fault;
     int status;
 } msass_worker;

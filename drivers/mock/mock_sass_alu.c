@@ -188,12 +188,16 @@ static inline uint32_t ineg(const sass_opnd *x, uint32_t v, uint32_t *plus)
     return v;
 }
 
-static uint32_t lut3(uint32_t lut, uint32_t a, uint32_t b, uint32_t c)
+/* bit i of the result is lut's bit (a_i << 2 | b_i << 1 | c_i): Shannon's
+ * expansion on a, then b; c's four functions */
+static inline uint32_t lut1(uint32_t v, uint32_t c) { return v == 0 ? 0 : v == 1 ? ~c : v == 2 ? c : ~0u; }
+static inline uint32_t lut2(uint32_t u, uint32_t b, uint32_t c)
 {
-    uint32_t r = 0;
-    for (int i = 0; i < 8; i++)
-        if (lut >> i & 1) r |= (i & 4 ? a : ~a) & (i & 2 ? b : ~b) & (i & 1 ? c : ~c);
-    return r;
+    return (b & lut1(u >> 2, c)) | (~b & lut1(u & 3, c));
+}
+static inline uint32_t lut3(uint32_t lut, uint32_t a, uint32_t b, uint32_t c)
+{
+    return (a & lut2(lut >> 4 & 15, b, c)) | (~a & lut2(lut & 15, b, c));
 }
 
 /* index of the first operand after the destinations: d, then any P's */
@@ -218,6 +222,10 @@ static int iadd3(msass_op *o)
         if (is_pred(&in->o[k])) cin[ncin++] = msass_pred(o, k);
     bool x = sass_has(in, SASS_M_X);
     uint32_t *d = msass_dst(o, 0), c0 = 0, c1 = 0;
+    if (!nout && !x && !((in->o[s].flags | in->o[s + 1].flags | in->o[s + 2].flags) & (SASS_F_NEG | SASS_F_NOT))) {
+        LANES(o, i) d[i] = a[i] + b[i] + c[i]; /* the common three-way sum */
+        return 0;
+    }
     LANES(o, i) {
         uint32_t p1 = 0, p2 = 0;
         uint64_t av = ineg(&in->o[s], a[i], &p1), bv = ineg(&in->o[s + 1], b[i], &p1), cv = ineg(&in->o[s + 2], c[i], &p2);
@@ -252,6 +260,10 @@ static int imad(msass_op *o)
         if (is_pred(&in->o[k])) cin = msass_pred(o, k);
     uint32_t *d = msass_dst(o, 0), *dh = wide ? msass_dst_hi(o, 0) : NULL, cout = 0;
     bool na = in->o[s].flags & SASS_F_NEG, nb = in->o[s + 1].flags & SASS_F_NEG, nc = c && (in->o[s + 2].flags & SASS_F_NEG);
+    if (!wide && !hi && !x && !na && !nb && !nc && nout == 0 && c) { /* the common a * b + c */
+        LANES(o, i) d[i] = a[i] * b[i] + c[i];
+        return 0;
+    }
     LANES(o, i) {
         uint64_t prod;
         uint32_t av = na ? (uint32_t)-a[i] : a[i], bv = nb ? (uint32_t)-b[i] : b[i];

@@ -14,9 +14,9 @@
  * watchdog ends the kernel).
  *
  * The watchdog: the executor counts the instructions it runs and every
- * few thousand looks at the clock and the engine's stop flag, so a
- * kernel that runs past the watchdog ends with its error and a closing
- * device stops a running kernel promptly. */
+ * few thousand looks at its worker's CPU time and the engine's stop flag,
+ * so a kernel that works past the watchdog ends with its error (whatever
+ * the host's load) and a closing device stops a running kernel promptly. */
 #include "drivers/mock/mock_sass.h"
 
 #include "base/base.h"
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LOCAL_SPACE (1u << 24) /* per thread: 16 MiB of local addresses (the stack starts below its top) */
@@ -46,7 +47,7 @@ typedef struct msass_job {
     pthread_cond_t slot_free;
     msass_fault fault; /* the first */
     int status;
-    uint64_t groups, deadline;
+    uint64_t groups;
     uint32_t nslots;
     uint64_t slots_used; /* bit per slot */
 } msass_job;
@@ -449,6 +450,15 @@ static int check_regs(msass_worker *wk)
     return 0;
 }
 
+/* the worker's CPU time: the watchdog counts the work a launch did, not
+ * the time a loaded host took to give it the cores */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* ** a CTA */
 static int run_cta(msass_worker *wk, msass_job *run)
 {
@@ -481,7 +491,7 @@ static int run_cta(msass_worker *wk, msass_job *run)
                 if ((wk->executed & (CHECK_EVERY - 1)) == 0) {
                     if (atomic_load_explicit(&run->stop, memory_order_relaxed)) return MSASS_CANCELLED;
                     if (l->cancel && *l->cancel) return MSASS_CANCELLED;
-                    if (run->deadline && hcq_now_ns() > run->deadline)
+                    if (l->watchdog_ns && thread_cpu_ns() - wk->cpu_start > l->watchdog_ns)
                         return msass_fail(&o, MSASS_WATCHDOG, 0, false, "the kernel ran past the %llu ms watchdog "
                                           "and was stopped",
                                           (unsigned long long)(l->watchdog_ns / 1000000));
@@ -541,7 +551,7 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     const msass_launch *l = run->l;
     if (atomic_load(&run->stop)) return HCQ_EFAULT;
     uint32_t threads = l->block[0] * l->block[1] * l->block[2];
-    msass_worker wk = {.l = l, .run = run, .nwarps = (threads + 31) / 32};
+    msass_worker wk = {.l = l, .run = run, .nwarps = (threads + 31) / 32, .cpu_start = thread_cpu_ns()};
     size_t rows = ROWS(l->regs);
     wk.regfile = malloc(rows * 32 * 4 * wk.nwarps);
     wk.warps = calloc(wk.nwarps, sizeof *wk.warps);
@@ -588,7 +598,6 @@ int msass_run(const msass_launch *l, msass_fault *f)
     msass_job run = {.l = l, .groups = groups};
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.slot_free, NULL);
-    if (l->watchdog_ns) run.deadline = hcq_now_ns() + l->watchdog_ns;
 
     mock_kernels_begin();
     pthread_mutex_lock(&gpu->pool_lock); /* one launch at a time per GPU's pool */
