@@ -171,6 +171,10 @@ hcq_status sass_decode(const void *code, size_t size, uint32_t sm, const char *k
  * itself at or after every branch and call target seen before it (ptxas
  * ends each function so, then pads with NOPs); *size_out gets the length. */
 hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const sass_prog **out, size_t *size_out);
+/* Decodes every kernel of a cubin for sm (as its bytes lie in the file:
+ * what a loader that relocates nothing in them uploads), into the kernel
+ * cache: `hcq compile --sass` fills a cache for machines without nvdisasm. */
+hcq_status sass_decode_cubin(const void *bin, size_t size, uint32_t sm, unsigned *decoded);
 /* Records the cubin (copied) and the kernel of it that p's code was loaded
  * from, so the mock can check a launch against the cubin as the SM would;
  * the first loader's wins. */

@@ -4,6 +4,7 @@
  * kernel cache's copy of each (serialized, keyed by the code's SHA-256,
  * the SM and SASS_DECODER_VERSION). */
 #include "compiler/cc.h"
+#include "compiler/elf.h"
 #include "compiler/sass.h"
 
 #include "base/base.h"
@@ -374,4 +375,26 @@ hcq_status sass_attach(const sass_prog *p, const void *binary, size_t size, cons
     pthread_mutex_unlock(&table_lock);
     free(copy);
     return HCQ_OK;
+}
+
+hcq_status sass_decode_cubin(const void *bin, size_t size, uint32_t sm, unsigned *decoded)
+{
+    cc_elf e;
+    if (cc_elf_open(&e, bin, size)) return base_err_prefix(HCQ_EFORMAT, "decoding a cubin's SASS: not an ELF file");
+    hcq_status s = HCQ_OK;
+    unsigned n = 0;
+    for (uint32_t i = 1; i < e.nsymbols && !s; i++) {
+        const cc_elf_symbol *y = &e.symbols[i];
+        if (ELF64_ST_TYPE(y->info) != STT_FUNC || ELF64_ST_BIND(y->info) != STB_GLOBAL || !y->shndx ||
+            y->shndx >= e.nsections)
+            continue;
+        const cc_elf_section *sec = &e.sections[y->shndx];
+        if (strncmp(sec->name, ".text.", 6) || !sec->data || !sec->size) continue;
+        const sass_prog *p;
+        if (!(s = sass_decode(sec->data, sec->size, sm, sec->name + 6, &p))) n++;
+    }
+    cc_elf_close(&e);
+    if (!s && !n) s = base_err(HCQ_EFORMAT, "decoding a cubin's SASS: it has no kernel (no global function in a .text section)");
+    if (!s && decoded) *decoded = n;
+    return s;
 }
