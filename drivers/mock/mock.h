@@ -19,7 +19,9 @@
  *   - the shader core: at a launch's program address, either serialized IR
  *     (mock-sm_* / mock-gfx* binaries: the IR interpreter runs it) or the
  *     machine code of a real cubin or code object, whose host twin runs
- *     (compiler/twin.h: the GPU renderer's own text built for the host);
+ *     (compiler/twin.h: the GPU renderer's own text built for the host), or
+ *     under HCQ_MOCK_SHADER=isa the machine code itself (NV: the SASS
+ *     executor, mock_sass.h);
  *   - configuration and fault injection (HCQ_MOCK_CONFIG, or mock_configure
  *     in tests), random scheduling (HCQ_MOCK_SCHED), dumps (HCQ_MOCK_DUMP).
  *

@@ -1,6 +1,7 @@
 /* What the NV mock's SM does with a QMD launch once the compute engine has
- * read it: run the kernel at the program address. Two kinds of code can
- * sit there:
+ * read it: run the kernel at the program address. Under HCQ_MOCK_SHADER=isa
+ * any machine code there runs on the SASS executor (mock_sass.h), checked
+ * first as below; otherwise two kinds of code can sit there:
  *   - serialized IR (mock-sm_* cubins, the fallback where ptxas or clang
  *     is missing): the IR interpreter runs it, kernargs at constant bank 0
  *     + the model's parameter base;
