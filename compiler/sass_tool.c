@@ -309,6 +309,19 @@ static uint32_t extent_of(const sass_prog *p)
     return 0;
 }
 
+/* ptxas's function terminator, `BRA` to itself, as it encodes it (seen in
+ * every cubin of nvcc/ptxas 13 for these SMs; the scheduling-control bits
+ * of the high word's top are not compared). A word that matches is only
+ * a candidate: nvdisasm decodes up to it and the terminator rule decides. */
+static const struct {
+    uint32_t sm_major;
+    uint64_t lo, hi;
+} terminators[] = {
+    {.sm_major = 8, .lo = 0xfffffff000007947ull, .hi = 0x000fc0000383ffffull},
+    {.sm_major = 9, .lo = 0xfffffffc00fc7947ull, .hi = 0x000fc0000383ffffull},
+};
+#define CONTROL_BITS (~0ull << 41)
+
 hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const sass_prog **out, size_t *size_out)
 {
     /* known code first: a program the loader or an earlier launch decoded */
@@ -321,24 +334,28 @@ hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const
             return HCQ_OK;
         }
     pthread_mutex_unlock(&table_lock);
-    size_t n = BASE_MIN(avail, (size_t)1 << 20) / 16 * 16;
-    if (!n) return base_err(HCQ_EFORMAT, "no whole SASS instruction at the program address (%zu bytes mapped)", avail);
-    for (int tries = 0; tries < 2; tries++) {
+    const uint64_t *term = NULL;
+    for (size_t i = 0; i < BASE_ARRAY_LEN(terminators); i++)
+        if (terminators[i].sm_major == sm / 10) term = &terminators[i].lo;
+    if (!term) return base_err(HCQ_ENOTSUP, "no terminator is known for sm_%u code: its length cannot be found", sm);
+    size_t words = BASE_MIN(avail, (size_t)1 << 20) / 16;
+    const uint8_t *b = code;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t lo, hi;
+        memcpy(&lo, b + 16 * w, 8);
+        memcpy(&hi, b + 16 * w + 8, 8);
+        if (lo != term[0] || (hi & ~CONTROL_BITS) != (term[1] & ~CONTROL_BITS)) continue;
+        size_t n = (w + 1) * 16;
         char *text = NULL;
         int rc = 0;
         hcq_status s = run_tool(code, n, sm, "(at the program address)", &text, &rc);
         if (s) return s;
         if (rc) {
-            /* what follows the code in its mapping is no code: decode what lies before the first word nvdisasm
-             * refuses */
-            const char *a = strstr(text, "at address 0x");
-            unsigned long long at = a ? strtoull(a + 11, NULL, 16) : 0;
+            size_t len = strcspn(text, "\n");
+            s = base_err(HCQ_EFORMAT, "the %zu bytes at the program address up to ptxas's terminator are not sm_%u "
+                         "SASS: nvdisasm (exit status %d) says: %.*s", n, sm, rc, (int)BASE_MIN(len, 300), text);
             free(text);
-            if (!at || at >= n)
-                return base_err(HCQ_EFORMAT, "the code at the program address is not sm_%u SASS (nvdisasm refuses its "
-                                "first instruction)", sm);
-            n = (size_t)at / 16 * 16;
-            continue;
+            return s;
         }
         sass_prog *p = NULL;
         s = sass_parse(text, sm, (uint32_t)(n / 16), &p);
@@ -346,13 +363,14 @@ hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const
         if (s) return s;
         uint32_t end = extent_of(p);
         sass_prog_free(p);
-        if (!end)
-            return base_err(HCQ_EFORMAT, "the sm_%u SASS at the program address has no end in its %zu mapped bytes "
-                            "(no `BRA` to itself after its last branch target, as ptxas ends a function)", sm, n);
-        *size_out = (size_t)end * 16;
-        return sass_decode(code, *size_out, sm, "(at the program address)", out);
+        if (end) {
+            *size_out = (size_t)end * 16;
+            return sass_decode(code, *size_out, sm, "(at the program address)", out);
+        }
+        /* a branch or call reaches past this one: a function follows */
     }
-    return base_err(HCQ_EFORMAT, "the code at the program address is not sm_%u SASS", sm);
+    return base_err(HCQ_EFORMAT, "the sm_%u code at the program address has no end in its %zu mapped bytes (no "
+                    "`BRA` to itself after its last branch target, as ptxas ends a function)", sm, words * 16);
 }
 
 hcq_status sass_attach(const sass_prog *p, const void *binary, size_t size, const char *kernel)

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "drivers/mock/mock_nv.h"
@@ -109,3 +111,67 @@ static unsigned run_corpus(const char *cfg, unsigned sm)
 Test(sass_corpus, h100_sm90) { cr_assert_eq(run_corpus("nv=H100", 90), 0); }
 Test(sass_corpus, a100_sm80) { cr_assert_eq(run_corpus("nv=A100", 80), 0); }
 Test(sass_corpus, rtx4090_sm89) { cr_assert_eq(run_corpus("nv=RTX4090", 89), 0); }
+
+/* a program that loads its own cubin through the preloaded mock
+ * (libhcqmock.so): the mock's copy of hcq knows nothing of the program's
+ * binaries, so it finds where the kernel's code ends by ptxas's terminator
+ * and decodes it itself */
+static const char *preload_prog =
+    "#include <hcq/hcq.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *f = fopen(argv[1], \"rb\"); static char bin[1 << 20]; size_t n = fread(bin, 1, sizeof bin, f); fclose(f);\n"
+    "  hcq_device *d = hcq_device_open(\"NV:0\"); if (!d) return 2;\n"
+    "  if (!strstr(hcq_device_get_props(d)->shader, \"SASS executor\")) return 3;\n"
+    "  hcq_program *p = hcq_program_load_kernel(d, bin, n, \"row_sum_shfl\"); if (!p) return 4;\n"
+    "  float x[300], out[3] = {0};\n"
+    "  for (int i = 0; i < 300; i++) x[i] = (float)(i % 100);\n"
+    "  hcq_buffer *bx = hcq_buffer_alloc(d, sizeof x, HCQ_MEM_DEVICE), *bo = hcq_buffer_alloc(d, sizeof out, HCQ_MEM_DEVICE);\n"
+    "  if (hcq_buffer_copyin(bx, 0, x, sizeof x) || hcq_buffer_copyin(bo, 0, out, sizeof out)) return 5;\n"
+    "  hcq_arg a[4] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo), hcq_arg_i32(3), hcq_arg_i32(100)};\n"
+    "  if (hcq_launch(p, a, 4, hcq_dims_3d(1, 1, 1, 32, 4, 1)) || hcq_device_synchronize(d)) {\n"
+    "    fprintf(stderr, \"%s\\n\", hcq_error_message()); return 6; }\n"
+    "  if (hcq_buffer_copyout(out, bo, 0, sizeof out)) return 7;\n"
+    "  for (int r = 0; r < 3; r++) if (out[r] != 4950.0f) { fprintf(stderr, \"row %d: %g\\n\", r, out[r]); return 8; }\n"
+    "  return hcq_device_close(d) ? 9 : 0; }\n";
+
+Test(sass_corpus, the_preloaded_mock_runs_a_programs_own_cubin)
+{
+    t_need_nvdisasm();
+    size_t size;
+    void *bin = t_nvcc_cubin("tests/corpus/corpus.cu", 90, &size);
+    const char *hcq = getenv("HCQ_TEST_HCQ_BIN");
+    char build[512] = "build";
+    if (hcq) {
+        snprintf(build, sizeof build, "%s", hcq);
+        char *slash = strrchr(build, '/');
+        if (slash) *slash = 0;
+    }
+    char lib[600], dir[] = "/tmp/hcq-sasspre-XXXXXX", path[700], cmd[3000];
+    snprintf(lib, sizeof lib, "%s/libhcqmock.so", build);
+    if (access(lib, R_OK)) cr_skip_test("%s is not built", lib);
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/corpus.cubin", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(bin, 1, size, f) == size);
+    fclose(f);
+    free(bin);
+    snprintf(path, sizeof path, "%s/prog.c", dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#include <string.h>\n%s", preload_prog);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -std=gnu11 -O1 -Iinclude -o %s/prog %s %s/libhcq.a -lz -lm -ldl -lpthread", dir, path,
+             build);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd, "HCQ_MOCK_SHADER=isa LD_PRELOAD=%s %s/prog %s/corpus.cubin 2>%s/err.txt", lib, dir, dir,
+             dir);
+    int st = system(cmd);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    snprintf(cmd, sizeof cmd, "cat %s/err.txt >&2; rm -rf %s", dir, dir);
+    if (rc) (void)!system(cmd);
+    else {
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        (void)!system(cmd);
+    }
+    cr_assert_eq(rc, 0, "the program failed at step %d", rc);
+}
