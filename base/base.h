@@ -46,6 +46,7 @@ typedef struct base_env {
                                 "isa" on the vendor mock's executor of the machine code itself;
                                 default: twins where clang (and ptxas) are, else IR */
     int mock_shader_kind;    /* HCQ_MOCK_SHADER as BASE_MOCK_SHADER_* */
+    bool mock_memcheck;      /* HCQ_MOCK_CHECK=memcheck: the SASS executor checks shared-memory use */
     int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
     uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */

@@ -102,6 +102,11 @@ static void env_read(void)
     e.cpu_target = env_str("HCQ_CPU_TARGET");
     e.mock_shader = env_str("HCQ_MOCK_SHADER");
     e.mock_shader_kind = mock_shader_kind(e.mock_shader);
+    const char *check = env_str("HCQ_MOCK_CHECK");
+    e.mock_memcheck = check && !strcmp(check, "memcheck");
+    if (check && !e.mock_memcheck && !env_error[0])
+        snprintf(env_error, sizeof env_error, "HCQ_MOCK_CHECK=%s is not a check: memcheck (the SASS executor checks "
+                 "shared-memory reads of unwritten bytes and races between barriers). Fix or unset it", check);
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
     /* sizes: each bounded so that no product of them wraps (1 GiB at most
      * per ring or slot, 64 slots) */

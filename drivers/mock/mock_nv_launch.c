@@ -267,6 +267,7 @@ static int run_sass(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *reg
         .local_low = Q(SHADER_LOCAL_MEMORY_LOW_SIZE), .local_high = Q(SHADER_LOCAL_MEMORY_HIGH_SIZE),
         .sm_count = m->enabled_tpcs * m->sms_per_tpc,
         .cancel = mock_engine_cancel_flag(),
+        .memcheck = base_env_get()->mock_memcheck,
     };
     const mock_config *cfg = mock_cfg();
     l.watchdog_ns = (uint64_t)(cfg->watchdog_set ? cfg->watchdog_ms : WATCHDOG_DEFAULT_MS) * 1000000ull;

@@ -40,6 +40,7 @@ typedef struct msass_launch {
     uint64_t watchdog_ns;   /* a worker that spends this much CPU time on the launch ends it with the
                                watchdog's error (0: none) */
     const volatile int *cancel; /* the engine's stop flag */
+    bool memcheck;          /* HCQ_MOCK_CHECK=memcheck: check shared-memory use */
 } msass_launch;
 
 enum {
@@ -54,6 +55,7 @@ enum {
     MSASS_WATCHDOG, /* ran past the watchdog */
     MSASS_CANCELLED,
     MSASS_NOMEM,
+    MSASS_MEMCHECK, /* the memory checker found a bug */
 };
 typedef struct msass_fault {
     int kind;
@@ -105,6 +107,10 @@ typedef struct msass_worker {
     uint64_t executed;         /* instructions run (warp-wide) */
     uint64_t lanes;            /* thread instructions: active lanes summed */
     uint64_t cpu_start;        /* the worker thread's CPU time when it took up the launch */
+    /* memcheck: per shared byte, whether it was written, and since the last barrier the thread that wrote it
+     * (+1; 0 none) and the warp that read it (+1; 0 none, ~0 several) */
+    uint8_t *mc_init;
+    uint32_t *mc_writer, *mc_reader;
     msass_fault fault;
     int status;
 } msass_worker;
@@ -115,6 +121,7 @@ typedef struct msass_op {
     msass_warp *w;
     const sass_insn *in;
     uint32_t pc, exec, active;
+    bool atomic;         /* the access being resolved is an atomic's */
     uint32_t tmp[8][32]; /* operand rows made for non-register operands */
     uint32_t nud;        /* uniform destinations written through tmp rows, committed after the op */
     struct {

@@ -467,6 +467,11 @@ static int run_cta(msass_worker *wk, msass_job *run)
     size_t rows = ROWS(l->regs);
     memset(wk->regfile, 0, rows * 32 * 4 * wk->nwarps);
     memset(wk->shared, 0, l->shared_bytes); /* hardware leaves it undefined; zero keeps runs repeatable */
+    if (l->memcheck) {
+        memset(wk->mc_init, 0, l->shared_bytes);
+        memset(wk->mc_writer, 0, (size_t)l->shared_bytes * 4);
+        memset(wk->mc_reader, 0, (size_t)l->shared_bytes * 4);
+    }
     for (uint32_t i = 0; i < wk->nwarps; i++) {
         msass_warp *w = &wk->warps[i];
         memset(w, 0, sizeof *w);
@@ -505,6 +510,10 @@ static int run_cta(msass_worker *wk, msass_job *run)
             if (wk->warps[i].live & ~wk->warps[i].waiting) all_wait = false;
         if (all_wait) {
             for (uint32_t i = 0; i < wk->nwarps; i++) wk->warps[i].waiting = 0;
+            if (l->memcheck) { /* a new epoch: what was done before the barrier races with nothing after it */
+                memset(wk->mc_writer, 0, (size_t)l->shared_bytes * 4);
+                memset(wk->mc_reader, 0, (size_t)l->shared_bytes * 4);
+            }
             continue;
         }
         if (!ran) return 0; /* unreachable: someone could run */
@@ -557,8 +566,15 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     wk.warps = calloc(wk.nwarps, sizeof *wk.warps);
     wk.shared = malloc(l->shared_bytes ? l->shared_bytes : 1);
     wk.ranges = calloc(l->p->ninsns, sizeof *wk.ranges);
+    size_t sb = l->shared_bytes ? l->shared_bytes : 1;
+    if (l->memcheck) {
+        wk.mc_init = malloc(sb);
+        wk.mc_writer = malloc(sb * 4);
+        wk.mc_reader = malloc(sb * 4);
+    }
     int rc = 0;
-    if (!wk.regfile || !wk.warps || !wk.shared || !wk.ranges) {
+    if (!wk.regfile || !wk.warps || !wk.shared || !wk.ranges ||
+        (l->memcheck && (!wk.mc_init || !wk.mc_writer || !wk.mc_reader))) {
         snprintf(wk.fault.what, sizeof wk.fault.what, "the mock ran out of host memory for a CTA of kernel `%s`",
                  l->kernel);
         rc = MSASS_NOMEM;
@@ -585,6 +601,9 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     free(wk.warps);
     free(wk.shared);
     free(wk.ranges);
+    free(wk.mc_init);
+    free(wk.mc_writer);
+    free(wk.mc_reader);
     return rc ? HCQ_EFAULT : HCQ_OK;
 }
 

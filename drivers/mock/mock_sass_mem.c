@@ -75,6 +75,43 @@ static void addresses(msass_op *o, unsigned k, bool wide, uint64_t *addr)
     }
 }
 
+/* memcheck (HCQ_MOCK_CHECK=memcheck): a read of shared bytes nothing
+ * wrote, or an access racing with another warp's since the last barrier
+ * (one of them a write; atomics race with nothing). Lanes of one warp run
+ * together here, so only warps race, as compute-sanitizer's racecheck
+ * reports shared-memory hazards between warps. */
+static int shared_check(msass_op *o, uint32_t lane, uint64_t a, uint32_t size, bool write)
+{
+    msass_worker *wk = o->wk;
+    uint32_t t = o->w->first_thread + lane, warp = o->w->warp_id;
+    const msass_launch *l = wk->l;
+    uint32_t bx = l->block[0], by = l->block[1];
+    for (uint64_t b = a; b < a + size; b++) {
+        uint32_t wr = wk->mc_writer[b], rd = wk->mc_reader[b];
+        if (!o->atomic && wr && (wr - 1) / 32 != warp) {
+            uint32_t ot = wr - 1;
+            return msass_fail(o, MSASS_MEMCHECK, 0, write, "memcheck: shared-memory race: thread %u (%u,%u,%u) %s "
+                              "shared byte 0x%llx, which thread %u (%u,%u,%u) wrote since the last barrier", t, t % bx,
+                              t / bx % by, t / bx / by, write ? "writes" : "reads", (unsigned long long)b, ot, ot % bx,
+                              ot / bx % by, ot / bx / by);
+        }
+        if (write && !o->atomic && rd && rd != warp + 1)
+            return msass_fail(o, MSASS_MEMCHECK, 0, true, "memcheck: shared-memory race: thread %u (%u,%u,%u) writes "
+                              "shared byte 0x%llx, which another warp read since the last barrier", t, t % bx,
+                              t / bx % by, t / bx / by, (unsigned long long)b);
+        if (!write && !o->atomic && !wk->mc_init[b])
+            return msass_fail(o, MSASS_MEMCHECK, 0, false, "memcheck: thread %u (%u,%u,%u) reads shared byte 0x%llx, "
+                              "which nothing wrote", t, t % bx, t / bx % by, t / bx / by, (unsigned long long)b);
+        if (write) {
+            wk->mc_init[b] = 1;
+            if (!o->atomic) wk->mc_writer[b] = t + 1;
+        } else if (!o->atomic) {
+            wk->mc_reader[b] = rd == 0 || rd == warp + 1 ? warp + 1 : ~0u;
+        }
+    }
+    return 0;
+}
+
 /* a host pointer for an access of `size` bytes at `a` in space sp by lane
  * i, or NULL with the fault recorded */
 static uint8_t *resolve(msass_op *o, int sp, uint64_t a, uint32_t size, bool write, uint32_t lane, int *rc)
@@ -97,6 +134,7 @@ static uint8_t *resolve(msass_op *o, int sp, uint64_t a, uint32_t size, bool wri
                              "QMD's SHARED_MEMORY_SIZE is %u", (unsigned long long)a, size, l->shared_bytes);
             return NULL;
         }
+        if (l->memcheck && (*rc = shared_check(o, lane, a, size, write))) return NULL;
         return wk->shared + a;
     }
     if (sp == SP_LOCAL) {
@@ -288,9 +326,13 @@ static int atomic(msass_op *o)
     uint32_t *d = rd >= 0 ? msass_dst(o, (unsigned)rd) : NULL, *dh = rd >= 0 && b64 ? msass_dst_hi(o, (unsigned)rd) : NULL;
     uint32_t stored = 0;
     int rc = 0;
+    o->atomic = true;
     LANES(o, i) {
         uint8_t *p = resolve(o, sp, addr[i], size, true, i, &rc);
-        if (!p) return rc;
+        if (!p) {
+            o->atomic = false;
+            return rc;
+        }
         uint64_t bv = popc_inc ? 1 : (b64 ? ((uint64_t)bh[i] << 32 | b[i]) : b[i]);
         uint64_t cv = cas ? (b64 ? ((uint64_t)ch[i] << 32 | c[i]) : c[i]) : 0;
         uint64_t old, nv;
@@ -319,6 +361,7 @@ static int atomic(msass_op *o)
         if (d) d[i] = (uint32_t)old;
         if (dh) dh[i] = (uint32_t)(old >> 32);
     }
+    o->atomic = false;
     if (pd >= 0) msass_pred_set(o, (unsigned)pd, kind == SASS_M_CAST ? stored : o->exec);
     return 0;
 }

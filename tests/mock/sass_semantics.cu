@@ -105,3 +105,37 @@ extern "C" __global__ void store_far(int *p, long long off)
 {
     p[off + threadIdx.x] = 1;
 }
+
+// memcheck's bug classes: a shared read of bytes nothing wrote; a read of
+// bytes another warp wrote since the last barrier; and the fixed version
+extern "C" __global__ void mc_uninit(int *out)
+{
+    __shared__ int s[64];
+    if (threadIdx.x < 32) s[threadIdx.x] = 1;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+
+extern "C" __global__ void mc_race(int *out)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    s[t] = s[t ^ 32] + 1; /* the other warp's slot, which it writes in this same epoch */
+    __syncthreads();
+    out[t] = s[t];
+}
+
+extern "C" __global__ void mc_clean(int *out)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    int v = s[t ^ 32] + 1;
+    __syncthreads();
+    s[t] = v;
+    __syncthreads();
+    out[t] = s[t];
+}

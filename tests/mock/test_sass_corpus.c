@@ -112,6 +112,17 @@ Test(sass_corpus, h100_sm90) { cr_assert_eq(run_corpus("nv=H100", 90), 0); }
 Test(sass_corpus, a100_sm80) { cr_assert_eq(run_corpus("nv=A100", 80), 0); }
 Test(sass_corpus, rtx4090_sm89) { cr_assert_eq(run_corpus("nv=RTX4090", 89), 0); }
 
+/* the memory checker finds nothing in correct kernels */
+Test(sass_corpus, h100_sm90_under_memcheck)
+{
+    setenv("HCQ_MOCK_CHECK", "memcheck", 1);
+    base_env_reload();
+    unsigned failed = run_corpus("nv=H100", 90);
+    unsetenv("HCQ_MOCK_CHECK");
+    base_env_reload();
+    cr_assert_eq(failed, 0);
+}
+
 /* a program that loads its own cubin through the preloaded mock
  * (libhcqmock.so): the mock's copy of hcq knows nothing of the program's
  * binaries, so it finds where the kernel's code ends by ptxas's terminator

@@ -243,6 +243,53 @@ Test(sass_semantics, an_out_of_bounds_store_faults_naming_the_instruction)
     dev = NULL;
 }
 
+/* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
+static hcq_status run_mc(const char *kernel, int *out)
+{
+    setenv("HCQ_MOCK_CHECK", "memcheck", 1);
+    base_env_reload();
+    hcq_program *p = load(kernel);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 64 * 4, HCQ_MEM_DEVICE));
+    hcq_arg a = hcq_arg_buffer(b);
+    T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 64)));
+    hcq_status s = hcq_device_synchronize(dev);
+    if (!s) t_read(b, out, 64 * 4);
+    unsetenv("HCQ_MOCK_CHECK");
+    base_env_reload();
+    return s;
+}
+
+Test(sass_semantics, memcheck_finds_a_read_of_unwritten_shared_memory)
+{
+    int out[64];
+    T_FAILS(run_mc("mc_uninit", out), HCQ_EFAULT);
+    char err[1024];
+    mock_nv_last_error(0, err, sizeof err);
+    cr_assert(strstr(err, "memcheck") && strstr(err, "which nothing wrote") && strstr(err, "thread 32") &&
+              strstr(err, "mc_uninit") && strstr(err, "LDS"), "%s", err);
+    hcq_device_close(dev);
+    dev = NULL;
+}
+
+Test(sass_semantics, memcheck_finds_a_shared_memory_race)
+{
+    int out[64];
+    T_FAILS(run_mc("mc_race", out), HCQ_EFAULT);
+    char err[1024];
+    mock_nv_last_error(0, err, sizeof err);
+    cr_assert(strstr(err, "memcheck: shared-memory race") && strstr(err, "since the last barrier") &&
+              strstr(err, "mc_race"), "%s", err);
+    hcq_device_close(dev);
+    dev = NULL;
+}
+
+Test(sass_semantics, memcheck_passes_a_correct_kernel)
+{
+    int out[64];
+    T_OK(run_mc("mc_clean", out));
+    for (int t = 0; t < 64; t++) cr_assert_eq(out[t], (t ^ 32) + 1);
+}
+
 /* ** the decoder */
 static const char text[] =
     "\t.headerflags\t@\"EF_CUDA_SM90\"\n"
