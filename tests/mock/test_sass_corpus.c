@@ -1,7 +1,7 @@
 /* Foreign kernels on the NV mock's SASS executor: the corpus
  * (tests/corpus/corpus.cu), built by nvcc for each model's SM, loaded
- * with hcq_program_load_kernel and run on the H100 (sm_90), A100 (sm_80)
- * and RTX 4090 (sm_89) mocks under HCQ_MOCK_SHADER=isa, each output
+ * with hcq_program_load_kernel and run on the H100 (sm_90), A100 (sm_80),
+ * RTX 4090 (sm_89) and RTX 3090 (sm_86) mocks under HCQ_MOCK_SHADER=isa, each output
  * compared with the C reference (tests/corpus/corpus_ref.c). Skips, saying
  * why, where nvcc or nvdisasm is missing. The cubins are kept in the
  * kernel cache (keyed by the source and the arch) so reruns build none. */
@@ -111,6 +111,7 @@ static unsigned run_corpus(const char *cfg, unsigned sm)
 Test(sass_corpus, h100_sm90) { cr_assert_eq(run_corpus("nv=H100", 90), 0); }
 Test(sass_corpus, a100_sm80) { cr_assert_eq(run_corpus("nv=A100", 80), 0); }
 Test(sass_corpus, rtx4090_sm89) { cr_assert_eq(run_corpus("nv=RTX4090", 89), 0); }
+Test(sass_corpus, rtx3090_sm86) { cr_assert_eq(run_corpus("nv=RTX3090", 86), 0); }
 
 /* the memory checker finds nothing in correct kernels */
 Test(sass_corpus, h100_sm90_under_memcheck)
