@@ -224,6 +224,45 @@ static int bank_copy(mnv_chan *c, uint64_t va, uint64_t size, unsigned bank, con
     return 0;
 }
 
+/* which decoded program a code address held last, per GPU: checked
+ * against the bytes there at every launch (the address may hold other
+ * code now); saves looking through every decoded program */
+#define SLOTS 64
+static struct {
+    const mnv_gpu *gpu;
+    uint64_t va;
+    const sass_prog *p;
+} slots[SLOTS];
+static unsigned slot_next;
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const sass_prog *recall(const mnv_gpu *g, uint64_t va, uint64_t avail)
+{
+    const sass_prog *p = NULL;
+    pthread_mutex_lock(&slot_lock);
+    for (unsigned i = 0; i < SLOTS && !p; i++)
+        if (slots[i].p && slots[i].gpu == g && slots[i].va == va) p = slots[i].p;
+    pthread_mutex_unlock(&slot_lock);
+    if (p && (p->code_size > avail || memcmp(p->code, (const void *)(uintptr_t)va, p->code_size))) p = NULL;
+    return p;
+}
+
+static void remember(const mnv_gpu *g, uint64_t va, const sass_prog *p)
+{
+    pthread_mutex_lock(&slot_lock);
+    for (unsigned i = 0; i < SLOTS; i++)
+        if (slots[i].gpu == g && slots[i].va == va) {
+            slots[i].p = p;
+            pthread_mutex_unlock(&slot_lock);
+            return;
+        }
+    unsigned i = slot_next++ % SLOTS;
+    slots[i].gpu = g;
+    slots[i].va = va;
+    slots[i].p = p;
+    pthread_mutex_unlock(&slot_lock);
+}
+
 static int run_sass(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs,
                     uint64_t prog, uint64_t cb0, uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
 {
@@ -237,12 +276,13 @@ static int run_sass(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *reg
         snprintf(err, sizeof err, "fetching the kernel's code at 0x%llx: %s", (unsigned long long)prog, why);
         return mnv_chan_mmu_fault(c, prog, false, err);
     }
-    const sass_prog *p;
+    const sass_prog *p = recall(g, prog, hi - prog);
     size_t code_size;
-    if (sass_decode_extent((const void *)(uintptr_t)prog, hi - prog, sm, &p, &code_size))
+    if (!p && sass_decode_extent((const void *)(uintptr_t)prog, hi - prog, sm, &p, &code_size))
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction at 0x%llx: %s", (unsigned long long)prog,
                               hcq_error_message());
     /* the cubin the loader had, else what the code itself says */
+    remember(g, prog, p);
     kinfo derived;
     const kinfo *ki = NULL;
     if (p->binary) {
