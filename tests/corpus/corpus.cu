@@ -1,4 +1,5 @@
-// A corpus of kernels written the way the usual CUDA samples write them,
+// A corpus of kernels written the way the usual CUDA samples write them
+// (and one with __constant__ data and a __device__ variable),
 // built outside hcq (nvcc -cubin) and run through hcq_program_load_kernel
 // on the NV mock's SASS executor (tests/mock/test_sass_corpus.c). Each
 // kernel's expected output is computed by tests/corpus/corpus_ref.c from
@@ -117,4 +118,15 @@ extern "C" __global__ void reverse_dynamic(const float *in, float *out, int n)
     __syncthreads();
     int j = blockIdx.x * blockDim.x + (blockDim.x - 1 - t);
     if (j < n) out[j] = s[t];
+}
+
+// constant memory and a global variable, both initialized in the binary:
+// the loader binds the constant bank and relocates the global's address
+__constant__ float c_coef[4] = {0.5f, -1.0f, 2.0f, 4.0f};
+__device__ int g_offset = 5;
+
+extern "C" __global__ void const_and_global(const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * c_coef[i & 3] + (float)g_offset;
 }

@@ -234,6 +234,23 @@ static void rv_ref(void *const *b, const corpus_arg *args)
     }
 }
 
+/* ** const_and_global(x, y, n) */
+enum { CG_N = 300 };
+static void cg_init(void *const *b)
+{
+    uint32_t s = 9;
+    for (int i = 0; i < CG_N; i++) ((float *)b[0])[i] = frand(&s);
+    memset(b[1], 0, CG_N * 4);
+}
+static void cg_ref(void *const *b, const corpus_arg *args)
+{
+    (void)args;
+    static const float coef[4] = {0.5f, -1.0f, 2.0f, 4.0f};
+    const float *x = b[0];
+    float *y = b[1];
+    for (int i = 0; i < CG_N; i++) y[i] = x[i] * coef[i & 3] + 5.0f;
+}
+
 #define BUF(k, e, n) {.kind = k, .elem = e, .count = n}
 #define I32(v) {.kind = CORPUS_I32, .i = v}
 #define F32(v) {.kind = CORPUS_F32, .f = v}
@@ -263,5 +280,7 @@ const corpus_case corpus_cases[] = {
      {BUF(CORPUS_IN, CORPUS_E_I32, ST_N), BUF(CORPUS_OUT, CORPUS_E_I32, ST_N), I32(ST_N)}, st_init, st_ref, 0},
     {"reverse_dynamic", {RV_N / RV_BLOCK, 1, 1}, {RV_BLOCK, 1, 1}, RV_BLOCK * 4, 3,
      {BUF(CORPUS_IN, CORPUS_E_F32, RV_N), BUF(CORPUS_OUT, CORPUS_E_F32, RV_N), I32(RV_N)}, rv_init, rv_ref, 0},
+    {"const_and_global", {(CG_N + 127) / 128, 1, 1}, {128, 1, 1}, 0, 3,
+     {BUF(CORPUS_IN, CORPUS_E_F32, CG_N), BUF(CORPUS_OUT, CORPUS_E_F32, CG_N), I32(CG_N)}, cg_init, cg_ref, 0},
 };
 const unsigned corpus_ncases = sizeof corpus_cases / sizeof corpus_cases[0];
