@@ -79,13 +79,14 @@ typedef struct msass_warp {
     uint32_t p[8];       /* P0..P6 as lane masks; p[7] = PT = all lanes */
     uint32_t ur[64];     /* UR0..UR62; ur[63] = URZ */
     uint32_t up;         /* UP0..UP6 as bits; bit 7 = UPT */
-    uint32_t pc[32];     /* per lane: instruction index */
+    uint32_t pc[32];     /* per lane: instruction index (while diverged; see cur) */
     uint32_t live;       /* lanes that exist and have not exited */
     uint32_t waiting;    /* lanes at a CTA barrier */
     uint32_t bmask[16];  /* convergence barriers B0..B15 (BSSY) */
     uint32_t warp_id, first_thread;
     uint32_t bar_id;     /* the barrier its waiting lanes wait at */
     bool diverged;       /* some runnable lanes are at another PC */
+    uint32_t cur;        /* not diverged: the PC of every runnable lane (pc[] is then stale) */
 } msass_warp;
 
 typedef struct msass_cta msass_cta;

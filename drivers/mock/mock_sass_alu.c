@@ -563,6 +563,37 @@ static int unary_int(msass_op *o)
 }
 
 /* ** float ops */
+/* the common FFMA/FADD/FMUL: round to nearest, no modifiers; the FMA is
+ * the hardware's where the host has one (as exact as fmaf, and inline) */
+static inline uint32_t canon(float f) { return f != f ? 0x7fffffffu : bits32(f); }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static void ffma_lanes_hw(uint32_t exec, const uint32_t *a, const uint32_t *b,
+                                                         const uint32_t *c, uint32_t *d)
+{
+    for (uint32_t m = exec; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(m);
+        d[i] = canon(__builtin_fmaf(f32(a[i]), f32(b[i]), f32(c[i])));
+    }
+}
+#endif
+
+static void ffma_lanes(uint32_t exec, const uint32_t *a, const uint32_t *b, const uint32_t *c, uint32_t *d)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static int hw = -1;
+    if (hw < 0) hw = __builtin_cpu_supports("fma") ? 1 : 0;
+    if (hw) {
+        ffma_lanes_hw(exec, a, b, c, d);
+        return;
+    }
+#endif
+    for (uint32_t m = exec; m; m &= m - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(m);
+        d[i] = canon(fmaf(f32(a[i]), f32(b[i]), f32(c[i])));
+    }
+}
+
 static int farith(msass_op *o)
 {
     const sass_insn *in = o->in;
@@ -572,6 +603,14 @@ static int farith(msass_op *o)
     const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1), *c = n == 3 ? msass_src(o, 3, 2) : NULL;
     uint32_t *d = msass_dst(o, 0);
     int rm = rounding(in);
+    uint8_t flags = (uint8_t)(in->o[1].flags | in->o[2].flags | (n == 3 ? in->o[3].flags : 0));
+    if (rm == FE_TONEAREST && !(flags & (SASS_F_NEG | SASS_F_ABS)) && !sass_has(in, SASS_M_FTZ) &&
+        !sass_has(in, SASS_M_SAT) && !sass_has(in, SASS_M_D2) && !sass_has(in, SASS_M_D4)) {
+        if (op == SASS_OP_FFMA) ffma_lanes(o->exec, a, b, c, d);
+        else if (op == SASS_OP_FADD) LANES(o, i) d[i] = canon(f32(a[i]) + f32(b[i]));
+        else LANES(o, i) d[i] = canon(f32(a[i]) * f32(b[i]));
+        return 0;
+    }
     if (rm != FE_TONEAREST) fesetround(rm);
     LANES(o, i) {
         volatile float x = fin(o, 1, a[i]), y = fin(o, 2, b[i]);

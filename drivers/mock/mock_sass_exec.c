@@ -86,11 +86,11 @@ const uint32_t *msass_src(msass_op *o, unsigned k, unsigned slot)
     case SASS_K_R:
         if (x->reg == 255) return zero_row;
         return o->w->r + (size_t)x->reg * 32;
-    case SASS_K_UR:
-        for (int i = 0; i < 32; i++) t[i] = o->w->ur[x->reg];
+    case SASS_K_UR: /* broadcast to the lanes that read it */
+        for (uint32_t m = o->exec, v = o->w->ur[x->reg]; m; m &= m - 1) t[__builtin_ctz(m)] = v;
         return t;
     case SASS_K_IMM:
-        for (int i = 0; i < 32; i++) t[i] = (uint32_t)x->imm;
+        for (uint32_t m = o->exec, v = (uint32_t)x->imm; m; m &= m - 1) t[__builtin_ctz(m)] = v;
         return t;
     case SASS_K_CBANK: return msass_cbank(o, k, slot, 0);
     case SASS_K_P: { /* a predicate as a value (SEL's, IADD3.X's carry): 1 or 0 */
@@ -352,14 +352,25 @@ static int control(msass_op *o, bool *handled)
 }
 
 /* ** one instruction of a warp */
+static bool is_control(int op)
+{
+    switch (op) {
+    case SASS_OP_BRA: case SASS_OP_CALL: case SASS_OP_RET: case SASS_OP_BRX: case SASS_OP_JMP: case SASS_OP_EXIT:
+    case SASS_OP_KILL: case SASS_OP_BSSY: case SASS_OP_BREAK: case SASS_OP_BSYNC: case SASS_OP_WARPSYNC:
+    case SASS_OP_BMOV: case SASS_OP_BAR: case SASS_OP_BPT: case SASS_OP_NOP: case SASS_OP_MEMBAR: case SASS_OP_FENCE:
+    case SASS_OP_ERRBAR: case SASS_OP_CCTL: case SASS_OP_DEPBAR: case SASS_OP_YIELD: case SASS_OP_NANOSLEEP: return true;
+    default: return false;
+    }
+}
+
 static int step(msass_worker *wk, msass_warp *w, msass_op *o)
 {
     const msass_launch *l = wk->l;
     uint32_t run = w->live & ~w->waiting;
     uint32_t pc;
     uint32_t active;
-    if (!w->diverged) {
-        pc = w->pc[__builtin_ctz(run)];
+    if (!w->diverged) { /* every runnable lane at w->cur: the per-lane PCs are not kept up to date */
+        pc = w->cur;
         active = run;
     } else {
         pc = UINT32_MAX;
@@ -372,7 +383,10 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
             uint32_t i = (uint32_t)__builtin_ctz(m);
             if (w->pc[i] == pc) active |= 1u << i;
         }
-        if (active == run) w->diverged = false;
+        if (active == run) {
+            w->diverged = false;
+            w->cur = pc;
+        }
     }
     o->w = w;
     o->pc = pc;
@@ -394,9 +408,14 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
     if (in->op == SASS_OP_UNKNOWN)
         return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: the mock's SASS executor does not "
                           "implement `%s`", l->p->strings[in->text] ? l->p->strings + in->text : "(undecodable word)");
-    bool handled;
+    bool handled, converged = !w->diverged;
+    if (converged && is_control(in->op))
+        for (uint32_t m = w->live; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc; /* control works on lanes' PCs */
     int rc = control(o, &handled);
-    if (handled) return rc;
+    if (handled) {
+        if (!rc && !w->diverged && w->live) w->cur = w->pc[__builtin_ctz(w->live)]; /* waiting lanes: past the BAR */
+        return rc;
+    }
     if (exec) {
         if (msass_uniform(in)) o->exec = exec = 1u << __builtin_ctz(exec); /* one value for the warp */
         rc = msass_alu(o);
@@ -411,7 +430,9 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
                 if (o->ud[i].reg < 63) w->ur[o->ud[i].reg] = o->ud[i].row[lane];
         }
     }
-    for (uint32_t m = active; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc + 1;
+    if (converged) w->cur = pc + 1;
+    else
+        for (uint32_t m = active; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc + 1;
 #ifdef MSASS_TRACE /* a developer's trace of warp 0 (make CPPFLAGS=-DMSASS_TRACE) */
     if (w->warp_id == 0) {
         fprintf(stderr, "%04x act %08x exec %08x %-40s", pc * 16, active, exec, l->p->strings + in->text);
@@ -481,6 +502,7 @@ static int run_cta(msass_worker *wk, msass_job *run)
         w->live = msass_lanes_of(threads - i * 32);
         w->p[7] = 0xffffffffu;
         w->up = 0x80;
+        w->cur = 0;
     }
     msass_op o = {.wk = wk};
     for (;;) {

@@ -208,8 +208,14 @@ static int load_store(msass_op *o, bool store)
     const sass_opnd *r = &in->o[v];
     uint32_t regs = o->wk->l->regs;
     int rc = 0;
+    const struct msass_range *cache = &o->wk->ranges[o->pc];
     LANES(o, i) {
-        uint8_t *p = resolve(o, sp, addr[i], size, store, i, &rc);
+        /* a global access inside the range this instruction was last allowed, aligned: straight there */
+        uint64_t a = addr[i];
+        uint8_t *p = sp == SP_GLOBAL && !(a & (size - 1)) && a >= cache->lo && a + size <= cache->hi &&
+                             (!store || cache->writable)
+                         ? (uint8_t *)(uintptr_t)a
+                         : resolve(o, sp, a, size, store, i, &rc);
         if (!p) return rc;
         if (store) {
             uint32_t buf[4];
