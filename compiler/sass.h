@@ -29,7 +29,7 @@
 
 /* bump when the decoded form or its parse changes: old cache entries are
  * then ignored */
-#define SASS_DECODER_VERSION 2u
+#define SASS_DECODER_VERSION 3u
 
 /* ** opcodes the executor knows; everything else decodes as SASS_OP_UNKNOWN
  * and is an illegal instruction when executed (never a silent no-op) */
@@ -147,7 +147,8 @@ typedef struct sass_prog {
     /* not serialized: */
     const uint8_t *code;    /* the code bytes (the table's copy) */
     size_t code_size;
-    const void *binary;     /* the cubin the code was loaded from, if a loader said (sass_attach) */
+    const void *_Atomic binary; /* the cubin the code was loaded from, if a loader said (sass_attach): set
+                                   (release) after binary_size and kernel, so a reader that sees it sees them */
     size_t binary_size;
     char kernel[64];        /* its kernel's name there */
     void *_Atomic mock_info; /* the mock's parse of that kernel, made on first use, kept */

@@ -260,7 +260,7 @@ static bool operand(const char *s, const char *end, bool target_ok, sass_opnd *o
     if (s[0] == 'c' && s[1] == '[') { /* c[bank][...] */
         const char *b = s + 2, *be = memchr(b, ']', (size_t)(end - b));
         if (!be || !hex_num(b, be, &v) || v > 17 || be + 1 >= end || be[1] != '[' || end[-1] != ']') return false;
-        sass_opnd m;
+        sass_opnd m = {0};
         if (!mem_terms(be + 2, end - 1, &m)) return false;
         o->kind = SASS_K_CBANK;
         o->reg = (uint32_t)v;

@@ -133,7 +133,7 @@ hcq_status sass_deserialize(const void *data, size_t size, sass_prog **out)
     /* what the executor trusts: in range, or refused here */
     p->code = NULL;
     p->code_size = 0;
-    p->binary = NULL;
+    atomic_init(&p->binary, NULL);
     p->binary_size = 0;
     p->kernel[0] = 0;
     atomic_init(&p->mock_info, NULL);
@@ -377,17 +377,17 @@ hcq_status sass_attach(const sass_prog *p, const void *binary, size_t size, cons
 {
     sass_prog *m = (sass_prog *)p; /* the table's: its fields are written under the table's lock */
     pthread_mutex_lock(&table_lock);
-    bool have = m->binary != NULL;
+    bool have = atomic_load(&m->binary) != NULL;
     pthread_mutex_unlock(&table_lock);
     if (have) return HCQ_OK;
     void *copy = malloc(size ? size : 1);
     if (!copy) return base_err(HCQ_ENOMEM, "kernel `%s`: out of memory keeping its cubin", kernel);
     memcpy(copy, binary, size);
     pthread_mutex_lock(&table_lock);
-    if (!m->binary) {
+    if (!atomic_load(&m->binary)) {
         m->binary_size = size;
         snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
-        m->binary = copy;
+        atomic_store_explicit(&m->binary, copy, memory_order_release);
         copy = NULL;
     }
     pthread_mutex_unlock(&table_lock);

@@ -285,8 +285,9 @@ static int run_sass(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *reg
     remember(g, prog, p);
     kinfo derived;
     const kinfo *ki = NULL;
-    if (p->binary) {
-        ki = info_of_cubin(p->binary, p->binary_size, p->kernel, &((sass_prog *)p)->mock_info, err, sizeof err);
+    const void *bin = atomic_load_explicit(&((sass_prog *)p)->binary, memory_order_acquire);
+    if (bin) {
+        ki = info_of_cubin(bin, p->binary_size, p->kernel, &((sass_prog *)p)->mock_info, err, sizeof err);
         if (!ki) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the cubin of the code at a launch: %s", err);
     }
     if (!ki) {

@@ -26,6 +26,7 @@
 #include "base/base.h"
 
 #include <fenv.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <string.h>
 
@@ -581,9 +582,10 @@ __attribute__((target("fma"))) static void ffma_lanes_hw(uint32_t exec, const ui
 static void ffma_lanes(uint32_t exec, const uint32_t *a, const uint32_t *b, const uint32_t *c, uint32_t *d)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int hw = -1;
-    if (hw < 0) hw = __builtin_cpu_supports("fma") ? 1 : 0;
-    if (hw) {
+    static _Atomic int hw = -1; /* workers of several launches ask at once */
+    int h = atomic_load_explicit(&hw, memory_order_relaxed);
+    if (h < 0) atomic_store_explicit(&hw, h = __builtin_cpu_supports("fma") ? 1 : 0, memory_order_relaxed);
+    if (h) {
         ffma_lanes_hw(exec, a, b, c, d);
         return;
     }
