@@ -262,7 +262,12 @@ static int imad(msass_op *o)
     uint32_t *d = msass_dst(o, 0), *dh = wide ? msass_dst_hi(o, 0) : NULL, cout = 0;
     bool na = in->o[s].flags & SASS_F_NEG, nb = in->o[s + 1].flags & SASS_F_NEG, nc = c && (in->o[s + 2].flags & SASS_F_NEG);
     if (!wide && !hi && !x && !na && !nb && !nc && nout == 0 && c) { /* the common a * b + c */
-        LANES(o, i) d[i] = a[i] * b[i] + c[i];
+        if (in->o[s + 1].kind == SASS_K_IMM || in->o[s + 1].kind == SASS_K_UR) {
+            uint32_t bv = b[__builtin_ctz(o->exec)]; /* the same in every lane */
+            LANES(o, i) d[i] = a[i] * bv + c[i];
+        } else {
+            LANES(o, i) d[i] = a[i] * b[i] + c[i];
+        }
         return 0;
     }
     LANES(o, i) {
@@ -399,6 +404,22 @@ static int prmt(msass_op *o)
     const uint32_t *a = msass_src(o, 1, 0), *sel = msass_src(o, 2, 1), *b = msass_src(o, 3, 2);
     uint32_t *d = msass_dst(o, 0);
     if (in->ntypes) return -1; /* PRMT with a mode: not implemented */
+    if (in->o[2].kind == SASS_K_IMM) { /* ptxas's usual selectors, as one operation each */
+        switch (in->o[2].imm & 0xffff) {
+        case 0x3210: LANES(o, i) d[i] = a[i]; return 0;
+        case 0x7654: LANES(o, i) d[i] = b[i]; return 0;
+        case 0x9910: LANES(o, i) d[i] = (uint32_t)(int32_t)(int16_t)a[i]; return 0;           /* sign-extend a's half */
+        case 0x8880: LANES(o, i) d[i] = (uint32_t)(int32_t)(int8_t)a[i]; return 0;            /* sign-extend a's byte */
+        case 0x5410: LANES(o, i) d[i] = (a[i] & 0xffff) | b[i] << 16; return 0;                /* the low halves */
+        case 0x7632: LANES(o, i) d[i] = a[i] >> 16 | (b[i] & 0xffff0000u); return 0;          /* the high halves */
+        case 0x7710: if (in->o[3].kind == SASS_K_R && in->o[3].reg == 255) {                   /* a's half, b = RZ */
+                LANES(o, i) d[i] = a[i] & 0xffff;
+                return 0;
+            }
+            break;
+        default: break;
+        }
+    }
     LANES(o, i) {
         uint64_t v = (uint64_t)b[i] << 32 | a[i];
         uint32_t r = 0, s = sel[i];
