@@ -67,6 +67,14 @@ const uint32_t *msass_cbank(msass_op *o, unsigned k, unsigned slot, uint32_t ext
     const sass_opnd *x = &o->in->o[k];
     const msass_launch *l = o->wk->l;
     uint32_t *t = o->tmp[slot], bank = x->reg;
+    if (!(x->flags & SASS_F_IDX_R)) { /* the same word for every lane */
+        uint64_t off = (uint32_t)((uint32_t)x->imm + extra);
+        if (x->flags & SASS_F_IDX_UR) off += o->w->ur[x->reg2];
+        uint32_t v = 0;
+        if (bank < 18 && l->cb[bank] && off + 4 <= l->cb_size[bank]) memcpy(&v, l->cb[bank] + off, 4);
+        for (uint32_t m = o->exec; m; m &= m - 1) t[__builtin_ctz(m)] = v;
+        return t;
+    }
     for (int i = 0; i < 32; i++) {
         uint64_t off = (uint32_t)((uint32_t)x->imm + extra);
         if (x->flags & SASS_F_IDX_R) off += x->reg2 == 255 ? 0 : o->w->r[(size_t)x->reg2 * 32 + i];
