@@ -362,6 +362,12 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
         return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     const cc_twin_entry *e = mock_twin_at(g->g, prog);
     if (e) return run_twin(c, e, q, ver, regs, cb0, cb0_size, grid, block);
+    /* machine code no twin was made for (a program's own cubin, through the
+     * preloaded mock): the executor runs it where the decoder is */
+    char why[600];
+    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_DEFAULT && !code_is_ir(g, prog) &&
+        sass_nvdisasm(why, sizeof why))
+        return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     if (cb0_size < g->m->param_base)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "constant bank 0 is %llu bytes, below the parameter base 0x%x",
                               (unsigned long long)cb0_size, g->m->param_base);

@@ -113,6 +113,51 @@ Test(sass_corpus, a100_sm80) { cr_assert_eq(run_corpus("nv=A100", 80), 0); }
 Test(sass_corpus, rtx4090_sm89) { cr_assert_eq(run_corpus("nv=RTX4090", 89), 0); }
 Test(sass_corpus, rtx3090_sm86) { cr_assert_eq(run_corpus("nv=RTX3090", 86), 0); }
 
+/* by default (no HCQ_MOCK_SHADER) a cubin hcq made no twin of still runs:
+ * on the executor, where its decoder is */
+Test(sass_corpus, by_default_a_cubin_without_a_twin_runs_on_the_executor)
+{
+    t_need_nvdisasm();
+    size_t size;
+    void *bin = t_nvcc_cubin("tests/corpus/corpus.cu", 90, &size);
+    unsetenv("HCQ_MOCK_SHADER");
+    base_env_reload();
+    T_OK(mock_configure("nv=H100"));
+    hcq_device *d = T_NONNULL(hcq_device_open("NV:0"));
+    const corpus_case *k = NULL;
+    for (unsigned c = 0; c < corpus_ncases; c++)
+        if (!strcmp(corpus_cases[c].kernel, "scan_block")) k = &corpus_cases[c];
+    cr_assert_not_null(k);
+    hcq_program *p = hcq_program_load_kernel(d, bin, size, k->kernel);
+    cr_assert_not_null(p, "%s", hcq_error_message());
+    void *host[CORPUS_MAX_ARGS] = {0}, *want[CORPUS_MAX_ARGS] = {0};
+    hcq_buffer *buf[CORPUS_MAX_ARGS] = {0};
+    hcq_arg args[CORPUS_MAX_ARGS];
+    for (unsigned a = 0; a < k->nargs; a++) {
+        if (k->args[a].kind == CORPUS_I32) {
+            args[a] = hcq_arg_i32(k->args[a].i);
+            continue;
+        }
+        host[a] = calloc(1, corpus_arg_bytes(&k->args[a]));
+        want[a] = calloc(1, corpus_arg_bytes(&k->args[a]));
+    }
+    k->init(host);
+    for (unsigned a = 0; a < k->nargs; a++)
+        if (host[a]) {
+            memcpy(want[a], host[a], corpus_arg_bytes(&k->args[a]));
+            buf[a] = t_buffer_from(d, host[a], corpus_arg_bytes(&k->args[a]));
+            args[a] = hcq_arg_buffer(buf[a]);
+        }
+    k->ref(want, k->args);
+    T_OK(hcq_launch(p, args, k->nargs, hcq_dims_3d(k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2])));
+    t_read(buf[1], host[1], corpus_arg_bytes(&k->args[1]));
+    char why[256];
+    cr_assert(corpus_compare(k, 1, host[1], want[1], why, sizeof why), "%s", why);
+    for (unsigned a = 0; a < k->nargs; a++) free(host[a]), free(want[a]);
+    T_OK(hcq_device_close(d));
+    free(bin);
+}
+
 /* the memory checker finds nothing in correct kernels */
 Test(sass_corpus, h100_sm90_under_memcheck)
 {
