@@ -82,7 +82,7 @@ static unsigned run_corpus(const char *cfg, unsigned sm)
         if (s) {
             char err[1024];
             mock_nv_last_error(0, err, sizeof err);
-            cr_log_error("%s on %s: %s (%s)", k->kernel, cfg, hcq_error_message(), err);
+            cr_log_info("%s on %s: %s (%s)", k->kernel, cfg, hcq_error_message(), err);
             failed++;
             break; /* the channel is dead */
         }
@@ -92,7 +92,7 @@ static unsigned run_corpus(const char *cfg, unsigned sm)
             t_read(buf[a], host[a], n);
             char why[256];
             if (!corpus_compare(k, a, host[a], want[a], why, sizeof why)) {
-                cr_log_error("on %s: %s", cfg, why);
+                cr_log_info("on %s: %s", cfg, why);
                 failed++;
             }
         }
