@@ -145,6 +145,13 @@ uint32_t *msass_dst_hi(msass_op *o, unsigned k);
 uint32_t msass_pred(msass_op *o, unsigned k); /* a predicate operand as a lane mask (negation applied) */
 void msass_pred_set(msass_op *o, unsigned k, uint32_t mask); /* writes exec lanes of a P or UP destination */
 bool msass_uniform(const sass_insn *in); /* a U* op: one value for the warp */
+/* a register operand's row without a call (the common case) */
+static inline const uint32_t *msass_src_row(msass_op *o, unsigned k, unsigned slot)
+{
+    const sass_opnd *x = &o->in->o[k];
+    if (x->kind == SASS_K_R && x->reg != 255) return o->w->r + (size_t)x->reg * 32;
+    return msass_src(o, k, slot);
+}
 /* lane mask helpers */
 static inline uint32_t msass_lanes_of(uint32_t n) { return n >= 32 ? 0xffffffffu : (1u << n) - 1; }
 

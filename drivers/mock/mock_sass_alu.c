@@ -216,7 +216,7 @@ static int iadd3(msass_op *o)
     const sass_insn *in = o->in;
     unsigned s = after_preds(in, 1), nout = s - 1;
     if (in->nops < s + 3) return -1;
-    const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1), *c = msass_src(o, s + 2, 2);
+    const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1), *c = msass_src_row(o, s + 2, 2);
     uint32_t cin[2] = {0, 0};
     unsigned ncin = 0;
     for (unsigned k = s + 3; k < in->nops && ncin < 2; k++)
@@ -251,8 +251,8 @@ static int imad(msass_op *o)
     bool wide = sass_has(in, SASS_M_WIDE), hi = sass_has(in, SASS_M_HI), x = sass_has(in, SASS_M_X);
     bool uns = sass_has(in, SASS_M_U32) && !sass_has(in, SASS_M_MOV) && !sass_has(in, SASS_M_SHL);
     if (sass_has(in, SASS_M_MOV) || sass_has(in, SASS_M_SHL) || sass_has(in, SASS_M_IADD)) uns = true;
-    const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1);
-    const uint32_t *c = in->op == SASS_OP_IMUL ? NULL : msass_src(o, s + 2, 2);
+    const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1);
+    const uint32_t *c = in->op == SASS_OP_IMUL ? NULL : msass_src_row(o, s + 2, 2);
     /* IMAD.WIDE's and IMAD.HI's addend is a register pair: HI adds the product to {c+1:c} and keeps bits
      * 63:32 (ptxas's division zeroes c and puts the estimate in c+1 to add it) */
     const uint32_t *ch = (wide || hi) && c ? msass_src_hi(o, s + 2, 3) : NULL;
@@ -310,9 +310,9 @@ static int lea(msass_op *o)
     bool hi = sass_has(in, SASS_M_HI), sx = sass_has(in, SASS_M_SX32), x = sass_has(in, SASS_M_X);
     unsigned nsrc = hi && !sx ? 4 : 3;
     if (in->nops < s + nsrc) return -1;
-    const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1);
-    const uint32_t *c = hi && !sx ? msass_src(o, s + 2, 2) : NULL;
-    const uint32_t *sh = msass_src(o, s + nsrc - 1, 3);
+    const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1);
+    const uint32_t *c = hi && !sx ? msass_src_row(o, s + 2, 2) : NULL;
+    const uint32_t *sh = msass_src_row(o, s + nsrc - 1, 3);
     uint32_t cin = 0;
     for (unsigned k = s + nsrc; k < in->nops; k++)
         if (is_pred(&in->o[k])) cin = msass_pred(o, k);
@@ -344,13 +344,24 @@ static int lop3(msass_op *o)
     const sass_insn *in = o->in;
     unsigned dk = is_pred(&in->o[0]) ? 1 : 0, s = dk + 1, nout = dk;
     if (in->nops < s + 4) return -1;
-    const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1), *c = msass_src(o, s + 2, 2);
+    const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1), *c = msass_src_row(o, s + 2, 2);
     uint32_t lut = (uint32_t)in->o[s + 3].imm & 0xff;
     uint32_t na = in->o[s].flags & SASS_F_NOT ? ~0u : 0, nb = in->o[s + 1].flags & SASS_F_NOT ? ~0u : 0,
              nc = in->o[s + 2].flags & SASS_F_NOT ? ~0u : 0;
     uint32_t *d = msass_dst(o, dk), nz = 0;
+    /* the table's four functions of c, each (c & m) ^ x, chosen once: then
+     * every lane is Shannon's expansion on a and b without a branch */
+    uint32_t m[4], x[4];
+    for (int j = 0; j < 4; j++) {
+        uint32_t v = (lut >> (2 * j)) & 3; /* j = a << 1 | b */
+        m[j] = v == 1 || v == 2 ? ~0u : 0;
+        x[j] = v == 1 || v == 3 ? ~0u : 0;
+    }
     LANES(o, i) {
-        uint32_t r = lut3(lut, a[i] ^ na, b[i] ^ nb, c[i] ^ nc);
+        uint32_t av = a[i] ^ na, bv = b[i] ^ nb, cv = c[i] ^ nc;
+        uint32_t g0 = (cv & m[0]) ^ x[0], g1 = (cv & m[1]) ^ x[1], g2 = (cv & m[2]) ^ x[2], g3 = (cv & m[3]) ^ x[3];
+        uint32_t f0 = (bv & g1) | (~bv & g0), f1 = (bv & g3) | (~bv & g2);
+        uint32_t r = (av & f1) | (~av & f0);
         d[i] = r;
         nz |= (uint32_t)(r != 0) << i;
     }
@@ -376,7 +387,7 @@ static int shf(msass_op *o)
     bool left = sass_has(in, SASS_M_L), hi = sass_has(in, SASS_M_HI), wrap = sass_has(in, SASS_M_W);
     bool sgn = sass_has(in, SASS_M_S32) || sass_has(in, SASS_M_S64);
     bool b64 = sass_has(in, SASS_M_U64) || sass_has(in, SASS_M_S64);
-    const uint32_t *a = msass_src(o, 1, 0), *sh = msass_src(o, 2, 1), *c = msass_src(o, 3, 2);
+    const uint32_t *a = msass_src_row(o, 1, 0), *sh = msass_src_row(o, 2, 1), *c = msass_src_row(o, 3, 2);
     uint32_t *d = msass_dst(o, 0);
     uint32_t lim = b64 ? 64 : 32;
     LANES(o, i) {
@@ -401,7 +412,7 @@ static int prmt(msass_op *o)
 {
     const sass_insn *in = o->in;
     if (in->nops < 4) return -1;
-    const uint32_t *a = msass_src(o, 1, 0), *sel = msass_src(o, 2, 1), *b = msass_src(o, 3, 2);
+    const uint32_t *a = msass_src_row(o, 1, 0), *sel = msass_src_row(o, 2, 1), *b = msass_src_row(o, 3, 2);
     uint32_t *d = msass_dst(o, 0);
     if (in->ntypes) return -1; /* PRMT with a mode: not implemented */
     if (in->o[2].kind == SASS_K_IMM) { /* ptxas's usual selectors, as one operation each */
@@ -441,7 +452,7 @@ static int isetp(msass_op *o)
     int cmp = cmp_of(in);
     if (cmp < 0) return -1;
     bool uns = sass_has(in, SASS_M_U32), ex = sass_has(in, SASS_M_EX);
-    const uint32_t *a = msass_src(o, 2, 0), *b = msass_src(o, 3, 1);
+    const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1);
     uint32_t c = msass_pred(o, 4), low = ex && in->nops >= 6 ? msass_pred(o, 5) : 0, r = 0;
     LANES(o, i) {
         bool lt, eq = a[i] == b[i];
@@ -472,7 +483,7 @@ static int fsetp(msass_op *o, bool dbl, bool set)
     if (in->nops < s + 3) return -1;
     int cmp = cmp_of(in);
     if (cmp < 0) return -1;
-    const uint32_t *a = msass_src(o, s, 0), *b = msass_src(o, s + 1, 1);
+    const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1);
     const uint32_t *ah = dbl ? msass_src_hi(o, s, 2) : NULL, *bh = dbl ? msass_src_hi(o, s + 1, 3) : NULL;
     uint32_t c = msass_pred(o, s + 2), r = 0;
     LANES(o, i) {
@@ -507,7 +518,7 @@ static int minmax(msass_op *o)
     int op = in->op;
     unsigned nsrc = op == SASS_OP_VIMNMX3 || op == SASS_OP_VIADDMNMX ? 3 : 2;
     if (in->nops < 1 + nsrc + 1) return -1;
-    const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1), *c = nsrc == 3 ? msass_src(o, 3, 2) : NULL;
+    const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1), *c = nsrc == 3 ? msass_src_row(o, 3, 2) : NULL;
     uint32_t pmin = msass_pred(o, 1 + nsrc), *d = msass_dst(o, 0);
     bool uns = sass_has(in, SASS_M_U32);
     bool fl = op == SASS_OP_FMNMX;
@@ -544,7 +555,7 @@ static int unary_int(msass_op *o)
     unsigned s = in->nops - 1;
     if (in->nops < 2) return -1;
     if (op == SASS_OP_BMSK || op == SASS_OP_UBMSK || op == SASS_OP_SGXT || op == SASS_OP_USGXT) s = 1;
-    const uint32_t *a = msass_src(o, s, 0), *b = in->nops > 2 ? msass_src(o, 2, 1) : NULL;
+    const uint32_t *a = msass_src_row(o, s, 0), *b = in->nops > 2 ? msass_src_row(o, 2, 1) : NULL;
     uint32_t *d = msass_dst(o, 0);
     bool inv = in->o[s].flags & SASS_F_NOT;
     LANES(o, i) {
@@ -623,7 +634,7 @@ static int farith(msass_op *o)
     int op = in->op;
     unsigned n = op == SASS_OP_FFMA ? 3 : 2;
     if (in->nops < 1 + n) return -1;
-    const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1), *c = n == 3 ? msass_src(o, 3, 2) : NULL;
+    const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1), *c = n == 3 ? msass_src_row(o, 3, 2) : NULL;
     uint32_t *d = msass_dst(o, 0);
     int rm = rounding(in);
     uint8_t flags = (uint8_t)(in->o[1].flags | in->o[2].flags | (n == 3 ? in->o[3].flags : 0));
@@ -657,7 +668,7 @@ static int mufu(msass_op *o)
 {
     const sass_insn *in = o->in;
     if (in->nops < 2) return -1;
-    const uint32_t *a = msass_src(o, 1, 0);
+    const uint32_t *a = msass_src_row(o, 1, 0);
     uint32_t *d = msass_dst(o, 0);
     LANES(o, i) {
         if (sass_has(in, SASS_M_RCP64H) || sass_has(in, SASS_M_RSQ64H)) {
@@ -689,7 +700,7 @@ static int mufu(msass_op *o)
 static int fchk(msass_op *o)
 {
     if (o->in->nops < 3) return -1;
-    const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1);
+    const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
     uint32_t r = 0;
     LANES(o, i) {
         int ea = (int)((a[i] >> 23) & 0xff), eb = (int)((b[i] >> 23) & 0xff);
@@ -707,7 +718,7 @@ static int frnd(msass_op *o)
     const sass_insn *in = o->in;
     if (in->nops < 2) return -1;
     bool dbl = sass_has(in, SASS_M_F64);
-    const uint32_t *a = msass_src(o, 1, 0), *ah = dbl ? msass_src_hi(o, 1, 1) : NULL;
+    const uint32_t *a = msass_src_row(o, 1, 0), *ah = dbl ? msass_src_hi(o, 1, 1) : NULL;
     uint32_t *d = msass_dst(o, 0), *dh = dbl ? msass_dst_hi(o, 0) : NULL;
     int rm = rounding(in);
     LANES(o, i) {
@@ -740,9 +751,9 @@ static int darith(msass_op *o)
     unsigned n = op == SASS_OP_DFMA ? 3 : 2;
     if (op == SASS_OP_DMNMX) n = 2;
     if (in->nops < 1 + n) return -1;
-    const uint32_t *a = msass_src(o, 1, 0), *ah = msass_src_hi(o, 1, 1), *b = msass_src(o, 2, 2),
+    const uint32_t *a = msass_src_row(o, 1, 0), *ah = msass_src_hi(o, 1, 1), *b = msass_src_row(o, 2, 2),
                    *bh = msass_src_hi(o, 2, 3);
-    const uint32_t *c = n == 3 ? msass_src(o, 3, 4) : NULL, *ch = n == 3 ? msass_src_hi(o, 3, 5) : NULL;
+    const uint32_t *c = n == 3 ? msass_src_row(o, 3, 4) : NULL, *ch = n == 3 ? msass_src_hi(o, 3, 5) : NULL;
     uint32_t pmin = op == SASS_OP_DMNMX && in->nops > 3 ? msass_pred(o, 3) : 0;
     uint32_t *d = msass_dst(o, 0), *dh = msass_dst_hi(o, 0);
     int rm = rounding(in);
@@ -798,7 +809,7 @@ static int harith(msass_op *o)
     if (in->nops < 1 + n) return -1;
     bool bf = sass_has(in, SASS_M_BF16_V2) || sass_has(in, SASS_M_BF16), out32 = sass_has(in, SASS_M_F32);
     bool sat = sass_has(in, SASS_M_SAT);
-    const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1), *c = n == 3 ? msass_src(o, 3, 2) : NULL;
+    const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1), *c = n == 3 ? msass_src_row(o, 3, 2) : NULL;
     uint32_t pmin = op == SASS_OP_HMNMX2 && in->nops > 3 ? msass_pred(o, 3) : 0;
     uint32_t *d = msass_dst(o, 0);
     LANES(o, i) {
@@ -835,7 +846,7 @@ static int hsetp2(msass_op *o)
     int cmp = cmp_of(in);
     if (cmp < 0) return -1;
     bool bf = sass_has(in, SASS_M_BF16_V2);
-    const uint32_t *a = msass_src(o, 2, 0), *b = msass_src(o, 3, 1);
+    const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1);
     uint32_t c = msass_pred(o, 4), r0 = 0, r1 = 0;
     LANES(o, i) {
         double x[2], y[2];
@@ -914,7 +925,7 @@ static int convert(msass_op *o)
     }
     bool src64 = st == SASS_M_S64 || st == SASS_M_U64 || st == SASS_M_F64;
     bool dst64 = dt == SASS_M_S64 || dt == SASS_M_U64 || dt == SASS_M_F64;
-    const uint32_t *a = msass_src(o, s, 0), *ah = src64 ? msass_src_hi(o, s, 1) : NULL;
+    const uint32_t *a = msass_src_row(o, s, 0), *ah = src64 ? msass_src_hi(o, s, 1) : NULL;
     uint32_t *d = msass_dst(o, 0), *dh = dst64 ? msass_dst_hi(o, 0) : NULL;
     const sass_opnd *x = &in->o[s];
     if (op == SASS_OP_I2F || op == SASS_OP_I2FP) {
@@ -1007,7 +1018,7 @@ static int f2fp(msass_op *o)
     const sass_insn *in = o->in;
     if (in->nops < 3) return -1;
     bool bf = sass_has(in, SASS_M_BF16), relu = sass_has(in, SASS_M_RELU);
-    const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1);
+    const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
     uint32_t *d = msass_dst(o, 0);
     LANES(o, i) {
         float x = fin(o, 1, a[i]), y = fin(o, 2, b[i]);
@@ -1082,7 +1093,7 @@ static int r2p_p2r(msass_op *o)
     const sass_insn *in = o->in;
     if (in->op == SASS_OP_R2P) { /* R2P PR, a, mask */
         if (in->nops < 3) return -1;
-        const uint32_t *a = msass_src(o, 1, 0), *m = msass_src(o, 2, 1);
+        const uint32_t *a = msass_src_row(o, 1, 0), *m = msass_src_row(o, 2, 1);
         uint32_t shift = in->o[1].sel >= SASS_SEL_B0 && in->o[1].sel <= SASS_SEL_B3 ? 8 * (in->o[1].sel - SASS_SEL_B0) : 0;
         LANES(o, i) {
             for (uint32_t k = 0; k < 7; k++) {
@@ -1095,7 +1106,7 @@ static int r2p_p2r(msass_op *o)
     }
     /* P2R d, PR, a, mask */
     if (in->nops < 4) return -1;
-    const uint32_t *a = msass_src(o, 2, 0), *m = msass_src(o, 3, 1);
+    const uint32_t *a = msass_src_row(o, 2, 0), *m = msass_src_row(o, 3, 1);
     uint32_t shift = in->o[2].sel >= SASS_SEL_B0 && in->o[2].sel <= SASS_SEL_B3 ? 8 * (in->o[2].sel - SASS_SEL_B0) : 0;
     uint32_t *d = msass_dst(o, 0);
     LANES(o, i) {
@@ -1113,14 +1124,14 @@ int msass_alu(msass_op *o)
     switch (in->op) {
     case SASS_OP_MOV: case SASS_OP_UMOV: case SASS_OP_MOV32I: case SASS_OP_R2UR: {
         if (in->nops < 2) return -1;
-        const uint32_t *a = msass_src(o, 1, 0);
+        const uint32_t *a = msass_src_row(o, 1, 0);
         uint32_t *d = msass_dst(o, 0);
         LANES(o, i) d[i] = a[i];
         return 0;
     }
     case SASS_OP_SEL: case SASS_OP_USEL: case SASS_OP_FSEL: {
         if (in->nops < 4) return -1;
-        const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1);
+        const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
         uint32_t p = msass_pred(o, 3), *d = msass_dst(o, 0);
         bool fl = in->op == SASS_OP_FSEL;
         LANES(o, i) {
@@ -1134,7 +1145,7 @@ int msass_alu(msass_op *o)
     case SASS_OP_IADD3: case SASS_OP_UIADD3: return iadd3(o);
     case SASS_OP_VIADD: case SASS_OP_IADD: {
         if (in->nops < 3) return -1;
-        const uint32_t *a = msass_src(o, 1, 0), *b = msass_src(o, 2, 1);
+        const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
         uint32_t *d = msass_dst(o, 0);
         LANES(o, i) {
             uint32_t p = 0, x = ineg(&in->o[1], a[i], &p), y = ineg(&in->o[2], b[i], &p);

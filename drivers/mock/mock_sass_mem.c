@@ -173,7 +173,7 @@ static int ldc(msass_op *o)
     if (in->nops < 2 || in->o[1].kind != SASS_K_CBANK) return -1;
     bool sgn;
     uint32_t size = access_size(in, &sgn);
-    const uint32_t *a = msass_src(o, 1, 0);
+    const uint32_t *a = msass_src_row(o, 1, 0);
     if (size < 4) { /* a byte or half of the word */
         uint32_t *d = msass_dst(o, 0), sh = 8 * ((uint32_t)in->o[1].imm & 3);
         a = msass_cbank(o, 1, 0, (uint32_t)-(in->o[1].imm & 3)); /* the aligned word holding it */
@@ -327,8 +327,8 @@ static int atomic(msass_op *o)
     bool wide = (in->o[m].flags & SASS_F_WIDE) || sass_has(in, SASS_M_E);
     uint64_t addr[32];
     addresses(o, m, wide, addr);
-    const uint32_t *b = popc_inc ? NULL : msass_src(o, m + 1, 0), *bh = b64 && !popc_inc ? msass_src_hi(o, m + 1, 1) : NULL;
-    const uint32_t *c = cas ? msass_src(o, m + 2, 2) : NULL, *ch = cas && b64 ? msass_src_hi(o, m + 2, 3) : NULL;
+    const uint32_t *b = popc_inc ? NULL : msass_src_row(o, m + 1, 0), *bh = b64 && !popc_inc ? msass_src_hi(o, m + 1, 1) : NULL;
+    const uint32_t *c = cas ? msass_src_row(o, m + 2, 2) : NULL, *ch = cas && b64 ? msass_src_hi(o, m + 2, 3) : NULL;
     uint32_t *d = rd >= 0 ? msass_dst(o, (unsigned)rd) : NULL, *dh = rd >= 0 && b64 ? msass_dst_hi(o, (unsigned)rd) : NULL;
     uint32_t stored = 0;
     int rc = 0;
@@ -377,7 +377,7 @@ static int shfl(msass_op *o)
 {
     const sass_insn *in = o->in;
     if (in->nops < 5) return -1;
-    const uint32_t *a = msass_src(o, 2, 0), *b = msass_src(o, 3, 1), *c = msass_src(o, 4, 2);
+    const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1), *c = msass_src_row(o, 4, 2);
     uint32_t vals[32], ok = 0;
     memcpy(vals, a, sizeof vals);
     uint32_t *d = msass_dst(o, 1);
@@ -437,7 +437,7 @@ static int match(msass_op *o)
     if (in->nops < 2) return -1;
     bool all = sass_has(in, SASS_M_ALL), b64 = sass_has(in, SASS_M_U64) || sass_has(in, SASS_M_M64);
     unsigned s = in->nops - 1, dk = all && in->nops >= 3 ? 1 : 0;
-    const uint32_t *a = msass_src(o, s, 0), *ah = b64 ? msass_src_hi(o, s, 1) : NULL;
+    const uint32_t *a = msass_src_row(o, s, 0), *ah = b64 ? msass_src_hi(o, s, 1) : NULL;
     uint32_t *d = msass_dst(o, dk), same_all = 0;
     bool every = true;
     LANES(o, i) {
@@ -461,7 +461,7 @@ static int redux(msass_op *o)
 {
     const sass_insn *in = o->in;
     if (in->nops < 2) return -1;
-    const uint32_t *a = msass_src(o, 1, 0);
+    const uint32_t *a = msass_src_row(o, 1, 0);
     bool sgn = sass_has(in, SASS_M_S32);
     uint32_t r = 0;
     bool first = true;
