@@ -43,7 +43,7 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(B)/%.o)
 TEST_DIRS := tests/unit tests/mock tests/hw
 # the differential test's generator and runner (tests/diff), minus its own main
 DIFF_SRC := tests/diff/irgen.c tests/diff/diff.c
-TEST_SUPPORT_SRC := $(wildcard tests/support/*.c) $(wildcard tests/fuzz/fuzz_*.c) $(DIFF_SRC)
+TEST_SUPPORT_SRC := $(wildcard tests/support/*.c) $(wildcard tests/fuzz/fuzz_*.c) $(DIFF_SRC) tests/corpus/corpus_ref.c
 # the suites' kernels are the tools' (tools/kernels.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT_SRC:%.c=$(B)/%.o) $(B)/tools/kernels.o
 TEST_SRC := $(foreach d,$(TEST_DIRS),$(wildcard $(d)/test_*.c))

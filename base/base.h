@@ -28,6 +28,9 @@ const char *base_errno_name(int e);
 #define BASE_SYMVER_OLD(impl, name, node) __asm__(".symver " #impl ", " #name "@" #node)
 
 /* ** environment, read once per process (tests may re-read) */
+/* HCQ_MOCK_SHADER's values (base_env.mock_shader_kind) */
+enum { BASE_MOCK_SHADER_DEFAULT, BASE_MOCK_SHADER_IR, BASE_MOCK_SHADER_TWIN, BASE_MOCK_SHADER_ISA };
+
 typedef struct base_env {
     int debug;               /* HCQ_DEBUG */
     const char *device;      /* HCQ_DEVICE */
@@ -37,6 +40,7 @@ typedef struct base_env {
     int cache_only;          /* HCQ_CACHE_ONLY: a kernel missing from the cache is an error, never compiled */
     const char *clang;       /* HCQ_CLANG */
     const char *ptxas;       /* HCQ_PTXAS */
+    const char *nvdisasm;    /* HCQ_NVDISASM: the SASS decoder of the mock's executor (compiler/sass.h) */
     uint64_t timeout_ns;     /* HCQ_TIMEOUT_MS */
     uint64_t compile_timeout_ns; /* HCQ_COMPILE_TIMEOUT_S (default BASE_DEFAULT_COMPILE_TIMEOUT_S) */
     const char *mock_dump;   /* HCQ_MOCK_DUMP */
@@ -47,8 +51,11 @@ typedef struct base_env {
     int cpu_threads;         /* HCQ_CPU_THREADS: 0 = one per core */
     const char *cpu_target;  /* HCQ_CPU_TARGET: "cpu" (default) or "ir" */
     const char *mock_shader; /* HCQ_MOCK_SHADER: "ir" runs the mock GPUs on kernel IR, "twin" on host
-                                twins of real binaries even without the tools (from the kernel cache);
+                                twins of real binaries even without the tools (from the kernel cache),
+                                "isa" on the vendor mock's executor of the machine code itself;
                                 default: twins where clang (and ptxas) are, else IR */
+    int mock_shader_kind;    /* HCQ_MOCK_SHADER as BASE_MOCK_SHADER_* */
+    bool mock_memcheck;      /* HCQ_MOCK_CHECK=memcheck: the SASS executor checks shared-memory use */
     int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
     uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */

@@ -70,7 +70,8 @@ typedef struct env_words {
 
 static const env_words env_word_table[] = {
     {.name = "HCQ_CPU_TARGET", .words = {"cpu", "ir"}, .what = "how the CPU device runs kernels"},
-    {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin"}, .what = "how the mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin", "isa"}, .what = "how the mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the SASS executor checks as it runs"},
 };
 
 static const env_words *env_words_row(const char *name)
@@ -112,6 +113,24 @@ static const char *env_status_dir(void)
     return NULL;
 }
 
+/* HCQ_MOCK_SHADER's word (env_word checked it) as the mock reads it */
+static const struct {
+    const char *name;
+    int kind;
+} mock_shaders[] = {
+    {"ir", BASE_MOCK_SHADER_IR},     /* kernel IR on the interpreter */
+    {"twin", BASE_MOCK_SHADER_TWIN}, /* host twins of real binaries, even without the tools */
+    {"isa", BASE_MOCK_SHADER_ISA},   /* the machine code on the vendor mock's executor */
+};
+
+static int mock_shader_kind(const char *v)
+{
+    if (!v) return BASE_MOCK_SHADER_DEFAULT;
+    for (size_t i = 0; i < sizeof mock_shaders / sizeof mock_shaders[0]; i++)
+        if (!strcmp(v, mock_shaders[i].name)) return mock_shaders[i].kind;
+    return BASE_MOCK_SHADER_DEFAULT;
+}
+
 static void env_read(void)
 {
     base_env e = {0};
@@ -124,6 +143,7 @@ static void env_read(void)
     e.cache_only = (int)env_num("HCQ_CACHE_ONLY", 0, 0, 1, "0 or 1");
     e.clang = env_str("HCQ_CLANG");
     e.ptxas = env_str("HCQ_PTXAS");
+    e.nvdisasm = env_str("HCQ_NVDISASM");
     /* 0 (or unset): the default; at most a day */
     uint64_t ms = env_num("HCQ_TIMEOUT_MS", 0, 0, 86400000, "milliseconds");
     e.timeout_ns = ms ? ms * 1000000ull : HCQ_DEFAULT_TIMEOUT_NS;
@@ -141,6 +161,8 @@ static void env_read(void)
     e.tmpdir = env_str("TMPDIR");
     e.cpu_target = env_word("HCQ_CPU_TARGET");
     e.mock_shader = env_word("HCQ_MOCK_SHADER");
+    e.mock_shader_kind = mock_shader_kind(e.mock_shader);
+    e.mock_memcheck = env_word("HCQ_MOCK_CHECK") != NULL; /* memcheck: shared-memory reads of unwritten bytes and races between barriers */
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
     /* sizes: each bounded so that no product of them wraps (1 GiB at most
      * per ring or slot, 64 slots) */

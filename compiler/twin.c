@@ -96,7 +96,11 @@ static const char host_hip_header[] =
     "};\n" \
     "H void hcq_barrier(void) { const hcq_twin_group *g = hcq_item->grp; g->rt->barrier(g->ctx, 0); }\n" \
     "H u32 hcq_implicit_u32(int i) { u32 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 4 * i, 4); return v; }\n" \
-    "H u16 hcq_implicit_u16(int i) { u16 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 2 * i, 2); return v; }\n"
+    "H u16 hcq_implicit_u16(int i) { u16 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 2 * i, 2); return v; }\n" \
+    /* the kernel body's loops end when the launch is stopped (a closing device's engine): a runaway twin \
+     * cannot hold its engine's thread, which the device's close joins */ \
+    "H bool hcq_cancelled(void) { const volatile int *c = hcq_item->grp->cancel; return c && *c; }\n" \
+    "#define for(...) for (__VA_ARGS__) if (__builtin_expect(hcq_cancelled(), 0)) break; else\n"
 
 static const cc_gpu_dialect host_cuda = {"host twin of the CUDA", host_cuda_header, "extern \"C\" ", HOST_AFTER};
 static const cc_gpu_dialect host_hip = {"host twin of the HIP", host_hip_header, "extern \"C\" ",
@@ -223,12 +227,12 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
 /* ** whether twins can be made here */
 bool cc_twin_available(const char *target, char *why, size_t why_size)
 {
-    const char *ms = base_env_get()->mock_shader;
-    if (ms && !strcmp(ms, "ir")) {
+    int ms = base_env_get()->mock_shader_kind;
+    if (ms == BASE_MOCK_SHADER_IR) {
         snprintf(why, why_size, "HCQ_MOCK_SHADER=ir");
         return false;
     }
-    if (ms && !strcmp(ms, "twin")) { /* binaries and twins from the kernel cache where the tools are missing */
+    if (ms == BASE_MOCK_SHADER_TWIN) { /* binaries and twins from the kernel cache where the tools are missing */
         snprintf(why, why_size, "HCQ_MOCK_SHADER=twin");
         return true;
     }

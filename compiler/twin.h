@@ -67,7 +67,7 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
 #endif
 /* what decides a twin besides its source (part of its cache keys) */
 #define CC_TWIN_FLAGS                                                                                         \
-    "host twin v1 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
+    "host twin v2 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
     "-fno-math-errno -lm"
 
 /* ** loaded twins */
@@ -113,6 +113,10 @@ hcq_status cc_twin_prepare(const hcq_kernel *k, const char *target, const void *
  * saying that the mock needs the twin hcq makes when it compiles. `id`
  * names the device for the message. */
 hcq_status cc_twin_attach(const void *bin, size_t size, const char *id);
+/* Registers the binary without a twin (mod zeroed), so the mock finds the
+ * binary a launch's code comes from when its executor runs the machine
+ * code itself (and checks the launch against the binary). */
+hcq_status cc_twin_register(const void *bin, size_t size);
 /* The entry whose kernel code is at va (host memory at that address,
  * read only where readable() allows), or NULL. */
 typedef bool (*cc_twin_readable_fn)(void *ctx, uint64_t va, size_t size);

@@ -26,12 +26,15 @@
  * rt->check, which either widens the range or refuses; a refused access
  * reads 0 and writes nothing, and the runtime stops the launch. Local
  * (shared) accesses are bounds-checked against the array; barriers call
- * rt->barrier, which switches fibers. */
+ * rt->barrier, which switches fibers. Every loop of the kernel body looks
+ * at grp->cancel first and ends when it is raised (the twin's header
+ * defines `for` so), so a launch whose engine is stopped ends promptly
+ * even inside a runaway loop. */
 #ifndef HCQ_COMPILER_TWIN_ABI_H
 #define HCQ_COMPILER_TWIN_ABI_H
 
 #define CC_TWIN_MAGIC 0x54514348u /* "HCQT" */
-#define CC_TWIN_VERSION 1u
+#define CC_TWIN_VERSION 2u
 
 /* what the twin's ids and sizes are read from, as the GPU code would */
 enum { CC_TWIN_CUDA = 1, /* the launch's grid and block (special registers) */
@@ -66,6 +69,7 @@ enum {
         void *ctx;                                                                                      \
         const unsigned char *implicit; /* HIP: the implicit (hidden) kernel arguments */                \
         int ngrp[3], lsize[3];                                                                          \
+        const volatile int *cancel;    /* NULL, or raised to stop the launch: every loop looks */      \
     } hcq_twin_group;                                                                                   \
     typedef struct hcq_twin_item {                                                                      \
         const hcq_twin_group *grp;                                                                      \

@@ -227,7 +227,8 @@ hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t 
         free(r.items);
         return base_err(HCQ_ENOMEM, "host twin `%s`: out of memory for a work-group", l->m->name);
     }
-    r.g = (hcq_twin_group){.args = l->args, .ranges = ranges, .rt = &rt, .ctx = &r, .implicit = l->implicit};
+    r.g = (hcq_twin_group){.args = l->args, .ranges = ranges, .rt = &rt, .ctx = &r, .implicit = l->implicit,
+                           .cancel = l->cancel};
     for (int i = 0; i < 3; i++) {
         r.g.ngrp[i] = (int)l->num_groups[i];
         r.g.lsize[i] = (int)l->local_size[i];

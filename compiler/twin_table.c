@@ -110,7 +110,7 @@ static hcq_status add(const uint8_t sha[32], const void *bin, size_t size, const
     memcpy(e->sha, sha, 32);
     snprintf(e->label, sizeof e->label, "%s", label);
     hcq_status st = code_of(e->binary, size, e);
-    if (!st) st = cc_twin_module_load(so, so_size, &e->mod);
+    if (!st && so) st = cc_twin_module_load(so, so_size, &e->mod);
     if (st) {
         entry_free(e);
         return st;
@@ -245,4 +245,12 @@ const cc_twin_entry *cc_twin_find(uint64_t va, cc_twin_readable_fn readable, voi
         if (readable(ctx, va, e->code_size) && same_code(e, at)) hit = e;
     pthread_rwlock_unlock(&lock);
     return hit;
+}
+
+hcq_status cc_twin_register(const void *bin, size_t size)
+{
+    uint8_t sha[32];
+    cc_sha256_once(bin, size, sha);
+    if (known(sha)) return HCQ_OK;
+    return add(sha, bin, size, NULL, 0, "none: the mock's executor runs the machine code");
 }

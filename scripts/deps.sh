@@ -17,12 +17,30 @@ have_all() {
     command -v llvm-mc-22 >/dev/null && [ -f /usr/include/linux/kfd_ioctl.h ] && command -v rocminfo >/dev/null &&
     command -v hipcc >/dev/null && [ -f /usr/include/hip/hip_runtime.h ]
 }
+# optional, from PyPI: nvdisasm, the SASS decoder of the NV mock's executor
+# (HCQ_MOCK_SHADER=isa); its tests skip, saying so, where it is missing
+have_nvdisasm() {
+    command -v nvdisasm >/dev/null || [ -n "${HCQ_NVDISASM:-}" ] ||
+        compgen -G "/usr/local/lib/python3*/*-packages/nvidia/*/bin/nvdisasm" >/dev/null ||
+        compgen -G "$HOME/.local/lib/python3*/site-packages/nvidia/*/bin/nvdisasm" >/dev/null ||
+        compgen -G "$HOME/.pyenv/versions/*/lib/python3*/site-packages/nvidia/*/bin/nvdisasm" >/dev/null
+}
+install_nvdisasm() {
+    have_nvdisasm && return 0
+    if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+        python3 -m pip install -q nvidia-cuda-nvdisasm ||
+            echo "scripts/deps.sh: pip could not install nvidia-cuda-nvdisasm (the SASS executor's tests will skip)" >&2
+    else
+        echo "scripts/deps.sh: no pip: install nvidia-cuda-nvdisasm from PyPI for the SASS executor's tests" >&2
+    fi
+}
 if [ "${1:-}" = "--check" ]; then
+    have_nvdisasm || echo "scripts/deps.sh: optional: nvdisasm is missing (pip install nvidia-cuda-nvdisasm); the SASS executor's tests skip" >&2
     have_all && exit 0
     echo "scripts/deps.sh: some build or test dependencies are missing (packages: $PKGS)" >&2
     exit 1
 fi
-have_all && { echo "scripts/deps.sh: all dependencies present"; exit 0; }
+have_all && { install_nvdisasm; echo "scripts/deps.sh: all dependencies present"; exit 0; }
 if [ "$(id -u)" -ne 0 ]; then
     echo "scripts/deps.sh: missing packages; run as root:" >&2
     echo "  apt-get install -y $PKGS" >&2
@@ -34,4 +52,5 @@ export DEBIAN_FRONTEND=noninteractive
 if ! apt-cache show clang-22 >/dev/null 2>&1; then apt-get update -q || true; fi
 apt-get install -y -q $PKGS || { apt-get update -q && apt-get install -y -q $PKGS; }
 have_all || { echo "scripts/deps.sh: packages installed but something is still missing" >&2; exit 1; }
+install_nvdisasm
 echo "scripts/deps.sh: dependencies installed"

@@ -47,7 +47,7 @@ _hcq()
         fi ;;
     compile)
         if [[ "$cur" == -* ]]; then
-            COMPREPLY=($(compgen -W "--target --cache-dir -o --twins --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--target --cache-dir -o --twins --sass --help" -- "$cur"))
         else
             COMPREPLY=($(compgen -f -- "$cur"))
         fi ;;

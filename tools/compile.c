@@ -18,8 +18,13 @@
  * cached under the binary's SHA-256: the mock GPU runs a real binary as
  * its twin, so with HCQ_MOCK_SHADER=twin a machine without clang or ptxas
  * runs the cached binaries on the mock, and a binary written by -o loads
- * there with hcq_program_load. */
+ * there with hcq_program_load.
+ *
+ * --sass decodes each sm_* binary's SASS with nvdisasm into the cache
+ * (compiler/sass.h), for the mock's SASS executor (HCQ_MOCK_SHADER=isa)
+ * on machines without nvdisasm. */
 #include "base/base.h"
+#include "compiler/sass.h"
 #include "compiler/twin.h"
 #include "tools/kernels.h"
 #include "tools/tools.h"
@@ -35,7 +40,7 @@ static hcq_kernel *(*const builtin[])(void) = {tk_add1, tk_vadd_u32n, tk_muladd,
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: hcq compile --target TARGET [--cache-dir DIR] [-o OUT] [--twins] [KERNEL.hcqir | DIR ...]\n\n"
+    fprintf(f, "usage: hcq compile --target TARGET [--cache-dir DIR] [-o OUT] [--twins] [--sass] [KERNEL.hcqir | DIR ...]\n\n"
                "Compiles kernels for TARGET (sm_90, sm_89, mock-sm_90, gfx1100, cpu, ...) into the kernel cache\n"
                "(DIR, else HCQ_CACHE_DIR, else ~/.cache/hcq). With no KERNEL, the kernels of the API test\n"
                "suites, the demo and the benchmarks; else the serialized IR files given, or every .hcqir\n"
@@ -45,13 +50,15 @@ static void usage(FILE *f)
                "can be copied to another machine (one without clang, ptxas or nvcc) and used as is.\n"
                "--twins also makes each binary's host twin (sm_* and gfx* targets), cached under the\n"
                "binary's hash: the mock GPU runs a real binary as its twin, so a machine without the\n"
-               "tools runs the cached binaries on the mock with HCQ_MOCK_SHADER=twin.\n");
+               "tools runs the cached binaries on the mock with HCQ_MOCK_SHADER=twin.\n"
+               "--sass also decodes each sm_* binary's SASS (nvdisasm) into the cache, for the mock's SASS\n"
+               "executor (HCQ_MOCK_SHADER=isa) on machines without nvdisasm.\n");
 }
 
 typedef struct job {
     const char *target, *out;
     int failures, done, total;
-    bool out_is_dir, twins;
+    bool out_is_dir, twins, sass;
     char **written; /* the names written into OUT (a directory) so far */
     size_t nwritten;
 } job;
@@ -122,9 +129,15 @@ static bool compile_one(job *j, hcq_kernel *k, const char *outname)
         j->failures++;
         if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
         hcq_binary_free(b);
+    } else if (j->sass && sass_decode_cubin(b->data, b->size, (uint32_t)strtoul(j->target + 3, NULL, 10), NULL)) {
+        fprintf(stderr, "hcq compile: %s: compiled, but its SASS was not decoded: %s\n", name, hcq_error_message());
+        j->failures++;
+        if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
+        hcq_binary_free(b);
     } else {
-        printf("  %-22s %8zu bytes  %s (%s)%s, %.2f s\n", name, b->size, b->from_cache ? "already cached" : "compiled",
-               b->compiler, j->twins ? " + host twin" : "", (double)(hcq_now_ns() - t0) / 1e9);
+        printf("  %-22s %8zu bytes  %s (%s)%s%s, %.2f s\n", name, b->size, b->from_cache ? "already cached" : "compiled",
+               b->compiler, j->twins ? " + host twin" : "", j->sass ? " + decoded SASS" : "",
+               (double)(hcq_now_ns() - t0) / 1e9);
         if (j->out) j->failures += write_binary(j, outname ? outname : name, b);
         hcq_binary_free(b);
         j->done++;
@@ -232,6 +245,8 @@ int tool_compile(int argc, char **argv)
             j.out = argv[++i];
         } else if (!strcmp(a, "--twins")) {
             j.twins = true;
+        } else if (!strcmp(a, "--sass")) {
+            j.sass = true;
         } else if (!strcmp(a, "--target") || !strcmp(a, "--cache-dir") || !strcmp(a, "-o")) {
             fprintf(stderr, "hcq compile: a value is missing after %s; see `hcq compile --help`\n", a);
             goto out;
@@ -263,6 +278,11 @@ int tool_compile(int argc, char **argv)
     if (j.twins && !cc_twin_origin_of(j.target)) {
         fprintf(stderr, "hcq compile: --twins: %s binaries have no host twin (only sm_* and gfx* targets' do)\n",
                 j.target);
+        rc = 2;
+        goto out;
+    }
+    if (j.sass && strncmp(j.target, "sm_", 3)) {
+        fprintf(stderr, "hcq compile: --sass: %s binaries are no SASS (only sm_* targets' are)\n", j.target);
         rc = 2;
         goto out;
     }

@@ -19,7 +19,9 @@
  *   - the shader core: at a launch's program address, either serialized IR
  *     (mock-sm_* / mock-gfx* binaries: the IR interpreter runs it) or the
  *     machine code of a real cubin or code object, whose host twin runs
- *     (compiler/twin.h: the GPU renderer's own text built for the host);
+ *     (compiler/twin.h: the GPU renderer's own text built for the host), or
+ *     under HCQ_MOCK_SHADER=isa the machine code itself (NV: the SASS
+ *     executor, mock_sass.h);
  *   - configuration and fault injection (HCQ_MOCK_CONFIG, or mock_configure
  *     in tests), random scheduling (HCQ_MOCK_SCHED), dumps (HCQ_MOCK_DUMP).
  *
@@ -61,6 +63,9 @@
  *                       settles which the hardware takes (mock_refusals
  *                       lists them), so a driver's fallback is tested; the
  *                       key may repeat
+ *   watchdog_ms=N       a kernel the machine-code executor runs ends with the
+ *                       channel watchdog's error after N ms of work (CPU time
+ *                       of one of its workers; default 30000; 0: never)
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
  * stream segment (drivers/dump.h). Every value is checked: a bad one is an
@@ -76,6 +81,8 @@ typedef struct mock_config {
     int nv_gpget;        /* MOCK_GPGET_* */
     int nv_peer;         /* MOCK_PEER_* */
     uint32_t kfd_minor;  /* 0: 15 */
+    uint32_t watchdog_ms; /* with watchdog_set; else the default */
+    bool watchdog_set;
     /* fault injection */
     uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
     int fail_errno;

@@ -1,6 +1,7 @@
 /* What the NV mock's SM does with a QMD launch once the compute engine has
- * read it: run the kernel at the program address. Two kinds of code can
- * sit there:
+ * read it: run the kernel at the program address. Under HCQ_MOCK_SHADER=isa
+ * any machine code there runs on the SASS executor (mock_sass.h), checked
+ * first as below; otherwise two kinds of code can sit there:
  *   - serialized IR (mock-sm_* cubins, the fallback where ptxas or clang
  *     is missing): the IR interpreter runs it, kernargs at constant bank 0
  *     + the model's parameter base;
@@ -23,6 +24,7 @@
  * BARRIER_COUNT is an illegal instruction parameter (the loader writes
  * the cubin's EIATTR_NUM_BARRIERS there). */
 #include "drivers/mock/mock_nv.h"
+#include "drivers/mock/mock_sass.h"
 #include "drivers/nv/nv.h"
 
 #include "base/base.h"
@@ -39,13 +41,15 @@ typedef struct kinfo {
     char name[64];
 } kinfo;
 
-static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
+/* the kernel `kernel` (NULL: the only one) of a cubin, parsed once and
+ * kept in *slot */
+static const kinfo *info_of_cubin(const void *bin, size_t size, const char *kernel, void *_Atomic *slot, char *err,
+                                  size_t err_size)
 {
-    cc_twin_entry *me = (cc_twin_entry *)e;
-    kinfo *ki = atomic_load(&me->mock_info);
+    kinfo *ki = atomic_load(slot);
     if (ki) return ki;
     nv_cubin c;
-    if (nv_cubin_parse(e->binary, e->binary_size, "mock", NULL, &c)) {
+    if (nv_cubin_parse(bin, size, "mock", kernel, &c)) {
         snprintf(err, err_size, "%s", hcq_error_message());
         return NULL;
     }
@@ -60,11 +64,16 @@ static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
     snprintf(ki->name, sizeof ki->name, "%s", c.name);
     nv_cubin_free(&c);
     void *expected = NULL;
-    if (!atomic_compare_exchange_strong(&me->mock_info, &expected, ki)) {
+    if (!atomic_compare_exchange_strong(slot, &expected, ki)) {
         free(ki);
         ki = expected;
     }
     return ki;
+}
+
+static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
+{
+    return info_of_cubin(e->binary, e->binary_size, NULL, &((cc_twin_entry *)e)->mock_info, err, err_size);
 }
 
 #define Q(f) ((uint32_t)nv_qmd_get(q, ver, NV_QMD_##f, 0))
@@ -165,6 +174,9 @@ static int run_twin(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
     int rc = check(c, q, ver, regs, ki, block, cb0_size);
     if (rc) return rc;
     const cc_twin_module *mod = &e->mod;
+    if (!mod->call)
+        return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "kernel `%s` was loaded for the mock's SASS executor "
+                              "(HCQ_MOCK_SHADER=isa) and has no host twin to run", ki->name);
     if (mod->nparams != ki->nparams)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "kernel `%s`: its host twin takes %u parameters, its cubin %u",
                               ki->name, mod->nparams, ki->nparams);
@@ -209,12 +221,187 @@ static int run_twin(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
     return 0;
 }
 
+/* ** the SASS executor (HCQ_MOCK_SHADER=isa) */
+#define WATCHDOG_DEFAULT_MS 30000u
+
+/* what check() needs, from the decoded SASS where no cubin is known (a
+ * program that uploaded its own code): the registers and barriers it
+ * names; nothing of shared memory, parameters or stack is known */
+static void info_of_sass(const sass_prog *p, uint32_t sm, uint64_t prog, kinfo *ki)
+{
+    memset(ki, 0, sizeof *ki);
+    ki->sm = sm;
+    for (uint32_t i = 0; i < p->ninsns; i++) {
+        const sass_insn *in = &p->insns[i];
+        for (unsigned k = 0; k < in->nops; k++)
+            if (in->o[k].kind == SASS_K_R && in->o[k].reg != 255) ki->regs = BASE_MAX(ki->regs, in->o[k].reg + 1);
+        if (in->op == SASS_OP_BAR && in->nops && in->o[0].kind == SASS_K_IMM)
+            ki->barriers = BASE_MAX(ki->barriers, (uint32_t)in->o[0].imm + 1);
+    }
+    snprintf(ki->name, sizeof ki->name, "at 0x%llx", (unsigned long long)prog);
+}
+
+/* a constant bank the QMD binds, copied as the launch starts */
+static int bank_copy(mnv_chan *c, uint64_t va, uint64_t size, unsigned bank, const char *kernel, uint8_t **out)
+{
+    char why[256];
+    *out = NULL;
+    if (!size) return 0;
+    if (!mock_gpu_access(mnv_chan_gpu(c)->g, va, size, false, why, sizeof why)) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "kernel `%s` reading constant bank %u (%llu bytes): %s", kernel, bank,
+                 (unsigned long long)size, why);
+        return mnv_chan_mmu_fault(c, va, false, msg);
+    }
+    if (!(*out = malloc(size))) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the mock ran out of host memory");
+    memcpy(*out, (const void *)(uintptr_t)va, size);
+    return 0;
+}
+
+/* which decoded program a code address held last, per GPU: checked
+ * against the bytes there at every launch (the address may hold other
+ * code now); saves looking through every decoded program */
+#define SLOTS 64
+static struct {
+    const mnv_gpu *gpu;
+    uint64_t va;
+    const sass_prog *p;
+} slots[SLOTS];
+static unsigned slot_next;
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const sass_prog *recall(const mnv_gpu *g, uint64_t va, uint64_t avail)
+{
+    const sass_prog *p = NULL;
+    pthread_mutex_lock(&slot_lock);
+    for (unsigned i = 0; i < SLOTS && !p; i++)
+        if (slots[i].p && slots[i].gpu == g && slots[i].va == va) p = slots[i].p;
+    pthread_mutex_unlock(&slot_lock);
+    if (p && (p->code_size > avail || memcmp(p->code, (const void *)(uintptr_t)va, p->code_size))) p = NULL;
+    return p;
+}
+
+static void remember(const mnv_gpu *g, uint64_t va, const sass_prog *p)
+{
+    pthread_mutex_lock(&slot_lock);
+    for (unsigned i = 0; i < SLOTS; i++)
+        if (slots[i].gpu == g && slots[i].va == va) {
+            slots[i].p = p;
+            pthread_mutex_unlock(&slot_lock);
+            return;
+        }
+    unsigned i = slot_next++ % SLOTS;
+    slots[i].gpu = g;
+    slots[i].va = va;
+    slots[i].p = p;
+    pthread_mutex_unlock(&slot_lock);
+}
+
+static int run_sass(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs,
+                    uint64_t prog, uint64_t cb0, uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
+{
+    mnv_gpu *g = mnv_chan_gpu(c);
+    const mnv_model *m = g->m;
+    uint32_t sm = (m->sm_version >> 8) * 10 + (m->sm_version & 0xf);
+    char why[256], err[512];
+    uint64_t lo, hi;
+    bool writable;
+    if (!mock_gpu_range(g->g, prog, 16, false, &lo, &hi, &writable, why, sizeof why)) {
+        snprintf(err, sizeof err, "fetching the kernel's code at 0x%llx: %s", (unsigned long long)prog, why);
+        return mnv_chan_mmu_fault(c, prog, false, err);
+    }
+    const sass_prog *p = recall(g, prog, hi - prog);
+    size_t code_size;
+    if (!p && sass_decode_extent((const void *)(uintptr_t)prog, hi - prog, sm, &p, &code_size))
+        return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction at 0x%llx: %s", (unsigned long long)prog,
+                              hcq_error_message());
+    /* the cubin the loader had, else what the code itself says */
+    remember(g, prog, p);
+    kinfo derived;
+    const kinfo *ki = NULL;
+    const void *bin = atomic_load_explicit(&((sass_prog *)p)->binary, memory_order_acquire);
+    if (bin) {
+        ki = info_of_cubin(bin, p->binary_size, p->kernel, &((sass_prog *)p)->mock_info, err, sizeof err);
+        if (!ki) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the cubin of the code at a launch: %s", err);
+    }
+    if (!ki) {
+        info_of_sass(p, sm, prog, &derived);
+        ki = &derived;
+    }
+    int rc = check(c, q, ver, regs, ki, block, cb0_size);
+    if (rc) return rc;
+    msass_launch l = {
+        .gpu = g->g, .p = p, .kernel = ki->name, .code_va = prog,
+        .regs = Q(REGISTER_COUNT), .shared_bytes = Q(SHARED_MEMORY_SIZE), .barriers = Q(BARRIER_COUNT),
+        .shared_window = (uint64_t)regs[NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_A / 4] << 32 |
+                         regs[NV_COMPUTE_SET_SHADER_SHARED_MEMORY_WINDOW_B / 4],
+        .local_window = (uint64_t)regs[NV_COMPUTE_SET_SHADER_LOCAL_MEMORY_WINDOW_A / 4] << 32 |
+                        regs[NV_COMPUTE_SET_SHADER_LOCAL_MEMORY_WINDOW_B / 4],
+        .local_buf = (uint64_t)regs[NV_COMPUTE_SET_SHADER_LOCAL_MEMORY_A / 4] << 32 |
+                     regs[NV_COMPUTE_SET_SHADER_LOCAL_MEMORY_B / 4],
+        .local_low = Q(SHADER_LOCAL_MEMORY_LOW_SIZE), .local_high = Q(SHADER_LOCAL_MEMORY_HIGH_SIZE),
+        .sm_count = m->enabled_tpcs * m->sms_per_tpc,
+        .cancel = mock_engine_cancel_flag(),
+        .memcheck = base_env_get()->mock_memcheck,
+    };
+    const mock_config *cfg = mock_cfg();
+    l.watchdog_ns = (uint64_t)(cfg->watchdog_set ? cfg->watchdog_ms : WATCHDOG_DEFAULT_MS) * 1000000ull;
+    memcpy(l.grid, grid, sizeof l.grid);
+    memcpy(l.block, block, sizeof l.block);
+    if (l.local_buf && (l.local_low || l.local_high) &&
+        mock_gpu_range(g->g, l.local_buf, 1, true, &lo, &hi, &writable, why, sizeof why))
+        l.local_buf_size = hi - l.local_buf;
+    uint8_t *banks[8] = {0};
+    unsigned shift = ver == NV_QMD_V04 ? 6 : 0;
+    rc = bank_copy(c, cb0, cb0_size, 0, ki->name, &banks[0]);
+    for (unsigned b = 1; b < 8 && !rc; b++) {
+        if (!nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_VALID, b)) continue;
+        uint64_t va = (nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_LOWER, b) |
+                       nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_ADDR_UPPER, b) << 32) << shift;
+        uint64_t size = nv_qmd_get(q, ver, NV_QMD_CONSTANT_BUFFER_SIZE_SHIFTED4, b) << 4;
+        rc = bank_copy(c, va, size, b, ki->name, &banks[b]);
+        l.cb_size[b] = (uint32_t)size;
+    }
+    l.cb_size[0] = (uint32_t)cb0_size;
+    for (unsigned b = 0; b < 8; b++) l.cb[b] = banks[b];
+    msass_fault f;
+    if (!rc) {
+        int k = msass_run(&l, &f);
+        switch (k) {
+        case MSASS_OK: break;
+        case MSASS_CANCELLED: rc = mnv_chan_cancelled(c); break; /* the channel is being freed */
+        case MSASS_MMU: rc = mnv_chan_mmu_fault(c, f.va, f.write, f.what); break;
+        case MSASS_WATCHDOG: rc = mnv_chan_error(c, NV_RC_FIFO_IDLE_TIMEOUT, "%s", f.what); break;
+        case MSASS_BARRIER: rc = mnv_chan_error(c, NV_RC_GR_EXCEPTION, "%s", f.what); break;
+        default: rc = mnv_chan_error(c, NV_RC_GR_EXCEPTION, "%s", f.what); break;
+        }
+    }
+    for (unsigned b = 0; b < 8; b++) free(banks[b]);
+    return rc;
+}
+
+/* whether the code at prog is serialized kernel IR (a mock-sm_* cubin's) */
+static bool code_is_ir(mnv_gpu *g, uint64_t prog)
+{
+    char why[128];
+    return mock_gpu_access(g->g, prog, IR_BLOB_HEADER, false, why, sizeof why) &&
+           !memcmp((const void *)(uintptr_t)prog, "HCIR", 4); /* serialize.c's magic; ir_blob_size says the rest */
+}
+
 int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs, uint64_t prog, uint64_t cb0,
                    uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
 {
     mnv_gpu *g = mnv_chan_gpu(c);
+    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA && !code_is_ir(g, prog))
+        return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     const cc_twin_entry *e = mock_twin_at(g->g, prog);
     if (e) return run_twin(c, e, q, ver, regs, cb0, cb0_size, grid, block);
+    /* machine code no twin was made for (a program's own cubin, through the
+     * preloaded mock): the executor runs it where the decoder is */
+    char why[600];
+    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_DEFAULT && !code_is_ir(g, prog) &&
+        sass_nvdisasm(why, sizeof why))
+        return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     if (cb0_size < g->f->param_base)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "constant bank 0 is %llu bytes, below the parameter base 0x%x",
                               (unsigned long long)cb0_size, g->f->param_base);

@@ -800,6 +800,7 @@ typedef struct nv_notification {
 NV_ABI_ASSERT(nv_notification, 16);
 NV_ABI_AT(nv_notification, status, 14);
 enum nv_rc_error { /* the Xids hcq's channels report (nverror.h) */
+    NV_RC_FIFO_IDLE_TIMEOUT = 8, /* ROBUST_CHANNEL_FIFO_ERROR_IDLE_TIMEOUT, "GPU stopped processing" (nverror.h) */
     NV_RC_GR_EXCEPTION = 13,
     NV_RC_FIFO_ERROR_MMU_ERR_FLT = 31,
     NV_RC_PBDMA_ERROR = 32,

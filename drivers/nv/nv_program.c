@@ -19,6 +19,7 @@
 #include "base/base.h"
 #include "compiler/elf.h"
 #include "compiler/ir.h"
+#include "compiler/sass.h"
 #include "compiler/twin.h"
 
 #include <stdlib.h>
@@ -396,10 +397,21 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     if (c->sm / 10 != dev_major || c->sm % 10 > dev_minor)
         return base_err(HCQ_EFORMAT, "%s: the cubin is for sm_%u, the device is %s: compile the kernel for %s", id,
                         c->sm, dev->props.arch, dev->props.target);
-    /* the mock GPU runs SASS as the cubin's host twin, kernel IR as is */
+    /* the mock GPU runs SASS on its executor or as the cubin's host twin,
+     * kernel IR as is; a cubin without a twin (built outside hcq) goes to
+     * the executor where its decoder is */
     hcq_status s;
-    if (dev->props.is_mock && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK && (s = cc_twin_attach(bin, size, id)))
-        return s;
+    bool sass = dev->props.is_mock && dev->mock_shader == DRV_SHADER_ISA;
+    if (dev->props.is_mock && !sass && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK &&
+        (s = cc_twin_attach(bin, size, id))) {
+        /* by default (not HCQ_MOCK_SHADER=twin) */
+        char why[600];
+        if (s != HCQ_ENOTSUP || base_env_get()->mock_shader_kind != BASE_MOCK_SHADER_DEFAULT) return s;
+        if (!sass_nvdisasm(why, sizeof why))
+            return base_err(HCQ_ENOTSUP, "%s; nor can the mock's SASS executor run it: %s", hcq_error_message(), why);
+        BASE_LOG(1, "%s: kernel `%s` has no host twin: the mock's SASS executor runs it", id, c->name);
+        sass = true;
+    }
     if (!c->have_cbank) c->param_base = nv->gen->param_base, c->cbuf0_bytes = BASE_MAX(c->cbuf0_bytes, c->param_base);
     if (c->shared_user > dev->props.max_local_bytes)
         return base_err(HCQ_ELIMIT, "%s: kernel `%s` needs %u bytes of shared memory; %s has %u per block", id,
@@ -412,6 +424,15 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     /* the device address first: relocations need it */
     s = nv_mem_alloc(dev, c->image_bytes, DRV_MEM_DEVICE | DRV_MEM_CODE, &np->image);
     if (!s) s = nv_cubin_relocate(c, np->image.va, id);
+    /* the mock's executor runs the SASS as it lies in memory: decoded now
+     * (once per code blob; an error here rather than at the launch), and
+     * the cubin registered so the launch is checked against it */
+    if (!s && sass && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK) {
+        const sass_prog *sp;
+        s = sass_decode(c->image + c->sec_off[c->text_index], c->text_bytes, c->sm, c->name, &sp);
+        if (!s) s = sass_attach(sp, bin, size, c->name);
+        if (s) base_err_prefix(s, "%s: kernel `%s` for the mock's SASS executor", id, c->name);
+    }
     if (!s) s = upload(dev, c->image, c->image_bytes, &np->image);
     if (s) return s;
     np->code_va = np->image.va + c->sec_off[c->text_index];

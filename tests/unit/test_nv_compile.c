@@ -276,6 +276,9 @@ Test(nv_compile, a_cubin_without_its_host_twin_is_a_clear_error_on_the_mock_gpu)
 {
     need(CC_NV_CLANG);
     fresh_cache();
+    /* and without the SASS executor's decoder, which would run it */
+    setenv("HCQ_NVDISASM", "/nonexistent/nvdisasm", 1);
+    base_env_reload();
     sys_set(mock_sys());
     T_OK(mock_configure(""));
     hcq_device *d = hcq_device_open("NV:0");
@@ -287,6 +290,7 @@ Test(nv_compile, a_cubin_without_its_host_twin_is_a_clear_error_on_the_mock_gpu)
     cr_assert_null(hcq_program_load(d, b->data, b->size));
     cr_assert_eq(hcq_error_status(), HCQ_ENOTSUP);
     T_MSG_HAS("host twin");
+    T_MSG_HAS("nor can the mock's SASS executor run it");
     /* compiling the kernel makes it; then the same bytes load */
     hcq_program *p = hcq_program_from_kernel(d, k);
     cr_assert_not_null(p, "%s", hcq_error_message());

@@ -1,0 +1,141 @@
+// Kernels whose SASS exercises what is easy to get wrong in an executor
+// (tests/mock/test_sass_semantics.c checks each against C): carries of
+// 64-bit arithmetic (IADD3/IADD3.X, IMAD.WIDE/.HI/.X), every LOP3 truth
+// table, divergence and reconvergence with shuffles and votes inside
+// branches, shuffles over segments, atomics' return values (global and
+// shared), an instruction the executor does not implement (HMMA), and
+// an access outside every mapping.
+#include <cuda_fp16.h>
+
+extern "C" __global__ void carry64(const unsigned long long *a, const unsigned long long *b, unsigned long long *out,
+                                   int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long x = a[i], y = b[i];
+    out[4 * i + 0] = x + y;
+    out[4 * i + 1] = x - y;
+    out[4 * i + 2] = x * y;
+    out[4 * i + 3] = __umul64hi(x, y);
+}
+
+template <unsigned L> __device__ unsigned lop3(unsigned a, unsigned b, unsigned c)
+{
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(L));
+    return d;
+}
+
+template <unsigned L, unsigned N> __device__ void lops(unsigned a, unsigned b, unsigned c, unsigned *out, int i)
+{
+    if constexpr (N == 1) {
+        out[L * 64 + i] = lop3<L>(a, b, c);
+    } else {
+        lops<L, N / 2>(a, b, c, out, i);
+        lops<L + N / 2, N / 2>(a, b, c, out, i);
+    }
+}
+
+// out[lut * 64 + i] = lop3(a[i], b[i], c[i], lut) for every lut
+extern "C" __global__ void lop3_all(const unsigned *a, const unsigned *b, const unsigned *c, unsigned *out)
+{
+    int i = threadIdx.x;
+    lops<0, 256>(a[i], b[i], c[i], out, i);
+}
+
+// lanes take different paths by their id; shuffles and votes inside and after
+extern "C" __global__ void diverge(const int *in, int *out)
+{
+    int t = threadIdx.x, v = in[t], r = 0;
+    if (t & 1) {
+        for (int k = 0; k < (t & 7); k++) r += v * k;
+        unsigned m = __activemask();
+        r += __popc(m) * 1000;
+        r += __shfl_sync(m, v, (t + 2) & 31) * 7; /* from another odd lane */
+    } else if (t & 2) {
+        r = -v;
+        while (r < 100) r += t + 1;
+    } else {
+        r = __ballot_sync(__activemask(), v > 50) & 0xffff;
+    }
+    r += __shfl_xor_sync(0xffffffffu, r, 16); /* all lanes again */
+    out[t] = r + (__all_sync(0xffffffffu, v >= 0) ? 1 : 0) + 2 * (__any_sync(0xffffffffu, v == 77) ? 1 : 0);
+}
+
+// out[5 * i + k]: shfl idx, up, down, xor, and idx within segments of 8
+extern "C" __global__ void shuffles(const int *in, int *out)
+{
+    int t = threadIdx.x, v = in[t];
+    out[5 * t + 0] = __shfl_sync(0xffffffffu, v, (t * 7) & 31);
+    out[5 * t + 1] = __shfl_up_sync(0xffffffffu, v, 3);
+    out[5 * t + 2] = __shfl_down_sync(0xffffffffu, v, 5);
+    out[5 * t + 3] = __shfl_xor_sync(0xffffffffu, v, 9);
+    out[5 * t + 4] = __shfl_sync(0xffffffffu, v, 3, 8);
+}
+
+// returned old values: a permutation for add, one winner for CAS, ...
+extern "C" __global__ void atomics_ret(int *g, int *old_add, int *old_cas, int *old_sh, unsigned *wrap)
+{
+    __shared__ int sh;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0) sh = 0;
+    __syncthreads();
+    old_add[t] = atomicAdd(&g[0], 1);
+    old_cas[t] = atomicCAS(&g[1], 0, t + 1);
+    old_sh[t] = atomicAdd(&sh, 2) + 1000 * blockIdx.x;
+    atomicMax(&g[2], t * 3 - 50);
+    atomicMin(&g[3], 100 - t);
+    wrap[t] = atomicInc((unsigned *)&g[4], 9);
+    atomicExch(&g[5], 12345);
+}
+
+// HMMA: matrix multiply-accumulate on the tensor cores (not implemented by the executor)
+extern "C" __global__ void uses_hmma(const unsigned *a, float *d)
+{
+    unsigned a0 = a[threadIdx.x], b0 = a[threadIdx.x + 32];
+    float c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+                 : "+f"(c0), "+f"(c1), "+f"(c2), "+f"(c3)
+                 : "r"(a0), "r"(a0), "r"(b0));
+    d[threadIdx.x] = c0 + c1 + c2 + c3;
+}
+
+// a store far past its buffer, outside every mapping
+extern "C" __global__ void store_far(int *p, long long off)
+{
+    p[off + threadIdx.x] = 1;
+}
+
+// memcheck's bug classes: a shared read of bytes nothing wrote; a read of
+// bytes another warp wrote since the last barrier; and the fixed version
+extern "C" __global__ void mc_uninit(int *out)
+{
+    __shared__ int s[64];
+    if (threadIdx.x < 32) s[threadIdx.x] = 1;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+
+extern "C" __global__ void mc_race(int *out)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    s[t] = s[t ^ 32] + 1; /* the other warp's slot, which it writes in this same epoch */
+    __syncthreads();
+    out[t] = s[t];
+}
+
+extern "C" __global__ void mc_clean(int *out)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t;
+    __syncthreads();
+    int v = s[t ^ 32] + 1;
+    __syncthreads();
+    s[t] = v;
+    __syncthreads();
+    out[t] = s[t];
+}

@@ -1,0 +1,354 @@
+/* The SASS executor on what is easy to get wrong (kernels in
+ * sass_semantics.cu, built by nvcc for sm_90 and run on the H100 mock
+ * under HCQ_MOCK_SHADER=isa), each checked against C written from the
+ * operations' meaning: 64-bit carries, every LOP3 truth table,
+ * divergence and reconvergence with shuffles and votes, shuffles over
+ * segments, atomics' return values, an unknown instruction's exception
+ * and an out-of-bounds store's fault, both naming the instruction. Also
+ * the decoder on nvdisasm text and its serialized form. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "compiler/sass.h"
+#include "drivers/mock/mock_nv.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+#include "nvcc_build.h"
+
+static hcq_device *dev;
+static void *bin;
+static size_t bin_size;
+
+static void setup(void)
+{
+    setenv("HCQ_MOCK_SHADER", "isa", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+}
+static void teardown(void)
+{
+    if (dev) hcq_device_close(dev);
+    dev = NULL;
+    free(bin);
+    bin = NULL;
+    unsetenv("HCQ_MOCK_SHADER");
+    base_env_reload();
+}
+TestSuite(sass_semantics, .init = setup, .fini = teardown, .timeout = 300);
+
+static hcq_program *load(const char *kernel)
+{
+    t_need_nvdisasm();
+    if (!bin) bin = t_nvcc_cubin("tests/mock/sass_semantics.cu", 90, &bin_size);
+    if (!dev) {
+        T_OK(mock_configure("nv=H100"));
+        dev = T_NONNULL(hcq_device_open("NV:0"));
+    }
+    hcq_program *p = hcq_program_load_kernel(dev, bin, bin_size, kernel);
+    cr_assert_not_null(p, "%s: %s", kernel, hcq_error_message());
+    return p;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+    return *s;
+}
+
+Test(sass_semantics, carries_of_64_bit_arithmetic)
+{
+    hcq_program *p = load("carry64");
+    enum { N = 64 };
+    uint64_t a[N], b[N], out[4 * N], s = 88172645463325252ull;
+    static const uint64_t edge[] = {0, 1, 0xffffffffull, 0x100000000ull, 0xffffffffffffffffull, 0x8000000000000000ull,
+                                    0x7fffffffffffffffull, 0xfffffffe00000001ull};
+    for (int i = 0; i < N; i++) {
+        a[i] = i < 64 && i / 8 < 8 ? edge[i / 8] : rnd(&s);
+        b[i] = edge[i % 8];
+        if (i >= 48) a[i] = rnd(&s), b[i] = rnd(&s);
+    }
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bb = t_buffer_from(dev, b, sizeof b),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bo), hcq_arg_i32(N)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(2, 32)));
+    t_read(bo, out, sizeof out);
+    for (int i = 0; i < N; i++) {
+        unsigned __int128 w = (unsigned __int128)a[i] * b[i];
+        cr_assert_eq(out[4 * i], a[i] + b[i], "%d: 0x%llx + 0x%llx", i, (unsigned long long)a[i], (unsigned long long)b[i]);
+        cr_assert_eq(out[4 * i + 1], a[i] - b[i], "%d: 0x%llx - 0x%llx", i, (unsigned long long)a[i], (unsigned long long)b[i]);
+        cr_assert_eq(out[4 * i + 2], (uint64_t)w, "%d: low product", i);
+        cr_assert_eq(out[4 * i + 3], (uint64_t)(w >> 64), "%d: high product of 0x%llx and 0x%llx", i,
+                     (unsigned long long)a[i], (unsigned long long)b[i]);
+    }
+}
+
+Test(sass_semantics, every_lop3_truth_table)
+{
+    hcq_program *p = load("lop3_all");
+    uint32_t a[64], b[64], c[64];
+    uint64_t s = 99;
+    for (int i = 0; i < 64; i++) a[i] = (uint32_t)rnd(&s), b[i] = (uint32_t)rnd(&s), c[i] = (uint32_t)rnd(&s);
+    a[0] = 0xf0f0f0f0, b[0] = 0xcccccccc, c[0] = 0xaaaaaaaa; /* bit i of lop3 is then the lut's bit */
+    uint32_t *out = calloc(256 * 64, 4);
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bb = t_buffer_from(dev, b, sizeof b),
+               *bc = t_buffer_from(dev, c, sizeof c), *bo = T_NONNULL(hcq_buffer_alloc(dev, 256 * 64 * 4, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bc), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(1, 64)));
+    t_read(bo, out, 256 * 64 * 4);
+    for (uint32_t lut = 0; lut < 256; lut++)
+        for (int i = 0; i < 64; i++) {
+            uint32_t want = 0;
+            for (int bit = 0; bit < 32; bit++) {
+                uint32_t idx = ((a[i] >> bit) & 1) << 2 | ((b[i] >> bit) & 1) << 1 | ((c[i] >> bit) & 1);
+                want |= ((lut >> idx) & 1) << bit;
+            }
+            cr_assert_eq(out[lut * 64 + i], want, "lut 0x%02x lane %d: got 0x%08x, want 0x%08x", lut, i,
+                         out[lut * 64 + i], want);
+        }
+    free(out);
+}
+
+Test(sass_semantics, divergence_and_reconvergence)
+{
+    hcq_program *p = load("diverge");
+    int in[32], out[32], want[32], r[32];
+    for (int t = 0; t < 32; t++) in[t] = (t * 37) % 101;
+    in[5] = 77;
+    hcq_buffer *bi = t_buffer_from(dev, in, sizeof in), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bi), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 32)));
+    t_read(bo, out, sizeof out);
+    /* the three paths, each with the lanes that take it active */
+    uint32_t even_low = 0;
+    for (int t = 0; t < 32; t++)
+        if (!(t & 1) && !(t & 2) && in[t] > 50) even_low |= 1u << t;
+    for (int t = 0; t < 32; t++) {
+        int v = in[t];
+        if (t & 1) {
+            r[t] = 0;
+            for (int k = 0; k < (t & 7); k++) r[t] += v * k;
+            r[t] += 16 * 1000 + in[(t + 2) & 31] * 7;
+        } else if (t & 2) {
+            r[t] = -v;
+            while (r[t] < 100) r[t] += t + 1;
+        } else {
+            r[t] = (int)(even_low & 0xffff);
+        }
+    }
+    bool all = true, any = false;
+    for (int t = 0; t < 32; t++) all &= in[t] >= 0, any |= in[t] == 77;
+    for (int t = 0; t < 32; t++) {
+        want[t] = r[t] + r[t ^ 16] + (all ? 1 : 0) + 2 * (any ? 1 : 0);
+        cr_assert_eq(out[t], want[t], "lane %d: got %d, want %d", t, out[t], want[t]);
+    }
+}
+
+Test(sass_semantics, shuffles_over_lanes_and_segments)
+{
+    hcq_program *p = load("shuffles");
+    int in[32], out[5 * 32];
+    for (int t = 0; t < 32; t++) in[t] = 1000 + t * 3;
+    hcq_buffer *bi = t_buffer_from(dev, in, sizeof in), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bi), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 32)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < 32; t++) {
+        int want[5] = {in[(t * 7) & 31], t >= 3 ? in[t - 3] : in[t], t + 5 < 32 ? in[t + 5] : in[t], in[t ^ 9],
+                       in[(t & ~7) + 3]};
+        for (int k = 0; k < 5; k++) cr_assert_eq(out[5 * t + k], want[k], "lane %d, shuffle %d", t, k);
+    }
+}
+
+Test(sass_semantics, atomics_return_the_old_values)
+{
+    hcq_program *p = load("atomics_ret");
+    enum { B = 4, T = 64, N = B * T };
+    int g[6] = {0, 0, -1000, 1000, 0, 0}, oa[N], oc[N], os[N];
+    uint32_t wrap[N];
+    hcq_buffer *bg = t_buffer_from(dev, g, sizeof g), *ba = T_NONNULL(hcq_buffer_alloc(dev, sizeof oa, HCQ_MEM_DEVICE)),
+               *bc = T_NONNULL(hcq_buffer_alloc(dev, sizeof oc, HCQ_MEM_DEVICE)),
+               *bs = T_NONNULL(hcq_buffer_alloc(dev, sizeof os, HCQ_MEM_DEVICE)),
+               *bw = T_NONNULL(hcq_buffer_alloc(dev, sizeof wrap, HCQ_MEM_DEVICE));
+    hcq_arg args[5] = {hcq_arg_buffer(bg), hcq_arg_buffer(ba), hcq_arg_buffer(bc), hcq_arg_buffer(bs), hcq_arg_buffer(bw)};
+    T_OK(hcq_launch(p, args, 5, hcq_dims_1d(B, T)));
+    t_read(bg, g, sizeof g);
+    t_read(ba, oa, sizeof oa);
+    t_read(bc, oc, sizeof oc);
+    t_read(bs, os, sizeof os);
+    t_read(bw, wrap, sizeof wrap);
+    cr_assert_eq(g[0], N);
+    char seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        cr_assert(oa[i] >= 0 && oa[i] < N && !seen[oa[i]], "atomicAdd returned %d to thread %d", oa[i], i);
+        seen[oa[i]] = 1;
+    }
+    int winners = 0;
+    for (int i = 0; i < N; i++) {
+        if (oc[i] == 0) winners++;
+        else cr_assert_eq(oc[i], g[1], "a CAS that lost returns the winner's value");
+    }
+    cr_assert_eq(winners, 1, "one CAS saw 0");
+    cr_assert(g[1] >= 1 && g[1] <= N);
+    for (int b = 0; b < B; b++) { /* per block: shared atomics return 0, 2, 4, ... in some order */
+        char s2[T] = {0};
+        for (int t = 0; t < T; t++) {
+            int v = os[b * T + t] - 1000 * b;
+            cr_assert(v >= 0 && v < 2 * T && v % 2 == 0 && !s2[v / 2], "block %d thread %d: shared atomicAdd returned %d",
+                      b, t, v);
+            s2[v / 2] = 1;
+        }
+    }
+    cr_assert_eq(g[2], (N - 1) * 3 - 50);
+    cr_assert_eq(g[3], 100 - (N - 1));
+    int counts[10] = {0};
+    for (int i = 0; i < N; i++) {
+        cr_assert(wrap[i] <= 9, "atomicInc(.., 9) returned %u", wrap[i]);
+        counts[wrap[i]]++;
+    }
+    for (int v = 0; v < 10; v++) cr_assert(counts[v] >= N / 10 - 1 && counts[v] <= N / 10 + 1, "value %d: %d times", v, counts[v]);
+    cr_assert_eq((uint32_t)g[4], (uint32_t)(N % 10));
+    cr_assert_eq(g[5], 12345);
+}
+
+Test(sass_semantics, an_unknown_instruction_is_an_illegal_instruction)
+{
+    hcq_program *p = load("uses_hmma");
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 4096, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 32)));
+    T_FAILS(hcq_device_synchronize(dev), HCQ_EFAULT);
+    T_MSG_HAS("Xid 13");
+    char err[1024];
+    mock_nv_last_error(0, err, sizeof err);
+    cr_assert(strstr(err, "illegal instruction") && strstr(err, "HMMA") && strstr(err, "uses_hmma") &&
+              strstr(err, "code offset 0x"), "%s", err);
+    hcq_device_close(dev);
+    dev = NULL;
+}
+
+Test(sass_semantics, an_out_of_bounds_store_faults_naming_the_instruction)
+{
+    hcq_program *p = load("store_far");
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 64, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(b), hcq_arg_u64(1ull << 36)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 32)));
+    T_FAILS(hcq_device_synchronize(dev), HCQ_EFAULT);
+    T_MSG_HAS("MMU fault");
+    char err[1024];
+    mock_nv_last_error(0, err, sizeof err);
+    cr_assert(strstr(err, "STG") && strstr(err, "store_far") && strstr(err, "not mapped"), "%s", err);
+    hcq_device_close(dev);
+    dev = NULL;
+}
+
+/* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
+static hcq_status run_mc(const char *kernel, int *out)
+{
+    setenv("HCQ_MOCK_CHECK", "memcheck", 1);
+    base_env_reload();
+    hcq_program *p = load(kernel);
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 64 * 4, HCQ_MEM_DEVICE));
+    hcq_arg a = hcq_arg_buffer(b);
+    T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 64)));
+    hcq_status s = hcq_device_synchronize(dev);
+    if (!s) t_read(b, out, 64 * 4);
+    unsetenv("HCQ_MOCK_CHECK");
+    base_env_reload();
+    return s;
+}
+
+Test(sass_semantics, memcheck_finds_a_read_of_unwritten_shared_memory)
+{
+    int out[64];
+    T_FAILS(run_mc("mc_uninit", out), HCQ_EFAULT);
+    char err[1024];
+    mock_nv_last_error(0, err, sizeof err);
+    cr_assert(strstr(err, "memcheck") && strstr(err, "which nothing wrote") && strstr(err, "thread 32") &&
+              strstr(err, "mc_uninit") && strstr(err, "LDS"), "%s", err);
+    hcq_device_close(dev);
+    dev = NULL;
+}
+
+Test(sass_semantics, memcheck_finds_a_shared_memory_race)
+{
+    int out[64];
+    T_FAILS(run_mc("mc_race", out), HCQ_EFAULT);
+    char err[1024];
+    mock_nv_last_error(0, err, sizeof err);
+    cr_assert(strstr(err, "memcheck: shared-memory race") && strstr(err, "since the last barrier") &&
+              strstr(err, "mc_race"), "%s", err);
+    hcq_device_close(dev);
+    dev = NULL;
+}
+
+Test(sass_semantics, memcheck_passes_a_correct_kernel)
+{
+    int out[64];
+    T_OK(run_mc("mc_clean", out));
+    for (int t = 0; t < 64; t++) cr_assert_eq(out[t], (t ^ 32) + 1);
+}
+
+/* ** the decoder */
+static const char text[] =
+    "\t.headerflags\t@\"EF_CUDA_SM90\"\n"
+    "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+    "        /*0010*/               @!P0 BRA 0x40 ;\n"
+    "        /*0020*/                   IADD3 R2, P2, -R3, 0x80, RZ ;\n"
+    "        /*0030*/                   HFMA2.MMA R7, -RZ, RZ, 0, 5.9604644775390625e-08 ;\n"
+    "        /*0040*/                   FSETP.GEU.AND P1, PT, |R9|.reuse, 1.5, PT ;\n"
+    "        /*0050*/                   LDG.E.64 R4, desc[UR4][R2.64+-0x10] ;\n"
+    "        /*0060*/                   FROB.X R1, R2 ;\n"
+    "        /*0070*/                   IADD3.WOBBLE R1, R2, R3, RZ ;\n"
+    "        /*0080*/                   LDC R5, c[0x3][R2+0x10] ;\n"
+    "        /*0090*/                   BRA 0x90;\n";
+
+Test(sass_semantics, the_decoder_reads_nvdisasm_text)
+{
+    sass_prog *p;
+    T_OK(sass_parse(text, 90, 10, &p));
+    const sass_insn *i = p->insns;
+    cr_assert_eq(i[0].op, SASS_OP_LDC);
+    cr_assert_eq(i[0].o[1].kind, SASS_K_CBANK);
+    cr_assert_eq(i[0].o[1].imm, 0x28);
+    cr_assert_eq(i[1].op, SASS_OP_BRA);
+    cr_assert_eq(i[1].guard, 0x10 | 0, "@!P0");
+    cr_assert_eq(i[1].target, 4, "0x40 is instruction 4");
+    cr_assert_eq(i[2].op, SASS_OP_IADD3);
+    cr_assert_eq(i[2].o[1].kind, SASS_K_P);
+    cr_assert_eq(i[2].o[2].flags & SASS_F_NEG, SASS_F_NEG);
+    cr_assert_eq(i[3].nops, 4, "the two halves are one operand");
+    cr_assert_eq(i[3].o[3].imm, 0x00000001u, "nvdisasm prints the high half first");
+    cr_assert_eq(i[4].o[2].flags & SASS_F_ABS, SASS_F_ABS);
+    cr_assert_eq(i[4].o[3].imm, 0x3fc00000u, "1.5 as f32");
+    cr_assert(sass_has(&i[4], SASS_M_GEU) && sass_has(&i[4], SASS_M_AND));
+    cr_assert_eq(i[5].op, SASS_OP_LDG);
+    cr_assert(sass_has(&i[5], SASS_M_M64) && sass_has(&i[5], SASS_M_E));
+    cr_assert_eq(i[5].o[1].kind, SASS_K_MEM);
+    cr_assert_eq(i[5].o[1].flags & SASS_F_WIDE, SASS_F_WIDE);
+    cr_assert_eq((int64_t)i[5].o[1].imm, -16);
+    cr_assert_eq(i[6].op, SASS_OP_UNKNOWN, "an opcode the executor does not know");
+    cr_assert_str_eq(p->strings + i[6].text, "FROB.X R1, R2");
+    cr_assert_eq(i[7].op, SASS_OP_UNKNOWN, "a modifier it does not know");
+    cr_assert_eq(i[8].o[1].flags & SASS_F_IDX_R, SASS_F_IDX_R);
+    cr_assert_eq(i[8].o[1].reg, 3);
+    cr_assert_eq(i[8].o[1].reg2, 2);
+    cr_assert_eq(i[9].target, 9);
+    /* the serialized form round-trips and refuses damage */
+    void *ser;
+    size_t n;
+    T_OK(sass_serialize(p, &ser, &n));
+    sass_prog *q;
+    T_OK(sass_deserialize(ser, n, &q));
+    cr_assert_eq(q->ninsns, p->ninsns);
+    cr_assert(!memcmp(q->insns, p->insns, p->ninsns * sizeof *p->insns));
+    cr_assert_str_eq(q->strings + q->insns[6].text, "FROB.X R1, R2");
+    ((uint8_t *)ser)[32 + 0] = 0xff; /* the first instruction's opcode */
+    ((uint8_t *)ser)[32 + 1] = 0xff;
+    T_FAILS(sass_deserialize(ser, n, &q), HCQ_EFORMAT);
+    T_FAILS(sass_deserialize(ser, n - 1, &q), HCQ_EFORMAT);
+    free(ser);
+    sass_prog_free(q);
+    sass_prog_free(p);
+}
