@@ -3,6 +3,7 @@
  * ../shared/reference/amd-facts.md §2.2): open /dev/kfd, GET_VERSION, open
  * the GPU's render node and ACQUIRE_VM with it, RUNTIME_ENABLE (mode ENABLE) on ABI 1.13+,
  * the fault events, then the queues (amd_queue.c). */
+#include "compiler/twin.h"
 #include "drivers/amd/amd.h"
 
 #include "base/base.h"
@@ -290,7 +291,10 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
         /* the mock runs real code objects as their host twins where clang
          * knows the processor, else IR in a code object shaped like one */
         char why[128];
-        if (drv_mock_twins(n->arch_name, why, sizeof why)) {
+        if (drv_mock_twins(n->arch_name, why, sizeof why) && cc_mock_shader_is("isa")) {
+            snprintf(pr->shader, sizeof pr->shader, "%s ISA executor: the machine code of %s code objects",
+                     n->gfx_version >= 110000 ? "gfx11" : "gfx9", n->arch_name);
+        } else if (drv_mock_twins(n->arch_name, why, sizeof why)) {
             snprintf(pr->shader, sizeof pr->shader, "host twins of %s code objects (HIP -> clang)", n->arch_name);
         } else {
             snprintf(pr->target, sizeof pr->target, "mock-%.20s", n->arch_name);

@@ -61,9 +61,10 @@ static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image, const void
     if (mock_code && !pr->is_mock)
         return base_err(HCQ_EFORMAT, "`%s` is a mock code object (IR for the mock GPU, target mock-%s); %s runs "
                         "machine code: compile the kernel for target %s", co->name, pr->arch, pr->id, pr->target);
-    /* the mock GPU runs machine code as the code object's host twin */
+    /* the mock GPU runs machine code on its ISA executor, or as the code
+     * object's host twin */
     hcq_status s;
-    if (!mock_code && pr->is_mock && (s = cc_twin_attach(bin, size, pr->id))) return s;
+    if (!mock_code && pr->is_mock && !cc_mock_shader_is("isa") && (s = cc_twin_attach(bin, size, pr->id))) return s;
     if (co->kd.group_segment_fixed_size > pr->max_local_bytes)
         return base_err(HCQ_ELIMIT, "kernel `%s` needs %u bytes of LDS; %s has %u per work-group", co->name,
                         co->kd.group_segment_fixed_size, pr->id, pr->max_local_bytes);

@@ -84,6 +84,15 @@ static ex dispatch(mock_amd_cp *cp, const uint32_t *p)
         split.chunk = REG(cp, AMD_REG_TG_CHUNK_SIZE);
         split.part = REG(cp, AMD_REG_CURRENT_LOGIC_XCC_ID) % q->ncp;
     }
+    /* machine code on the ISA executor (anything but mock code) */
+    if (mock_amd_isa_on()) {
+        char magic[8] = {0};
+        char why[256];
+        if (mock_gpu_access(q->gpu->g, entry, sizeof magic, false, why, sizeof why))
+            memcpy(magic, (const void *)(uintptr_t)entry, sizeof magic);
+        if (memcmp(magic, CC_MOCK_AMD_MAGIC, 8))
+            return mock_amd_isa_run(cp, entry, grid, block, init, &split, "DISPATCH_DIRECT", NULL) ? EX_STOP : EX_DONE;
+    }
     /* the machine code of a code object the process loaded: its host twin */
     const cc_twin_entry *e = mock_twin_at(q->gpu->g, entry);
     if (e) return mock_amd_run_twin(cp, e, grid, block, init, &split) ? EX_STOP : EX_DONE;
