@@ -188,6 +188,8 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
                      uint32_t initiator, const mock_split *split, const char *via, const char *kernel);
 /* Whether machine code runs on the executor (HCQ_MOCK_SHADER=isa). */
 bool mock_amd_isa_on(void);
+/* Instructions (per wave) the executor has run in this process. */
+uint64_t mock_amd_isa_instructions(void);
 
 /* ** engines */
 hcq_status mock_amd_cp_start(mock_amd_queue *q);

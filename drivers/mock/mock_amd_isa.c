@@ -291,6 +291,10 @@ typedef struct mai_run {
     uint64_t executed;
 } mai_run;
 
+/* instructions executed by every dispatch so far (bench/bench_amd_isa.c) */
+static _Atomic uint64_t total_executed;
+uint64_t mock_amd_isa_instructions(void) { return atomic_load(&total_executed); }
+
 static void record(mai_wave *w, mai_stop why, uint64_t va, bool write, const char *msg)
 {
     mai_run *r = w->g->run;
@@ -309,7 +313,7 @@ static void record(mai_wave *w, mai_stop why, uint64_t va, bool write, const cha
 static void where(const mai_wave *w, char *buf, size_t size)
 {
     const mai_group *g = w->g;
-    snprintf(buf, size, "kernel `%s`, work-group (%u,%u,%u), wave %u", g->d->kernel, g->id[0], g->id[1], g->id[2],
+    snprintf(buf, size, "kernel %s, work-group (%u,%u,%u), wave %u", g->d->kernel, g->id[0], g->id[1], g->id[2],
              w->id);
 }
 
@@ -358,9 +362,12 @@ static void unknown(mai_wave *w, const amdi_inst *in)
         mai_illegal(w, "pc 0x%" PRIx64 " (entry+0x%" PRIx64 "): %s (0x%08x 0x%08x) with an operand or control the %s "
                     "executor does not take", va, va - p->entry, mn, in->raw[0], in->raw[1],
                     p->t.fam == AMDI_GFX11 ? "gfx11 ISA" : "gfx9 ISA");
-    else
+    else if (in->len >= 8)
         mai_illegal(w, "pc 0x%" PRIx64 " (entry+0x%" PRIx64 "): 0x%08x 0x%08x is no instruction the %s executor knows",
                     va, va - p->entry, in->raw[0], in->raw[1], p->t.fam == AMDI_GFX11 ? "gfx11 ISA" : "gfx9 ISA");
+    else
+        mai_illegal(w, "pc 0x%" PRIx64 " (entry+0x%" PRIx64 "): 0x%08x is no instruction the %s executor knows", va,
+                    va - p->entry, in->raw[0], p->t.fam == AMDI_GFX11 ? "gfx11 ISA" : "gfx9 ISA");
 }
 
 /* ** scalar helpers the seams share */
@@ -690,6 +697,7 @@ out:;
     uint64_t n = 0;
     for (uint32_t i = 0; i < g.nwaves; i++) n += g.waves[i].executed;
     __atomic_fetch_add(&r->executed, n, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&total_executed, n, memory_order_relaxed);
     if (ring != UINT32_MAX) slot_give(r, ring);
 }
 
@@ -802,21 +810,22 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     d->mode = (d->rsrc1 >> 12) & 0xff;
     d->cancel = mock_engine_cancel_flag();
     d->budget = watchdog_budget();
-    char name[48];
-    snprintf(name, sizeof name, "0x%" PRIx64, entry);
-    d->kernel = kernel ? kernel : name;
+    char name[96];
+    if (kernel) snprintf(name, sizeof name, "`%.80s`", kernel);
+    else snprintf(name, sizeof name, "at 0x%" PRIx64, entry);
+    d->kernel = name;
     if (d->user_sgprs > AMD_USER_DATA_COUNT)
-        REFUSE("%s: kernel `%s`: COMPUTE_PGM_RSRC2.USER_SGPR is %u; the mock keeps %u user "
+        REFUSE("%s: kernel %s: COMPUTE_PGM_RSRC2.USER_SGPR is %u; the mock keeps %u user "
                                    "data registers", via, d->kernel, d->user_sgprs, AMD_USER_DATA_COUNT);
     if (d->lds_bytes > ag->model->lds_kib * 1024)
-        REFUSE("%s: kernel `%s`: COMPUTE_PGM_RSRC2.LDS_SIZE allocates %u bytes of LDS; a %s "
+        REFUSE("%s: kernel %s: COMPUTE_PGM_RSRC2.LDS_SIZE allocates %u bytes of LDS; a %s "
                                    "work-group has %u KiB", via, d->kernel, d->lds_bytes, ag->model->name,
                                    ag->model->lds_kib);
     uint64_t items = (uint64_t)block[0] * block[1] * block[2];
     r->groups = (uint64_t)grid[0] * grid[1] * grid[2];
     r->waves_per_group = (items + d->wave - 1) / d->wave;
     if (items > 1024)
-        REFUSE("%s: kernel `%s`: %llu work-items per work-group; the hardware runs at most "
+        REFUSE("%s: kernel %s: %llu work-items per work-group; the hardware runs at most "
                                    "1024", via, d->kernel, (unsigned long long)items);
     if (d->scratch_en) {
         uint32_t tmp = REG(cp, AMD_REG_TMPRING_SIZE);
@@ -826,7 +835,7 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
         d->scratch_base = (uint64_t)REG(cp, AMD_REG_DISPATCH_SCRATCH_BASE_LO) << 8 |
                           (uint64_t)REG(cp, AMD_REG_DISPATCH_SCRATCH_BASE_HI) << 40;
         if (d->scratch_waves < r->waves_per_group)
-            REFUSE("%s: kernel `%s`: COMPUTE_TMPRING_SIZE.WAVES is %u; a work-group has %llu "
+            REFUSE("%s: kernel %s: COMPUTE_TMPRING_SIZE.WAVES is %u; a work-group has %llu "
                                        "waves, each needing a scratch slot", via, d->kernel, d->scratch_waves,
                                        (unsigned long long)r->waves_per_group);
         r->nslots = (uint32_t)BASE_MIN(d->scratch_waves / r->waves_per_group, 64u);
@@ -840,7 +849,7 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     mai_prog *p = mai_prog_get(ag->g, &d->t, entry, why, sizeof why);
     if (!p) {
         char what[600];
-        snprintf(what, sizeof what, "%s xcc %u: %s: fetching the program of kernel `%s` at 0x%" PRIx64 ": %s", q->name,
+        snprintf(what, sizeof what, "%s xcc %u: %s: fetching the program of kernel %s at 0x%" PRIx64 ": %s", q->name,
                  cp->xcc, via, d->kernel, entry, why);
         mock_amd_memory_fault(ag, entry, false, what);
         free(r);
@@ -885,7 +894,7 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
         rc = 1;
         break;
     case MAI_WATCHDOG:
-        rc = stop_queue(cp, "%s: %s; KFD resets the queue (the GPU is reset: \"GPU reset\", HW exception)", via, r->msg);
+        rc = stop_queue(cp, "%s: %s", via, r->msg);
         break;
     default: rc = stop_queue(cp, "%s: %s", via, r->msg); break;
     }

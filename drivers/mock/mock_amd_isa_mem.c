@@ -27,7 +27,10 @@ static void *priv(mai_wave *w, const amdi_inst *in, unsigned l, uint64_t off, un
 {
     const mai_dispatch *d = w->g->d;
     uint64_t lane_bytes = d->scratch_wave / d->wave;
-    if (!d->scratch_en || !w->scratch) {
+    /* gfx90a has no architected flat scratch: the kernel's prologue sets
+     * FLAT_SCRATCH (s[102:103]) from FLAT_SCRATCH_INIT and its wave offset */
+    uint64_t base = d->t.fam == AMDI_GFX9 && !d->t.gfx940 ? mai_sreg64(w, 102) : w->scratch;
+    if (!d->scratch_en || !base) {
         mai_fault(w, MAI_PRIVATE_BASE + off, write, "a private (scratch) access, but the dispatch set up no scratch "
                   "(COMPUTE_PGM_RSRC2.SCRATCH_EN 0)");
         return NULL;
@@ -39,7 +42,7 @@ static void *priv(mai_wave *w, const amdi_inst *in, unsigned l, uint64_t off, un
             return NULL;
         }
     }
-    uint64_t va = w->scratch + ((off >> 2) * d->wave + l) * 4 + (off & 3);
+    uint64_t va = base + ((off >> 2) * d->wave + l) * 4 + (off & 3);
     return mai_mem(w, in, va, size, write);
 }
 
