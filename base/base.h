@@ -19,6 +19,9 @@ hcq_status base_err_prefix(hcq_status s, const char *fmt, ...) HCQ_PRINTF(2, 3);
 const char *base_errno_name(int e);
 
 /* ** environment, read once per process (tests may re-read) */
+/* HCQ_MOCK_SHADER's values (base_env.mock_shader_kind) */
+enum { BASE_MOCK_SHADER_DEFAULT, BASE_MOCK_SHADER_IR, BASE_MOCK_SHADER_TWIN, BASE_MOCK_SHADER_ISA };
+
 typedef struct base_env {
     int debug;               /* HCQ_DEBUG */
     const char *device;      /* HCQ_DEVICE */
@@ -38,8 +41,10 @@ typedef struct base_env {
     int cpu_threads;         /* HCQ_CPU_THREADS: 0 = one per core */
     const char *cpu_target;  /* HCQ_CPU_TARGET: "cpu" (default) or "ir" */
     const char *mock_shader; /* HCQ_MOCK_SHADER: "ir" runs the mock GPUs on kernel IR, "twin" on host
-                                twins of real binaries even without the tools (from the kernel cache);
+                                twins of real binaries even without the tools (from the kernel cache),
+                                "isa" on the vendor mock's executor of the machine code itself;
                                 default: twins where clang (and ptxas) are, else IR */
+    int mock_shader_kind;    /* HCQ_MOCK_SHADER as BASE_MOCK_SHADER_* */
     int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
     uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */

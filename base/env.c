@@ -50,6 +50,27 @@ static uint64_t env_num(const char *name, uint64_t def, uint64_t lo, uint64_t hi
     return def;
 }
 
+/* HCQ_MOCK_SHADER: how the mock GPUs run kernels */
+static const struct {
+    const char *name;
+    int kind;
+} mock_shaders[] = {
+    {"ir", BASE_MOCK_SHADER_IR},     /* kernel IR on the interpreter */
+    {"twin", BASE_MOCK_SHADER_TWIN}, /* host twins of real binaries, even without the tools */
+    {"isa", BASE_MOCK_SHADER_ISA},   /* the machine code on the vendor mock's executor */
+};
+
+static int mock_shader_kind(const char *v)
+{
+    if (!v) return BASE_MOCK_SHADER_DEFAULT;
+    for (size_t i = 0; i < sizeof mock_shaders / sizeof mock_shaders[0]; i++)
+        if (!strcmp(v, mock_shaders[i].name)) return mock_shaders[i].kind;
+    if (!env_error[0])
+        snprintf(env_error, sizeof env_error, "HCQ_MOCK_SHADER=%s is not a shader: ir (kernel IR), twin (host twins) "
+                 "or isa (the machine code on the mock's executor). Fix or unset it", v);
+    return BASE_MOCK_SHADER_DEFAULT;
+}
+
 static void env_read(void)
 {
     base_env e = {0};
@@ -79,6 +100,7 @@ static void env_read(void)
     e.tmpdir = env_str("TMPDIR");
     e.cpu_target = env_str("HCQ_CPU_TARGET");
     e.mock_shader = env_str("HCQ_MOCK_SHADER");
+    e.mock_shader_kind = mock_shader_kind(e.mock_shader);
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
     /* sizes: each bounded so that no product of them wraps (1 GiB at most
      * per ring or slot, 64 slots) */

@@ -229,12 +229,12 @@ bool cc_mock_shader_is(const char *name)
 /* ** whether twins can be made here */
 bool cc_twin_available(const char *target, char *why, size_t why_size)
 {
-    const char *ms = base_env_get()->mock_shader;
-    if (ms && !strcmp(ms, "ir")) {
+    int ms = base_env_get()->mock_shader_kind;
+    if (ms == BASE_MOCK_SHADER_IR) {
         snprintf(why, why_size, "HCQ_MOCK_SHADER=ir");
         return false;
     }
-    if (ms && !strcmp(ms, "twin")) { /* binaries and twins from the kernel cache where the tools are missing */
+    if (ms == BASE_MOCK_SHADER_TWIN) { /* binaries and twins from the kernel cache where the tools are missing */
         snprintf(why, why_size, "HCQ_MOCK_SHADER=twin");
         return true;
     }

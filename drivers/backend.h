@@ -79,6 +79,7 @@ struct hcq_device {
     uint32_t stream_arch[2];
     struct mem_dev *mem;
     struct queue_dev *qd;
+    int mock_shader; /* mock GPUs: DRV_SHADER_* (what runs a launch's machine code) */
 };
 
 /* Engines that run on host threads (the CPU device) call this after
@@ -107,6 +108,15 @@ void drv_device_fini(hcq_device *dev);
  * (the tools that make both are here and the mock is this process's own,
  * not libhcqmock.so preloaded); if not, why, for the device's shader line. */
 bool drv_mock_twins(const char *arch, char *why, size_t why_size);
+/* How a mock GPU runs kernels: the machine code itself on the vendor
+ * mock's executor (HCQ_MOCK_SHADER=isa, where one runs arch's code;
+ * preloaded or not, since it needs nothing from this process), host twins
+ * (drv_mock_twins), else kernel IR. `what` gets the device's shader line
+ * ("SASS executor (sm_90 cubins ...)", "host twins of ...", "kernel IR on
+ * the interpreter ...: why"), *target the target kernels compile for. */
+enum { DRV_SHADER_IR, DRV_SHADER_TWIN, DRV_SHADER_ISA };
+int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t target_size, char *what,
+                    size_t what_size);
 
 /* Records the device's sticky fault (first one wins) and returns it. */
 hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...) HCQ_PRINTF(3, 4);

@@ -1,4 +1,5 @@
 #include "base/base.h"
+#include "compiler/isa.h"
 #include "compiler/twin.h"
 #include "drivers/backend.h"
 #include "drivers/decode.h"
@@ -160,4 +161,27 @@ bool drv_mock_twins(const char *arch, char *why, size_t why_size)
         return false;
     }
     return true;
+}
+
+int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t target_size, char *what,
+                    size_t what_size)
+{
+    char why[160], note[200] = "";
+    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA) {
+        const char *executor = cc_isa_executor(arch, why, sizeof why);
+        if (executor) {
+            snprintf(target, target_size, "%s", arch);
+            snprintf(what, what_size, "%s for %s %s", executor, arch, binaries);
+            return DRV_SHADER_ISA;
+        }
+        snprintf(note, sizeof note, " (HCQ_MOCK_SHADER=isa: %s)", why); /* twins or IR, saying why */
+    }
+    if (drv_mock_twins(arch, why, sizeof why)) {
+        snprintf(target, target_size, "%s", arch);
+        snprintf(what, what_size, "host twins of %s %s%s", arch, binaries, note);
+        return DRV_SHADER_TWIN;
+    }
+    snprintf(target, target_size, "mock-%s", arch);
+    snprintf(what, what_size, "kernel IR on the interpreter (mock-%s): %s%s", arch, why, note);
+    return DRV_SHADER_IR;
 }

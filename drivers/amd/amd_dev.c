@@ -3,7 +3,6 @@
  * ../shared/reference/amd-facts.md §2.2): open /dev/kfd, GET_VERSION, open
  * the GPU's render node and ACQUIRE_VM with it, RUNTIME_ENABLE (mode ENABLE) on ABI 1.13+,
  * the fault events, then the queues (amd_queue.c). */
-#include "compiler/twin.h"
 #include "drivers/amd/amd.h"
 
 #include "base/base.h"
@@ -288,18 +287,11 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
     snprintf(pr->arch, sizeof pr->arch, "%s", n->arch_name);
     snprintf(pr->target, sizeof pr->target, "%s", n->arch_name);
     if (mock) {
-        /* the mock runs real code objects as their host twins where clang
-         * knows the processor, else IR in a code object shaped like one */
-        char why[128];
-        if (drv_mock_twins(n->arch_name, why, sizeof why) && cc_mock_shader_is("isa")) {
-            snprintf(pr->shader, sizeof pr->shader, "%s ISA executor: the machine code of %s code objects",
-                     n->gfx_version >= 110000 ? "gfx11" : "gfx9", n->arch_name);
-        } else if (drv_mock_twins(n->arch_name, why, sizeof why)) {
-            snprintf(pr->shader, sizeof pr->shader, "host twins of %s code objects (HIP -> clang)", n->arch_name);
-        } else {
-            snprintf(pr->target, sizeof pr->target, "mock-%.20s", n->arch_name);
-            snprintf(pr->shader, sizeof pr->shader, "kernel IR on the interpreter (%.20s): %.120s", pr->target, why);
-        }
+        /* the mock runs real code objects on its ISA executor
+         * (HCQ_MOCK_SHADER=isa) or as their host twins where clang knows
+         * the processor, else IR in a code object shaped like one */
+        ad->dev->mock_shader = drv_mock_shader(n->arch_name, "code objects (HIP -> clang)", pr->target, sizeof pr->target,
+                                          pr->shader, sizeof pr->shader);
         BASE_LOG(1, "AMD (mock %s): target %s; kernels run as %s", n->arch_name, pr->target, pr->shader);
     }
     snprintf(pr->driver_version, sizeof pr->driver_version, "amdkfd %u.%u", ad->kfd_major, ad->kfd_minor);

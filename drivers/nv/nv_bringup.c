@@ -504,15 +504,11 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     pr->is_mock = p->is_mock;
     snprintf(pr->target, sizeof pr->target, "%.20s", pr->arch);
     if (pr->is_mock) {
-        /* the mock runs real cubins as their host twins where the tools
-         * that make both are here, else the kernel IR mock cubins carry */
-        char why[128];
-        if (drv_mock_twins(pr->arch, why, sizeof why)) {
-            snprintf(pr->shader, sizeof pr->shader, "host twins of %s cubins (clang -> PTX -> ptxas)", pr->arch);
-        } else {
-            snprintf(pr->target, sizeof pr->target, "mock-%.20s", pr->arch);
-            snprintf(pr->shader, sizeof pr->shader, "kernel IR on the interpreter (%.20s): %.120s", pr->target, why);
-        }
+        /* the mock runs real cubins on its SASS executor (HCQ_MOCK_SHADER=isa)
+         * or as their host twins where the tools that make both are here,
+         * else the kernel IR mock cubins carry */
+        dev->mock_shader = drv_mock_shader(pr->arch, "cubins (clang -> PTX -> ptxas)", pr->target, sizeof pr->target,
+                                           pr->shader, sizeof pr->shader);
         BASE_LOG(1, "%s (mock %s): target %s; kernels run as %s", id, name, pr->target, pr->shader);
     }
     snprintf(pr->driver_version, sizeof pr->driver_version, "%.31s", p->version);

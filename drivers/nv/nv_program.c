@@ -396,9 +396,11 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
     if (c->sm / 10 != dev_major || c->sm % 10 > dev_minor)
         return base_err(HCQ_EFORMAT, "%s: the cubin is for sm_%u, the device is %s: compile the kernel for %s", id,
                         c->sm, dev->props.arch, dev->props.target);
-    /* the mock GPU runs SASS as the cubin's host twin, kernel IR as is */
+    /* the mock GPU runs SASS on its executor or as the cubin's host twin,
+     * kernel IR as is */
     hcq_status s;
-    if (dev->props.is_mock && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK && (s = cc_twin_attach(bin, size, id)))
+    if (dev->props.is_mock && dev->mock_shader != DRV_SHADER_ISA && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK &&
+        (s = cc_twin_attach(bin, size, id)))
         return s;
     if (!c->have_cbank) c->param_base = nv->gen->param_base, c->cbuf0_bytes = BASE_MAX(c->cbuf0_bytes, c->param_base);
     if (c->shared_user > dev->props.max_local_bytes)
