@@ -220,12 +220,6 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
     return st;
 }
 
-bool cc_mock_shader_is(const char *name)
-{
-    const char *ms = base_env_get()->mock_shader;
-    return ms && !strcmp(ms, name);
-}
-
 /* ** whether twins can be made here */
 bool cc_twin_available(const char *target, char *why, size_t why_size)
 {

@@ -45,9 +45,6 @@ hcq_status cc_twin_run(const hcq_kernel *k, const char *target, const hcq_interp
  * false with the reason in why. HCQ_MOCK_SHADER=twin says yes without
  * looking (binaries and twins then must come from the kernel cache). */
 bool cc_twin_available(const char *target, char *why, size_t why_size);
-/* Whether HCQ_MOCK_SHADER names this way of running machine code on the
- * mock GPUs ("isa": the executors of the machine code; "twin", "ir"). */
-bool cc_mock_shader_is(const char *name);
 
 /* ** rendering and building */
 /* CC_TWIN_CUDA or CC_TWIN_HIP for a target name (sm_*, gfx*, "cuda",

@@ -153,7 +153,7 @@ const drv_backend *const *drv_backends(void) { return backends; }
 bool drv_mock_twins(const char *arch, char *why, size_t why_size)
 {
     if (!cc_twin_available(arch, why, why_size)) return false;
-    if (sys_mock_preloaded() && !cc_mock_shader_is("isa")) {
+    if (sys_mock_preloaded()) {
         /* the mock's own copy of hcq (libhcqmock.so) finds a launch's twin
          * among the binaries registered with it, and this process registers
          * them with its own copy: it runs IR, which the mock can */

@@ -894,7 +894,12 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
         rc = 1;
         break;
     case MAI_WATCHDOG:
-        rc = stop_queue(cp, "%s: %s", via, r->msg);
+        /* what amdkfd does with a queue that will not preempt: its hang
+         * detection resets the queue ("queue id 0x.. at pasid 0x.. is
+         * reset": kfd_device_queue_manager.c set_queue_as_reset) and
+         * signals the process's HW exception events ("Queues reset on
+         * process ...": kfd_events.c kfd_signal_reset_event) */
+        rc = stop_queue(cp, "%s: %s; the queue is reset (KFD: \"queue id %u is reset\")", via, r->msg, q->id);
         break;
     default: rc = stop_queue(cp, "%s: %s", via, r->msg); break;
     }
@@ -903,8 +908,4 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     return rc;
 }
 
-bool mock_amd_isa_on(void)
-{
-    const char *ms = base_env_get()->mock_shader;
-    return ms && !strcmp(ms, "isa");
-}
+bool mock_amd_isa_on(void) { return base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA; }
