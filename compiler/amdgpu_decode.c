@@ -813,6 +813,20 @@ int amdi_decode(const amdi_target *t, const uint8_t *p, size_t avail, amdi_inst 
     unsigned len = c.base + (c.lit_used ? 4u : 0u);
     in->len = (uint8_t)len;
     if (in->enc == AMDI_E_VOPD) in[1].len = in->len;
+    for (int h = 0; h < (in->enc == AMDI_E_VOPD ? 2 : 1); h++) {
+        amdi_inst *x = &in[h];
+        amdi_op op = (amdi_op)x->op;
+        const char *sig = amdi_op_sig(op);
+        if (sig[0] && sig[1] == ':') {
+            x->ty[0] = sig[0];
+            for (int i = 0; i < 3; i++) x->ty[i + 1] = sig_src(op, (unsigned)i);
+            if (carry_in(op) && (x->enc != AMDI_E_VOP3 || x->ns > 2)) x->ty[3] = 'm';
+        } else if (sig[0]) {
+            x->mbytes = (uint8_t)mem_bytes(op);
+            x->mkind = sig[0] >= '0' && sig[0] <= '9' ? '4' : sig[0] == 'h' || sig[0] == 'H' ? sig[0] : sig[0];
+            if ((sig[0] == 'h' || sig[0] == 'H') && (sig[1] == 's')) x->mkind = sig[0] == 'h' ? 'x' : 'X';
+        }
+    }
     /* an op with an operand or control this decoder does not take keeps
      * its name (for the message) but is no instruction it knows */
     return r || c.bad || len > avail ? -1 : 0;

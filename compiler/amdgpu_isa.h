@@ -742,6 +742,12 @@ typedef struct amdi_inst {
     uint8_t offen, idxen, gds, sve;
     /* SOPP/SOPK immediate (sign-extended where the op takes it so) */
     int32_t simm;
+    /* the operand types (AMDI_OPS's letters: ty[0] the result, ty[1..3]
+     * the sources) and, for memory ops, the bytes per lane and how they
+     * extend ('u', 's', 'h'/'H' d16 low/high, '4' whole dwords) */
+    char ty[4];
+    uint8_t mbytes;
+    char mkind;
     /* raw dwords (the first two), for messages */
     uint32_t raw[2];
 } amdi_inst;

@@ -246,6 +246,17 @@ mai_prog *mai_prog_get(mock_gpu *gpu, const amdi_target *t, uint64_t entry, char
     pthread_mutex_unlock(&slot_lock);
     mai_prog *p = decode(gpu, t, entry, why, why_size);
     if (!p) return NULL;
+    if (getenv("HCQ_MOCK_ISA_DUMP")) { /* the decoded program, as the executor sees it */
+        flockfile(stderr);
+        fprintf(stderr, "hcq mock: the program at 0x%" PRIx64 " (%u instructions, %u undecodable):\n", entry, p->n, p->bad);
+        for (uint32_t i = 0; i < p->n; i++) {
+            char text[200];
+            if (p->ins[i].flags & AMDI_F_VOPD_Y) continue;
+            amdi_print(t, &p->ins[i], p->ins[i].enc == AMDI_E_VOPD ? &p->ins[i + 1] : NULL, text, sizeof text);
+            fprintf(stderr, "  %6" PRIx64 ": %s\n", p->va[i] - entry, text);
+        }
+        funlockfile(stderr);
+    }
     pthread_mutex_lock(&slot_lock);
     slot *s = NULL;
     for (unsigned k = 0; k < SLOTS && !s; k++) {

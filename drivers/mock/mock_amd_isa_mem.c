@@ -147,17 +147,15 @@ bool mai_ds(mai_wave *w, const amdi_inst *in)
             if (exec >> l & 1) dst[l] = out[l];
         return true;
     }
-    const char *sig = amdi_op_sig(op);
     bool two = op == AMDI_DS_WRITE2_B32 || op == AMDI_DS_WRITE2ST64_B32 || op == AMDI_DS_READ2_B32 ||
                op == AMDI_DS_READ2ST64_B32 || op == AMDI_DS_WRITE2_B64 || op == AMDI_DS_WRITE2ST64_B64 ||
                op == AMDI_DS_READ2_B64 || op == AMDI_DS_READ2ST64_B64;
     bool st64 = op == AMDI_DS_WRITE2ST64_B32 || op == AMDI_DS_READ2ST64_B32 || op == AMDI_DS_WRITE2ST64_B64 ||
                 op == AMDI_DS_READ2ST64_B64;
-    unsigned size = 0;
-    for (const char *p = sig; *p; p++)
-        if (*p >= '0' && *p <= '9') size = size * 10 + (unsigned)(*p - '0');
-    bool sx = sig[0] == 's' || (sig[0] == 'h' && sig[1] == 's') || (sig[0] == 'H' && sig[1] == 's');
-    bool d16 = sig[0] == 'h' || sig[0] == 'H', d16hi = sig[0] == 'H';
+    unsigned size = in->mbytes;
+    char kind = in->mkind;
+    bool sx = kind == 's' || kind == 'x' || kind == 'X';
+    bool d16 = kind == 'h' || kind == 'H' || kind == 'x' || kind == 'X', d16hi = kind == 'H' || kind == 'X';
     for (unsigned l = 0; l < W; l++) {
         if (!(exec >> l & 1)) continue;
         if (two) {
@@ -280,14 +278,13 @@ bool mai_vmem(mai_wave *w, const amdi_inst *in)
     amdi_op op = (amdi_op)in->op;
     uint64_t exec = mai_exec(w);
     if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV) return true;
-    const char *sig = amdi_op_sig(op);
-    unsigned size = 0;
-    for (const char *p = sig; *p; p++)
-        if (*p >= '0' && *p <= '9') size = size * 10 + (unsigned)(*p - '0');
-    bool sx = sig[0] == 's' || ((sig[0] == 'h' || sig[0] == 'H') && sig[1] == 's');
-    bool d16 = in->nd && (sig[0] == 'h' || sig[0] == 'H');
-    bool hi = sig[0] == 'H';
+    unsigned size = in->mbytes;
+    char kind = in->mkind;
+    bool sx = kind == 's' || kind == 'x' || kind == 'X';
+    bool d16 = in->nd && (kind == 'h' || kind == 'H' || kind == 'x' || kind == 'X');
+    bool hi = kind == 'H' || kind == 'X';
     bool store = !in->nd && !vmem_atomic(op), atomic = vmem_atomic(op);
+    bool whole = kind == '4' && !(size & 3) && !atomic && in->enc != AMDI_E_MUBUF;
     bool x2 = op == AMDI_M_ATOMIC_SWAP_X2 || op == AMDI_M_ATOMIC_CMPSWAP_X2 || op == AMDI_M_ATOMIC_ADD_X2 ||
               op == AMDI_M_ATOMIC_ADD_F64;
     for (unsigned l = 0; l < W; l++) {
@@ -318,6 +315,15 @@ bool mai_vmem(mai_wave *w, const amdi_inst *in)
                     a -= MAI_PRIVATE_BASE;
                 }
             }
+        }
+        if (whole && sp == SP_GLOBAL) { /* the common case: whole dwords of global memory */
+            uint8_t *p = mai_mem(w, in, a, size, store);
+            if (!p) return false;
+            if (store)
+                for (unsigned k = 0; k < size / 4; k++) memcpy(p + 4 * k, &vreg(w, &in->s[1], k)[l], 4);
+            else
+                for (unsigned k = 0; k < size / 4; k++) memcpy(&vreg(w, &in->d[0], k)[l], p + 4 * k, 4);
+            continue;
         }
         /* one lane's access, dword by dword where it goes to the private
          * segment (its dwords are not contiguous there) */

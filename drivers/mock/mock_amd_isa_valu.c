@@ -18,6 +18,7 @@
 #include "drivers/mock/mock_amd_isa.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 typedef struct vres {
@@ -325,15 +326,6 @@ static uint8_t byte_perm(uint64_t data, unsigned sel)
 }
 
 /* ** operand types */
-static char sig_ty(amdi_op op, int i)
-{
-    const char *s = amdi_op_sig(op);
-    if (!s[0] || s[1] != ':') return 'i';
-    if (i < 0) return s[0];
-    s += 2;
-    for (int k = 0; k < i && *s; k++) s++;
-    return *s ? *s : 'i';
-}
 static unsigned ty_bits(char t) { return t == 'h' ? 16 : (t == 'd' || t == 'l' || t == 'L') ? 64 : 32; }
 
 /* one source for every lane */
@@ -442,7 +434,7 @@ static void sdwa_sel(uint64_t *x, unsigned W, unsigned sel, bool sx)
 static bool is_float_ty(char t) { return t == 'f' || t == 'h' || t == 'd'; }
 
 /* compare op -> (type letter, condition, writes exec) */
-static bool cmp_info(amdi_op op, char *ty, unsigned *cond, bool *x, bool *sgn, bool *cls)
+static bool cmp_decode(amdi_op op, char *ty, unsigned *cond, bool *x, bool *sgn, bool *cls)
 {
     struct { amdi_op base; char t; unsigned n; bool f, s; } r[] = {
         {AMDI_V_CMP_F_F16, 'h', 32, true, true}, {AMDI_V_CMP_F_F32, 'f', 32, true, true},
@@ -475,6 +467,34 @@ static bool cmp_info(amdi_op op, char *ty, unsigned *cond, bool *x, bool *sgn, b
     *cls = true;
     *cond = 0;
     *sgn = false;
+    return true;
+}
+
+/* cmp_decode's answers per op, made once */
+typedef struct cmpi {
+    bool is, x, sgn, cls;
+    char ty;
+    unsigned cond;
+} cmpi;
+static cmpi cmp_tab[AMDI_OP_COUNT];
+static pthread_once_t cmp_once = PTHREAD_ONCE_INIT;
+static void cmp_init(void)
+{
+    for (int op = 1; op < AMDI_OP_COUNT; op++) {
+        cmpi *c = &cmp_tab[op];
+        c->is = cmp_decode((amdi_op)op, &c->ty, &c->cond, &c->x, &c->sgn, &c->cls);
+    }
+}
+static bool cmp_info(amdi_op op, char *ty, unsigned *cond, bool *x, bool *sgn, bool *cls)
+{
+    pthread_once(&cmp_once, cmp_init);
+    const cmpi *c = &cmp_tab[op];
+    if (!c->is) return false;
+    *ty = c->ty;
+    *cond = c->cond;
+    *x = c->x;
+    *sgn = c->sgn;
+    *cls = c->cls;
     return true;
 }
 
@@ -617,7 +637,7 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
     amdi_op op = (amdi_op)in->op;
     uint64_t exec = mai_exec(w), act = exec;
     uint64_t A[64], B[64], C[64];
-    char td = sig_ty(op, -1), t0 = sig_ty(op, 0), t1 = sig_ty(op, 1), t2 = sig_ty(op, 2);
+    char td = in->ty[0], t0 = in->ty[1], t1 = in->ty[2], t2 = in->ty[3];
     bool vop2_carry = op == AMDI_V_ADDC_CO_U32 || op == AMDI_V_SUBB_CO_U32 || op == AMDI_V_SUBBREV_CO_U32;
     if (vop2_carry || op == AMDI_V_CNDMASK_B32 || op == AMDI_V_CNDMASK_B16) t2 = 'm';
     o->cmask = 0;
@@ -649,8 +669,10 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
     unsigned ns = in->ns;
     bool mac = op == AMDI_V_FMAC_F32 || op == AMDI_V_MAC_F32 || op == AMDI_V_FMAC_F16 || op == AMDI_V_MAC_F16 ||
                op == AMDI_V_FMAC_F64 || op == AMDI_V_PK_FMAC_F16;
-    if (ns > 0) rd(w, in, 0, in->enc == AMDI_E_VOP3P ? (t0 == 'l' ? 'l' : 'i') : t0, A);
-    if (ns > 1) rd(w, in, 1, in->enc == AMDI_E_VOP3P ? (t1 == 'l' ? 'l' : 'i') : t1, B);
+    /* SDWA selects from the whole register: read 16-bit operands whole */
+    bool sdwa = in->flags & AMDI_F_SDWA;
+    if (ns > 0) rd(w, in, 0, in->enc == AMDI_E_VOP3P ? (t0 == 'l' ? 'l' : 'i') : sdwa && t0 == 'h' ? 'i' : t0, A);
+    if (ns > 1) rd(w, in, 1, in->enc == AMDI_E_VOP3P ? (t1 == 'l' ? 'l' : 'i') : sdwa && t1 == 'h' ? 'i' : t1, B);
     if (ns > 2) rd(w, in, 2, in->enc == AMDI_E_VOP3P ? (t2 == 'l' ? 'l' : 'i') : t2, C);
     if (mac) {
         /* the destination is the addend */
@@ -670,9 +692,13 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
             return false;
         }
     }
-    if (in->flags & AMDI_F_SDWA) {
+    if (sdwa) {
         sdwa_sel(A, W, in->sdwa_sel[0], in->s[0].mod & AMDI_M_SEXT);
         if (ns > 1 && in->enc != AMDI_E_VOP1) sdwa_sel(B, W, in->sdwa_sel[1], in->s[1].mod & AMDI_M_SEXT);
+        if (t0 == 'h')
+            for (unsigned l = 0; l < W; l++) A[l] &= 0xffff;
+        if (t1 == 'h' && ns > 1)
+            for (unsigned l = 0; l < W; l++) B[l] &= 0xffff;
     }
     /* float modifiers (VOP3P applies its own) */
     if (in->enc != AMDI_E_VOP3P) {
@@ -1081,7 +1107,7 @@ static void commit(mai_wave *w, const amdi_inst *in, const vres *o)
     const amdi_opnd *dst = &in->d[0];
     if (dst->kind != AMDI_O_VGPR && dst->kind != AMDI_O_AGPR) return;
     uint32_t *v = (dst->kind == AMDI_O_VGPR ? w->v : w->a) + (size_t)dst->reg * 64;
-    char td = sig_ty(op, -1);
+    char td = in->ty[0];
     uint64_t m = o->wmask;
     if (op == AMDI_V_SWAP_B32) {
         uint32_t *s0 = w->v + (size_t)in->s[0].reg * 64;
