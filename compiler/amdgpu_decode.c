@@ -429,7 +429,11 @@ static int vop3p(dctx *c, amdi_inst *in, uint32_t w0)
     in->ns = (uint8_t)ns;
     unsigned codes[3] = {bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)};
     for (unsigned i = 0; i < ns; i++) {
-        src_of(c, codes[i], sig_src(op, i), &in->s[i]);
+        /* gfx90a's packed f32 ops take register pairs, but a constant is one
+         * f32 (in the low dword; op_sel_hi picks it for the high element) */
+        char ty = sig_src(op, i);
+        src_of(c, codes[i], ty == 'l' ? 'f' : ty, &in->s[i]);
+        if (ty == 'l' && in->s[i].kind != AMDI_O_CONST) in->s[i].n = 2;
         if (bits(w1, 29 + i, 1)) in->s[i].mod |= AMDI_M_NEG;
     }
     in->op_sel = (uint8_t)bits(w0, 11, 3);

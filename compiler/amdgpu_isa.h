@@ -394,6 +394,17 @@ typedef struct amdi_target {
     X(V_MAD_I32_I16, "v_mad_i32_i16", "v_mad_i32_i16", "i:hhi")                \
     X(V_FMA_F16, "v_fma_f16", "v_fma_f16", "h:hhh")                            \
     X(V_MAD_U16, "v_mad_u16", "v_mad_u16", "h:hhh")                            \
+    X(V_MAD_LEGACY_U16, "v_mad_legacy_u16", "", "h:hhh")                       \
+    X(V_MAD_LEGACY_I16, "v_mad_legacy_i16", "", "h:hhh")                       \
+    X(V_MAD_LEGACY_F16, "v_mad_legacy_f16", "", "h:hhh")                       \
+    X(V_MAD_F16, "v_mad_f16", "", "h:hhh")                                     \
+    X(V_FMA_LEGACY_F16, "v_fma_legacy_f16", "", "h:hhh")                       \
+    X(V_MIN3_I16, "v_min3_i16", "v_min3_i16", "h:hhh")                         \
+    X(V_MIN3_U16, "v_min3_u16", "v_min3_u16", "h:hhh")                         \
+    X(V_MAX3_I16, "v_max3_i16", "v_max3_i16", "h:hhh")                         \
+    X(V_MAX3_U16, "v_max3_u16", "v_max3_u16", "h:hhh")                         \
+    X(V_MED3_I16, "v_med3_i16", "v_med3_i16", "h:hhh")                         \
+    X(V_MED3_U16, "v_med3_u16", "v_med3_u16", "h:hhh")                         \
     X(V_MAD_I16, "v_mad_i16", "v_mad_i16", "h:hhh")                            \
     X(V_DIV_FIXUP_F16, "v_div_fixup_f16", "v_div_fixup_f16", "h:hhh")          \
     X(V_MIN3_F16, "v_min3_f16", "v_min3_f16", "h:hhh")                         \

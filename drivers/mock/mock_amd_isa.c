@@ -504,6 +504,12 @@ static bool control(mai_wave *w, const amdi_inst *in, uint32_t i)
             return true;
         }
         return false;
+    case AMDI_S_DENORM_MODE: /* MODE's FP_DENORM, bits 7:4 */
+        w->mode = (w->mode & ~0xf0u) | ((uint32_t)in->simm & 0xf) << 4;
+        return false;
+    case AMDI_S_ROUND_MODE: /* MODE's FP_ROUND, bits 3:0 */
+        w->mode = (w->mode & ~0xfu) | ((uint32_t)in->simm & 0xf);
+        return false;
     case AMDI_S_CODE_END:
         mai_illegal(w, "pc 0x%" PRIx64 ": s_code_end (padding after the code) executed", p->va[i]);
         return true;

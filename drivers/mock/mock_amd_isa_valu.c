@@ -931,8 +931,29 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
     case AMDI_V_MIN_U16: LANES o->r[l] = (A[l] & 0xffff) < (B[l] & 0xffff) ? A[l] & 0xffff : B[l] & 0xffff; break;
     case AMDI_V_MAX_I16: LANES o->r[l] = (uint16_t)((int16_t)A[l] > (int16_t)B[l] ? (int16_t)A[l] : (int16_t)B[l]); break;
     case AMDI_V_MIN_I16: LANES o->r[l] = (uint16_t)((int16_t)A[l] < (int16_t)B[l] ? (int16_t)A[l] : (int16_t)B[l]); break;
-    case AMDI_V_MAD_U16: LANES o->r[l] = (A[l] * B[l] + C[l]) & 0xffff; break;
-    case AMDI_V_MAD_I16: LANES o->r[l] = (uint16_t)((int16_t)A[l] * (int16_t)B[l] + (int16_t)C[l]); break;
+    case AMDI_V_MAD_U16: case AMDI_V_MAD_LEGACY_U16: LANES o->r[l] = (A[l] * B[l] + C[l]) & 0xffff; break;
+    case AMDI_V_MAD_I16: case AMDI_V_MAD_LEGACY_I16: LANES o->r[l] = (uint16_t)((int16_t)A[l] * (int16_t)B[l] + (int16_t)C[l]); break;
+    case AMDI_V_MAD_F16: case AMDI_V_MAD_LEGACY_F16:
+        /* not fused: the product rounds to f16 first */
+        LANES o->r[l] = d2h(h2d(d2h(h2d(A[l]) * h2d(B[l]))) + h2d(C[l]));
+        break;
+    case AMDI_V_FMA_LEGACY_F16: LANES o->r[l] = d2h(fma(h2d(A[l]), h2d(B[l]), h2d(C[l]))); break;
+    case AMDI_V_MIN3_I16: LANES { int16_t a = (int16_t)A[l], b = (int16_t)B[l], c = (int16_t)C[l], m = a < b ? a : b; o->r[l] = (uint16_t)(m < c ? m : c); } break;
+    case AMDI_V_MAX3_I16: LANES { int16_t a = (int16_t)A[l], b = (int16_t)B[l], c = (int16_t)C[l], m = a > b ? a : b; o->r[l] = (uint16_t)(m > c ? m : c); } break;
+    case AMDI_V_MIN3_U16: LANES { uint16_t a = (uint16_t)A[l], b = (uint16_t)B[l], c = (uint16_t)C[l], m = a < b ? a : b; o->r[l] = m < c ? m : c; } break;
+    case AMDI_V_MAX3_U16: LANES { uint16_t a = (uint16_t)A[l], b = (uint16_t)B[l], c = (uint16_t)C[l], m = a > b ? a : b; o->r[l] = m > c ? m : c; } break;
+    case AMDI_V_MED3_I16:
+        LANES {
+            int16_t a = (int16_t)A[l], b = (int16_t)B[l], c = (int16_t)C[l], lo = a < b ? a : b, hi = a < b ? b : a;
+            o->r[l] = (uint16_t)(c < lo ? lo : c > hi ? hi : c);
+        }
+        break;
+    case AMDI_V_MED3_U16:
+        LANES {
+            uint16_t a = (uint16_t)A[l], b = (uint16_t)B[l], c = (uint16_t)C[l], lo = a < b ? a : b, hi = a < b ? b : a;
+            o->r[l] = c < lo ? lo : c > hi ? hi : c;
+        }
+        break;
     case AMDI_V_AND_B16: LANES o->r[l] = A[l] & B[l] & 0xffff; break;
     case AMDI_V_OR_B16: LANES o->r[l] = (A[l] | B[l]) & 0xffff; break;
     case AMDI_V_XOR_B16: LANES o->r[l] = (A[l] ^ B[l]) & 0xffff; break;
