@@ -166,8 +166,11 @@ static float div_scale_f32(float s0, float s1, float s2, bool *vcc)
     *vcc = false;
     uint64_t b1 = fu(s1), b2 = fu(s2);
     bool d1 = fexp32(b1) == 0 && (b1 & 0x7fffff), d2 = fexp32(b2) == 0 && (b2 & 0x7fffff);
-    double inv = 1.0 / (double)s1, q = (double)s2 / (double)s1;
-    bool inv_denorm = inv != 0 && fabs(inv) < 0x1p-126, q_denorm = (float)q != 0 && fabsf((float)q) < 0x1p-126f;
+    /* "1.0 / 64'F(S1.f) == DENORM.f64": the reciprocal as a double is
+     * never subnormal for an f32 denominator, so those two branches never
+     * apply to the f32 form; "S2.f / S1.f == DENORM.f": the f32 quotient */
+    float q = s2 / s1;
+    bool inv_denorm = false, q_denorm = q != 0 && fabsf(q) < 0x1p-126f;
     (void)d2;
     if (s2 == 0 || s1 == 0) return NAN;
     if (fexp32(b2) - fexp32(b1) >= 96) {

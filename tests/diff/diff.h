@@ -26,7 +26,7 @@
 
 #include "tests/diff/irgen.h"
 
-#define DIFF_MAX_ENGINES 4
+#define DIFF_MAX_ENGINES 6
 
 typedef struct diff_config {
     const char *engines;     /* comma-separated names to run ("cpu,hip-twin"); NULL: every one */
