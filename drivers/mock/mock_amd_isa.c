@@ -363,6 +363,50 @@ void mai_illegal(mai_wave *w, const char *fmt, ...)
     record(w, MAI_ILLEGAL, 0, false, msg);
 }
 
+/* ** memcheck on LDS */
+bool mai_lds_check(mai_wave *w, const amdi_inst *in, unsigned l, uint64_t a, unsigned n, bool write, bool atomic)
+{
+    mai_group *g = w->g;
+    uint32_t me = g->epoch << 8 | (uint32_t)(w->id + 1), cur = g->epoch;
+    for (unsigned k = 0; k < n; k++) {
+        uint64_t b = a + k;
+        if (b >= g->d->lds_bytes) return true; /* out of range: reads 0, as the hardware's bounds check */
+        const char *what = NULL;
+        uint32_t other = 0;
+        uint32_t wr = g->lds_writer[b], rd = g->lds_reader[b];
+        if (!write && !atomic && !g->lds_init[b]) what = "reads LDS no wave of the work-group wrote (uninitialised)";
+        else if (!atomic && wr && wr >> 8 == cur && (wr & 0xff) != (me & 0xff))
+            what = write ? "writes LDS another wave wrote since the last barrier (a race)"
+                         : "reads LDS another wave wrote since the last barrier (a race)", other = wr & 0xff;
+        else if (!atomic && write && rd && rd >> 8 == cur && (rd & 0xff) != (me & 0xff))
+            what = "writes LDS another wave read since the last barrier (a race)", other = rd & 0xff;
+        if (what) {
+            char at[160], inst[240], msg[900];
+            const mai_dispatch *d = g->d;
+            uint64_t t = (uint64_t)w->id * d->wave + l;
+            uint32_t tx = (uint32_t)(t % d->block[0]), ty = (uint32_t)(t / d->block[0] % d->block[1]),
+                     tz = (uint32_t)(t / ((uint64_t)d->block[0] * d->block[1]));
+            where(w, at, sizeof at);
+            mai_describe(w, in, inst, sizeof inst);
+            char o[48] = "";
+            if (other && other != 0xff) snprintf(o, sizeof o, " (wave %u)", other - 1);
+            snprintf(msg, sizeof msg, "memcheck: %s, work-item (%u,%u,%u) lane %u, LDS byte 0x%llx: %s%s, by %s", at, tx,
+                     ty, tz, l, (unsigned long long)b, what, o, inst);
+            record(w, MAI_CHECK, 0, write, msg);
+            return false;
+        }
+        if (write || atomic) {
+            g->lds_init[b] = 1;
+            if (!atomic) g->lds_writer[b] = me;
+        } else if (!rd || rd >> 8 != cur) {
+            g->lds_reader[b] = me;
+        } else if ((rd & 0xff) != (me & 0xff)) {
+            g->lds_reader[b] = cur << 8 | 0xff; /* several readers: any other wave's write races */
+        }
+    }
+    return true;
+}
+
 static void unknown(mai_wave *w, const amdi_inst *in)
 {
     const mai_prog *p = w->g->d->prog;
@@ -590,7 +634,8 @@ static void run_wave(mai_wave *w)
 typedef struct worker {
     mai_wave *waves;
     uint32_t *vgprs;
-    uint8_t *lds;
+    uint8_t *lds, *lds_init;
+    uint32_t *lds_writer, *lds_reader;
     uint32_t nwaves;
 } worker;
 
@@ -599,10 +644,17 @@ static size_t vgpr_words(const mai_dispatch *d) { return (size_t)(256 + 8) * 64 
 static bool worker_init(worker *k, const mai_run *r)
 {
     const mai_dispatch *d = &r->d;
+    *k = (worker){0};
     k->nwaves = (uint32_t)r->waves_per_group;
     k->waves = calloc(k->nwaves, sizeof *k->waves);
     k->vgprs = malloc(vgpr_words(d) * k->nwaves * sizeof(uint32_t));
     k->lds = malloc(BASE_MAX(d->lds_bytes, 16u));
+    if (d->memcheck) {
+        k->lds_init = malloc(BASE_MAX(d->lds_bytes, 16u));
+        k->lds_writer = malloc(BASE_MAX(d->lds_bytes, 16u) * sizeof(uint32_t));
+        k->lds_reader = malloc(BASE_MAX(d->lds_bytes, 16u) * sizeof(uint32_t));
+        if (!k->lds_init || !k->lds_writer || !k->lds_reader) return false;
+    }
     return k->waves && k->vgprs && k->lds;
 }
 static void worker_free(worker *k)
@@ -610,6 +662,9 @@ static void worker_free(worker *k)
     free(k->waves);
     free(k->vgprs);
     free(k->lds);
+    free(k->lds_init);
+    free(k->lds_writer);
+    free(k->lds_reader);
 }
 
 static uint32_t slot_take(mai_run *r)
@@ -680,7 +735,8 @@ static void wave_init(mai_wave *w, mai_group *g, uint32_t id, uint32_t *vgprs)
 static void run_group(mai_run *r, worker *k, uint64_t gi)
 {
     const mai_dispatch *d = &r->d;
-    mai_group g = {.d = d, .run = r, .nwaves = k->nwaves, .waves = k->waves, .lds = k->lds};
+    mai_group g = {.d = d, .run = r, .nwaves = k->nwaves, .waves = k->waves, .lds = k->lds, .lds_init = k->lds_init,
+                   .lds_writer = k->lds_writer, .lds_reader = k->lds_reader};
     g.id[0] = (uint32_t)(gi % d->grid[0]);
     g.id[1] = (uint32_t)(gi / d->grid[0] % d->grid[1]);
     g.id[2] = (uint32_t)(gi / ((uint64_t)d->grid[0] * d->grid[1]));
@@ -691,6 +747,11 @@ static void run_group(mai_run *r, worker *k, uint64_t gi)
         g.scratch_slot = ring * g.nwaves;
     }
     memset(g.lds, 0, d->lds_bytes);
+    if (d->memcheck) {
+        memset(g.lds_init, 0, d->lds_bytes);
+        memset(g.lds_writer, 0, d->lds_bytes * sizeof(uint32_t));
+        memset(g.lds_reader, 0, d->lds_bytes * sizeof(uint32_t));
+    }
     for (uint32_t i = 0; i < g.nwaves; i++) wave_init(&g.waves[i], &g, i, k->vgprs + vgpr_words(d) * i);
     for (;;) {
         bool any = false;
@@ -708,6 +769,7 @@ static void run_group(mai_run *r, worker *k, uint64_t gi)
                 g.waves[i].stop = MAI_RUN;
                 waiting = true;
             }
+        g.epoch++;
         if (!waiting || !any) break;
     }
 out:;
@@ -827,6 +889,8 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     d->mode = (d->rsrc1 >> 12) & 0xff;
     d->cancel = mock_engine_cancel_flag();
     d->budget = watchdog_budget();
+    const char *chk = getenv("HCQ_MOCK_CHECK");
+    d->memcheck = chk && strstr(chk, "memcheck");
     char name[96];
     if (kernel) snprintf(name, sizeof name, "`%.80s`", kernel);
     else snprintf(name, sizeof name, "at 0x%" PRIx64, entry);

@@ -60,12 +60,13 @@ typedef struct mai_dispatch {
     bool ieee;               /* RSRC1.IEEE_MODE */
     uint32_t mode;           /* the MODE register's start value (denormals, rounding) */
     uint64_t budget;         /* instructions a wave may run before the watchdog ends the dispatch (0: none) */
+    bool memcheck;           /* HCQ_MOCK_CHECK=memcheck: LDS reads of unwritten bytes and races between barriers */
     const volatile int *cancel;
 } mai_dispatch;
 
 /* why a wave stopped (mai_wave.stop) */
 typedef enum mai_stop {
-    MAI_RUN = 0, MAI_ENDED, MAI_BARRIER, MAI_FAULT, MAI_ILLEGAL, MAI_CANCELLED, MAI_WATCHDOG, MAI_TRAP,
+    MAI_RUN = 0, MAI_ENDED, MAI_BARRIER, MAI_FAULT, MAI_ILLEGAL, MAI_CANCELLED, MAI_WATCHDOG, MAI_TRAP, MAI_CHECK,
 } mai_stop;
 
 /* a wave's state */
@@ -92,6 +93,12 @@ typedef struct mai_group {
     uint32_t nwaves;
     mai_wave *waves;
     uint8_t *lds;
+    /* memcheck's shadow of each LDS byte: written since the group began;
+     * the last writer and the readers since the last barrier (epoch << 8 |
+     * wave + 1; a reader of 0xff: several waves) */
+    uint8_t *lds_init;
+    uint32_t *lds_writer, *lds_reader;
+    uint32_t epoch;          /* barriers passed */
     uint32_t scratch_slot;  /* first wave slot in the scratch ring */
     /* the allowed-range cache (one per group; accesses check it first) */
     uint64_t rlo, rhi;
@@ -101,6 +108,9 @@ typedef struct mai_group {
 /* the dispatch's outcome, first error wins (mock_amd_isa.c) */
 void mai_fault(mai_wave *w, uint64_t va, bool write, const char *fmt, ...) HCQ_PRINTF(4, 5);
 void mai_illegal(mai_wave *w, const char *fmt, ...) HCQ_PRINTF(2, 3);
+/* memcheck: lane l's LDS access of n bytes at a (atomic: no race check);
+ * false after reporting */
+bool mai_lds_check(mai_wave *w, const amdi_inst *in, unsigned l, uint64_t a, unsigned n, bool write, bool atomic);
 
 /* instruction text for messages: "pc 0x...: mnemonic operands" */
 void mai_describe(const mai_wave *w, const amdi_inst *in, char *buf, size_t size);

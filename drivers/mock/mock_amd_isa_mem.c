@@ -162,6 +162,9 @@ bool mai_ds(mai_wave *w, const amdi_inst *in)
             unsigned stride = size * (st64 ? 64 : 1);
             uint64_t a0 = (uint64_t)addr[l] + (uint64_t)in->offset * stride, a1 = (uint64_t)addr[l] + (uint64_t)in->offset1 * stride;
             unsigned nd = size / 4;
+            if (d->memcheck && (!mai_lds_check(w, in, l, a0, size, !in->nd, false) ||
+                                !mai_lds_check(w, in, l, a1, size, !in->nd, false)))
+                return false;
             if (in->nd) {
                 uint32_t *dst = vreg(w, &in->d[0], 0);
                 for (unsigned k = 0; k < nd; k++) {
@@ -178,6 +181,11 @@ bool mai_ds(mai_wave *w, const amdi_inst *in)
         }
         uint64_t a = (uint64_t)addr[l] + off;
         bool ok = lds_ok(w, a, size);
+        if (d->memcheck) {
+            bool at = ds_atomic(op) || op == AMDI_DS_WRXCHG_RTN_B32 || op == AMDI_DS_CMPST_RTN_B32 ||
+                      op == AMDI_DS_ADD_U64 || op == AMDI_DS_ADD_RTN_U64 || op == AMDI_DS_CMPST_RTN_B64;
+            if (!mai_lds_check(w, in, l, a, size, !in->nd, at)) return false;
+        }
         if (ds_atomic(op) || op == AMDI_DS_WRXCHG_RTN_B32 || op == AMDI_DS_CMPST_RTN_B32) {
             uint32_t x = vreg(w, &in->s[1], 0)[l], y = in->ns > 2 ? vreg(w, &in->s[2], 0)[l] : 0, old = 0, ret = 0;
             if (ok) {
@@ -237,6 +245,7 @@ static uint8_t *lane_ptr(mai_wave *w, const amdi_inst *in, unsigned l, space sp,
 {
     *lds_oob = false;
     if (sp == SP_LDS) {
+        if (w->g->d->memcheck && !mai_lds_check(w, in, l, a, size, write, false)) return NULL;
         if (!lds_ok(w, a, size)) {
             *lds_oob = true;
             return NULL;

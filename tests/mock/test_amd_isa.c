@@ -238,6 +238,43 @@ static void runaway_close(const model *m)
     unsetenv("HCQ_TIMEOUT_MS");
 }
 
+/* memcheck: planted LDS bugs are reported with the instruction, the
+ * work-item, the work-group and the byte; the clean kernels report nothing */
+static void memcheck(const model *m)
+{
+    setenv("HCQ_MOCK_CHECK", "memcheck", 1);
+    run r = start(m);
+    unsigned W = r.wave;
+    struct { const char *kernel, *want; } cases[] = {
+        {"lds_uninitialised", "uninitialised"},
+        {"lds_race", "race"},
+    };
+    for (unsigned i = 0; i < 2; i++) {
+        hcq_program *p = prog(&r, cases[i].kernel);
+        hcq_buffer *o = zeros(&r, 128 * sizeof(int));
+        hcq_arg a[] = {hcq_arg_buffer(o)};
+        T_OK(hcq_launch(p, a, 1, hcq_dims_1d(1, 2 * W)));
+        cr_assert_neq(hcq_device_synchronize(r.d), HCQ_OK, "%s: memcheck saw nothing", cases[i].kernel);
+        char why[1024];
+        mock_amd_last_error(0, why, sizeof why);
+        cr_assert(strstr(why, "memcheck") && strstr(why, cases[i].want) && strstr(why, "work-item (") &&
+                  strstr(why, "LDS byte") && strstr(why, "ds_"), "%s", why);
+        T_OK(hcq_program_free(p));
+        /* the device is faulted: open it again for the next case */
+        T_OK(hcq_device_close(r.d));
+        r.d = T_NONNULL(hcq_device_open("AMD:0"));
+    }
+    /* clean: LDS atomics, exchanges and barriers */
+    hcq_program *p = prog(&r, "lds_atomics");
+    hcq_buffer *br = zeros(&r, 64 * 3 * sizeof(int)), *bf = zeros(&r, 3 * sizeof(int));
+    hcq_arg args[] = {hcq_arg_buffer(br), hcq_arg_buffer(bf)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 64)));
+    T_OK(hcq_device_synchronize(r.d));
+    T_OK(hcq_program_free(p));
+    finish(&r);
+    unsetenv("HCQ_MOCK_CHECK");
+}
+
 #define EACH(name)                                                                                             \
     Test(amd_isa, name##_gfx1100_wave32) { name(&models[0]); }                                                \
     Test(amd_isa, name##_gfx1100_wave64) { name(&models[1]); }                                                \
@@ -250,5 +287,6 @@ EACH(lds_atomics)
 EACH(unknown_instruction)
 EACH(out_of_bounds)
 EACH(runaway_watchdog)
+EACH(memcheck)
 Test(amd_isa, runaway_close_returns_gfx1100) { runaway_close(&models[0]); }
 Test(amd_isa, runaway_close_returns_gfx942) { runaway_close(&models[2]); }

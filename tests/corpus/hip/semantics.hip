@@ -77,3 +77,25 @@ __global__ void out_of_bounds(int *out, int n) {
 __global__ void runaway(volatile int *flag) {
     while (*flag == 0) {}
 }
+
+// memcheck (HCQ_MOCK_CHECK=memcheck): LDS read before any wave wrote it
+__global__ void lds_uninitialised(int *out) {
+    __shared__ int s[128];
+    unsigned l = tid();
+    if (l != 5) s[l] = (int)l;
+    __builtin_amdgcn_s_barrier();
+    out[l] = s[l ^ 1];
+}
+
+// memcheck: after a barrier, one wave writes what another reads, with no
+// barrier between
+__global__ void lds_race(int *out) {
+    __shared__ int s[128];
+    unsigned l = tid(), w = __builtin_amdgcn_wavefrontsize();
+    s[l] = (int)l;
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+    if (l < w) s[l + w] = 5;
+    else out[l] = s[l];
+}
