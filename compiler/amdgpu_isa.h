@@ -726,6 +726,8 @@ enum {
     AMDI_F_VOPD_X = 16, AMDI_F_VOPD_Y = 32, /* the two halves of a VOPD (two amdi_inst at one pc) */
     AMDI_F_BRANCH = 64,
     AMDI_F_T16 = 128,  /* gfx11 true16 operands */
+    AMDI_F_PLAIN = 256, /* a VALU op on 32-bit operands with no modifier, DPP, SDWA, clamp or omod, one
+                           VGPR result: the executor's fast path may take it */
 };
 
 /* cache policy bits as printed */

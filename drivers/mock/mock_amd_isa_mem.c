@@ -294,6 +294,33 @@ bool mai_vmem(mai_wave *w, const amdi_inst *in)
     bool hi = kind == 'H' || kind == 'X';
     bool store = !in->nd && !vmem_atomic(op), atomic = vmem_atomic(op);
     bool whole = kind == '4' && !(size & 3) && !atomic && in->enc != AMDI_E_MUBUF;
+    /* the common case on a fast path: whole dwords of global memory whose
+     * lanes' span lies in one mapping (one check for the wave) */
+    if (whole && in->enc == AMDI_E_GLOBAL && exec) {
+        uint64_t va[64], span_lo = UINT64_MAX, span_hi = 0;
+        const uint32_t *v0 = vreg(w, &in->s[0], 0);
+        uint64_t base = in->s[2].kind == AMDI_O_SGPR ? mai_sreg64(w, in->s[2].reg) : 0;
+        const uint32_t *v1 = in->s[2].kind == AMDI_O_SGPR ? NULL : vreg(w, &in->s[0], 1);
+        for (unsigned l = 0; l < W; l++) {
+            if (!(exec >> l & 1)) continue;
+            uint64_t a = (v1 ? v0[l] | (uint64_t)v1[l] << 32 : base + v0[l]) + (uint64_t)(int64_t)in->offset;
+            va[l] = a;
+            span_lo = a < span_lo ? a : span_lo;
+            span_hi = a > span_hi ? a : span_hi;
+        }
+        mai_group *g = w->g;
+        if (span_hi - span_lo < (1ull << 32) && span_lo >= g->rlo && span_hi + size <= g->rhi && (!store || g->rw)) {
+            for (unsigned l = 0; l < W; l++) {
+                if (!(exec >> l & 1)) continue;
+                uint8_t *p = (uint8_t *)(uintptr_t)va[l];
+                if (store)
+                    for (unsigned k = 0; k < size / 4; k++) memcpy(p + 4 * k, &vreg(w, &in->s[1], k)[l], 4);
+                else
+                    for (unsigned k = 0; k < size / 4; k++) memcpy(&vreg(w, &in->d[0], k)[l], p + 4 * k, 4);
+            }
+            return true;
+        }
+    }
     bool x2 = op == AMDI_M_ATOMIC_SWAP_X2 || op == AMDI_M_ATOMIC_CMPSWAP_X2 || op == AMDI_M_ATOMIC_ADD_X2 ||
               op == AMDI_M_ATOMIC_ADD_F64;
     for (unsigned l = 0; l < W; l++) {

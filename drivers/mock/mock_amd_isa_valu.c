@@ -508,7 +508,9 @@ static void unsupported(mai_wave *w, const amdi_inst *in, const char *what)
     mai_illegal(w, "%s: %s", text, what);
 }
 
-#define LANES for (unsigned l = 0; l < W; l++) if (act >> l & 1)
+/* every lane computes (an inactive lane's result is never written: commit and
+ * the masks use EXEC), so the loops have no branch per lane */
+#define LANES for (unsigned l = 0; l < W; l++)
 
 /* fma_mix operands: f32, or an f16 half, as op_sel_hi and op_sel say */
 static float mix_src(uint64_t raw, const amdi_inst *in, unsigned i)
@@ -546,6 +548,7 @@ static bool vop3p(mai_wave *w, const amdi_inst *in, const uint64_t *A, const uin
 {
     unsigned W = w->g->d->wave;
     amdi_op op = (amdi_op)in->op;
+    (void)act;
     switch (op) {
     case AMDI_V_FMA_MIX_F32: LANES o->r[l] = fu(fmaf(mix_src(A[l], in, 0), mix_src(B[l], in, 1), mix_src(C[l], in, 2))); return true;
     case AMDI_V_FMA_MIXLO_F16: case AMDI_V_FMA_MIXHI_F16: {
@@ -1181,8 +1184,92 @@ static void commit(mai_wave *w, const amdi_inst *in, const vres *o)
         if (m >> l & 1) v[l] = (uint32_t)o->r[l];
 }
 
+/* ** the fast path: the common 32-bit ops, computed over 32-bit lanes
+ * straight from the registers and written under EXEC; anything else (or an
+ * op not listed) takes the general path */
+static uint32_t f2u32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static float u2f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static const uint32_t *src32(const mai_wave *w, const amdi_opnd *o, uint32_t *tmp, unsigned W)
+{
+    if (o->kind == AMDI_O_VGPR) return w->v + (size_t)o->reg * 64;
+    uint32_t x = (uint32_t)mai_ssrc(w, o);
+    for (unsigned l = 0; l < W; l++) tmp[l] = x;
+    return tmp;
+}
+
+static bool fast32(mai_wave *w, const amdi_inst *in)
+{
+    unsigned W = w->g->d->wave;
+    amdi_op op = (amdi_op)in->op;
+    uint32_t t0[64], t1[64], t2[64], R[64];
+    uint32_t *d = w->v + (size_t)in->d[0].reg * 64;
+    const uint32_t *a = in->ns > 0 ? src32(w, &in->s[0], t0, W) : NULL;
+    const uint32_t *b = in->ns > 1 ? src32(w, &in->s[1], t1, W) : NULL;
+    const uint32_t *c = in->ns > 2 ? src32(w, &in->s[2], t2, W) : NULL;
+#define L32 for (unsigned l = 0; l < W; l++)
+    switch (op) {
+    case AMDI_V_MOV_B32: L32 R[l] = a[l]; break;
+    case AMDI_V_ADD_F32: L32 R[l] = f2u32(u2f32(a[l]) + u2f32(b[l])); break;
+    case AMDI_V_SUB_F32: L32 R[l] = f2u32(u2f32(a[l]) - u2f32(b[l])); break;
+    case AMDI_V_SUBREV_F32: L32 R[l] = f2u32(u2f32(b[l]) - u2f32(a[l])); break;
+    case AMDI_V_MUL_F32: L32 R[l] = f2u32(u2f32(a[l]) * u2f32(b[l])); break;
+    case AMDI_V_FMA_F32: case AMDI_V_FMAMK_F32: case AMDI_V_FMAAK_F32:
+        L32 R[l] = f2u32(fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(c[l])));
+        break;
+    case AMDI_V_FMAC_F32: L32 R[l] = f2u32(fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(d[l]))); break;
+    case AMDI_V_ADD_U32: case AMDI_V_ADD_I32: L32 R[l] = a[l] + b[l]; break;
+    case AMDI_V_SUB_U32: case AMDI_V_SUB_I32: L32 R[l] = a[l] - b[l]; break;
+    case AMDI_V_SUBREV_U32: L32 R[l] = b[l] - a[l]; break;
+    case AMDI_V_LSHLREV_B32: L32 R[l] = b[l] << (a[l] & 31); break;
+    case AMDI_V_LSHRREV_B32: L32 R[l] = b[l] >> (a[l] & 31); break;
+    case AMDI_V_ASHRREV_I32: L32 R[l] = (uint32_t)((int32_t)b[l] >> (a[l] & 31)); break;
+    case AMDI_V_AND_B32: L32 R[l] = a[l] & b[l]; break;
+    case AMDI_V_OR_B32: L32 R[l] = a[l] | b[l]; break;
+    case AMDI_V_XOR_B32: L32 R[l] = a[l] ^ b[l]; break;
+    case AMDI_V_NOT_B32: L32 R[l] = ~a[l]; break;
+    case AMDI_V_MUL_U32_U24: L32 R[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff); break;
+    case AMDI_V_MUL_LO_U32: L32 R[l] = a[l] * b[l]; break;
+    case AMDI_V_MUL_HI_U32: L32 R[l] = (uint32_t)(((uint64_t)a[l] * b[l]) >> 32); break;
+    case AMDI_V_MAD_U32_U24: L32 R[l] = (a[l] & 0xffffff) * (b[l] & 0xffffff) + c[l]; break;
+    case AMDI_V_LSHL_ADD_U32: L32 R[l] = (a[l] << (b[l] & 31)) + c[l]; break;
+    case AMDI_V_ADD_LSHL_U32: L32 R[l] = (a[l] + b[l]) << (c[l] & 31); break;
+    case AMDI_V_ADD3_U32: L32 R[l] = a[l] + b[l] + c[l]; break;
+    case AMDI_V_LSHL_OR_B32: L32 R[l] = (a[l] << (b[l] & 31)) | c[l]; break;
+    case AMDI_V_AND_OR_B32: L32 R[l] = (a[l] & b[l]) | c[l]; break;
+    case AMDI_V_OR3_B32: L32 R[l] = a[l] | b[l] | c[l]; break;
+    case AMDI_V_XOR3_B32: L32 R[l] = a[l] ^ b[l] ^ c[l]; break;
+    case AMDI_V_BFE_U32: L32 { uint32_t wd = c[l] & 31; R[l] = wd ? (a[l] >> (b[l] & 31)) & ((1u << wd) - 1) : 0; } break;
+    case AMDI_V_MIN_U32: L32 R[l] = a[l] < b[l] ? a[l] : b[l]; break;
+    case AMDI_V_MAX_U32: L32 R[l] = a[l] > b[l] ? a[l] : b[l]; break;
+    case AMDI_V_MIN_I32: L32 R[l] = (int32_t)a[l] < (int32_t)b[l] ? a[l] : b[l]; break;
+    case AMDI_V_MAX_I32: L32 R[l] = (int32_t)a[l] > (int32_t)b[l] ? a[l] : b[l]; break;
+    case AMDI_V_CVT_F32_U32: L32 R[l] = f2u32((float)a[l]); break;
+    case AMDI_V_CVT_F32_I32: L32 R[l] = f2u32((float)(int32_t)a[l]); break;
+    default: return false;
+    }
+#undef L32
+    uint64_t exec = mai_exec(w);
+    if (exec == w->mask) memcpy(d, R, W * sizeof *R);
+    else
+        for (unsigned l = 0; l < W; l++)
+            if (exec >> l & 1) d[l] = R[l];
+    return true;
+}
+
 bool mai_valu(mai_wave *w, const amdi_inst *in)
 {
+    if ((in->flags & AMDI_F_PLAIN) && fast32(w, in)) return true;
     vres o;
     if (!compute(w, in, &o)) return false;
     commit(w, in, &o);
