@@ -831,6 +831,13 @@ int amdi_decode(const amdi_target *t, const uint8_t *p, size_t avail, amdi_inst 
             if ((sig[0] == 'h' || sig[0] == 'H') && (sig[1] == 's')) x->mkind = sig[0] == 'h' ? 'x' : 'X';
         }
     }
+    if ((in->enc == AMDI_E_VOP1 || in->enc == AMDI_E_VOP2 || in->enc == AMDI_E_VOPC || in->enc == AMDI_E_VOP3) &&
+        !(in->flags & (AMDI_F_DPP | AMDI_F_DPP8 | AMDI_F_SDWA)) && !in->clamp && !in->omod) {
+        bool nomod = true;
+        for (unsigned i = 0; i < in->ns && i < 3; i++)
+            if ((in->s[i].mod & (AMDI_M_NEG | AMDI_M_ABS)) || in->s[i].kind == AMDI_O_AGPR) nomod = false;
+        if (nomod) in->flags |= AMDI_F_NOMOD;
+    }
     if ((in->enc == AMDI_E_VOP1 || in->enc == AMDI_E_VOP2 || in->enc == AMDI_E_VOP3) &&
         !(in->flags & (AMDI_F_DPP | AMDI_F_DPP8 | AMDI_F_SDWA)) && !in->clamp && !in->omod && in->nd == 1 &&
         in->d[0].kind == AMDI_O_VGPR && in->d[0].n == 1 && (in->ty[0] == 'i' || in->ty[0] == 'f')) {

@@ -728,6 +728,8 @@ enum {
     AMDI_F_T16 = 128,  /* gfx11 true16 operands */
     AMDI_F_PLAIN = 256, /* a VALU op on 32-bit operands with no modifier, DPP, SDWA, clamp or omod, one
                            VGPR result: the executor's fast path may take it */
+    AMDI_F_NOMOD = 512, /* a VOP1/2/C/3 op with no abs/neg, DPP, SDWA, clamp or omod (halves and masks
+                           allowed): the executor's second fast path may take it */
 };
 
 /* cache policy bits as printed */

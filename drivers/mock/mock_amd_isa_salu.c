@@ -38,13 +38,28 @@ static uint64_t wqm(uint64_t x, unsigned bits)
     return r;
 }
 
-/* s_getreg/s_setreg: the hardware registers a kernel reads (llvm-project
- * AMDGPU SIDefines.h "Hwreg": MODE 1, HW_ID 4, ...) */
-static uint32_t getreg(mai_wave *w, uint32_t id)
+/* s_getreg: the hardware registers a kernel reads (llvm-project
+ * llvm/lib/Target/AMDGPU/SIDefines.h "Hwreg" ids: MODE 1, STATUS 2, HW_ID
+ * 4 (gfx9), FLAT_SCR_LO/HI 20/21 and HW_ID1 23 (gfx10+), SHADER_CYCLES 29
+ * (gfx10.3+)); false for one the executor does not model */
+static bool getreg(mai_wave *w, uint32_t id, uint32_t *v)
 {
+    bool g11 = w->g->d->t.fam == AMDI_GFX11;
     switch (id) {
-    case 1: return w->mode; /* MODE */
-    default: return 0;
+    case 1: *v = w->mode; return true;
+    case 2: *v = 0; return true; /* STATUS: nothing pending (no traps, halts or debug state) */
+    case 20: if (!g11) return false; *v = (uint32_t)w->scratch; return true;
+    case 21: if (!g11) return false; *v = (uint32_t)(w->scratch >> 32); return true;
+    case 29: if (!g11) return false; *v = (uint32_t)mock_amd_clock(); return true;
+    case 4: /* gfx9 HW_ID: wave id 3:0, the rest (SIMD, CU, SE...) 0 */
+        if (g11) return false;
+        *v = w->id & 0xf;
+        return true;
+    case 23: /* gfx10+ HW_ID1: wave id 4:0 */
+        if (!g11) return false;
+        *v = w->id & 0x1f;
+        return true;
+    default: return false;
     }
 }
 
@@ -222,8 +237,14 @@ bool mai_salu(mai_wave *w, const amdi_inst *in)
     case AMDI_S_CMPK_LT_U32: scc = a32 < (uint32_t)(in->simm & 0xffff); write = false; break;
     case AMDI_S_CMPK_LE_U32: scc = a32 <= (uint32_t)(in->simm & 0xffff); write = false; break;
     case AMDI_S_GETREG_B32: {
-        uint32_t id = in->simm & 0x3f, off = in->simm >> 6 & 31, size = (in->simm >> 11 & 31) + 1;
-        uint32_t v = getreg(w, id) >> off;
+        uint32_t id = in->simm & 0x3f, off = in->simm >> 6 & 31, size = (in->simm >> 11 & 31) + 1, v;
+        if (!getreg(w, id, &v)) {
+            char text[200];
+            mai_describe(w, in, text, sizeof text);
+            mai_illegal(w, "%s: hardware register %u is not modelled", text, id);
+            return false;
+        }
+        v >>= off;
         d = size >= 32 ? v : v & ((1u << size) - 1);
         break;
     }

@@ -607,7 +607,7 @@ static bool vop3p(mai_wave *w, const amdi_inst *in, const uint64_t *A, const uin
             switch (op) {
             case AMDI_V_PK_ADD_F16: r[k] = d2h(h2d(x) + h2d(y)); break;
             case AMDI_V_PK_MUL_F16: r[k] = d2h(h2d(x) * h2d(y)); break;
-            case AMDI_V_PK_FMA_F16: r[k] = d2h(fma(h2d(x), h2d(y), h2d(z))); break;
+            case AMDI_V_PK_FMA_F16: case AMDI_V_PK_FMAC_F16: r[k] = d2h(fma(h2d(x), h2d(y), h2d(z))); break;
             case AMDI_V_PK_MIN_F16: r[k] = f2h(fmin_amd(h2f(x), h2f(y))); break;
             case AMDI_V_PK_MAX_F16: r[k] = f2h(fmax_amd(h2f(x), h2f(y))); break;
             case AMDI_V_PK_ADD_U16: case AMDI_V_PK_ADD_I16: r[k] = (x + y) & 0xffff; break;
@@ -721,8 +721,15 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
             mods(S[i], W, m, ts[i] == 'm' ? 32 : ty_bits(ts[i]) == 64 ? 64 : ty_bits(ts[i]) == 16 ? 16 : 32);
         }
     }
-    act = o->wmask | (exec & 0); /* lanes computed: the written ones */
+    act = o->wmask; /* lanes computed: the written ones */
     if (in->enc == AMDI_E_VOP3P) return vop3p(w, in, A, B, C, act, o);
+    if (op == AMDI_V_PK_FMAC_F16) { /* VOP2: both halves from their own halves */
+        amdi_inst pk = *in;
+        pk.op_sel = 0;
+        pk.op_sel_hi = 7;
+        pk.ns = 3;
+        return vop3p(w, &pk, A, B, C, act, o);
+    }
 
     /* compares */
     char cty;
@@ -1267,9 +1274,141 @@ static bool fast32(mai_wave *w, const amdi_inst *in)
     return true;
 }
 
+/* 16-bit operands: a VGPR's half (true16 .h, gfx9's VOP3 op_sel), or a
+ * scalar's low (or selected) half */
+static const uint16_t *src16(const mai_wave *w, const amdi_inst *in, unsigned i, uint16_t *tmp, unsigned W)
+{
+    const amdi_opnd *o = &in->s[i];
+    bool hi = (o->mod & AMDI_M_HI) || (in->enc == AMDI_E_VOP3 && w->g->d->t.fam == AMDI_GFX9 && (in->op_sel >> i & 1));
+    if (o->kind == AMDI_O_VGPR) {
+        const uint32_t *v = w->v + (size_t)o->reg * 64;
+        for (unsigned l = 0; l < W; l++) tmp[l] = (uint16_t)(hi ? v[l] >> 16 : v[l]);
+    } else {
+        uint64_t x = mai_ssrc(w, o);
+        uint16_t h = (uint16_t)(hi && o->kind != AMDI_O_CONST ? x >> 16 : x);
+        for (unsigned l = 0; l < W; l++) tmp[l] = h;
+    }
+    return tmp;
+}
+
+/* the second fast path: 16-bit integer ops, the 32-bit ops with masks or
+ * carries, 64-bit shifts and the integer and f32 compares, without abs/neg,
+ * DPP or SDWA; false: the general path */
+static bool fast_more(mai_wave *w, const amdi_inst *in)
+{
+    const mai_dispatch *d = w->g->d;
+    unsigned W = d->wave;
+    amdi_op op = (amdi_op)in->op;
+    uint64_t exec = mai_exec(w);
+    switch (op) {
+    case AMDI_V_MOV_B16: case AMDI_V_ADD_U16: case AMDI_V_SUB_U16: case AMDI_V_MUL_LO_U16: case AMDI_V_LSHRREV_B16:
+    case AMDI_V_LSHLREV_B16: case AMDI_V_AND_B16: case AMDI_V_OR_B16: case AMDI_V_XOR_B16: {
+        if (in->nd != 1 || in->d[0].kind != AMDI_O_VGPR) return false;
+        uint16_t ta[64], tb[64], R[64];
+        const uint16_t *a = src16(w, in, 0, ta, W), *b = in->ns > 1 ? src16(w, in, 1, tb, W) : NULL;
+        for (unsigned l = 0; l < W; l++) {
+            switch (op) {
+            case AMDI_V_MOV_B16: R[l] = a[l]; break;
+            case AMDI_V_ADD_U16: R[l] = (uint16_t)(a[l] + b[l]); break;
+            case AMDI_V_SUB_U16: R[l] = (uint16_t)(a[l] - b[l]); break;
+            case AMDI_V_MUL_LO_U16: R[l] = (uint16_t)(a[l] * b[l]); break;
+            case AMDI_V_LSHRREV_B16: R[l] = (uint16_t)(b[l] >> (a[l] & 15)); break;
+            case AMDI_V_LSHLREV_B16: R[l] = (uint16_t)(b[l] << (a[l] & 15)); break;
+            case AMDI_V_AND_B16: R[l] = a[l] & b[l]; break;
+            case AMDI_V_OR_B16: R[l] = a[l] | b[l]; break;
+            default: R[l] = a[l] ^ b[l]; break;
+            }
+        }
+        uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
+        bool hi = (in->d[0].mod & AMDI_M_HI) || (d->t.fam == AMDI_GFX9 && in->enc == AMDI_E_VOP3 && (in->op_sel & 8));
+        bool preserve = d->t.fam == AMDI_GFX11 || hi;
+        for (unsigned l = 0; l < W; l++) {
+            if (!(exec >> l & 1)) continue;
+            if (hi) v[l] = (v[l] & 0xffffu) | (uint32_t)R[l] << 16;
+            else v[l] = preserve ? (v[l] & 0xffff0000u) | R[l] : R[l];
+        }
+        return true;
+    }
+    case AMDI_V_MUL_I32_I24: case AMDI_V_BFE_I32: case AMDI_V_MUL_HI_I32: case AMDI_V_MAD_I32_I24:
+    case AMDI_V_CNDMASK_B32: case AMDI_V_ADD_CO_U32: case AMDI_V_SUB_CO_U32: case AMDI_V_ADDC_CO_U32:
+    case AMDI_V_SUBB_CO_U32: {
+        if (in->d[0].kind != AMDI_O_VGPR) return false;
+        uint32_t t0[64], t1[64], t2[64], R[64];
+        const uint32_t *a = src32(w, &in->s[0], t0, W), *b = src32(w, &in->s[1], t1, W);
+        const uint32_t *c = op == AMDI_V_BFE_I32 || op == AMDI_V_MAD_I32_I24 ? src32(w, &in->s[2], t2, W) : NULL;
+        uint64_t m = in->ns > 2 && !c ? mai_mask_of(w, &in->s[2]) : 0, co = 0;
+        for (unsigned l = 0; l < W; l++) {
+            switch (op) {
+            case AMDI_V_MUL_I32_I24: R[l] = (uint32_t)((int64_t)((int32_t)(a[l] << 8) >> 8) * ((int32_t)(b[l] << 8) >> 8)); break;
+            case AMDI_V_MAD_I32_I24: R[l] = (uint32_t)((int64_t)((int32_t)(a[l] << 8) >> 8) * ((int32_t)(b[l] << 8) >> 8)) + c[l]; break;
+            case AMDI_V_MUL_HI_I32: R[l] = (uint32_t)((uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) >> 32); break;
+            case AMDI_V_BFE_I32: {
+                uint32_t off = b[l] & 31, wd = c[l] & 31, x = wd ? (a[l] >> off) & ((1u << wd) - 1) : 0;
+                R[l] = wd ? (uint32_t)((int32_t)(x << (32 - wd)) >> (32 - wd)) : 0;
+                break;
+            }
+            case AMDI_V_CNDMASK_B32: R[l] = m >> l & 1 ? b[l] : a[l]; break;
+            case AMDI_V_ADD_CO_U32: case AMDI_V_ADDC_CO_U32: {
+                uint64_t r = (uint64_t)a[l] + b[l] + (op == AMDI_V_ADDC_CO_U32 ? (m >> l & 1) : 0);
+                R[l] = (uint32_t)r;
+                co |= (r >> 32) << l;
+                break;
+            }
+            default: { /* sub, subb */
+                uint64_t bin = (uint64_t)b[l] + (op == AMDI_V_SUBB_CO_U32 ? (m >> l & 1) : 0);
+                R[l] = (uint32_t)(a[l] - bin);
+                co |= (uint64_t)(bin > a[l]) << l;
+                break;
+            }
+            }
+        }
+        uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
+        for (unsigned l = 0; l < W; l++)
+            if (exec >> l & 1) v[l] = R[l];
+        if (in->nd > 1) mai_write_mask(w, &in->d[1], co & exec);
+        return true;
+    }
+    case AMDI_V_LSHLREV_B64: {
+        if (in->d[0].kind != AMDI_O_VGPR || in->s[1].kind != AMDI_O_VGPR) return false;
+        uint32_t t0[64];
+        const uint32_t *a = src32(w, &in->s[0], t0, W), *b = w->v + (size_t)in->s[1].reg * 64;
+        uint64_t R[64];
+        for (unsigned l = 0; l < W; l++) R[l] = (b[l] | (uint64_t)b[64 + l] << 32) << (a[l] & 63);
+        uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
+        for (unsigned l = 0; l < W; l++)
+            if (exec >> l & 1) {
+                v[l] = (uint32_t)R[l];
+                v[64 + l] = (uint32_t)(R[l] >> 32);
+            }
+        return true;
+    }
+    default: break;
+    }
+    /* compares of 32-bit integers and f32 */
+    char cty;
+    unsigned cond;
+    bool cx, sgn, cls;
+    if (!cmp_info(op, &cty, &cond, &cx, &sgn, &cls) || cls || cty == 'h' || cty == 'd' || cty == 'l') return false;
+    uint32_t t0[64], t1[64];
+    const uint32_t *a = src32(w, &in->s[0], t0, W), *b = src32(w, &in->s[1], t1, W);
+    uint64_t m = 0;
+    if (cond & 0x100) {
+        unsigned c = cond & 0xff;
+        for (unsigned l = 0; l < W; l++)
+            m |= (uint64_t)icmp(c, (int32_t)a[l], (int32_t)b[l], a[l], b[l], sgn) << l;
+    } else {
+        for (unsigned l = 0; l < W; l++) m |= (uint64_t)fcmp(cond, u2f32(a[l]), u2f32(b[l])) << l;
+    }
+    m &= exec;
+    mai_write_mask(w, &in->d[0], m);
+    if (in->nd > 1) mai_write_mask(w, &in->d[1], m);
+    return true;
+}
+
 bool mai_valu(mai_wave *w, const amdi_inst *in)
 {
     if ((in->flags & AMDI_F_PLAIN) && fast32(w, in)) return true;
+    if ((in->flags & AMDI_F_NOMOD) && fast_more(w, in)) return true;
     vres o;
     if (!compute(w, in, &o)) return false;
     commit(w, in, &o);

@@ -279,6 +279,7 @@ static const engine engines[] = {
     {"hip-twin", "hip", twin_prepare, twin_exec, no_release, hip_refuses},
     {"gfx1100-isa", "gfx1100", isa_prepare, isa_exec, isa_release, hip_refuses},
     {"gfx942-isa", "gfx942", isa_prepare, isa_exec, isa_release, hip_refuses},
+    {"gfx90a-isa", "gfx90a", isa_prepare, isa_exec, isa_release, hip_refuses},
 };
 #define NENGINES (sizeof engines / sizeof engines[0])
 _Static_assert(NENGINES <= DIFF_MAX_ENGINES, "diff_stats holds DIFF_MAX_ENGINES engines");

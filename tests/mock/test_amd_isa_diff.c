@@ -1,6 +1,6 @@
 /* Proof by difference for the AMD mock's ISA executor: random kernels of
- * the differential test (tests/diff), compiled by clang for gfx1100 and
- * gfx942 as for hardware, run on the mock's executor (HCQ_MOCK_SHADER=isa,
+ * the differential test (tests/diff), compiled by clang for gfx1100,
+ * gfx942 and gfx90a as for hardware, run on the mock's executor (HCQ_MOCK_SHADER=isa,
  * each in a child process) and compared with the interpreter element for
  * element (exact ops bit for bit, transcendentals within their ulp
  * bounds). A few seeds per target here; HCQ_TEST_ISA_SEEDS=N runs N
@@ -37,3 +37,4 @@ static void seeds(const char *engine, uint64_t first)
 
 Test(amd_isa_diff, gfx1100) { seeds("gfx1100-isa", 7000); }
 Test(amd_isa_diff, gfx942) { seeds("gfx942-isa", 9000); }
+Test(amd_isa_diff, gfx90a) { seeds("gfx90a-isa", 11000); }
