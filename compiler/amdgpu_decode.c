@@ -141,6 +141,24 @@ static unsigned sig_nsrc(amdi_op op) { return (unsigned)strlen(sig_of(op) + 2); 
 
 static amdi_op lookup(const uint16_t *tab, unsigned n, unsigned opc) { return opc < n ? (amdi_op)tab[opc] : AMDI_OP_NONE; }
 
+/* where gfx90a and gfx940-942 differ inside the gfx9 tables (llvm-project
+ * VOP2Instructions.td / VOP3Instructions.td: gfx940 drops the non-IEEE
+ * mad/mac and reuses their VOP2 opcodes for fmamk/fmaak; v_mov_b64 and
+ * v_lshl_add_u64 are gfx940's) */
+static amdi_op for_target(const amdi_target *t, amdi_op op)
+{
+    if (t->fam != AMDI_GFX9) return op;
+    if (t->gfx940) {
+        switch (op) {
+        case AMDI_V_MAC_F32: case AMDI_V_MAD_F32: case AMDI_B_WBINVL1: return AMDI_OP_NONE;
+        case AMDI_V_MADMK_F32: return AMDI_V_FMAMK_F32;
+        case AMDI_V_MADAK_F32: return AMDI_V_FMAAK_F32;
+        default: return op;
+        }
+    }
+    return op == AMDI_V_MOV_B64 || op == AMDI_V_LSHL_ADD_U64 || op == AMDI_B_INV ? AMDI_OP_NONE : op;
+}
+
 static bool is_cmp(amdi_op op) { return op >= AMDI_V_CMP_F_F16 && op <= AMDI_V_CMPX_CLASS_F64; }
 static bool is_cmpx(amdi_op op)
 {
@@ -204,10 +222,10 @@ static int vop_short(dctx *c, amdi_inst *in, uint32_t w, amdi_enc enc)
     unsigned src0 = bits(w, 0, 9), vsrc1 = 0, vdst = 0;
     amdi_op op;
     if (enc == AMDI_E_VOP1) {
-        op = lookup(tb->vop1, tb->nvop1, bits(w, 9, 8));
+        op = for_target(t, lookup(tb->vop1, tb->nvop1, bits(w, 9, 8)));
         vdst = bits(w, 17, 8);
     } else if (enc == AMDI_E_VOP2) {
-        op = lookup(tb->vop2, tb->nvop2, bits(w, 25, 6));
+        op = for_target(t, lookup(tb->vop2, tb->nvop2, bits(w, 25, 6)));
         vsrc1 = bits(w, 9, 8);
         vdst = bits(w, 17, 8);
     } else {
@@ -343,6 +361,7 @@ static int vop3(dctx *c, amdi_inst *in, uint32_t w0)
     else if (opc < 0x140) { op = lookup(tb->vop2, tb->nvop2, opc - vop2_base); sub = AMDI_E_VOP2; }
     else if (opc >= vop1_base && opc < vop1_base + 0x80) { op = lookup(tb->vop1, tb->nvop1, opc - vop1_base); sub = AMDI_E_VOP1; }
     else { op = lookup(tb->vop3, tb->nvop3, opc); sub = AMDI_E_VOP3; }
+    op = for_target(t, op);
     in->op = (uint16_t)op;
     in->enc = AMDI_E_VOP3;
     if (op == AMDI_OP_NONE) return -1;
@@ -661,11 +680,11 @@ static int mubuf(dctx *c, amdi_inst *in, uint32_t w0)
         in->enc = AMDI_E_MUBUF;
         return op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV ? 0 : -1;
     }
-    amdi_op op = lookup(tb->mubuf, tb->nmubuf, bits(w0, 18, 7));
+    amdi_op op = for_target(t, lookup(tb->mubuf, tb->nmubuf, bits(w0, 18, 7)));
     in->op = (uint16_t)op;
     in->enc = AMDI_E_MUBUF;
     if (op == AMDI_OP_NONE || bits(w0, 16, 1) /* lds */) return -1;
-    if (op == AMDI_B_WBL2 || op == AMDI_B_INV) {
+    if (op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1) {
         if (t->gfx940) in->cpol = (uint8_t)(bits(w0, 14, 1) * AMDI_C_SC0 | bits(w0, 15, 1) * AMDI_C_SC1);
         return 0;
     }
@@ -752,8 +771,8 @@ static int salu(dctx *c, amdi_inst *in, uint32_t w)
         if (s[2]) { in->ns = 1; src_of(c, r, s[2], &in->s[0]); }
         if (op == AMDI_S_ADDK_I32 || op == AMDI_S_MULK_I32) { in->ns = 1; in->s[0] = in->d[0]; }
         if (op == AMDI_S_SETREG_IMM32_B32) {
+            c->lit_used = true; /* (the length, also when the bytes stop short) */
             if (c->avail < 8) return -1;
-            c->lit_used = true;
             c->lit = rd32(c->p + 4);
         }
         return 0;

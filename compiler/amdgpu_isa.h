@@ -315,8 +315,8 @@ typedef struct amdi_target {
     X(V_MADMK_F32, "v_madmk_f32", "", "f:fff")                                 \
     X(V_MADAK_F32, "v_madak_f32", "", "f:fff")                                 \
     X(V_FMAC_F32, "v_fmac_f32", "v_fmac_f32", "f:fff")                         \
-    X(V_FMAMK_F32, "", "v_fmamk_f32", "f:fff")                                 \
-    X(V_FMAAK_F32, "", "v_fmaak_f32", "f:fff")                                 \
+    X(V_FMAMK_F32, "v_fmamk_f32", "v_fmamk_f32", "f:fff")                                 \
+    X(V_FMAAK_F32, "v_fmaak_f32", "v_fmaak_f32", "f:fff")                                 \
     X(V_FMAC_F64, "v_fmac_f64", "", "d:ddd")                                   \
     X(V_ADD_CO_U32, "v_add_co_u32", "v_add_co_u32", "i:ii")                    \
     X(V_SUB_CO_U32, "v_sub_co_u32", "v_sub_co_u32", "i:ii")                    \
@@ -603,7 +603,8 @@ typedef struct amdi_target {
     X(B_GL0_INV, "", "buffer_gl0_inv", "")                                     \
     X(B_GL1_INV, "", "buffer_gl1_inv", "")                                     \
     X(B_WBL2, "buffer_wbl2", "", "")                                           \
-    X(B_INV, "buffer_inv", "", "")
+    X(B_INV, "buffer_inv", "", "")                                             \
+    X(B_WBINVL1, "buffer_wbinvl1", "", "")
 
 /* The compares: for each type, the conditions in opcode order (AMD's
  * VOPC tables list them so). f: F LT EQ LE GT LG GE O U NGE NLG NGT NLE

@@ -34,12 +34,12 @@ static bool in_table(const uint16_t *tab, unsigned n, amdi_op op)
 
 /* ops of a VOP1/2/C form that have no VOP3 form, and the reverse, print
  * without _e32/_e64 */
-static bool bare(amdi_op op)
+static bool bare(const amdi_target *t, amdi_op op)
 {
+    if (op == AMDI_V_PK_FMAC_F16) return t->fam == AMDI_GFX11;
     switch (op) {
     case AMDI_V_READFIRSTLANE_B32: case AMDI_V_SWAP_B32: case AMDI_V_NOP: case AMDI_V_FMAMK_F32:
-    case AMDI_V_FMAAK_F32: case AMDI_V_MADMK_F32: case AMDI_V_MADAK_F32: case AMDI_V_PERMLANE64_B32:
-    case AMDI_V_PK_FMAC_F16: return true;
+    case AMDI_V_FMAAK_F32: case AMDI_V_MADMK_F32: case AMDI_V_MADAK_F32: case AMDI_V_PERMLANE64_B32: return true;
     default: return false;
     }
 }
@@ -68,11 +68,11 @@ void amdi_mnemonic(const amdi_target *t, const amdi_inst *in, char *buf, size_t 
         put(&b, "%s", n);
         if (in->flags & AMDI_F_SDWA) put(&b, "_sdwa");
         else if (in->flags & (AMDI_F_DPP | AMDI_F_DPP8)) put(&b, "_dpp");
-        else if (!bare((amdi_op)in->op)) put(&b, "_e32");
+        else if (!bare(t, (amdi_op)in->op)) put(&b, "_e32");
         return;
     case AMDI_E_VOP3:
         put(&b, "%s", n);
-        if ((in->flags & AMDI_F_E64) && has_short(t, (amdi_op)in->op) && !bare((amdi_op)in->op)) put(&b, "_e64");
+        if ((in->flags & AMDI_F_E64) && has_short(t, (amdi_op)in->op) && !bare(t, (amdi_op)in->op)) put(&b, "_e64");
         if (in->flags & (AMDI_F_DPP | AMDI_F_DPP8)) put(&b, "_dpp");
         return;
     default: put(&b, "%s", n); return;
@@ -292,7 +292,7 @@ static void print_one(sb *b, const amdi_target *t, const amdi_inst *in)
         return;
     }
     case AMDI_E_MUBUF:
-        if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV) {
+        if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1) {
             cpol(b, in);
             return;
         }

@@ -35,6 +35,13 @@
     [(b) + 0] = O(V_CMP_F_##T), [(b) + 1] = O(V_CMP_LT_##T), [(b) + 2] = O(V_CMP_EQ_##T),                    \
     [(b) + 3] = O(V_CMP_LE_##T), [(b) + 4] = O(V_CMP_GT_##T), [(b) + 5] = O(V_CMP_NE_##T),                   \
     [(b) + 6] = O(V_CMP_GE_##T), [(b) + 7] = O(V_CMP_T_##T)
+/* gfx11's 16-bit integer compares: LT..GE only (no F, T) */
+#define CMPI6(b, T)                                                                                             \
+    [(b) + 1] = O(V_CMP_LT_##T), [(b) + 2] = O(V_CMP_EQ_##T), [(b) + 3] = O(V_CMP_LE_##T),                    \
+    [(b) + 4] = O(V_CMP_GT_##T), [(b) + 5] = O(V_CMP_NE_##T), [(b) + 6] = O(V_CMP_GE_##T)
+#define CMPXI6(b, T)                                                                                            \
+    [(b) + 1] = O(V_CMPX_LT_##T), [(b) + 2] = O(V_CMPX_EQ_##T), [(b) + 3] = O(V_CMPX_LE_##T),                 \
+    [(b) + 4] = O(V_CMPX_GT_##T), [(b) + 5] = O(V_CMPX_NE_##T), [(b) + 6] = O(V_CMPX_GE_##T)
 #define CMPXI(b, T)                                                                                             \
     [(b) + 0] = O(V_CMPX_F_##T), [(b) + 1] = O(V_CMPX_LT_##T), [(b) + 2] = O(V_CMPX_EQ_##T),                 \
     [(b) + 3] = O(V_CMPX_LE_##T), [(b) + 4] = O(V_CMPX_GT_##T), [(b) + 5] = O(V_CMPX_NE_##T),                \
@@ -210,7 +217,8 @@ static const uint16_t g9_mubuf[] = {
     [0x10] = O(B_LOAD_U8), [0x11] = O(B_LOAD_I8), [0x12] = O(B_LOAD_U16), [0x13] = O(B_LOAD_I16),
     [0x14] = O(B_LOAD_B32), [0x15] = O(B_LOAD_B64), [0x16] = O(B_LOAD_B96), [0x17] = O(B_LOAD_B128),
     [0x18] = O(B_STORE_B8), [0x1a] = O(B_STORE_B16), [0x1c] = O(B_STORE_B32), [0x1d] = O(B_STORE_B64),
-    [0x1e] = O(B_STORE_B96), [0x1f] = O(B_STORE_B128), [0x3d] = O(B_WBL2), [0x3e] = O(B_INV),
+    [0x1e] = O(B_STORE_B96), [0x1f] = O(B_STORE_B128), [0x28] = O(B_WBL2), [0x29] = O(B_INV),
+    [0x3e] = O(B_WBINVL1),
 };
 
 /* ================================ gfx11 (gfx1100) ==================== */
@@ -306,10 +314,10 @@ static const uint16_t g11_vop2[] = {
     [0x3b] = O(V_LDEXP_F16), [0x3c] = O(V_PK_FMAC_F16),
 };
 static const uint16_t g11_vopc[] = {
-    CMPF(0x00, F16), CMPF(0x10, F32), CMPF(0x20, F64), CMPI(0x30, I16), CMPI(0x38, U16), CMPI(0x40, I32),
+    CMPF(0x00, F16), CMPF(0x10, F32), CMPF(0x20, F64), CMPI6(0x30, I16), CMPI6(0x38, U16), CMPI(0x40, I32),
     CMPI(0x48, U32), CMPI(0x50, I64), CMPI(0x58, U64), [0x7d] = O(V_CMP_CLASS_F16), [0x7e] = O(V_CMP_CLASS_F32),
     [0x7f] = O(V_CMP_CLASS_F64),
-    CMPXF(0x80, F16), CMPXF(0x90, F32), CMPXF(0xa0, F64), CMPXI(0xb0, I16), CMPXI(0xb8, U16), CMPXI(0xc0, I32),
+    CMPXF(0x80, F16), CMPXF(0x90, F32), CMPXF(0xa0, F64), CMPXI6(0xb0, I16), CMPXI6(0xb8, U16), CMPXI(0xc0, I32),
     CMPXI(0xc8, U32), CMPXI(0xd0, I64), CMPXI(0xd8, U64), [0xfd] = O(V_CMPX_CLASS_F16),
     [0xfe] = O(V_CMPX_CLASS_F32), [0xff] = O(V_CMPX_CLASS_F64),
 };

@@ -6,8 +6,11 @@
  * opcode tables are written from AMD's guides and LLVM's .td files). For
  * the few instructions whose operand syntax is symbolic (s_waitcnt,
  * s_delay_alu, hwreg(), swizzle()), the mnemonic and length are compared.
- * Also: bytes that are no instruction decode to "unknown" with their
- * length, never to something else. Skips, saying why, without clang or an
+ * Every opcode of the tables, built into an instruction with plain
+ * operands, is named as LLVM's disassembler names it (llvm-mc -disassemble),
+ * so a table entry no corpus exercises is checked too. Also: bytes that are
+ * no instruction decode to "unknown" with their length, never to something
+ * else. Skips, saying why, without clang or an
  * llvm-objdump that knows AMDGPU. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -223,3 +226,182 @@ Test(amdgpu_decode, unknown_words_are_unknown)
     amdi_print(&t11, in, NULL, buf, sizeof buf);
     cr_assert_str_eq(buf, "v_mov_b32_e32 v0, 0x12345678");
 }
+
+/* Every opcode of the tables: an instruction built from the table's opcode
+ * with plain operands (aligned register tuples, no literal unless the op
+ * needs one), named by the decoder and by LLVM's disassembler (llvm-mc
+ * -disassemble, the oracle), one per line. */
+static size_t put32(uint8_t *p, uint32_t w)
+{
+    memcpy(p, &w, 4);
+    return 4;
+}
+
+static size_t encode(const amdi_target *t, const char *enc, unsigned opc, uint8_t *p, bool *skip)
+{
+    bool g11 = t->fam == AMDI_GFX11;
+    *skip = false;
+    if (!strcmp(enc, "sop1")) return put32(p, 0xbe800000u | 4u << 16 | opc << 8 | 6u);
+    if (!strcmp(enc, "sop2")) return put32(p, 0x80000000u | opc << 23 | 4u << 16 | 8u << 8 | 6u);
+    if (!strcmp(enc, "sopk")) return put32(p, 0xb0000000u | opc << 23 | 4u << 16 | 0x10u);
+    if (!strcmp(enc, "sopc")) return put32(p, 0xbf000000u | opc << 16 | 8u << 8 | 6u);
+    if (!strcmp(enc, "sopp")) return put32(p, 0xbf800000u | opc << 16);
+    amdi_op top = AMDI_OP_NONE;
+    const amdi_tables *tb = amdi_tables_of(t);
+    if (!strcmp(enc, "smem")) top = (amdi_op)tb->smem[opc];
+    if (!strcmp(enc, "vop1")) top = (amdi_op)tb->vop1[opc];
+    if (top == AMDI_V_NOP) return put32(p, 0x7e000000u);
+    if (top == AMDI_S_DCACHE_INV || top == AMDI_S_GL1_INV)
+        return put32(p, (g11 ? 0xf4000000u : 0xc0000000u) | opc << 18) + put32(p + 4, g11 ? 124u << 25 : 0);
+    if (top == AMDI_S_MEMTIME || top == AMDI_S_MEMREALTIME) return put32(p, 0xc0000000u | opc << 18 | 4u << 6) + put32(p + 4, 0);
+    if (!strcmp(enc, "smem")) {
+        if (g11) return put32(p, 0xf4000000u | opc << 18 | 4u << 6 | 1u) + put32(p + 4, 124u << 25 | 0x10u);
+        return put32(p, 0xc0000000u | opc << 18 | 1u << 17 | 4u << 6 | 1u) + put32(p + 4, 0x10u);
+    }
+    if (!strcmp(enc, "vop1")) return put32(p, 0x7e000000u | 4u << 17 | opc << 9 | (256u + 2));
+    if (!strcmp(enc, "vop2")) {
+        size_t n = put32(p, opc << 25 | 4u << 17 | 6u << 9 | (256u + 2));
+        amdi_inst in[2];
+        amdi_decode(t, p, 4, in); /* fmamk/fmaak/madmk/madak take a literal */
+        amdi_op op = (amdi_op)amdi_tables_of(t)->vop2[opc];
+        if (op == AMDI_V_FMAMK_F32 || op == AMDI_V_FMAAK_F32 || op == AMDI_V_MADMK_F32 || op == AMDI_V_MADAK_F32)
+            n += put32(p + 4, 0x3f800000u);
+        return n;
+    }
+    if (!strcmp(enc, "vopc")) return put32(p, 0x7c000000u | opc << 17 | 6u << 9 | (256u + 2));
+    if (!strcmp(enc, "vop3")) {
+        amdi_op op = (amdi_op)tb->vop3[opc];
+        bool vop3b = op == AMDI_V_ADD_CO_U32 || op == AMDI_V_SUB_CO_U32 || op == AMDI_V_SUBREV_CO_U32 ||
+                     op == AMDI_V_DIV_SCALE_F32 || op == AMDI_V_DIV_SCALE_F64 || op == AMDI_V_MAD_U64_U32 ||
+                     op == AMDI_V_MAD_I64_I32;
+        return put32(p, (g11 ? 0xd4000000u : 0xd0000000u) | opc << 16 | (vop3b ? 10u << 8 : 0) | 4u) +
+               put32(p + 4, (256u + 8) << 18 | (256u + 6) << 9 | (256u + 2));
+    }
+    if (!strcmp(enc, "vop3p"))
+        return put32(p, (g11 ? 0xcc000000u : 0xd3800000u) | opc << 16 | 1u << 14 | 4u) +
+               put32(p + 4, 3u << 27 | (256u + 8) << 18 | (256u + 6) << 9 | (256u + 2));
+    if (!strcmp(enc, "ds")) { /* the fields the op has: first find out which */
+        put32(p, 0xd8000000u | opc << (g11 ? 18 : 17));
+        put32(p + 4, 2u);
+        amdi_inst in[2];
+        amdi_decode(t, p, 8, in);
+        return 4 + put32(p + 4, (in[0].nd ? 4u : 0) << 24 | (in[0].ns > 2 ? 8u : 0) << 16 | (in[0].ns > 1 ? 6u : 0) << 8 | 2u);
+    }
+    if (!strcmp(enc, "flat"))
+        return put32(p, 0xdc000000u | opc << 18 | 2u << (g11 ? 16 : 14)) +
+               put32(p + 4, 4u << 24 | (g11 ? 124u : 0x7fu) << 16 | 6u << 8 | 2u);
+    if (!strcmp(enc, "mubuf")) {
+        if (g11) {
+            *skip = opc != 0x2b && opc != 0x2c; /* only the cache invalidates are decoded on gfx11 */
+            return put32(p, 0xe0000000u | opc << 18) + put32(p + 4, 0);
+        }
+        amdi_op mop = (amdi_op)tb->mubuf[opc];
+        if (mop == AMDI_B_WBL2 || mop == AMDI_B_INV || mop == AMDI_B_WBINVL1) return put32(p, 0xe0000000u | opc << 18) + put32(p + 4, 0);
+        return put32(p, 0xe0000000u | opc << 18 | 1u << 12) + put32(p + 4, 0x80u << 24 | 2u << 16 | 4u << 8 | 2u);
+    }
+    *skip = true;
+    return 4;
+}
+
+static void tables(amdi_target t, const char *mcpu)
+{
+    static const char *const tools[] = {"llvm-mc-22", "llvm-mc-21", "llvm-mc-20", "llvm-mc", NULL};
+    char tool[4200];
+    if (!find_tool(tools, tool, sizeof tool)) cr_skip_test("no llvm-mc on PATH (scripts/deps.sh installs it)");
+    const amdi_tables *tb = amdi_tables_of(&t);
+    struct { const char *name; const uint16_t *tab; unsigned n; } encs[] = {
+        {"sop1", tb->sop1, tb->nsop1}, {"sop2", tb->sop2, tb->nsop2}, {"sopk", tb->sopk, tb->nsopk},
+        {"sopc", tb->sopc, tb->nsopc}, {"sopp", tb->sopp, tb->nsopp}, {"smem", tb->smem, tb->nsmem},
+        {"vop1", tb->vop1, tb->nvop1}, {"vop2", tb->vop2, tb->nvop2}, {"vopc", tb->vopc, tb->nvopc},
+        {"vop3", tb->vop3, tb->nvop3}, {"vop3p", tb->vop3p, tb->nvop3p}, {"ds", tb->ds, tb->nds},
+        {"flat", tb->flat, tb->nflat}, {"mubuf", tb->mubuf, tb->nmubuf},
+    };
+    size_t cap = 1 << 16, len = 0, n = 0;
+    char *hex = malloc(cap), (*mine)[96] = malloc(2048 * sizeof *mine);
+    for (size_t e = 0; e < sizeof encs / sizeof encs[0]; e++)
+        for (unsigned opc = 0; opc < encs[e].n; opc++) {
+            if (!encs[e].tab[opc]) continue;
+            uint8_t b[16];
+            bool skip;
+            size_t bytes = encode(&t, encs[e].name, opc, b, &skip);
+            if (skip) continue;
+            amdi_inst in[2];
+            int r = amdi_decode(&t, b, bytes, in);
+            if (r && in[0].len > bytes && in[0].len <= sizeof b) { /* an op with a literal dword after it */
+                memset(b + bytes, 0, in[0].len - bytes);
+                bytes = in[0].len;
+                r = amdi_decode(&t, b, bytes, in);
+            }
+            /* the gfx9 family's per-target gaps (amdgpu_decode.c for_target) */
+            amdi_op top = (amdi_op)encs[e].tab[opc];
+            bool gap = t.fam == AMDI_GFX9 &&
+                       (t.gfx940 ? top == AMDI_V_MAC_F32 || top == AMDI_V_MAD_F32 || top == AMDI_B_WBINVL1
+                                 : top == AMDI_V_MOV_B64 || top == AMDI_V_LSHL_ADD_U64 || top == AMDI_B_INV);
+            if (gap) {
+                cr_assert_neq(r, 0, "%s: %s decodes where the target lacks it", mcpu, amdi_op_name(t.fam, top));
+                continue;
+            }
+            cr_assert_eq(r, 0, "%s opcode 0x%x: the decoder refuses its own table's op (0x%08x)", encs[e].name, opc,
+                         in[0].raw[0]);
+            amdi_mnemonic(&t, in, mine[n], sizeof mine[n]);
+            for (size_t k = 0; k < bytes; k++) len += (size_t)snprintf(hex + len, cap - len, "%s0x%02x", k ? "," : "", b[k]);
+            /* each entry followed by s_nop 7, so one LLVM refuses (or reads
+             * as two) cannot shift the ones after it */
+            len += (size_t)snprintf(hex + len, cap - len, "\n0x07,0x00,0x80,0xbf\n");
+            cr_assert_lt(++n, 2048);
+        }
+    char dir[4096], path[4200], cpu[64];
+    T_OK(cc_make_temp_dir(dir, sizeof dir));
+    snprintf(path, sizeof path, "%s/in.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fwrite(hex, 1, len, f);
+    fclose(f);
+    snprintf(cpu, sizeof cpu, "-mcpu=%s", mcpu);
+    char opath[4200];
+    snprintf(opath, sizeof opath, "%s/out.s", dir);
+    const char *argv[] = {tool, "-disassemble", "-triple=amdgcn", cpu, "-o", opath,
+                          t.wave == 64 ? "-mattr=+wavefrontsize64" : path, t.wave == 64 ? path : NULL, NULL};
+    char *log = NULL;
+    int code = -1;
+    T_OK(cc_run(argv, &log, &code));
+    free(log);
+    /* stdout alone (the warnings went to the log) */
+    f = fopen(opath, "rb");
+    cr_assert_not_null(f, "llvm-mc wrote no %s", opath);
+    fseek(f, 0, SEEK_END);
+    long osz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *out = calloc(1, (size_t)osz + 1);
+    cr_assert_eq(fread(out, 1, (size_t)osz, f), (size_t)osz);
+    fclose(f);
+    cc_remove_temp_dir(dir);
+    /* the lines LLVM printed between the markers: one per entry */
+    size_t k = 0, bad = 0, rlen = 0, got = 0;
+    char report[4096] = "", theirs[96] = "";
+    char *save = NULL;
+    for (char *line = strtok_r(out, "\n", &save); line && k < n; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] != '\t') continue;
+        if (!strncmp(line + 1, "s_nop 7", 7)) {
+            const char *why = got == 0 ? "LLVM has no such encoding" : got > 1 ? "LLVM reads it as several" : NULL;
+            if (!why && strcmp(theirs, mine[k])) why = theirs;
+            if (why && ++bad <= 12 && rlen < sizeof report - 200)
+                rlen += (size_t)snprintf(report + rlen, sizeof report - rlen, "\n  the decoder's %s: %s%s", mine[k],
+                                         why == theirs ? "LLVM's " : "", why);
+            k++;
+            got = 0;
+            continue;
+        }
+        if (!got++) snprintf(theirs, sizeof theirs, "%.*s", (int)strcspn(line + 1, " \t"), line + 1);
+    }
+    cr_assert_gt(n, 300);
+    cr_assert_eq(bad, 0, "%s: %zu of %zu table entries differ from LLVM's names:%s", mcpu, bad, n, report);
+    cr_assert_eq(k, n, "%s: LLVM printed %zu instructions for %zu entries", mcpu, k, n);
+    free(out);
+    free(hex);
+    free(mine);
+}
+
+Test(amdgpu_decode, gfx11_tables_name_what_llvm_names) { tables((amdi_target){AMDI_GFX11, false, 32}, "gfx1100"); }
+Test(amdgpu_decode, gfx942_tables_name_what_llvm_names) { tables((amdi_target){AMDI_GFX9, true, 64}, "gfx942"); }
+Test(amdgpu_decode, gfx90a_tables_name_what_llvm_names) { tables((amdi_target){AMDI_GFX9, false, 64}, "gfx90a"); }
