@@ -223,7 +223,7 @@ bool mai_salu(mai_wave *w, const amdi_inst *in)
         d = (uint32_t)r;
         break;
     }
-    case AMDI_S_MULK_I32: d = (uint32_t)((int32_t)w->s[in->d[0].reg] * in->simm); break;
+    case AMDI_S_MULK_I32: d = w->s[in->d[0].reg] * (uint32_t)in->simm; break; /* (wraps, as the hardware does) */
     case AMDI_S_CMPK_EQ_I32: scc = (int32_t)a32 == in->simm; write = false; break;
     case AMDI_S_CMPK_LG_I32: scc = (int32_t)a32 != in->simm; write = false; break;
     case AMDI_S_CMPK_GT_I32: scc = (int32_t)a32 > in->simm; write = false; break;

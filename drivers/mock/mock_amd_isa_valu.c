@@ -972,7 +972,7 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
     case AMDI_V_XOR_B16: LANES o->r[l] = (A[l] ^ B[l]) & 0xffff; break;
     case AMDI_V_NOT_B16: LANES o->r[l] = ~A[l] & 0xffff; break;
     case AMDI_V_MAD_U32_U16: LANES o->r[l] = (uint32_t)((A[l] & 0xffff) * (B[l] & 0xffff) + (uint32_t)C[l]); break;
-    case AMDI_V_MAD_I32_I16: LANES o->r[l] = (uint32_t)((int32_t)(int16_t)A[l] * (int16_t)B[l] + (int32_t)C[l]); break;
+    case AMDI_V_MAD_I32_I16: LANES o->r[l] = (uint32_t)((int64_t)(int16_t)A[l] * (int16_t)B[l] + (int32_t)C[l]); break;
     case AMDI_V_CNDMASK_B16: LANES o->r[l] = C[l] ? B[l] : A[l]; break;
     /* 32-bit integers and bits */
     case AMDI_V_CNDMASK_B32: LANES o->r[l] = C[l] ? B[l] : A[l]; break;
