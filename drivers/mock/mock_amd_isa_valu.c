@@ -1306,19 +1306,19 @@ static bool fast_more(mai_wave *w, const amdi_inst *in)
         if (in->nd != 1 || in->d[0].kind != AMDI_O_VGPR) return false;
         uint16_t ta[64], tb[64], R[64];
         const uint16_t *a = src16(w, in, 0, ta, W), *b = in->ns > 1 ? src16(w, in, 1, tb, W) : NULL;
-        for (unsigned l = 0; l < W; l++) {
-            switch (op) {
-            case AMDI_V_MOV_B16: R[l] = a[l]; break;
-            case AMDI_V_ADD_U16: R[l] = (uint16_t)(a[l] + b[l]); break;
-            case AMDI_V_SUB_U16: R[l] = (uint16_t)(a[l] - b[l]); break;
-            case AMDI_V_MUL_LO_U16: R[l] = (uint16_t)(a[l] * b[l]); break;
-            case AMDI_V_LSHRREV_B16: R[l] = (uint16_t)(b[l] >> (a[l] & 15)); break;
-            case AMDI_V_LSHLREV_B16: R[l] = (uint16_t)(b[l] << (a[l] & 15)); break;
-            case AMDI_V_AND_B16: R[l] = a[l] & b[l]; break;
-            case AMDI_V_OR_B16: R[l] = a[l] | b[l]; break;
-            default: R[l] = a[l] ^ b[l]; break;
-            }
+#define L16 for (unsigned l = 0; l < W; l++)
+        switch (op) {
+        case AMDI_V_MOV_B16: L16 R[l] = a[l]; break;
+        case AMDI_V_ADD_U16: L16 R[l] = (uint16_t)(a[l] + b[l]); break;
+        case AMDI_V_SUB_U16: L16 R[l] = (uint16_t)(a[l] - b[l]); break;
+        case AMDI_V_MUL_LO_U16: L16 R[l] = (uint16_t)(a[l] * b[l]); break;
+        case AMDI_V_LSHRREV_B16: L16 R[l] = (uint16_t)(b[l] >> (a[l] & 15)); break;
+        case AMDI_V_LSHLREV_B16: L16 R[l] = (uint16_t)(b[l] << (a[l] & 15)); break;
+        case AMDI_V_AND_B16: L16 R[l] = a[l] & b[l]; break;
+        case AMDI_V_OR_B16: L16 R[l] = a[l] | b[l]; break;
+        default: L16 R[l] = a[l] ^ b[l]; break;
         }
+#undef L16
         uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
         bool hi = (in->d[0].mod & AMDI_M_HI) || (d->t.fam == AMDI_GFX9 && in->enc == AMDI_E_VOP3 && (in->op_sel & 8));
         bool preserve = d->t.fam == AMDI_GFX11 || hi;
@@ -1337,31 +1337,38 @@ static bool fast_more(mai_wave *w, const amdi_inst *in)
         const uint32_t *a = src32(w, &in->s[0], t0, W), *b = src32(w, &in->s[1], t1, W);
         const uint32_t *c = op == AMDI_V_BFE_I32 || op == AMDI_V_MAD_I32_I24 ? src32(w, &in->s[2], t2, W) : NULL;
         uint64_t m = in->ns > 2 && !c ? mai_mask_of(w, &in->s[2]) : 0, co = 0;
-        for (unsigned l = 0; l < W; l++) {
-            switch (op) {
-            case AMDI_V_MUL_I32_I24: R[l] = (uint32_t)((int64_t)((int32_t)(a[l] << 8) >> 8) * ((int32_t)(b[l] << 8) >> 8)); break;
-            case AMDI_V_MAD_I32_I24: R[l] = (uint32_t)((int64_t)((int32_t)(a[l] << 8) >> 8) * ((int32_t)(b[l] << 8) >> 8)) + c[l]; break;
-            case AMDI_V_MUL_HI_I32: R[l] = (uint32_t)((uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) >> 32); break;
-            case AMDI_V_BFE_I32: {
+#define L32 for (unsigned l = 0; l < W; l++)
+        switch (op) {
+        case AMDI_V_MUL_I32_I24: L32 R[l] = (uint32_t)((int64_t)((int32_t)(a[l] << 8) >> 8) * ((int32_t)(b[l] << 8) >> 8)); break;
+        case AMDI_V_MAD_I32_I24: L32 R[l] = (uint32_t)((int64_t)((int32_t)(a[l] << 8) >> 8) * ((int32_t)(b[l] << 8) >> 8)) + c[l]; break;
+        case AMDI_V_MUL_HI_I32: L32 R[l] = (uint32_t)((uint64_t)((int64_t)(int32_t)a[l] * (int32_t)b[l]) >> 32); break;
+        case AMDI_V_BFE_I32:
+            L32 {
                 uint32_t off = b[l] & 31, wd = c[l] & 31, x = wd ? (a[l] >> off) & ((1u << wd) - 1) : 0;
                 R[l] = wd ? (uint32_t)((int32_t)(x << (32 - wd)) >> (32 - wd)) : 0;
-                break;
             }
-            case AMDI_V_CNDMASK_B32: R[l] = m >> l & 1 ? b[l] : a[l]; break;
-            case AMDI_V_ADD_CO_U32: case AMDI_V_ADDC_CO_U32: {
-                uint64_t r = (uint64_t)a[l] + b[l] + (op == AMDI_V_ADDC_CO_U32 ? (m >> l & 1) : 0);
+            break;
+        case AMDI_V_CNDMASK_B32: L32 R[l] = m >> l & 1 ? b[l] : a[l]; break;
+        case AMDI_V_ADD_CO_U32: case AMDI_V_ADDC_CO_U32: {
+            uint64_t cin = op == AMDI_V_ADDC_CO_U32 ? m : 0;
+            L32 {
+                uint64_t r = (uint64_t)a[l] + b[l] + (cin >> l & 1);
                 R[l] = (uint32_t)r;
                 co |= (r >> 32) << l;
-                break;
             }
-            default: { /* sub, subb */
-                uint64_t bin = (uint64_t)b[l] + (op == AMDI_V_SUBB_CO_U32 ? (m >> l & 1) : 0);
+            break;
+        }
+        default: { /* sub, subb */
+            uint64_t bw = op == AMDI_V_SUBB_CO_U32 ? m : 0;
+            L32 {
+                uint64_t bin = (uint64_t)b[l] + (bw >> l & 1);
                 R[l] = (uint32_t)(a[l] - bin);
                 co |= (uint64_t)(bin > a[l]) << l;
-                break;
             }
-            }
+            break;
         }
+        }
+#undef L32
         uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
         for (unsigned l = 0; l < W; l++)
             if (exec >> l & 1) v[l] = R[l];
