@@ -16,48 +16,9 @@
 #include "drivers/mock/mock.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
+#include "hiptest.h"
 
 TestSuite(amd_isa_corpus, .timeout = 240);
-
-static char corpus_path[4200];
-
-static void *build(const char *arch, bool w64, size_t *size)
-{
-    if (cc_require_clang(17, "AMDGPU code objects") != HCQ_OK) cr_skip_test("%s", hcq_error_message());
-    const cc_clang_info *cl;
-    cr_assert_eq(cc_clang(&cl), HCQ_OK);
-    /* the corpus beside this file's directory */
-    snprintf(corpus_path, sizeof corpus_path, "%s", __FILE__);
-    char *slash = strrchr(corpus_path, '/');
-    cr_assert_not_null(slash);
-    strcpy(slash, "/../corpus/hip/corpus.hip");
-    char dir[4096], out[4200], offload[64];
-    T_OK(cc_make_temp_dir(dir, sizeof dir));
-    snprintf(out, sizeof out, "%s/k.co", dir);
-    snprintf(offload, sizeof offload, "--offload-arch=%s", arch);
-    const char *argv[] = {cl->path, "-x", "hip", offload, "-nogpuinc", "-nogpulib", "--cuda-device-only",
-                          "--no-gpu-bundle-output", "-O2", "-c", corpus_path, "-o", out,
-                          w64 ? "-mwavefrontsize64" : NULL, NULL};
-    char *log = NULL;
-    int code = -1;
-    T_OK(cc_run(argv, &log, &code));
-    if (code) {
-        cc_remove_temp_dir(dir);
-        cr_skip_test("%s cannot build for %s: %s", cl->label, arch, log ? log : "");
-    }
-    free(log);
-    FILE *f = fopen(out, "rb");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *data = malloc((size_t)n);
-    cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    cc_remove_temp_dir(dir);
-    *size = (size_t)n;
-    return data;
-}
 
 typedef struct ctx {
     hcq_device *d;
@@ -70,7 +31,7 @@ typedef struct ctx {
 static ctx open_model(const char *arch, bool w64)
 {
     ctx c = {.arch = arch, .wave = !strcmp(arch, "gfx1100") && !w64 ? 32 : 64};
-    c.bin = build(arch, w64, &c.size);
+    c.bin = t_build_hip("corpus.hip", arch, w64, &c.size);
     setenv("HCQ_MOCK", "1", 1);
     setenv("HCQ_MOCK_SHADER", "isa", 1);
     base_env_reload();

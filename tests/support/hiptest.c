@@ -7,6 +7,7 @@
 
 #include "base/base.h"
 #include "compiler/cc.h"
+#include "compiler/sha256.h"
 #include "drivers/mock/mock.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
@@ -21,6 +22,24 @@ void *t_build_hip(const char *file, const char *arch, bool w64, size_t *size)
     char *slash = strrchr(src, '/');
     cr_assert_not_null(slash);
     snprintf(slash, sizeof src - (size_t)(slash - src), "/../corpus/hip/%s", file);
+    /* through the kernel cache: the suites build each file once per target
+     * (key: the source, the target, the wave size and the compiler) */
+    FILE *sf = fopen(src, "rb");
+    cr_assert_not_null(sf, "%s", src);
+    char text[1 << 16];
+    size_t tn = fread(text, 1, sizeof text, sf);
+    fclose(sf);
+    cc_sha256_ctx ks;
+    cc_cache_key key;
+    cc_key_begin(&ks);
+    cc_key_add_str(&ks, "tests/support/hiptest v1");
+    cc_key_add(&ks, text, tn);
+    cc_key_add_str(&ks, arch);
+    cc_key_add_str(&ks, w64 ? "wave64" : "default");
+    cc_key_add_str(&ks, cl->label);
+    cc_key_end(&ks, &key);
+    void *cached = NULL;
+    if (cc_cache_get_ext(&key, ".hiptest", &cached, size)) return cached;
     T_OK(cc_make_temp_dir(dir, sizeof dir));
     snprintf(out, sizeof out, "%s/k.co", dir);
     snprintf(offload, sizeof offload, "--offload-arch=%s", arch);
@@ -44,6 +63,7 @@ void *t_build_hip(const char *file, const char *arch, bool w64, size_t *size)
     fclose(f);
     cc_remove_temp_dir(dir);
     *size = (size_t)n;
+    cc_cache_put_ext(&key, ".hiptest", data, *size); /* (a failed put only costs the next run a compile) */
     return data;
 }
 

@@ -21,6 +21,7 @@
 #include "compiler/cc.h"
 #include "compiler/elf.h"
 #include "hcqtest.h"
+#include "hiptest.h"
 
 static const char *find_tool(const char *const *names, char *buf, size_t size)
 {
@@ -36,43 +37,6 @@ static const char *find_tool(const char *const *names, char *buf, size_t size)
         }
     }
     return NULL;
-}
-
-static void *build(const char *arch, bool w64, size_t *size)
-{
-    if (cc_require_clang(17, "AMDGPU code objects") != HCQ_OK) cr_skip_test("%s", hcq_error_message());
-    const cc_clang_info *cl;
-    cr_assert_eq(cc_clang(&cl), HCQ_OK);
-    char src[4200], dir[4096], out[4200], offload[64];
-    snprintf(src, sizeof src, "%s", __FILE__);
-    char *slash = strrchr(src, '/');
-    cr_assert_not_null(slash);
-    strcpy(slash, "/../corpus/hip/corpus.hip");
-    T_OK(cc_make_temp_dir(dir, sizeof dir));
-    snprintf(out, sizeof out, "%s/k.co", dir);
-    snprintf(offload, sizeof offload, "--offload-arch=%s", arch);
-    const char *argv[] = {cl->path, "-x", "hip", offload, "-nogpuinc", "-nogpulib", "--cuda-device-only",
-                          "--no-gpu-bundle-output", "-O2", "-c", src, "-o", out, w64 ? "-mwavefrontsize64" : NULL, NULL};
-    char *log = NULL;
-    int code = -1;
-    T_OK(cc_run(argv, &log, &code));
-    if (code) {
-        cc_remove_temp_dir(dir);
-        cr_skip_test("%s cannot build for %s: %s", cl->label, arch, log ? log : "");
-    }
-    free(log);
-    FILE *f = fopen(out, "rb");
-    cr_assert_not_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *data = malloc((size_t)n);
-    cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    /* keep the file for llvm-objdump: written again below */
-    cc_remove_temp_dir(dir);
-    *size = (size_t)n;
-    return data;
 }
 
 /* llvm-objdump's lines: "\t<text>  // <ADDR>: <HEX> <HEX>..." */
@@ -137,7 +101,7 @@ static void oracle(const char *arch, bool w64, amdi_target t)
     char tool[4200];
     if (!find_tool(tools, tool, sizeof tool)) cr_skip_test("no llvm-objdump on PATH (scripts/deps.sh installs it)");
     size_t size;
-    void *bin = build(arch, w64, &size);
+    void *bin = t_build_hip("corpus.hip", arch, w64, &size);
     char dir[4096], path[4200], mcpu[64];
     T_OK(cc_make_temp_dir(dir, sizeof dir));
     snprintf(path, sizeof path, "%s/k.co", dir);
