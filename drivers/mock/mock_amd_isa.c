@@ -669,7 +669,7 @@ static void worker_free(worker *k)
 
 static uint32_t slot_take(mai_run *r)
 {
-    for (unsigned spins = 0;; spins++) {
+    for (;;) {
         uint64_t f = atomic_load(&r->free_slots);
         if (f) {
             uint32_t b = (uint32_t)__builtin_ctzll(f);
