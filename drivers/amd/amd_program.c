@@ -6,6 +6,7 @@
 #include "drivers/amd/amd.h"
 
 #include "base/base.h"
+#include "compiler/code_names.h"
 #include "compiler/twin.h"
 
 #include <stdlib.h>
@@ -104,6 +105,7 @@ hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, const
     ap->kd_va = ap->code.va + co->kd_offset;
     ap->entry_va = ap->code.va + co->entry_offset;
     p->launch_addr = ap->entry_va; /* COMPUTE_PGM_LO/HI << 8 */
+    cc_code_name_add(ap->entry_va, co->name); /* (the mock's messages name it) */
     ap->id = register_name(ad, co->name);
     if (ap->id == UINT32_MAX) {
         s = HCQ_ENOMEM;
@@ -145,6 +147,7 @@ void amd_program_free(hcq_device *dev, hcq_program *p)
 {
     amd_prog *ap = p->priv;
     if (!ap) return;
+    if (ap->entry_va) cc_code_name_remove(ap->entry_va);
     if (ap->code.size) amd_mem_free(dev, &ap->code);
     amd_co_free(&ap->co);
     ap->magic = 0;

@@ -15,6 +15,7 @@
 #include "drivers/mock/mock_amd_isa.h"
 
 #include "base/base.h"
+#include "compiler/code_names.h"
 #include "drivers/amd/amd.h"
 #include "drivers/pool.h"
 
@@ -891,8 +892,9 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     d->budget = watchdog_budget();
     const char *chk = getenv("HCQ_MOCK_CHECK");
     d->memcheck = chk && strstr(chk, "memcheck");
-    char name[96];
-    if (kernel) snprintf(name, sizeof name, "`%.80s`", kernel);
+    char name[96], known[64];
+    if (!kernel && cc_code_name_find(entry, known, sizeof known)) kernel = known;
+    if (kernel) snprintf(name, sizeof name, "`%.64s` at 0x%" PRIx64, kernel, entry);
     else snprintf(name, sizeof name, "at 0x%" PRIx64, entry);
     d->kernel = name;
     if (d->user_sgprs > AMD_USER_DATA_COUNT)

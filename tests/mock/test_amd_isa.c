@@ -175,7 +175,7 @@ static void unknown_instruction(const model *m)
     char why[1024];
     mock_amd_last_error(0, why, sizeof why);
     cr_assert(strstr(why, "illegal instruction") && strstr(why, "0xbfff0000") && strstr(why, "pc 0x") &&
-              strstr(why, "entry+0x"), "%s", why);
+              strstr(why, "entry+0x") && strstr(why, "`unknown_instruction`"), "%s", why);
     T_OK(hcq_program_free(p));
     finish(&r);
 }
@@ -190,7 +190,8 @@ static void out_of_bounds(const model *m)
     cr_assert_eq(hcq_device_synchronize(r.d), HCQ_EFAULT);
     char why[1024];
     mock_amd_last_error(0, why, sizeof why);
-    cr_assert(strstr(why, "memory fault") && strstr(why, "write") && strstr(why, "store"), "%s", why);
+    cr_assert(strstr(why, "memory fault") && strstr(why, "write") && strstr(why, "store") &&
+              strstr(why, "`out_of_bounds`"), "%s", why);
     T_OK(hcq_program_free(p));
     finish(&r);
 }
