@@ -573,7 +573,7 @@ static void run_wave(mai_wave *w)
                 w->stop = MAI_CANCELLED;
                 return;
             }
-            if (d->cancel && *d->cancel) {
+            if (d->cancel && __atomic_load_n((const int *)d->cancel, __ATOMIC_RELAXED)) {
                 record(w, MAI_CANCELLED, 0, false, "the queue is being destroyed");
                 return;
             }
