@@ -56,6 +56,9 @@
  *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
+ *   watchdog_ms=N       a kernel the machine-code executor runs ends with the
+ *                       channel watchdog's error after N ms of work (CPU time
+ *                       of one of its workers; default 30000; 0: never)
  * HCQ_MOCK_SCHED=random:SEED[:MAX_US] makes engines pause at random points
  * (up to MAX_US, default 200 µs). HCQ_MOCK_DUMP=DIR writes every executed
  * stream segment (drivers/dump.h). Every value is checked: a bad one is an
@@ -71,6 +74,8 @@ typedef struct mock_config {
     int nv_gpget;        /* MOCK_GPGET_* */
     int nv_peer;         /* MOCK_PEER_* */
     uint32_t kfd_minor;  /* 0: 15 */
+    uint32_t watchdog_ms; /* with watchdog_set; else the default */
+    bool watchdog_set;
     /* fault injection */
     uint64_t fail_ioctl_at; /* absolute ioctl number that fails; 0 none */
     int fail_errno;

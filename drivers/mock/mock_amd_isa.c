@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ================================================================ programs */
@@ -562,6 +563,15 @@ static bool control(mai_wave *w, const amdi_inst *in, uint32_t i)
     }
 }
 
+/* the calling thread's CPU time: the watchdog counts the work a group did,
+ * not the wall time of a loaded host */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void run_wave(mai_wave *w)
 {
     const mai_dispatch *d = w->g->d;
@@ -577,11 +587,11 @@ static void run_wave(mai_wave *w)
                 record(w, MAI_CANCELLED, 0, false, "the queue is being destroyed");
                 return;
             }
-            if (d->budget && w->executed > d->budget) {
+            if (d->watchdog_ns && !(w->executed & 8191) && thread_cpu_ns() - w->g->cpu_start > d->watchdog_ns) {
                 char at[160], msg[400];
                 where(w, at, sizeof at);
-                snprintf(msg, sizeof msg, "%s ran %" PRIu64 " instructions without ending, past the watchdog "
-                         "(HCQ_MOCK_WATCHDOG): a runaway kernel", at, w->executed);
+                snprintf(msg, sizeof msg, "%s ran past the %" PRIu64 " ms watchdog (mock config watchdog_ms; %" PRIu64
+                         " instructions in this wave): a runaway kernel", at, d->watchdog_ns / 1000000, w->executed);
                 record(w, MAI_WATCHDOG, 0, false, msg);
                 return;
             }
@@ -754,6 +764,7 @@ static void run_group(mai_run *r, worker *k, uint64_t gi)
         memset(g.lds_reader, 0, d->lds_bytes * sizeof(uint32_t));
     }
     for (uint32_t i = 0; i < g.nwaves; i++) wave_init(&g.waves[i], &g, i, k->vgprs + vgpr_words(d) * i);
+    if (d->watchdog_ns) g.cpu_start = thread_cpu_ns();
     for (;;) {
         bool any = false;
         for (uint32_t i = 0; i < g.nwaves; i++) {
@@ -831,18 +842,15 @@ static int stop_queue(mock_amd_cp *cp, const char *fmt, ...)
     return 1;
 }
 
-/* the instructions a wave may run before the watchdog: HCQ_MOCK_WATCHDOG
- * (instructions per wave; 0 turns it off), else 2^32 (about a minute of
- * the executor's time; amdgpu's compute lockup_timeout is 60 s) */
-static uint64_t watchdog_budget(void)
+/* the CPU time a work-group may take before the watchdog ends the
+ * dispatch: the mock config's watchdog_ms (0 turns it off), else 30 s, as
+ * the SASS executor's (amdgpu's compute lockup_timeout is 60 s of wall
+ * time; the mock runs far slower than the hardware) */
+#define WATCHDOG_DEFAULT_MS 30000u
+static uint64_t watchdog_ns(void)
 {
-    const char *e = getenv("HCQ_MOCK_WATCHDOG");
-    if (e && *e) {
-        char *end;
-        unsigned long long v = strtoull(e, &end, 0);
-        if (!*end) return v;
-    }
-    return (uint64_t)1 << 32;
+    const mock_config *c = mock_cfg();
+    return (uint64_t)(c->watchdog_set ? c->watchdog_ms : WATCHDOG_DEFAULT_MS) * 1000000ull;
 }
 
 /* a dispatch the hardware would not run: the queue stops with the reason */
@@ -889,7 +897,7 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     /* MODE: round modes and denormal controls from RSRC1.FLOAT_MODE (19:12) */
     d->mode = (d->rsrc1 >> 12) & 0xff;
     d->cancel = mock_engine_cancel_flag();
-    d->budget = watchdog_budget();
+    d->watchdog_ns = watchdog_ns();
     const char *chk = getenv("HCQ_MOCK_CHECK");
     d->memcheck = chk && strstr(chk, "memcheck");
     char name[96], known[64];

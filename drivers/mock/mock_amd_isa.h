@@ -59,7 +59,7 @@ typedef struct mai_dispatch {
     uint32_t scratch_waves;  /* TMPRING WAVES */
     bool ieee;               /* RSRC1.IEEE_MODE */
     uint32_t mode;           /* the MODE register's start value (denormals, rounding) */
-    uint64_t budget;         /* instructions a wave may run before the watchdog ends the dispatch (0: none) */
+    uint64_t watchdog_ns;    /* CPU time a work-group may take before the watchdog ends the dispatch (0: none) */
     bool memcheck;           /* HCQ_MOCK_CHECK=memcheck: LDS reads of unwritten bytes and races between barriers */
     const volatile int *cancel;
 } mai_dispatch;
@@ -100,6 +100,7 @@ typedef struct mai_group {
     uint32_t *lds_writer, *lds_reader;
     uint32_t epoch;          /* barriers passed */
     uint32_t scratch_slot;  /* first wave slot in the scratch ring */
+    uint64_t cpu_start;      /* the worker thread's CPU time as the group began (the watchdog's) */
     /* the allowed-range cache (one per group; accesses check it first) */
     uint64_t rlo, rhi;
     bool rw;

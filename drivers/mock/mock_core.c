@@ -351,6 +351,9 @@ static hcq_status parse(const char *spec, mock_config *c)
         } else if (!strcmp(kv, "kfd_minor")) {
             if (!parse_u64(v, &n) || n < 1 || n > 99) s = bad_value(kv, v, "the KFD ABI minor version, 1 to 99");
             else c->kfd_minor = (uint32_t)n;
+        } else if (!strcmp(kv, "watchdog_ms")) {
+            if (!parse_u64(v, &n) || n > 86400000) s = bad_value(kv, v, "milliseconds, 0 (none) to 86400000");
+            else c->watchdog_ms = (uint32_t)n, c->watchdog_set = true;
         } else if (!strcmp(kv, "nv_peer")) {
             c->nv_peer = !strcmp(v, "pcie") ? MOCK_PEER_PCIE : !strcmp(v, "nvlink") ? MOCK_PEER_NVLINK
                        : !strcmp(v, "none") ? MOCK_PEER_NONE : -1;
@@ -371,7 +374,7 @@ static hcq_status parse(const char *spec, mock_config *c)
             s = parse_open_fail(v, c);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor)", kv);
+                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor, watchdog_ms)", kv);
         }
     }
     free(copy);

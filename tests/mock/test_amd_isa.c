@@ -33,13 +33,14 @@ typedef struct run {
     unsigned wave;
 } run;
 
-static run start(const model *m)
+static run start_cfg(const model *m, const char *extra)
 {
     run r = {.wave = m->wave};
     r.bin = t_build_hip("semantics.hip", m->arch, m->w64, &r.size);
-    r.d = t_open_amd_isa(m->arch);
+    r.d = t_open_amd_isa_cfg(m->arch, extra);
     return r;
 }
+static run start(const model *m) { return start_cfg(m, NULL); }
 static void finish(run *r)
 {
     T_OK(hcq_device_close(r->d));
@@ -196,12 +197,11 @@ static void out_of_bounds(const model *m)
     finish(&r);
 }
 
-/* a runaway kernel: the watchdog (HCQ_MOCK_WATCHDOG instructions per
- * wave) ends it as a queue reset */
+/* a runaway kernel: the watchdog (mock config watchdog_ms: CPU time of a
+ * work-group) ends it as a queue reset */
 static void runaway_watchdog(const model *m)
 {
-    setenv("HCQ_MOCK_WATCHDOG", "100000", 1);
-    run r = start(m);
+    run r = start_cfg(m, "watchdog_ms=200");
     hcq_program *p = prog(&r, "runaway");
     hcq_buffer *f = zeros(&r, 64);
     hcq_arg a[] = {hcq_arg_buffer(f)};
@@ -212,16 +212,14 @@ static void runaway_watchdog(const model *m)
     cr_assert(strstr(why, "watchdog") && strstr(why, "reset"), "%s", why);
     T_OK(hcq_program_free(p));
     finish(&r);
-    unsetenv("HCQ_MOCK_WATCHDOG");
 }
 
 /* without a watchdog the wait times out and close still returns: the
  * queue's destruction cancels the kernel */
 static void runaway_close(const model *m)
 {
-    setenv("HCQ_MOCK_WATCHDOG", "0", 1);
     setenv("HCQ_TIMEOUT_MS", "500", 1);
-    run r = start(m);
+    run r = start_cfg(m, "watchdog_ms=0");
     hcq_program *p = prog(&r, "runaway");
     hcq_buffer *f = zeros(&r, 64);
     hcq_arg a[] = {hcq_arg_buffer(f)};
@@ -235,7 +233,6 @@ static void runaway_close(const model *m)
     free(r.bin);
     /* (no timed assertion: the suite's timeout catches a close that hangs) */
     (void)t0, (void)t1;
-    unsetenv("HCQ_MOCK_WATCHDOG");
     unsetenv("HCQ_TIMEOUT_MS");
 }
 

@@ -67,14 +67,16 @@ void *t_build_hip(const char *file, const char *arch, bool w64, size_t *size)
     return data;
 }
 
-hcq_device *t_open_amd_isa(const char *arch)
+hcq_device *t_open_amd_isa(const char *arch) { return t_open_amd_isa_cfg(arch, NULL); }
+
+hcq_device *t_open_amd_isa_cfg(const char *arch, const char *extra)
 {
     setenv("HCQ_MOCK", "1", 1);
     setenv("HCQ_MOCK_SHADER", "isa", 1);
     base_env_reload();
     sys_set(mock_sys());
-    char cfg[32];
-    snprintf(cfg, sizeof cfg, "amd=%s", arch);
+    char cfg[160];
+    snprintf(cfg, sizeof cfg, "amd=%s%s%s", arch, extra ? "," : "", extra ? extra : "");
     T_OK(mock_configure(cfg));
     hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
     cr_assert_str_eq(hcq_device_get_props(d)->target, arch);

@@ -14,7 +14,8 @@
  * given, the object is also kept in a file there (the caller removes it). */
 void *t_build_hip(const char *file, const char *arch, bool w64, size_t *size);
 /* The mock (HCQ_MOCK=1, HCQ_MOCK_SHADER=isa) with one AMD GPU of model
- * arch, opened as AMD:0. */
+ * arch, opened as AMD:0; _cfg adds mock config keys ("watchdog_ms=200"). */
 hcq_device *t_open_amd_isa(const char *arch);
+hcq_device *t_open_amd_isa_cfg(const char *arch, const char *extra);
 
 #endif
