@@ -28,6 +28,15 @@
 #include <unistd.h>
 
 /* ================================================================ programs */
+static bool is_pacing(amdi_op op)
+{
+    switch (op) {
+    case AMDI_S_NOP: case AMDI_S_WAITCNT: case AMDI_S_CLAUSE: case AMDI_S_DELAY_ALU: case AMDI_S_WAITCNT_DEPCTR:
+    case AMDI_S_WAITCNT_VSCNT: case AMDI_S_WAITCNT_VMCNT: case AMDI_S_WAITCNT_EXPCNT: case AMDI_S_WAITCNT_LGKMCNT:
+        return true;
+    default: return false;
+    }
+}
 typedef struct rec {
     uint64_t va;
     uint8_t half; /* VOPD: 0 X, 1 Y */
@@ -210,6 +219,16 @@ static mai_prog *decode(mock_gpu *gpu, const amdi_target *t, uint64_t entry, cha
         p->next[i] = j < p->n && p->va[j] == nva ? j : UINT32_MAX;
         p->target[i] = UINT32_MAX;
         if (in->flags & AMDI_F_BRANCH) p->target[i] = mai_prog_index(p, nva + (uint64_t)((int64_t)in->simm * 4));
+    }
+    /* the instructions that only pace the hardware (waits, clauses, ALU
+     * delays, nops) do nothing on an executor that completes each
+     * instruction in order: the one before steps over them (a quarter of
+     * what clang's gfx11 code runs), and only a branch landing on one runs
+     * it, as nothing */
+    for (uint32_t i = 0; i < p->n; i++) {
+        uint32_t j = p->next[i];
+        while (j != UINT32_MAX && is_pacing(p->ins[j].op)) j = p->next[j];
+        p->next[i] = j;
     }
     free(b.r), free(b.work), free(b.seen);
     return p;

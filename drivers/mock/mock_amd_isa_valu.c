@@ -1211,8 +1211,22 @@ static const uint32_t *src32(const mai_wave *w, const amdi_opnd *o, uint32_t *tm
 {
     if (o->kind == AMDI_O_VGPR) return w->v + (size_t)o->reg * 64;
     uint32_t x = (uint32_t)mai_ssrc(w, o);
-    for (unsigned l = 0; l < W; l++) tmp[l] = x;
+    (void)W; /* all 64 (every caller's array holds them): a fixed count the compiler vectorizes */
+    for (unsigned l = 0; l < 64; l++) tmp[l] = x;
     return tmp;
+}
+
+/* R's lanes into d where EXEC has them, without a branch per lane */
+static void put32(uint32_t *d, const uint32_t *R, uint64_t exec, uint64_t all, unsigned W)
+{
+    if (exec == all) {
+        memcpy(d, R, W * sizeof *R);
+        return;
+    }
+    for (unsigned l = 0; l < W; l++) {
+        uint32_t m = 0u - (uint32_t)(exec >> l & 1);
+        d[l] = (d[l] & ~m) | (R[l] & m);
+    }
 }
 
 static bool fast32(mai_wave *w, const amdi_inst *in)
@@ -1266,11 +1280,7 @@ static bool fast32(mai_wave *w, const amdi_inst *in)
     default: return false;
     }
 #undef L32
-    uint64_t exec = mai_exec(w);
-    if (exec == w->mask) memcpy(d, R, W * sizeof *R);
-    else
-        for (unsigned l = 0; l < W; l++)
-            if (exec >> l & 1) d[l] = R[l];
+    put32(d, R, mai_exec(w), w->mask, W);
     return true;
 }
 
@@ -1282,7 +1292,10 @@ static const uint16_t *src16(const mai_wave *w, const amdi_inst *in, unsigned i,
     bool hi = (o->mod & AMDI_M_HI) || (in->enc == AMDI_E_VOP3 && w->g->d->t.fam == AMDI_GFX9 && (in->op_sel >> i & 1));
     if (o->kind == AMDI_O_VGPR) {
         const uint32_t *v = w->v + (size_t)o->reg * 64;
-        for (unsigned l = 0; l < W; l++) tmp[l] = (uint16_t)(hi ? v[l] >> 16 : v[l]);
+        if (hi)
+            for (unsigned l = 0; l < W; l++) tmp[l] = (uint16_t)(v[l] >> 16);
+        else
+            for (unsigned l = 0; l < W; l++) tmp[l] = (uint16_t)v[l];
     } else {
         uint64_t x = mai_ssrc(w, o);
         uint16_t h = (uint16_t)(hi && o->kind != AMDI_O_CONST ? x >> 16 : x);
@@ -1322,11 +1335,17 @@ static bool fast_more(mai_wave *w, const amdi_inst *in)
         uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
         bool hi = (in->d[0].mod & AMDI_M_HI) || (d->t.fam == AMDI_GFX9 && in->enc == AMDI_E_VOP3 && (in->op_sel & 8));
         bool preserve = d->t.fam == AMDI_GFX11 || hi;
-        for (unsigned l = 0; l < W; l++) {
-            if (!(exec >> l & 1)) continue;
-            if (hi) v[l] = (v[l] & 0xffffu) | (uint32_t)R[l] << 16;
-            else v[l] = preserve ? (v[l] & 0xffff0000u) | R[l] : R[l];
-        }
+        /* the half written, the other kept (gfx9 zeroes the high half of a
+         * low-half result); lanes outside EXEC keep everything */
+        uint32_t keep = hi ? 0xffffu : preserve ? 0xffff0000u : 0;
+        unsigned sh = hi ? 16 : 0;
+        if (exec == (W == 64 ? ~0ull : 0xffffffffull))
+            for (unsigned l = 0; l < W; l++) v[l] = (v[l] & keep) | (uint32_t)R[l] << sh;
+        else
+            for (unsigned l = 0; l < W; l++) {
+                uint32_t m = 0u - (uint32_t)(exec >> l & 1);
+                v[l] = (v[l] & (keep | ~m)) | ((uint32_t)R[l] << sh & m);
+            }
         return true;
     }
     case AMDI_V_MUL_I32_I24: case AMDI_V_BFE_I32: case AMDI_V_MUL_HI_I32: case AMDI_V_MAD_I32_I24:
@@ -1369,9 +1388,7 @@ static bool fast_more(mai_wave *w, const amdi_inst *in)
         }
         }
 #undef L32
-        uint32_t *v = w->v + (size_t)in->d[0].reg * 64;
-        for (unsigned l = 0; l < W; l++)
-            if (exec >> l & 1) v[l] = R[l];
+        put32(w->v + (size_t)in->d[0].reg * 64, R, exec, w->mask, W);
         if (in->nd > 1) mai_write_mask(w, &in->d[1], co & exec);
         return true;
     }
