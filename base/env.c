@@ -71,7 +71,7 @@ typedef struct env_words {
 static const env_words env_word_table[] = {
     {.name = "HCQ_CPU_TARGET", .words = {"cpu", "ir"}, .what = "how the CPU device runs kernels"},
     {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin", "isa"}, .what = "how the mock GPUs run kernels"},
-    {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the SASS executor checks as it runs"},
+    {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the machine-code executors check as they run"},
 };
 
 static const env_words *env_words_row(const char *name)

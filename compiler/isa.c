@@ -15,6 +15,10 @@ static const struct {
     {"sm_89", "SASS executor"},
     {"sm_90", "SASS executor"},
     {"sm_90a", "SASS executor"},
+    /* AMD: the ISA decoded once per program (amdgpu_isa.h), run by drivers/mock/mock_amd_isa*.c */
+    {"gfx1100", "gfx11 ISA executor"},
+    {"gfx90a", "gfx9 ISA executor"},
+    {"gfx942", "gfx9 ISA executor"},
 };
 
 const char *cc_isa_executor(const char *target, char *why, size_t why_size)

@@ -6,6 +6,7 @@
 #include "drivers/amd/amd.h"
 
 #include "base/base.h"
+#include "compiler/code_names.h"
 #include "compiler/twin.h"
 
 #include <stdlib.h>
@@ -61,9 +62,11 @@ static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image, const void
     if (mock_code && !pr->is_mock)
         return base_err(HCQ_EFORMAT, "`%s` is a mock code object (IR for the mock GPU, target mock-%s); %s runs "
                         "machine code: compile the kernel for target %s", co->name, pr->arch, pr->id, pr->target);
-    /* the mock GPU runs machine code as the code object's host twin */
+    /* the mock GPU runs machine code on its ISA executor, or as the code
+     * object's host twin */
     hcq_status s;
-    if (!mock_code && pr->is_mock && (s = cc_twin_attach(bin, size, pr->id))) return s;
+    if (!mock_code && pr->is_mock && ad->dev->mock_shader != DRV_SHADER_ISA && (s = cc_twin_attach(bin, size, pr->id)))
+        return s;
     if (co->kd.group_segment_fixed_size > pr->max_local_bytes)
         return base_err(HCQ_ELIMIT, "kernel `%s` needs %u bytes of LDS; %s has %u per work-group", co->name,
                         co->kd.group_segment_fixed_size, pr->id, pr->max_local_bytes);
@@ -102,6 +105,7 @@ hcq_status amd_program_load(hcq_device *dev, const void *bin, size_t size, const
     ap->kd_va = ap->code.va + co->kd_offset;
     ap->entry_va = ap->code.va + co->entry_offset;
     p->launch_addr = ap->entry_va; /* COMPUTE_PGM_LO/HI << 8 */
+    cc_code_name_add(ap->entry_va, co->name); /* (the mock's messages name it) */
     ap->id = register_name(ad, co->name);
     if (ap->id == UINT32_MAX) {
         s = HCQ_ENOMEM;
@@ -143,6 +147,7 @@ void amd_program_free(hcq_device *dev, hcq_program *p)
 {
     amd_prog *ap = p->priv;
     if (!ap) return;
+    if (ap->entry_va) cc_code_name_remove(ap->entry_va);
     if (ap->code.size) amd_mem_free(dev, &ap->code);
     amd_co_free(&ap->co);
     ap->magic = 0;

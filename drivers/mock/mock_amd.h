@@ -244,6 +244,20 @@ int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t gr
  * such forms knowingly; always for a program on the preloaded mock). */
 void mock_amd_doubt(const char *key, const char *fmt, ...) HCQ_PRINTF(2, 3);
 
+/* The shader core running the machine code at entry (mock_amd_isa.c,
+ * HCQ_MOCK_SHADER=isa): the waves start from the registers the command
+ * processor holds (COMPUTE_PGM_RSRC1/2/3, USER_DATA, TMPRING_SIZE and the
+ * dispatch's scratch base), as the hardware starts them; kernel names the
+ * kernel for messages (NULL: its address). 0 when done; 1 once the queue
+ * has stopped (memory exception, illegal instruction, watchdog: reported),
+ * also when the engine is being stopped. */
+int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], const uint32_t block[3],
+                     uint32_t initiator, const mock_split *split, const char *via, const char *kernel);
+/* Whether machine code runs on the executor (HCQ_MOCK_SHADER=isa). */
+bool mock_amd_isa_on(void);
+/* Instructions (per wave) the executor has run in this process. */
+uint64_t mock_amd_isa_instructions(void);
+
 /* ** engines */
 hcq_status mock_amd_cp_start(mock_amd_queue *q);
 hcq_status mock_amd_sdma_start(mock_amd_queue *q);

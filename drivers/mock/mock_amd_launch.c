@@ -251,10 +251,28 @@ static int run_mock_code(mock_amd_cp *cp, const mock_amd_dispatch *d)
     return 0;
 }
 
+/* whether the program address holds mock code (its header's magic); an
+ * address the GPU cannot read is left to run_mock_code's fault */
+static bool is_mock_code(mock_amd_cp *cp, uint64_t entry)
+{
+    char magic[8] = {0}, why[256];
+    if (!mock_gpu_access(cp->q->gpu->g, entry, sizeof magic, false, why, sizeof why)) return true;
+    memcpy(magic, (const void *)(uintptr_t)entry, sizeof magic);
+    return !memcmp(magic, CC_MOCK_AMD_MAGIC, 8);
+}
+
 int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d)
 {
+    /* HCQ_MOCK_SHADER=isa: all machine code on the ISA executor */
+    if (mock_amd_isa_on() && !is_mock_code(cp, d->entry))
+        return mock_amd_isa_run(cp, d->entry, d->grid, d->block, d->initiator, &d->split, d->via, NULL);
     /* the machine code of a code object the process loaded: its host twin */
     const cc_twin_entry *e = mock_twin_at(cp->q->gpu->g, d->entry);
     if (e) return mock_amd_run_twin(cp, e, d->grid, d->block, d->initiator, &d->split);
+    /* machine code no twin was made for (a program's own code object on
+     * the preloaded mock, hipcc's): the ISA executor runs it, as the
+     * hardware would, unless the shader was pinned to twins or IR */
+    if (!is_mock_code(cp, d->entry) && base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_DEFAULT)
+        return mock_amd_isa_run(cp, d->entry, d->grid, d->block, d->initiator, &d->split, d->via, NULL);
     return run_mock_code(cp, d);
 }

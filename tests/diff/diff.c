@@ -20,6 +20,10 @@
 #include "compiler/ir_float.h"
 #include "compiler/twin.h"
 #include "compiler/verify.h"
+#include "drivers/mock/mock.h"
+#include "hcq/hcq.h"
+#include "drivers/mock/mock_amd.h"
+#include "drivers/sys.h"
 
 /* ** buffers: [guard][slack | elements][guard], mapped shared so a child
  * process's writes come back. The slack (the page's bytes before the
@@ -203,6 +207,66 @@ static void twin_exec(const engine *e, void *prog, const irg_case *c, dset *d, c
 
 static void no_release(void *prog) { (void)prog; }
 
+/* the mock AMD GPU's ISA executor: the code object clang makes for the
+ * target (compiled here, into the kernel cache), run in the child on the
+ * mock (HCQ_MOCK_SHADER=isa) through the public API: buffers copied in,
+ * launched at the case's element 0, copied back */
+static hcq_status isa_prepare(const engine *e, const irg_case *c, void **prog)
+{
+    hcq_binary *b = NULL;
+    hcq_status st = hcq_compile(c->k, e->target, &b);
+    if (st) return st;
+    *prog = b;
+    return HCQ_OK;
+}
+
+static void isa_fail(const char *what, char *msg)
+{
+    char detail[1024] = "";
+    mock_amd_last_error(0, detail, sizeof detail);
+    snprintf(msg, MSG_SIZE, "%s: %s%s%s", what, hcq_error_message(), detail[0] ? "; the mock: " : "", detail);
+    _exit(5);
+}
+
+static void isa_exec(const engine *e, void *prog, const irg_case *c, dset *d, char *msg)
+{
+    hcq_binary *b = prog;
+    char cfg[48];
+    snprintf(cfg, sizeof cfg, "amd=%s", e->target);
+    setenv("HCQ_MOCK", "1", 1);
+    setenv("HCQ_MOCK_SHADER", "isa", 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    if (mock_configure(cfg)) isa_fail("mock_configure", msg);
+    hcq_device *dev = hcq_device_open("AMD:0");
+    if (!dev) isa_fail("opening the mock GPU", msg);
+    hcq_program *p = hcq_program_load(dev, b->data, b->size);
+    if (!p) isa_fail("loading the code object", msg);
+    hcq_param_info info[IRG_MAX_PARAMS];
+    hcq_kernel_param_layout(c->k, info);
+    hcq_arg args[IRG_MAX_PARAMS];
+    hcq_buffer *bufs[IRG_MAX_PARAMS] = {0};
+    for (uint32_t i = 0; i < c->np; i++) {
+        const irg_param *pa = &c->p[i];
+        if (pa->role == IRG_SCALAR) {
+            args[i] = hcq_arg_scalar(info[i].size, HCQ_IMM(pa->bits));
+            continue;
+        }
+        dbuf *db = &d->b[i];
+        bufs[i] = hcq_buffer_alloc(dev, db->bytes ? db->bytes : 4, HCQ_MEM_DEVICE);
+        if (!bufs[i] || (db->bytes && hcq_buffer_copyin(bufs[i], 0, db->start, db->bytes))) isa_fail("a buffer", msg);
+        args[i] = hcq_arg_addr(HCQ_IMM(hcq_buffer_va(bufs[i]) + (uint64_t)(db->ptr - db->start)));
+    }
+    hcq_dims dims = hcq_dims_3d(c->ng[0], c->ng[1], c->ng[2], c->ls[0], c->ls[1], c->ls[2]);
+    if (hcq_launch(p, args, c->np, dims) || hcq_device_synchronize(dev)) isa_fail("the launch", msg);
+    for (uint32_t i = 0; i < c->np; i++)
+        if (bufs[i] && d->b[i].bytes && hcq_buffer_copyout(d->b[i].start, bufs[i], 0, d->b[i].bytes))
+            isa_fail("reading back", msg);
+    _exit(0); /* the child's mock goes with it */
+}
+
+static void isa_release(void *prog) { hcq_binary_free(prog); }
+
 /* what the HIP renderer refuses: no ROCm device library (render_hip.c) */
 static bool hip_refuses(const hcq_ir_op *o)
 {
@@ -213,6 +277,9 @@ static const engine engines[] = {
     {"cpu", NULL, cpu_prepare, cpu_exec, cpu_release, NULL},
     {"cuda-twin", "cuda", twin_prepare, twin_exec, no_release, NULL},
     {"hip-twin", "hip", twin_prepare, twin_exec, no_release, hip_refuses},
+    {"gfx1100-isa", "gfx1100", isa_prepare, isa_exec, isa_release, hip_refuses},
+    {"gfx942-isa", "gfx942", isa_prepare, isa_exec, isa_release, hip_refuses},
+    {"gfx90a-isa", "gfx90a", isa_prepare, isa_exec, isa_release, hip_refuses},
 };
 #define NENGINES (sizeof engines / sizeof engines[0])
 _Static_assert(NENGINES <= DIFF_MAX_ENGINES, "diff_stats holds DIFF_MAX_ENGINES engines");

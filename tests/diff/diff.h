@@ -1,9 +1,11 @@
 /* tests/diff/diff.h: the differential test. A case (irgen.h) runs on the
  * interpreter, the reference, and on every other implementation of the IR
- * that this build has ("engines"): the cpu target's compiled C ("cpu"), and
- * the host twins of the CUDA and HIP renderings ("cuda-twin", "hip-twin",
+ * that this build has ("engines"): the cpu target's compiled C ("cpu"), the
+ * host twins of the CUDA and HIP renderings ("cuda-twin", "hip-twin",
  * compiler/twin.h; HIP without the outputs of the ops its renderer refuses,
- * SIN and f64 EXP2/LOG2, whose results feed nothing else). Every buffer
+ * SIN and f64 EXP2/LOG2, whose results feed nothing else), and the code
+ * objects clang makes of the HIP text run on the mock AMD GPU's ISA
+ * executor ("gfx1100-isa", "gfx942-isa", "gfx90a-isa", with HIP's refusals). Every buffer
  * must come out the same as the interpreter's: bit for bit, except that
  * any NaN matches any NaN in float buffers (computed NaNs have no defined
  * payload; values that were only moved are also stored as integers, which
@@ -26,7 +28,7 @@
 
 #include "tests/diff/irgen.h"
 
-#define DIFF_MAX_ENGINES 4
+#define DIFF_MAX_ENGINES 6
 
 typedef struct diff_config {
     const char *engines;     /* comma-separated names to run ("cpu,hip-twin"); NULL: every one */

@@ -1,0 +1,101 @@
+// Small kernels for tests/mock/test_amd_isa.c: each pins one piece of the
+// ISA executor's semantics (exec masking and saveexec, carries, DPP and
+// bpermute, LDS atomics' returned values) or one of its failures (an
+// unknown instruction, an access outside the GPU's mappings, a kernel that
+// never ends). Built like corpus.hip.
+#define __global__ extern "C" __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __device__ static __attribute__((device)) inline
+
+__device__ unsigned tid() { return __builtin_amdgcn_workitem_id_x(); }
+
+// nested divergence: lanes take different paths twice, a loop with a
+// lane-dependent trip count, and reconverge (s_and_saveexec, s_or exec,
+// s_cbranch_execz)
+__global__ void divergence(int *out) {
+    unsigned l = tid();
+    int v = 0;
+    if (l & 1) {
+        v = 10;
+        if (l & 2) v += 100;
+        else v -= 3;
+    } else {
+        for (unsigned k = 0; k < l; k++) v += (int)k;
+    }
+    if (l > 40) v = -v;
+    out[l] = v;
+}
+
+// 64-bit arithmetic: carries across the halves (v_add_co_u32 + addc,
+// v_sub_co + subb, v_mad_u64_u32)
+__global__ void carries(const unsigned long long *a, const unsigned long long *b, unsigned long long *out) {
+    unsigned l = tid();
+    unsigned long long x = a[l], y = b[l];
+    out[4 * l] = x + y;
+    out[4 * l + 1] = x - y;
+    out[4 * l + 2] = x * y;
+    out[4 * l + 3] = (unsigned long long)(unsigned)x * (unsigned)y + y;
+}
+
+// DPP and ds_bpermute: each lane's neighbours
+__global__ void lanes(const int *in, int *out) {
+    unsigned l = tid();
+    int v = in[l];
+    out[4 * l] = __builtin_amdgcn_update_dpp(-1, v, 0x111, 0xf, 0xf, false);     // row_shr:1, lane 0 of a row keeps -1
+    out[4 * l + 1] = __builtin_amdgcn_update_dpp(-1, v, 0x1b, 0xf, 0xf, false);  // quad_perm [3,2,1,0]
+    out[4 * l + 2] = __builtin_amdgcn_ds_bpermute((int)((l * 7 + 3) % __builtin_amdgcn_wavefrontsize()) << 2, v);
+    out[4 * l + 3] = __builtin_amdgcn_update_dpp(-1, v, 0x140, 0xf, 0xf, false); // row_mirror
+}
+
+// LDS atomics: every lane adds to one counter; the values returned are a
+// permutation of 0..n-1; a max and an exchange
+__global__ void lds_atomics(int *ret, int *fin) {
+    __shared__ int c[3];
+    unsigned l = tid();
+    if (l == 0) c[0] = 0, c[1] = -1, c[2] = 7;
+    __builtin_amdgcn_s_barrier();
+    ret[3 * l] = __hip_atomic_fetch_add(&c[0], 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+    ret[3 * l + 1] = __hip_atomic_fetch_max(&c[1], (int)l, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+    ret[3 * l + 2] = __hip_atomic_exchange(&c[2], (int)l, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+    __builtin_amdgcn_s_barrier();
+    if (l == 0) fin[0] = c[0], fin[1] = c[1], fin[2] = c[2];
+}
+
+// an instruction no gfx9 or gfx11 part has (a SOPP opcode left unused)
+__global__ void unknown_instruction(int *out) {
+    out[tid()] = 1;
+    asm volatile(".long 0xbfff0000");
+    out[tid()] = 2;
+}
+
+// a store 1 MiB past the end of its buffer (past the allocator's guard)
+__global__ void out_of_bounds(int *out, int n) {
+    out[tid() + n + (1 << 18)] = 1;
+}
+
+// never ends
+__global__ void runaway(volatile int *flag) {
+    while (*flag == 0) {}
+}
+
+// memcheck (HCQ_MOCK_CHECK=memcheck): LDS read before any wave wrote it
+__global__ void lds_uninitialised(int *out) {
+    __shared__ int s[128];
+    unsigned l = tid();
+    if (l != 5) s[l] = (int)l;
+    __builtin_amdgcn_s_barrier();
+    out[l] = s[l ^ 1];
+}
+
+// memcheck: after a barrier, one wave writes what another reads, with no
+// barrier between
+__global__ void lds_race(int *out) {
+    __shared__ int s[128];
+    unsigned l = tid(), w = __builtin_amdgcn_wavefrontsize();
+    s[l] = (int)l;
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+    if (l < w) s[l + w] = 5;
+    else out[l] = s[l];
+}

@@ -1,0 +1,290 @@
+/* The AMD mock's ISA executor (HCQ_MOCK_SHADER=isa) on the semantics that
+ * are easy to get wrong (tests/corpus/hip/semantics.hip): nested divergence
+ * and reconvergence (EXEC, saveexec), 64-bit carries, DPP and ds_bpermute,
+ * the values LDS atomics return; and its failures: an unknown instruction
+ * is an illegal-instruction exception naming it and its address, an access
+ * outside the GPU's mappings a memory fault naming the instruction, a
+ * kernel that never ends stops at the watchdog as a queue reset, and
+ * hcq_device_close returns while one runs. Each on gfx1100 (wave32 and
+ * wave64) and gfx942; skips where clang cannot build for them. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base.h"
+#include "drivers/mock/mock_amd.h"
+#include "hcqtest.h"
+#include "hiptest.h"
+
+TestSuite(amd_isa, .timeout = 120);
+
+typedef struct model {
+    const char *arch;
+    bool w64;
+    unsigned wave;
+} model;
+static const model models[] = {{"gfx1100", false, 32}, {"gfx1100", true, 64}, {"gfx942", false, 64}};
+
+typedef struct run {
+    hcq_device *d;
+    void *bin;
+    size_t size;
+    unsigned wave;
+} run;
+
+static run start_cfg(const model *m, const char *extra)
+{
+    run r = {.wave = m->wave};
+    r.bin = t_build_hip("semantics.hip", m->arch, m->w64, &r.size);
+    r.d = t_open_amd_isa_cfg(m->arch, extra);
+    return r;
+}
+static run start(const model *m) { return start_cfg(m, NULL); }
+static void finish(run *r)
+{
+    T_OK(hcq_device_close(r->d));
+    free(r->bin);
+}
+
+static hcq_program *prog(run *r, const char *name)
+{
+    hcq_program *p = hcq_program_load_kernel(r->d, r->bin, r->size, name);
+    cr_assert_not_null(p, "%s: %s", name, hcq_error_message());
+    return p;
+}
+
+static hcq_buffer *zeros(run *r, size_t size)
+{
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(r->d, size, HCQ_MEM_DEVICE));
+    void *z = calloc(1, size);
+    T_OK(hcq_buffer_copyin(b, 0, z, size));
+    free(z);
+    return b;
+}
+
+static void divergence(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "divergence");
+    hcq_buffer *o = zeros(&r, 64 * sizeof(int));
+    hcq_arg a[] = {hcq_arg_buffer(o)};
+    T_OK(hcq_launch(p, a, 1, hcq_dims_1d(1, 64)));
+    int out[64];
+    t_read(o, out, sizeof out);
+    for (int l = 0; l < 64; l++) {
+        int v = l & 1 ? 10 + (l & 2 ? 100 : -3) : l * (l - 1) / 2;
+        if (l > 40) v = -v;
+        cr_assert_eq(out[l], v, "%s lane %d: %d, want %d", m->arch, l, out[l], v);
+    }
+    hcq_buffer_free(o);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+static void carries(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "carries");
+    unsigned long long a[64], b[64], out[256];
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 64; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = s;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        b[i] = i & 1 ? s : ~a[i] + (unsigned)i; /* carries out of the low half on every other lane */
+    }
+    hcq_buffer *ba = t_buffer_from(r.d, a, sizeof a), *bb = t_buffer_from(r.d, b, sizeof b), *bo = zeros(&r, sizeof out);
+    hcq_arg args[] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 3, hcq_dims_1d(1, 64)));
+    t_read(bo, out, sizeof out);
+    for (int l = 0; l < 64; l++) {
+        cr_assert_eq(out[4 * l], a[l] + b[l], "%s lane %d add", m->arch, l);
+        cr_assert_eq(out[4 * l + 1], a[l] - b[l], "%s lane %d sub", m->arch, l);
+        cr_assert_eq(out[4 * l + 2], a[l] * b[l], "%s lane %d mul", m->arch, l);
+        cr_assert_eq(out[4 * l + 3], (unsigned long long)(unsigned)a[l] * (unsigned)b[l] + b[l], "%s lane %d mad", m->arch, l);
+    }
+    hcq_buffer_free(ba), hcq_buffer_free(bb), hcq_buffer_free(bo);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+static void lanes(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "lanes");
+    unsigned W = r.wave;
+    int in[64], out[256];
+    for (int i = 0; i < 64; i++) in[i] = 1000 + i * 3;
+    hcq_buffer *bi = t_buffer_from(r.d, in, sizeof in), *bo = zeros(&r, sizeof out);
+    hcq_arg args[] = {hcq_arg_buffer(bi), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, W)));
+    t_read(bo, out, sizeof out);
+    for (unsigned l = 0; l < W; l++) {
+        unsigned row = l & ~15u, q = l & 15;
+        cr_assert_eq(out[4 * l], q ? in[l - 1] : -1, "%s lane %u row_shr:1", m->arch, l);
+        cr_assert_eq(out[4 * l + 1], in[(l & ~3u) | (3 - (l & 3))], "%s lane %u quad_perm", m->arch, l);
+        cr_assert_eq(out[4 * l + 2], in[(l * 7 + 3) % W], "%s lane %u ds_bpermute", m->arch, l);
+        cr_assert_eq(out[4 * l + 3], in[row | (15 - q)], "%s lane %u row_mirror", m->arch, l);
+    }
+    hcq_buffer_free(bi), hcq_buffer_free(bo);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+static void lds_atomics(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "lds_atomics");
+    hcq_buffer *br = zeros(&r, 64 * 3 * sizeof(int)), *bf = zeros(&r, 3 * sizeof(int));
+    hcq_arg args[] = {hcq_arg_buffer(br), hcq_arg_buffer(bf)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 64)));
+    int ret[192], fin[3];
+    t_read(br, ret, sizeof ret);
+    t_read(bf, fin, sizeof fin);
+    cr_assert_eq(fin[0], 64);
+    cr_assert_eq(fin[1], 63);
+    /* fetch_add returned each of 0..63 once; the exchanges returned 7 and
+     * every value but the one left */
+    int seen[64] = {0}, xs[65] = {0};
+    for (int l = 0; l < 64; l++) {
+        cr_assert(ret[3 * l] >= 0 && ret[3 * l] < 64, "%s lane %d got %d from the add", m->arch, l, ret[3 * l]);
+        seen[ret[3 * l]]++;
+        cr_assert(ret[3 * l + 1] >= -1 && ret[3 * l + 1] < 64);
+        int x = ret[3 * l + 2];
+        cr_assert(x >= 0 && x < 64, "%s lane %d exchanged out %d", m->arch, l, x);
+        xs[x == 7 && !xs[64] ? 64 : x]++;
+    }
+    for (int i = 0; i < 64; i++) cr_assert_eq(seen[i], 1, "%s: the add returned %d %d times", m->arch, i, seen[i]);
+    cr_assert(fin[2] >= 0 && fin[2] < 64);
+    xs[fin[2]]++;
+    cr_assert_eq(xs[64], 1, "%s: the first exchange returned the initial 7", m->arch);
+    for (int i = 0; i < 64; i++) cr_assert_eq(xs[i], 1, "%s: %d was exchanged out %d times", m->arch, i, xs[i]);
+    hcq_buffer_free(br), hcq_buffer_free(bf);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+static void unknown_instruction(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "unknown_instruction");
+    hcq_buffer *o = zeros(&r, 64 * sizeof(int));
+    hcq_arg a[] = {hcq_arg_buffer(o)};
+    T_OK(hcq_launch(p, a, 1, hcq_dims_1d(1, 64)));
+    cr_assert_neq(hcq_device_synchronize(r.d), HCQ_OK);
+    char why[1024];
+    mock_amd_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "illegal instruction") && strstr(why, "0xbfff0000") && strstr(why, "pc 0x") &&
+              strstr(why, "entry+0x") && strstr(why, "`unknown_instruction`"), "%s", why);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+static void out_of_bounds(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "out_of_bounds");
+    hcq_buffer *o = zeros(&r, 256);
+    hcq_arg a[] = {hcq_arg_buffer(o), hcq_arg_i32(64)};
+    T_OK(hcq_launch(p, a, 2, hcq_dims_1d(1, 64)));
+    cr_assert_eq(hcq_device_synchronize(r.d), HCQ_EFAULT);
+    char why[1024];
+    mock_amd_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "memory fault") && strstr(why, "write") && strstr(why, "store") &&
+              strstr(why, "`out_of_bounds`"), "%s", why);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+/* a runaway kernel: the watchdog (mock config watchdog_ms: CPU time of a
+ * work-group) ends it as a queue reset */
+static void runaway_watchdog(const model *m)
+{
+    run r = start_cfg(m, "watchdog_ms=200");
+    hcq_program *p = prog(&r, "runaway");
+    hcq_buffer *f = zeros(&r, 64);
+    hcq_arg a[] = {hcq_arg_buffer(f)};
+    T_OK(hcq_launch(p, a, 1, hcq_dims_1d(2, 64)));
+    cr_assert_neq(hcq_device_synchronize(r.d), HCQ_OK);
+    char why[1024];
+    mock_amd_last_error(0, why, sizeof why);
+    cr_assert(strstr(why, "watchdog") && strstr(why, "reset"), "%s", why);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
+/* without a watchdog the wait times out and close still returns: the
+ * queue's destruction cancels the kernel */
+static void runaway_close(const model *m)
+{
+    setenv("HCQ_TIMEOUT_MS", "500", 1);
+    run r = start_cfg(m, "watchdog_ms=0");
+    hcq_program *p = prog(&r, "runaway");
+    hcq_buffer *f = zeros(&r, 64);
+    hcq_arg a[] = {hcq_arg_buffer(f)};
+    T_OK(hcq_launch(p, a, 1, hcq_dims_1d(2, 64)));
+    cr_assert_eq(hcq_device_synchronize(r.d), HCQ_ETIMEDOUT);
+    hcq_program_free(p);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    hcq_device_close(r.d);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free(r.bin);
+    /* (no timed assertion: the suite's timeout catches a close that hangs) */
+    (void)t0, (void)t1;
+    unsetenv("HCQ_TIMEOUT_MS");
+}
+
+/* memcheck: planted LDS bugs are reported with the instruction, the
+ * work-item, the work-group and the byte; the clean kernels report nothing */
+static void memcheck(const model *m)
+{
+    setenv("HCQ_MOCK_CHECK", "memcheck", 1);
+    run r = start(m);
+    unsigned W = r.wave;
+    struct { const char *kernel, *want; } cases[] = {
+        {"lds_uninitialised", "uninitialised"},
+        {"lds_race", "race"},
+    };
+    for (unsigned i = 0; i < 2; i++) {
+        hcq_program *p = prog(&r, cases[i].kernel);
+        hcq_buffer *o = zeros(&r, 128 * sizeof(int));
+        hcq_arg a[] = {hcq_arg_buffer(o)};
+        T_OK(hcq_launch(p, a, 1, hcq_dims_1d(1, 2 * W)));
+        cr_assert_neq(hcq_device_synchronize(r.d), HCQ_OK, "%s: memcheck saw nothing", cases[i].kernel);
+        char why[1024];
+        mock_amd_last_error(0, why, sizeof why);
+        cr_assert(strstr(why, "memcheck") && strstr(why, cases[i].want) && strstr(why, "work-item (") &&
+                  strstr(why, "LDS byte") && strstr(why, "ds_"), "%s", why);
+        T_OK(hcq_program_free(p));
+        /* the device is faulted: open it again for the next case */
+        T_OK(hcq_device_close(r.d));
+        r.d = T_NONNULL(hcq_device_open("AMD:0"));
+    }
+    /* clean: LDS atomics, exchanges and barriers */
+    hcq_program *p = prog(&r, "lds_atomics");
+    hcq_buffer *br = zeros(&r, 64 * 3 * sizeof(int)), *bf = zeros(&r, 3 * sizeof(int));
+    hcq_arg args[] = {hcq_arg_buffer(br), hcq_arg_buffer(bf)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, 64)));
+    T_OK(hcq_device_synchronize(r.d));
+    T_OK(hcq_program_free(p));
+    finish(&r);
+    unsetenv("HCQ_MOCK_CHECK");
+}
+
+#define EACH(name)                                                                                             \
+    Test(amd_isa, name##_gfx1100_wave32) { name(&models[0]); }                                                \
+    Test(amd_isa, name##_gfx1100_wave64) { name(&models[1]); }                                                \
+    Test(amd_isa, name##_gfx942) { name(&models[2]); }
+
+EACH(divergence)
+EACH(carries)
+EACH(lanes)
+EACH(lds_atomics)
+EACH(unknown_instruction)
+EACH(out_of_bounds)
+EACH(runaway_watchdog)
+EACH(memcheck)
+Test(amd_isa, runaway_close_returns_gfx1100) { runaway_close(&models[0]); }
+Test(amd_isa, runaway_close_returns_gfx942) { runaway_close(&models[2]); }
