@@ -108,6 +108,10 @@ typedef struct msass_worker {
     uint64_t executed;         /* instructions run (warp-wide) */
     uint64_t lanes;            /* thread instructions: active lanes summed */
     uint64_t cpu_start;        /* the worker thread's CPU time when it took up the launch */
+    /* BAR.RED: the predicates of the threads arrived (count, all, any), and the result B2R.RESULT reads */
+    uint32_t red_count, red_result;
+    bool red_all, red_any;
+    int red_kind;
     /* memcheck: per shared byte, whether it was written, and since the last barrier the thread that wrote it
      * (+1; 0 none) and the warp that read it (+1; 0 none, ~0 several) */
     uint8_t *mc_init;

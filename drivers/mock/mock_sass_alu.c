@@ -1118,10 +1118,42 @@ static int r2p_p2r(msass_op *o)
     return 0;
 }
 
+/* SHL / SHR d, a, b: shifts by b, clamped to 32 (.W: modulo 32); SHR is
+ * arithmetic unless .U32 */
+static int shift(msass_op *o)
+{
+    const sass_insn *in = o->in;
+    if (in->nops < 3) return -1;
+    const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
+    uint32_t *d = msass_dst(o, 0);
+    bool left = in->op == SASS_OP_SHL || in->op == SASS_OP_USHL, wrap = sass_has(in, SASS_M_W);
+    bool uns = sass_has(in, SASS_M_U32);
+    LANES(o, i) {
+        uint32_t n = wrap ? b[i] & 31 : BASE_MIN(b[i], 32u);
+        if (left) d[i] = n >= 32 ? 0 : a[i] << n;
+        else if (uns) d[i] = n >= 32 ? 0 : a[i] >> n;
+        else d[i] = (uint32_t)((int32_t)a[i] >> (n >= 32 ? 31 : n));
+    }
+    return 0;
+}
+
+/* B2R.RESULT d [, P]: the last BAR.RED's result (a count, or 0/1) */
+static int b2r(msass_op *o)
+{
+    const sass_insn *in = o->in;
+    if (!sass_has(in, SASS_M_RESULT) || in->nops < 1) return -1;
+    uint32_t v = o->wk->red_result, *d = msass_dst(o, 0);
+    LANES(o, i) d[i] = v;
+    if (in->nops >= 2) msass_pred_set(o, 1, v ? 0xffffffffu : 0);
+    return 0;
+}
+
 int msass_alu(msass_op *o)
 {
     const sass_insn *in = o->in;
     switch (in->op) {
+    case SASS_OP_SHL: case SASS_OP_SHR: case SASS_OP_USHL: case SASS_OP_USHR: return shift(o);
+    case SASS_OP_B2R: return b2r(o);
     case SASS_OP_MOV: case SASS_OP_UMOV: case SASS_OP_MOV32I: case SASS_OP_R2UR: {
         if (in->nops < 2) return -1;
         const uint32_t *a = msass_src_row(o, 1, 0);

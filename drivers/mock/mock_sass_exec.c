@@ -324,14 +324,28 @@ static int control(msass_op *o, bool *handled)
         break;
     case SASS_OP_BAR: {
         if (!o->exec) break;
-        if (sass_has(in, SASS_M_RED) || (!sass_has(in, SASS_M_SYNC) && !sass_has(in, SASS_M_ARV)))
+        bool red = sass_has(in, SASS_M_RED);
+        if (!red && !sass_has(in, SASS_M_SYNC) && !sass_has(in, SASS_M_ARV))
             return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: this BAR form is not implemented by "
                               "the mock's SASS executor");
         uint32_t id = 0;
         if (in->nops >= 1) id = msass_src(o, 0, 0)[__builtin_ctz(o->exec)];
-        if (in->nops >= 2)
+        if (in->nops >= 2 && !(red && in->nops == 2 && (in->o[1].kind == SASS_K_P || in->o[1].kind == SASS_K_UP)))
             return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: BAR with a thread count is not "
                               "implemented by the mock's SASS executor");
+        if (red) { /* BAR.RED.{POPC,AND,OR} id, P: the CTA's reduction of P, read by B2R.RESULT after */
+            msass_worker *wk = o->wk;
+            int kind = sass_has(in, SASS_M_POPC) ? SASS_M_POPC : sass_has(in, SASS_M_AND) ? SASS_M_AND
+                       : sass_has(in, SASS_M_OR)  ? SASS_M_OR : -1;
+            if (kind < 0)
+                return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: this BAR.RED is not implemented "
+                                  "by the mock's SASS executor");
+            uint32_t p = in->nops == 2 ? msass_pred(o, 1) & o->exec : o->exec;
+            wk->red_kind = kind;
+            wk->red_count += (uint32_t)__builtin_popcount(p);
+            wk->red_all = wk->red_all && p == o->exec;
+            wk->red_any = wk->red_any || p;
+        }
         if (id >= 16 || id >= l->barriers)
             return msass_fail(o, MSASS_BARRIER, 0, false, "illegal instruction parameter: barrier %u with QMD "
                               "BARRIER_COUNT %u", id, l->barriers);
@@ -496,6 +510,10 @@ static int run_cta(msass_worker *wk, msass_job *run)
     size_t rows = ROWS(l->regs);
     memset(wk->regfile, 0, rows * 32 * 4 * wk->nwarps);
     memset(wk->shared, 0, l->shared_bytes); /* hardware leaves it undefined; zero keeps runs repeatable */
+    wk->red_count = wk->red_result = 0;
+    wk->red_all = true;
+    wk->red_any = false;
+    wk->red_kind = -1;
     if (l->memcheck) {
         memset(wk->mc_init, 0, l->shared_bytes);
         memset(wk->mc_writer, 0, (size_t)l->shared_bytes * 4);
@@ -540,6 +558,13 @@ static int run_cta(msass_worker *wk, msass_job *run)
             if (wk->warps[i].live & ~wk->warps[i].waiting) all_wait = false;
         if (all_wait) {
             for (uint32_t i = 0; i < wk->nwarps; i++) wk->warps[i].waiting = 0;
+            /* a BAR.RED's result, for every thread's B2R.RESULT */
+            wk->red_result = wk->red_kind == SASS_M_POPC ? wk->red_count
+                           : wk->red_kind == SASS_M_AND  ? (uint32_t)wk->red_all
+                                                         : (uint32_t)wk->red_any;
+            wk->red_count = 0;
+            wk->red_all = true;
+            wk->red_any = false;
             if (l->memcheck) { /* a new epoch: what was done before the barrier races with nothing after it */
                 memset(wk->mc_writer, 0, (size_t)l->shared_bytes * 4);
                 memset(wk->mc_reader, 0, (size_t)l->shared_bytes * 4);

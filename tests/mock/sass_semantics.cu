@@ -139,3 +139,14 @@ extern "C" __global__ void mc_clean(int *out)
     __syncthreads();
     out[t] = s[t];
 }
+
+// __syncthreads_count/_and/_or (BAR.RED, B2R.RESULT), and some integer ops
+extern "C" __global__ void bar_reductions(const int *x, int *out)
+{
+    int t = threadIdx.x;
+    int c = __syncthreads_count(x[t] > 0);
+    int a = __syncthreads_and(x[t] > -5);
+    int o = __syncthreads_or(x[t] == 7);
+    out[t] = c * 100 + a * 10 + o + (t << 16) + (x[t] << 3) + (x[t] >> 2) + (int)(__brev(x[t]) % 3) +
+             (int)__byte_perm(x[t], t, 0x4321);
+}

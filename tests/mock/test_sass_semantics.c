@@ -243,6 +243,29 @@ Test(sass_semantics, an_out_of_bounds_store_faults_naming_the_instruction)
     dev = NULL;
 }
 
+Test(sass_semantics, barrier_reductions)
+{
+    hcq_program *p = load("bar_reductions");
+    enum { T = 96 };
+    int x[T], out[T];
+    for (int t = 0; t < T; t++) x[t] = (t * 7919) % 23 - 4; /* -4..18: 7 appears, none below -4 */
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    int count = 0, all = 1, any = 0;
+    for (int t = 0; t < T; t++) count += x[t] > 0, all &= x[t] > -5, any |= x[t] == 7;
+    for (int t = 0; t < T; t++) {
+        uint32_t v = (uint32_t)x[t], rev = 0;
+        for (int k = 0; k < 32; k++) rev |= ((v >> k) & 1) << (31 - k);
+        uint64_t pair = (uint64_t)(uint32_t)t << 32 | v;
+        uint32_t perm = 0;
+        for (int k = 0; k < 4; k++) perm |= (uint32_t)((pair >> (8 * ((0x4321 >> (4 * k)) & 7))) & 0xff) << (8 * k);
+        int want = count * 100 + all * 10 + any + (t << 16) + (int)((uint32_t)x[t] << 3) + (x[t] >> 2) + (int)(rev % 3) + (int)perm;
+        cr_assert_eq(out[t], want, "thread %d: got %d, want %d", t, out[t], want);
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
