@@ -20,51 +20,22 @@
 #include <unistd.h>
 
 #include "hcqtest.h"
+#include "proctest.h"
 
 TestSuite(amd_isa_hip, .timeout = 240);
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static char *slurp(const char *path, size_t max)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    char *buf = calloc(1, max + 1);
-    cr_assert_not_null(buf);
-    buf[fread(buf, 1, max, f)] = 0;
-    fclose(f);
-    return buf;
-}
-
 Test(amd_isa_hip, a_hipcc_program_runs_on_the_executor)
 {
-#ifdef SANITIZED
-    cr_skip_test("a sanitizer build of libhcqmock.so cannot load into ROCm's uninstrumented programs");
-#endif
-    if (sh("command -v hipcc >/dev/null 2>&1 && test -f /usr/include/hip/hip_runtime.h"))
+    if (t_sh("command -v hipcc >/dev/null 2>&1 && test -f /usr/include/hip/hip_runtime.h"))
         cr_skip_test("hipcc and the HIP headers (Debian packages hipcc, libamdhip64-dev) are not installed");
-    char lib[512], src[512];
-    const char *h = getenv("HCQ_TEST_HCQ_BIN");
-    snprintf(lib, sizeof lib, "%s", h ? h : "build/hcq");
-    char *slash = strrchr(lib, '/');
-    snprintf(slash ? slash + 1 : lib, sizeof lib - (size_t)(slash ? slash + 1 - lib : 0), "libhcqmock.so");
-    cr_assert_eq(access(lib, R_OK), 0, "%s is built beside hcq", lib);
+    const char *lib = t_mock_preload_lib();
+    char src[512];
     snprintf(src, sizeof src, "%s", __FILE__);
-    slash = strrchr(src, '/');
+    char *slash = strrchr(src, '/');
     cr_assert_not_null(slash);
     snprintf(slash, sizeof src - (size_t)(slash - src), "/../corpus/hip/rocm_prog.hip");
-    char *text = slurp(src, 1 << 16);
-    cr_assert_not_null(text, "%s", src);
+    char *text = t_slurp(src, 1 << 16);
+    cr_assert(text[0], "%s cannot be read", src);
     /* hipcc takes a while: the program is built once per source and kept */
     unsigned long hash = 5381;
     for (const char *c = text; *c; c++) hash = hash * 33 + (unsigned char)*c;
@@ -72,7 +43,7 @@ Test(amd_isa_hip, a_hipcc_program_runs_on_the_executor)
     char bin[128], out_path[160], cmd[2048];
     snprintf(bin, sizeof bin, "/tmp/hcq-isa-hip-%lx", hash);
     if (access(bin, X_OK))
-        cr_assert_eq(sh("timeout 170 hipcc --offload-arch=gfx90a -o %s.tmp %s >/dev/null 2>&1 && mv %s.tmp %s", bin, src,
+        cr_assert_eq(t_sh("timeout 170 hipcc --offload-arch=gfx90a -o %s.tmp %s >/dev/null 2>&1 && mv %s.tmp %s", bin, src,
                         bin, bin),
                      0, "hipcc failed on %s", src);
     snprintf(out_path, sizeof out_path, "%s.out", bin);
@@ -96,8 +67,8 @@ Test(amd_isa_hip, a_hipcc_program_runs_on_the_executor)
             rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
             break;
         }
-        char *chunk = slurp(out_path, 1 << 16);
-        stopped = chunk && strstr(chunk, "holds neither mock code");
+        char *chunk = t_slurp(out_path, 1 << 16);
+        stopped = strstr(chunk, "holds neither mock code");
         free(chunk);
         if (stopped) break;
         usleep(100000);
@@ -106,9 +77,9 @@ Test(amd_isa_hip, a_hipcc_program_runs_on_the_executor)
         kill(-pid, SIGKILL);
         waitpid(pid, &st, 0);
     }
-    char *out = slurp(out_path, 1 << 17);
+    char *out = t_slurp(out_path, 1 << 17);
     cr_assert_not_null(out);
-    sh("rm -rf %s-* %s", bin, out_path); /* what the HIP runtime leaves in /tmp, and the output */
+    t_sh("rm -rf %s-* %s", bin, out_path); /* what the HIP runtime leaves in /tmp, and the output */
     /* what the mock's KFD and AQL side serve ROCm's runtime is
      * tests/mock/test_amd_rocm.c's to hold; here only where it gets that far */
     if (strstr(out, "hipErrorInvalidDevice") || strstr(out, "hipErrorNoDevice"))

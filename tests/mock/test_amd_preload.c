@@ -12,46 +12,9 @@
 #include <unistd.h>
 
 #include "hcqtest.h"
+#include "proctest.h"
 
 TestSuite(amd_preload, .timeout = 120);
-
-static const char *mock_lib(void)
-{
-#ifdef SANITIZED
-    cr_skip_test("a sanitizer build of libhcqmock.so cannot load into an uninstrumented program; the plain build "
-                 "tests this");
-#endif
-    static char lib[512];
-    const char *h = getenv("HCQ_TEST_HCQ_BIN");
-    snprintf(lib, sizeof lib, "%s", h ? h : "build/hcq");
-    char *slash = strrchr(lib, '/');
-    snprintf(slash ? slash + 1 : lib, sizeof lib - (size_t)(slash ? slash + 1 - lib : 0), "libhcqmock.so");
-    cr_assert_eq(access(lib, R_OK), 0, "%s is built beside hcq", lib);
-    return lib;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 /* runs src (built in a private directory) under the preloaded mock with
  * config; its output, and *rc its exit status. The private TMPDIR must be
@@ -67,13 +30,13 @@ static char *run_prog(const char *src, const char *config, int *rc)
     cr_assert_not_null(f);
     fputs(src, f);
     fclose(f);
-    cr_assert_eq(sh("cc -std=gnu11 -O1 -o %s/p %s", dir, path), 0, "building the client");
-    cr_assert_eq(sh("mkdir %s/tmp", dir), 0);
-    *rc = sh("TMPDIR=%s/tmp HCQ_MOCK_CONFIG=%s LD_PRELOAD=%s %s/p > %s/out.txt 2>&1", dir, config, mock_lib(), dir, dir);
+    cr_assert_eq(t_sh("cc -std=gnu11 -O1 -o %s/p %s", dir, path), 0, "building the client");
+    cr_assert_eq(t_sh("mkdir %s/tmp", dir), 0);
+    *rc = t_sh("TMPDIR=%s/tmp HCQ_MOCK_CONFIG=%s LD_PRELOAD=%s %s/p > %s/out.txt 2>&1", dir, config, t_mock_preload_lib(), dir, dir);
     snprintf(path, sizeof path, "%s/out.txt", dir);
-    char *out = read_all(path);
-    cr_assert_eq(sh("rmdir %s/tmp", dir), 0, "materialized directories left behind: %s", out);
-    sh("rm -rf %s", dir);
+    char *out = t_slurp(path, 1 << 16);
+    cr_assert_eq(t_sh("rmdir %s/tmp", dir), 0, "materialized directories left behind: %s", out);
+    t_sh("rm -rf %s", dir);
     return out;
 }
 

@@ -17,58 +17,22 @@
 #include <unistd.h>
 
 #include "hcqtest.h"
+#include "proctest.h"
 
 TestSuite(amd_rocm, .timeout = 180);
-
-static const char *mock_lib(void)
-{
-#ifdef SANITIZED
-    cr_skip_test("a sanitizer build of libhcqmock.so cannot load into ROCm's uninstrumented programs");
-#endif
-    static char lib[512];
-    const char *h = getenv("HCQ_TEST_HCQ_BIN");
-    snprintf(lib, sizeof lib, "%s", h ? h : "build/hcq");
-    char *slash = strrchr(lib, '/');
-    snprintf(slash ? slash + 1 : lib, sizeof lib - (size_t)(slash ? slash + 1 - lib : 0), "libhcqmock.so");
-    cr_assert_eq(access(lib, R_OK), 0, "%s is built beside hcq", lib);
-    return lib;
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s", path);
-    static char buf[1 << 17];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 /* rocminfo lists the mock's gfx90a (an MI210: 104 CUs, 4 SIMDs each, 8
  * shader engines, wave64, 64 GiB, ISA gfx90a) beside the CPU */
 Test(amd_rocm, rocminfo_lists_the_mock_gfx90a_agent)
 {
-    if (sh("command -v rocminfo >/dev/null 2>&1")) cr_skip_test("rocminfo (Debian package rocminfo) is not installed");
-    const char *lib = mock_lib();
+    if (t_sh("command -v rocminfo >/dev/null 2>&1")) cr_skip_test("rocminfo (Debian package rocminfo) is not installed");
+    const char *lib = t_mock_preload_lib();
     char dir[] = "/tmp/hcq-rocminfo-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    int rc = sh("HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s timeout 120 rocminfo > %s/out.txt 2>&1", lib, dir);
+    int rc = t_sh("HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s timeout 120 rocminfo > %s/out.txt 2>&1", lib, dir);
     char path[128];
     snprintf(path, sizeof path, "%s/out.txt", dir);
-    const char *out = slurp(path);
+    const char *out = t_slurp(path, 1 << 17);
     cr_assert_eq(rc, 0, "rocminfo failed (%d): %s", rc, out);
     static const char *const want[] = {
         "ROCk module is loaded",   "Name:                    gfx90a", "Marketing Name:          AMD Instinct MI210",
@@ -79,7 +43,7 @@ Test(amd_rocm, rocminfo_lists_the_mock_gfx90a_agent)
         "*** Done ***"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         cr_assert(strstr(out, want[i]), "rocminfo does not say `%s`: %s", want[i], out);
-    sh("rm -rf %s", dir);
+    t_sh("rm -rf %s", dir);
 }
 
 /* A HIP program from Debian's hipcc: devices, properties, hipMalloc,
@@ -108,9 +72,9 @@ static const char *hip_prog =
 
 Test(amd_rocm, a_hipcc_program_runs_to_its_results)
 {
-    if (sh("command -v hipcc >/dev/null 2>&1 && test -f /usr/include/hip/hip_runtime.h"))
+    if (t_sh("command -v hipcc >/dev/null 2>&1 && test -f /usr/include/hip/hip_runtime.h"))
         cr_skip_test("hipcc and the HIP headers (Debian packages hipcc, libamdhip64-dev) are not installed");
-    const char *lib = mock_lib();
+    const char *lib = t_mock_preload_lib();
     /* hipcc takes a while: the program is built once per source and kept */
     unsigned long hash = 5381;
     for (const char *c = hip_prog; *c; c++) hash = hash * 33 + (unsigned char)*c;
@@ -122,7 +86,7 @@ Test(amd_rocm, a_hipcc_program_runs_to_its_results)
         cr_assert_not_null(f);
         fputs(hip_prog, f);
         fclose(f);
-        cr_assert_eq(sh("timeout 170 hipcc --offload-arch=gfx90a -o %s.tmp %s >/dev/null 2>&1 && mv %s.tmp %s", bin, src,
+        cr_assert_eq(t_sh("timeout 170 hipcc --offload-arch=gfx90a -o %s.tmp %s >/dev/null 2>&1 && mv %s.tmp %s", bin, src,
                         bin, bin),
                      0, "hipcc failed on %s", src);
     }
@@ -165,8 +129,8 @@ Test(amd_rocm, a_hipcc_program_runs_to_its_results)
         kill(-pid, SIGKILL);
         waitpid(pid, &st, 0);
     }
-    const char *out = slurp(out_path);
-    sh("rm -rf %s-*", bin); /* what the HIP runtime leaves in /tmp for the program */
+    const char *out = t_slurp(out_path, 1 << 17);
+    t_sh("rm -rf %s-*", bin); /* what the HIP runtime leaves in /tmp for the program */
     cr_assert(strstr(out, "devices 1") && strstr(out, "device gfx90a") && strstr(out, "104 CUs"), "%s", out);
     cr_assert(strstr(out, "malloc ok"), "hipMalloc: %s", out);
     cr_assert(strstr(out, "results right"), "the program did not get its results (exit %d): %s", rc, out);

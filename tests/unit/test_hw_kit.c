@@ -14,30 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proctest.h"
+
 TestSuite(hw_kit, .timeout = 120);
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return strdup("");
-    char *buf = calloc(1, 1 << 20);
-    size_t n = fread(buf, 1, (1 << 20) - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 static char kit[64];
 
@@ -50,11 +29,11 @@ static void make_kit(const char *listed)
     char hcq[4096];
     const char *b = getenv("HCQ_TEST_HCQ_BIN");
     cr_assert(realpath(b ? b : "build/hcq", hcq), "no hcq binary to put in the kit");
-    cr_assert_eq(sh("mkdir -p %s/bin %s/cache %s/tests/hw %s/tests/mock && ln -s %s %s/bin/hcq && "
+    cr_assert_eq(t_sh("mkdir -p %s/bin %s/cache %s/tests/hw %s/tests/mock && ln -s %s %s/bin/hcq && "
                     "cp scripts/hw-kit/run.sh %s/ && printf 'commit=test\\nsuites=%s\\n' > %s/MANIFEST",
                     kit, kit, kit, kit, hcq, kit, kit, listed, kit),
                  0);
-    cr_assert_eq(sh("printf '#!/bin/sh\\necho \"[RUN ] hw::absent\"\\necho \"[SKIP] hw::absent: no driver (absent)\"\\n' "
+    cr_assert_eq(t_sh("printf '#!/bin/sh\\necho \"[RUN ] hw::absent\"\\necho \"[SKIP] hw::absent: no driver (absent)\"\\n' "
                     "> %s/tests/hw/test_hw_fake && "
                     "printf '#!/bin/sh\\necho \"[RUN ] api::works\"\\necho \"[PASS] api::works: (0.00s)\"\\n' "
                     "> %s/tests/mock/test_api_fake && chmod +x %s/tests/*/test_*",
@@ -67,10 +46,10 @@ static int run_kit(const char *limit, char *err, size_t size)
     char path[128];
     snprintf(path, sizeof path, "%s/err.txt", kit);
     /* stderr through a pipe: the file size limit is the run's, not the reader's */
-    int rc = sh("cd %s && { (trap '' XFSZ; %s ./run.sh --out %s/report --devices CPU --no-trace --budget 60) "
+    int rc = t_sh("cd %s && { (trap '' XFSZ; %s ./run.sh --out %s/report --devices CPU --no-trace --budget 60) "
                 "2>&1 >/dev/null; echo \"rc=$?\"; } | cat > %s; exit $(sed -n 's/^rc=//p' %s)",
                 kit, limit, kit, path, path);
-    char *e = slurp(path);
+    char *e = t_slurp(path, 1 << 20);
     snprintf(err, size, "%s", e);
     free(e);
     return rc;
@@ -83,11 +62,11 @@ Test(hw_kit, a_complete_kit_passes)
     int rc = run_kit("", err, sizeof err);
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
     snprintf(path, sizeof path, "%s/report/report.json", kit);
-    char *r = slurp(path);
+    char *r = t_slurp(path, 1 << 20);
     cr_assert(strstr(r, "\"state\": \"complete\""), "%.400s", r);
     cr_assert(strstr(r, "\"passed\": 1, \"failed\": 0, \"skipped\": 1"), "%.600s", r);
     free(r);
-    sh("rm -rf %s", kit);
+    t_sh("rm -rf %s", kit);
 }
 
 Test(hw_kit, a_suite_missing_from_the_kit_fails_the_run)
@@ -97,12 +76,12 @@ Test(hw_kit, a_suite_missing_from_the_kit_fails_the_run)
     int rc = run_kit("", err, sizeof err);
     cr_assert_neq(rc, 0, "a kit without test_api_gone exited 0");
     snprintf(path, sizeof path, "%s/report/report.json", kit);
-    char *r = slurp(path);
+    char *r = t_slurp(path, 1 << 20);
     cr_assert(strstr(r, "\"state\": \"incomplete: missing from the kit: tests/mock/test_api_gone\""), "%.400s", r);
     cr_assert(strstr(r, "\"suite\": \"test_api_gone\", \"device\": \"kit\", \"test\": \"(the suite)\", \"status\": \"error\""),
               "%.2000s", r);
     free(r);
-    sh("rm -rf %s", kit);
+    t_sh("rm -rf %s", kit);
 }
 
 Test(hw_kit, an_out_that_cannot_be_written_fails_at_once)
@@ -112,7 +91,7 @@ Test(hw_kit, an_out_that_cannot_be_written_fails_at_once)
     int rc = run_kit("ulimit -f 0;", err, sizeof err);
     cr_assert_neq(rc, 0, "exit 0 with nothing written: %s", err);
     cr_assert(strstr(err, "run.sh: cannot write in "), "[%s]", err);
-    sh("rm -rf %s", kit);
+    t_sh("rm -rf %s", kit);
 }
 
 Test(hw_kit, a_disk_that_fills_during_the_run_fails_it)
@@ -122,5 +101,5 @@ Test(hw_kit, a_disk_that_fills_during_the_run_fails_it)
     int rc = run_kit("ulimit -f 2;", err, sizeof err); /* 2 KiB: the report does not fit */
     cr_assert_neq(rc, 0, "exit 0 with the report cut short: %s", err);
     cr_assert(strstr(err, "failed (disk full?)") && strstr(err, "report.json"), "%s", err);
-    sh("rm -rf %s", kit);
+    t_sh("rm -rf %s", kit);
 }

@@ -13,81 +13,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proctest.h"
+
 TestSuite(mock_preload, .timeout = 120);
-
-/* gcc says it builds with a sanitizer by __SANITIZE_*__, clang by
- * __has_feature: either way the preloaded library carries the sanitizer's
- * runtime, which must load first, and the test programs built here do not */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
-static const char *hcq_bin(void)
-{
-#ifdef SANITIZED
-    cr_skip_test("a sanitizer build of libhcqmock.so cannot load into an uninstrumented program; the plain build "
-                 "tests this");
-#endif
-    const char *h = getenv("HCQ_TEST_HCQ_BIN");
-    return h ? h : "build/hcq";
-}
-
-static void mock_lib(char *out, size_t size)
-{
-    snprintf(out, size, "%s", hcq_bin());
-    char *slash = strrchr(out, '/');
-    snprintf(slash ? slash + 1 : out, size - (size_t)(slash ? slash + 1 - out : 0), "libhcqmock.so");
-    cr_assert_eq(access(out, R_OK), 0, "%s is built beside hcq", out);
-    char *real = realpath(out, NULL); /* the programs run elsewhere */
-    snprintf(out, size, "%s", real);
-    free(real);
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf = calloc(1, 1 << 16);
-    if (f) {
-        size_t n = fread(buf, 1, (1 << 16) - 1, f);
-        buf[n] = 0;
-        fclose(f);
-    }
-    return buf;
-}
 
 /* builds src and runs it with the mock preloaded; its stdout+stderr in *out */
 static int run_prog(const char *name, const char *src, char **out)
 {
-    char lib[512], dir[] = "/tmp/hcq-mockprog-XXXXXX", path[600];
-    mock_lib(lib, sizeof lib);
+    const char *lib = t_mock_preload_lib();
+    char dir[] = "/tmp/hcq-mockprog-XXXXXX", path[600];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/%s.c", dir, name);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     fputs(src, f);
     fclose(f);
-    cr_assert_eq(sh("cc -std=gnu11 -O1 -pthread -I. -Iinclude -o %s/%s %s", dir, name, path), 0, "%s does not build",
+    cr_assert_eq(t_sh("cc -std=gnu11 -O1 -pthread -I. -Iinclude -o %s/%s %s", dir, name, path), 0, "%s does not build",
                  name);
-    int rc = sh("cd %s && LD_PRELOAD=%s timeout 100 ./%s > out.txt 2>&1", dir, lib, name);
+    int rc = t_sh("cd %s && LD_PRELOAD=%s timeout 100 ./%s > out.txt 2>&1", dir, lib, name);
     snprintf(path, sizeof path, "%s/out.txt", dir);
-    *out = slurp(path);
-    sh("rm -rf %s", dir);
+    *out = t_slurp(path, 1 << 16);
+    t_sh("rm -rf %s", dir);
     return rc;
 }
 

@@ -28,6 +28,8 @@
 #include "drivers/trace.h"
 #include <hcq/hcq.h>
 
+#include "proctest.h"
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -313,24 +315,6 @@ Test(trace, json_lines_with_pid_tid_and_symbolic_flags)
 }
 
 /* ** hcq trace on programs that are not hcq's */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
-static const char *hcq_bin(void)
-{
-#ifdef SANITIZED
-    cr_skip_test("a sanitizer build of the preload libraries cannot load into an uninstrumented program "
-                 "(its runtime must come first); the plain build tests this");
-#endif
-    const char *h = getenv("HCQ_TEST_HCQ_BIN");
-    return h ? h : "build/hcq";
-}
-
 /* compiles src into dir/name; false when the compiler refuses (static libc missing) */
 static bool build_prog(const char *dir, const char *name, const char *src, const char *flags)
 {
@@ -345,29 +329,17 @@ static bool build_prog(const char *dir, const char *name, const char *src, const
     return system(cmd) == 0;
 }
 
-static int run_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-}
-
 static char *tmpdir(char *buf)
 {
     cr_assert_not_null(mkdtemp(buf));
     return buf;
 }
 
-static void rm_rf(const char *dir) { run_sh("rm -rf %s", dir); }
+static void rm_rf(const char *dir) { t_sh("rm -rf %s", dir); }
 
 Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-prog-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "p",
@@ -375,7 +347,7 @@ Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
                          "int main(void) { int fd = open(\"/dev/null\", O_RDWR); unsigned a[4] = {1, 2, 3, 4};\n"
                          "  ioctl(fd, _IOWR('F', 0x2a, a), a); return close(fd); }\n",
                          ""));
-    cr_assert_eq(run_sh("HCQ_TRACE_PATHS=/dev/null %s trace --json -o %s/trace.json -- %s/p", hcq, dir, dir), 0);
+    cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace --json -o %s/trace.json -- %s/p", hcq, dir, dir), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/trace.json", dir);
     char *text = slurp(path);
@@ -386,7 +358,7 @@ Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
     free(text);
     /* children that exec are followed and labelled with their parent and
      * command line (an argument's escape byte never reaches the reader) */
-    cr_assert_eq(run_sh("HCQ_TRACE_PATHS=/dev/null %s trace -o %s/t.txt -- sh -c '%s/p; %s/p \"$(printf \"a\\033b\")\"'",
+    cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace -o %s/t.txt -- sh -c '%s/p; %s/p \"$(printf \"a\\033b\")\"'",
                         hcq, dir, dir, dir), 0);
     snprintf(path, sizeof path, "%s/t.txt", dir);
     text = slurp(path);
@@ -398,8 +370,8 @@ Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
     cr_assert_eq(count(text, "nr=0x2a"), 2, "both children's ioctls: %s", text);
     cr_assert_null(strchr(text, '\033'), "no raw escape byte");
     free(text);
-    cr_assert_neq(run_sh("%s trace -- /nonexistent/program 2>/dev/null", hcq), 0, "a program that cannot run");
-    cr_assert_eq(run_sh("%s trace -- sh -c 'exit 7' 2>/dev/null", hcq), 7, "the program's exit status");
+    cr_assert_neq(t_sh("%s trace -- /nonexistent/program 2>/dev/null", hcq), 0, "a program that cannot run");
+    cr_assert_eq(t_sh("%s trace -- sh -c 'exit 7' 2>/dev/null", hcq), 7, "the program's exit status");
     rm_rf(dir);
 }
 
@@ -420,11 +392,11 @@ static const char *fork_prog =
 
 Test(trace, children_are_followed_and_labelled_and_forks_never_deadlock, .timeout = 120)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-fork-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "forker", fork_prog, ""));
-    int rc = run_sh("HCQ_TRACE_PATHS=/dev/null timeout 90 %s trace -o %s/t.txt -- %s/forker", hcq, dir, dir);
+    int rc = t_sh("HCQ_TRACE_PATHS=/dev/null timeout 90 %s trace -o %s/t.txt -- %s/forker", hcq, dir, dir);
     cr_assert_eq(rc, 0, "exit %d (124: a child deadlocked)", rc);
     char path[512];
     snprintf(path, sizeof path, "%s/t.txt", dir);
@@ -453,11 +425,11 @@ static const char *bad_prog =
 
 Test(trace, a_bad_ioctl_pointer_never_crashes_the_program, .timeout = 60)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-bad-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "bad", bad_prog, ""));
-    cr_assert_eq(run_sh("HCQ_TRACE_PATHS=/dev/null %s trace -o %s/t.txt -- %s/bad > %s/out.txt", hcq, dir, dir, dir), 0);
+    cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace -o %s/t.txt -- %s/bad > %s/out.txt", hcq, dir, dir, dir), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/out.txt", dir);
     char *out = slurp(path);
@@ -489,12 +461,12 @@ static const char *probe_prog =
 
 Test(trace, probes_flags_errnos_syscall_and_unseen_descriptors, .timeout = 60)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-probe-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "probe", probe_prog, ""));
     /* no -o: the trace is on hcq trace's stderr, though the program's own is gone */
-    cr_assert_eq(run_sh("HCQ_TRACE_PATHS=/dev/null %s trace -- %s/probe 2> %s/t.txt", hcq, dir, dir), 0);
+    cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace -- %s/probe 2> %s/t.txt", hcq, dir, dir), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/t.txt", dir);
     char *text = slurp(path);
@@ -513,7 +485,7 @@ Test(trace, probes_flags_errnos_syscall_and_unseen_descriptors, .timeout = 60)
 
 Test(trace, summary_counts_calls_errors_and_time, .timeout = 60)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-sum-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "p",
@@ -523,7 +495,7 @@ Test(trace, summary_counts_calls_errors_and_time, .timeout = 60)
                          "  if (fork() == 0) { ioctl(fd, _IOWR('F', 0x2a, a), a); _exit(0); }\n"
                          "  return close(fd); }\n",
                          ""));
-    cr_assert_eq(run_sh("HCQ_TRACE_PATHS=/dev/null %s trace -c -o %s/s.txt -- %s/p", hcq, dir, dir), 0);
+    cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace -c -o %s/s.txt -- %s/p", hcq, dir, dir), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/s.txt", dir);
     char *text = slurp(path);
@@ -560,12 +532,12 @@ static const char *threads_prog =
 
 Test(trace, two_hundred_threads_lose_no_event, .timeout = 120)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-threads-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "threads", threads_prog, ""));
     for (int run = 0; run < 3; run++) {
-        int rc = run_sh("timeout 100 %s trace --mock -o %s/t.txt -- %s/threads", hcq, dir, dir);
+        int rc = t_sh("timeout 100 %s trace --mock -o %s/t.txt -- %s/threads", hcq, dir, dir);
         cr_assert_eq(rc, 0, "exit %d", rc);
         char path[512];
         snprintf(path, sizeof path, "%s/t.txt", dir);
@@ -583,21 +555,21 @@ Test(trace, two_hundred_threads_lose_no_event, .timeout = 120)
  * exits non-zero though the program succeeded. */
 Test(trace, an_output_that_fails_is_said_and_fails_the_run, .timeout = 120)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-full-XXXXXX";
     tmpdir(dir);
     cr_assert(build_prog(dir, "threads", threads_prog, ""));
     char path[512];
     struct stat st;
     if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
-        int rc = run_sh("%s trace --mock -o /dev/full -- %s/threads 2> %s/err.txt", hcq, dir, dir);
+        int rc = t_sh("%s trace --mock -o /dev/full -- %s/threads 2> %s/err.txt", hcq, dir, dir);
         cr_assert_neq(rc, 0, "-o /dev/full exited 0");
         snprintf(path, sizeof path, "%s/err.txt", dir);
         char *err = slurp(path);
         cr_assert(strstr(err, "writing the trace to /dev/full failed: No space left on device"), "%s", err);
         free(err);
     }
-    int rc = run_sh("(trap '' XFSZ; ulimit -f 16; %s trace --mock -o %s/t.txt -- %s/threads) 2> %s/err.txt", hcq, dir,
+    int rc = t_sh("(trap '' XFSZ; ulimit -f 16; %s trace --mock -o %s/t.txt -- %s/threads) 2> %s/err.txt", hcq, dir,
                     dir, dir);
     cr_assert_neq(rc, 0, "a trace cut short by the file size limit exited 0");
     snprintf(path, sizeof path, "%s/err.txt", dir);
@@ -609,14 +581,14 @@ Test(trace, an_output_that_fails_is_said_and_fails_the_run, .timeout = 120)
 
 Test(trace, a_static_program_is_said_to_be_untraceable, .timeout = 60)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     char dir[] = "/tmp/hcq-trace-static-XXXXXX";
     tmpdir(dir);
     if (!build_prog(dir, "s", "int main(void) { return 0; }\n", "-static")) {
         rm_rf(dir);
         cr_skip_test("no static libc here (libc6-dev's libc.a) to build a static program");
     }
-    cr_assert_eq(run_sh("%s trace -- %s/s 2> %s/err.txt", hcq, dir, dir), 0);
+    cr_assert_eq(t_sh("%s trace -- %s/s 2> %s/err.txt", hcq, dir, dir), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/err.txt", dir);
     char *text = slurp(path);
@@ -683,7 +655,7 @@ Test(trace, kfd_commands_by_name)
  * nothing of hcq, and stream capture on it */
 static void mock_lib(char *out, size_t size)
 {
-    const char *hcq = hcq_bin();
+    const char *hcq = t_hcq_bin();
     snprintf(out, size, "%s", hcq);
     char *slash = strrchr(out, '/');
     snprintf(slash ? slash + 1 : out, size - (size_t)(slash ? slash + 1 - out : 0), "libhcqmock.so");
@@ -718,7 +690,7 @@ Test(trace, the_preloaded_mock_emulates_the_drivers_for_any_program, .timeout = 
     mock_lib(lib, sizeof lib);
     tmpdir(dir);
     cr_assert(build_prog(dir, "foreign", foreign_prog, ""));
-    int rc = run_sh("LD_PRELOAD=%s %s/foreign > %s/out.txt", lib, dir, dir);
+    int rc = t_sh("LD_PRELOAD=%s %s/foreign > %s/out.txt", lib, dir, dir);
     char path[512];
     snprintf(path, sizeof path, "%s/out.txt", dir);
     char *out = slurp(path);
@@ -726,11 +698,11 @@ Test(trace, the_preloaded_mock_emulates_the_drivers_for_any_program, .timeout = 
     cr_assert(strstr(out, "gpu 2330, 2 kfd nodes, gfx 110000, kfd"), "an H100 and a gfx1100: %s", out);
     free(out);
     /* a typo in its configuration stops the program, as in hcq's own mock */
-    cr_assert_eq(run_sh("HCQ_MOCK_CONFIG=nv=B200 LD_PRELOAD=%s %s/foreign >/dev/null 2>&1", lib, dir), 2);
+    cr_assert_eq(t_sh("HCQ_MOCK_CONFIG=nv=B200 LD_PRELOAD=%s %s/foreign >/dev/null 2>&1", lib, dir), 2);
     /* hcq on it runs kernel IR on both GPUs, saying why: the preloaded
      * mock's own copy of hcq cannot see the host twins this process makes
      * (a real binary would find no twin there: a hang) */
-    cr_assert_eq(run_sh("LD_PRELOAD=%s %s info > %s/info.txt 2>&1", lib, hcq_bin(), dir), 0);
+    cr_assert_eq(t_sh("LD_PRELOAD=%s %s info > %s/info.txt 2>&1", lib, t_hcq_bin(), dir), 0);
     snprintf(path, sizeof path, "%s/info.txt", dir);
     out = slurp(path);
     const char *nv = strstr(out, "kernel IR on the interpreter (mock-sm_90): the mock is preloaded");
@@ -785,8 +757,8 @@ static void mock_ran(const char *dir, const char *engine, const char *format, in
 
 static char *capture(const char *dir, const char *config)
 {
-    const char *hcq = hcq_bin();
-    int rc = run_sh("HCQ_MOCK_CONFIG=%s HCQ_MOCK_DUMP=%s/dump timeout 150 %s trace --streams --mock -o %s/t.txt -- %s demo "
+    const char *hcq = t_hcq_bin();
+    int rc = t_sh("HCQ_MOCK_CONFIG=%s HCQ_MOCK_DUMP=%s/dump timeout 150 %s trace --streams --mock -o %s/t.txt -- %s demo "
                     "> %s/demo.txt 2>&1", config, dir, hcq, dir, hcq, dir);
     char path[512];
     snprintf(path, sizeof path, "%s/demo.txt", dir);
