@@ -196,6 +196,10 @@ hcq_status amd_submit(hcq_device *dev, drv_rec *r);
 void amd_describe(hcq_device *dev, char *buf, size_t size);
 /* The engine has not consumed everything submitted to it. */
 bool amd_queue_busy(amd_queue *q);
+/* One line on where the queue stands, for a message: its name, id and
+ * ring, what was submitted, the write pointer published and the read
+ * pointer the engine wrote back (raw, and as consumed). */
+void amd_queue_state(const amd_queue *q, char *buf, size_t size);
 /* The name of the kernel the queue was most likely running when it
  * stopped (its last dispatch before the read pointer), or NULL. */
 const char *amd_queue_kernel_at_fault(amd_queue *q, char *buf, size_t size);

@@ -304,6 +304,28 @@ const char *amd_queue_kernel_at_fault(amd_queue *q, char *buf, size_t size)
     return best ? amd_prog_name(q->ad, best->prog_id, buf, size) : NULL;
 }
 
+static const char *unit_name(const amd_queue *q)
+{
+    return q->kind == AMD_QUEUE_PM4 ? "dwords" : q->kind == AMD_QUEUE_SDMA ? "bytes" : "packets";
+}
+
+void amd_queue_state(const amd_queue *q, char *buf, size_t size)
+{
+    if (!q->created) {
+        snprintf(buf, size, "%s queue: not created", q->name ? q->name : "a");
+        return;
+    }
+    /* the pointers as the engine sees them in memory: a read pointer that
+     * stays short of the write pointer names the engine that stopped */
+    uint64_t wp = atomic_load_explicit((_Atomic uint64_t *)q->wptr, memory_order_acquire);
+    uint64_t rp = atomic_load_explicit((_Atomic uint64_t *)q->rptr, memory_order_acquire);
+    snprintf(buf, size, "%s queue %u (%s ring of %llu %s): submitted %llu, write pointer %llu, read pointer %llu "
+             "(consumed %llu)", q->name, q->queue_id,
+             q->kind == AMD_QUEUE_AQL ? "AQL" : q->kind == AMD_QUEUE_PM4 ? "PM4" : "SDMA",
+             (unsigned long long)ring_units(q), unit_name(q), (unsigned long long)q->put, (unsigned long long)wp,
+             (unsigned long long)rp, (unsigned long long)consumed(q));
+}
+
 void amd_describe(hcq_device *dev, char *buf, size_t size)
 {
     amd_dev *ad = amd_of(dev);
@@ -312,11 +334,10 @@ void amd_describe(hcq_device *dev, char *buf, size_t size)
     for (int i = 0; i < 2 && off < size; i++) {
         const amd_queue *q = qs[i];
         if (!q->created) continue;
-        const char *u = q->kind == AMD_QUEUE_PM4 ? "dwords" : q->kind == AMD_QUEUE_SDMA ? "bytes" : "packets";
         int k = snprintf(buf + off, size - off, "%s%s queue %u (%s ring of %llu %s): wptr %llu, rptr %llu",
                          off ? "; " : "", q->name, q->queue_id,
                          q->kind == AMD_QUEUE_AQL ? "AQL" : q->kind == AMD_QUEUE_PM4 ? "PM4" : "SDMA",
-                         (unsigned long long)ring_units(q), u, (unsigned long long)q->put,
+                         (unsigned long long)ring_units(q), unit_name(q), (unsigned long long)q->put,
                          (unsigned long long)consumed(q));
         if (k < 0) break;
         off += (size_t)k;

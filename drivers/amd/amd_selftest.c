@@ -281,6 +281,24 @@ static hcq_status reset(hcq_device *dev, void *ctx, const drv_path *paths)
     return amd_queues_create(ad);
 }
 
+/* the queues that did not go idle after the stages, with their pointers:
+ * which engine stopped, and where */
+static hcq_status not_idle(amd_dev *ad, bool fault, uint64_t waited_ns)
+{
+    char what[2][320];
+    amd_queue *qs[2] = {&ad->compute, &ad->sdma};
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        if (amd_queue_busy(qs[i])) amd_queue_state(qs[i], what[n++], sizeof what[0]);
+    if (fault)
+        return base_err(HCQ_EIO, "the self-test's last packets faulted (%s%s%s)", n ? what[0] : "no queue busy",
+                        n > 1 ? "; " : "", n > 1 ? what[1] : "");
+    return base_err(HCQ_EIO, "the self-test's last packets were not consumed within %llu ms: %s%s%s (every stage's "
+                    "signal came, so the packets ran: the read pointer written back stays short of the write pointer)",
+                    (unsigned long long)(waited_ns / 1000000), n ? what[0] : "no queue busy now", n > 1 ? "; " : "",
+                    n > 1 ? what[1] : "");
+}
+
 hcq_status amd_selftest(amd_dev *ad)
 {
     probe p = {.ad = ad, .prog = &ad->probe_prog};
@@ -325,8 +343,7 @@ out:
     for (uint64_t start = hcq_now_ns(); !s && (amd_queue_busy(&ad->compute) || amd_queue_busy(&ad->sdma));) {
         int f = faulted(ad);
         if (f < 0) s = wait_err(f);
-        else if (f || hcq_now_ns() - start > base_env_get()->timeout_ns)
-            s = base_err(HCQ_EIO, "the self-test's last packets %s", f ? "faulted" : "were not consumed in time");
+        else if (f || hcq_now_ns() - start > base_env_get()->timeout_ns) s = not_idle(ad, f, hcq_now_ns() - start);
         else drv_waiter_sleep(ad->dev, drv_waiter_seq(ad->dev), 10000);
     }
     return s ? base_err_prefix(s, "%s", ad->dev->props.id) : HCQ_OK;

@@ -310,21 +310,26 @@ static ex run_ib(mock_amd_cp *cp)
     return EX_DONE;
 }
 
-/* the read pointer in memory: the slowest XCC's */
+/* the read pointer in memory: the slowest XCC's. The minimum is taken and
+ * stored under one hold of the lock: XCCs finish the same packet at about
+ * the same time, and one that took its minimum before a sibling advanced
+ * but stored it after the sibling's store would move the read pointer
+ * back, for good once the queue is idle (the read dispatch id the CP
+ * reports never goes back). The random schedule (HCQ_MOCK_SCHED) may pause
+ * between the two, so a test can show that this holds. */
 static bool report_rptr(mock_amd_cp *cp)
 {
     mock_amd_queue *q = cp->q;
+    if (!mock_amd_access(q, q->rptr_va, 8, true, "writing the read pointer")) return false;
     pthread_mutex_lock(&q->xcc_lock);
     uint64_t r = cp->rptr;
     for (uint32_t i = 0; i < q->ncp; i++) r = BASE_MIN(r, q->cp[i].rptr);
-    pthread_mutex_unlock(&q->xcc_lock);
-    if (!mock_amd_access(q, q->rptr_va, 8, true, "writing the read pointer")) return false;
+    if (q->ncp > 1) mock_sched_point(cp->running);
     /* PM4 rings report a position in the ring, AQL a packet count */
     uint64_t v = q->type == KFD_QUEUE_COMPUTE_AQL ? r : r % (q->ring_size / 4);
     atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)q->rptr_va, v, memory_order_release);
     /* XCCs parked on a barrier packet look again; under the lock, as the
      * queue's teardown clears the engines there before freeing any */
-    pthread_mutex_lock(&q->xcc_lock);
     for (uint32_t i = 0; i < q->ncp; i++)
         if (&q->cp[i] != cp && q->cp[i].engine) mock_engine_kick(q->cp[i].engine);
     pthread_mutex_unlock(&q->xcc_lock);

@@ -9,6 +9,8 @@
 #include <criterion/parameterized.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -273,6 +275,68 @@ Test(amd_mock, multi_xcc_parts_run_pm4_on_one_xcc_and_aql_on_all)
         T_OK(hcq_device_close(d));
     }
     amd_proc_set_compute_queue(-1);
+}
+
+/* gfx942's AQL queue: eight XCCs run each packet, and the read dispatch id
+ * in memory is the slowest one's. They finish a packet at about the same
+ * time; one that took the minimum before a sibling moved but wrote it after
+ * the sibling's write moves the read pointer back, for good when that was
+ * the last packet: the driver then waits for packets long consumed (the
+ * self-test at open failed so under load). HCQ_MOCK_SCHED pauses the
+ * engines at random points, between those two among them. A thread watches
+ * the read pointer while launches run: it must never go back, and the
+ * queue must end idle. */
+typedef struct rptr_watch {
+    volatile uint64_t *rptr;
+    atomic_bool stop;
+    uint64_t max, back_from, back_to;
+} rptr_watch;
+
+static void *watch_rptr(void *arg)
+{
+    rptr_watch *w = arg;
+    while (!atomic_load(&w->stop)) {
+        uint64_t v = atomic_load_explicit((_Atomic uint64_t *)w->rptr, memory_order_acquire);
+        if (v < w->max && !w->back_from) w->back_from = w->max, w->back_to = v;
+        if (v > w->max) w->max = v;
+    }
+    return NULL;
+}
+
+Test(amd_mock, multi_xcc_read_pointer_never_moves_back)
+{
+    setenv("HCQ_MOCK_SCHED", "random:11:300", 1);
+    setenv("HCQ_TIMEOUT_MS", "5000", 1); /* the bound of a failure */
+    use_mock("amd=gfx942");
+    for (int cycle = 0; cycle < 2; cycle++) {
+        hcq_device *d = hcq_device_open("AMD:0");
+        cr_assert_not_null(d, "cycle %d: %s", cycle, hcq_error_message());
+        amd_dev *ad = amd_of(d);
+        cr_assert_eq(ad->compute.kind, AMD_QUEUE_AQL);
+        hcq_program *p = t_load(d, t_k_inc());
+        hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 4, HCQ_MEM_HOST));
+        hcq_arg a = hcq_arg_buffer(b);
+        rptr_watch w = {.rptr = ad->compute.rptr};
+        pthread_t th;
+        cr_assert_eq(pthread_create(&th, NULL, watch_rptr, &w), 0);
+        for (int i = 0; i < 100; i++) {
+            T_OK(hcq_launch(p, &a, 1, hcq_dims_1d(1, 1)));
+            if (i % 10 == 9) T_OK(hcq_device_synchronize(d));
+        }
+        /* the last completion signal comes after the last XCC's report; a
+         * sibling's store may still be on its way: wait for idle as the
+         * driver does, within its bound */
+        uint64_t t0 = hcq_now_ns();
+        while (amd_queue_busy(&ad->compute) && hcq_now_ns() - t0 < base_env_get()->timeout_ns) base_sleep_ns(100000);
+        atomic_store(&w.stop, true);
+        pthread_join(th, NULL);
+        char state[320];
+        amd_queue_state(&ad->compute, state, sizeof state);
+        cr_assert_eq(w.back_from, 0, "cycle %d: the read dispatch id went back from %llu to %llu", cycle,
+                     (unsigned long long)w.back_from, (unsigned long long)w.back_to);
+        cr_assert(!amd_queue_busy(&ad->compute), "cycle %d: %s", cycle, state);
+        T_OK(hcq_device_close(d));
+    }
 }
 
 Test(amd_mock, hung_copy_engine_times_out_naming_positions)
