@@ -68,6 +68,11 @@ typedef struct st_ctx {
 
 static volatile uint64_t *slot(st_ctx *c, uint32_t at) { return (volatile uint64_t *)((uint8_t *)c->page.cpu + at); }
 static uint64_t va(st_ctx *c, uint32_t at) { return c->page.va + at; }
+/* zeroes a slot the GPU writes (an atomic store: the engine reads it) */
+static void clear(st_ctx *c, uint32_t at)
+{
+    atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)slot(c, at), 0, memory_order_release);
+}
 
 static void apply(st_ctx *c, const drv_path *p)
 {
@@ -117,8 +122,8 @@ static hcq_status stage_wait(hcq_device *dev, void *ctx, const drv_path *paths, 
     st_ctx *c = ctx;
     apply(c, paths);
     uint64_t want = (1ull << 32) + ++c->seq; /* both halves matter */
-    atomic_store(slot(c, AT_WAIT), 0);
-    atomic_store(slot(c, AT_WAITED), 0);
+    clear(c, AT_WAIT);
+    clear(c, AT_WAITED);
     drv_rec r;
     drv_rec_init(&r, dev, HCQ_QUEUE_COMPUTE);
     hcq_status s = nv_rec_wait(&r, HCQ_IMM(va(c, AT_WAIT)), HCQ_IMM(want));
@@ -151,7 +156,7 @@ static hcq_status stage_launch(hcq_device *dev, void *ctx, const drv_path *paths
     uint64_t seq = ++c->seq;
     uint32_t value = 0x5e1f0000u + (uint32_t)(seq << 8);
     memset((uint8_t *)c->page.cpu + AT_OUT, 0, THREADS * 4);
-    atomic_store(slot(c, AT_LAUNCHED), 0);
+    clear(c, AT_LAUNCHED);
     c->aux_used = 0;
     drv_rec r;
     drv_rec_init(&r, dev, HCQ_QUEUE_COMPUTE);
@@ -180,7 +185,7 @@ static hcq_status stage_copy(hcq_device *dev, void *ctx, const drv_path *paths, 
     apply(c, paths);
     uint64_t want = (2ull << 32) + ++c->seq;
     memset((uint8_t *)c->page.cpu + AT_OUT2, 0, THREADS * 4);
-    atomic_store(slot(c, AT_COPIED), 0);
+    clear(c, AT_COPIED);
     drv_rec r;
     drv_rec_init(&r, dev, HCQ_QUEUE_COPY);
     hcq_status s = nv_rec_copy(&r, HCQ_IMM(va(c, AT_OUT2)), HCQ_IMM(va(c, AT_OUT)), HCQ_IMM(THREADS * 4));

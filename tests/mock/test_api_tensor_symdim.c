@@ -101,7 +101,7 @@ Test(api_tensor_symdim, one_capture_serves_every_batch)
         if (r > 1)
             for (int64_t i = 0; i < b * C; i++)
                 cr_assert(got[i] == rows[i], "batch %lld, element %lld: %.9g; in the batch of %d: %.9g", (long long)b, (long long)i,
-                          got[i], rows[i], BIG);
+                          got[i], BIG, rows[i]);
         if (b == 100) { /* the eager ops on the same inputs */
             hcq_tensor *lg = forward(&m, x), *ref[3] = {hcq_softmax(lg, -1), NULL, NULL};
             ref[1] = hcq_mean(ref[0], HCQ_AXES(0), false);

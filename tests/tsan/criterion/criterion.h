@@ -65,6 +65,8 @@ __attribute__((format(printf, 1, 2))) void shim_log(const char *fmt, ...);
 #define cr_assert_not_null(p, ...) cr_assert((p) != NULL, __VA_ARGS__)
 #define cr_assert_str_eq(a, b, ...) cr_assert(strcmp((a), (b)) == 0, __VA_ARGS__)
 #define cr_assert_str_neq(a, b, ...) cr_assert(strcmp((a), (b)) != 0, __VA_ARGS__)
+#define cr_assert_str_empty(s, ...) cr_assert((s)[0] == 0, __VA_ARGS__)
+#define cr_assert_str_not_empty(s, ...) cr_assert((s)[0] != 0, __VA_ARGS__)
 #define cr_assert_float_eq(a, b, eps, ...) cr_assert(fabs((double)(a) - (double)(b)) <= (eps), __VA_ARGS__)
 #define cr_skip_test(...) shim_skip("" __VA_ARGS__)
 #define cr_log_info(...) shim_log(__VA_ARGS__)
