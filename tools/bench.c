@@ -278,11 +278,11 @@ int tool_bench(int argc, char **argv)
     }
     /* a selector bench does not know measures nothing: say so as a usage
      * error, not an empty table and exit 0 */
-    static const char *const parts[] = {"launch", "copy", "kernels"};
+    static const char *const parts[] = {"launch", "copy", "kernels", "matmul"};
     bool known = !only;
     for (size_t i = 0; i < sizeof parts / sizeof *parts && !known; i++) known = !strcmp(only, parts[i]);
     if (!known) {
-        fprintf(stderr, "hcq bench: --only %s: no such part; the parts are launch, copy and kernels (of the device "
+        fprintf(stderr, "hcq bench: --only %s: no such part; the parts are launch, copy, kernels and matmul (of the device "
                 "--device names, else HCQ_DEVICE, else the best present)\n", only);
         return 2;
     }
