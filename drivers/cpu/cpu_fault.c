@@ -16,9 +16,9 @@
  * SIGSEGV (or SIGBUS) of the host program, where every other device (the
  * interpreter, the mock GPUs' MMUs, a real GPU) reports a fault and carries
  * on. So the kernel workers run each work-group with a per-thread marker
- * armed (a jump buffer on the worker's stack, reached through a
- * thread-local pointer), and one process-wide handler for SIGSEGV and
- * SIGBUS acts only when the faulting thread has its marker armed and the
+ * armed (a jump buffer on the worker's stack, found through the worker's
+ * slot in a registry keyed by thread id), and one process-wide handler for
+ * SIGSEGV and SIGBUS acts only when the faulting thread has its marker armed and the
  * signal is a fault the CPU raised (si_code > 0, not a kill()): it records
  * the address and the instruction and jumps back to the worker, which
  * reports them as the kernel's fault. Every other signal goes to the handler
@@ -64,15 +64,37 @@ typedef struct fault_frame {
     sigset_t mask; /* the thread's mask when it faulted, restored after the jump */
 } fault_frame;
 
-/* initial-exec: the handler reads it on any thread, and a TLS access of the
- * general model in a library loaded with dlopen may allocate the thread's
- * block on first use, which a signal handler must not do */
-static _Thread_local fault_frame *volatile cur_frame __attribute__((tls_model("initial-exec")));
+/* The threads that run kernels, by thread id. Not a thread-local variable:
+ * in a library loaded with dlopen (libhcq.so from Python) those are
+ * allocated on a thread's first access, with malloc, which a handler must
+ * not call on a thread that faulted anywhere (inside malloc, say), and the
+ * initial-exec model that avoids it makes the whole library refuse to
+ * dlopen. A slot is claimed the first time a thread runs a kernel and freed
+ * when it exits; the handler finds its thread's with gettid and a scan (a
+ * fault is rare; the workers' own path never scans). */
+#define FAULT_SLOTS 4096
+typedef struct fault_slot {
+    _Atomic pid_t tid;           /* 0: free */
+    fault_frame *_Atomic frame;  /* while the thread is inside cpu_fault_run */
+    void *stack;                 /* the alternate stack we gave it, or NULL */
+} fault_slot;
+static fault_slot slots[FAULT_SLOTS];
+static atomic_uint slots_used; /* slots at or above it were never claimed */
+static _Thread_local fault_slot *my_slot;
+
+static fault_frame *frame_of(pid_t tid)
+{
+    unsigned n = atomic_load_explicit(&slots_used, memory_order_relaxed);
+    for (unsigned i = 0; i < n && i < FAULT_SLOTS; i++)
+        if (atomic_load_explicit(&slots[i].tid, memory_order_relaxed) == tid)
+            return atomic_load_explicit(&slots[i].frame, memory_order_relaxed);
+    return NULL;
+}
 
 static struct sigaction old_segv, old_bus;
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static int install_errno;
-static pthread_key_t stack_key;
+static pthread_key_t slot_key;
 
 static size_t sigstack_bytes(void)
 {
@@ -102,10 +124,29 @@ static void default_action(int sig, const siginfo_t *si)
     if (si->si_code <= 0) raise(sig);
 }
 
+/* The mask the previous handler asked for while it runs: its sa_mask on
+ * top of what is blocked now, and the signal itself unless SA_NODEFER (the
+ * kernel restores the interrupted mask when our handler returns) */
+static void old_mask(int sig, const struct sigaction *old)
+{
+    sigset_t m = old->sa_mask;
+    if (!(old->sa_flags & SA_NODEFER)) sigaddset(&m, sig);
+    pthread_sigmask(SIG_BLOCK, &m, NULL);
+    if (old->sa_flags & SA_NODEFER) {
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    }
+}
+
 static void chain(int sig, siginfo_t *si, void *uc)
 {
     const struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
     int saved = errno;
+    bool handler = (old->sa_flags & SA_SIGINFO) ? old->sa_sigaction != NULL
+                                                : old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN;
+    if (handler) old_mask(sig, old);
     if (old->sa_flags & SA_SIGINFO) {
         void (*fn)(int, siginfo_t *, void *) = old->sa_sigaction;
         if (old->sa_flags & SA_RESETHAND) reset_default(sig);
@@ -127,8 +168,8 @@ static void chain(int sig, siginfo_t *si, void *uc)
 
 static void on_fault(int sig, siginfo_t *si, void *ucv)
 {
-    fault_frame *f = cur_frame;
-    if (f && f->armed && si->si_code > 0) {
+    fault_frame *f = si->si_code > 0 ? frame_of(gettid()) : NULL;
+    if (f && f->armed) {
         f->armed = 0;
         f->sig = sig;
         f->code = si->si_code;
@@ -148,22 +189,44 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
     chain(sig, si, ucv);
 }
 
-static void stack_free(void *p)
+/* Runs on the exiting thread: its alternate stack (if ours) goes, and its
+ * slot is freed */
+static void slot_free(void *p)
 {
-    /* runs on the exiting thread: its alternate stack is still ours */
-    stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == p) {
-        stack_t off;
-        memset(&off, 0, sizeof off);
-        off.ss_flags = SS_DISABLE;
-        sigaltstack(&off, NULL);
+    fault_slot *sl = p;
+    if (sl->stack) {
+        stack_t cur;
+        if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == sl->stack) {
+            stack_t off;
+            memset(&off, 0, sizeof off);
+            off.ss_flags = SS_DISABLE;
+            sigaltstack(&off, NULL);
+        }
+        sys_sigstack_unmap(sl->stack, sigstack_bytes());
+        sl->stack = NULL;
     }
-    sys_sigstack_unmap(p, sigstack_bytes());
+    atomic_store(&sl->frame, NULL);
+    pid_t me = gettid();
+    atomic_compare_exchange_strong(&sl->tid, &me, 0);
+    my_slot = NULL;
+}
+
+/* A forked child has only the thread that forked: the others' slots (with
+ * thread ids the child may hand out again) are dropped */
+static void after_fork_child(void)
+{
+    for (unsigned i = 0; i < FAULT_SLOTS; i++) {
+        atomic_store(&slots[i].frame, NULL);
+        atomic_store(&slots[i].tid, 0);
+        slots[i].stack = NULL;
+    }
+    my_slot = NULL;
 }
 
 static void install(void)
 {
-    if ((install_errno = pthread_key_create(&stack_key, stack_free))) return;
+    if ((install_errno = pthread_key_create(&slot_key, slot_free))) return;
+    if ((install_errno = pthread_atfork(NULL, NULL, after_fork_child))) return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
@@ -181,59 +244,71 @@ hcq_status cpu_fault_install(void)
     return HCQ_OK;
 }
 
-/* This thread's alternate signal stack: its own where it has one, else
- * ours, made once per thread and freed when it exits. */
-static _Thread_local bool thread_ready;
-
+/* This thread's slot, and its alternate signal stack: its own where it has
+ * one, else ours, made once per thread and freed when it exits. */
 static hcq_status thread_prepare(void)
 {
-    if (thread_ready) return HCQ_OK;
+    if (my_slot) return HCQ_OK;
+    pid_t me = gettid();
+    fault_slot *sl = NULL;
+    for (unsigned i = 0; i < FAULT_SLOTS && !sl; i++) {
+        pid_t free_tid = 0;
+        if (atomic_compare_exchange_strong(&slots[i].tid, &free_tid, me)) {
+            sl = &slots[i];
+            unsigned used = atomic_load(&slots_used);
+            while (used < i + 1 && !atomic_compare_exchange_weak(&slots_used, &used, i + 1)) {}
+        }
+    }
+    if (!sl)
+        return base_err(HCQ_ELIMIT, "CPU: more than %u threads run kernels at once; close CPU devices or lower "
+                        "HCQ_CPU_THREADS", FAULT_SLOTS);
+    sl->stack = NULL;
     stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) && cur.ss_size >= (size_t)MINSIGSTKSZ) {
-        thread_ready = true;
-        return HCQ_OK;
+    hcq_status s = HCQ_OK;
+    if (sigaltstack(NULL, &cur) < 0 || (cur.ss_flags & SS_DISABLE) || cur.ss_size < (size_t)MINSIGSTKSZ) {
+        int err = 0;
+        size_t n = sigstack_bytes();
+        void *p = sys_sigstack_map(n, &err);
+        stack_t ss;
+        memset(&ss, 0, sizeof ss);
+        ss.ss_sp = p;
+        ss.ss_size = n;
+        if (!p)
+            s = base_err(HCQ_ENOMEM, "CPU: cannot map a %zu-byte signal stack for a kernel worker (%s)", n,
+                         strerror(err));
+        else if (sigaltstack(&ss, NULL) < 0)
+            s = base_err(HCQ_EIO, "CPU: cannot give a kernel worker its signal stack (%s)", strerror(errno));
+        if (s && p) sys_sigstack_unmap(p, n);
+        if (!s) sl->stack = p;
     }
-    int err = 0;
-    size_t n = sigstack_bytes();
-    void *p = sys_sigstack_map(n, &err);
-    if (!p)
-        return base_err(HCQ_ENOMEM, "CPU: cannot map a %zu-byte signal stack for a kernel worker (%s)", n,
-                        strerror(err));
-    stack_t ss;
-    memset(&ss, 0, sizeof ss);
-    ss.ss_sp = p;
-    ss.ss_size = n;
-    if (sigaltstack(&ss, NULL) < 0 || pthread_setspecific(stack_key, p)) {
-        int e = errno;
-        stack_t off;
-        memset(&off, 0, sizeof off);
-        off.ss_flags = SS_DISABLE;
-        sigaltstack(&off, NULL);
-        sys_sigstack_unmap(p, n);
-        return base_err(HCQ_EIO, "CPU: cannot give a kernel worker its signal stack (%s)", strerror(e));
+    if (!s && pthread_setspecific(slot_key, sl))
+        s = base_err(HCQ_ENOMEM, "CPU: cannot register a kernel worker's exit handler");
+    if (s) {
+        slot_free(sl);
+        return s;
     }
-    thread_ready = true;
+    my_slot = sl;
     return HCQ_OK;
 }
 
 hcq_status cpu_fault_run(hcq_cpu_entry_fn entry, const uint8_t *kernargs, const hcq_cpu_dims *dims, uint64_t begin,
                          uint64_t end, const atomic_int *cancel, cpu_kfault *out)
 {
-    hcq_status s = thread_prepare();
-    if (s) return s;
+    hcq_status ps = thread_prepare();
+    if (ps) return ps;
     fault_frame f;
     f.armed = 0;
     f.have_regs = 0;
     f.pc = f.trapno = f.err = 0;
-    fault_frame *prev = cur_frame;
+    fault_frame *prev = atomic_load_explicit(&my_slot->frame, memory_order_relaxed);
     volatile uint64_t g = begin;
-    cur_frame = &f;
+    atomic_store_explicit(&my_slot->frame, &f, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     /* no mask saved here (that would be a syscall per chunk): the handler
      * keeps the mask the thread had when it faulted */
     if (sigsetjmp(f.jb, 0)) {
         atomic_signal_fence(memory_order_seq_cst);
-        cur_frame = prev;
+        atomic_store_explicit(&my_slot->frame, prev, memory_order_relaxed);
         pthread_sigmask(SIG_SETMASK, &f.mask, NULL);
         memset(out, 0, sizeof *out);
         out->sig = f.sig;
@@ -248,20 +323,18 @@ hcq_status cpu_fault_run(hcq_cpu_entry_fn entry, const uint8_t *kernargs, const 
         out->addr_unknown = f.have_regs && f.trapno == X86_TRAP_GP_;
         return HCQ_EFAULT;
     }
-    for (; g < end; g++) {
-        if (atomic_load_explicit(cancel, memory_order_relaxed)) {
-            s = HCQ_ESTATE;
-            break;
-        }
+    bool cancelled = false;
+    for (; g < end && !cancelled; g++) {
+        if ((cancelled = atomic_load_explicit(cancel, memory_order_relaxed))) break;
         f.armed = 1;
         atomic_signal_fence(memory_order_seq_cst);
         entry(kernargs, dims, g, g + 1);
         atomic_signal_fence(memory_order_seq_cst);
         f.armed = 0;
     }
-    cur_frame = prev;
+    atomic_store_explicit(&my_slot->frame, prev, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
-    return s;
+    return cancelled ? HCQ_ESTATE : HCQ_OK;
 }
 
 void cpu_fault_describe(const cpu_kfault *f, char *buf, size_t size)

@@ -4,7 +4,8 @@
  * a crash of the program outside a kernel still ends it (on the main
  * thread, on a thread of its own, a SIGSEGV it raises itself), and a
  * handler the program installed before goes on getting its crashes. Each
- * case runs in a forked child, which opens the device itself. */
+ * case runs in a forked child, which opens the device itself, and a child
+ * forked from a process whose kernels ran gets its own kernels' faults. */
 #include "hcqtest.h"
 
 #include <errno.h>
@@ -248,4 +249,27 @@ Test(cpu_fault, a_sigbus_in_a_kernel_is_a_device_fault_and_the_programs_own_goes
     cr_assert_neq(WEXITSTATUS(st), WRONG_FAULT, "the kernel's SIGBUS was not a device fault naming it");
     cr_assert_neq(WEXITSTATUS(st), HANDLER_RAN_EARLY, "the program's handler saw the kernel's fault");
     cr_assert_eq(WEXITSTATUS(st), HANDLER_RAN, "exit %d", WEXITSTATUS(st));
+}
+
+static void fault_in_child(void)
+{
+    if (child_launch(0x10) != HCQ_EFAULT) child_exit(WRONG_FAULT);
+}
+
+Test(cpu_fault, a_forked_child_gets_its_kernels_faults_as_device_faults)
+{
+    /* the parent's kernel threads, registered with the handler and alive
+     * at the fork, are not in the child, whose threads may reuse their ids */
+    unsetenv("HCQ_CPU_TARGET");
+    base_env_reload();
+    hcq_device *d = T_NONNULL(hcq_device_open("CPU"));
+    hcq_program *p = t_load(d, k_store());
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 64, HCQ_MEM_DEVICE));
+    hcq_arg a[1] = {hcq_arg_buffer(b)};
+    T_OK(hcq_launch(p, a, 1, hcq_dims_1d(4096, 64))); /* on every worker */
+    T_OK(hcq_device_synchronize(d));
+    int st = run_child(fault_in_child);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == SURVIVED, "the child %s %d",
+              WIFEXITED(st) ? "exited" : "was killed by signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    T_OK(hcq_device_close(d));
 }
