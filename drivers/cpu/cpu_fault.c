@@ -18,8 +18,9 @@
  * on. So the kernel workers run each work-group with a per-thread marker
  * armed (a jump buffer on the worker's stack, found through the worker's
  * slot in a registry keyed by thread id), and one process-wide handler for
- * SIGSEGV and SIGBUS acts only when the faulting thread has its marker armed and the
- * signal is a fault the CPU raised (si_code > 0, not a kill()): it records
+ * SIGSEGV and SIGBUS acts only when the faulting thread has its marker
+ * armed and the signal is a fault the CPU raised (si_code > 0, not a
+ * kill()): it records
  * the address and the instruction and jumps back to the worker, which
  * reports them as the kernel's fault. Every other signal goes to the handler
  * installed before ours (the program's, ASan's, libFuzzer's) or, where that
