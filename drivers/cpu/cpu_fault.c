@@ -288,6 +288,15 @@ static hcq_status thread_prepare(void)
         slot_free(sl);
         return s;
     }
+    /* a thread inherits its creator's mask: where the program blocked
+     * SIGSEGV or SIGBUS before the device opened, a fault with it blocked
+     * would kill the process without reaching the handler. Kernel threads
+     * are ours; they take these two. */
+    sigset_t faults;
+    sigemptyset(&faults);
+    sigaddset(&faults, SIGSEGV);
+    sigaddset(&faults, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &faults, NULL);
     my_slot = sl;
     return HCQ_OK;
 }

@@ -5,7 +5,9 @@
  * thread, on a thread of its own, a SIGSEGV it raises itself), and a
  * handler the program installed before goes on getting its crashes. Each
  * case runs in a forked child, which opens the device itself, and a child
- * forked from a process whose kernels ran gets its own kernels' faults. */
+ * forked from a process whose kernels ran gets its own kernels' faults,
+ * as does a program that blocked SIGSEGV (the device's threads inherit
+ * its mask). */
 #include "hcqtest.h"
 
 #include <errno.h>
@@ -275,4 +277,22 @@ Test(cpu_fault, a_forked_child_gets_its_kernels_faults_as_device_faults)
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == SURVIVED, "the child %s %d",
               WIFEXITED(st) ? "exited" : "was killed by signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
     T_OK(hcq_device_close(d));
+}
+
+static void blocked_then_fault(void)
+{
+    /* the device's threads inherit this mask */
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, SIGSEGV);
+    sigaddset(&m, SIGBUS);
+    pthread_sigmask(SIG_BLOCK, &m, NULL);
+    if (child_launch(0x10) != HCQ_EFAULT) child_exit(WRONG_FAULT);
+}
+
+Test(cpu_fault, a_program_that_blocks_sigsegv_still_gets_a_device_fault)
+{
+    int st = run_child(blocked_then_fault);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == SURVIVED, "the child %s %d",
+              WIFEXITED(st) ? "exited" : "was killed by signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
