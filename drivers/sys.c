@@ -324,6 +324,25 @@ void sys_status_unmap(void *p, size_t len, const char *path)
     if (path) unlink(path);
 }
 
+void *sys_sigstack_map(size_t len, int *err)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t *p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return *err = errno, NULL;
+    if (mprotect(p, page, PROT_NONE) < 0) {
+        int e = errno;
+        munmap(p, len + page);
+        return *err = e, NULL;
+    }
+    return p + page;
+}
+
+void sys_sigstack_unmap(void *p, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (p) munmap((uint8_t *)p - page, len + page);
+}
+
 void sys_open_hint(const char *path, int err, const char *group, char *buf, size_t size)
 {
     if (err < 0) err = -err;

@@ -123,4 +123,12 @@ void *sys_status_map(const char *dir, const char *path, size_t len, int *err);
 /* unmaps it and removes the file */
 void sys_status_unmap(void *p, size_t len, const char *path);
 
+/* A thread's alternate signal stack (the CPU device's kernel workers): len
+ * bytes of anonymous memory above a PROT_NONE guard page, so a handler that
+ * overflows it faults instead of writing into whatever lies below. Not a
+ * driver's memory: libc directly, as the status pages. NULL + *err (errno).
+ * sys_sigstack_unmap takes what sys_sigstack_map returned. */
+void *sys_sigstack_map(size_t len, int *err);
+void sys_sigstack_unmap(void *p, size_t len);
+
 #endif

@@ -339,7 +339,10 @@ static hcq_status cpu_open(hcq_device *dev, uint32_t index)
     dev->ts_mul = dev->ts_div = 1; /* timestamps are CLOCK_MONOTONIC ns */
     dev->stream_format[0] = dev->stream_format[1] = "cpu";
 
-    hcq_status s = cpu_engines_start(dev);
+    /* a compiled kernel's bad access becomes this device's fault, not the
+     * program's SIGSEGV (cpu_fault.c) */
+    hcq_status s = cpu_fault_install();
+    if (!s) s = cpu_engines_start(dev);
     if (s) {
         cpu_close(dev);
         return s;

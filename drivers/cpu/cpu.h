@@ -128,6 +128,29 @@ void cpu_prog_destroy(cpu_prog *cp);
 hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, const uint32_t grid[3],
                     const uint32_t block[3]);
 
+/* ** a compiled kernel's bad memory access (cpu_fault.c) */
+enum { CPU_ACCESS_UNKNOWN, CPU_ACCESS_READ, CPU_ACCESS_WRITE, CPU_ACCESS_EXEC };
+typedef struct cpu_kfault {
+    int sig, code;     /* SIGSEGV or SIGBUS, and its si_code */
+    uint64_t addr;     /* the address the CPU reported */
+    bool addr_unknown; /* x86-64 reports none for a non-canonical address */
+    uint64_t pc;       /* the faulting instruction, 0 where unknown */
+    int access;        /* CPU_ACCESS_* (x86-64 says which; elsewhere unknown) */
+    uint64_t group;    /* the linear work-group that faulted */
+} cpu_kfault;
+/* Installs the process's SIGSEGV/SIGBUS handler, once (the CPU device's
+ * open); signals that are not a kernel's fault go on to the handler that was
+ * there before. */
+hcq_status cpu_fault_install(void);
+/* Runs work-groups [begin, end) of a compiled kernel on this thread, one
+ * call of entry per group, checking cancel before each: HCQ_OK, HCQ_ESTATE
+ * (cancelled), or HCQ_EFAULT with *f saying what the kernel touched (the
+ * thread and the program carry on). */
+hcq_status cpu_fault_run(hcq_cpu_entry_fn entry, const uint8_t *kernargs, const hcq_cpu_dims *dims, uint64_t begin,
+                         uint64_t end, const atomic_int *cancel, cpu_kfault *f);
+/* "wrote address 0x... , which is not mapped (SIGSEGV)" */
+void cpu_fault_describe(const cpu_kfault *f, char *buf, size_t size);
+
 /* encoders */
 hcq_status cpu_rec_wait(drv_rec *r, hcq_val addr, hcq_val value);
 hcq_status cpu_rec_signal(drv_rec *r, hcq_val addr, hcq_val value);

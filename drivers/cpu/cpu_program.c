@@ -4,6 +4,7 @@
 #include "compiler/cc.h"
 #include "compiler/cpu_abi.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,17 +164,92 @@ static bool mem_check(void *ctx, const hcq_interp_access *a, char *why, size_t w
     return cpu_alloc_check(c, a->addr, a->size, why, why_size);
 }
 
+/* Where the faulting instruction is: in the kernel's own code, or in a
+ * library it called (libm, memcpy) */
+static void describe_pc(const cpu_prog *cp, uint64_t pc, char *buf, size_t size)
+{
+    Dl_info at, kernel;
+    if (!pc) {
+        buf[0] = 0;
+        return;
+    }
+    if (!dladdr((void *)(uintptr_t)pc, &at) || !at.dli_fbase) {
+        snprintf(buf, size, "; the instruction at 0x%llx is in no loaded object", (unsigned long long)pc);
+        return;
+    }
+    bool own = dladdr((void *)(uintptr_t)cp->entry, &kernel) && kernel.dli_fbase == at.dli_fbase;
+    const char *file = at.dli_fname ? strrchr(at.dli_fname, '/') : NULL;
+    file = file ? file + 1 : at.dli_fname ? at.dli_fname : "?";
+    if (at.dli_sname && at.dli_saddr)
+        snprintf(buf, size, "; the instruction is at %s+0x%llx in %s", at.dli_sname,
+                 (unsigned long long)(pc - (uint64_t)(uintptr_t)at.dli_saddr), own ? "the kernel's code" : file);
+    else
+        snprintf(buf, size, "; the instruction is at offset 0x%llx in %s",
+                 (unsigned long long)(pc - (uint64_t)(uintptr_t)at.dli_fbase), own ? "the kernel's code" : file);
+}
+
+/* true if addr lies within a MiB below this thread's stack (its guard page
+ * and what a runaway frame skips over) */
+static bool below_own_stack(uint64_t addr)
+{
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a)) return false;
+    int rc = pthread_attr_getstack(&a, &lo, &size);
+    pthread_attr_destroy(&a);
+    uint64_t base = (uint64_t)(uintptr_t)lo;
+    return !rc && addr < base + 4096 && addr + (1u << 20) >= base;
+}
+
+/* The fault message, composed on the worker after the jump back (nothing
+ * here runs in the signal handler) */
+static void kernel_fault_message(exec_ctx *x, const cpu_kfault *f)
+{
+    char what[192], pc[160], where[256] = "";
+    cpu_fault_describe(f, what, sizeof what);
+    describe_pc(x->cp, f->pc, pc, sizeof pc);
+    const uint32_t *n = x->dims.num_groups;
+    uint64_t g = f->group;
+    uint32_t gx = (uint32_t)(g % n[0]), gy = (uint32_t)(g / n[0] % n[1]), gz = (uint32_t)(g / n[0] / n[1]);
+    if (!f->addr_unknown) {
+        char why[200];
+        if (below_own_stack(f->addr))
+            snprintf(where, sizeof where, "; the address is just below the worker's stack: the kernel overflowed "
+                     "its %u MiB stack (local memory and per-work-item arrays live there)", 16u);
+        else if (cpu_alloc_check(cpu_of(x->dev), f->addr, 1, why, sizeof why))
+            snprintf(where, sizeof where, "; the address is inside a live allocation");
+        else
+            snprintf(where, sizeof where, "; the address is %s", why);
+    }
+    pthread_mutex_lock(&x->lock);
+    if (!x->msg[0])
+        snprintf(x->msg, sizeof x->msg,
+                 "kernel `%s` faulted in work-group (%u,%u,%u): it %s%s%s. Compiled kernels are not "
+                 "bounds-checked; HCQ_CPU_TARGET=ir runs them on the interpreter, which names the op, the buffer "
+                 "and the index",
+                 x->cp->name, gx, gy, gz, what, pc, where);
+    pthread_mutex_unlock(&x->lock);
+}
+
 /* One work-group per call, so that a device being closed stops its
- * kernels at the next work-group. */
+ * kernels at the next work-group; a bad access ends the chunk with
+ * HCQ_EFAULT (cpu_fault.c) */
 static hcq_status run_so(void *ctx, uint64_t b, uint64_t e)
 {
     exec_ctx *x = ctx;
-    const atomic_int *cancel = &cpu_of(x->dev)->cancel;
-    for (uint64_t g = x->first + b; g < x->first + e; g++) {
-        if (atomic_load_explicit(cancel, memory_order_relaxed)) return HCQ_ESTATE;
-        x->cp->entry(x->kernargs, &x->dims, g, g + 1);
+    cpu_kfault f;
+    hcq_status s = cpu_fault_run(x->cp->entry, x->kernargs, &x->dims, x->first + b, x->first + e,
+                                 &cpu_of(x->dev)->cancel, &f);
+    if (s == HCQ_EFAULT) {
+        kernel_fault_message(x, &f);
+    } else if (s && s != HCQ_ESTATE) {
+        /* the worker could not be prepared: its thread-local message */
+        pthread_mutex_lock(&x->lock);
+        if (!x->msg[0]) snprintf(x->msg, sizeof x->msg, "%s", hcq_error_message());
+        pthread_mutex_unlock(&x->lock);
     }
-    return HCQ_OK;
+    return s;
 }
 
 static hcq_status run_ir(void *ctx, uint64_t b, uint64_t e)
@@ -243,8 +319,8 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
     }
     if (!groups || !items) return HCQ_OK;
     cpu_dev *c = cpu_of(dev);
+    pthread_mutex_init(&x.lock, NULL);
     if (!cp->entry) {
-        pthread_mutex_init(&x.lock, NULL);
         x.mem.check = mem_check;
         x.mem.ctx = &x;
         x.il.kernargs = kernargs;
@@ -257,11 +333,9 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
         x.il.cancel = (const volatile int *)&c->cancel;
     }
     hcq_status s = exec_split(c->pool, &x, groups, items);
-    if (cp->entry) {
-        if (s) return base_err(s, "kernel `%s` cancelled: its device is being closed", cp->name);
-        return HCQ_OK;
-    }
     pthread_mutex_destroy(&x.lock);
-    if (s) return base_err(s, "%s", x.msg[0] ? x.msg : hcq_error_message());
-    return HCQ_OK;
+    if (!s) return HCQ_OK;
+    if (x.msg[0]) return base_err(s, "%s", x.msg);
+    if (cp->entry && s == HCQ_ESTATE) return base_err(s, "kernel `%s` cancelled: its device is being closed", cp->name);
+    return base_err(s, "%s", hcq_error_message());
 }
