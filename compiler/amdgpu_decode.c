@@ -645,7 +645,14 @@ static int flat(dctx *c, amdi_inst *in, uint32_t w0)
     /* address: VGPR(s) unless scratch uses saddr alone */
     bool vaddr_used = true;
     if (seg == 1) vaddr_used = t->fam == AMDI_GFX11 ? in->sve : saddr_off;
-    if (seg == 1 && t->fam == AMDI_GFX9 && !t->gfx940) vaddr_used = saddr_off;
+    /* gfx90a: a scratch VGPR address exactly when saddr is off; gfx940
+     * moved that choice to SVE, bit 13 of the first dword (where gfx90a
+     * has LDS): with SVE 0 the VGPR field is unused even when saddr is off
+     * (llvm-mc -mcpu=gfx942: `scratch_store_dword off, v1, off` has it 0,
+     * `v0, v1, off` and `v0, v1, s2` have it 1; LLVM's
+     * AMDGPU/FLATInstructions.td, the gfx940 SVE bit) */
+    if (seg == 1 && t->fam == AMDI_GFX9) vaddr_used = t->gfx940 ? bits(w0, 13, 1) : saddr_off;
+    if (seg == 1 && t->gfx940) in->sve = (uint8_t)bits(w0, 13, 1);
     unsigned an = seg == 2 && !saddr_off ? 1 : seg == 1 ? 1 : 2;
     in->ns = 3;
     if (vaddr_used) vgpr_of(addr, an, &in->s[0]);

@@ -191,6 +191,37 @@ Test(amdgpu_decode, unknown_words_are_unknown)
     cr_assert_str_eq(buf, "v_mov_b32_e32 v0, 0x12345678");
 }
 
+/* gfx940's scratch instructions say with SVE (bit 13) whether the VGPR
+ * address is used; gfx90a uses it exactly when saddr is off. Encodings
+ * from llvm-mc -show-encoding (-mcpu=gfx942 and gfx90a). A stack slot at
+ * offset 0 (`off, v1, off`) read as `v0, v1, off` sent a spill to the
+ * address in v0. */
+Test(amdgpu_decode, scratch_vgpr_address_as_each_gfx9_encodes_it)
+{
+    static const struct {
+        bool gfx940;
+        uint8_t bytes[8];
+        const char *text;
+    } cases[] = {
+        {true, {0x38, 0x40, 0x70, 0xdc, 0x00, 0x01, 0x7f, 0x00}, "scratch_store_dword off, v1, off offset:56"},
+        {true, {0x00, 0x40, 0x70, 0xdc, 0x00, 0x01, 0x7f, 0x00}, "scratch_store_dword off, v1, off"},
+        {true, {0x00, 0x60, 0x70, 0xdc, 0x00, 0x01, 0x7f, 0x00}, "scratch_store_dword v0, v1, off"},
+        {true, {0x08, 0x60, 0x70, 0xdc, 0x00, 0x01, 0x02, 0x00}, "scratch_store_dword v0, v1, s2 offset:8"},
+        {true, {0x00, 0x40, 0x70, 0xdc, 0x00, 0x01, 0x02, 0x00}, "scratch_store_dword off, v1, s2"},
+        {false, {0x00, 0x40, 0x70, 0xdc, 0x00, 0x01, 0x7f, 0x00}, "scratch_store_dword v0, v1, off"},
+        {false, {0x00, 0x40, 0x70, 0xdc, 0x00, 0x01, 0x02, 0x00}, "scratch_store_dword off, v1, s2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        amdi_target t = {AMDI_GFX9, cases[i].gfx940, 64};
+        amdi_inst in[2];
+        char buf[128];
+        cr_assert_eq(amdi_decode(&t, cases[i].bytes, 8, in), 0, "case %zu", i);
+        amdi_print(&t, in, NULL, buf, sizeof buf);
+        cr_assert_str_eq(buf, cases[i].text, "%s: [%s], llvm-mc: [%s]", cases[i].gfx940 ? "gfx942" : "gfx90a", buf,
+                         cases[i].text);
+    }
+}
+
 /* Every opcode of the tables: an instruction built from the table's opcode
  * with plain operands (aligned register tuples, no literal unless the op
  * needs one), named by the decoder and by LLVM's disassembler (llvm-mc
