@@ -583,14 +583,20 @@ ParameterizedTest(gpu_case *c, mock_failures, every_ioctl_of_a_busy_close_fails_
     uint64_t n = mock_ioctl_count() - c0;
     cr_assert_gt(n, 0);
     uint64_t worst = 0;
+    /* A busy close's ioctls are not the same number every time (the
+     * close's grace polls for faults while it waits, as often as the
+     * timing allows), so the walk goes on to the longest close seen: the
+     * tail of a longer close has its turn too (a close shorter than i
+     * just closes). */
     for (uint64_t i = 1; i <= n; i++) {
         busy_workload(&w, inc_bin, spin_bin, c->device);
         bool as_status = c->nv && i % 2;
         mock_fail_ioctl(i, as_status ? 0 : i % 3 ? EIO : EBUSY, as_status ? NV_ERR_INVALID_ARGUMENT : 0);
-        uint64_t t0 = hcq_now_ns();
+        uint64_t t0 = hcq_now_ns(), c1 = mock_ioctl_count();
         T_OK(hcq_device_close(w.d));
-        uint64_t t = hcq_now_ns() - t0;
+        uint64_t t = hcq_now_ns() - t0, made = mock_ioctl_count() - c1;
         mock_fail_ioctl(0, 0, 0);
+        if (made > n) n = made;
         if (t > worst) worst = t;
         if (getenv("WALK_VERBOSE")) fprintf(stderr, "ioctl %llu: %.1f ms\n", (unsigned long long)i, (double)t / 1e6);
         cr_assert_lt(t, 5000000000ull, "close with its ioctl %llu of %llu failing took %.0f ms", (unsigned long long)i,
