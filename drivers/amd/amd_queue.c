@@ -448,7 +448,8 @@ static hcq_status queue_create(amd_dev *ad, amd_queue *q, enum amd_queue_kind ki
  * A DESTROY_QUEUE that failed may or may not have removed the queue
  * (linux drivers/gpu/drm/amd/amdkfd/kfd_process_queue_manager.c,
  * pqm_destroy_queue): after -ETIME or -EIO (the scheduler hung, the GPU is
- * being reset) KFD removes it all the same; after any other error
+ * being reset) KFD removes it all the same (older kernels: after -ETIME
+ * only); after any other error
  * (-ERESTARTSYS, -EBUSY for a process under a debugger, a failed copy) the
  * queue stays, and its engine goes on reading its ring and whatever the
  * work in it points at. So the driver asks again: KFD answers EINVAL for a
