@@ -157,6 +157,10 @@ struct amd_dev {
     void *doorbells;      /* the /dev/kfd doorbell slice, mapped once */
     uint64_t doorbell_off;
     amd_queue compute, sdma;
+    /* a queue KFD would not destroy may still run, reading and writing any
+     * of this device's memory: from then on nothing of it is freed
+     * (amd_queue.c queue_halt, amd_mem.c amd_bo_free) */
+    atomic_bool queue_kept;
     /* scratch (private segment) for kernels that use it, grown on demand;
      * outgrown buffers stay until close (work in flight may use them) */
     pthread_mutex_t scratch_lock;
@@ -182,6 +186,8 @@ void amd_telemetry(hcq_device *dev, hcq_telemetry *t);
 /* Allocates size bytes with KFD flags, maps it for this GPU, and for the
  * CPU at the same address when cpu is set (userptr memory always is). */
 hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t kfd_flags, bool cpu, drv_mem *out);
+/* Unmaps and frees the buffer; keeps it (allocated, mapped, its addresses
+ * reserved) once a queue of the device could not be destroyed. */
 void amd_bo_free(amd_dev *ad, drv_mem *m);
 hcq_status amd_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out);
 void amd_mem_free(hcq_device *dev, drv_mem *m);
@@ -189,7 +195,8 @@ void amd_mem_free(hcq_device *dev, drv_mem *m);
 /* ** queues (amd_queue.c) */
 hcq_status amd_queues_create(amd_dev *ad);
 /* Destroys the KFD queues (their memory stays until close): after a fault
- * KFD has evicted them, and nothing of ours may run on. */
+ * KFD has evicted them, and nothing of ours may run on. A queue KFD still
+ * has after asking again sets queue_kept. */
 void amd_queues_halt(amd_dev *ad);
 void amd_queues_destroy(amd_dev *ad);
 hcq_status amd_submit(hcq_device *dev, drv_rec *r);

@@ -152,6 +152,17 @@ hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t flags, bool cpu, dr
 void amd_bo_free(amd_dev *ad, drv_mem *m)
 {
     if (!m->size) return;
+    if (atomic_load(&ad->queue_kept)) {
+        /* a queue that may still run could be reading or writing it: freed
+         * under it, the queue would fault, and KFD reports a fault to every
+         * memory event of the process and evicts all its queues on the GPU
+         * (kfd_int_process_v9.c event_interrupt_wq_v9: kfd_dqm_evict_pasid,
+         * kfd_events.c kfd_signal_vm_fault_event), a later device's too.
+         * So it stays as it is until the process exits: allocated, mapped,
+         * its addresses reserved. */
+        memset(m, 0, sizeof *m);
+        return;
+    }
     map_gpu(ad, m->handle, false);
     free_and_release(ad, m->handle, m->va, m->size + guard_of((uint32_t)(uintptr_t)m->priv));
     memset(m, 0, sizeof *m);

@@ -25,6 +25,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* held from CREATE_QUEUE until its id is known, and while a queue is
+ * destroyed, tries and all (queue_halt) */
+static pthread_mutex_t queue_ids = PTHREAD_MUTEX_INITIALIZER;
+
 static uint32_t ring_bytes_for(enum amd_queue_kind k)
 {
     uint32_t shift = base_env_get()->ring_shift;
@@ -424,7 +428,9 @@ static hcq_status queue_create(amd_dev *ad, amd_queue *q, enum amd_queue_kind ki
         memcpy(c + AMD_QUEUE_RPTR_BASE_OFF, &off128, 4);
         memcpy(c + AMD_QUEUE_PROPERTIES_OFF, &props, 4); /* IS_PTR64 | ENABLE_PROFILING */
     }
+    pthread_mutex_lock(&queue_ids);
     int rc = amd_kfd_ioctl(KFD_IOC_CREATE_QUEUE, &a);
+    pthread_mutex_unlock(&queue_ids);
     if (rc < 0)
         return base_err(rc == -ENOMEM ? HCQ_ENOMEM : HCQ_EIO, "amdkfd CREATE_QUEUE (%s, %u-byte ring) failed: %s%s",
                         name, q->ring_bytes, strerror(-rc),
@@ -437,13 +443,42 @@ static hcq_status queue_create(amd_dev *ad, amd_queue *q, enum amd_queue_kind ki
 }
 
 /* Without the queue's lock: a fault may be found by a submitter waiting
- * for ring space, which holds it. */
+ * for ring space, which holds it.
+ *
+ * A DESTROY_QUEUE that failed may or may not have removed the queue
+ * (linux drivers/gpu/drm/amd/amdkfd/kfd_process_queue_manager.c,
+ * pqm_destroy_queue): after -ETIME or -EIO (the scheduler hung, the GPU is
+ * being reset) KFD removes it all the same (older kernels: after -ETIME
+ * only); after any other error
+ * (-ERESTARTSYS, -EBUSY for a process under a debugger, a failed copy) the
+ * queue stays, and its engine goes on reading its ring and whatever the
+ * work in it points at. So the driver asks again: KFD answers EINVAL for a
+ * queue id it no longer has (pqm_destroy_queue: get_queue_by_qid finds
+ * none). A queue still there after that may run on; the device's memory
+ * then stays (queue_kept, amd_bo_free). KFD hands a freed queue id to the
+ * next queue the process creates (the lowest free slot:
+ * find_available_queue_slot), so no queue of ours is created between the
+ * tries (queue_ids). */
 static void queue_halt(amd_dev *ad, amd_queue *q)
 {
     if (!atomic_exchange(&q->created, false)) return;
-    kfd_destroy_queue_args d = {.queue_id = q->queue_id};
-    int rc = amd_kfd_ioctl(KFD_IOC_DESTROY_QUEUE, &d);
-    if (rc < 0) BASE_LOG(1, "%s: DESTROY_QUEUE %u: %s", ad->dev->props.id, q->queue_id, strerror(-rc));
+    pthread_mutex_lock(&queue_ids);
+    int rc = 0;
+    for (int tries = 0; tries < 3; tries++) {
+        kfd_destroy_queue_args d = {.queue_id = q->queue_id};
+        rc = amd_kfd_ioctl(KFD_IOC_DESTROY_QUEUE, &d);
+        if (rc < 0) BASE_LOG(1, "%s: DESTROY_QUEUE %u (%s queue): %s", ad->dev->props.id, q->queue_id, q->name,
+                             strerror(-rc));
+        if (rc >= 0 || rc == -EINVAL) {
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&queue_ids);
+    if (rc < 0 && !atomic_exchange(&ad->queue_kept, true))
+        base_log(0, "%s: amdkfd would not destroy the %s queue (DESTROY_QUEUE %u: %s): it may still run, so the "
+                 "device's memory stays allocated and mapped until the process exits", ad->dev->props.id, q->name,
+                 q->queue_id, strerror(-rc));
 }
 
 void amd_queues_halt(amd_dev *ad)

@@ -161,6 +161,10 @@ typedef struct mock_amd_proc {
     mock_amd_event *events;
     size_t nevents, cevents;
     mock_amd_queue *queues;
+    /* the process is under a debugger (a test's switch): KFD will not
+     * destroy its queues then (kfd_device_queue_manager.c
+     * destroy_queue_cpsch: qpd->is_debug, -EBUSY, the queue stays) */
+    bool debugged;
 } mock_amd_proc;
 
 extern mock_amd_proc mock_amd_P;

@@ -141,11 +141,16 @@ static int create_queue(kfd_create_queue_args *a)
     return 0;
 }
 
+/* As pqm_destroy_queue (kfd_process_queue_manager.c): an id the process
+ * has no queue by is EINVAL; destroy_queue_cpsch (kfd_device_queue_manager.c)
+ * refuses a debugged process's queue with EBUSY and keeps it running. */
 static int destroy_queue(kfd_destroy_queue_args *a)
 {
     for (mock_amd_queue **p = &mock_amd_P.queues; *p; p = &(*p)->next)
         if ((*p)->id == a->queue_id) {
             mock_amd_queue *q = *p;
+            if (mock_amd_P.debugged)
+                return refuse(EBUSY, "DESTROY_QUEUE %u: the process is being debugged", a->queue_id);
             *p = q->next;
             q->gpu->doorbell_used[q->doorbell / 64] &= ~(1ull << (q->doorbell % 64));
             pthread_mutex_unlock(&mock_amd_P.lock); /* engines may be reporting a fault */
