@@ -36,7 +36,9 @@ static inline uint64_t sig_load(uint64_t addr)
 
 static void sig_store(hcq_device *dev, uint64_t addr, uint64_t value, bool value_too)
 {
-    atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)(addr + 8), hcq_now_ns(), memory_order_relaxed);
+    /* release: a reader that sees the time (a profile harvest, which then
+     * frees the signal's slot) sees everything the engine did before it */
+    atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)(addr + 8), hcq_now_ns(), memory_order_release);
     if (value_too)
         atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)addr, value, memory_order_release);
     drv_progress_notify(dev);

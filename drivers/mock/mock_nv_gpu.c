@@ -272,8 +272,9 @@ static uint64_t sem_read(uint64_t va, bool b64)
 
 static void sem_write(uint64_t va, uint64_t v, bool b64, bool timestamp)
 {
-    if (timestamp) /* before the value: a waiter that sees the value sees the time */
-        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)(va + 8), hcq_now_ns(), memory_order_relaxed);
+    /* before the value: a waiter that sees the value sees the time; release,
+     * as a reader of the time alone (a profile harvest) frees the slot after */
+    if (timestamp) atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)(va + 8), hcq_now_ns(), memory_order_release);
     if (b64) atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)va, v, memory_order_release);
     else atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)va, (uint32_t)v, memory_order_release);
     mock_progress();
