@@ -121,6 +121,12 @@ hcq_status cc_twin_register(const void *bin, size_t size);
  * read only where readable() allows), or NULL. */
 typedef bool (*cc_twin_readable_fn)(void *ctx, uint64_t va, size_t size);
 const cc_twin_entry *cc_twin_find(uint64_t va, cc_twin_readable_fn readable, void *ctx);
+/* The same, among the entries accept() takes: binaries of the same code can
+ * differ in what else they say (a kernel with an unused last parameter and
+ * one without it compile to the same SASS), and the caller picks by that. */
+typedef bool (*cc_twin_accept_fn)(const cc_twin_entry *e, void *ctx);
+const cc_twin_entry *cc_twin_find_if(uint64_t va, cc_twin_readable_fn readable, void *ctx, cc_twin_accept_fn accept,
+                                     void *actx);
 /* Whether the code at va (readable, code_size bytes) is still e's. */
 bool cc_twin_matches(const cc_twin_entry *e, uint64_t va);
 

@@ -233,18 +233,24 @@ static bool same_code(const cc_twin_entry *e, const uint8_t *at)
 
 bool cc_twin_matches(const cc_twin_entry *e, uint64_t va) { return same_code(e, (const uint8_t *)(uintptr_t)va); }
 
-const cc_twin_entry *cc_twin_find(uint64_t va, cc_twin_readable_fn readable, void *ctx)
+const cc_twin_entry *cc_twin_find_if(uint64_t va, cc_twin_readable_fn readable, void *ctx, cc_twin_accept_fn accept,
+                                     void *actx)
 {
     const uint8_t *at = (const uint8_t *)(uintptr_t)va;
     const cc_twin_entry *hit = NULL;
     pthread_rwlock_rdlock(&lock);
     if (readable(ctx, va, CC_TWIN_PREFIX))
         for (cc_twin_entry *e = buckets[bucket_of(at)]; e && !hit; e = e->next)
-            if (readable(ctx, va, e->code_size) && same_code(e, at)) hit = e;
+            if (readable(ctx, va, e->code_size) && same_code(e, at) && (!accept || accept(e, actx))) hit = e;
     for (cc_twin_entry *e = shorter; e && !hit; e = e->next)
-        if (readable(ctx, va, e->code_size) && same_code(e, at)) hit = e;
+        if (readable(ctx, va, e->code_size) && same_code(e, at) && (!accept || accept(e, actx))) hit = e;
     pthread_rwlock_unlock(&lock);
     return hit;
+}
+
+const cc_twin_entry *cc_twin_find(uint64_t va, cc_twin_readable_fn readable, void *ctx)
+{
+    return cc_twin_find_if(va, readable, ctx, NULL, NULL);
 }
 
 hcq_status cc_twin_register(const void *bin, size_t size)

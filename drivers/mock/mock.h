@@ -306,6 +306,8 @@ hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kerna
 /* The registered GPU binary whose kernel code sits at va on gpu, or NULL
  * (unmapped, or code no registered binary has). */
 const cc_twin_entry *mock_twin_at(mock_gpu *gpu, uint64_t va);
+/* The same among the binaries of that code that accept() takes (NULL: none) */
+const cc_twin_entry *mock_twin_at_if(mock_gpu *gpu, uint64_t va, cc_twin_accept_fn accept, void *actx);
 /* gpu is going away: forget what mock_twin_at found on it (a GPU made
  * later may get its address, and its programs the same addresses) */
 void mock_twin_forget_gpu(const mock_gpu *gpu);

@@ -76,6 +76,15 @@ static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
     return info_of_cubin(e->binary, e->binary_size, NULL, &((cc_twin_entry *)e)->mock_info, err, err_size);
 }
 
+/* whether e's parameters end within the constant bank of *ctx bytes (a
+ * binary that cannot be read is left to the launch to report) */
+static bool params_fit(const cc_twin_entry *e, void *ctx)
+{
+    char err[512];
+    const kinfo *ki = info_of(e, err, sizeof err);
+    return !ki || (uint64_t)ki->param_base + ki->param_bytes <= *(const uint64_t *)ctx;
+}
+
 #define Q(f) ((uint32_t)nv_qmd_get(q, ver, NV_QMD_##f, 0))
 
 /* the launch as the SM would check it against the code; 0 or the
@@ -394,7 +403,12 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
     mnv_gpu *g = mnv_chan_gpu(c);
     if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA && !code_is_ir(g, prog))
         return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
-    const cc_twin_entry *e = mock_twin_at(g->g, prog);
+    /* of the binaries with this code, one whose parameters fit the launch's
+     * constant bank (kernels that differ only in an unused last parameter
+     * share their SASS, and so their code's entry); none: the first, whose
+     * check says what does not fit */
+    const cc_twin_entry *e = mock_twin_at_if(g->g, prog, params_fit, &cb0_size);
+    if (!e) e = mock_twin_at(g->g, prog);
     if (e) return run_twin(c, e, q, ver, regs, cb0, cb0_size, grid, block);
     /* machine code no twin was made for (a program's own cubin, through the
      * preloaded mock): the executor runs it where the decoder is */

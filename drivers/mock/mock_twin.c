@@ -35,15 +35,17 @@ static bool readable(void *ctx, uint64_t va, size_t size)
     return mock_gpu_access(ctx, va, size, false, why, sizeof why);
 }
 
-const cc_twin_entry *mock_twin_at(mock_gpu *gpu, uint64_t va)
+const cc_twin_entry *mock_twin_at(mock_gpu *gpu, uint64_t va) { return mock_twin_at_if(gpu, va, NULL, NULL); }
+
+const cc_twin_entry *mock_twin_at_if(mock_gpu *gpu, uint64_t va, cc_twin_accept_fn accept, void *actx)
 {
     const cc_twin_entry *e = NULL;
     pthread_mutex_lock(&slot_lock);
     for (unsigned i = 0; i < SLOTS && !e; i++)
         if (slots[i].e && slots[i].gpu == gpu && slots[i].va == va) e = slots[i].e;
     pthread_mutex_unlock(&slot_lock);
-    if (e && readable(gpu, va, e->code_size) && cc_twin_matches(e, va)) return e;
-    if (!(e = cc_twin_find(va, readable, gpu))) return NULL;
+    if (e && readable(gpu, va, e->code_size) && cc_twin_matches(e, va) && (!accept || accept(e, actx))) return e;
+    if (!(e = cc_twin_find_if(va, readable, gpu, accept, actx))) return NULL;
     pthread_mutex_lock(&slot_lock);
     slots[slot_next++ % SLOTS] = (slot){gpu, va, e};
     pthread_mutex_unlock(&slot_lock);

@@ -367,3 +367,34 @@ Test(nv_twin, a_cache_filled_with_the_tools_runs_real_cubins_without_them)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* a kernel storing its thread index; `unused` adds a last parameter the
+ * code never reads, so both versions compile to the same SASS and differ
+ * only in the cubin's parameter list (the tensor fuzzer met such a pair) */
+static hcq_kernel *k_index(bool unused)
+{
+    hcq_kernel *k = hcq_kernel_create("E");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_U32);
+    if (unused) hcq_ir_param_buffer(k, HCQ_U32);
+    hcq_ir_ref i = hcq_ir_cast(k, HCQ_U32, hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0));
+    hcq_ir_store(k, out, i, i);
+    return k;
+}
+
+Test(nv_twin, kernels_of_the_same_code_are_checked_against_their_own_parameters)
+{
+    need_twins("sm_90");
+    hcq_device *d = open_nv();
+    hcq_program *wide = t_load(d, k_index(true)), *narrow = t_load(d, k_index(false));
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 64 * 4, HCQ_MEM_DEVICE));
+    hcq_arg one[1] = {hcq_arg_buffer(b)}, two[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    /* the narrow launch's constant bank ends before the wide cubin's
+     * parameters would: it must be checked against its own */
+    T_OK(hcq_launch(narrow, one, 1, hcq_dims_1d(1, 64)));
+    T_OK(hcq_launch(wide, two, 2, hcq_dims_1d(1, 64)));
+    T_OK(hcq_device_synchronize(d));
+    uint32_t got[64];
+    T_OK(hcq_buffer_copyout(got, b, 0, sizeof got));
+    for (uint32_t i = 0; i < 64; i++) cr_assert_eq(got[i], i);
+    T_OK(hcq_device_close(d));
+}
