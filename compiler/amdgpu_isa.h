@@ -134,6 +134,7 @@ typedef struct amdi_target {
     X(S_PACK_LL_B32_B16, "s_pack_ll_b32_b16", "s_pack_ll_b32_b16", "i:ii")     \
     X(S_PACK_LH_B32_B16, "s_pack_lh_b32_b16", "s_pack_lh_b32_b16", "i:ii")     \
     X(S_PACK_HH_B32_B16, "s_pack_hh_b32_b16", "s_pack_hh_b32_b16", "i:ii")     \
+    X(S_PACK_HL_B32_B16, "s_pack_hl_b32_b16", "s_pack_hl_b32_b16", "i:ii")     \
     /* SOPK */                                                                 \
     X(S_MOVK_I32, "s_movk_i32", "s_movk_i32", "i:")                            \
     X(S_CMOVK_I32, "s_cmovk_i32", "s_cmovk_i32", "i:")                         \

@@ -250,6 +250,7 @@ static const uint16_t g11_sop2[] = {
     [0x29] = O(S_BFE_I64), [0x2a] = O(S_BFM_B32), [0x2b] = O(S_BFM_B64), [0x2c] = O(S_MUL_I32),
     [0x2d] = O(S_MUL_HI_U32), [0x2e] = O(S_MUL_HI_I32), [0x30] = O(S_CSELECT_B32), [0x31] = O(S_CSELECT_B64),
     [0x32] = O(S_PACK_LL_B32_B16), [0x33] = O(S_PACK_LH_B32_B16), [0x34] = O(S_PACK_HH_B32_B16),
+    [0x35] = O(S_PACK_HL_B32_B16), /* gfx11 only (llvm-mc -mcpu=gfx1100: 0x9a830002) */
 };
 static const uint16_t g11_sopk[] = {
     [0x00] = O(S_MOVK_I32), [0x01] = O(S_VERSION), [0x02] = O(S_CMOVK_I32), [0x03] = O(S_CMPK_EQ_I32),

@@ -214,6 +214,7 @@ bool mai_salu(mai_wave *w, const amdi_inst *in)
     case AMDI_S_PACK_LL_B32_B16: d = (a32 & 0xffff) | b32 << 16; break;
     case AMDI_S_PACK_LH_B32_B16: d = (a32 & 0xffff) | (b32 & 0xffff0000u); break;
     case AMDI_S_PACK_HH_B32_B16: d = a32 >> 16 | (b32 & 0xffff0000u); break;
+    case AMDI_S_PACK_HL_B32_B16: d = a32 >> 16 | b32 << 16; break; /* {S1[15:0], S0[31:16]} */
     /* SOPK */
     case AMDI_S_MOVK_I32: d = (uint32_t)in->simm; break;
     case AMDI_S_CMOVK_I32: d = (uint32_t)in->simm; write = w->scc; break;
