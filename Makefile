@@ -261,16 +261,18 @@ hw-kit-check: hw-kit
 
 # The differential test at length (tests/diff/diff.h): random IR kernels on
 # the interpreter and every compiled engine, compared. KERNELS seeds from
-# SEED, or DIFF_SECONDS of them (0: no limit), in DIFF_JOBS processes; a
-# kernel cache of its own, removed afterwards. `make test` runs a fixed few
-# hundred (tests/unit/test_difftest.c).
+# SEED, or DIFF_SECONDS of them (0: no limit), in DIFF_JOBS processes, on
+# the engines DIFF_ENGINES names (comma-separated; default every one); a
+# kernel cache of its own, removed afterwards. `make test` runs a fixed 40
+# (tests/unit/test_difftest.c).
 KERNELS ?= 3000
 SEED ?= 1
 DIFF_SECONDS ?= 0
 DIFF_JOBS ?= 2
 difftest: check-deps $(DIFFTEST_BIN)
 	@rc=0; HCQ_CACHE_DIR=$$PWD/$(B)/difftest-cache $(DIFFTEST_BIN) --seed $(SEED) -n $(KERNELS) \
-	  --seconds $(DIFF_SECONDS) --jobs $(DIFF_JOBS) || rc=$$?; rm -rf $(B)/difftest-cache; exit $$rc
+	  --seconds $(DIFF_SECONDS) --jobs $(DIFF_JOBS) $(if $(DIFF_ENGINES),--engines $(DIFF_ENGINES)) || rc=$$?; \
+	  rm -rf $(B)/difftest-cache; exit $$rc
 
 # The differential tensor fuzzer at length: TFUZZ_GRAPHS graphs from seed
 # TFUZZ_SEED, or as many as TFUZZ_SECONDS allow, on every device present,
