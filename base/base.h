@@ -131,13 +131,17 @@ bool base_memcheck_find(uint64_t va, base_memcheck_alloc *a, uint64_t *lo, uint6
 bool base_memcheck_allows(uint64_t va, uint64_t n, base_memcheck_alloc *a, uint64_t *lo, uint64_t *hi);
 /* Says where a refused access lies relative to its allocation. */
 void base_memcheck_explain(uint64_t va, uint64_t n, const base_memcheck_alloc *a, char *buf, size_t size);
+/* base_memcheck_allows for executors that stop at the first refused
+ * access (host twins, the IR interpreter): false with why saying
+ * "memcheck: invalid global write of N bytes at 0x.. (where)". */
+bool base_memcheck_access(uint64_t va, uint64_t n, bool write, uint64_t *lo, uint64_t *hi, char *why, size_t why_size);
 /* One bad access: printed to stderr ("hcq memcheck: ...", the first 100
  * of the process) and kept for the next fault. */
 void base_memcheck_report(const char *fmt, ...) HCQ_PRINTF(1, 2);
 /* The reports since the last take as one message ("memcheck found N bad
  * accesses: r1; ...; and M more"; the first 4 in full); its length, 0 if
- * none. */
-size_t base_memcheck_take(char *buf, size_t size);
+ * none or if the one report is already in `said` (the fault's message). */
+size_t base_memcheck_take(const char *said, char *buf, size_t size);
 
 /* ** live handles: catches use of freed or foreign objects (double free).
  * Every public object registers itself at creation and leaves at destroy. */

@@ -141,6 +141,17 @@ void base_memcheck_explain(uint64_t va, uint64_t n, const base_memcheck_alloc *a
     }
 }
 
+bool base_memcheck_access(uint64_t va, uint64_t n, bool write, uint64_t *lo, uint64_t *hi, char *why, size_t why_size)
+{
+    base_memcheck_alloc a;
+    if (base_memcheck_allows(va, n, &a, lo, hi)) return true;
+    char rel[200];
+    base_memcheck_explain(va, n, &a, rel, sizeof rel);
+    snprintf(why, why_size, "memcheck: invalid global %s of %llu bytes at 0x%llx (%s)", write ? "write" : "read",
+             (unsigned long long)n, (unsigned long long)va, rel);
+    return false;
+}
+
 /* ** reports */
 #define PRINT_LIMIT 100 /* printed to stderr, as compute-sanitizer's --print-limit default */
 #define KEPT 4          /* carried by the next fault's message */
@@ -167,12 +178,15 @@ void base_memcheck_report(const char *fmt, ...)
         fprintf(stderr, "hcq memcheck: %d reports printed; later ones are counted, not printed\n", PRINT_LIMIT);
 }
 
-size_t base_memcheck_take(char *buf, size_t size)
+size_t base_memcheck_take(const char *said, char *buf, size_t size)
 {
     pthread_mutex_lock(&rlock);
     uint64_t n = pending;
     pending = 0;
     size_t off = 0;
+    /* one report the fault's own message holds already (an executor that
+     * stops at the first bad access says it there): nothing to add */
+    if (n == 1 && said && strstr(said, kept[0])) n = 0;
     if (n && size) {
         int k = snprintf(buf, size, "memcheck found %llu bad access%s", (unsigned long long)n, n == 1 ? "" : "es");
         off = k > 0 ? BASE_MIN((size_t)k, size - 1) : 0;

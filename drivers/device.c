@@ -47,7 +47,7 @@ hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...)
         size_t off = n < 0 ? 0 : BASE_MIN((size_t)n, sizeof dev->fault_msg - 1);
         if (base_env_get()->mock_memcheck && off + 3 < sizeof dev->fault_msg) {
             char mc[2048];
-            if (base_memcheck_take(mc, sizeof mc))
+            if (base_memcheck_take(dev->fault_msg, mc, sizeof mc))
                 snprintf(dev->fault_msg + off, sizeof dev->fault_msg - off, "; %s", mc);
         }
         dev->fault_status = s;

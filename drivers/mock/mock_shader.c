@@ -104,7 +104,10 @@ typedef struct run_ctx {
 static bool check(void *ctx, const hcq_interp_access *a, char *why, size_t why_size)
 {
     run_ctx *x = ctx;
-    if (mock_gpu_access(x->gpu, a->addr, a->size, a->write, why, why_size)) return true;
+    uint64_t lo, hi;
+    if (mock_gpu_access(x->gpu, a->addr, a->size, a->write, why, why_size) &&
+        (!base_env_get()->mock_memcheck || base_memcheck_access(a->addr, a->size, a->write, &lo, &hi, why, why_size)))
+        return true;
     pthread_mutex_lock(&x->lock);
     if (!x->fault.va) {
         x->fault.va = a->addr;
@@ -218,6 +221,8 @@ hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kerna
         s = x.err ? x.err : s;
         *fault = x.fault;
         if (s != HCQ_EFAULT) base_err(s, "%s: %s", gpu->name, x.fault.what);
+        /* the interpreter stops at the first bad access: its one report */
+        else if (strstr(x.fault.what, "memcheck: invalid global")) base_memcheck_report("%s", x.fault.what);
     }
     pthread_mutex_destroy(&x.lock);
     hcq_kernel_destroy(x.k);

@@ -4,12 +4,16 @@
  * kernel; the wait's error and stderr carry one report per bad access with
  * the instruction, thread, block and address; accesses inside never trip.
  * Kernels: tests/mock/memcheck.cu (nvcc, sm_90; skips without nvcc or
- * nvdisasm) and tests/corpus/hip/memcheck.hip (clang; gfx1100, gfx942). */
+ * nvdisasm) and tests/corpus/hip/memcheck.hip (clang; gfx1100, gfx942).
+ * The executors that stop at the first bad access (the mocks' host twins
+ * and IR interpreter, the CPU device's interpreter) report that one; hcq's
+ * own add-one kernel, run past its buffer, shows it. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
+#include "compiler/twin.h"
 #include "drivers/mock/mock_nv.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
@@ -149,3 +153,51 @@ Test(memcheck, gfx1100_load_4k_past_a_64_byte_buffer) { load_4k_past(open_amd("g
 Test(memcheck, gfx1100_in_bounds_never_trips) { in_bounds(open_amd("gfx1100")); }
 Test(memcheck, gfx942_store_one_past_a_64_byte_buffer) { store_one_past(open_amd("gfx942")); }
 Test(memcheck, gfx942_in_bounds_never_trips) { in_bounds(open_amd("gfx942")); }
+
+/* ** the host twins and the interpreters: a[i] += 1 for i < n over a
+ * 64-byte buffer (16 words) */
+static void add1_past(hcq_device *d)
+{
+    hcq_program *p = t_load(d, t_k_add1());
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 64, HCQ_MEM_DEVICE));
+    hcq_arg ok[] = {hcq_arg_buffer(b), hcq_arg_u32(16)}, bad[] = {hcq_arg_buffer(b), hcq_arg_u32(17)};
+    T_OK(hcq_launch(p, ok, 2, hcq_dims_1d(1, 32)));
+    T_OK(hcq_device_synchronize(d));
+    char printed[4096];
+    t_stderr cap = t_stderr_begin();
+    hcq_status s = hcq_launch(p, bad, 2, hcq_dims_1d(1, 32));
+    if (!s) s = hcq_device_synchronize(d);
+    t_stderr_end(cap, printed, sizeof printed);
+    cr_assert_eq(s, HCQ_EFAULT, "%s: %s", hcq_status_name(s), hcq_error_message());
+    const char *m = hcq_error_message();
+    cr_assert(strstr(m, "memcheck: invalid global") && strstr(m, "0 bytes past the end of the 64-byte allocation") &&
+              strstr(m, "(16,0,0)"), "%s", m);
+    cr_assert_eq(count(printed, "hcq memcheck: "), 1, "%s", printed);
+    hcq_device_close(d);
+}
+
+static hcq_device *open_mock(const char *shader, const char *name)
+{
+    setenv("HCQ_MOCK", "1", 1);
+    setenv("HCQ_MOCK_SHADER", shader, 1);
+    base_env_reload();
+    sys_set(mock_sys());
+    T_OK(mock_configure(""));
+    return T_NONNULL(hcq_device_open(name));
+}
+
+static void need_twins(const char *arch)
+{
+    char why[256];
+    if (!cc_twin_available(arch, why, sizeof why)) cr_skip_test("no host twins for %s here: %s", arch, why);
+}
+
+Test(memcheck, nv_twin_stops_at_the_first_bad_access) { need_twins("sm_90"), add1_past(open_mock("twin", "NV:0")); }
+Test(memcheck, amd_twin_stops_at_the_first_bad_access) { need_twins("gfx1100"), add1_past(open_mock("twin", "AMD:0")); }
+Test(memcheck, nv_ir_stops_at_the_first_bad_access) { add1_past(open_mock("ir", "NV:0")); }
+Test(memcheck, cpu_ir_stops_at_the_first_bad_access)
+{
+    setenv("HCQ_CPU_TARGET", "ir", 1);
+    base_env_reload();
+    add1_past(T_NONNULL(hcq_device_open("CPU")));
+}
