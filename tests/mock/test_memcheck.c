@@ -2,7 +2,9 @@
  * executor and the AMD mock's ISA executor, a global access outside the
  * bytes a buffer was allocated with (not its 4 KiB rounding) stops the
  * kernel; the wait's error and stderr carry one report per bad access with
- * the instruction, thread, block and address; accesses inside never trip.
+ * the instruction, thread, block and address; so does an access to a
+ * freed buffer whose mapping the allocator keeps; accesses inside never
+ * trip.
  * Kernels: tests/mock/memcheck.cu (nvcc, sm_90; skips without nvcc or
  * nvdisasm) and tests/corpus/hip/memcheck.hip (clang; gfx1100, gfx942).
  * The executors that stop at the first bad access (the mocks' host twins
@@ -145,12 +147,31 @@ static void in_bounds(run r)
     finish(&r);
 }
 
+/* a store into a buffer freed meanwhile (its mapping kept by the
+ * allocator's cache): the address is mapped, the allocation is gone */
+static void store_after_free(run r)
+{
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(r.d, 64, HCQ_MEM_DEVICE));
+    uint64_t va = hcq_buffer_va(b);
+    T_OK(hcq_buffer_free(b));
+    hcq_arg a[] = {hcq_arg_addr(HCQ_IMM(va)), hcq_arg_i32(0)};
+    char printed[16384];
+    T_FAILS(launch(&r, "mc_store", a, 2, 16, printed, sizeof printed), HCQ_EFAULT);
+    const char *m = hcq_error_message();
+    cr_assert(strstr(m, "memcheck found 16 bad accesses:") && strstr(m, "that was freed") && strstr(m, "and 12 more"),
+              "%s", m);
+    cr_assert_eq(count(printed, "hcq memcheck: invalid global write"), 16, "%s", printed);
+    finish(&r);
+}
+
 Test(memcheck, sass_store_one_past_a_64_byte_buffer) { store_one_past(open_nv()); }
 Test(memcheck, sass_load_4k_past_a_64_byte_buffer) { load_4k_past(open_nv()); }
 Test(memcheck, sass_in_bounds_never_trips) { in_bounds(open_nv()); }
+Test(memcheck, sass_store_after_free) { store_after_free(open_nv()); }
 Test(memcheck, gfx1100_store_one_past_a_64_byte_buffer) { store_one_past(open_amd("gfx1100")); }
 Test(memcheck, gfx1100_load_4k_past_a_64_byte_buffer) { load_4k_past(open_amd("gfx1100")); }
 Test(memcheck, gfx1100_in_bounds_never_trips) { in_bounds(open_amd("gfx1100")); }
+Test(memcheck, gfx1100_store_after_free) { store_after_free(open_amd("gfx1100")); }
 Test(memcheck, gfx942_store_one_past_a_64_byte_buffer) { store_one_past(open_amd("gfx942")); }
 Test(memcheck, gfx942_in_bounds_never_trips) { in_bounds(open_amd("gfx942")); }
 
