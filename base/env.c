@@ -162,7 +162,8 @@ static void env_read(void)
     e.cpu_target = env_word("HCQ_CPU_TARGET");
     e.mock_shader = env_word("HCQ_MOCK_SHADER");
     e.mock_shader_kind = mock_shader_kind(e.mock_shader);
-    e.mock_memcheck = env_word("HCQ_MOCK_CHECK") != NULL; /* memcheck: bounds of the bytes allocated, shared-memory use */
+    /* memcheck: bounds of the bytes allocated, shared-memory use */
+    e.mock_memcheck = env_word("HCQ_MOCK_CHECK") != NULL;
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
     /* sizes: each bounded so that no product of them wraps (1 GiB at most
      * per ring or slot, 64 slots) */

@@ -167,7 +167,8 @@ static bool mem_check(void *ctx, const hcq_interp_access *a, char *why, size_t w
     /* HCQ_MOCK_CHECK=memcheck: the interpreter (CPU+ir) checks the bytes
      * allocated too, not only the page-rounded allocation */
     uint64_t lo, hi;
-    if (ok && base_env_get()->mock_memcheck) ok = base_memcheck_access(a->addr, a->size, a->write, &lo, &hi, why, why_size);
+    if (ok && base_env_get()->mock_memcheck)
+        ok = base_memcheck_access(a->addr, a->size, a->write, &lo, &hi, why, why_size);
     return ok;
 }
 

@@ -499,11 +499,12 @@ static void *bad_global(mai_wave *w, const amdi_inst *in, unsigned lane, uint64_
     } else {
         uint64_t t = (uint64_t)w->id * d->wave + lane;
         snprintf(who, sizeof who, "work-item (%u,%u,%u) lane %u", (uint32_t)(t % d->block[0]),
-                 (uint32_t)(t / d->block[0] % d->block[1]), (uint32_t)(t / ((uint64_t)d->block[0] * d->block[1])), lane);
+                 (uint32_t)(t / d->block[0] % d->block[1]), (uint32_t)(t / ((uint64_t)d->block[0] * d->block[1])),
+                 lane);
     }
     char *m = g->mc_bad ? later : g->mc_msg;
-    snprintf(m, sizeof later, "invalid global %s of %u bytes at 0x%" PRIx64 " (%s) by %s, %s, %s", write ? "write" : "read",
-             size, va, rel, who, at, inst);
+    snprintf(m, sizeof later, "invalid global %s of %u bytes at 0x%" PRIx64 " (%s) by %s, %s, %s",
+             write ? "write" : "read", size, va, rel, who, at, inst);
     base_memcheck_report("%s", m);
     if (!g->mc_bad++) g->mc_va = va, g->mc_write = write;
     memset(g->mc_sink, 0, sizeof g->mc_sink);

@@ -123,8 +123,8 @@ static uint8_t *bad_global(msass_op *o, uint64_t a, uint32_t size, bool write, u
     base_memcheck_explain(a, size, al, rel, sizeof rel);
     msass_where(o, lane, at, sizeof at);
     char *m = o->mc_bad ? later : o->mc_msg;
-    snprintf(m, sizeof later, "invalid global %s of %u bytes at 0x%llx (%s) by %s", o->atomic ? "atomic" : write ? "write" : "read",
-             size, (unsigned long long)a, rel, at);
+    snprintf(m, sizeof later, "invalid global %s of %u bytes at 0x%llx (%s) by %s",
+             o->atomic ? "atomic" : write ? "write" : "read", size, (unsigned long long)a, rel, at);
     base_memcheck_report("%s", m);
     if (!o->mc_bad++) o->mc_va = a, o->mc_write = write;
     memset(o->wk->mc_sink, 0, sizeof o->wk->mc_sink);
