@@ -100,7 +100,7 @@ endif
 # make -j runs a target's prerequisites at once: where a goal checks the
 # dependencies (check-deps, which may install them), that check comes
 # before the first compile, which reads their headers
-DEPS_GOALS := test test-sched hw-kit hw-kit-check difftest tfuzz demo train
+DEPS_GOALS := test test-sched test-memcheck hw-kit hw-kit-check difftest tfuzz demo train
 DEPS_FIRST := $(if $(filter $(DEPS_GOALS),$(MAKECMDGOALS)),check-deps)
 # `make clean all`: the goals one after the other, not the removal beside
 # the build
@@ -124,7 +124,7 @@ FORCE:
 # keep objects that only tests use (make would delete them as intermediates)
 .SECONDARY:
 
-.PHONY: FORCE all lib test test-build asan tsan test-sched fuzz fuzz-run tfuzz demo bench bench-compare examples train install \
+.PHONY: FORCE all lib test test-build asan tsan test-sched test-memcheck fuzz fuzz-run tfuzz demo bench bench-compare examples train install \
         install-files uninstall man clean deps check-deps hw-kit hw-kit-check difftest
 all: $(STATIC_LIB) $(SHARED_LIB) $(HCQ_BIN) $(TRACE_LIB) $(MOCK_LIB) $(MAN_PAGES)
 lib: $(STATIC_LIB) $(SHARED_LIB)
@@ -214,6 +214,17 @@ API_TEST_BIN := $(foreach t,$(TEST_BIN),$(if $(findstring /test_api_,$(t)),$(t))
 test-sched: check-deps test-build
 	@for seed in $(SCHED_SEEDS); do echo "== HCQ_MOCK_SCHED=random:$$seed:100"; \
 	  HCQ_TEST_MOCK_ONLY=1 HCQ_MOCK_SCHED=random:$$seed:100 scripts/run-tests.sh $(B) $(API_TEST_BIN) || exit 1; done
+
+# hcq's own kernels under the memory checker (HCQ_MOCK_CHECK=memcheck) on
+# the mocks' machine-code executors and their variants: a report from any
+# of them is a bug (an access past the bytes a buffer was allocated with,
+# or a shared-memory race). Not in make test: the NV executor runs these
+# suites at several times the twins' cost (some 3-4 min of CPU here).
+MEMCHECK_SUITES ?= test_api_launch test_api_copy test_api_tensor_ops test_api_tensor_reduce test_api_tensor_layout \
+                   test_api_tensor_exact test_api_tensor_move test_api_nn
+test-memcheck: check-deps test-build
+	@HCQ_TEST_MOCK_ONLY=1 HCQ_TEST_KERNEL_DEVICES=all HCQ_MOCK_CHECK=memcheck HCQ_MOCK_SHADER=isa \
+	  scripts/run-tests.sh $(B) $(MEMCHECK_SUITES:%=$(B)/tests/mock/%)
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), built with clang and ASan+UBSan.
 # `make fuzz-run` runs each for FUZZ_SECONDS from its corpus; a crash leaves

@@ -55,7 +55,7 @@ typedef struct base_env {
                                 "isa" on the vendor mock's executor of the machine code itself;
                                 default: twins where clang (and ptxas) are, else IR */
     int mock_shader_kind;    /* HCQ_MOCK_SHADER as BASE_MOCK_SHADER_* */
-    bool mock_memcheck;      /* HCQ_MOCK_CHECK=memcheck: the SASS executor checks shared-memory use */
+    bool mock_memcheck;      /* HCQ_MOCK_CHECK=memcheck: the mock executors check shared memory and bounds */
     int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */
     uint32_t staging_chunk_kib; /* HCQ_STAGING_CHUNK_KIB (default 2048) */
@@ -103,6 +103,45 @@ void base_log(int level, const char *fmt, ...) HCQ_PRINTF(2, 3);
     do {                                                                                           \
         if (hcq_debug_level() >= (level)) base_log((level), __VA_ARGS__);                          \
     } while (0)
+
+/* ** memcheck (HCQ_MOCK_CHECK=memcheck; base/memcheck.c): the allocations
+ * hcq's allocator handed out, with the bytes each was asked for, which the
+ * mock GPUs' executors check every global access against, and the reports
+ * of bad accesses. A "span" is the mapping an allocation got (rounding and
+ * memcheck's padding included); bytes of a span past the requested size,
+ * and spans of freed allocations the allocator keeps for reuse, are bad. */
+typedef struct base_memcheck_alloc {
+    uint64_t va, size, span; /* span 0: no allocation */
+    bool live;
+} base_memcheck_alloc;
+/* mem/: an allocation handed out (new, or reused from the cache) */
+void base_memcheck_note(uint64_t va, uint64_t span, uint64_t size);
+/* mem/: freed by its user (the allocator may keep the mapping) */
+void base_memcheck_freed(uint64_t va);
+/* mem/: given back to the driver */
+void base_memcheck_gone(uint64_t va);
+/* The allocation whose span holds va (true), else false with [*lo, *hi)
+ * the bytes around va that no span covers. */
+bool base_memcheck_find(uint64_t va, base_memcheck_alloc *a, uint64_t *lo, uint64_t *hi);
+/* Whether an access of n bytes at va is allowed: inside a live
+ * allocation's requested bytes, or wholly outside every span (memory hcq's
+ * allocator did not hand out: the mappings decide). [*lo, *hi): the range
+ * the same answer holds for (an executor may cache it); *a the allocation
+ * (a->span 0: none). */
+bool base_memcheck_allows(uint64_t va, uint64_t n, base_memcheck_alloc *a, uint64_t *lo, uint64_t *hi);
+/* Says where a refused access lies relative to its allocation. */
+void base_memcheck_explain(uint64_t va, uint64_t n, const base_memcheck_alloc *a, char *buf, size_t size);
+/* base_memcheck_allows for executors that stop at the first refused
+ * access (host twins, the IR interpreter): false with why saying
+ * "memcheck: invalid global write of N bytes at 0x.. (where)". */
+bool base_memcheck_access(uint64_t va, uint64_t n, bool write, uint64_t *lo, uint64_t *hi, char *why, size_t why_size);
+/* One bad access: printed to stderr ("hcq memcheck: ...", the first 100
+ * of the process) and kept for the next fault. */
+void base_memcheck_report(const char *fmt, ...) HCQ_PRINTF(1, 2);
+/* The reports since the last take as one message ("memcheck found N bad
+ * accesses: r1; ...; and M more"; the first 4 in full); its length, 0 if
+ * none or if the one report is already in `said` (the fault's message). */
+size_t base_memcheck_take(const char *said, char *buf, size_t size);
 
 /* ** live handles: catches use of freed or foreign objects (double free).
  * Every public object registers itself at creation and leaves at destroy. */

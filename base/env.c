@@ -71,7 +71,7 @@ typedef struct env_words {
 static const env_words env_word_table[] = {
     {.name = "HCQ_CPU_TARGET", .words = {"cpu", "ir"}, .what = "how the CPU device runs kernels"},
     {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin", "isa"}, .what = "how the mock GPUs run kernels"},
-    {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the machine-code executors check as they run"},
+    {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the executors check as kernels run"},
 };
 
 static const env_words *env_words_row(const char *name)
@@ -162,7 +162,8 @@ static void env_read(void)
     e.cpu_target = env_word("HCQ_CPU_TARGET");
     e.mock_shader = env_word("HCQ_MOCK_SHADER");
     e.mock_shader_kind = mock_shader_kind(e.mock_shader);
-    e.mock_memcheck = env_word("HCQ_MOCK_CHECK") != NULL; /* memcheck: shared-memory reads of unwritten bytes and races between barriers */
+    /* memcheck: bounds of the bytes allocated, shared-memory use */
+    e.mock_memcheck = env_word("HCQ_MOCK_CHECK") != NULL;
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");
     /* sizes: each bounded so that no product of them wraps (1 GiB at most
      * per ring or slot, 64 slots) */

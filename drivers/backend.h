@@ -65,7 +65,7 @@ struct hcq_device {
     /* sticky fault: set once by whoever sees it (engine, poll), read by all */
     atomic_int faulted;
     hcq_status fault_status;
-    char fault_msg[1024];
+    char fault_msg[3072]; /* room for memcheck's reports (drv_set_fault) */
     pthread_mutex_t fault_lock;
     /* engine progress: engines bump progress_seq after every signal write
      * they make; host waiters sleep on it instead of spinning */

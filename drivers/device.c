@@ -40,8 +40,16 @@ hcq_status drv_set_fault(hcq_device *dev, hcq_status s, const char *fmt, ...)
     if (!atomic_load(&dev->faulted)) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(dev->fault_msg, sizeof dev->fault_msg, fmt, ap);
+        int n = vsnprintf(dev->fault_msg, sizeof dev->fault_msg, fmt, ap);
         va_end(ap);
+        /* what the memory checker found (the reports of the bad accesses
+         * that stopped the kernel) goes with the fault they caused */
+        size_t off = n < 0 ? 0 : BASE_MIN((size_t)n, sizeof dev->fault_msg - 1);
+        if (base_env_get()->mock_memcheck && off + 3 < sizeof dev->fault_msg) {
+            char mc[2048];
+            if (base_memcheck_take(dev->fault_msg, mc, sizeof mc))
+                snprintf(dev->fault_msg + off, sizeof dev->fault_msg - off, "; %s", mc);
+        }
         dev->fault_status = s;
         atomic_store(&dev->faulted, 1);
         /* HCQ_ESTATE is the close's own mark (every wait ends at once), not a

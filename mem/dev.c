@@ -74,8 +74,8 @@ void mem_dev_fini(hcq_device *dev)
     }
     m->timeline = NULL;
     if (nb || ns) BASE_LOG(1, "%s closed with %u buffers and %u signals still alive; freed them", dev->props.id, nb, ns);
-    if (m->kernargs.mem.cpu || m->kernargs.mem.size) dev->be->mem_free(dev, &m->kernargs.mem);
-    if (m->staging.cpu || m->staging.size) dev->be->mem_free(dev, &m->staging);
+    if (m->kernargs.mem.cpu || m->kernargs.mem.size) mem_raw_free(dev, &m->kernargs.mem, false);
+    if (m->staging.cpu || m->staging.size) mem_raw_free(dev, &m->staging, false);
     free(m->kernargs.fifo);
     free(m->stage_tag);
     mem_sigpages_free(dev);

@@ -156,12 +156,20 @@ static bool mem_check(void *ctx, const hcq_interp_access *a, char *why, size_t w
 {
     exec_ctx *x = ctx;
     cpu_dev *c = cpu_of(x->dev);
+    bool ok;
     if (a->param < x->cp->nparams && x->cp->params[a->param].size == 8) {
         uint64_t base;
         memcpy(&base, x->kernargs + x->cp->params[a->param].offset, 8);
-        return cpu_alloc_check_in(c, base, a->addr, a->size, why, why_size);
+        ok = cpu_alloc_check_in(c, base, a->addr, a->size, why, why_size);
+    } else {
+        ok = cpu_alloc_check(c, a->addr, a->size, why, why_size);
     }
-    return cpu_alloc_check(c, a->addr, a->size, why, why_size);
+    /* HCQ_MOCK_CHECK=memcheck: the interpreter (CPU+ir) checks the bytes
+     * allocated too, not only the page-rounded allocation */
+    uint64_t lo, hi;
+    if (ok && base_env_get()->mock_memcheck)
+        ok = base_memcheck_access(a->addr, a->size, a->write, &lo, &hi, why, why_size);
+    return ok;
 }
 
 /* Where the faulting instruction is: in the kernel's own code, or in a
@@ -335,7 +343,11 @@ hcq_status cpu_exec(hcq_device *dev, cpu_prog *cp, const uint8_t *kernargs, cons
     hcq_status s = exec_split(c->pool, &x, groups, items);
     pthread_mutex_destroy(&x.lock);
     if (!s) return HCQ_OK;
-    if (x.msg[0]) return base_err(s, "%s", x.msg);
+    if (x.msg[0]) {
+        /* the interpreter stops at the first bad access: its one report */
+        if (strstr(x.msg, "memcheck: invalid global")) base_memcheck_report("%s", x.msg);
+        return base_err(s, "%s", x.msg);
+    }
     if (cp->entry && s == HCQ_ESTATE) return base_err(s, "kernel `%s` cancelled: its device is being closed", cp->name);
     return base_err(s, "%s", hcq_error_message());
 }

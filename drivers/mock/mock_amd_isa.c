@@ -413,6 +413,7 @@ bool mai_lds_check(mai_wave *w, const amdi_inst *in, unsigned l, uint64_t a, uns
             if (other && other != 0xff) snprintf(o, sizeof o, " (wave %u)", other - 1);
             snprintf(msg, sizeof msg, "memcheck: %s, work-item (%u,%u,%u) lane %u, LDS byte 0x%llx: %s%s, by %s", at, tx,
                      ty, tz, l, (unsigned long long)b, what, o, inst);
+            base_memcheck_report("%s", msg);
             record(w, MAI_CHECK, 0, write, msg);
             return false;
         }
@@ -481,10 +482,38 @@ void mai_write_mask(mai_wave *w, const amdi_opnd *o, uint64_t m)
 }
 
 /* ** memory */
-void *mai_mem(mai_wave *w, const amdi_inst *in, uint64_t va, uint32_t size, bool write)
+/* memcheck refused a global access: one report per access, as
+ * compute-sanitizer's; the access goes to the sink and run_wave stops the
+ * wave after the instruction */
+static void *bad_global(mai_wave *w, const amdi_inst *in, unsigned lane, uint64_t va, uint32_t size, bool write,
+                        const base_memcheck_alloc *al)
 {
     mai_group *g = w->g;
-    (void)in;
+    const mai_dispatch *d = g->d;
+    char rel[200], at[160], inst[240], who[96], later[sizeof g->mc_msg];
+    base_memcheck_explain(va, size, al, rel, sizeof rel);
+    where(w, at, sizeof at);
+    mai_describe(w, in, inst, sizeof inst);
+    if (lane == MAI_SCALAR) {
+        snprintf(who, sizeof who, "a scalar load");
+    } else {
+        uint64_t t = (uint64_t)w->id * d->wave + lane;
+        snprintf(who, sizeof who, "work-item (%u,%u,%u) lane %u", (uint32_t)(t % d->block[0]),
+                 (uint32_t)(t / d->block[0] % d->block[1]), (uint32_t)(t / ((uint64_t)d->block[0] * d->block[1])),
+                 lane);
+    }
+    char *m = g->mc_bad ? later : g->mc_msg;
+    snprintf(m, sizeof later, "invalid global %s of %u bytes at 0x%" PRIx64 " (%s) by %s, %s, %s",
+             write ? "write" : "read", size, va, rel, who, at, inst);
+    base_memcheck_report("%s", m);
+    if (!g->mc_bad++) g->mc_va = va, g->mc_write = write;
+    memset(g->mc_sink, 0, sizeof g->mc_sink);
+    return g->mc_sink;
+}
+
+void *mai_mem(mai_wave *w, const amdi_inst *in, unsigned lane, uint64_t va, uint32_t size, bool write)
+{
+    mai_group *g = w->g;
     if (va >= g->rlo && va + size <= g->rhi && va + size >= va && (!write || g->rw)) return (void *)(uintptr_t)va;
     char why[256];
     uint64_t lo, hi;
@@ -492,6 +521,14 @@ void *mai_mem(mai_wave *w, const amdi_inst *in, uint64_t va, uint32_t size, bool
     if (!mock_gpu_range(g->d->gpu, va, size, write, &lo, &hi, &rw, why, sizeof why)) {
         mai_fault(w, va, write, "%s", why);
         return NULL;
+    }
+    if (g->d->memcheck && size <= sizeof g->mc_sink) {
+        /* bounds of what was allocated, not of the page-rounded mapping;
+         * the cached range shrinks to the bytes the same answer holds for */
+        base_memcheck_alloc al;
+        uint64_t mlo, mhi;
+        if (!base_memcheck_allows(va, size, &al, &mlo, &mhi)) return bad_global(w, in, lane, va, size, write, &al);
+        lo = BASE_MAX(lo, mlo), hi = BASE_MIN(hi, mhi);
     }
     g->rlo = lo;
     g->rhi = hi;
@@ -651,6 +688,19 @@ static void run_wave(mai_wave *w)
         default: unknown(w, in); return;
         }
         if (!ok || w->stop != MAI_RUN) return;
+        if (w->g->mc_bad) {
+            mai_group *g = w->g;
+            char msg[900];
+            if (g->mc_bad > 1)
+                snprintf(msg, sizeof msg, "memcheck: %.780s (and %u more accesses of the instruction)", g->mc_msg,
+                         g->mc_bad - 1);
+            else
+                snprintf(msg, sizeof msg, "memcheck: %.780s", g->mc_msg);
+            /* the memory exception an access outside the mappings raises
+             * (HCQ_EFAULT at the wait, as the NV mock's Xid 13) */
+            record(w, MAI_FAULT, g->mc_va, g->mc_write, msg);
+            return;
+        }
         if (p->next[i] == UINT32_MAX) {
             mai_illegal(w, "pc 0x%" PRIx64 ": the code after this instruction was not decoded (no instruction there?)",
                         p->va[i]);

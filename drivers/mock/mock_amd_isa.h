@@ -60,7 +60,8 @@ typedef struct mai_dispatch {
     bool ieee;               /* RSRC1.IEEE_MODE */
     uint32_t mode;           /* the MODE register's start value (denormals, rounding) */
     uint64_t watchdog_ns;    /* CPU time a work-group may take before the watchdog ends the dispatch (0: none) */
-    bool memcheck;           /* HCQ_MOCK_CHECK=memcheck: LDS reads of unwritten bytes and races between barriers */
+    bool memcheck;           /* HCQ_MOCK_CHECK=memcheck: LDS reads of unwritten bytes and races between barriers,
+                                global accesses outside the bytes allocated (base/memcheck.c) */
     const volatile int *cancel;
 } mai_dispatch;
 
@@ -104,6 +105,15 @@ typedef struct mai_group {
     /* the allowed-range cache (one per group; accesses check it first) */
     uint64_t rlo, rhi;
     bool rw;
+    /* memcheck: accesses of the current instruction refused (each
+     * reported), the first one's address and report; refused accesses go
+     * to the sink (loads read 0) so every lane is checked before the wave
+     * stops */
+    uint32_t mc_bad;
+    uint64_t mc_va;
+    bool mc_write;
+    char mc_msg[800];
+    _Alignas(16) uint8_t mc_sink[64];
 } mai_group;
 
 /* the dispatch's outcome, first error wins (mock_amd_isa.c) */
@@ -126,9 +136,11 @@ bool mai_ds(mai_wave *w, const amdi_inst *in);
 bool mai_vmem(mai_wave *w, const amdi_inst *in);
 
 /* memory the wave may touch: host pointer for [va, va + size), checked
- * against the GPU's mappings (the group caches the last allowed range);
- * NULL after reporting the fault */
-void *mai_mem(mai_wave *w, const amdi_inst *in, uint64_t va, uint32_t size, bool write);
+ * against the GPU's mappings (the group caches the last allowed range) and
+ * under memcheck against the allocations' sizes; NULL after reporting the
+ * fault. lane: the lane's (MAI_SCALAR: a scalar load's) */
+#define MAI_SCALAR 0xffu
+void *mai_mem(mai_wave *w, const amdi_inst *in, unsigned lane, uint64_t va, uint32_t size, bool write);
 
 /* ** helpers the seams share */
 static inline uint64_t mai_exec(const mai_wave *w)

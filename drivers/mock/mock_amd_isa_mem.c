@@ -43,7 +43,7 @@ static void *priv(mai_wave *w, const amdi_inst *in, unsigned l, uint64_t off, un
         }
     }
     uint64_t va = base + ((off >> 2) * d->wave + l) * 4 + (off & 3);
-    return mai_mem(w, in, va, size, write);
+    return mai_mem(w, in, l, va, size, write);
 }
 
 /* ** DS */
@@ -253,7 +253,7 @@ static uint8_t *lane_ptr(mai_wave *w, const amdi_inst *in, unsigned l, space sp,
         return w->g->lds + a;
     }
     if (sp == SP_PRIVATE) return priv(w, in, l, a, size, write);
-    return mai_mem(w, in, a, size, write);
+    return mai_mem(w, in, l, a, size, write);
 }
 
 static bool srd_swizzled(const mai_wave *w, const amdi_inst *in) { return w->s[(in->s[2].reg + 1) & 127] >> 31 & 1; }
@@ -354,7 +354,7 @@ bool mai_vmem(mai_wave *w, const amdi_inst *in)
             }
         }
         if (whole && sp == SP_GLOBAL) { /* the common case: whole dwords of global memory */
-            uint8_t *p = mai_mem(w, in, a, size, store);
+            uint8_t *p = mai_mem(w, in, l, a, size, store);
             if (!p) return false;
             if (store)
                 for (unsigned k = 0; k < size / 4; k++) memcpy(p + 4 * k, &vreg(w, &in->s[1], k)[l], 4);

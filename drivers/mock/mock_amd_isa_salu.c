@@ -304,7 +304,7 @@ bool mai_smem(mai_wave *w, const amdi_inst *in)
     if (in->s[1].kind != AMDI_O_NULL) off += (uint32_t)mai_ssrc(w, &in->s[1]);
     uint64_t va = (base + off) & ~3ull; /* scalar loads ignore the low two bits */
     unsigned n = in->d[0].n;
-    const uint32_t *p = mai_mem(w, in, va, n * 4u, false);
+    const uint32_t *p = mai_mem(w, in, MAI_SCALAR, va, n * 4u, false);
     if (!p) return false;
     if (in->d[0].kind != AMDI_O_SGPR) return true;
     for (unsigned i = 0; i < n; i++) w->s[(in->d[0].reg + i) & 127] = p[i];

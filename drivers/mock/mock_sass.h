@@ -40,7 +40,7 @@ typedef struct msass_launch {
     uint64_t watchdog_ns;   /* a worker that spends this much CPU time on the launch ends it with the
                                watchdog's error (0: none) */
     const volatile int *cancel; /* the engine's stop flag */
-    bool memcheck;          /* HCQ_MOCK_CHECK=memcheck: check shared-memory use */
+    bool memcheck;          /* HCQ_MOCK_CHECK=memcheck: check shared-memory use and global bounds */
 } msass_launch;
 
 enum {
@@ -118,6 +118,9 @@ typedef struct msass_worker {
     uint32_t *mc_writer, *mc_reader;
     msass_fault fault;
     int status;
+    /* memcheck: where a refused global access goes (loads read 0) while the
+     * instruction's other lanes are checked */
+    _Alignas(16) uint8_t mc_sink[16];
 } msass_worker;
 
 /* an instruction for a warp: exec = the active lanes whose guard holds */
@@ -127,6 +130,12 @@ typedef struct msass_op {
     const sass_insn *in;
     uint32_t pc, exec, active;
     bool atomic;         /* the access being resolved is an atomic's */
+    /* memcheck: lanes of this instruction whose global access was refused,
+     * and the first one's address and report */
+    uint32_t mc_bad;
+    uint64_t mc_va;
+    bool mc_write;
+    char mc_msg[800];
     uint32_t tmp[8][32]; /* operand rows made for non-register operands */
     uint32_t nud;        /* uniform destinations written through tmp rows, committed after the op */
     struct {
@@ -138,7 +147,11 @@ typedef struct msass_op {
 /* both return 0 or a fault kind (wk->fault filled) */
 int msass_alu(msass_op *o);
 int msass_mem(msass_op *o);
-/* a fault at this instruction: fills wk->fault, returns kind */
+/* "kernel `k`, instruction `i` at 0x.. (code offset 0x..), thread (x,y,z)
+ * of block (x,y,z)" for a lane of the instruction */
+void msass_where(const msass_op *o, uint32_t lane, char *buf, size_t size);
+/* a fault at this instruction: fills wk->fault, returns kind (memcheck's
+ * are reported to base/memcheck.c too) */
 int msass_fail(msass_op *o, int kind, uint64_t va, bool write, const char *fmt, ...) HCQ_PRINTF(5, 6);
 /* operand rows */
 const uint32_t *msass_cbank(msass_op *o, unsigned k, unsigned slot, uint32_t extra);

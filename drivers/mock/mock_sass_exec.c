@@ -193,15 +193,20 @@ bool msass_uniform(const sass_insn *in)
 }
 
 /* ** faults */
-static void where(msass_op *o, char *buf, size_t size)
+void msass_where(const msass_op *o, uint32_t lane, char *buf, size_t size)
 {
     const msass_worker *wk = o->wk;
-    uint32_t lane = o->exec ? (uint32_t)__builtin_ctz(o->exec) : o->active ? (uint32_t)__builtin_ctz(o->active) : 0;
     uint32_t t = o->w->first_thread + lane, bx = wk->l->block[0], by = wk->l->block[1];
     snprintf(buf, size, "kernel `%s`, instruction `%s` at 0x%llx (code offset 0x%x), thread (%u,%u,%u) of block "
              "(%u,%u,%u)", wk->l->kernel, wk->l->p->strings + o->in->text,
              (unsigned long long)(wk->l->code_va + (uint64_t)o->pc * 16), o->pc * 16, t % bx, t / bx % by, t / bx / by,
              wk->ctaid[0], wk->ctaid[1], wk->ctaid[2]);
+}
+
+static void where(const msass_op *o, char *buf, size_t size)
+{
+    msass_where(o, o->exec ? (uint32_t)__builtin_ctz(o->exec) : o->active ? (uint32_t)__builtin_ctz(o->active) : 0,
+                buf, size);
 }
 
 int msass_fail(msass_op *o, int kind, uint64_t va, bool write, const char *fmt, ...)
@@ -219,7 +224,25 @@ int msass_fail(msass_op *o, int kind, uint64_t va, bool write, const char *fmt, 
     wk->fault.va = va;
     wk->fault.write = write;
     wk->status = kind;
+    if (kind == MSASS_MEMCHECK) base_memcheck_report("%s", wk->fault.what);
     return kind;
+}
+
+/* memcheck refused global accesses of the instruction's lanes (each
+ * reported already): the kernel stops here, its fault the first of them */
+static int memcheck_stop(msass_op *o)
+{
+    msass_worker *wk = o->wk;
+    if (wk->status) return wk->status;
+    if (o->mc_bad > 1)
+        snprintf(wk->fault.what, sizeof wk->fault.what, "memcheck: %.780s (and %u more lanes of the instruction)",
+                 o->mc_msg, o->mc_bad - 1);
+    else
+        snprintf(wk->fault.what, sizeof wk->fault.what, "memcheck: %.780s", o->mc_msg);
+    wk->fault.kind = MSASS_MEMCHECK;
+    wk->fault.va = o->mc_va;
+    wk->fault.write = o->mc_write;
+    return wk->status = MSASS_MEMCHECK;
 }
 
 /* ** control flow */
@@ -414,6 +437,7 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
     o->pc = pc;
     o->active = active;
     o->nud = 0;
+    o->mc_bad = 0;
     if (pc >= l->p->ninsns) {
         o->in = &(sass_insn){.op = SASS_OP_UNKNOWN};
         return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: execution ran past the kernel's %u "
@@ -446,6 +470,7 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
             return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: the mock's SASS executor does not "
                               "implement `%s`", l->p->strings + in->text);
         if (rc) return rc;
+        if (o->mc_bad) return memcheck_stop(o);
         if (o->nud && exec) {
             uint32_t lane = (uint32_t)__builtin_ctz(exec);
             for (uint32_t i = 0; i < o->nud; i++)

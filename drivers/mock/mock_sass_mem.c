@@ -112,6 +112,25 @@ static int shared_check(msass_op *o, uint32_t lane, uint64_t a, uint32_t size, b
     return 0;
 }
 
+/* memcheck: a global access outside every live allocation's requested
+ * bytes. Reported at once (one report per lane, as compute-sanitizer's);
+ * the access goes to the worker's sink so the instruction's other lanes
+ * are checked too, and step() stops the kernel after it. */
+static uint8_t *bad_global(msass_op *o, uint64_t a, uint32_t size, bool write, uint32_t lane,
+                           const base_memcheck_alloc *al)
+{
+    char rel[200], at[400], later[sizeof o->mc_msg];
+    base_memcheck_explain(a, size, al, rel, sizeof rel);
+    msass_where(o, lane, at, sizeof at);
+    char *m = o->mc_bad ? later : o->mc_msg;
+    snprintf(m, sizeof later, "invalid global %s of %u bytes at 0x%llx (%s) by %s",
+             o->atomic ? "atomic" : write ? "write" : "read", size, (unsigned long long)a, rel, at);
+    base_memcheck_report("%s", m);
+    if (!o->mc_bad++) o->mc_va = a, o->mc_write = write;
+    memset(o->wk->mc_sink, 0, sizeof o->wk->mc_sink);
+    return o->wk->mc_sink;
+}
+
 /* a host pointer for an access of `size` bytes at `a` in space sp by lane
  * i, or NULL with the fault recorded */
 static uint8_t *resolve(msass_op *o, int sp, uint64_t a, uint32_t size, bool write, uint32_t lane, int *rc)
@@ -162,6 +181,14 @@ static uint8_t *resolve(msass_op *o, int sp, uint64_t a, uint32_t size, bool wri
         *rc = msass_fail(o, MSASS_MMU, a, write, "%s of %u bytes at 0x%llx: %s", write ? "store" : "load", size,
                          (unsigned long long)a, why);
         return NULL;
+    }
+    if (l->memcheck && sp == SP_GLOBAL) {
+        /* bounds of what was allocated, not of the page-rounded mapping;
+         * the cached range shrinks to the bytes the same answer holds for */
+        base_memcheck_alloc al;
+        uint64_t mlo, mhi;
+        if (!base_memcheck_allows(a, size, &al, &mlo, &mhi)) return bad_global(o, a, size, write, lane, &al);
+        lo = BASE_MAX(lo, mlo), hi = BASE_MIN(hi, mhi);
     }
     *r = (struct msass_range){lo, hi, writable};
     return (uint8_t *)(uintptr_t)a;

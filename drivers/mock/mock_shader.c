@@ -101,16 +101,23 @@ typedef struct run_ctx {
     mock_fault fault;
 } run_ctx;
 
+/* the access this thread's interpreter was last refused: the interpreter
+ * asks about a group's whole span first and then lane by lane, stopping at
+ * the first refused lane, so the last refusal is the faulting lane's */
+static _Thread_local struct {
+    uint64_t va;
+    bool write;
+} refused;
+
 static bool check(void *ctx, const hcq_interp_access *a, char *why, size_t why_size)
 {
     run_ctx *x = ctx;
-    if (mock_gpu_access(x->gpu, a->addr, a->size, a->write, why, why_size)) return true;
-    pthread_mutex_lock(&x->lock);
-    if (!x->fault.va) {
-        x->fault.va = a->addr;
-        x->fault.write = a->write;
-    }
-    pthread_mutex_unlock(&x->lock);
+    uint64_t lo, hi;
+    if (mock_gpu_access(x->gpu, a->addr, a->size, a->write, why, why_size) &&
+        (!base_env_get()->mock_memcheck || base_memcheck_access(a->addr, a->size, a->write, &lo, &hi, why, why_size)))
+        return true;
+    refused.va = a->addr;
+    refused.write = a->write;
     return false;
 }
 
@@ -120,12 +127,14 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     hcq_interp_launch il = x->il;
     il.group_begin = begin;
     il.group_end = end;
+    refused.va = 0;
     hcq_status s = hcq_interp_run(x->k, &il);
     if (s) {
         pthread_mutex_lock(&x->lock);
         if (!x->err) {
             x->err = s;
             snprintf(x->fault.what, sizeof x->fault.what, "%s", hcq_error_message());
+            if (s == HCQ_EFAULT) x->fault.va = refused.va, x->fault.write = refused.write;
         }
         pthread_mutex_unlock(&x->lock);
     }
@@ -218,6 +227,8 @@ hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kerna
         s = x.err ? x.err : s;
         *fault = x.fault;
         if (s != HCQ_EFAULT) base_err(s, "%s: %s", gpu->name, x.fault.what);
+        /* the interpreter stops at the first bad access: its one report */
+        else if (strstr(x.fault.what, "memcheck: invalid global")) base_memcheck_report("%s", x.fault.what);
     }
     pthread_mutex_destroy(&x.lock);
     hcq_kernel_destroy(x.k);

@@ -80,7 +80,14 @@ static bool check(void *ctx, uint64_t addr, uint32_t size, uint32_t param, bool 
 {
     run_ctx *x = ctx;
     (void)param, (void)index;
-    return mock_gpu_range(x->gpu, addr, size, write, lo, hi, writable, why, why_size);
+    if (!mock_gpu_range(x->gpu, addr, size, write, lo, hi, writable, why, why_size)) return false;
+    if (!base_env_get()->mock_memcheck) return true;
+    /* memcheck: the bytes allocated, not the mapping; the parameter's
+     * cached range shrinks to the allocation */
+    uint64_t mlo, mhi;
+    if (!base_memcheck_access(addr, size, write, &mlo, &mhi, why, why_size)) return false;
+    *lo = BASE_MAX(*lo, mlo), *hi = BASE_MIN(*hi, mhi);
+    return true;
 }
 
 static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
@@ -162,6 +169,8 @@ hcq_status mock_twin_run(mock_gpu *gpu, const mock_twin_launch *ml, mock_fault *
         cc_twin_fault_describe(&x.fault, e->mod.name, fault->what, sizeof fault->what);
         fault->va = x.fault.kind == CC_TWIN_FAULT_GLOBAL ? x.fault.addr : 0;
         fault->write = x.fault.write;
+        /* the twin stops at the first bad access: its one report */
+        if (!strncmp(x.fault.why, "memcheck:", 9)) base_memcheck_report("%s", fault->what);
     } else if (s) {
         s = x.err ? x.err : s;
         base_err(s, "%s: the host twin of `%s`: %s", gpu->name, e->mod.name, hcq_error_message());
