@@ -57,20 +57,70 @@ tt_node *tt_flip_order(tt_node *a)
 
 static int kind(hcq_dtype t) { return t == HCQ_BOOL ? 0 : hcq_dtype_is_float(t) ? 2 : 1; }
 
+static unsigned bits_of(hcq_dtype t) { return (unsigned)hcq_dtype_size(t) * 8; }
+
+static hcq_dtype int_of(unsigned bits, bool sgn)
+{
+    switch (bits) {
+    case 8: return sgn ? HCQ_I8 : HCQ_U8;
+    case 16: return sgn ? HCQ_I16 : HCQ_U16;
+    case 32: return sgn ? HCQ_I32 : HCQ_U32;
+    default: return sgn ? HCQ_I64 : HCQ_U64;
+    }
+}
+
+hcq_dtype tt_float_of(hcq_dtype dt)
+{
+    if (hcq_dtype_is_float(dt)) return dt;
+    return dt == HCQ_I64 || dt == HCQ_U64 ? HCQ_F64 : HCQ_F32;
+}
+
+hcq_dtype tt_calc_float(hcq_dtype dt) { return tt_float_of(dt) == HCQ_F64 ? HCQ_F64 : HCQ_F32; }
+
+hcq_dtype tt_sum_dtype(hcq_dtype dt)
+{
+    switch (dt) {
+    case HCQ_BOOL:
+    case HCQ_I8:
+    case HCQ_I16: return HCQ_I32;
+    case HCQ_U8:
+    case HCQ_U16: return HCQ_U32;
+    default: return dt;
+    }
+}
+
+/* tensor.h's lattice: bool below every dtype; integers of one signedness
+ * take the wider; a signed and an unsigned one the narrowest signed dtype
+ * holding both (u8 with i8 is i16, u32 with i32 is i64, u64 with any
+ * signed one f64, as in NumPy); an integer with a float the float; floats
+ * the wider (f16 with bf16 f32). */
 static hcq_dtype join(hcq_dtype x, hcq_dtype y)
 {
     if (x == y) return x;
-    if (x == HCQ_F32 || y == HCQ_F32) return HCQ_F32;
-    if (kind(x) == 2 && kind(y) == 2) return HCQ_F32; /* f16 with bf16 */
+    if (kind(x) == 0) return y;
+    if (kind(y) == 0) return x;
+    if (kind(x) == 2 && kind(y) == 2) {
+        if (x == HCQ_F64 || y == HCQ_F64) return HCQ_F64;
+        return HCQ_F32; /* f32 with a half, or f16 with bf16 */
+    }
     if (kind(x) == 2) return x;
     if (kind(y) == 2) return y;
-    return HCQ_I32;
+    bool sx = hcq_dtype_is_signed(x), sy = hcq_dtype_is_signed(y);
+    unsigned bx = bits_of(x), by = bits_of(y);
+    if (sx == sy) return bx >= by ? x : y;
+    unsigned bs = sx ? bx : by, bu = sx ? by : bx; /* the signed one's width, the unsigned one's */
+    if (bs > bu) return int_of(bs, true);
+    return bu == 64 ? HCQ_F64 : int_of(bu * 2, true);
 }
 
+/* A weak scalar yields to the tensor's dtype: an integral one takes an
+ * integer dtype (bool: i32), a non-integral one takes a float dtype (an
+ * integer tensor: f32, f64 for 64-bit integers) */
 static hcq_dtype weak_with(const tt_node *w, hcq_dtype t)
 {
     if (kind(t) == 2) return t;
-    return kind((hcq_dtype)w->dtype) == 2 ? HCQ_F32 : HCQ_I32;
+    if (kind((hcq_dtype)w->dtype) == 2) return tt_float_of(t);
+    return kind(t) == 0 ? (hcq_dtype)w->dtype : t;
 }
 
 hcq_dtype tt_promote(const tt_node *a, const tt_node *b)
@@ -78,6 +128,26 @@ hcq_dtype tt_promote(const tt_node *a, const tt_node *b)
     if (a->weak && !b->weak) return weak_with(a, (hcq_dtype)b->dtype);
     if (b->weak && !a->weak) return weak_with(b, (hcq_dtype)a->dtype);
     return join((hcq_dtype)a->dtype, (hcq_dtype)b->dtype);
+}
+
+/* An integral weak scalar must fit the integer dtype it meets (NumPy 2
+ * raises alike: uint8 array + 300); it would otherwise wrap silently. */
+static bool weak_fits(const tt_node *w, hcq_dtype t, const char *fn)
+{
+    if (!w->weak || w->op != TT_CONST || kind((hcq_dtype)w->dtype) != 1 || kind(t) != 1) return true;
+    int64_t v = w->cv.i;
+    bool ok;
+    if (hcq_dtype_is_signed(t)) {
+        unsigned b = bits_of(t);
+        ok = b >= 64 || (v >= -(INT64_C(1) << (b - 1)) && v < (INT64_C(1) << (b - 1)));
+    } else {
+        unsigned b = bits_of(t);
+        ok = v >= 0 && (b >= 64 || v < (INT64_C(1) << b));
+    }
+    if (!ok)
+        base_err(HCQ_EINVAL, "%s: the scalar %lld does not fit the other operand's dtype %s; cast the tensor to a wider "
+                 "dtype first", fn, (long long)v, hcq_dtype_name(t));
+    return ok;
 }
 
 static bool bshape(const tt_node *a, const tt_node *b, int64_t *out, int *nd, const char *fn)
@@ -132,6 +202,8 @@ static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **o
     bool marked = false;
     for (int i = 0; i < n; i++) marked = marked || tt_has_sym(in[i]);
     if (marked && tt_sym_join(in, n, shape, nd, sym, fn)) return false;
+    for (int i = 0; i < n; i++)
+        if (dt != HCQ_VOID && !weak_fits(in[i], dt, fn)) return false;
     for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n; i++) {
         tt_node *c = dt == HCQ_VOID ? (tt_node_ref(in[i]), in[i]) : tt_cast_node(in[i], dt);
@@ -161,13 +233,15 @@ static hcq_dtype op_dtype(const tt_node *a, const tt_node *b, prule r, const cha
     hcq_dtype t = tt_promote(a, b);
     switch (r) {
     case P_ANY: return t == HCQ_BOOL ? HCQ_I32 : t;
-    case P_FLOAT: return kind(t) == 2 ? t : HCQ_F32;
+    case P_FLOAT: return tt_float_of(t);
     case P_INT:
-        if (kind(t) == 2) return base_err(HCQ_EINVAL, "%s: takes i32 or bool operands, not %s", fn, hcq_dtype_name(t)), HCQ_VOID;
-        return HCQ_I32;
     case P_LOGIC:
-        if (kind(t) == 2) return base_err(HCQ_EINVAL, "%s: takes bool or i32 operands, not %s", fn, hcq_dtype_name(t)), HCQ_VOID;
-        return t;
+        if (kind(t) == 2)
+            return base_err(HCQ_EINVAL, "%s: takes integer or bool operands; a is %s and b is %s, which promote to %s",
+                            fn, hcq_dtype_name((hcq_dtype)a->dtype), hcq_dtype_name((hcq_dtype)b->dtype),
+                            hcq_dtype_name(t)),
+                   HCQ_VOID;
+        return r == P_INT && t == HCQ_BOOL ? HCQ_I32 : t;
     case P_CMP: return t;
     }
     return t;
@@ -204,16 +278,17 @@ static hcq_tensor *unary_node(hcq_tensor *ta, tt_op op, hcq_dtype dt, const char
 
 #define CTX_OF(t, fn) hcq_ctx *ctx = tt_arg((t), (fn)) ? (t)->ctx : NULL; if (!ctx) return NULL
 
-static hcq_dtype float_dt(hcq_tensor *t) { hcq_dtype d = (hcq_dtype)t->n->dtype; return kind(d) == 2 ? d : HCQ_F32; }
+static hcq_dtype float_dt(hcq_tensor *t) { return tt_float_of((hcq_dtype)t->n->dtype); }
 
-/* f16/bf16 transcendentals are computed in f32 and rounded once */
+/* f16/bf16 transcendentals are computed in f32 and rounded once; f64
+ * (and 64-bit integers) in f64 */
 typedef hcq_tensor *(*f32_body)(hcq_ctx *ctx, hcq_tensor *x);
 static hcq_tensor *via_f32(hcq_tensor *a, f32_body f, const char *fn)
 {
     CTX_OF(a, fn);
     hcq_dtype out = float_dt(a);
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, HCQ_F32)), out);
+    hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, tt_calc_float(out))), out);
     return tt_scope_end(ctx, m, fn, r);
 }
 
@@ -226,9 +301,9 @@ hcq_tensor *hcq_neg(hcq_tensor *a)
     return unary_node(a, TT_NEG, dt, "hcq_neg");
 }
 
-static hcq_tensor *f_exp2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_EXP2, HCQ_F32, "hcq_exp2"); }
-static hcq_tensor *f_log2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_LOG2, HCQ_F32, "hcq_log2"); }
-static hcq_tensor *f_sin(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_SIN, HCQ_F32, "hcq_sin"); }
+static hcq_tensor *f_exp2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_EXP2, tt_calc_float((hcq_dtype)x->n->dtype), "hcq_exp2"); }
+static hcq_tensor *f_log2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_LOG2, tt_calc_float((hcq_dtype)x->n->dtype), "hcq_log2"); }
+static hcq_tensor *f_sin(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_SIN, tt_calc_float((hcq_dtype)x->n->dtype), "hcq_sin"); }
 static hcq_tensor *f_exp(hcq_ctx *ctx, hcq_tensor *x) { return f_exp2(ctx, hcq_mul_s(x, M_LOG2E)); }
 static hcq_tensor *f_log(hcq_ctx *ctx, hcq_tensor *x) { return hcq_mul_s(f_log2(ctx, x), M_LN2); }
 static hcq_tensor *f_cos(hcq_ctx *ctx, hcq_tensor *x) { return f_sin(ctx, hcq_add_s(x, M_PI_2)); }
@@ -397,7 +472,7 @@ enum { POW_BITS = 5 };
 static hcq_tensor *pow_int(hcq_ctx *ctx, hcq_tensor *ax, hcq_tensor *ay)
 {
     hcq_tensor *n = hcq_cast(hcq_minimum_s(ay, (1 << POW_BITS) - 1), HCQ_I32);
-    hcq_tensor *acc = hcq_full(ctx, HCQ_F32, NULL, 0, 1.0), *base = ax;
+    hcq_tensor *acc = hcq_full(ctx, hcq_tensor_dtype(ax), NULL, 0, 1.0), *base = ax;
     for (int bit = 0; bit < POW_BITS; bit++) {
         hcq_tensor *set = hcq_ne(hcq_logical_and(n, hcq_scalar(ctx, 1 << bit)), hcq_scalar(ctx, 0));
         acc = hcq_where(set, hcq_mul(acc, base), acc);
@@ -406,7 +481,7 @@ static hcq_tensor *pow_int(hcq_ctx *ctx, hcq_tensor *ax, hcq_tensor *ay)
     return acc;
 }
 
-/* IEEE 754's pow (C's Annex F) in f32: |x|^y, then the sign and the
+/* IEEE 754's pow (C's Annex F) in f32 (f64 for f64 and 64-bit integers): |x|^y, then the sign and the
  * special cases:
  *   - pow(x, +-0) = 1 and pow(+1, y) = 1 for every x and y, NaN included;
  *     pow(-1, +-inf) = 1;
@@ -423,7 +498,8 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     if (!tt_arg(b, "hcq_pow")) return NULL;
     size_t m = hcq_ctx_mark(ctx);
     hcq_dtype dt = op_dtype(a->n, b->n, P_FLOAT, "hcq_pow");
-    hcq_tensor *x = hcq_cast(a, HCQ_F32), *y = hcq_cast(b, HCQ_F32);
+    hcq_dtype cdt = tt_calc_float(dt); /* f32, or f64 for f64 */
+    hcq_tensor *x = hcq_cast(a, cdt), *y = hcq_cast(b, cdt);
     int64_t bs[TT_MAX_DIMS];
     int bnd;
     if (!x || !y || !bshape(x->n, y->n, bs, &bnd, "hcq_pow")) return tt_scope_end(ctx, m, "hcq_pow", NULL);
@@ -440,7 +516,7 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     r = hcq_where(small, hcq_where(yneg, hcq_recip(pi), pi), r);
     hcq_tensor *half = hcq_mul_s(y, 0.5);
     hcq_tensor *odd = hcq_logical_and(yint, hcq_ne(hcq_trunc(half), half));
-    hcq_tensor *sign = hcq_lt(hcq_bitcast(x, HCQ_I32), zero);
+    hcq_tensor *sign = hcq_lt(hcq_bitcast(x, cdt == HCQ_F64 ? HCQ_I64 : HCQ_I32), zero);
     hcq_tensor *out = hcq_where(hcq_logical_and(sign, odd), hcq_neg(r), r);
     hcq_tensor *finite_neg = hcq_logical_and(hcq_lt(x, zero), hcq_lt(ax, inf));
     out = hcq_where(hcq_logical_and(finite_neg, hcq_logical_not(yint)), hcq_scalar(ctx, NAN), out);
@@ -460,6 +536,7 @@ hcq_tensor *hcq_where(hcq_tensor *tc, hcq_tensor *ta, hcq_tensor *tb)
     if (!b) return NULL;
     if (tc->ctx != ta->ctx || ta->ctx != tb->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
     hcq_dtype dt = tt_promote(a, b);
+    if (!weak_fits(a, dt, fn) || !weak_fits(b, dt, fn)) return NULL;
     tt_node *in[3] = {c, a, b}, *o[3];
     if (!prepare(tc->ctx, in, 3, HCQ_VOID, o, fn)) return NULL;
     tt_node *cb = tt_cast_node(o[0], HCQ_BOOL), *x = tt_cast_node(o[1], dt), *y = tt_cast_node(o[2], dt);
