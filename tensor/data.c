@@ -59,9 +59,8 @@ hcq_tensor *hcq_scalar(hcq_ctx *ctx, double value)
         return NULL;
     }
     /* -0.0 is a float: x * -0.0 must keep its sign */
-    bool integral = value == trunc(value) && fabs(value) < 0x1p63 && !(value == 0 && signbit(value));
-    /* i32, or i64 for an integer beyond it (which fits fewer dtypes) */
-    hcq_dtype dt = !integral ? HCQ_F32 : fabs(value) <= 2147483647.0 ? HCQ_I32 : HCQ_I64;
+    bool integral = value == trunc(value) && fabs(value) <= 2147483647.0 && !(value == 0 && signbit(value));
+    hcq_dtype dt = integral ? HCQ_I32 : HCQ_F32;
     /* the unrounded double: it rounds once, to the dtype it meets */
     tt_node *n = tt_const_node(ctx, dt, integral ? tt_val_from_double(dt, value) : (tt_val){.f = value}, NULL, 0);
     if (n) n->weak = true;

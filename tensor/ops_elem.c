@@ -113,14 +113,29 @@ static hcq_dtype join(hcq_dtype x, hcq_dtype y)
     return bu == 64 ? HCQ_F64 : int_of(bu * 2, true);
 }
 
-/* A weak scalar yields to the tensor's dtype: an integral one takes an
- * integer dtype (bool: i32), a non-integral one takes a float dtype (an
- * integer tensor: f32, f64 for 64-bit integers) */
+/* whether the weak scalar w holds an integer that integer dtype t holds
+ * (hcq_scalar makes one beyond i32 an f32 scalar holding the double, so
+ * its value decides, not its dtype; -0.0 is not an integer here) */
+static bool weak_fits(const tt_node *w, hcq_dtype t)
+{
+    if (w->op != TT_CONST) return kind((hcq_dtype)w->dtype) != 2;
+    double lo = hcq_dtype_is_signed(t) ? -ldexp(1.0, (int)bits_of(t) - 1) : 0.0;
+    double hi = ldexp(1.0, (int)bits_of(t) - (hcq_dtype_is_signed(t) ? 1 : 0));
+    if (kind((hcq_dtype)w->dtype) != 2) return (double)w->cv.i >= lo && (double)w->cv.i < hi;
+    double v = w->cv.f;
+    return v == trunc(v) && v >= lo && v < hi && !(v == 0 && signbit(v));
+}
+
+/* A weak scalar yields to the tensor's dtype: a float tensor's dtype; with
+ * an integer (bool: i32) tensor, that integer dtype when the scalar is an
+ * integer it holds, else the float of that dtype (f32; f64 for i64 and
+ * u64): u8 + 300 is 300 more in f32, never a wrapped sum, and i64 + 3e12
+ * stays i64 */
 static hcq_dtype weak_with(const tt_node *w, hcq_dtype t)
 {
     if (kind(t) == 2) return t;
-    if (kind((hcq_dtype)w->dtype) == 2) return tt_float_of(t);
-    return kind(t) == 0 ? (hcq_dtype)w->dtype : t;
+    hcq_dtype it = kind(t) == 0 ? HCQ_I32 : t;
+    return weak_fits(w, it) ? it : tt_float_of(it);
 }
 
 hcq_dtype tt_promote(const tt_node *a, const tt_node *b)
@@ -128,26 +143,6 @@ hcq_dtype tt_promote(const tt_node *a, const tt_node *b)
     if (a->weak && !b->weak) return weak_with(a, (hcq_dtype)b->dtype);
     if (b->weak && !a->weak) return weak_with(b, (hcq_dtype)a->dtype);
     return join((hcq_dtype)a->dtype, (hcq_dtype)b->dtype);
-}
-
-/* An integral weak scalar must fit the integer dtype it meets (NumPy 2
- * raises alike: uint8 array + 300); it would otherwise wrap silently. */
-static bool weak_fits(const tt_node *w, hcq_dtype t, const char *fn)
-{
-    if (!w->weak || w->op != TT_CONST || kind((hcq_dtype)w->dtype) != 1 || kind(t) != 1) return true;
-    int64_t v = w->cv.i;
-    bool ok;
-    if (hcq_dtype_is_signed(t)) {
-        unsigned b = bits_of(t);
-        ok = b >= 64 || (v >= -(INT64_C(1) << (b - 1)) && v < (INT64_C(1) << (b - 1)));
-    } else {
-        unsigned b = bits_of(t);
-        ok = v >= 0 && (b >= 64 || v < (INT64_C(1) << b));
-    }
-    if (!ok)
-        base_err(HCQ_EINVAL, "%s: the scalar %lld does not fit the other operand's dtype %s; cast the tensor to a wider "
-                 "dtype first", fn, (long long)v, hcq_dtype_name(t));
-    return ok;
 }
 
 static bool bshape(const tt_node *a, const tt_node *b, int64_t *out, int *nd, const char *fn)
@@ -202,8 +197,6 @@ static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **o
     bool marked = false;
     for (int i = 0; i < n; i++) marked = marked || tt_has_sym(in[i]);
     if (marked && tt_sym_join(in, n, shape, nd, sym, fn)) return false;
-    for (int i = 0; i < n; i++)
-        if (dt != HCQ_VOID && !weak_fits(in[i], dt, fn)) return false;
     for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n; i++) {
         tt_node *c = dt == HCQ_VOID ? (tt_node_ref(in[i]), in[i]) : tt_cast_node(in[i], dt);
@@ -536,7 +529,6 @@ hcq_tensor *hcq_where(hcq_tensor *tc, hcq_tensor *ta, hcq_tensor *tb)
     if (!b) return NULL;
     if (tc->ctx != ta->ctx || ta->ctx != tb->ctx) return base_err(HCQ_EINVAL, "%s: tensors from different contexts", fn), NULL;
     hcq_dtype dt = tt_promote(a, b);
-    if (!weak_fits(a, dt, fn) || !weak_fits(b, dt, fn)) return NULL;
     tt_node *in[3] = {c, a, b}, *o[3];
     if (!prepare(tc->ctx, in, 3, HCQ_VOID, o, fn)) return NULL;
     tt_node *cb = tt_cast_node(o[0], HCQ_BOOL), *x = tt_cast_node(o[1], dt), *y = tt_cast_node(o[2], dt);

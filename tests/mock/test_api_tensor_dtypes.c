@@ -10,9 +10,13 @@
  * few kernels per test. */
 #include "tensortest.h"
 
+#include <hcq/nn.h>
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(api_tensor_dtypes, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
@@ -132,28 +136,34 @@ Test(api_tensor_dtypes, data_constants_and_items_round_trip_every_dtype)
 Test(api_tensor_dtypes, float_to_integer_casts_truncate_and_saturate)
 {
     const double x[12] = {NAN, -INFINITY, -1e20, -32769.5, -129.5, -1.75, -0.0, 0.9, 255.5, 70000.25, 3e9, INFINITY};
-    hcq_tensor *f = f64s(x, 12), *f32 = hcq_cast(f, HCQ_F32);
-    for (size_t k = 0; k < sizeof INTS / sizeof *INTS; k++) {
+    hcq_tensor *f = f64s(x, 12), *f32 = hcq_cast(f, HCQ_F32), *r[16];
+    for (size_t k = 0; k < 8; k++) r[2 * k] = hcq_cast(f, INTS[k]), r[2 * k + 1] = hcq_cast(f32, INTS[k]);
+    T_OK(hcq_realize_all(r, 16)); /* one kernel writes them all */
+    for (size_t k = 0; k < 8; k++) {
         hcq_dtype t = INTS[k];
         uint64_t want[12], want32[12];
         for (int i = 0; i < 12; i++) want[i] = sat(t, x[i]), want32[i] = sat(t, (double)(float)x[i]);
-        expect_ints(hcq_cast(f, t), t, want, 12, "cast from f64");
-        expect_ints(hcq_cast(f32, t), t, want32, 12, "cast from f32");
+        expect_ints(r[2 * k], t, want, 12, "cast from f64");
+        expect_ints(r[2 * k + 1], t, want32, 12, "cast from f32");
     }
 }
 
 Test(api_tensor_dtypes, integer_casts_wrap_and_widen_by_sign)
 {
     const uint64_t v[6] = {0, 1, 127, 0x80, 0xffffffffffffff00ull, 0x123456789abcdefull};
-    hcq_tensor *a = ints(HCQ_U64, v, 6);
-    for (size_t k = 0; k < sizeof INTS / sizeof *INTS; k++) {
+    hcq_tensor *a = ints(HCQ_U64, v, 6), *r[32];
+    for (size_t k = 0; k < 8; k++) {
+        hcq_tensor *c = hcq_cast(a, INTS[k]);
+        r[4 * k] = c, r[4 * k + 1] = hcq_cast(c, HCQ_I64), r[4 * k + 2] = hcq_cast(c, HCQ_F64), r[4 * k + 3] = hcq_cast(c, HCQ_BOOL);
+    }
+    T_OK(hcq_realize_all(r, 32)); /* one kernel writes them all */
+    for (size_t k = 0; k < 8; k++) {
         hcq_dtype t = INTS[k];
         uint64_t want[6];
         for (int i = 0; i < 6; i++) want[i] = wrap(t, v[i]);
-        hcq_tensor *c = hcq_cast(a, t);
-        expect_ints(c, t, want, 6, "cast from u64");
+        expect_ints(r[4 * k], t, want, 6, "cast from u64");
         /* and back to i64: sign- or zero-extended by the source's dtype */
-        expect_ints(hcq_cast(c, HCQ_I64), HCQ_I64, want, 6, "widened to i64");
+        expect_ints(r[4 * k + 1], HCQ_I64, want, 6, "widened to i64");
         /* to f64: exact below 2^53, rounded to nearest above */
         double wd[6];
         uint64_t wb[6];
@@ -161,8 +171,8 @@ Test(api_tensor_dtypes, integer_casts_wrap_and_widen_by_sign)
             wd[i] = hcq_dtype_is_signed(t) ? (double)(int64_t)want[i] : (double)want[i];
             wb[i] = dbits(wd[i]);
         }
-        expect_ints(hcq_cast(c, HCQ_F64), HCQ_F64, wb, 6, "to f64");
-        expect_ints(hcq_cast(c, HCQ_BOOL), HCQ_BOOL, (uint64_t[]){0, 1, want[2] != 0, want[3] != 0, want[4] != 0, want[5] != 0},
+        expect_ints(r[4 * k + 2], HCQ_F64, wb, 6, "to f64");
+        expect_ints(r[4 * k + 3], HCQ_BOOL, (uint64_t[]){0, 1, want[2] != 0, want[3] != 0, want[4] != 0, want[5] != 0},
                     6, "to bool");
     }
 }
@@ -294,8 +304,10 @@ Test(api_tensor_dtypes, max_min_and_empty_reductions_use_the_dtype_range)
         }
         size_t m = hcq_ctx_mark(tx_ctx);
         hcq_tensor *a = ints(t, x, 4);
-        expect_ints(hcq_max(a, HCQ_ALL_AXES, false), t, &mx, 1, "max");
-        expect_ints(hcq_min(a, HCQ_ALL_AXES, false), t, &mn, 1, "min");
+        hcq_tensor *r[3] = {hcq_max(a, HCQ_ALL_AXES, false), hcq_min(a, HCQ_ALL_AXES, false), hcq_argmax(a, 0, false)};
+        T_OK(hcq_realize_all(r, 3));
+        expect_ints(r[0], t, &mx, 1, "max");
+        expect_ints(r[1], t, &mn, 1, "min");
         /* argmax as i32 */
         int64_t am = 0;
         for (int i = 0; i < 4; i++)
@@ -303,7 +315,7 @@ Test(api_tensor_dtypes, max_min_and_empty_reductions_use_the_dtype_range)
                 am = i;
                 break;
             }
-        expect_ints(hcq_argmax(a, 0, false), HCQ_I32, (uint64_t[]){(uint64_t)am}, 1, "argmax");
+        expect_ints(r[2], HCQ_I32, (uint64_t[]){(uint64_t)am}, 1, "argmax");
         /* empty: max is the dtype's least value, min its greatest */
         hcq_tensor *e = hcq_zeros(tx_ctx, t, HCQ_SHAPE(0));
         uint64_t least = sg ? wrap(t, 1ull << (bits(t) - 1)) : 0, most = sg ? least - 1 : wrap(t, ~0ull);
@@ -395,20 +407,22 @@ Test(api_tensor_dtypes, promotion_follows_the_header_table)
         cr_assert_eq(hcq_tensor_dtype(s2), tab[i].r, "the table is symmetric");
         T_OK(hcq_ctx_release(tx_ctx, m));
     }
-    /* weak scalars take the tensor's dtype; integral ones must fit it */
-    hcq_tensor *u = hcq_zeros(tx_ctx, HCQ_U8, HCQ_SHAPE(2));
-    cr_assert_eq(hcq_tensor_dtype(hcq_add_s(u, 7)), HCQ_U8);
+    /* weak scalars take the tensor's dtype when they are integers it holds,
+     * else its float */
+    hcq_tensor *u = T_NONNULL(hcq_from_data(tx_ctx, HCQ_U8, HCQ_SHAPE(2), ((uint8_t[]){250, 3})));
+    expect_ints(hcq_add_s(u, 7), HCQ_U8, (uint64_t[]){1, 10}, 2, "u8 + 7 wraps in u8");
     cr_assert_eq(hcq_tensor_dtype(hcq_add_s(u, 0.5)), HCQ_F32);
     cr_assert_eq(hcq_tensor_dtype(hcq_add_s(hcq_zeros(tx_ctx, HCQ_I64, HCQ_SHAPE(2)), 0.5)), HCQ_F64);
-    cr_assert_null(hcq_add_s(u, 300));
-    cr_assert_eq(hcq_error_status(), HCQ_EINVAL);
-    cr_assert(strstr(hcq_error_message(), "hcq_add") && strstr(hcq_error_message(), "300") &&
-                  strstr(hcq_error_message(), "u8"),
-              "message: %s", hcq_error_message());
-    cr_assert_null(hcq_add_s(u, -1), "a negative scalar does not fit u8");
-    /* a scalar beyond i32 is an i64 one: it fits i64 and u64 tensors */
+    double got;
+    T_OK(hcq_tensor_item(hcq_slice(hcq_add_s(u, 300), 0, 0, 1, 1), &got));
+    cr_assert_eq(got, 550.0, "u8 + 300 is 550 in f32, not a wrapped sum: %g", got);
+    cr_assert_eq(hcq_tensor_dtype(hcq_add_s(u, -1)), HCQ_F32, "-1 is not a u8");
+    /* an integer beyond i32 keeps an i64 or u64 tensor's dtype, exactly */
     expect_ints(hcq_add_s(hcq_zeros(tx_ctx, HCQ_I64, HCQ_SHAPE(1)), 3e12), HCQ_I64, (uint64_t[]){3000000000000ull}, 1,
                 "i64 + 3e12");
+    expect_ints(hcq_add_s(hcq_ones(tx_ctx, HCQ_U64, HCQ_SHAPE(1)), 0x1p63), HCQ_U64, (uint64_t[]){0x8000000000000001ull}, 1,
+                "u64 + 2^63");
+    cr_assert_eq(hcq_tensor_dtype(hcq_add_s(hcq_zeros(tx_ctx, HCQ_I32, HCQ_SHAPE(1)), 3e12)), HCQ_F32, "beyond i32");
     /* true division: f32 for narrow integers, f64 for 64-bit ones */
     cr_assert_eq(hcq_tensor_dtype(hcq_div(u, u)), HCQ_F32);
     cr_assert_eq(hcq_tensor_dtype(hcq_div(hcq_zeros(tx_ctx, HCQ_U64, HCQ_SHAPE(2)), u)), HCQ_F64);
@@ -444,4 +458,47 @@ Test(api_tensor_dtypes, gathers_take_any_integer_index_dtype)
     uint64_t iu[2] = {0, 2};
     expect_ints(hcq_embedding(tw, ints(HCQ_U8, iu, 2)), HCQ_F64, (uint64_t[]){dbits(10), dbits(11), dbits(30), dbits(31)}, 4,
                 "embedding u8");
+}
+
+/* ** IDX files: each type code becomes a tensor of its dtype */
+static void write_idx(const char *path, uint8_t type, const void *elems, int n, int es)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    const uint8_t head[8] = {0, 0, type, 1, 0, 0, 0, (uint8_t)n};
+    fwrite(head, 1, 8, f);
+    for (int i = 0; i < n; i++) /* big-endian elements */
+        for (int b = es - 1; b >= 0; b--) fputc(((const uint8_t *)elems)[i * es + b], f);
+    fclose(f);
+}
+
+Test(api_tensor_dtypes, idx_files_load_as_tensors_of_their_dtype)
+{
+    static const struct {
+        uint8_t type;
+        hcq_dtype dt;
+    } codes[] = {{0x08, HCQ_U8}, {0x09, HCQ_I8}, {0x0b, HCQ_I16}, {0x0c, HCQ_I32}, {0x0d, HCQ_F32}, {0x0e, HCQ_F64}};
+    char path[] = "/tmp/hcq-idx-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+        uint8_t raw[3 * 8];
+        int es = (int)hcq_dtype_size(codes[i].dt);
+        for (int k = 0; k < 3 * es; k++) raw[k] = (uint8_t)(0x91 + 7 * k); /* every byte differs */
+        write_idx(path, codes[i].type, raw, 3, es);
+        hcq_idx x;
+        T_OK(hcq_idx_read(path, &x));
+        hcq_tensor *t = hcq_idx_tensor(tx_ctx, &x);
+        hcq_idx_free(&x);
+        cr_assert_not_null(t, "type 0x%02x: %s", codes[i].type, hcq_error_message());
+        cr_assert_eq(hcq_tensor_dtype(t), codes[i].dt, "type 0x%02x is %s", codes[i].type,
+                     hcq_dtype_name(hcq_tensor_dtype(t)));
+        uint8_t back[3 * 8];
+        T_OK(hcq_tensor_read(t, back, (size_t)(3 * es)));
+        cr_assert(!memcmp(back, raw, (size_t)(3 * es)), "type 0x%02x: the elements' bits come through", codes[i].type);
+    }
+    unlink(path);
+    cr_assert_null(hcq_idx_tensor(tx_ctx, NULL));
+    cr_assert(strstr(hcq_error_message(), "hcq_idx_tensor"), "message: %s", hcq_error_message());
 }
