@@ -68,7 +68,7 @@ static bool eval(tt_op op, hcq_dtype dt, const tt_node *a, const tt_node *b, con
         [TT_SUB] = HCQ_OP_SUB,     [TT_MUL] = HCQ_OP_MUL,   [TT_FDIV] = HCQ_OP_FDIV,   [TT_IDIV] = HCQ_OP_IDIV,
         [TT_MOD] = HCQ_OP_MOD,     [TT_MAX] = HCQ_OP_MAX,   [TT_CMPLT] = HCQ_OP_CMPLT, [TT_CMPNE] = HCQ_OP_CMPNE,
         [TT_AND] = HCQ_OP_AND,     [TT_OR] = HCQ_OP_OR,     [TT_XOR] = HCQ_OP_XOR,     [TT_NOT] = HCQ_OP_XOR,
-        [TT_WHERE] = HCQ_OP_WHERE,
+        [TT_SHL] = HCQ_OP_SHL,     [TT_SHR] = HCQ_OP_SHR,   [TT_WHERE] = HCQ_OP_WHERE,
     };
     if (op >= TT_OP_COUNT || !ir[op]) return false;
     hcq_dtype st = (hcq_dtype)a->dtype; /* operands' dtype (a comparison's result is bool) */

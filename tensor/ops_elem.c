@@ -388,6 +388,16 @@ hcq_tensor *hcq_logical_not(hcq_tensor *a)
     return unary_node(a, TT_NOT, HCQ_BOOL, "hcq_logical_not"); /* the cast makes x != 0 first */
 }
 
+hcq_tensor *hcq_bitwise_not(hcq_tensor *a)
+{
+    const char *fn = "hcq_bitwise_not";
+    tt_node *n = tt_arg(a, fn);
+    if (!n) return NULL;
+    hcq_dtype dt = (hcq_dtype)n->dtype;
+    if (kind(dt) == 2) return base_err(HCQ_EINVAL, "%s: takes an integer or bool tensor, not %s", fn, hcq_dtype_name(dt)), NULL;
+    return unary_node(a, TT_NOT, dt, fn);
+}
+
 hcq_tensor *hcq_cast(hcq_tensor *a, hcq_dtype dt)
 {
     tt_node *n = tt_arg(a, "hcq_cast");
@@ -421,6 +431,8 @@ hcq_tensor *hcq_ne(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_CMPNE,
 hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_AND, P_LOGIC, "hcq_logical_and"); }
 hcq_tensor *hcq_logical_or(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_OR, P_LOGIC, "hcq_logical_or"); }
 hcq_tensor *hcq_logical_xor(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_XOR, P_LOGIC, "hcq_logical_xor"); }
+hcq_tensor *hcq_shl(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_SHL, P_INT, "hcq_shl"); }
+hcq_tensor *hcq_shr(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_SHR, P_INT, "hcq_shr"); }
 
 hcq_tensor *hcq_minimum(hcq_tensor *ta, hcq_tensor *tb)
 {

@@ -63,6 +63,8 @@ typedef enum tt_op {
     TT_AND,
     TT_OR,
     TT_XOR,
+    TT_SHL, /* integers: shift count taken modulo the width (the IR's) */
+    TT_SHR, /* arithmetic for signed dtypes, logical for unsigned */
     /* ternary */
     TT_WHERE,
     /* others */

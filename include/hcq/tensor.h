@@ -54,9 +54,9 @@
  *     + 300 and u8 + -1 are f32, i32 + 0.5 is f32, i64 + 0.5 is f64);
  *   - hcq_div and the float functions (exp, log, sqrt, sin, sigmoid, ...)
  *     turn bool and integer operands into f32, i64 and u64 into f64;
- *   - comparisons and logical_not give bool; and/or/xor take bool or
- *     integers (bitwise on integers) and refuse floats; idiv and mod take
- *     integers (bool works in i32) and refuse floats;
+ *   - comparisons and logical_not give bool; and/or/xor and bitwise_not
+ *     take bool or integers (bitwise on integers) and refuse floats; idiv,
+ *     mod, shl and shr take integers (bool works in i32) and refuse floats;
  *   - sum, prod and matmul accumulate in, and give, i32 for bool, i8 and
  *     i16, u32 for u8 and u16, and the dtype itself for i32, u32, i64,
  *     u64 (wrapping at its width); max and min keep the dtype; mean, var
@@ -103,7 +103,9 @@
  *     are 0, INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0, for i8 to i64
  *     alike (the IR defines them; NumPy warns). They refuse floats.
  *   - logical_and/or/xor of integers are bitwise and give the promoted
- *     integer dtype (NumPy: bool).
+ *     integer dtype (NumPy: bool). Shift counts are taken modulo the
+ *     dtype's width, as GPUs' shifts do (NumPy: 0, or -1 for a negative
+ *     x >> n, once n reaches the width).
  *   - maximum/minimum, max/min, argmax/argmin and max_pool2d ignore NaNs
  *     (IEEE maxNum: one instruction on GPUs; NumPy propagates NaN like
  *     np.max, we behave like np.nanmax). An empty max is -inf / INT_MIN
@@ -308,6 +310,8 @@ HCQ_API hcq_tensor *hcq_tanh(hcq_tensor *a);
 HCQ_API hcq_tensor *hcq_gelu(hcq_tensor *a);
 HCQ_API hcq_tensor *hcq_silu(hcq_tensor *a);   /* x * sigmoid(x) */
 HCQ_API hcq_tensor *hcq_logical_not(hcq_tensor *a);
+/* ~x for integers, not x for bool; floats are refused. (Since 0.2.) */
+HCQ_API hcq_tensor *hcq_bitwise_not(hcq_tensor *a);
 HCQ_API hcq_tensor *hcq_cast(hcq_tensor *a, hcq_dtype dt); /* as the kernel IR's CAST */
 HCQ_API hcq_tensor *hcq_bitcast(hcq_tensor *a, hcq_dtype dt); /* same size, not bool */
 
@@ -339,6 +343,13 @@ HCQ_API hcq_tensor *hcq_ne(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b); /* bitwise on integers */
 HCQ_API hcq_tensor *hcq_logical_or(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_logical_xor(hcq_tensor *a, hcq_tensor *b);
+/* a << b and a >> b on integers (bool works in i32; floats are refused):
+ * both operands promote to one integer dtype, the count is taken modulo
+ * its width (the kernel IR's rule: x << 33 on i32 is x << 1; NumPy gives 0
+ * for counts of the width or more), and >> is arithmetic on signed dtypes,
+ * logical on unsigned ones. (Since 0.2.) */
+HCQ_API hcq_tensor *hcq_shl(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_shr(hcq_tensor *a, hcq_tensor *b);
 /* cond ? a : b, elementwise; cond is cast to bool. */
 HCQ_API hcq_tensor *hcq_where(hcq_tensor *cond, hcq_tensor *a, hcq_tensor *b);
 /* with a weak scalar as the second operand */

@@ -512,3 +512,41 @@ Test(api_tensor_dtypes, idx_files_load_as_tensors_of_their_dtype)
     cr_assert_null(hcq_idx_tensor(tx_ctx, NULL));
     cr_assert(strstr(hcq_error_message(), "hcq_idx_tensor"), "message: %s", hcq_error_message());
 }
+
+/* ** shifts and bitwise not: counts modulo the width, >> arithmetic on
+ * signed dtypes and logical on unsigned ones */
+Test(api_tensor_dtypes, shifts_take_the_count_modulo_the_width)
+{
+    const uint64_t xs[4] = {0x8000000000000081ull, 1, 0xfffffffffffffff0ull, 0x5a};
+    const uint64_t cs[4] = {1, 3, 65, 200}; /* 65 and 200: beyond every width */
+    hcq_tensor *r[8][3];
+    for (size_t k = 0; k < 8; k++) {
+        uint64_t x[4], c[4];
+        for (int i = 0; i < 4; i++) x[i] = wrap(INTS[k], xs[i]), c[i] = wrap(INTS[k], cs[i]);
+        hcq_tensor *a = ints(INTS[k], x, 4), *b = ints(INTS[k], c, 4);
+        r[k][0] = hcq_shl(a, b), r[k][1] = hcq_shr(a, b), r[k][2] = hcq_bitwise_not(a);
+    }
+    T_OK(hcq_realize_all(&r[0][0], 8 * 3));
+    for (size_t k = 0; k < 8; k++) {
+        hcq_dtype t = INTS[k];
+        unsigned w = bits(t);
+        uint64_t shl[4], shr[4], nt[4];
+        for (int i = 0; i < 4; i++) {
+            uint64_t x = wrap(t, xs[i]), n = wrap(t, cs[i]) & (w - 1);
+            shl[i] = wrap(t, x << n);
+            shr[i] = hcq_dtype_is_signed(t) ? (uint64_t)((int64_t)x >> n) : x >> n;
+            nt[i] = wrap(t, ~x);
+        }
+        expect_ints(r[k][0], t, shl, 4, "shl");
+        expect_ints(r[k][1], t, shr, 4, "shr");
+        expect_ints(r[k][2], t, nt, 4, "bitwise_not");
+    }
+    hcq_tensor *f = hcq_zeros(tx_ctx, HCQ_F64, HCQ_SHAPE(1));
+    cr_assert_null(hcq_shl(f, f));
+    cr_assert(strstr(hcq_error_message(), "hcq_shl") && strstr(hcq_error_message(), "f64"), "%s", hcq_error_message());
+    cr_assert_null(hcq_bitwise_not(f));
+    cr_assert(strstr(hcq_error_message(), "hcq_bitwise_not") && strstr(hcq_error_message(), "f64"), "%s",
+              hcq_error_message());
+    expect_ints(hcq_bitwise_not(hcq_cast(hcq_ones(tx_ctx, HCQ_I32, HCQ_SHAPE(1)), HCQ_BOOL)), HCQ_BOOL, (uint64_t[]){0}, 1,
+                "not true");
+}

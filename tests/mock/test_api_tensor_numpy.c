@@ -148,10 +148,14 @@ Test(api_tensor_numpy, integer_and_f64_ops_agree_with_numpy)
         T_OK(hcq_realize_all(r, 12));
         for (int i = 0; i < 12; i++) add_case(ops[i], a, b, r[i], t);
         /* a sum (in the stated accumulation dtype) and a cast to f64 */
-        hcq_tensor *rs[2] = {hcq_sum(a, HCQ_AXES(-1), false), hcq_cast(a, HCQ_F64)};
-        T_OK(hcq_realize_all(rs, 2));
+        /* and shifts by counts below and beyond the width (taken modulo it) */
+        hcq_tensor *c = values(t, N, true);
+        hcq_tensor *rs[4] = {hcq_sum(a, HCQ_AXES(-1), false), hcq_cast(a, HCQ_F64), hcq_shl(a, c), hcq_shr(a, c)};
+        T_OK(hcq_realize_all(rs, 4));
         add_case("sum", a, NULL, rs[0], t);
         add_case("cast", a, NULL, rs[1], t);
+        add_case("shl", a, c, rs[2], t);
+        add_case("shr", a, c, rs[3], t);
         T_OK(hcq_ctx_release(tx_ctx, m));
     }
     /* f64: exact ops, bit for bit */

@@ -6,6 +6,7 @@ differs from NumPy, the NumPy computation is adjusted to the stated rule
 (and the rule itself is what is checked):
   - idiv/mod truncate (C) where NumPy floors; x / 0 and x % 0 are 0;
     x / -1 is -x wrapped (INT_MIN / -1 is INT_MIN) and x % -1 is 0;
+  - shift counts are taken modulo the width (NumPy saturates);
   - sums and matmuls accumulate in the header's dtype (np.sum(dtype=...));
   - the result dtype of a binary op must be NumPy's result_type, except an
     integer with a float (hcq: the float; NumPy widens i16 + f16 and
@@ -68,6 +69,9 @@ def compute(op, a, b, rt, ct):
             return (x < y) if op == "lt" else (x == y)
         if op in ("idiv", "mod"):
             return c_divmod(a.astype(DT[rt]), b.astype(DT[rt]), op)
+        if op in ("shl", "shr"):  # the count modulo the width (tensor.h); NumPy's own saturates
+            x, n = a.astype(DT[rt]), (b.astype(np.uint64) % np.uint64(8 * np.dtype(DT[rt]).itemsize)).astype(DT[rt])
+            return (np.left_shift(x, n) if op == "shl" else np.right_shift(x, n)).astype(DT[rt])
         if op == "div":
             return np.divide(a.astype(DT[rt]), b.astype(DT[rt]))
         if op == "sqrt":
