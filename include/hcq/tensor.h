@@ -64,9 +64,9 @@
  *   - f16 and bf16 arithmetic rounds after every op (as the kernel IR
  *     does); their float functions (exp, sin, sigmoid, ...), reductions and
  *     matmuls compute in f32 and round once. f64 computes in f64
- *     throughout (its transcendentals too), with no contraction: every
- *     device gives the same bits for its exact ops (add, sub, mul, div,
- *     sqrt, casts);
+ *     throughout (its transcendentals too), with no contraction beyond
+ *     the fused products of sums and matmuls: every device gives the
+ *     same bits for its exact ops (add, sub, mul, div, sqrt, casts);
  *   - casts (hcq_cast, as the kernel IR's CAST): float to integer
  *     truncates toward zero and saturates at the dtype's range, NaN gives
  *     0 (so f64 1e20 to u8 is 255, -1.5 to u32 is 0); integer to integer
@@ -85,8 +85,8 @@
  * Results are the same on every device, bit for bit where the operation is
  * exact (tests/tfuzz holds every device to a C reference). They differ
  * from NumPy here:
- *   - dtypes: Python numbers are weak i32/f32 (i64 beyond i32) scalars,
- *     i32 / i32 is f32 (NumPy: f64), mean of i32 is f32, and i32 sums and
+ *   - dtypes: Python numbers are weak i32/f32 scalars (an integral one
+ *     beyond i32 still adds exactly to an i64 or u64 tensor), i32 / i32 is f32 (NumPy: f64), mean of i32 is f32, and i32 sums and
  *     products wrap in i32; i8/i16 sums are i32 and u8/u16 sums u32
  *     (NumPy widens every integer sum to int64/uint64). An integer with a
  *     float gives that float (NumPy: i16 + f16 is f32, i32 + f32 is f64).
@@ -108,8 +108,9 @@
  *     x >> n, once n reaches the width).
  *   - maximum/minimum, max/min, argmax/argmin and max_pool2d ignore NaNs
  *     (IEEE maxNum: one instruction on GPUs; NumPy propagates NaN like
- *     np.max, we behave like np.nanmax). An empty max is -inf / INT_MIN
- *     and an empty min +inf / INT_MAX (NumPy raises).
+ *     np.max, we behave like np.nanmax). An empty max is -inf (or the
+ *     integer dtype's least value) and an empty min +inf (or its greatest
+ *     value); NumPy raises.
  *   - casts: float to an integer truncates and saturates, NaN gives 0
  *     (NumPy's result is undefined: it wraps or gives INT_MIN); every
  *     cast rounds once to nearest even.
@@ -123,14 +124,16 @@
  *     empty sum +0, as in NumPy.
  *   - transcendentals are within a few ulp (HCQ_IR_TRANSCENDENTAL_ULP on
  *     exp2, log2, sin), not correctly rounded: exp(x) is exp2(x log2 e),
- *     whose relative error grows with |x| (about |x| * 2^-24); cos(x) is
- *     sin(x + pi/2), off by up to |x| * 2^-24 absolute; sigmoid is
+ *     whose relative error grows with |x| (about |x| * 2^-24; 2^-53 in
+ *     f64); cos(x) is sin(x + pi/2), off by up to |x| * 2^-24 (2^-53)
+ *     absolute; sigmoid is
  *     1 / (1 + exp(-x)): 0 below about -88, where the true value is a
  *     denormal; tanh is 2 sigmoid(2x) - 1: about 2^-23 absolute error, so
  *     tanh of a tiny x is 0, not x; silu(-inf) and gelu(-inf) are NaN
  *     (their formulas' -inf * 0; NumPy has no gelu, torch agrees).
- *   - pow is computed in f32 with IEEE's special cases (see hcq_pow); an
- *     integer to an integer power is f32, not an integer, and 0 ** -1 is
+ *   - pow is computed in f32 (f64 for f64, i64, u64) with IEEE's special
+ *     cases (see hcq_pow); an integer to an integer power is a float, not
+ *     an integer, and 0 ** -1 is
  *     inf, not an error.
  *   - gather, embedding and cross_entropy give 0 for an out-of-range
  *     index (a kernel cannot raise); NumPy raises.
