@@ -273,13 +273,40 @@ static hcq_tensor *unary_node(hcq_tensor *ta, tt_op op, hcq_dtype dt, const char
 
 static hcq_dtype float_dt(hcq_tensor *t) { return tt_float_of((hcq_dtype)t->n->dtype); }
 
+/* Whether the device's target compiles f64 exp2, log2 and sin (some do
+ * not: AMD targets built without ROCm's device library). Asked of the
+ * compiler once per context, with a kernel of the three, so a float
+ * function of f64 is refused when it is called, naming the call, rather
+ * than when a kernel holding it is compiled. */
+static bool f64_math_ok(hcq_ctx *ctx, const char *fn)
+{
+    if (!ctx->f64_math) {
+        hcq_kernel *k = hcq_kernel_create("f64_math_probe");
+        hcq_ir_ref p = hcq_ir_param_buffer(k, HCQ_F64), i = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0);
+        hcq_ir_ref x = hcq_ir_load(k, p, i);
+        hcq_ir_ref y = hcq_ir_binary(k, HCQ_OP_ADD, hcq_ir_unary(k, HCQ_OP_EXP2, x), hcq_ir_unary(k, HCQ_OP_LOG2, x));
+        hcq_ir_store(k, p, i, hcq_ir_binary(k, HCQ_OP_ADD, y, hcq_ir_unary(k, HCQ_OP_SIN, x)));
+        hcq_binary *bin = NULL;
+        hcq_status s = k ? hcq_compile(k, ctx->props.target, &bin) : base_err(HCQ_ENOMEM, "no memory for a kernel");
+        ctx->f64_math = s == HCQ_OK ? 1 : -1;
+        if (s) snprintf(ctx->f64_math_why, sizeof ctx->f64_math_why, "%s", hcq_error_message());
+        hcq_binary_free(bin);
+        hcq_kernel_destroy(k);
+    }
+    if (ctx->f64_math > 0) return true;
+    base_err(HCQ_ENOTSUP, "%s: f64 exp2, log2 and sin do not compile for %s (target %s): %s; cast to f32 first, or use "
+             "another device", fn, ctx->props.id, ctx->props.target, ctx->f64_math_why);
+    return false;
+}
+
 /* f16/bf16 transcendentals are computed in f32 and rounded once; f64
- * (and 64-bit integers) in f64 */
+ * (and 64-bit integers) in f64, where the target has them */
 typedef hcq_tensor *(*f32_body)(hcq_ctx *ctx, hcq_tensor *x);
 static hcq_tensor *via_f32(hcq_tensor *a, f32_body f, const char *fn)
 {
     CTX_OF(a, fn);
     hcq_dtype out = float_dt(a);
+    if (out == HCQ_F64 && !f64_math_ok(ctx, fn)) return NULL;
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, tt_calc_float(out))), out);
     return tt_scope_end(ctx, m, fn, r);

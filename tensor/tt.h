@@ -254,6 +254,10 @@ struct hcq_ctx {
     hcq_device *dev;
     hcq_device_props props;
     bool cpu_style; /* target cpu or ir: work-items loop over chunks */
+    /* whether the target compiles f64 exp2/log2/sin (ops_elem.c: 0 not
+     * asked yet, 1 yes, -1 no), and the compiler's reason when not */
+    int8_t f64_math;
+    char f64_math_why[200];
     hcq_tensor *head, *tail;
     uint64_t next_seq;
     uint64_t seed, rand_stream;

@@ -66,7 +66,11 @@
  *     matmuls compute in f32 and round once. f64 computes in f64
  *     throughout (its transcendentals too), with no contraction beyond
  *     the fused products of sums and matmuls: every device gives the
- *     same bits for its exact ops (add, sub, mul, div, sqrt, casts);
+ *     same bits for its exact ops (add, sub, mul, div, sqrt, casts). Its
+ *     float functions (exp, log, sin and what is built on them: pow,
+ *     sigmoid, tanh, softmax, ...) need a target that compiles f64 exp2,
+ *     log2 and sin: AMD targets do not (hcq builds without ROCm's device
+ *     library), and there the call is HCQ_ENOTSUP, saying so;
  *   - casts (hcq_cast, as the kernel IR's CAST): float to integer
  *     truncates toward zero and saturates at the dtype's range, NaN gives
  *     0 (so f64 1e20 to u8 is 255, -1.5 to u32 is 0); integer to integer
