@@ -273,7 +273,8 @@ HCQ_API hcq_tensor *hcq_from_data(hcq_ctx *ctx, hcq_dtype dt, const int64_t *sha
  * cos computed from exactly rounded operations, not the devices'
  * approximate ones, so the bits too are the same everywhere; within 1e-5
  * relative of Box-Muller in double); randint: uniform integers in [low,
- * high), i32. Float dtypes only for rand/randn. */
+ * high), i32. Float dtypes only for rand/randn (f64 gets the f32 values,
+ * widened: 24 random bits, as for f32). */
 HCQ_API hcq_tensor *hcq_rand(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_randn(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_randint(hcq_ctx *ctx, const int64_t *shape, int ndim, int64_t low, int64_t high);
