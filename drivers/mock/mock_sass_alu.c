@@ -261,7 +261,10 @@ static int imad(msass_op *o)
         if (is_pred(&in->o[k])) cin = msass_pred(o, k);
     uint32_t *d = msass_dst(o, 0), *dh = wide ? msass_dst_hi(o, 0) : NULL, cout = 0;
     bool na = in->o[s].flags & SASS_F_NEG, nb = in->o[s + 1].flags & SASS_F_NEG, nc = c && (in->o[s + 2].flags & SASS_F_NEG);
-    if (!wide && !hi && !x && !na && !nb && !nc && nout == 0 && c) { /* the common a * b + c */
+    /* ~c (ptxas's 64-bit negation: IMAD.X d, RZ, RZ, ~hi, carry, the high
+     * word of 0 - x) is the addend's bitwise not, over the pair for WIDE/HI */
+    bool tc = c && (in->o[s + 2].flags & SASS_F_NOT);
+    if (!wide && !hi && !x && !na && !nb && !nc && !tc && nout == 0 && c) { /* the common a * b + c */
         if (in->o[s + 1].kind == SASS_K_IMM || in->o[s + 1].kind == SASS_K_UR) {
             uint32_t bv = b[__builtin_ctz(o->exec)]; /* the same in every lane */
             LANES(o, i) d[i] = a[i] * bv + c[i];
@@ -279,6 +282,7 @@ static int imad(msass_op *o)
         if (wide) {
             uint64_t cv = c ? ((uint64_t)ch[i] << 32 | c[i]) : 0;
             if (nc) cv = (uint64_t)-cv;
+            if (tc) cv = ~cv;
             unsigned __int128 r = (unsigned __int128)prod + cv + carry;
             d[i] = (uint32_t)r;
             dh[i] = (uint32_t)(r >> 32);
@@ -286,12 +290,13 @@ static int imad(msass_op *o)
         } else if (hi) {
             uint64_t cv = c ? ((uint64_t)ch[i] << 32 | c[i]) : 0;
             if (nc) cv = (uint64_t)-cv;
+            if (tc) cv = ~cv;
             unsigned __int128 r = (unsigned __int128)prod + cv + carry;
             if (!uns && (int64_t)prod < 0) r -= (unsigned __int128)1 << 64; /* the signed product's 128-bit sum */
             d[i] = (uint32_t)(r >> 32);
             cout |= (uint32_t)((r >> 64) != 0) << i;
         } else {
-            uint64_t cv = c ? (nc ? (uint32_t)-c[i] : c[i]) : 0;
+            uint64_t cv = c ? (nc ? (uint32_t)-c[i] : tc ? ~c[i] : c[i]) : 0;
             uint64_t r = (prod & 0xffffffffu) + cv + carry;
             d[i] = (uint32_t)r;
             cout |= (uint32_t)((r >> 32) != 0) << i;

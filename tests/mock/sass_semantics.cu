@@ -19,6 +19,19 @@ extern "C" __global__ void carry64(const unsigned long long *a, const unsigned l
     out[4 * i + 3] = __umul64hi(x, y);
 }
 
+// signed 64-bit division and remainder: ptxas calls its __cuda_sm20_div_s64
+// and rem_s64, which negate with IMAD.X d, RZ, RZ, ~hi, carry (an operand's
+// bitwise not in IMAD); the host never passes b = 0 or INT64_MIN / -1
+extern "C" __global__ void divrem64(const long long *a, const long long *b, long long *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    long long x = a[i], y = b[i];
+    out[3 * i + 0] = x / y;
+    out[3 * i + 1] = x % y;
+    out[3 * i + 2] = -x;
+}
+
 template <unsigned L> __device__ unsigned lop3(unsigned a, unsigned b, unsigned c)
 {
     unsigned d;

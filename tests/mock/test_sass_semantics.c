@@ -84,6 +84,32 @@ Test(sass_semantics, carries_of_64_bit_arithmetic)
     }
 }
 
+Test(sass_semantics, signed_64_bit_division_negates_through_imad_x_with_a_not)
+{
+    hcq_program *p = load("divrem64");
+    enum { N = 64 };
+    int64_t a[N], b[N], out[3 * N];
+    uint64_t s = 4242;
+    static const int64_t edge[] = {7, -7, 100, -1, INT64_MAX, INT64_MIN + 1, 0x100000000ll, -0x100000001ll};
+    for (int i = 0; i < N; i++) {
+        a[i] = i < 8 ? edge[i] : (int64_t)rnd(&s) >> (i % 40);
+        b[i] = i < 8 ? edge[(i + 3) % 8] : (int64_t)rnd(&s) >> (i % 60);
+        if (b[i] == 0) b[i] = 3;
+    }
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bb = t_buffer_from(dev, b, sizeof b),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bo), hcq_arg_i32(N)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(2, 32)));
+    t_read(bo, out, sizeof out);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(out[3 * i], a[i] / b[i], "%d: %lld / %lld gave %lld", i, (long long)a[i], (long long)b[i],
+                     (long long)out[3 * i]);
+        cr_assert_eq(out[3 * i + 1], a[i] % b[i], "%d: %lld %% %lld gave %lld", i, (long long)a[i], (long long)b[i],
+                     (long long)out[3 * i + 1]);
+        cr_assert_eq(out[3 * i + 2], -a[i], "%d: -%lld", i, (long long)a[i]);
+    }
+}
+
 Test(sass_semantics, every_lop3_truth_table)
 {
     hcq_program *p = load("lop3_all");
