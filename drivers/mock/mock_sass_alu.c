@@ -517,6 +517,24 @@ static int fsetp(msass_op *o, bool dbl, bool set)
     return 0;
 }
 
+/* min or max of each 16-bit half (VIMNMX{,3}.S16x2 / .U16x2: PTX's
+ * min/max.s16x2 and .u16x2, sm_90) */
+static uint32_t minmax16x2(uint32_t x, uint32_t y, bool sgn, bool mn)
+{
+    uint32_t r = 0;
+    for (int h = 0; h < 32; h += 16) {
+        uint32_t u = (x >> h) & 0xffff, v = (y >> h) & 0xffff, w;
+        if (sgn) {
+            int16_t su = (int16_t)u, sv = (int16_t)v;
+            w = (uint16_t)(mn ? BASE_MIN(su, sv) : BASE_MAX(su, sv));
+        } else {
+            w = mn ? BASE_MIN(u, v) : BASE_MAX(u, v);
+        }
+        r |= w << h;
+    }
+    return r;
+}
+
 static int minmax(msass_op *o)
 {
     const sass_insn *in = o->in;
@@ -527,6 +545,8 @@ static int minmax(msass_op *o)
     uint32_t pmin = msass_pred(o, 1 + nsrc), *d = msass_dst(o, 0);
     bool uns = sass_has(in, SASS_M_U32);
     bool fl = op == SASS_OP_FMNMX;
+    bool x2 = sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2);
+    if (x2 && op != SASS_OP_VIMNMX && op != SASS_OP_VIMNMX3) return -1;
     LANES(o, i) {
         bool mn = (pmin >> i) & 1;
         if (fl) {
@@ -542,6 +562,12 @@ static int minmax(msass_op *o)
             y = c[i];
         }
         uint32_t r;
+        if (x2) {
+            r = minmax16x2(x, y, !sass_has(in, SASS_M_U16x2), mn);
+            if (op == SASS_OP_VIMNMX3) r = minmax16x2(r, c[i], !sass_has(in, SASS_M_U16x2), mn);
+            d[i] = r;
+            continue;
+        }
         if (uns) r = mn ? BASE_MIN(x, y) : BASE_MAX(x, y);
         else r = (uint32_t)(mn ? BASE_MIN((int32_t)x, (int32_t)y) : BASE_MAX((int32_t)x, (int32_t)y));
         if (op == SASS_OP_VIMNMX3) {
@@ -1156,6 +1182,9 @@ static int b2r(msass_op *o)
 int msass_alu(msass_op *o)
 {
     const sass_insn *in = o->in;
+    /* paired 16-bit integer ops: only the min/max ones are implemented */
+    if ((sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2)) && in->op != SASS_OP_VIMNMX && in->op != SASS_OP_VIMNMX3)
+        return -1;
     switch (in->op) {
     case SASS_OP_SHL: case SASS_OP_SHR: case SASS_OP_USHL: case SASS_OP_USHR: return shift(o);
     case SASS_OP_B2R: return b2r(o);

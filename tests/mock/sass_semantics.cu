@@ -32,6 +32,19 @@ extern "C" __global__ void divrem64(const long long *a, const long long *b, long
     out[3 * i + 2] = -x;
 }
 
+// paired 16-bit min/max (sm_90's VIMNMX.S16x2/.U16x2 and VIMNMX3)
+extern "C" __global__ void minmax16x2(const unsigned *a, const unsigned *b, const unsigned *c, unsigned *out)
+{
+    int i = threadIdx.x;
+    unsigned x = a[i], y = b[i], z = c[i];
+    out[6 * i + 0] = __vmins2(x, y);
+    out[6 * i + 1] = __vmaxs2(x, y);
+    out[6 * i + 2] = __vminu2(x, y);
+    out[6 * i + 3] = __vmaxu2(x, y);
+    out[6 * i + 4] = __vimin3_s16x2(x, y, z);
+    out[6 * i + 5] = __vimax3_u16x2(x, y, z);
+}
+
 template <unsigned L> __device__ unsigned lop3(unsigned a, unsigned b, unsigned c)
 {
     unsigned d;
