@@ -90,8 +90,9 @@
  * exact (tests/tfuzz holds every device to a C reference). They differ
  * from NumPy here:
  *   - dtypes: Python numbers are weak i32/f32 scalars (an integral one
- *     beyond i32 still adds exactly to an i64 or u64 tensor), i32 / i32 is f32 (NumPy: f64), mean of i32 is f32, and i32 sums and
- *     products wrap in i32; i8/i16 sums are i32 and u8/u16 sums u32
+ *     beyond i32 still adds exactly to an i64 or u64 tensor), i32 / i32
+ *     is f32 (NumPy: f64), mean of i32 is f32, and i32 sums and products
+ *     wrap in i32; i8/i16 sums are i32 and u8/u16 sums u32
  *     (NumPy widens every integer sum to int64/uint64). An integer with a
  *     float gives that float (NumPy: i16 + f16 is f32, i32 + f32 is f64).
  *     A weak float scalar with an integer tensor gives f32 (NumPy: f64)
