@@ -282,16 +282,19 @@ static bool f64_math_ok(hcq_ctx *ctx, const char *fn)
 {
     if (!ctx->f64_math) {
         hcq_kernel *k = hcq_kernel_create("f64_math_probe");
+        if (!k) return base_err(HCQ_ENOMEM, "%s: no memory for a kernel", fn), false; /* asked again next time */
         hcq_ir_ref p = hcq_ir_param_buffer(k, HCQ_F64), i = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0);
         hcq_ir_ref x = hcq_ir_load(k, p, i);
         hcq_ir_ref y = hcq_ir_binary(k, HCQ_OP_ADD, hcq_ir_unary(k, HCQ_OP_EXP2, x), hcq_ir_unary(k, HCQ_OP_LOG2, x));
         hcq_ir_store(k, p, i, hcq_ir_binary(k, HCQ_OP_ADD, y, hcq_ir_unary(k, HCQ_OP_SIN, x)));
         hcq_binary *bin = NULL;
-        hcq_status s = k ? hcq_compile(k, ctx->props.target, &bin) : base_err(HCQ_ENOMEM, "no memory for a kernel");
-        ctx->f64_math = s == HCQ_OK ? 1 : -1;
-        if (s) snprintf(ctx->f64_math_why, sizeof ctx->f64_math_why, "%s", hcq_error_message());
+        hcq_status s = hcq_compile(k, ctx->props.target, &bin);
         hcq_binary_free(bin);
         hcq_kernel_destroy(k);
+        if (s && s != HCQ_ENOTSUP) /* a failed compile (no toolchain, a timeout) is not an answer: asked again */
+            return base_err_prefix(s, "%s: compiling a probe of f64 exp2, log2 and sin for %s", fn, ctx->props.id), false;
+        ctx->f64_math = s == HCQ_OK ? 1 : -1;
+        if (s) snprintf(ctx->f64_math_why, sizeof ctx->f64_math_why, "%s", hcq_error_message());
     }
     if (ctx->f64_math > 0) return true;
     base_err(HCQ_ENOTSUP, "%s: f64 exp2, log2 and sin do not compile for %s (target %s): %s; cast to f32 first, or use "
