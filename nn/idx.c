@@ -163,6 +163,33 @@ void hcq_idx_free(hcq_idx *x)
     memset(x, 0, sizeof *x);
 }
 
+hcq_tensor *hcq_idx_tensor(hcq_ctx *ctx, const hcq_idx *x)
+{
+    const char *fn = "hcq_idx_tensor";
+    if (!x || !x->data || !x->size_B)
+        return base_err(HCQ_EINVAL, "%s: x is NULL or holds no data (hcq_idx_read first)", fn), NULL;
+    hcq_dtype dt;
+    switch (x->type) { /* the IDX type codes (nn.h) */
+    case 0x08: dt = HCQ_U8; break;
+    case 0x09: dt = HCQ_I8; break;
+    case 0x0b: dt = HCQ_I16; break;
+    case 0x0c: dt = HCQ_I32; break;
+    case 0x0d: dt = HCQ_F32; break;
+    case 0x0e: dt = HCQ_F64; break;
+    default: return base_err(HCQ_EINVAL, "%s: IDX type 0x%02x is not one of the format's", fn, x->type), NULL;
+    }
+    if (x->ndim < 0 || x->ndim > HCQ_MAX_DIMS) return base_err(HCQ_EINVAL, "%s: %d dims", fn, x->ndim), NULL;
+    uint64_t n = 1;
+    for (int d = 0; d < x->ndim; d++) n *= (uint64_t)x->shape[d];
+    if (n * hcq_dtype_size(dt) != x->size_B)
+        return base_err(HCQ_EINVAL, "%s: %zu bytes of data for %llu elements of %s", fn, x->size_B, (unsigned long long)n,
+                        hcq_dtype_name(dt)),
+               NULL;
+    hcq_tensor *t = hcq_from_data(ctx, dt, x->shape, x->ndim, x->data);
+    if (!t) base_err_prefix(hcq_error_status(), "%s", fn);
+    return t;
+}
+
 double hcq_idx_get(const hcq_idx *x, int64_t i)
 {
     const uint8_t *p = (const uint8_t *)x->data + (size_t)i * (size_t)nn_idx_elem_size(x->type);

@@ -230,7 +230,13 @@ static bool skip(jp *p, int depth)
 static const struct {
     const char *name;
     hcq_dtype dt;
-} st_dtypes[] = {{"F32", HCQ_F32}, {"F16", HCQ_F16}, {"BF16", HCQ_BF16}, {"I32", HCQ_I32}, {"BOOL", HCQ_BOOL}};
+} st_dtypes[] = {
+    /* the format's dtype tags (huggingface/safetensors, README's format
+     * section); F8 and the other tags have no tensor dtype here */
+    {"F64", HCQ_F64}, {"F32", HCQ_F32}, {"F16", HCQ_F16}, {"BF16", HCQ_BF16}, {"I64", HCQ_I64}, {"U64", HCQ_U64},
+    {"I32", HCQ_I32}, {"U32", HCQ_U32}, {"I16", HCQ_I16}, {"U16", HCQ_U16},   {"I8", HCQ_I8},   {"U8", HCQ_U8},
+    {"BOOL", HCQ_BOOL},
+};
 
 const char *nn_st_dtype_name(hcq_dtype dt)
 {
@@ -262,8 +268,8 @@ static bool tensor_info(jp *p, nn_st_entry *e)
                 if (k == BASE_ARRAY_LEN(st_dtypes)) {
                     if (!p->err)
                         p->err = base_err(HCQ_ENOTSUP,
-                                          "safetensors header: tensor \"%s\" is %.16s; the tensor layer holds F32, F16, BF16, "
-                                          "I32 and BOOL",
+                                          "safetensors header: tensor \"%s\" is %.16s; the tensor layer holds F64, F32, F16, "
+                                          "BF16, I64, U64, I32, U32, I16, U16, I8, U8 and BOOL",
                                           e->name, dt);
                     ok = false;
                 } else

@@ -34,13 +34,25 @@ install_nvdisasm() {
         echo "scripts/deps.sh: no pip: install nvidia-cuda-nvdisasm from PyPI for the SASS executor's tests" >&2
     fi
 }
+# optional, from PyPI: numpy, the other side of test_api_tensor_numpy (the
+# tensor dtypes' rules against NumPy); it skips, saying so, without it
+have_numpy() { command -v python3 >/dev/null && python3 -c 'import numpy' >/dev/null 2>&1; }
+install_numpy() {
+    have_numpy && return 0
+    if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+        python3 -m pip install -q numpy || echo "scripts/deps.sh: pip could not install numpy (test_api_tensor_numpy will skip)" >&2
+    else
+        echo "scripts/deps.sh: no pip: install numpy from PyPI for test_api_tensor_numpy" >&2
+    fi
+}
 if [ "${1:-}" = "--check" ]; then
+    have_numpy || echo "scripts/deps.sh: optional: numpy is missing (pip install numpy); test_api_tensor_numpy skips" >&2
     have_nvdisasm || echo "scripts/deps.sh: optional: nvdisasm is missing (pip install nvidia-cuda-nvdisasm); the SASS executor's tests skip" >&2
     have_all && exit 0
     echo "scripts/deps.sh: some build or test dependencies are missing (packages: $PKGS)" >&2
     exit 1
 fi
-have_all && { install_nvdisasm; echo "scripts/deps.sh: all dependencies present"; exit 0; }
+have_all && { install_nvdisasm; install_numpy; echo "scripts/deps.sh: all dependencies present"; exit 0; }
 if [ "$(id -u)" -ne 0 ]; then
     echo "scripts/deps.sh: missing packages; run as root:" >&2
     echo "  apt-get install -y $PKGS" >&2
@@ -53,4 +65,5 @@ if ! apt-cache show clang-22 >/dev/null 2>&1; then apt-get update -q || true; fi
 apt-get install -y -q $PKGS || { apt-get update -q && apt-get install -y -q $PKGS; }
 have_all || { echo "scripts/deps.sh: packages installed but something is still missing" >&2; exit 1; }
 install_nvdisasm
+install_numpy
 echo "scripts/deps.sh: dependencies installed"

@@ -31,7 +31,9 @@
 # The three that compose ops the others check one by one,
 # test_api_tensor_grad (gradients through every op: some 550 kernels a
 # device), test_api_train (whole training runs) and test_api_tensor_symdim
-# (training and attention over variable batches), run on the devices in
+# (training and attention over variable batches), with test_api_tensor_numpy
+# (the dtype rules against NumPy: device-independent, as
+# test_api_tensor_dtypes holds every device to the same bits), run on the devices in
 # HCQ_TEST_COMPOSITE_DEVICES instead: by default the GPUs present and the
 # interpreter (CPU+ir); "all" (CI) runs them everywhere. On a compiling
 # device their cost is mostly compiling (on the CPU device and the two mock
@@ -187,7 +189,7 @@ for t in "$@"; do
             # the kernel-level suites only where HCQ_TEST_KERNEL_DEVICES says,
             # the composite ones where HCQ_TEST_COMPOSITE_DEVICES says
             case "$(basename "$t")" in
-            test_api_tensor_grad | test_api_train | test_api_tensor_symdim)
+            test_api_tensor_grad | test_api_train | test_api_tensor_symdim | test_api_tensor_numpy)
                 case "$composite_devices" in *" $d "*) ;; *) continue ;; esac ;;
             test_api_tensor_* | test_api_nn)
                 case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;

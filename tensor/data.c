@@ -2,6 +2,8 @@
  * numbers) and moving data in and out. */
 #include "tensor/tt.h"
 
+#include "compiler/interp.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +86,9 @@ hcq_tensor *hcq_arange(hcq_ctx *ctx, hcq_dtype dt, double start, double stop, do
     if (cnt > (double)TT_MAX_NUMEL) return base_err(HCQ_ELIMIT, "%s: %g elements", fn, cnt), NULL;
     tt_node *idx = index_node(ctx, &n, 1, 0);
     if (!idx) return NULL;
-    hcq_dtype cdt = hcq_dtype_is_float(dt) ? HCQ_F32 : HCQ_I32;
+    /* in f32 (f64 for f64), i32 (i64 for 64-bit integers) */
+    hcq_dtype cdt = hcq_dtype_is_float(dt) ? tt_calc_float(dt)
+                  : dt == HCQ_I64 || dt == HCQ_U64 ? HCQ_I64 : HCQ_I32;
     tt_node *x = cdt == HCQ_I32 ? (tt_node_ref(idx), idx) : tt_cast_node(idx, cdt);
     tt_node_unref(idx);
     tt_node *k = tt_const_node(ctx, cdt, tt_val_from_double(cdt, step), NULL, 0);
@@ -320,31 +324,9 @@ static hcq_status storage_of(hcq_tensor *t, tt_buf **buf, uint64_t *off_B, const
 }
 
 /* the element bytes of a constant (its value is exact in its dtype) */
-static void const_bytes(hcq_dtype dt, tt_val v, unsigned char out[4])
+static void const_bytes(hcq_dtype dt, tt_val v, unsigned char out[8])
 {
-    float f = (float)v.f;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint16_t h;
-    switch (dt) {
-    case HCQ_BOOL: out[0] = v.i != 0; break;
-    case HCQ_I32: {
-        int32_t i = (int32_t)(uint32_t)(uint64_t)v.i;
-        memcpy(out, &i, 4);
-        break;
-    }
-    case HCQ_F32: memcpy(out, &u, 4); break;
-    case HCQ_BF16: h = (uint16_t)(u >> 16), memcpy(out, &h, 2); break;
-    case HCQ_F16: {
-        uint32_t sign = (u >> 16) & 0x8000u, e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
-        if (e == 0xff) h = (uint16_t)(sign | 0x7c00u | (m ? 0x200u : 0));
-        else if (e >= 113) h = (uint16_t)(sign | ((e - 112) << 10) | (m >> 13)); /* normal */
-        else h = (uint16_t)(sign | (uint32_t)(fabsf(f) * 0x1p24f)); /* subnormal or zero: exact */
-        memcpy(out, &h, 2);
-        break;
-    }
-    default: memset(out, 0, 4); break;
-    }
+    ir_lane_to_mem(dt, tt_val_lane(v, dt), out);
 }
 
 hcq_status hcq_tensor_read(hcq_tensor *t, void *dst, size_t size_B)
@@ -357,7 +339,7 @@ hcq_status hcq_tensor_read(hcq_tensor *t, void *dst, size_t size_B)
     if (want && !dst) return base_err(HCQ_EINVAL, "hcq_tensor_read: dst is NULL");
     if (!want) return HCQ_OK;
     if (n->op == TT_CONST) { /* a constant is read without a kernel */
-        unsigned char e[4];
+        unsigned char e[8];
         size_t es = hcq_dtype_size((hcq_dtype)n->dtype);
         const_bytes((hcq_dtype)n->dtype, n->cv, e);
         for (uint64_t i = 0; i < want; i += es) memcpy((unsigned char *)dst + i, e, es);
@@ -368,17 +350,6 @@ hcq_status hcq_tensor_read(hcq_tensor *t, void *dst, size_t size_B)
     hcq_status s = storage_of(t, &b, &off, "hcq_tensor_read");
     if (!s) s = hcq_buffer_copyout(dst, b->hb, off, want);
     return s;
-}
-
-static float half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-    float f;
-    if (e == 0x1f) u = sign | 0x7f800000u | (m << 13);
-    else if (e == 0) return sign ? -(float)m * 0x1p-24f : (float)m * 0x1p-24f;
-    else u = sign | ((e + 112u) << 23) | (m << 13);
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 hcq_status hcq_tensor_item(hcq_tensor *t, double *out)
@@ -393,23 +364,9 @@ hcq_status hcq_tensor_item(hcq_tensor *t, double *out)
     hcq_dtype dt = (hcq_dtype)n->dtype;
     hcq_status s = hcq_tensor_read(t, raw, hcq_dtype_size(dt));
     if (s) return s;
-    uint16_t h;
-    uint32_t u;
-    int32_t i;
-    float f;
-    switch (dt) {
-    case HCQ_BOOL: *out = raw[0] != 0; break;
-    case HCQ_I32: memcpy(&i, raw, 4), *out = i; break;
-    case HCQ_F32: memcpy(&f, raw, 4), *out = f; break;
-    case HCQ_F16: memcpy(&h, raw, 2), *out = half_to_float(h); break;
-    case HCQ_BF16:
-        memcpy(&h, raw, 2);
-        u = (uint32_t)h << 16;
-        memcpy(&f, &u, 4);
-        *out = f;
-        break;
-    default: return base_err(HCQ_ENOTSUP, "hcq_tensor_item: dtype %s", hcq_dtype_name(dt));
-    }
+    /* exact for every dtype but 64-bit integers beyond 2^53 (rounded to nearest) */
+    tt_val v = tt_val_of_lane(ir_lane_from_mem(dt, raw), dt);
+    *out = tt_val_to_double(v, dt);
     return HCQ_OK;
 }
 

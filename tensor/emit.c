@@ -437,7 +437,8 @@ static hcq_ir_ref em_alu(tt_lw *L, const tt_node *n, const hcq_ir_ref *s)
     static const hcq_op bin[TT_OP_COUNT] = {[TT_ADD] = HCQ_OP_ADD,     [TT_SUB] = HCQ_OP_SUB,     [TT_MUL] = HCQ_OP_MUL,
                                             [TT_FDIV] = HCQ_OP_FDIV,   [TT_IDIV] = HCQ_OP_IDIV,   [TT_MOD] = HCQ_OP_MOD,
                                             [TT_MAX] = HCQ_OP_MAX,     [TT_CMPLT] = HCQ_OP_CMPLT, [TT_CMPNE] = HCQ_OP_CMPNE,
-                                            [TT_AND] = HCQ_OP_AND,     [TT_OR] = HCQ_OP_OR,       [TT_XOR] = HCQ_OP_XOR};
+                                            [TT_AND] = HCQ_OP_AND,     [TT_OR] = HCQ_OP_OR,       [TT_XOR] = HCQ_OP_XOR,
+                                            [TT_SHL] = HCQ_OP_SHL,     [TT_SHR] = HCQ_OP_SHR};
     switch ((tt_op)n->op) {
     case TT_CAST: return tt_irb_cast(b, dt, s[0]);
     case TT_BITCAST: return tt_irb_bitcast(b, dt, s[0]);

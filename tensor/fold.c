@@ -3,7 +3,8 @@
  *   - an operation whose operands are all constants is a constant, its
  *     value computed as the kernel IR defines the operation (the
  *     interpreter's semantics, compiler/interp_alu.c: f16/bf16 computed in
- *     f32 and rounded once; wrapping i32; x / 0 and x % 0 are 0; maxNum);
+ *     f32 and rounded once; integers wrap at their width; x / 0 and x % 0
+ *     are 0; maxNum);
  *   - identities with one constant operand give the other operand itself:
  *     x * 1, x / 1, x - (+0.0), x + (-0.0), neg(neg x), not(not x), and for
  *     integers x + 0, x - 0, x | 0, x ^ 0, x & ~0; annihilators give a
@@ -18,17 +19,14 @@
  * handed back as a result: the result would inherit its weakness. */
 #include "tensor/tt.h"
 
+#include "compiler/interp.h"
+
 #include <math.h>
 #include <string.h>
 
 static bool is_const(const tt_node *n) { return n && n->op == TT_CONST; }
 
 static bool is_float(hcq_dtype t) { return hcq_dtype_is_float(t); }
-
-/* the constant as the f32 the IR computes with (f16/bf16 are exact in f32) */
-static float as_f32(const tt_node *n) { return (float)n->cv.f; }
-
-static int32_t as_i32(const tt_node *n) { return (int32_t)(uint32_t)(uint64_t)n->cv.i; }
 
 static bool const_is(const tt_node *n, double v)
 {
@@ -37,11 +35,12 @@ static bool const_is(const tt_node *n, double v)
     return n->cv.i == (int64_t)v;
 }
 
-/* every bit set: -1 for i32, true for bool */
+/* every bit set: -1 (a signed dtype), the largest value (unsigned), true */
 static bool const_all_ones(const tt_node *n)
 {
     if (!is_const(n) || is_float((hcq_dtype)n->dtype)) return false;
-    return n->dtype == HCQ_BOOL ? n->cv.i != 0 : as_i32(n) == -1;
+    if (n->dtype == HCQ_BOOL) return n->cv.i != 0;
+    return tt_val_lane(n->cv, (hcq_dtype)n->dtype) == ir_canon((hcq_dtype)n->dtype, ~0ull);
 }
 
 static tt_node *keep(tt_node *x, hcq_dtype dt)
@@ -56,80 +55,38 @@ static tt_node *constant(hcq_dtype dt, tt_val v, const tt_node *shape_of)
     return tt_const_node(NULL, dt, v, shape_of->shape, shape_of->ndim);
 }
 
-static tt_val fval(hcq_dtype dt, float r)
-{
-    return (tt_val){.f = dt == HCQ_F32 ? (double)r : hcq_dtype_round(dt, (double)r)};
-}
+static tt_val ival(hcq_dtype dt, int64_t r) { return tt_val_of_lane((uint64_t)r, dt); }
 
-static tt_val ival(hcq_dtype dt, int64_t r)
-{
-    if (dt == HCQ_BOOL) return (tt_val){.i = r != 0};
-    return (tt_val){.i = (int64_t)(int32_t)(uint32_t)(uint64_t)r};
-}
-
-static float maxnum(float a, float b)
-{
-    if (a != a) return b;
-    if (b != b) return a;
-    if (a == b) return signbit(a) ? b : a;
-    return a > b ? a : b;
-}
-
-/* op(a, b, c) of constants, as the IR computes it; false for an op this
+/* op(a, b, c) of constants, computed by the interpreter's ALU (the
+ * reference semantics every renderer is held to); false for an op this
  * does not fold (BITCAST: left to the kernel) */
 static bool eval(tt_op op, hcq_dtype dt, const tt_node *a, const tt_node *b, const tt_node *c, tt_val *out)
 {
+    static const hcq_op ir[TT_OP_COUNT] = {
+        [TT_NEG] = HCQ_OP_NEG,     [TT_EXP2] = HCQ_OP_EXP2, [TT_LOG2] = HCQ_OP_LOG2,   [TT_SIN] = HCQ_OP_SIN,
+        [TT_SQRT] = HCQ_OP_SQRT,   [TT_RECIP] = HCQ_OP_RECIP, [TT_TRUNC] = HCQ_OP_TRUNC, [TT_ADD] = HCQ_OP_ADD,
+        [TT_SUB] = HCQ_OP_SUB,     [TT_MUL] = HCQ_OP_MUL,   [TT_FDIV] = HCQ_OP_FDIV,   [TT_IDIV] = HCQ_OP_IDIV,
+        [TT_MOD] = HCQ_OP_MOD,     [TT_MAX] = HCQ_OP_MAX,   [TT_CMPLT] = HCQ_OP_CMPLT, [TT_CMPNE] = HCQ_OP_CMPNE,
+        [TT_AND] = HCQ_OP_AND,     [TT_OR] = HCQ_OP_OR,     [TT_XOR] = HCQ_OP_XOR,     [TT_NOT] = HCQ_OP_XOR,
+        [TT_SHL] = HCQ_OP_SHL,     [TT_SHR] = HCQ_OP_SHR,   [TT_WHERE] = HCQ_OP_WHERE,
+    };
+    if (op >= TT_OP_COUNT || !ir[op]) return false;
     hcq_dtype st = (hcq_dtype)a->dtype; /* operands' dtype (a comparison's result is bool) */
+    const tt_node *x = op == TT_WHERE ? b : a, *y = op == TT_WHERE ? c : b;
+    ir_slot s0 = {.u = tt_val_lane(a->cv, st)}, s1 = {0}, s2 = {0}, d = {0};
     if (op == TT_WHERE) {
-        *out = a->cv.i ? b->cv : c->cv;
-        return true;
+        s1.u = tt_val_lane(x->cv, dt);
+        s2.u = tt_val_lane(y->cv, dt);
+        st = dt;
+    } else if (op == TT_NOT) { /* not x is x ^ all ones (bool: x ^ true) */
+        s1.u = st == HCQ_BOOL ? 1 : ir_canon(st, ~0ull);
+    } else if (b) {
+        s1.u = tt_val_lane(b->cv, st);
     }
-    if (is_float(st)) {
-        float x = as_f32(a), y = b ? as_f32(b) : 0;
-        switch (op) {
-        case TT_NEG: *out = fval(dt, -x); return true;
-        case TT_EXP2: *out = fval(dt, exp2f(x)); return true;
-        case TT_LOG2: *out = fval(dt, log2f(x)); return true;
-        case TT_SIN: *out = fval(dt, sinf(x)); return true;
-        case TT_SQRT: *out = fval(dt, sqrtf(x)); return true;
-        case TT_RECIP: *out = fval(dt, 1.0f / x); return true;
-        case TT_TRUNC: *out = fval(dt, truncf(x)); return true;
-        case TT_ADD: *out = fval(dt, x + y); return true;
-        case TT_SUB: *out = fval(dt, x - y); return true;
-        case TT_MUL: *out = fval(dt, x * y); return true;
-        case TT_FDIV: *out = fval(dt, x / y); return true;
-        case TT_MAX: *out = fval(dt, maxnum(x, y)); return true;
-        case TT_CMPLT: *out = (tt_val){.i = x < y}; return true;
-        case TT_CMPNE: *out = (tt_val){.i = x != y}; return true;
-        default: return false;
-        }
-    }
-    int64_t x = st == HCQ_BOOL ? (a->cv.i != 0) : as_i32(a), y = 0;
-    if (b) y = st == HCQ_BOOL ? (b->cv.i != 0) : as_i32(b);
-    uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
-    switch (op) {
-    case TT_NEG: *out = ival(dt, -(int64_t)ux); return true;
-    case TT_NOT: *out = ival(dt, st == HCQ_BOOL ? !x : ~x); return true;
-    case TT_ADD: *out = ival(dt, (int64_t)(ux + uy)); return true;
-    case TT_SUB: *out = ival(dt, (int64_t)(ux - uy)); return true;
-    case TT_MUL: *out = ival(dt, (int64_t)(ux * uy)); return true;
-    case TT_IDIV:
-    case TT_MOD: {
-        int64_t r;
-        if (y == 0) r = 0;
-        else if (y == -1) r = op == TT_IDIV ? (int64_t)(0u - ux) : 0; /* INT_MIN / -1 wraps */
-        else r = op == TT_IDIV ? x / y : x % y;
-        *out = ival(dt, r);
-        return true;
-    }
-    case TT_MAX: *out = ival(dt, x > y ? x : y); return true;
-    case TT_CMPLT: *out = (tt_val){.i = x < y}; return true;
-    case TT_CMPNE: *out = (tt_val){.i = x != y}; return true;
-    case TT_AND: *out = ival(dt, (int64_t)(ux & uy)); return true;
-    case TT_OR: *out = ival(dt, (int64_t)(ux | uy)); return true;
-    case TT_XOR: *out = ival(dt, (int64_t)(ux ^ uy)); return true;
-    default: return false;
-    }
+    hcq_ir_op o = {.op = (uint16_t)ir[op], .dtype = (uint8_t)dt};
+    ir_alu(&o, op == TT_WHERE ? HCQ_BOOL : st, &d, &s0, &s1, &s2, 1);
+    *out = tt_val_of_lane(d.u, dt);
+    return true;
 }
 
 /* x op k with k the constant operand (commutative ops try both orders) */
@@ -157,7 +114,8 @@ static tt_node *identity(tt_op op, hcq_dtype dt, tt_node *x, tt_node *k, bool k_
         if (const_is(k, 0)) return constant(dt, ival(dt, 0), x);
         return NULL;
     case TT_MOD:
-        if (k_is_right && (const_is(k, 0) || const_is(k, 1) || const_is(k, -1))) return constant(dt, ival(dt, 0), x);
+        if (k_is_right && (const_is(k, 0) || const_is(k, 1) || (hcq_dtype_is_signed(dt) && const_is(k, -1))))
+            return constant(dt, ival(dt, 0), x);
         return NULL;
     case TT_AND:
         if (const_all_ones(k)) return keep(x, dt);
@@ -212,16 +170,16 @@ tt_node *tt_fold_reduce(const tt_node *a, tt_rop rop, int64_t n, hcq_dtype acc, 
     } else if (acc == HCQ_BOOL) {
         if (rop != TT_R_MAX) return NULL; /* bool sums are computed in i32 */
         r.i = v.i != 0;
-    } else {
-        uint32_t x = (uint32_t)(uint64_t)v.i, p = 1, base = x;
+    } else { /* wrapping at acc's width: n * v, v^n by squaring, v */
+        uint64_t x = tt_val_lane(v, acc), p = 1, base = x;
         switch (rop) {
-        case TT_R_SUM: r.i = (int32_t)(uint32_t)((uint64_t)x * (uint64_t)n); break;
+        case TT_R_SUM: r = ival(acc, (int64_t)(x * (uint64_t)n)); break;
         case TT_R_PROD:
             for (uint64_t e = (uint64_t)n; e; e >>= 1, base *= base)
                 if (e & 1) p *= base;
-            r.i = (int32_t)p;
+            r = ival(acc, (int64_t)p);
             break;
-        case TT_R_MAX: r.i = (int32_t)x; break;
+        case TT_R_MAX: r = v; break;
         default: return NULL;
         }
     }

@@ -280,6 +280,8 @@ static const char *block_name(uint8_t op)
     case TT_OR:
     case TT_XOR:
     case TT_NOT: return "a logical op";
+    case TT_SHL:
+    case TT_SHR: return "a shift";
     case TT_IDIV:
     case TT_MOD: return "integer division";
     case TT_BITCAST: return "a bitcast";

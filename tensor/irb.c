@@ -261,9 +261,12 @@ hcq_ir_ref tt_irb_binary(tt_irb *b, hcq_op op, hcq_ir_ref x, hcq_ir_ref y)
             case HCQ_OP_ADD: return tt_irb_int(b, dt, (int64_t)((uint64_t)cx + (uint64_t)cy));
             case HCQ_OP_SUB: return tt_irb_int(b, dt, (int64_t)((uint64_t)cx - (uint64_t)cy));
             case HCQ_OP_MUL: return tt_irb_int(b, dt, (int64_t)((uint64_t)cx * (uint64_t)cy));
-            case HCQ_OP_CMPLT: return tt_irb_bool(b, cx < cy);
+            /* (constants are canonical: unsigned ones compare as their bits) */
+            case HCQ_OP_CMPLT: return tt_irb_bool(b, hcq_dtype_is_signed(dt) ? cx < cy : (uint64_t)cx < (uint64_t)cy);
             case HCQ_OP_CMPNE: return tt_irb_bool(b, cx != cy);
-            case HCQ_OP_MAX: r = cx > cy ? cx : cy; return tt_irb_int(b, dt, r);
+            case HCQ_OP_MAX:
+                r = (hcq_dtype_is_signed(dt) ? cx > cy : (uint64_t)cx > (uint64_t)cy) ? cx : cy;
+                return tt_irb_int(b, dt, r);
             default: break;
             }
         }

@@ -57,20 +57,85 @@ tt_node *tt_flip_order(tt_node *a)
 
 static int kind(hcq_dtype t) { return t == HCQ_BOOL ? 0 : hcq_dtype_is_float(t) ? 2 : 1; }
 
+static unsigned bits_of(hcq_dtype t) { return (unsigned)hcq_dtype_size(t) * 8; }
+
+static hcq_dtype int_of(unsigned bits, bool sgn)
+{
+    switch (bits) {
+    case 8: return sgn ? HCQ_I8 : HCQ_U8;
+    case 16: return sgn ? HCQ_I16 : HCQ_U16;
+    case 32: return sgn ? HCQ_I32 : HCQ_U32;
+    default: return sgn ? HCQ_I64 : HCQ_U64;
+    }
+}
+
+hcq_dtype tt_float_of(hcq_dtype dt)
+{
+    if (hcq_dtype_is_float(dt)) return dt;
+    return dt == HCQ_I64 || dt == HCQ_U64 ? HCQ_F64 : HCQ_F32;
+}
+
+hcq_dtype tt_calc_float(hcq_dtype dt) { return tt_float_of(dt) == HCQ_F64 ? HCQ_F64 : HCQ_F32; }
+
+hcq_dtype tt_sum_dtype(hcq_dtype dt)
+{
+    switch (dt) {
+    case HCQ_BOOL:
+    case HCQ_I8:
+    case HCQ_I16: return HCQ_I32;
+    case HCQ_U8:
+    case HCQ_U16: return HCQ_U32;
+    default: return dt;
+    }
+}
+
+/* tensor.h's lattice: bool below every dtype; integers of one signedness
+ * take the wider; a signed and an unsigned one the narrowest signed dtype
+ * holding both (u8 with i8 is i16, u32 with i32 is i64, u64 with any
+ * signed one f64, as in NumPy); an integer with a float the float; floats
+ * the wider (f16 with bf16 f32). */
 static hcq_dtype join(hcq_dtype x, hcq_dtype y)
 {
     if (x == y) return x;
-    if (x == HCQ_F32 || y == HCQ_F32) return HCQ_F32;
-    if (kind(x) == 2 && kind(y) == 2) return HCQ_F32; /* f16 with bf16 */
+    if (kind(x) == 0) return y;
+    if (kind(y) == 0) return x;
+    if (kind(x) == 2 && kind(y) == 2) {
+        if (x == HCQ_F64 || y == HCQ_F64) return HCQ_F64;
+        return HCQ_F32; /* f32 with a half, or f16 with bf16 */
+    }
     if (kind(x) == 2) return x;
     if (kind(y) == 2) return y;
-    return HCQ_I32;
+    bool sx = hcq_dtype_is_signed(x), sy = hcq_dtype_is_signed(y);
+    unsigned bx = bits_of(x), by = bits_of(y);
+    if (sx == sy) return bx >= by ? x : y;
+    unsigned bs = sx ? bx : by, bu = sx ? by : bx; /* the signed one's width, the unsigned one's */
+    if (bs > bu) return int_of(bs, true);
+    return bu == 64 ? HCQ_F64 : int_of(bu * 2, true);
 }
 
+/* whether the weak scalar w holds an integer that integer dtype t holds
+ * (hcq_scalar makes one beyond i32 an f32 scalar holding the double, so
+ * its value decides, not its dtype; -0.0 is not an integer here) */
+static bool weak_fits(const tt_node *w, hcq_dtype t)
+{
+    if (w->op != TT_CONST) return kind((hcq_dtype)w->dtype) != 2;
+    double lo = hcq_dtype_is_signed(t) ? -ldexp(1.0, (int)bits_of(t) - 1) : 0.0;
+    double hi = ldexp(1.0, (int)bits_of(t) - (hcq_dtype_is_signed(t) ? 1 : 0));
+    if (kind((hcq_dtype)w->dtype) != 2) return (double)w->cv.i >= lo && (double)w->cv.i < hi;
+    double v = w->cv.f;
+    return v == trunc(v) && v >= lo && v < hi && !(v == 0 && signbit(v));
+}
+
+/* A weak scalar yields to the tensor's dtype: a float tensor's dtype; with
+ * an integer (bool: i32) tensor, that integer dtype when the scalar is an
+ * integer it holds, else the float of that dtype (f32; f64 for i64 and
+ * u64): u8 + 300 is 300 more in f32, never a wrapped sum, and i64 + 3e12
+ * stays i64 */
 static hcq_dtype weak_with(const tt_node *w, hcq_dtype t)
 {
     if (kind(t) == 2) return t;
-    return kind((hcq_dtype)w->dtype) == 2 ? HCQ_F32 : HCQ_I32;
+    hcq_dtype it = kind(t) == 0 ? HCQ_I32 : t;
+    return weak_fits(w, it) ? it : tt_float_of(it);
 }
 
 hcq_dtype tt_promote(const tt_node *a, const tt_node *b)
@@ -161,13 +226,15 @@ static hcq_dtype op_dtype(const tt_node *a, const tt_node *b, prule r, const cha
     hcq_dtype t = tt_promote(a, b);
     switch (r) {
     case P_ANY: return t == HCQ_BOOL ? HCQ_I32 : t;
-    case P_FLOAT: return kind(t) == 2 ? t : HCQ_F32;
+    case P_FLOAT: return tt_float_of(t);
     case P_INT:
-        if (kind(t) == 2) return base_err(HCQ_EINVAL, "%s: takes i32 or bool operands, not %s", fn, hcq_dtype_name(t)), HCQ_VOID;
-        return HCQ_I32;
     case P_LOGIC:
-        if (kind(t) == 2) return base_err(HCQ_EINVAL, "%s: takes bool or i32 operands, not %s", fn, hcq_dtype_name(t)), HCQ_VOID;
-        return t;
+        if (kind(t) == 2)
+            return base_err(HCQ_EINVAL, "%s: takes integer or bool operands; a is %s and b is %s, which promote to %s",
+                            fn, hcq_dtype_name((hcq_dtype)a->dtype), hcq_dtype_name((hcq_dtype)b->dtype),
+                            hcq_dtype_name(t)),
+                   HCQ_VOID;
+        return r == P_INT && t == HCQ_BOOL ? HCQ_I32 : t;
     case P_CMP: return t;
     }
     return t;
@@ -204,16 +271,47 @@ static hcq_tensor *unary_node(hcq_tensor *ta, tt_op op, hcq_dtype dt, const char
 
 #define CTX_OF(t, fn) hcq_ctx *ctx = tt_arg((t), (fn)) ? (t)->ctx : NULL; if (!ctx) return NULL
 
-static hcq_dtype float_dt(hcq_tensor *t) { hcq_dtype d = (hcq_dtype)t->n->dtype; return kind(d) == 2 ? d : HCQ_F32; }
+static hcq_dtype float_dt(hcq_tensor *t) { return tt_float_of((hcq_dtype)t->n->dtype); }
 
-/* f16/bf16 transcendentals are computed in f32 and rounded once */
+/* Whether the device's target compiles f64 exp2, log2 and sin (some do
+ * not: AMD targets built without ROCm's device library). Asked of the
+ * compiler once per context, with a kernel of the three, so a float
+ * function of f64 is refused when it is called, naming the call, rather
+ * than when a kernel holding it is compiled. */
+static bool f64_math_ok(hcq_ctx *ctx, const char *fn)
+{
+    if (!ctx->f64_math) {
+        hcq_kernel *k = hcq_kernel_create("f64_math_probe");
+        if (!k) return base_err(HCQ_ENOMEM, "%s: no memory for a kernel", fn), false; /* asked again next time */
+        hcq_ir_ref p = hcq_ir_param_buffer(k, HCQ_F64), i = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0);
+        hcq_ir_ref x = hcq_ir_load(k, p, i);
+        hcq_ir_ref y = hcq_ir_binary(k, HCQ_OP_ADD, hcq_ir_unary(k, HCQ_OP_EXP2, x), hcq_ir_unary(k, HCQ_OP_LOG2, x));
+        hcq_ir_store(k, p, i, hcq_ir_binary(k, HCQ_OP_ADD, y, hcq_ir_unary(k, HCQ_OP_SIN, x)));
+        hcq_binary *bin = NULL;
+        hcq_status s = hcq_compile(k, ctx->props.target, &bin);
+        hcq_binary_free(bin);
+        hcq_kernel_destroy(k);
+        if (s && s != HCQ_ENOTSUP) /* a failed compile (no toolchain, a timeout) is not an answer: asked again */
+            return base_err_prefix(s, "%s: compiling a probe of f64 exp2, log2 and sin for %s", fn, ctx->props.id), false;
+        ctx->f64_math = s == HCQ_OK ? 1 : -1;
+        if (s) snprintf(ctx->f64_math_why, sizeof ctx->f64_math_why, "%s", hcq_error_message());
+    }
+    if (ctx->f64_math > 0) return true;
+    base_err(HCQ_ENOTSUP, "%s: f64 exp2, log2 and sin do not compile for %s (target %s): %s; cast to f32 first, or use "
+             "another device", fn, ctx->props.id, ctx->props.target, ctx->f64_math_why);
+    return false;
+}
+
+/* f16/bf16 transcendentals are computed in f32 and rounded once; f64
+ * (and 64-bit integers) in f64, where the target has them */
 typedef hcq_tensor *(*f32_body)(hcq_ctx *ctx, hcq_tensor *x);
 static hcq_tensor *via_f32(hcq_tensor *a, f32_body f, const char *fn)
 {
     CTX_OF(a, fn);
     hcq_dtype out = float_dt(a);
+    if (out == HCQ_F64 && !f64_math_ok(ctx, fn)) return NULL;
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, HCQ_F32)), out);
+    hcq_tensor *r = hcq_cast(f(ctx, hcq_cast(a, tt_calc_float(out))), out);
     return tt_scope_end(ctx, m, fn, r);
 }
 
@@ -226,9 +324,9 @@ hcq_tensor *hcq_neg(hcq_tensor *a)
     return unary_node(a, TT_NEG, dt, "hcq_neg");
 }
 
-static hcq_tensor *f_exp2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_EXP2, HCQ_F32, "hcq_exp2"); }
-static hcq_tensor *f_log2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_LOG2, HCQ_F32, "hcq_log2"); }
-static hcq_tensor *f_sin(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_SIN, HCQ_F32, "hcq_sin"); }
+static hcq_tensor *f_exp2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_EXP2, tt_calc_float((hcq_dtype)x->n->dtype), "hcq_exp2"); }
+static hcq_tensor *f_log2(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_LOG2, tt_calc_float((hcq_dtype)x->n->dtype), "hcq_log2"); }
+static hcq_tensor *f_sin(hcq_ctx *ctx, hcq_tensor *x) { (void)ctx; return unary_node(x, TT_SIN, tt_calc_float((hcq_dtype)x->n->dtype), "hcq_sin"); }
 static hcq_tensor *f_exp(hcq_ctx *ctx, hcq_tensor *x) { return f_exp2(ctx, hcq_mul_s(x, M_LOG2E)); }
 static hcq_tensor *f_log(hcq_ctx *ctx, hcq_tensor *x) { return hcq_mul_s(f_log2(ctx, x), M_LN2); }
 static hcq_tensor *f_cos(hcq_ctx *ctx, hcq_tensor *x) { return f_sin(ctx, hcq_add_s(x, M_PI_2)); }
@@ -320,6 +418,16 @@ hcq_tensor *hcq_logical_not(hcq_tensor *a)
     return unary_node(a, TT_NOT, HCQ_BOOL, "hcq_logical_not"); /* the cast makes x != 0 first */
 }
 
+hcq_tensor *hcq_bitwise_not(hcq_tensor *a)
+{
+    const char *fn = "hcq_bitwise_not";
+    tt_node *n = tt_arg(a, fn);
+    if (!n) return NULL;
+    hcq_dtype dt = (hcq_dtype)n->dtype;
+    if (kind(dt) == 2) return base_err(HCQ_EINVAL, "%s: takes an integer or bool tensor, not %s", fn, hcq_dtype_name(dt)), NULL;
+    return unary_node(a, TT_NOT, dt, fn);
+}
+
 hcq_tensor *hcq_cast(hcq_tensor *a, hcq_dtype dt)
 {
     tt_node *n = tt_arg(a, "hcq_cast");
@@ -353,6 +461,8 @@ hcq_tensor *hcq_ne(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_CMPNE,
 hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_AND, P_LOGIC, "hcq_logical_and"); }
 hcq_tensor *hcq_logical_or(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_OR, P_LOGIC, "hcq_logical_or"); }
 hcq_tensor *hcq_logical_xor(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_XOR, P_LOGIC, "hcq_logical_xor"); }
+hcq_tensor *hcq_shl(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_SHL, P_INT, "hcq_shl"); }
+hcq_tensor *hcq_shr(hcq_tensor *a, hcq_tensor *b) { return binary(a, b, TT_SHR, P_INT, "hcq_shr"); }
 
 hcq_tensor *hcq_minimum(hcq_tensor *ta, hcq_tensor *tb)
 {
@@ -397,7 +507,7 @@ enum { POW_BITS = 5 };
 static hcq_tensor *pow_int(hcq_ctx *ctx, hcq_tensor *ax, hcq_tensor *ay)
 {
     hcq_tensor *n = hcq_cast(hcq_minimum_s(ay, (1 << POW_BITS) - 1), HCQ_I32);
-    hcq_tensor *acc = hcq_full(ctx, HCQ_F32, NULL, 0, 1.0), *base = ax;
+    hcq_tensor *acc = hcq_full(ctx, hcq_tensor_dtype(ax), NULL, 0, 1.0), *base = ax;
     for (int bit = 0; bit < POW_BITS; bit++) {
         hcq_tensor *set = hcq_ne(hcq_logical_and(n, hcq_scalar(ctx, 1 << bit)), hcq_scalar(ctx, 0));
         acc = hcq_where(set, hcq_mul(acc, base), acc);
@@ -406,7 +516,7 @@ static hcq_tensor *pow_int(hcq_ctx *ctx, hcq_tensor *ax, hcq_tensor *ay)
     return acc;
 }
 
-/* IEEE 754's pow (C's Annex F) in f32: |x|^y, then the sign and the
+/* IEEE 754's pow (C's Annex F) in f32 (f64 for f64 and 64-bit integers): |x|^y, then the sign and the
  * special cases:
  *   - pow(x, +-0) = 1 and pow(+1, y) = 1 for every x and y, NaN included;
  *     pow(-1, +-inf) = 1;
@@ -423,7 +533,8 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     if (!tt_arg(b, "hcq_pow")) return NULL;
     size_t m = hcq_ctx_mark(ctx);
     hcq_dtype dt = op_dtype(a->n, b->n, P_FLOAT, "hcq_pow");
-    hcq_tensor *x = hcq_cast(a, HCQ_F32), *y = hcq_cast(b, HCQ_F32);
+    hcq_dtype cdt = tt_calc_float(dt); /* f32, or f64 for f64 */
+    hcq_tensor *x = hcq_cast(a, cdt), *y = hcq_cast(b, cdt);
     int64_t bs[TT_MAX_DIMS];
     int bnd;
     if (!x || !y || !bshape(x->n, y->n, bs, &bnd, "hcq_pow")) return tt_scope_end(ctx, m, "hcq_pow", NULL);
@@ -440,7 +551,7 @@ hcq_tensor *hcq_pow(hcq_tensor *a, hcq_tensor *b)
     r = hcq_where(small, hcq_where(yneg, hcq_recip(pi), pi), r);
     hcq_tensor *half = hcq_mul_s(y, 0.5);
     hcq_tensor *odd = hcq_logical_and(yint, hcq_ne(hcq_trunc(half), half));
-    hcq_tensor *sign = hcq_lt(hcq_bitcast(x, HCQ_I32), zero);
+    hcq_tensor *sign = hcq_lt(hcq_bitcast(x, cdt == HCQ_F64 ? HCQ_I64 : HCQ_I32), zero);
     hcq_tensor *out = hcq_where(hcq_logical_and(sign, odd), hcq_neg(r), r);
     hcq_tensor *finite_neg = hcq_logical_and(hcq_lt(x, zero), hcq_lt(ax, inf));
     out = hcq_where(hcq_logical_and(finite_neg, hcq_logical_not(yint)), hcq_scalar(ctx, NAN), out);

@@ -34,9 +34,10 @@ hcq_tensor *hcq_matmul(hcq_tensor *ta, hcq_tensor *tb)
                         b->ndim >= 2 ? "second to last" : "only"),
                NULL;
     }
-    hcq_dtype dt = tt_promote(a, b);
-    if (dt == HCQ_BOOL) dt = HCQ_I32;
-    hcq_dtype cdt = is_half(dt) ? HCQ_F32 : dt; /* halfs: products and sums in f32, rounded once */
+    /* integers: products and sums in the sum dtype (i32 for bool, i8, i16;
+     * u32 for u8, u16), which is also the result's; halfs in f32, rounded once */
+    hcq_dtype dt = tt_sum_dtype(tt_promote(a, b));
+    hcq_dtype cdt = is_half(dt) ? HCQ_F32 : dt;
     size_t m = hcq_ctx_mark(ctx);
     hcq_tensor *x = hcq_cast(ta, cdt), *y = hcq_cast(tb, cdt), *x0 = x, *y0 = y;
     if (a->ndim == 1) x = hcq_unsqueeze(x, 0);
@@ -137,7 +138,7 @@ hcq_tensor *hcq_conv2d(hcq_tensor *x, hcq_tensor *w, hcq_tensor *bias, const hcq
                NULL;
     hcq_ctx *ctx = x->ctx;
     size_t m = hcq_ctx_mark(ctx);
-    hcq_dtype dt = tt_promote(nx, nw), cdt = is_half(dt) ? HCQ_F32 : dt == HCQ_BOOL ? HCQ_I32 : dt;
+    hcq_dtype dt = tt_promote(nx, nw), cdt = is_half(dt) ? HCQ_F32 : tt_sum_dtype(dt);
     int k[2] = {(int)nw->shape[2], (int)nw->shape[3]};
     if (ctx->cpu_style && O / g >= 8) { /* a matrix product: register tiles along the output channels */
         hcq_tensor *r = tt_conv2d_im2col(hcq_cast(x, cdt), hcq_cast(w, cdt), o.stride, o.padding, o.dilation, g);
@@ -171,10 +172,11 @@ static hcq_tensor *pool(hcq_tensor *x, const hcq_pool2d_opts *opts, bool is_max,
     hcq_dtype dt = (hcq_dtype)n->dtype;
     /* max: the padding must never win. For floats that is NaN (maxNum
      * drops it, so a window of NaNs stays NaN where -inf would win); for
-     * bool false (INT_MIN would cast to true); for i32 INT_MIN. */
+     * bool false (INT_MIN would cast to true); for integers their least
+     * value (INT_MIN, 0 for unsigned ones). */
     double padval = 0.0;
     if (is_max && hcq_dtype_is_float(dt)) padval = NAN;
-    else if (is_max && dt != HCQ_BOOL) padval = (double)INT32_MIN;
+    else if (is_max && hcq_dtype_is_signed(dt)) padval = -ldexp(1.0, (int)hcq_dtype_size(dt) * 8 - 1);
     hcq_tensor *src = is_max ? x : hcq_cast(x, is_half(dt) ? HCQ_F32 : dt);
     hcq_tensor *w = windows(src, opts->kernel, st, opts->padding, dil, padval);
     int nd = n->ndim;
@@ -183,8 +185,7 @@ static hcq_tensor *pool(hcq_tensor *x, const hcq_pool2d_opts *opts, bool is_max,
     if (is_max)
         r = hcq_max(w, axes, 2, false);
     else
-        r = hcq_cast(hcq_div_s(hcq_sum(w, axes, 2, false), (double)opts->kernel[0] * opts->kernel[1]),
-                     hcq_dtype_is_float(dt) ? dt : HCQ_F32);
+        r = hcq_cast(hcq_div_s(hcq_sum(w, axes, 2, false), (double)opts->kernel[0] * opts->kernel[1]), tt_float_of(dt));
     return tt_scope_end(ctx, m, fn, r);
 }
 
@@ -198,9 +199,9 @@ static hcq_tensor *softmax_impl(hcq_tensor *t, int axis, bool log, const char *f
     int ax = tt_axis(axis, n->ndim, fn);
     if (ax < 0) return NULL;
     hcq_ctx *ctx = t->ctx;
-    hcq_dtype dt = hcq_dtype_is_float((hcq_dtype)n->dtype) ? (hcq_dtype)n->dtype : HCQ_F32;
+    hcq_dtype dt = tt_float_of((hcq_dtype)n->dtype);
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *x = hcq_cast(t, HCQ_F32);
+    hcq_tensor *x = hcq_cast(t, tt_calc_float(dt));
     hcq_tensor *d = hcq_sub(x, hcq_max(x, &ax, 1, true));
     hcq_tensor *e = hcq_exp(d);
     hcq_tensor *s = hcq_sum(e, &ax, 1, true);
@@ -221,9 +222,9 @@ hcq_tensor *hcq_layernorm(hcq_tensor *x, int naxes, hcq_tensor *w, hcq_tensor *b
     hcq_ctx *ctx = x->ctx;
     int axes[TT_MAX_DIMS];
     for (int i = 0; i < naxes; i++) axes[i] = n->ndim - naxes + i;
-    hcq_dtype dt = hcq_dtype_is_float((hcq_dtype)n->dtype) ? (hcq_dtype)n->dtype : HCQ_F32;
+    hcq_dtype dt = tt_float_of((hcq_dtype)n->dtype);
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *xf = hcq_cast(x, HCQ_F32);
+    hcq_tensor *xf = hcq_cast(x, tt_calc_float(dt));
     hcq_tensor *c = hcq_sub(xf, hcq_mean(xf, axes, naxes, true));
     hcq_tensor *v = hcq_mean(hcq_mul(c, c), axes, naxes, true);
     hcq_tensor *y = hcq_mul(c, hcq_rsqrt(hcq_add_s(v, eps)));
@@ -242,7 +243,17 @@ hcq_tensor *hcq_gather(hcq_tensor *ta, int axis, hcq_tensor *tidx)
     if (ax < 0) return NULL;
     char da[TT_DESC_MAX], di[TT_DESC_MAX];
     tt_desc(a, da, sizeof da), tt_desc(idx, di, sizeof di);
-    if (idx->dtype != HCQ_I32) return base_err(HCQ_EINVAL, "%s: the indexes are %s; they must be i32", fn, di), NULL;
+    if (!hcq_dtype_is_int((hcq_dtype)idx->dtype))
+        return base_err(HCQ_EINVAL, "%s: the indexes are %s; they must be an integer dtype", fn, di), NULL;
+    if (idx->dtype != HCQ_I32) { /* any integer dtype: as i32, one beyond it out of range (-1) */
+        hcq_ctx *ctx = ta->ctx;
+        size_t m = hcq_ctx_mark(ctx);
+        hcq_tensor *i32 = hcq_cast(tidx, HCQ_I32);
+        if (hcq_dtype_size((hcq_dtype)idx->dtype) >= 4 && idx->dtype != HCQ_I32)
+            i32 = hcq_where(hcq_logical_and(hcq_ge(tidx, hcq_scalar(ctx, 0)), hcq_le(tidx, hcq_scalar(ctx, INT32_MAX))),
+                            i32, hcq_scalar(ctx, -1));
+        return tt_scope_end(ctx, m, fn, hcq_gather(ta, axis, i32));
+    }
     if (idx->ndim != a->ndim)
         return base_err(HCQ_EINVAL, "%s: the indexes %s and the tensor %s must have as many dims", fn, di, da), NULL;
     for (int d = 0; d < a->ndim; d++)
@@ -274,8 +285,10 @@ hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx)
     char dw[TT_DESC_MAX], di[TT_DESC_MAX];
     tt_desc(w, dw, sizeof dw), tt_desc(i, di, sizeof di);
     if (w->ndim != 2) return base_err(HCQ_EINVAL, "%s: weight is %s; it must be 2-d, [V, D]", fn, dw), NULL;
-    if (i->dtype != HCQ_I32)
-        return base_err(HCQ_EINVAL, "%s: idx is %s; it holds rows of weight %s, so it must be i32", fn, di, dw), NULL;
+    if (!hcq_dtype_is_int((hcq_dtype)i->dtype))
+        return base_err(HCQ_EINVAL, "%s: idx is %s; it holds rows of weight %s, so it must be an integer dtype", fn, di,
+                        dw),
+               NULL;
     if (i->ndim + 1 > TT_MAX_DIMS) return base_err(HCQ_EINVAL, "%s: indexes have %d dims; at most %d", fn, i->ndim, TT_MAX_DIMS - 1), NULL;
     hcq_ctx *ctx = weight->ctx;
     int64_t D = w->shape[1], cnt = tt_numel(i->shape, i->ndim);
@@ -298,8 +311,8 @@ hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target)
     if (l->ndim != 2 || t->ndim != 1 || l->shape[0] != t->shape[0])
         return base_err(HCQ_EINVAL, "%s: logits %s and target %s: logits must be [N, C] and target [N]", fn, dl, dt),
                NULL;
-    if (t->dtype != HCQ_I32)
-        return base_err(HCQ_EINVAL, "%s: target is %s; it holds class indexes into logits %s, so it must be i32", fn,
+    if (!hcq_dtype_is_int((hcq_dtype)t->dtype))
+        return base_err(HCQ_EINVAL, "%s: target is %s; it holds class indexes into logits %s, so it must be an integer dtype", fn,
                         dt, dl),
                NULL;
     hcq_ctx *ctx = logits->ctx;

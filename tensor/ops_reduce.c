@@ -14,7 +14,10 @@ static tt_val identity(tt_rop rop, hcq_dtype dt)
     switch (rop) {
     case TT_R_SUM: return f ? (tt_val){.f = 0} : (tt_val){.i = 0};
     case TT_R_PROD: return f ? (tt_val){.f = 1} : (tt_val){.i = 1};
-    case TT_R_MAX: return f ? (tt_val){.f = -INFINITY} : (tt_val){.i = dt == HCQ_BOOL ? 0 : INT32_MIN};
+    case TT_R_MAX: /* the dtype's least value: false, 0 for unsigned, INT_MIN */
+        if (f) return (tt_val){.f = -INFINITY};
+        if (dt == HCQ_BOOL || !hcq_dtype_is_signed(dt)) return (tt_val){.i = 0};
+        return (tt_val){.i = (int64_t)(UINT64_MAX << (hcq_dtype_size(dt) * 8 - 1))};
     }
     return (tt_val){.i = 0};
 }
@@ -75,7 +78,7 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
     if (a->op == TT_CONST) { /* every element is the same: no kernel */
         int64_t s[TT_MAX_DIMS];
         for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
-        hcq_dtype acc = hcq_dtype_is_float(out_dt) && rop != TT_R_MAX ? HCQ_F32 : out_dt;
+        hcq_dtype acc = hcq_dtype_is_float(out_dt) && rop != TT_R_MAX ? tt_calc_float(out_dt) : out_dt;
         tt_node *f = tt_fold_reduce(a, rop, R, acc, out_dt, s, a->ndim);
         if (f) return f;
     }
@@ -100,7 +103,7 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
     for (size_t i = 0; i < BASE_ARRAY_LEN(cand) && !S; i++)
         if (cand[i] * O <= 1024 && R % cand[i] == 0 && R / cand[i] >= 256) S = cand[i];
     int64_t Rp = R;
-    hcq_dtype acc = hcq_dtype_is_float(out_dt) && rop != TT_R_MAX ? HCQ_F32 : out_dt;
+    hcq_dtype acc = hcq_dtype_is_float(out_dt) && rop != TT_R_MAX ? tt_calc_float(out_dt) : out_dt;
     tt_node *x = tt_cast_node(a, hcq_dtype_is_float((hcq_dtype)a->dtype) ? (hcq_dtype)a->dtype : acc);
     tt_node *p = x ? tt_mv_permute(x, perm) : NULL;
     s1[nkeep] = R;
@@ -153,7 +156,7 @@ static hcq_tensor *reduce(hcq_tensor *t, tt_rop rop, const int *axes, int naxes,
     uint32_t mask;
     if (tt_axes_mask(axes, naxes, a->ndim, &mask, fn)) return NULL;
     hcq_dtype dt = (hcq_dtype)a->dtype;
-    if (rop != TT_R_MAX && dt == HCQ_BOOL) dt = HCQ_I32;
+    if (rop != TT_R_MAX) dt = tt_sum_dtype(dt); /* narrow integers and bool add up in 32 bits */
     tt_node *x = tt_cast_node(a, dt);
     tt_node *fx = x && flip ? tt_flip_order(x) : (tt_node_ref(x), x);
     tt_node *r = fx ? tt_reduce_node(fx, rop, mask, dt) : NULL;
@@ -207,9 +210,10 @@ static hcq_tensor *divide_by_count(hcq_tensor *s, const tt_node *a, uint32_t mas
     return hcq_div(s, hcq_cast(n, hcq_tensor_dtype(s)));
 }
 
-static hcq_dtype mean_dt(const tt_node *a) { return hcq_dtype_is_float((hcq_dtype)a->dtype) ? (hcq_dtype)a->dtype : HCQ_F32; }
+static hcq_dtype mean_dt(const tt_node *a) { return tt_float_of((hcq_dtype)a->dtype); }
 
-/* sums in f32 (halfs accumulate and divide there, rounding once at the end) */
+/* sums in f32, f64 for f64 and 64-bit integers (halfs accumulate and
+ * divide there, rounding once at the end) */
 hcq_tensor *hcq_mean(hcq_tensor *t, const int *axes, int naxes, bool keepdim)
 {
     const char *fn = "hcq_mean";
@@ -218,17 +222,18 @@ hcq_tensor *hcq_mean(hcq_tensor *t, const int *axes, int naxes, bool keepdim)
     if (!a || tt_axes_mask(axes, naxes, a->ndim, &mask, fn)) return NULL;
     hcq_ctx *ctx = t->ctx;
     size_t m = hcq_ctx_mark(ctx);
-    hcq_tensor *s = hcq_sum(hcq_cast(t, HCQ_F32), axes, naxes, keepdim);
+    hcq_tensor *s = hcq_sum(hcq_cast(t, tt_calc_float((hcq_dtype)a->dtype)), axes, naxes, keepdim);
     hcq_tensor *r = hcq_cast(divide_by_count(s, a, mask, 0), mean_dt(a));
     return tt_scope_end(ctx, m, "hcq_mean", r);
 }
 
-/* The variance in f32, whatever a's dtype: var and std round to a's
- * float dtype once, at the end (std after its square root). */
+/* The variance in f32 (f64 for f64 and 64-bit integers), whatever a's
+ * dtype: var and std round to a's float dtype once, at the end (std
+ * after its square root). */
 static hcq_tensor *var_f32(hcq_tensor *t, const tt_node *a, uint32_t mask, const int *axes, int naxes, bool keepdim,
                            int correction)
 {
-    hcq_tensor *x = hcq_cast(t, HCQ_F32);
+    hcq_tensor *x = hcq_cast(t, tt_calc_float((hcq_dtype)a->dtype));
     hcq_tensor *d = hcq_sub(x, hcq_mean(x, axes, naxes, true));
     return divide_by_count(hcq_sum(hcq_mul(d, d), axes, naxes, keepdim), a, mask, correction);
 }

@@ -1,6 +1,9 @@
 /* Nodes, handles, contexts and tensor facts. */
 #include "tensor/tt.h"
 
+#include "compiler/interp.h"
+#include "compiler/ir_float.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,44 +107,61 @@ hcq_status tt_check_shape(const int64_t *shape, int ndim, const char *fn)
     return HCQ_OK;
 }
 
-/* ** values */
-static int64_t sat_i32(double v)
+/* ** values
+ * A constant's tt_val holds what an IR lane of its dtype holds
+ * (compiler/interp.h): an integer sign- or zero-extended to 64 bits (a u64
+ * as its bits), bool 0 or 1, a float as a double that the dtype represents
+ * exactly. Casts and folding go through the interpreter's own conversions
+ * and ALU (the reference every renderer is held to), so a folded constant
+ * is the value a kernel would compute, bit for bit. */
+uint64_t tt_val_lane(tt_val v, hcq_dtype dt)
 {
-    if (v != v) return 0;
-    if (v <= -2147483648.0) return INT32_MIN;
-    if (v >= 2147483647.0) return INT32_MAX;
-    return (int64_t)v;
+    switch (dt) {
+    case HCQ_F64: return ir_f64_bits(v.f);
+    case HCQ_F32:
+    case HCQ_F16:
+    case HCQ_BF16: return ir_f32_bits((float)v.f);
+    default: return ir_canon(dt, (uint64_t)v.i);
+    }
+}
+
+tt_val tt_val_of_lane(uint64_t lane, hcq_dtype dt)
+{
+    tt_val r;
+    switch (dt) {
+    case HCQ_F64: r.f = ir_bits_f64(lane); break;
+    case HCQ_F32:
+    case HCQ_F16:
+    case HCQ_BF16: r.f = (double)ir_bits_f32((uint32_t)lane); break;
+    default: r.i = (int64_t)ir_canon(dt, lane); break;
+    }
+    return r;
 }
 
 /* A constant holds its value as its dtype does (rounded once), so a
  * cast of it, folded or not, sees what the tensor holds: hcq_full(f32,
  * 16777217) cast to i32 is 16777216. Weak scalars are the exception:
- * hcq_scalar keeps the double, which rounds once to the dtype it meets. */
+ * hcq_scalar keeps the double, which rounds once to the dtype it meets.
+ * For an integer dtype v converts as the IR's CAST from f64 does
+ * (truncated, saturated, NaN 0). */
 tt_val tt_val_from_double(hcq_dtype dt, double v)
 {
-    tt_val r;
-    if (hcq_dtype_is_float(dt))
-        r.f = hcq_dtype_round(dt, v);
-    else if (dt == HCQ_BOOL)
-        r.i = v != 0;
-    else
-        r.i = sat_i32(v);
-    return r;
+    return tt_val_of_lane(ir_cast_lane(HCQ_F64, dt, ir_f64_bits(v)), dt);
 }
 
-double tt_val_to_double(tt_val v, hcq_dtype dt) { return hcq_dtype_is_float(dt) ? v.f : (double)v.i; }
+double tt_val_to_double(tt_val v, hcq_dtype dt)
+{
+    if (hcq_dtype_is_float(dt)) return v.f;
+    return hcq_dtype_is_signed(dt) ? (double)v.i : (double)(uint64_t)v.i;
+}
 
 tt_val tt_val_cast(tt_val v, hcq_dtype from, hcq_dtype to)
 {
-    tt_val r;
-    if (to == HCQ_BOOL) {
-        r.i = hcq_dtype_is_float(from) ? v.f != 0 : v.i != 0;
-    } else if (hcq_dtype_is_float(to)) {
-        r.f = hcq_dtype_round(to, hcq_dtype_is_float(from) ? v.f : (double)v.i);
-    } else {
-        r.i = hcq_dtype_is_float(from) ? sat_i32(v.f) : (int64_t)(int32_t)(uint32_t)v.i;
-    }
-    return r;
+    /* a float converts from its double: exact in `from`, so the same as
+     * from `from`, except for a weak scalar's unrounded double, which
+     * rounds once, to `to` */
+    if (hcq_dtype_is_float(from)) return tt_val_of_lane(ir_cast_lane(HCQ_F64, to, ir_f64_bits(v.f)), to);
+    return tt_val_of_lane(ir_cast_lane(from, to, tt_val_lane(v, from)), to);
 }
 
 tt_node *tt_const_node(hcq_ctx *ctx, hcq_dtype dt, tt_val v, const int64_t *shape, int ndim)
@@ -155,9 +175,17 @@ bool tt_dtype_ok(hcq_ctx *ctx, hcq_dtype dt, const char *fn)
 {
     switch (dt) {
     case HCQ_BOOL:
+    case HCQ_I8:
+    case HCQ_U8:
+    case HCQ_I16:
+    case HCQ_U16:
     case HCQ_I32:
+    case HCQ_U32:
+    case HCQ_I64:
+    case HCQ_U64:
     case HCQ_F16:
-    case HCQ_F32: return true;
+    case HCQ_F32:
+    case HCQ_F64: return true;
     case HCQ_BF16: {
         const char *t = ctx->props.target;
         const char *sm = strstr(t, "sm_");
@@ -169,8 +197,8 @@ bool tt_dtype_ok(hcq_ctx *ctx, hcq_dtype dt, const char *fn)
         return true;
     }
     default:
-        base_err(HCQ_ENOTSUP, "%s: dtype %s is not supported by the tensor layer (bool, i32, f16, bf16, f32)", fn,
-                 hcq_dtype_name(dt));
+        base_err(HCQ_ENOTSUP, "%s: dtype %s (%d) is not a tensor dtype (bool, i8, u8, i16, u16, i32, u32, i64, u64, "
+                 "f16, bf16, f32, f64)", fn, hcq_dtype_name(dt), (int)dt);
         return false;
     }
 }

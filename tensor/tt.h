@@ -63,6 +63,8 @@ typedef enum tt_op {
     TT_AND,
     TT_OR,
     TT_XOR,
+    TT_SHL, /* integers: shift count taken modulo the width (the IR's) */
+    TT_SHR, /* arithmetic for signed dtypes, logical for unsigned */
     /* ternary */
     TT_WHERE,
     /* others */
@@ -252,6 +254,10 @@ struct hcq_ctx {
     hcq_device *dev;
     hcq_device_props props;
     bool cpu_style; /* target cpu or ir: work-items loop over chunks */
+    /* whether the target compiles f64 exp2/log2/sin (ops_elem.c: 0 not
+     * asked yet, 1 yes, -1 no), and the compiler's reason when not */
+    int8_t f64_math;
+    char f64_math_why[200];
     hcq_tensor *head, *tail;
     uint64_t next_seq;
     uint64_t seed, rand_stream;
@@ -306,6 +312,18 @@ tt_node *tt_const_node(hcq_ctx *ctx, hcq_dtype dt, tt_val v, const int64_t *shap
 tt_val tt_val_from_double(hcq_dtype dt, double v);
 tt_val tt_val_cast(tt_val v, hcq_dtype from, hcq_dtype to);
 double tt_val_to_double(tt_val v, hcq_dtype dt);
+/* the value as an IR lane of dtype dt (compiler/interp.h) and back */
+uint64_t tt_val_lane(tt_val v, hcq_dtype dt);
+tt_val tt_val_of_lane(uint64_t lane, hcq_dtype dt);
+/* dtype rules shared by the op builders (tensor.h, dtypes and promotion):
+ * the float a true division or a float function of dt gives (dt itself
+ * for floats, f64 for 64-bit integers, else f32); the dtype halfs and
+ * integers compute such functions in (f64 for f64 and 64-bit integers,
+ * else f32); the dtype a sum, product or matmul of dt accumulates in and
+ * gives (bool, i8, i16: i32; u8, u16: u32; others: dt). */
+hcq_dtype tt_float_of(hcq_dtype dt);
+hcq_dtype tt_calc_float(hcq_dtype dt);
+hcq_dtype tt_sum_dtype(hcq_dtype dt);
 hcq_status tt_check_shape(const int64_t *shape, int ndim, const char *fn);
 /* The node chain ends in a realized buffer (through views only). */
 bool tt_is_buffer_view(const tt_node *n);

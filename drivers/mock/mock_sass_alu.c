@@ -261,7 +261,10 @@ static int imad(msass_op *o)
         if (is_pred(&in->o[k])) cin = msass_pred(o, k);
     uint32_t *d = msass_dst(o, 0), *dh = wide ? msass_dst_hi(o, 0) : NULL, cout = 0;
     bool na = in->o[s].flags & SASS_F_NEG, nb = in->o[s + 1].flags & SASS_F_NEG, nc = c && (in->o[s + 2].flags & SASS_F_NEG);
-    if (!wide && !hi && !x && !na && !nb && !nc && nout == 0 && c) { /* the common a * b + c */
+    /* ~c (ptxas's 64-bit negation: IMAD.X d, RZ, RZ, ~hi, carry, the high
+     * word of 0 - x) is the addend's bitwise not, over the pair for WIDE/HI */
+    bool tc = c && (in->o[s + 2].flags & SASS_F_NOT);
+    if (!wide && !hi && !x && !na && !nb && !nc && !tc && nout == 0 && c) { /* the common a * b + c */
         if (in->o[s + 1].kind == SASS_K_IMM || in->o[s + 1].kind == SASS_K_UR) {
             uint32_t bv = b[__builtin_ctz(o->exec)]; /* the same in every lane */
             LANES(o, i) d[i] = a[i] * bv + c[i];
@@ -279,6 +282,7 @@ static int imad(msass_op *o)
         if (wide) {
             uint64_t cv = c ? ((uint64_t)ch[i] << 32 | c[i]) : 0;
             if (nc) cv = (uint64_t)-cv;
+            if (tc) cv = ~cv;
             unsigned __int128 r = (unsigned __int128)prod + cv + carry;
             d[i] = (uint32_t)r;
             dh[i] = (uint32_t)(r >> 32);
@@ -286,12 +290,13 @@ static int imad(msass_op *o)
         } else if (hi) {
             uint64_t cv = c ? ((uint64_t)ch[i] << 32 | c[i]) : 0;
             if (nc) cv = (uint64_t)-cv;
+            if (tc) cv = ~cv;
             unsigned __int128 r = (unsigned __int128)prod + cv + carry;
             if (!uns && (int64_t)prod < 0) r -= (unsigned __int128)1 << 64; /* the signed product's 128-bit sum */
             d[i] = (uint32_t)(r >> 32);
             cout |= (uint32_t)((r >> 64) != 0) << i;
         } else {
-            uint64_t cv = c ? (nc ? (uint32_t)-c[i] : c[i]) : 0;
+            uint64_t cv = c ? (nc ? (uint32_t)-c[i] : tc ? ~c[i] : c[i]) : 0;
             uint64_t r = (prod & 0xffffffffu) + cv + carry;
             d[i] = (uint32_t)r;
             cout |= (uint32_t)((r >> 32) != 0) << i;
@@ -512,6 +517,24 @@ static int fsetp(msass_op *o, bool dbl, bool set)
     return 0;
 }
 
+/* min or max of each 16-bit half (VIMNMX{,3}.S16x2 / .U16x2: PTX's
+ * min/max.s16x2 and .u16x2, sm_90) */
+static uint32_t minmax16x2(uint32_t x, uint32_t y, bool sgn, bool mn)
+{
+    uint32_t r = 0;
+    for (int h = 0; h < 32; h += 16) {
+        uint32_t u = (x >> h) & 0xffff, v = (y >> h) & 0xffff, w;
+        if (sgn) {
+            int16_t su = (int16_t)u, sv = (int16_t)v;
+            w = (uint16_t)(mn ? BASE_MIN(su, sv) : BASE_MAX(su, sv));
+        } else {
+            w = mn ? BASE_MIN(u, v) : BASE_MAX(u, v);
+        }
+        r |= w << h;
+    }
+    return r;
+}
+
 static int minmax(msass_op *o)
 {
     const sass_insn *in = o->in;
@@ -522,6 +545,8 @@ static int minmax(msass_op *o)
     uint32_t pmin = msass_pred(o, 1 + nsrc), *d = msass_dst(o, 0);
     bool uns = sass_has(in, SASS_M_U32);
     bool fl = op == SASS_OP_FMNMX;
+    bool x2 = sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2);
+    if (x2 && op != SASS_OP_VIMNMX && op != SASS_OP_VIMNMX3) return -1;
     LANES(o, i) {
         bool mn = (pmin >> i) & 1;
         if (fl) {
@@ -537,6 +562,12 @@ static int minmax(msass_op *o)
             y = c[i];
         }
         uint32_t r;
+        if (x2) {
+            r = minmax16x2(x, y, !sass_has(in, SASS_M_U16x2), mn);
+            if (op == SASS_OP_VIMNMX3) r = minmax16x2(r, c[i], !sass_has(in, SASS_M_U16x2), mn);
+            d[i] = r;
+            continue;
+        }
         if (uns) r = mn ? BASE_MIN(x, y) : BASE_MAX(x, y);
         else r = (uint32_t)(mn ? BASE_MIN((int32_t)x, (int32_t)y) : BASE_MAX((int32_t)x, (int32_t)y));
         if (op == SASS_OP_VIMNMX3) {
@@ -1151,6 +1182,9 @@ static int b2r(msass_op *o)
 int msass_alu(msass_op *o)
 {
     const sass_insn *in = o->in;
+    /* paired 16-bit integer ops: only the min/max ones are implemented */
+    if ((sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2)) && in->op != SASS_OP_VIMNMX && in->op != SASS_OP_VIMNMX3)
+        return -1;
     switch (in->op) {
     case SASS_OP_SHL: case SASS_OP_SHR: case SASS_OP_USHL: case SASS_OP_USHR: return shift(o);
     case SASS_OP_B2R: return b2r(o);

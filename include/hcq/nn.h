@@ -136,7 +136,8 @@ HCQ_API hcq_tensor *hcq_dropout(hcq_params *p, hcq_tensor *x, double prob);
 /* ** safetensors files: an 8-byte little-endian header size, a JSON header
  * {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
  * "__metadata__": {...}}, then the data. Every tensor of p (parameters and
- * buffers) is written under its name (dtypes F32, F16, BF16, I32, BOOL).
+ * buffers) is written under its name (dtypes F64, F32, F16, BF16, I64,
+ * U64, I32, U32, I16, U16, I8, U8, BOOL: every tensor dtype).
  * The file is replaced whole: written to a temporary file beside path,
  * synced and renamed over it, so a save that fails (a full disk: HCQ_EIO)
  * or is killed leaves the previous file at path as it was. */
@@ -166,6 +167,11 @@ HCQ_API hcq_status hcq_idx_read(const char *path, hcq_idx *out);
 HCQ_API void hcq_idx_free(hcq_idx *x);
 /* The element i of x as a double. */
 HCQ_API double hcq_idx_get(const hcq_idx *x, int64_t i);
+/* x's data as a new tensor of its own dtype: u8 (0x08), i8 (0x09), i16
+ * (0x0b), i32 (0x0c), f32 (0x0d) or f64 (0x0e), x's shape, copied to the
+ * device now (hcq_from_data). HCQ_EINVAL for a NULL or empty x, HCQ_ELIMIT
+ * past the tensor layer's 2^31 elements. (Since 0.2.) */
+HCQ_API hcq_tensor *hcq_idx_tensor(hcq_ctx *ctx, const hcq_idx *x);
 
 /* Batches of a data set: x [n, ...] (any IDX type, becoming f32 times
  * scale) and y [n] (labels, becoming i32). Batch i of the current order

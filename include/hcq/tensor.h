@@ -34,23 +34,53 @@
  * can be checked once at the end.
  *
  * ** dtypes and promotion
- * Tensors are HCQ_BOOL, HCQ_I32, HCQ_F16, HCQ_BF16 or HCQ_F32 (others are
- * HCQ_ENOTSUP; bf16 needs a device that has it: not NVIDIA before sm_80).
+ * Tensors are HCQ_BOOL, HCQ_I8, HCQ_U8, HCQ_I16, HCQ_U16, HCQ_I32,
+ * HCQ_U32, HCQ_I64, HCQ_U64, HCQ_F16, HCQ_BF16, HCQ_F32 or HCQ_F64 (others
+ * are HCQ_ENOTSUP; bf16 needs a device that has it: not NVIDIA before
+ * sm_80). Every op is defined on every dtype unless it says otherwise
+ * below; a refusal is HCQ_EINVAL naming the call and the operands' dtypes.
  * Binary and ternary operations promote their operands to one dtype:
- *   - bool < i32 < f16, bf16 < f32; the result is the higher of the two,
- *     and f16 with bf16 gives f32; arithmetic (add, sub, mul, neg, idiv, mod)
- *     on two bools works in i32 (true + true is 2); maximum/minimum and logic
- *     on bools stay bool;
+ *   - bool is below every dtype; two integers of one signedness give the
+ *     wider; a signed and an unsigned one give the narrowest signed dtype
+ *     holding both (u8 with i8: i16, u32 with i32: i64; u64 with any
+ *     signed integer: f64); an integer with a float gives the float; two
+ *     floats the wider (f16 with bf16: f32). Arithmetic (add, sub, mul,
+ *     neg, idiv, mod) on two bools works in i32 (true + true is 2);
+ *     maximum/minimum and logic on bools stay bool;
  *   - a scalar (hcq_scalar, the *_s helpers) is weak: it takes the other
- *     operand's dtype, except that a non-integral scalar with a bool or i32
- *     tensor gives f32, and an integral one with a bool tensor gives i32;
+ *     operand's dtype: a float tensor's; an integer tensor's (i32 for a
+ *     bool tensor) when the scalar is an integer that dtype holds (i64 +
+ *     3e12 is i64); else that dtype's float: f32, f64 for i64 and u64 (u8
+ *     + 300 and u8 + -1 are f32, i32 + 0.5 is f32, i64 + 0.5 is f64);
  *   - hcq_div and the float functions (exp, log, sqrt, sin, sigmoid, ...)
- *     turn bool and i32 operands into f32;
- *   - comparisons and logical_not give bool; and/or/xor take bool or i32;
- *   - sum and prod of bool give i32; mean, var and std of bool or i32 give f32;
+ *     turn bool and integer operands into f32, i64 and u64 into f64;
+ *   - comparisons and logical_not give bool; and/or/xor and bitwise_not
+ *     take bool or integers (bitwise on integers) and refuse floats; idiv,
+ *     mod, shl and shr take integers (bool works in i32) and refuse floats;
+ *   - sum, prod and matmul accumulate in, and give, i32 for bool, i8 and
+ *     i16, u32 for u8 and u16, and the dtype itself for i32, u32, i64,
+ *     u64 (wrapping at its width); max and min keep the dtype; mean, var
+ *     and std of integers give f32 (f64 for i64 and u64);
  *   - f16 and bf16 arithmetic rounds after every op (as the kernel IR
  *     does); their float functions (exp, sin, sigmoid, ...), reductions and
- *     matmuls compute in f32 and round once.
+ *     matmuls compute in f32 and round once. f64 computes in f64
+ *     throughout (its transcendentals too), with no contraction beyond
+ *     the fused products of sums and matmuls: every device gives the
+ *     same bits for its exact ops (add, sub, mul, div, sqrt, casts). Its
+ *     float functions (exp, log, sin and what is built on them: pow,
+ *     sigmoid, tanh, softmax, ...) need a target that compiles f64 exp2,
+ *     log2 and sin: AMD targets do not (hcq builds without ROCm's device
+ *     library), and there the call is HCQ_ENOTSUP, saying so;
+ *   - casts (hcq_cast, as the kernel IR's CAST): float to integer
+ *     truncates toward zero and saturates at the dtype's range, NaN gives
+ *     0 (so f64 1e20 to u8 is 255, -1.5 to u32 is 0); integer to integer
+ *     wraps (keeps the low bits); integer to float and float to float
+ *     round once to nearest even (f64 to bf16 is not rounded through f32);
+ *     to bool is x != 0. hcq_full and friends convert their double value
+ *     the same way, so an i64 or u64 constant beyond 2^53 is the nearest
+ *     double; hcq_tensor_item gives such an element rounded likewise.
+ *   - gather, embedding and cross_entropy take indexes of any integer
+ *     dtype (an index outside i32, like any out of range, gives 0).
  * Float max/min follow IEEE maxNum/minNum: a NaN operand loses to a number.
  * So hcq_max/hcq_min of a slice are NaN only when every element is NaN
  * (argmax/argmin then give 0, the first NaN), and max_pool2d likewise.
@@ -59,23 +89,36 @@
  * Results are the same on every device, bit for bit where the operation is
  * exact (tests/tfuzz holds every device to a C reference). They differ
  * from NumPy here:
- *   - dtypes: no 64-bit types (GPUs run them slowly or not at all), so
- *     Python numbers are weak i32/f32 scalars, i32 / i32 is f32, mean of
- *     i32 is f32, and i32 sums and products wrap in i32 (NumPy widens to
- *     int64/float64). bf16 is ours.
+ *   - dtypes: Python numbers are weak i32/f32 scalars (an integral one
+ *     beyond i32 still adds exactly to an i64 or u64 tensor), i32 / i32
+ *     is f32 (NumPy: f64), mean of i32 is f32, and i32 sums and products
+ *     wrap in i32; i8/i16 sums are i32 and u8/u16 sums u32
+ *     (NumPy widens every integer sum to int64/uint64). An integer with a
+ *     float gives that float (NumPy: i16 + f16 is f32, i32 + f32 is f64).
+ *     A weak float scalar with an integer tensor gives f32 (NumPy: f64)
+ *     but f64 with i64/u64; an integral scalar the integer dtype cannot
+ *     hold gives that float too (NumPy 2 raises: u8 + 300). bf16 is ours.
+ *     The rest of the integer lattice (u8 + i8 is i16, u64 + i64 is f64)
+ *     is NumPy 2's.
  *   - bool: add, sub, mul, neg and sum/prod of bools work in i32 (True +
  *     True is 2; NumPy's add of bools is a logical or); matmul of bools
  *     is i32; relu of a bool is i32 (its 0 is an integer scalar).
- *   - idiv and mod are C's: truncating, the remainder takes the dividend's
- *     sign (NumPy floors); x / 0 and x % 0 are 0, INT_MIN / -1 is INT_MIN
- *     (the IR defines them; NumPy warns). They refuse floats.
- *   - logical_and/or/xor of i32 are bitwise and give i32 (NumPy: bool).
+ *   - idiv and mod are C's at every integer width: truncating, the
+ *     remainder takes the dividend's sign (NumPy floors); x / 0 and x % 0
+ *     are 0, INT_MIN / -1 is INT_MIN and INT_MIN % -1 is 0, for i8 to i64
+ *     alike (the IR defines them; NumPy warns). They refuse floats.
+ *   - logical_and/or/xor of integers are bitwise and give the promoted
+ *     integer dtype (NumPy: bool). Shift counts are taken modulo the
+ *     dtype's width, as GPUs' shifts do (NumPy: 0, or -1 for a negative
+ *     x >> n, once n reaches the width).
  *   - maximum/minimum, max/min, argmax/argmin and max_pool2d ignore NaNs
  *     (IEEE maxNum: one instruction on GPUs; NumPy propagates NaN like
- *     np.max, we behave like np.nanmax). An empty max is -inf / INT_MIN
- *     and an empty min +inf / INT_MAX (NumPy raises).
- *   - casts: float to i32 truncates and saturates, NaN gives 0 (NumPy's
- *     result is undefined); every cast rounds once to nearest even.
+ *     np.max, we behave like np.nanmax). An empty max is -inf (or the
+ *     integer dtype's least value) and an empty min +inf (or its greatest
+ *     value); NumPy raises.
+ *   - casts: float to an integer truncates and saturates, NaN gives 0
+ *     (NumPy's result is undefined: it wraps or gives INT_MIN); every
+ *     cast rounds once to nearest even.
  *   - f16/bf16 arithmetic rounds after every op, as their hardware does;
  *     their transcendentals, reductions, matmuls, var and std compute in
  *     f32 and round once (NumPy sums f16 in f16).
@@ -86,22 +129,25 @@
  *     empty sum +0, as in NumPy.
  *   - transcendentals are within a few ulp (HCQ_IR_TRANSCENDENTAL_ULP on
  *     exp2, log2, sin), not correctly rounded: exp(x) is exp2(x log2 e),
- *     whose relative error grows with |x| (about |x| * 2^-24); cos(x) is
- *     sin(x + pi/2), off by up to |x| * 2^-24 absolute; sigmoid is
+ *     whose relative error grows with |x| (about |x| * 2^-24; 2^-53 in
+ *     f64); cos(x) is sin(x + pi/2), off by up to |x| * 2^-24 (2^-53)
+ *     absolute; sigmoid is
  *     1 / (1 + exp(-x)): 0 below about -88, where the true value is a
  *     denormal; tanh is 2 sigmoid(2x) - 1: about 2^-23 absolute error, so
  *     tanh of a tiny x is 0, not x; silu(-inf) and gelu(-inf) are NaN
  *     (their formulas' -inf * 0; NumPy has no gelu, torch agrees).
- *   - pow is computed in f32 with IEEE's special cases (see hcq_pow); an
- *     integer to an integer power is f32, not an integer, and 0 ** -1 is
+ *   - pow is computed in f32 (f64 for f64, i64, u64) with IEEE's special
+ *     cases (see hcq_pow); an integer to an integer power is a float, not
+ *     an integer, and 0 ** -1 is
  *     inf, not an error.
  *   - gather, embedding and cross_entropy give 0 for an out-of-range
  *     index (a kernel cannot raise); NumPy raises.
  *   - NaN payloads: movement ops (views, cat, stack, where, gather, pad)
  *     move bits, signalling NaNs included; arithmetic makes quiet NaNs
  *     whose payload and sign are unspecified (as on GPUs).
- *   - arange computes start + i * step in f32 (float dtypes) or i32, then
- *     casts (NumPy computes in float64).
+ *   - arange computes start + i * step in f32 (f16, bf16, f32), f64, i32
+ *     (integers up to 32 bits) or i64 (i64, u64), then casts (NumPy
+ *     computes in float64).
  *
  * ** Shapes
  * At most HCQ_MAX_DIMS dimensions; a dimension may be 0. Shapes and axes
@@ -210,9 +256,10 @@ HCQ_API hcq_tensor *hcq_empty(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, 
 HCQ_API hcq_tensor *hcq_zeros(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_ones(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_full(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim, double value);
-/* A 0-d weak scalar (see promotion): i32 if value is integral (-0.0 is
- * not), else f32 holding the double unrounded: it rounds once, to the
- * dtype it meets (x_f16 * 0.1 multiplies by f16(0.1), not f16(f32(0.1))). */
+/* A 0-d weak scalar (see promotion): i32 if value is an integer within
+ * i32's range (-0.0 is not), else f32 holding the double unrounded: it
+ * rounds once, to the dtype it meets (x_f16 * 0.1 multiplies by f16(0.1),
+ * not f16(f32(0.1)); x_i64 + 3e12 adds 3000000000000 exactly). */
 HCQ_API hcq_tensor *hcq_scalar(hcq_ctx *ctx, double value);
 /* start, start + step, ... below stop (above it for a negative step). */
 HCQ_API hcq_tensor *hcq_arange(hcq_ctx *ctx, hcq_dtype dt, double start, double stop, double step);
@@ -227,7 +274,8 @@ HCQ_API hcq_tensor *hcq_from_data(hcq_ctx *ctx, hcq_dtype dt, const int64_t *sha
  * cos computed from exactly rounded operations, not the devices'
  * approximate ones, so the bits too are the same everywhere; within 1e-5
  * relative of Box-Muller in double); randint: uniform integers in [low,
- * high), i32. Float dtypes only for rand/randn. */
+ * high), i32. Float dtypes only for rand/randn (f64 gets the f32 values,
+ * widened: 24 random bits, as for f32). */
 HCQ_API hcq_tensor *hcq_rand(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_randn(hcq_ctx *ctx, hcq_dtype dt, const int64_t *shape, int ndim);
 HCQ_API hcq_tensor *hcq_randint(hcq_ctx *ctx, const int64_t *shape, int ndim, int64_t low, int64_t high);
@@ -271,6 +319,8 @@ HCQ_API hcq_tensor *hcq_tanh(hcq_tensor *a);
 HCQ_API hcq_tensor *hcq_gelu(hcq_tensor *a);
 HCQ_API hcq_tensor *hcq_silu(hcq_tensor *a);   /* x * sigmoid(x) */
 HCQ_API hcq_tensor *hcq_logical_not(hcq_tensor *a);
+/* ~x for integers, not x for bool; floats are refused. (Since 0.2.) */
+HCQ_API hcq_tensor *hcq_bitwise_not(hcq_tensor *a);
 HCQ_API hcq_tensor *hcq_cast(hcq_tensor *a, hcq_dtype dt); /* as the kernel IR's CAST */
 HCQ_API hcq_tensor *hcq_bitcast(hcq_tensor *a, hcq_dtype dt); /* same size, not bool */
 
@@ -279,9 +329,10 @@ HCQ_API hcq_tensor *hcq_add(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_sub(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_mul(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_div(hcq_tensor *a, hcq_tensor *b);  /* true division, float result */
-HCQ_API hcq_tensor *hcq_idiv(hcq_tensor *a, hcq_tensor *b); /* i32: truncating, x/0 = 0 */
-HCQ_API hcq_tensor *hcq_mod(hcq_tensor *a, hcq_tensor *b);  /* i32: sign of a, x%0 = 0 */
-/* a^b in f32 (a float result, rounded once to a half dtype), with IEEE
+HCQ_API hcq_tensor *hcq_idiv(hcq_tensor *a, hcq_tensor *b); /* integers: truncating, x/0 = 0 */
+HCQ_API hcq_tensor *hcq_mod(hcq_tensor *a, hcq_tensor *b);  /* integers: sign of a, x%0 = 0 */
+/* a^b in f32 (f64 for f64, i64 and u64 operands; a float result, rounded
+ * once to a half dtype), with IEEE
  * 754's special cases (as C's pow): x^0 = 1 and 1^y = 1 even for NaN,
  * (-1)^(+-inf) = 1, 0^y = +inf for y < 0, -0 and -inf keep their sign for
  * an odd integer y, and a finite negative base with a non-integral y is
@@ -298,9 +349,16 @@ HCQ_API hcq_tensor *hcq_gt(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_ge(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_eq(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_ne(hcq_tensor *a, hcq_tensor *b);
-HCQ_API hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b); /* bitwise on i32 */
+HCQ_API hcq_tensor *hcq_logical_and(hcq_tensor *a, hcq_tensor *b); /* bitwise on integers */
 HCQ_API hcq_tensor *hcq_logical_or(hcq_tensor *a, hcq_tensor *b);
 HCQ_API hcq_tensor *hcq_logical_xor(hcq_tensor *a, hcq_tensor *b);
+/* a << b and a >> b on integers (bool works in i32; floats are refused):
+ * both operands promote to one integer dtype, the count is taken modulo
+ * its width (the kernel IR's rule: x << 33 on i32 is x << 1; NumPy gives 0
+ * for counts of the width or more), and >> is arithmetic on signed dtypes,
+ * logical on unsigned ones. (Since 0.2.) */
+HCQ_API hcq_tensor *hcq_shl(hcq_tensor *a, hcq_tensor *b);
+HCQ_API hcq_tensor *hcq_shr(hcq_tensor *a, hcq_tensor *b);
 /* cond ? a : b, elementwise; cond is cast to bool. */
 HCQ_API hcq_tensor *hcq_where(hcq_tensor *cond, hcq_tensor *a, hcq_tensor *b);
 /* with a weak scalar as the second operand */
@@ -314,8 +372,9 @@ HCQ_API hcq_tensor *hcq_minimum_s(hcq_tensor *a, double b);
 
 /* ** reductions over axes (NULL, 0 or HCQ_ALL_AXES: every axis). keepdim
  * keeps the reduced axes with size 1. An empty reduction gives the
- * identity (0 for sum, 1 for prod, -inf / +inf (or INT_MIN / INT_MAX) for
- * max / min; NaN for mean). */
+ * identity (0 for sum, 1 for prod, -inf / +inf (or the integer dtype's
+ * least / greatest value) for max / min; NaN for mean). Accumulation
+ * dtypes: see dtypes and promotion. */
 HCQ_API hcq_tensor *hcq_sum(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
 HCQ_API hcq_tensor *hcq_prod(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
 HCQ_API hcq_tensor *hcq_max(hcq_tensor *a, const int *axes, int naxes, bool keepdim);
@@ -389,7 +448,8 @@ typedef struct hcq_pool2d_opts {
 } hcq_pool2d_opts;
 /* Over the last two dims. avg counts padding as zeros in the mean. The
  * padding of max never wins: it is NaN for floats (maxNum drops it; a
- * window of padding and NaNs is NaN), false for bool, INT_MIN for i32. */
+ * window of padding and NaNs is NaN), false for bool, the dtype's least
+ * value for integers (INT_MIN; 0 unsigned). */
 HCQ_API hcq_tensor *hcq_avg_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts);
 HCQ_API hcq_tensor *hcq_max_pool2d(hcq_tensor *x, const hcq_pool2d_opts *opts);
 
@@ -399,13 +459,13 @@ HCQ_API hcq_tensor *hcq_log_softmax(hcq_tensor *a, int axis);
  * (biased variance); w and b may be NULL. */
 HCQ_API hcq_tensor *hcq_layernorm(hcq_tensor *x, int naxes, hcq_tensor *w, hcq_tensor *b, double eps);
 /* Mean over the batch of -log_softmax(logits)[n, target[n]]; logits
- * [N, C] float, target [N] i32 (an out-of-range class contributes 0). */
+ * [N, C] float, target [N] of an integer dtype (an out-of-range class contributes 0). */
 HCQ_API hcq_tensor *hcq_cross_entropy(hcq_tensor *logits, hcq_tensor *target);
-/* out[i..., :] = weight[idx[i...], :]; weight [V, D], idx i32 of any shape;
+/* out[i..., :] = weight[idx[i...], :]; weight [V, D], idx of any integer dtype and shape;
  * an out-of-range index gives a row of zeros. */
 HCQ_API hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx);
 /* torch.gather: out[i][j][k] = a[idx[i][j][k]][j][k] for axis 0, and so on;
- * idx is i32 with a's ndim and no dim larger than a's (other than `axis`). */
+ * idx is of an integer dtype with a's ndim and no dim larger than a's (other than `axis`). */
 HCQ_API hcq_tensor *hcq_gather(hcq_tensor *a, int axis, hcq_tensor *idx);
 
 /* ** writing into existing storage

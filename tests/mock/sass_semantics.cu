@@ -19,6 +19,32 @@ extern "C" __global__ void carry64(const unsigned long long *a, const unsigned l
     out[4 * i + 3] = __umul64hi(x, y);
 }
 
+// signed 64-bit division and remainder: ptxas calls its __cuda_sm20_div_s64
+// and rem_s64, which negate with IMAD.X d, RZ, RZ, ~hi, carry (an operand's
+// bitwise not in IMAD); the host never passes b = 0 or INT64_MIN / -1
+extern "C" __global__ void divrem64(const long long *a, const long long *b, long long *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    long long x = a[i], y = b[i];
+    out[3 * i + 0] = x / y;
+    out[3 * i + 1] = x % y;
+    out[3 * i + 2] = -x;
+}
+
+// paired 16-bit min/max (sm_90's VIMNMX.S16x2/.U16x2 and VIMNMX3)
+extern "C" __global__ void minmax16x2(const unsigned *a, const unsigned *b, const unsigned *c, unsigned *out)
+{
+    int i = threadIdx.x;
+    unsigned x = a[i], y = b[i], z = c[i];
+    out[6 * i + 0] = __vmins2(x, y);
+    out[6 * i + 1] = __vmaxs2(x, y);
+    out[6 * i + 2] = __vminu2(x, y);
+    out[6 * i + 3] = __vmaxu2(x, y);
+    out[6 * i + 4] = __vimin3_s16x2(x, y, z);
+    out[6 * i + 5] = __vimax3_u16x2(x, y, z);
+}
+
 template <unsigned L> __device__ unsigned lop3(unsigned a, unsigned b, unsigned c)
 {
     unsigned d;

@@ -84,6 +84,65 @@ Test(sass_semantics, carries_of_64_bit_arithmetic)
     }
 }
 
+Test(sass_semantics, signed_64_bit_division_negates_through_imad_x_with_a_not)
+{
+    hcq_program *p = load("divrem64");
+    enum { N = 64 };
+    int64_t a[N], b[N], out[3 * N];
+    uint64_t s = 4242;
+    static const int64_t edge[] = {7, -7, 100, -1, INT64_MAX, INT64_MIN + 1, 0x100000000ll, -0x100000001ll};
+    for (int i = 0; i < N; i++) {
+        a[i] = i < 8 ? edge[i] : (int64_t)rnd(&s) >> (i % 40);
+        b[i] = i < 8 ? edge[(i + 3) % 8] : (int64_t)rnd(&s) >> (i % 60);
+        if (b[i] == 0) b[i] = 3;
+    }
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bb = t_buffer_from(dev, b, sizeof b),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bo), hcq_arg_i32(N)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(2, 32)));
+    t_read(bo, out, sizeof out);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(out[3 * i], a[i] / b[i], "%d: %lld / %lld gave %lld", i, (long long)a[i], (long long)b[i],
+                     (long long)out[3 * i]);
+        cr_assert_eq(out[3 * i + 1], a[i] % b[i], "%d: %lld %% %lld gave %lld", i, (long long)a[i], (long long)b[i],
+                     (long long)out[3 * i + 1]);
+        cr_assert_eq(out[3 * i + 2], -a[i], "%d: -%lld", i, (long long)a[i]);
+    }
+}
+
+static uint32_t mm16(uint32_t x, uint32_t y, bool sgn, bool mn)
+{
+    uint32_t r = 0;
+    for (int h = 0; h < 32; h += 16) {
+        int32_t u = sgn ? (int16_t)(x >> h) : (int32_t)((x >> h) & 0xffff), v = sgn ? (int16_t)(y >> h) : (int32_t)((y >> h) & 0xffff);
+        r |= (uint32_t)(uint16_t)(mn ? (u < v ? u : v) : (u > v ? u : v)) << h;
+    }
+    return r;
+}
+
+Test(sass_semantics, paired_16_bit_min_and_max)
+{
+    hcq_program *p = load("minmax16x2");
+    uint32_t a[32], b[32], c[32], out[6 * 32];
+    uint64_t s = 77;
+    for (int i = 0; i < 32; i++) a[i] = (uint32_t)rnd(&s), b[i] = (uint32_t)rnd(&s), c[i] = (uint32_t)rnd(&s);
+    a[0] = 0x80007fff, b[0] = 0x7fff8000, c[0] = 0x00010001; /* the halves' extremes, both orders */
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bb = t_buffer_from(dev, b, sizeof b), *bc = t_buffer_from(dev, c, sizeof c),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bc), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(1, 32)));
+    t_read(bo, out, sizeof out);
+    for (int i = 0; i < 32; i++) {
+        uint32_t want[6] = {mm16(a[i], b[i], true, true),  mm16(a[i], b[i], true, false),
+                            mm16(a[i], b[i], false, true), mm16(a[i], b[i], false, false),
+                            mm16(mm16(a[i], b[i], true, true), c[i], true, true),
+                            mm16(mm16(a[i], b[i], false, false), c[i], false, false)};
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(out[6 * i + k], want[k], "%d: op %d of 0x%08x, 0x%08x, 0x%08x: 0x%08x, want 0x%08x", i, k, a[i], b[i], c[i],
+                         out[6 * i + k], want[k]);
+    }
+}
+
 Test(sass_semantics, every_lop3_truth_table)
 {
     hcq_program *p = load("lop3_all");

@@ -45,6 +45,32 @@ Test(nn_files, safetensors_header)
     nn_st_header_free(&h);
 }
 
+/* every dtype tag the tensor layer holds, with its element size (a range
+ * of 3 elements must match it exactly) */
+Test(nn_files, safetensors_dtype_tags)
+{
+    static const struct {
+        const char *tag;
+        hcq_dtype dt;
+        int size;
+    } tags[] = {{"F64", HCQ_F64, 8}, {"F32", HCQ_F32, 4},   {"F16", HCQ_F16, 2}, {"BF16", HCQ_BF16, 2},
+                {"I64", HCQ_I64, 8}, {"U64", HCQ_U64, 8},   {"I32", HCQ_I32, 4}, {"U32", HCQ_U32, 4},
+                {"I16", HCQ_I16, 2}, {"U16", HCQ_U16, 2},   {"I8", HCQ_I8, 1},   {"U8", HCQ_U8, 1},
+                {"BOOL", HCQ_BOOL, 1}};
+    for (size_t i = 0; i < sizeof tags / sizeof *tags; i++) {
+        char json[160];
+        nn_st_header h;
+        snprintf(json, sizeof json, "{\"t\":{\"dtype\":\"%s\",\"shape\":[3],\"data_offsets\":[0,%d]}}", tags[i].tag,
+                 3 * tags[i].size);
+        T_OK(parse(json, &h));
+        cr_assert_eq(h.e[0].dtype, tags[i].dt, "%s", tags[i].tag);
+        nn_st_header_free(&h);
+        snprintf(json, sizeof json, "{\"t\":{\"dtype\":\"%s\",\"shape\":[3],\"data_offsets\":[0,%d]}}", tags[i].tag,
+                 3 * tags[i].size + 1);
+        cr_assert_eq(parse(json, &h), HCQ_EFORMAT, "%s with a range one byte long", tags[i].tag);
+    }
+}
+
 Test(nn_files, safetensors_refuses_malformed_headers)
 {
     static const struct {
@@ -76,7 +102,7 @@ Test(nn_files, safetensors_refuses_malformed_headers)
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", "a hole", HCQ_EFORMAT},
         {"{} x", "text after", HCQ_EFORMAT},
         {"{\"__metadata__\":{\"k\":1}}", "expected '\"'", HCQ_EFORMAT},
-        {"{\"a\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", "F64", HCQ_ENOTSUP},
+        {"{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[1],\"data_offsets\":[0,1]}}", "F8_E4M3", HCQ_ENOTSUP},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         nn_st_header h;
