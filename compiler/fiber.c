@@ -1,7 +1,13 @@
-/* Fibers (fiber.h). The x86-64 switch saves what the SysV ABI asks a
- * callee to keep (rbx, rbp, r12-r15, MXCSR, the x87 control word) on the
- * old stack, stores the stack pointer, loads the other one and returns
- * into it. A fresh fiber's stack holds a frame that "returns" into
+/* Fibers (fiber.h). The x86-64 switch saves the registers the SysV ABI
+ * asks a callee to keep (rbx, rbp, r12-r15) on the old stack, stores the
+ * stack pointer, loads the other one and returns into it. The ABI also
+ * has a callee keep MXCSR's and the x87 control word's control bits; the
+ * switch leaves them alone, as every fiber of a thread and its scheduler
+ * share them: no twin changes the floating-point environment (the IR has
+ * no rounding-mode or exception control), so they hold the thread's values
+ * throughout. Saving and loading them (stmxcsr/ldmxcsr, fnstcw/fldcw) was
+ * most of a switch's cost, and a barrier-heavy work-group switches once per
+ * work-item per barrier: a fifth of hcq demo's CPU on the mock. A fresh fiber's stack holds a frame that "returns" into
  * fiber_boot with the fiber in rbx. Other architectures use ucontext,
  * whose switch also saves the signal mask (a system call): slower, same
  * behaviour. */
@@ -54,14 +60,8 @@ __asm__(".text\n"
         "  pushq %r13\n"
         "  pushq %r14\n"
         "  pushq %r15\n"
-        "  subq $16, %rsp\n"
-        "  stmxcsr 8(%rsp)\n"
-        "  fnstcw (%rsp)\n"
         "  movq %rsp, (%rdi)\n"
         "  movq %rsi, %rsp\n"
-        "  ldmxcsr 8(%rsp)\n"
-        "  fldcw (%rsp)\n"
-        "  addq $16, %rsp\n"
         "  popq %r15\n"
         "  popq %r14\n"
         "  popq %r13\n"
@@ -182,16 +182,12 @@ void cc_fiber_reset(cc_fiber *f, cc_fiber_sched *s, cc_fiber_fn fn, void *arg)
 #endif
 #ifdef FIBER_X64
     uintptr_t top = ((uintptr_t)f->stack + CC_FIBER_STACK) & ~(uintptr_t)15;
-    uint64_t *sp = (uint64_t *)(top - 88);
-    uint32_t mxcsr;
-    uint16_t fcw;
-    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
-    __asm__ volatile("fnstcw %0" : "=m"(fcw));
-    memset(sp, 0, 88);
-    sp[0] = fcw;
-    sp[1] = mxcsr;
-    sp[6] = (uint64_t)(uintptr_t)f; /* rbx */
-    sp[8] = (uint64_t)(uintptr_t)cc_fiber_boot_x64;
+    /* r15 r14 r13 r12 rbx rbp, then the return address: fiber_boot starts
+     * with rsp 16-byte aligned, as after a call's return */
+    uint64_t *sp = (uint64_t *)(top - 72);
+    memset(sp, 0, 72);
+    sp[4] = (uint64_t)(uintptr_t)f; /* rbx */
+    sp[6] = (uint64_t)(uintptr_t)cc_fiber_boot_x64;
     f->sp = sp;
 #else
     ucontext_t *uc = f->uc;

@@ -4,7 +4,8 @@
  * A scheduler (the thread's own stack) resumes a fiber; the fiber runs
  * until it yields or returns, and control comes back to the scheduler.
  * Fibers never migrate between threads. On x86-64 the switch is a few
- * instructions (callee-saved registers, MXCSR and the x87 control word);
+ * instructions (the callee-saved general registers; fiber.c says why not
+ * MXCSR and the x87 control word);
  * elsewhere it is ucontext. Under AddressSanitizer and ThreadSanitizer the
  * switches are announced to the sanitizer, as their fiber APIs ask.
  *
