@@ -207,14 +207,15 @@ static int run_mlp(demo_run *run, const mlp_dims *d)
 
 /* The job, part by part; it stops at the first part that fails. A part
  * in a file of its own is one more line here. */
-static bool demo_quick; /* --quick: the training part on 2048 images only */
+static bool demo_quick;    /* --quick: the training part on 2048 images only */
+static bool demo_no_train; /* --no-train: without the training part */
 
 static int demo_job(demo_run *run)
 {
     if (run_matmul(run, run->small ? 48 : 512)) return 1;
     mlp_dims d = run->small ? (mlp_dims){8, 32, 48, 10} : (mlp_dims){64, 784, 512, 10};
     if (run_mlp(run, &d)) return 1;
-    if (demo_train(run->dv.dev, demo_quick)) return 1; /* tools/demo_train.c */
+    if (!demo_no_train && demo_train(run->dv.dev, demo_quick)) return 1; /* tools/demo_train.c */
     return 0;
 }
 
@@ -258,10 +259,11 @@ out:
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: hcq demo [DEVICE] [--quick]\n\nRuns the main job (a matmul and a small MLP forward pass with the "
-               "tensor layer, eagerly and\nthrough the JIT) on DEVICE and on the CPU device, checks the results against "
-               "C loops\nand against each other, and prints timings; then trains an MLP on Fashion-MNIST\n"
-               "(tools/demo_train.c; --quick: on 2048 images only). It stops at the first error.\n\n"
+    fprintf(f, "usage: hcq demo [DEVICE] [--quick | --no-train]\n\nRuns the main job (a matmul and a small MLP forward "
+               "pass with the tensor layer, eagerly and\nthrough the JIT) on DEVICE and on the CPU device, checks the "
+               "results against C loops\nand against each other, and prints timings; then trains an MLP on "
+               "Fashion-MNIST\n(tools/demo_train.c; --quick: on 2048 images only; --no-train: no training). It stops "
+               "at the\nfirst error.\n\n"
                "DEVICE defaults to $HCQ_DEVICE, else one device of each GPU kind present (NV:0, AMD:0).\n"
                "Without a GPU it says why and runs on hcq's mock GPUs instead: an emulated NVIDIA H100\n"
                "and AMD gfx1100, as HCQ_MOCK=1 gives (their kernels run on the host: real cubins and code objects\n"
@@ -279,6 +281,10 @@ int tool_demo(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--quick")) {
             demo_quick = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--no-train")) {
+            demo_no_train = true;
             continue;
         }
         if (argv[i][0] == '-' || name) return tool_bad_arg("demo", argv[i]);
