@@ -23,11 +23,15 @@
 # test_api_train: what the tensor layer computes) run on the devices in
 # HCQ_TEST_KERNEL_DEVICES, the queue-level ones (launches, copies, queues,
 # graphs, lifetimes, errors, profiles, stress, and any other) on every
-# device. Its default is every device but the mock variants: a variant
+# device. Its default is every device but the mock GPUs: a variant
 # differs from the default mock in its queues, packets and target, not in
-# what the tensor layer asks of it, and the kernel suites' cost there is
-# mostly compiling the same kernels for one more target (a cold cache).
-# "all" runs them everywhere (CI's make test); CI's make tsan names a few.
+# what the tensor layer asks of it, and the kernel suites' cost on a mock
+# is mostly compiling the same kernels for one more target (a cold cache).
+# So by default each kernel-level suite runs on one of the default mock's
+# GPUs, in turn (the first on mock:NV:0, the next on mock:AMD:0, ...): each
+# renderer (CUDA, HIP) still compiles and runs half of them in make test,
+# at half the cost. "all" runs them everywhere (CI's make test); CI's make
+# tsan names a few.
 # The three that compose ops the others check one by one,
 # test_api_tensor_grad (gradients through every op: some 550 kernels a
 # device), test_api_train (whole training runs) and test_api_tensor_symdim
@@ -57,12 +61,20 @@ if [ -z "${HCQ_TEST_DEVICES:-}" ]; then
 fi
 devices=$HCQ_TEST_DEVICES
 kernel_devices=${HCQ_TEST_KERNEL_DEVICES:-}
+rotating=() # by default each kernel-level suite runs on one of these, in turn
 if [ -z "$kernel_devices" ]; then
-    for d in $devices; do case "$d" in mock\[*) ;; *) kernel_devices+=" $d" ;; esac; done
+    for d in $devices; do
+        case "$d" in
+        mock\[*) ;;
+        mock:*) rotating+=("$d") ;;
+        *) kernel_devices+=" $d" ;;
+        esac
+    done
 elif [ "$kernel_devices" = all ]; then
     kernel_devices=$devices
 fi
 kernel_devices=" $kernel_devices "
+kernel_suite_n=0
 composite_devices=${HCQ_TEST_COMPOSITE_DEVICES:-}
 if [ -z "$composite_devices" ]; then
     for d in $devices; do
@@ -192,7 +204,10 @@ for t in "$@"; do
             test_api_tensor_grad | test_api_train | test_api_tensor_symdim | test_api_tensor_numpy)
                 case "$composite_devices" in *" $d "*) ;; *) continue ;; esac ;;
             test_api_tensor_* | test_api_nn)
-                case "$kernel_devices" in *" $d "*) ;; *) continue ;; esac ;;
+                case "$kernel_devices" in
+                *" $d "*) ;;
+                *) [ ${#rotating[@]} -gt 0 ] && [ "$d" = "${rotating[$((kernel_suite_n % ${#rotating[@]}))]}" ] || continue ;;
+                esac ;;
             esac
             case "$d" in
             *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
@@ -201,7 +216,11 @@ for t in "$@"; do
             mock:*) add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
             *) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
             esac
-        done ;;
+        done
+        case "$(basename "$t")" in
+        test_api_tensor_grad | test_api_train | test_api_tensor_symdim | test_api_tensor_numpy) ;;
+        test_api_tensor_* | test_api_nn) kernel_suite_n=$((kernel_suite_n + 1)) ;;
+        esac ;;
     esac
 done
 for t in "$@"; do case "$t" in */test_api_*) ;; *) add "$(basename "$t")" "$t" ;; esac; done
