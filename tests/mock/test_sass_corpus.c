@@ -111,8 +111,22 @@ static unsigned run_corpus(const char *cfg, unsigned sm)
 
 Test(sass_corpus, h100_sm90) { cr_assert_eq(run_corpus("nv=H100", 90), 0); }
 Test(sass_corpus, a100_sm80) { cr_assert_eq(run_corpus("nv=A100", 80), 0); }
-Test(sass_corpus, rtx4090_sm89) { cr_assert_eq(run_corpus("nv=RTX4090", 89), 0); }
-Test(sass_corpus, rtx3090_sm86) { cr_assert_eq(run_corpus("nv=RTX3090", 86), 0); }
+/* sm_89 and sm_86 in CI (HCQ_TEST_LONG=1): the same executor on two more
+ * targets' SASS, 8 s of CPU each in make test's budget */
+static void long_only(void)
+{
+    if (!getenv("HCQ_TEST_LONG")) cr_skip_test("HCQ_TEST_LONG=1 (CI) runs the corpus on sm_89 and sm_86 too");
+}
+Test(sass_corpus, rtx4090_sm89)
+{
+    long_only();
+    cr_assert_eq(run_corpus("nv=RTX4090", 89), 0);
+}
+Test(sass_corpus, rtx3090_sm86)
+{
+    long_only();
+    cr_assert_eq(run_corpus("nv=RTX3090", 86), 0);
+}
 
 /* by default (no HCQ_MOCK_SHADER) a cubin hcq made no twin of still runs:
  * on the executor, where its decoder is */
