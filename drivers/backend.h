@@ -171,8 +171,10 @@ typedef struct drv_backend {
 
     /* makes memory m of device `owner` (of this backend) reachable at its
      * address by dev's engines and kernels: a peer mapping, kept until m is
-     * freed. HCQ_ENOTSUP, saying why, where the drivers or the link between
-     * the two refuse (the caller then goes through host memory); optional */
+     * freed (the owner's mem_free undoes every peer's too). Host memory
+     * (signal pages) needs no link between the GPUs; device memory does.
+     * HCQ_ENOTSUP, saying why, where the drivers or the link between the
+     * two refuse (the caller then goes through host memory); optional */
     hcq_status (*peer_map)(hcq_device *dev, hcq_device *owner, drv_mem *m);
 
     /* checks fault sources; records a fault with drv_set_fault (optional) */

@@ -194,19 +194,34 @@ static hcq_status done_cmd(hcq_queue *q, hcq_status s)
     return s;
 }
 
-/* A signal handle in a recorded command: live, of the queue's device (an
- * engine addresses only its own device's signal memory; signalling across
- * devices goes through the host), and held while the queue uses it. */
-static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, const char *fn)
+/* A signal handle in a recorded command: live, and held while the queue
+ * uses it. Another device's signal (across=true: waits and writes) is
+ * mapped for this device's engines, so a queue waits for work of another
+ * GPU on its own GPU (the engine polls memory the other GPU's engine
+ * writes); it is not held (its device may close first: the caller keeps
+ * it and its device alive while the queue uses it, as with another
+ * device's buffers). Timestamps stay with the signal's own device: they
+ * are read in its clock. */
+static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, bool across, const char *fn)
 {
     hcq_status s = Q_CHECK_QUEUE(q, fn);
     if (!s) s = Q_CHECK_SIGNAL(sig, fn);
     if (s) return s;
-    if (sig->dev != q->dev)
-        return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s; a queue waits on and writes only "
-                        "signals of its own device (order work across devices on the host: hcq_signal_wait, then "
-                        "hcq_signal_set)", fn, sig->dev->props.id, q->dev->props.id);
-    return q_hold(&q->holds, BASE_H_SIGNAL, sig);
+    if (sig->dev == q->dev) return q_hold(&q->holds, BASE_H_SIGNAL, sig);
+    if (!across)
+        return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s; a timestamp is written by the "
+                        "signal's own device, in its clock", fn, sig->dev->props.id, q->dev->props.id);
+    if ((s = mem_signal_map_for(q->dev, sig)) == HCQ_OK) {
+        BASE_LOG(1, "%s: %s's queue uses %s's signal at 0x%llx through a mapping of its page", fn, q->dev->props.id,
+                 sig->dev->props.id, (unsigned long long)sig->va);
+        return HCQ_OK;
+    }
+    if (s != HCQ_ENOTSUP) return base_err_prefix(s, "%s", fn);
+    char why[512];
+    snprintf(why, sizeof why, "%s", hcq_error_message());
+    return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s, and %s (order work across these "
+                    "devices on the host: hcq_signal_wait, then hcq_signal_set)", fn, sig->dev->props.id,
+                    q->dev->props.id, why);
 }
 
 hcq_status q_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
@@ -233,7 +248,7 @@ hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
 
 hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value)
 {
-    hcq_status s = use_signal(q, sig, "hcq_queue_wait");
+    hcq_status s = use_signal(q, sig, true, "hcq_queue_wait");
     if (s) return s;
     return q_wait_at(q, HCQ_IMM(sig->va), value);
 }
@@ -247,7 +262,7 @@ hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
 
 hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value)
 {
-    hcq_status s = use_signal(q, sig, "hcq_queue_signal");
+    hcq_status s = use_signal(q, sig, true, "hcq_queue_signal");
     if (s) return s;
     return q_signal_at(q, HCQ_IMM(sig->va), value);
 }
@@ -261,7 +276,7 @@ hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val addr)
 
 hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig)
 {
-    hcq_status s = use_signal(q, sig, "hcq_queue_timestamp");
+    hcq_status s = use_signal(q, sig, false, "hcq_queue_timestamp");
     if (s) return s;
     return q_timestamp_at(q, HCQ_IMM(sig->va));
 }

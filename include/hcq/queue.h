@@ -316,17 +316,28 @@ HCQ_API hcq_status hcq_queue_destroy(hcq_queue *q);
 HCQ_API hcq_status hcq_queue_reset(hcq_queue *q);
 
 /* Stall the engine until the 64-bit value at the signal is >= value. The
- * signal must be of the queue's device (HCQ_EINVAL otherwise, here: an
- * engine reaches only its own device's signal memory; order work across
- * devices through the host). The queue keeps the signal alive, as the
- * signal and timestamp commands do. */
+ * queue keeps a signal of its own device alive, as the signal and
+ * timestamp commands do.
+ * Another device's signal (its timeline too: hcq_device_timeline) is
+ * waited for on this queue's GPU: the signal's memory is mapped for this
+ * device once (NVIDIA: a UVM mapping for each GPU; AMD: kfd
+ * MAP_MEMORY_TO_GPU with this GPU's id), and the engine polls it while the
+ * other device's engine writes it, with no host thread in between. Signals
+ * are host memory, which every GPU of the process reaches, peer link or
+ * not. Such a signal is not held: keep it, and its device, open while the
+ * queue may run. Devices of different kinds (a GPU and the CPU device)
+ * share no signal memory: HCQ_EINVAL, saying to order them on the host
+ * (hcq_signal_wait, then hcq_signal_set). HCQ_DEBUG=1 logs each mapping. */
 HCQ_API hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
-/* After all earlier commands complete, write value (and the timestamp). */
+/* After all earlier commands complete, write value (and the timestamp).
+ * The signal may be another device's, as for hcq_queue_wait. */
 HCQ_API hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
 /* After earlier commands complete, write the device clock to the signal's
- * timestamp slot. Its value slot may be overwritten: use a signal of its own. */
+ * timestamp slot. Its value slot may be overwritten: use a signal of its own.
+ * The signal must be of the queue's device, whose clock it is read in
+ * (HCQ_EINVAL otherwise). */
 HCQ_API hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig);
 HCQ_API hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val signal_va);
 /* Make CPU writes to device memory visible and invalidate caches (compute). */

@@ -1,0 +1,190 @@
+/* Many devices in one process (issue 23 items 1 and 3): a queue of one GPU
+ * waits, on its own GPU, for a signal of another (the signal's page mapped
+ * for both: NV through UVM external ranges, AMD through kfd
+ * MAP_MEMORY_TO_GPU with the second GPU's id), on both mocks, with and
+ * without peer links between the GPUs (signals are host memory, which
+ * every GPU reaches whatever the links); the refusals where no mapping can
+ * exist; and mock servers of up to 8 GPUs. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "drivers/amd/amd_abi.h"
+#include "drivers/mock/mock.h"
+#include "drivers/mock/mock_amd.h"
+#include "drivers/sys.h"
+#include "hcqtest.h"
+#include "mem/mem.h"
+
+static void setup(void) { sys_set(mock_sys()); }
+static void teardown(void) { mock_configure(""); }
+TestSuite(multidev, .init = setup, .fini = teardown, .timeout = 240);
+
+static hcq_device *open_dev(const char *name)
+{
+    hcq_device *d = hcq_device_open(name);
+    cr_assert_not_null(d, "%s: %s", name, hcq_error_message());
+    return d;
+}
+
+/* Queue B (on `b`) waits for `a`'s timeline to pass its next value, then
+ * writes its own signal; it is submitted first, and only then does a
+ * launch on `a` move that timeline. The host waits on B's signal alone:
+ * B's engine sat on the wait until A's engine wrote A's timeline, so the
+ * ordering ran on the GPUs. */
+static void wait_across(const char *spec, const char *na, const char *nb)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *a = open_dev(na), *b = open_dev(nb);
+    enum { N = 256 };
+    hcq_program *pa = t_load(a, t_k_add1());
+    uint32_t host[N] = {0}, out[N];
+    hcq_buffer *buf = t_buffer_from(a, host, sizeof host);
+    T_OK(hcq_device_synchronize(a));
+
+    hcq_signal *tl = T_NONNULL(hcq_device_timeline(a));
+    uint64_t next = hcq_device_timeline_value(a) + 1;
+    hcq_signal *done = T_NONNULL(hcq_signal_create(b, 0));
+    for (int t = 0; t < 2; t++) {
+        hcq_queue *q = T_NONNULL(hcq_queue_create(b, (hcq_queue_type)t));
+        T_OK(hcq_queue_wait(q, tl, HCQ_IMM(next)));
+        T_OK(hcq_queue_signal(q, done, HCQ_IMM((uint64_t)t + 1)));
+        hcq_signal_set(done, (uint64_t)t);
+        T_OK(hcq_queue_submit(q, NULL, 0));
+        /* nothing on `a` has moved its timeline: B's engine waits */
+        cr_assert_lt(hcq_signal_value(tl), next, "%s: %s's timeline moved by itself", spec, na);
+        cr_assert_eq(hcq_signal_value(done), (uint64_t)t, "%s: %s's %s queue passed a wait nothing satisfied", spec,
+                     nb, t ? "copy" : "compute");
+        if (t == 0) {
+            hcq_arg args[2] = {hcq_arg_buffer(buf), hcq_arg_u32(N)};
+            T_OK(hcq_launch(pa, args, 2, hcq_dims_1d(N / 64, 64)));
+        } else {
+            T_OK(hcq_buffer_copyin(buf, 0, host, 4)); /* any eager call moves the timeline */
+        }
+        T_OK(hcq_signal_wait(done, (uint64_t)t + 1, 0));
+        cr_assert_geq(hcq_signal_value(tl), next, "%s: %s's queue went on before %s's timeline got there", spec, nb, na);
+        next = hcq_device_timeline_value(a) + 1;
+        T_OK(hcq_queue_destroy(q));
+    }
+    t_read(buf, out, sizeof out);
+    cr_assert_eq(out[1], 1u, "%s: the launch on %s", spec, na);
+
+    /* the other way: A's queue waits for a signal B's queue writes */
+    hcq_signal *go = T_NONNULL(hcq_signal_create(b, 0)), *seen = T_NONNULL(hcq_signal_create(a, 0));
+    hcq_queue *qa = T_NONNULL(hcq_queue_create(a, HCQ_QUEUE_COMPUTE));
+    hcq_queue *qb = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COPY));
+    T_OK(hcq_queue_wait(qa, go, HCQ_IMM(5)));
+    T_OK(hcq_queue_signal(qa, seen, HCQ_IMM(7)));
+    T_OK(hcq_queue_signal(qb, go, HCQ_IMM(5)));
+    T_OK(hcq_queue_submit(qa, NULL, 0));
+    cr_assert_eq(hcq_signal_value(seen), 0u, "%s: %s's queue passed its wait early", spec, na);
+    T_OK(hcq_queue_submit(qb, NULL, 0));
+    T_OK(hcq_signal_wait(seen, 7, 0));
+    cr_assert_eq(hcq_signal_value(go), 5u);
+
+    T_OK(hcq_queue_destroy(qa));
+    T_OK(hcq_queue_destroy(qb));
+    T_OK(hcq_signal_destroy(go));
+    T_OK(hcq_signal_destroy(seen));
+    T_OK(hcq_signal_destroy(done));
+    T_OK(hcq_program_free(pa));
+    T_OK(hcq_buffer_free(buf));
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
+Test(multidev, an_nv_queue_waits_on_another_gpus_timeline_on_its_gpu)
+{
+    wait_across("nv=H100x2", "NV:0", "NV:1");
+}
+Test(multidev, nv_signals_cross_without_peer_links) { wait_across("nv=H100x2,nv_peer=none", "NV:1", "NV:0"); }
+Test(multidev, an_amd_queue_waits_on_another_gpus_timeline_on_its_gpu)
+{
+    wait_across("amd=gfx1100x2", "AMD:0", "AMD:1");
+}
+Test(multidev, amd_signals_cross_on_a_multi_xcc_part) { wait_across("amd=gfx942x4", "AMD:3", "AMD:1"); }
+
+/* a device of another kind shares no memory with a mock GPU: refused with
+ * the way out, nothing recorded */
+Test(multidev, a_signal_of_another_kind_of_device_is_refused)
+{
+    T_OK(mock_configure(""));
+    hcq_device *cpu = open_dev("CPU"), *nv = open_dev("NV:0");
+    hcq_signal *s = T_NONNULL(hcq_signal_create(cpu, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(nv, HCQ_QUEUE_COMPUTE));
+    T_FAILS(hcq_queue_wait(q, s, HCQ_IMM(1)), HCQ_EINVAL);
+    T_MSG_HAS("devices of different kinds");
+    T_MSG_HAS("order work across these devices on the host");
+    T_FAILS(hcq_queue_signal(q, s, HCQ_IMM(1)), HCQ_EINVAL);
+    cr_assert_eq(hcq_queue_command_count(q), 0);
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(s));
+    T_OK(hcq_device_close(nv));
+    T_OK(hcq_device_close(cpu));
+}
+
+/* a timestamp is the signal's own device's clock: not across devices */
+Test(multidev, a_timestamp_into_another_devices_signal_is_refused)
+{
+    T_OK(mock_configure("nv=H100x2"));
+    hcq_device *a = open_dev("NV:0"), *b = open_dev("NV:1");
+    hcq_signal *s = T_NONNULL(hcq_signal_create(a, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COPY));
+    T_FAILS(hcq_queue_timestamp(q, s), HCQ_EINVAL);
+    T_MSG_HAS("in its clock");
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(s));
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
+/* The mock's kfd refuses to map a buffer for a GPU id that is not one of
+ * the process's (kfd_ioctl_map_memory_to_gpu: kfd_process_device_data_by_id
+ * finds no device, EINVAL), and maps for every GPU the process acquired. */
+Test(multidev, kfd_maps_only_for_the_processs_gpus)
+{
+    T_OK(mock_configure("amd=gfx1100x2"));
+    hcq_device *a = open_dev("AMD:0"), *b = open_dev("AMD:1");
+    hcq_signal *s = T_NONNULL(hcq_signal_create(a, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q, s, HCQ_IMM(1))); /* its page mapped for AMD:1 */
+    hcq_buffer *buf = T_NONNULL(hcq_buffer_alloc(a, 4096, HCQ_MEM_DEVICE));
+    int fd = sys_open("/dev/kfd", 2);
+    cr_assert_geq(fd, 0);
+    uint32_t ids[1] = {0xdead};
+    kfd_map_memory_args m = {.handle = buf->mem.handle, .device_ids_array_ptr = (uint64_t)(uintptr_t)ids,
+                             .n_devices = 1};
+    cr_assert_eq(sys_ioctl(fd, KFD_IOC_MAP_MEMORY, &m), -EINVAL);
+    cr_assert_eq(m.n_success, 0u);
+    sys_close(fd);
+    T_OK(hcq_buffer_free(buf));
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(s));
+    T_OK(hcq_device_close(b));
+    /* the page goes with AMD:0: unmapped from both GPUs first, else kfd
+     * refuses to free it (EBUSY) and the buffer stays */
+    T_OK(hcq_device_close(a));
+    cr_assert_eq(mock_amd_P.nbos, 0u, "buffers left in the mock's kfd");
+}
+
+/* up to 8 GPUs per model; a ninth is refused by name */
+Test(multidev, the_mock_models_eight_gpus_of_a_kind)
+{
+    T_OK(mock_configure("nv=H100x8,amd=gfx942x8"));
+    cr_assert_eq(hcq_device_count("NV", NULL, 0), 8u);
+    cr_assert_eq(hcq_device_count("AMD", NULL, 0), 8u);
+    hcq_device *first = open_dev("NV:0"), *last = open_dev("NV:7");
+    hcq_signal *s = T_NONNULL(hcq_signal_create(first, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(last, HCQ_QUEUE_COPY));
+    T_OK(hcq_queue_signal(q, s, HCQ_IMM(3)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_OK(hcq_signal_wait(s, 3, 0));
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(s));
+    T_OK(hcq_device_close(last));
+    T_OK(hcq_device_close(first));
+    cr_assert_neq(mock_configure("nv=H100x9"), HCQ_OK);
+    T_MSG_HAS("0 to 8");
+}
