@@ -188,3 +188,27 @@ Test(multidev, the_mock_models_eight_gpus_of_a_kind)
     cr_assert_neq(mock_configure("nv=H100x9"), HCQ_OK);
     T_MSG_HAS("0 to 8");
 }
+
+/* The mapping is what lets the other GPU reach the signal: a wait on its
+ * raw address (hcq_queue_wait_at maps nothing) faults on the waiting GPU,
+ * as the hardware's MMU would */
+static void unmapped_faults(const char *spec, const char *na, const char *nb)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *a = open_dev(na), *b = open_dev(nb);
+    hcq_signal *s = T_NONNULL(hcq_signal_create(a, 1));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COMPUTE));
+    hcq_signal *done = T_NONNULL(hcq_signal_create(b, 0));
+    T_OK(hcq_queue_wait_at(q, HCQ_IMM(hcq_signal_va(s)), HCQ_IMM(1)));
+    T_OK(hcq_queue_signal(q, done, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    T_FAILS(hcq_signal_wait(done, 1, 0), HCQ_EFAULT);
+    cr_assert(strstr(hcq_error_message(), nb), "%s", hcq_error_message());
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(s));
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
+Test(multidev, nv_an_unmapped_signal_of_another_gpu_faults) { unmapped_faults("nv=H100x2", "NV:0", "NV:1"); }
+Test(multidev, amd_an_unmapped_signal_of_another_gpu_faults) { unmapped_faults("amd=gfx1100x2", "AMD:0", "AMD:1"); }
