@@ -311,6 +311,54 @@ hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t off, uint64_t
     return s;
 }
 
+/* A copy between devices through a peer mapping, ordered on the GPUs:
+ * the source's copy engine first waits (on the GPU) for the work the
+ * destination had submitted, copies, and moves the source's timeline;
+ * then the destination's copy engine waits (on the GPU) for that value
+ * and moves the destination's timeline, so its later work comes after
+ * the copy. Each waits only for values already submitted, so no two
+ * devices can wait for each other. The locks are taken one at a time.
+ * Where the timelines cannot be mapped across (they are host memory: only
+ * when a backend maps nothing), the host waits instead. */
+static hcq_status peer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint64_t soff, uint64_t size)
+{
+    hcq_device *sd = src->dev, *dd = dst->dev;
+    hcq_status s;
+    if ((s = drv_fault_status(sd)) || (s = drv_fault_status(dd))) return s;
+    bool on_gpu = !mem_signal_map_for(sd, dd->mem->timeline) && !mem_signal_map_for(dd, sd->mem->timeline);
+    pthread_mutex_lock(&dd->lock);
+    uint64_t dlast = mem_tl_next(dd) - 1;
+    pthread_mutex_unlock(&dd->lock);
+    if (!on_gpu && (s = mem_tl_wait(dd, dlast, 0))) return s;
+    pthread_mutex_lock(&sd->lock);
+    drv_rec *r = q_eager_begin(sd, HCQ_QUEUE_COPY);
+    uint64_t tag = mem_tl_next(sd);
+    char pargs[200] = "";
+    uint64_t ph0 = q_prof_on() ? hcq_now_ns() : 0;
+    if (ph0) q_prof_copy_args(pargs, sizeof pargs, sd, HCQ_IMM(size), "eager");
+    if (on_gpu) s = sd->be->rec_wait(r, HCQ_IMM(mem_tl_va(dd)), HCQ_IMM(dlast));
+    q_prof_span *sp = ph0 ? q_prof_begin(sd, r, "peer copy", pargs) : NULL;
+    if (!s) s = sd->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
+    uint64_t flow = q_prof_end(sd, r, sp);
+    if (!s) s = q_eager_end(sd, r);
+    pthread_mutex_unlock(&sd->lock);
+    if (flow) q_prof_host(sd, "peer copy", ph0, hcq_now_ns(), flow, 1, pargs);
+    if (!s && on_gpu) {
+        if ((s = drv_fault_status(dd))) return s;
+        pthread_mutex_lock(&dd->lock);
+        r = q_eager_begin(dd, HCQ_QUEUE_COPY);
+        s = dd->be->rec_wait(r, HCQ_IMM(mem_tl_va(sd)), HCQ_IMM(tag));
+        if (!s) s = q_eager_end(dd, r);
+        pthread_mutex_unlock(&dd->lock);
+    } else if (!s) {
+        s = mem_tl_wait(sd, tag, 0); /* the destination's later work is ordered on its own timeline only */
+    }
+    BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes on %s's copy engine through a peer mapping, ordered %s%s",
+             sd->props.id, dd->props.id, (unsigned long long)size, sd->props.id,
+             on_gpu ? "on the GPUs (each waits for the other's timeline)" : "by the host", s ? " (failed)" : "");
+    return s;
+}
+
 hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint64_t soff, uint64_t size)
 {
     hcq_status s = check_range(dst, doff, size, "hcq_buffer_copy");
@@ -333,31 +381,10 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
         return s;
     }
     /* Between devices: on the source's copy engine into a peer mapping of
-     * the destination where the backends make one, waited for before
-     * returning; else through host memory (copyout waits for the source's
-     * timeline, copyin is ordered on the destination's). HCQ_DEBUG=1 says
-     * which path ran. */
-    if ((s = q_peer_use(src->dev, dst)) == HCQ_OK) {
-        hcq_device *sd = src->dev;
-        if ((s = drv_fault_status(sd))) return s;
-        pthread_mutex_lock(&sd->lock);
-        drv_rec *r = q_eager_begin(sd, HCQ_QUEUE_COPY);
-        uint64_t tag = mem_tl_next(sd);
-        char pargs[200] = "";
-        uint64_t ph0 = q_prof_on() ? hcq_now_ns() : 0;
-        if (ph0) q_prof_copy_args(pargs, sizeof pargs, sd, HCQ_IMM(size), "eager");
-        q_prof_span *sp = ph0 ? q_prof_begin(sd, r, "peer copy", pargs) : NULL;
-        s = sd->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
-        uint64_t flow = q_prof_end(sd, r, sp);
-        if (!s) s = q_eager_end(sd, r);
-        pthread_mutex_unlock(&sd->lock);
-        if (flow) q_prof_host(sd, "peer copy", ph0, hcq_now_ns(), flow, 1, pargs);
-        /* the destination's later work is ordered on its own timeline only */
-        if (!s) s = mem_tl_wait(sd, tag, 0);
-        BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes on %s's copy engine through a peer mapping%s",
-                 sd->props.id, dev->props.id, (unsigned long long)size, sd->props.id, s ? " (failed)" : "");
-        return s;
-    }
+     * the destination where the backends make one, else through host
+     * memory (copyout waits for the source's timeline, copyin is ordered
+     * on the destination's). HCQ_DEBUG=1 says which path ran. */
+    if ((s = q_peer_map(src->dev, dst)) == HCQ_OK) return peer_copy(dst, doff, src, soff, size);
     if (s != HCQ_ENOTSUP) return s;
     BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes through host memory: %s", src->dev->props.id, dev->props.id,
              (unsigned long long)size, hcq_error_message());
@@ -375,7 +402,7 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
     return s;
 }
 
-hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b)
+hcq_status q_peer_map(hcq_device *dev, hcq_buffer *b)
 {
     hcq_device *owner = b->dev;
     if (owner == dev) return HCQ_OK;
@@ -386,8 +413,18 @@ hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b)
     /* the mapping is the allocation's: serialised by its owner's lock */
     pthread_mutex_lock(&owner->lock);
     hcq_status s = dev->be->peer_map(dev, owner, &root->mem);
+    pthread_mutex_unlock(&owner->lock);
+    return s;
+}
+
+hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b)
+{
+    hcq_device *owner = b->dev;
+    if (owner == dev) return HCQ_OK;
+    hcq_status s = q_peer_map(dev, b);
+    if (s) return s;
+    pthread_mutex_lock(&owner->lock);
     uint64_t last = mem_tl_next(owner) - 1;
     pthread_mutex_unlock(&owner->lock);
-    if (!s) s = mem_tl_wait(owner, last, 0);
-    return s;
+    return mem_tl_wait(owner, last, 0);
 }

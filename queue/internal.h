@@ -172,6 +172,8 @@ hcq_status q_eager_end(hcq_device *dev, drv_rec *r);
  * work b's device had submitted; HCQ_ENOTSUP, saying why, where they
  * cannot (different kinds, no peer path). */
 hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b);
+/* The mapping alone: no wait (the caller orders the work itself). */
+hcq_status q_peer_map(hcq_device *dev, hcq_buffer *b);
 
 void q_graph_destroy_all(hcq_device *dev);
 

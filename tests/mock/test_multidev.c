@@ -212,3 +212,109 @@ static void unmapped_faults(const char *spec, const char *na, const char *nb)
 
 Test(multidev, nv_an_unmapped_signal_of_another_gpu_faults) { unmapped_faults("nv=H100x2", "NV:0", "NV:1"); }
 Test(multidev, amd_an_unmapped_signal_of_another_gpu_faults) { unmapped_faults("amd=gfx1100x2", "AMD:0", "AMD:1"); }
+
+/* ** peer copies (item 2): on the source's copy engine through a peer
+ * mapping, ordered on both GPUs (no host wait in between), or through host
+ * memory where no link lets one GPU reach the other's memory; the debug log
+ * says which ran. Each copy sits between launches on both devices, so a
+ * copy that ran out of order leaves a wrong element. */
+static hcq_status copy_logged(hcq_buffer *dst, hcq_buffer *src, uint64_t size, char *log, size_t log_size)
+{
+    setenv("HCQ_DEBUG", "1", 1);
+    base_env_reload();
+    t_stderr c = t_stderr_begin();
+    hcq_status s = hcq_buffer_copy(dst, 0, src, 0, size);
+    t_stderr_end(c, log, log_size);
+    unsetenv("HCQ_DEBUG");
+    base_env_reload();
+    return s;
+}
+
+static void copies_between(const char *spec, const char *na, const char *nb, bool peer)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *d[2] = {open_dev(na), open_dev(nb)};
+    enum { N = 3000 };
+    static uint32_t host[N], out[N];
+    for (int i = 0; i < N; i++) host[i] = (uint32_t)i * 7 + 3;
+    hcq_program *p[2];
+    hcq_buffer *b[2];
+    for (int k = 0; k < 2; k++) {
+        p[k] = t_load(d[k], t_k_add1());
+        b[k] = T_NONNULL(hcq_buffer_alloc(d[k], sizeof host, HCQ_MEM_DEVICE));
+    }
+    T_OK(hcq_buffer_copyin(b[0], 0, host, sizeof host));
+    for (int dir = 0; dir < 2; dir++) { /* 0 -> 1, then 1 -> 0 */
+        int from = dir, to = 1 - dir;
+        hcq_arg af[2] = {hcq_arg_buffer(b[from]), hcq_arg_u32(N)}, at[2] = {hcq_arg_buffer(b[to]), hcq_arg_u32(N)};
+        T_OK(hcq_launch(p[from], af, 2, hcq_dims_1d((N + 63) / 64, 64))); /* before the copy, on the source */
+        T_OK(hcq_launch(p[to], at, 2, hcq_dims_1d((N + 63) / 64, 64)));   /* before it, on the destination */
+        char log[8192];
+        T_OK(copy_logged(b[to], b[from], sizeof host, log, sizeof log));
+        cr_assert(strstr(log, peer ? "through a peer mapping, ordered on the GPUs" : "through host memory"),
+                  "%s: %s -> %s: %s", spec, d[from]->props.id, d[to]->props.id, log);
+        T_OK(hcq_launch(p[to], at, 2, hcq_dims_1d((N + 63) / 64, 64))); /* after it, on the destination */
+        t_read(b[to], out, sizeof out);
+        for (int i = 0; i < N; i++)
+            cr_assert_eq(out[i], host[i] + 2, "%s: copy %d, element %d", spec, dir, i);
+        for (int i = 0; i < N; i++) host[i] = out[i];
+    }
+    for (int k = 0; k < 2; k++) {
+        T_OK(hcq_program_free(p[k]));
+        T_OK(hcq_buffer_free(b[k]));
+    }
+    T_OK(hcq_device_close(d[1]));
+    T_OK(hcq_device_close(d[0]));
+}
+
+Test(multidev, nv_peer_copies_run_on_the_copy_engine_ordered_on_the_gpus)
+{
+    copies_between("nv=H100x2", "NV:0", "NV:1", true);
+}
+Test(multidev, nv_copies_without_a_link_are_staged) { copies_between("nv=H100x2,nv_peer=none", "NV:0", "NV:1", false); }
+
+/* The copy waits on the GPU, not the host: the destination's work before
+ * it is held back by a gate only the host opens, later; hcq_buffer_copy
+ * returns meanwhile (a host wait for the destination would never end), the
+ * source's timeline stands at the copy, and once the gate opens the copy
+ * lands after the destination's launch and before its next one. */
+static void copy_waits_on_the_gpu(const char *spec, const char *na, const char *nb)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *a = open_dev(na), *b = open_dev(nb);
+    enum { N = 1024 };
+    static uint32_t host[N], out[N];
+    for (int i = 0; i < N; i++) host[i] = (uint32_t)i * 3 + 1;
+    hcq_program *pb = t_load(b, t_k_add1());
+    hcq_buffer *ba = t_buffer_from(a, host, sizeof host);
+    hcq_buffer *bb = t_buffer_from(b, host, sizeof host);
+    T_OK(hcq_device_synchronize(a));
+    T_OK(hcq_device_synchronize(b));
+    hcq_signal *gate = T_NONNULL(hcq_signal_create(b, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q, gate, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    hcq_arg args[2] = {hcq_arg_buffer(bb), hcq_arg_u32(N)};
+    T_OK(hcq_launch(pb, args, 2, hcq_dims_1d(N / 64, 64))); /* behind the gate */
+    T_OK(hcq_buffer_copy(bb, 0, ba, 0, sizeof host));
+    uint64_t copy_at = hcq_device_timeline_value(a);
+    cr_assert_lt(hcq_signal_value(hcq_device_timeline(a)), copy_at, "%s: the copy ran before %s's earlier launch",
+                 spec, nb);
+    T_OK(hcq_launch(pb, args, 2, hcq_dims_1d(N / 64, 64))); /* after the copy */
+    hcq_signal_set(gate, 1);
+    t_read(bb, out, sizeof out);
+    for (int i = 0; i < N; i++) cr_assert_eq(out[i], host[i] + 1, "%s: element %d", spec, i);
+    cr_assert_geq(hcq_signal_value(hcq_device_timeline(a)), copy_at);
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(gate));
+    T_OK(hcq_program_free(pb));
+    T_OK(hcq_buffer_free(ba));
+    T_OK(hcq_buffer_free(bb));
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
+Test(multidev, nv_a_peer_copy_waits_for_the_destination_on_the_gpu)
+{
+    copy_waits_on_the_gpu("nv=H100x2,nv_peer=nvlink", "NV:0", "NV:1");
+}
