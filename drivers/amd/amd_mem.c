@@ -212,17 +212,17 @@ void amd_mem_free(hcq_device *dev, drv_mem *m) { amd_bo_free(amd_of(dev), m); }
  * VM the process acquired, else EINVAL). System memory (GTT, userptr) is
  * reachable by every GPU over PCIe: the kernel attaches it to the peer's
  * VM as shared or DMA-mapped memory (amdgpu_amdkfd_gpuvm.c kfd_mem_attach),
- * whatever links the GPUs have. Device memory of another GPU needs a link
- * (xGMI, or PCIe peer-to-peer) that hcq does not look for yet: refused
- * with HCQ_ENOTSUP, so copies between AMD GPUs go through host memory. */
+ * whatever links the GPUs have. Device memory of another GPU needs a link:
+ * one xGMI hive shares it, PCIe peer-to-peer DMA-maps it through a
+ * DMA-buf. Where the kernel refuses, HCQ_ENOTSUP: the caller goes through
+ * host memory. (hcq does not read the topology's io_links first, as ROCr
+ * does: a kernel that maps without a link by moving the buffer to system
+ * memory would run such copies slower, not wrongly.) */
 hcq_status amd_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m)
 {
     amd_dev *ad = amd_of(dev), *own = amd_of(owner);
     if (ad->node.gpu_id == own->node.gpu_id) return HCQ_OK; /* one VM per GPU: mapped there already */
     uint32_t kf = (uint32_t)(uintptr_t)m->priv;
-    if (kf & KFD_ALLOC_VRAM)
-        return base_err(HCQ_ENOTSUP, "%s cannot map %s's device memory at 0x%llx: hcq does not map one AMD GPU's "
-                        "device memory for another yet", dev->props.id, owner->props.id, (unsigned long long)m->va);
     int slot = amd_proc_gpu_slot(ad->node.gpu_id);
     if (slot < 0 || slot >= 32)
         return base_err(HCQ_ENOTSUP, "%s cannot map %s's memory: its GPU (gpu_id %u) is %s", dev->props.id,
@@ -234,8 +234,9 @@ hcq_status amd_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m)
     if (s) {
         char why[256];
         snprintf(why, sizeof why, "%s", hcq_error_message());
-        return base_err(s == HCQ_ENOMEM ? s : HCQ_ENOTSUP, "%s cannot map %s's %s at 0x%llx: %s", dev->props.id,
-                        owner->props.id, domain_name(kf), (unsigned long long)m->va, why);
+        return base_err(s == HCQ_ENOMEM ? s : HCQ_ENOTSUP, "%s cannot map %s's %s at 0x%llx: %s%s", dev->props.id,
+                        owner->props.id, domain_name(kf), (unsigned long long)m->va, why,
+                        kf & KFD_ALLOC_VRAM ? ": no peer path between the GPUs" : "");
     }
     m->peers |= 1u << slot;
     return HCQ_OK;

@@ -150,6 +150,16 @@ HCQ_API hcq_status hcq_device_status(hcq_device *dev);
 /* The timeline signal and the last value submitted on it. */
 HCQ_API hcq_signal *hcq_device_timeline(hcq_device *dev);
 HCQ_API uint64_t hcq_device_timeline_value(const hcq_device *dev);
+/* Whether from's engines and kernels reach to's device memory through a
+ * peer mapping (NVIDIA: UVM peer access over NVLink or PCIe; AMD: kfd
+ * peer mappings over xGMI or PCIe), so hcq_buffer_copy between the two
+ * runs on a copy engine and kernels on `from` may take to's buffers.
+ * HCQ_OK, or HCQ_ENOTSUP with the reason (copies then go through host
+ * memory). It asks the drivers: a 4 KiB buffer of `to` is mapped for
+ * `from`, then freed. Signals need no peer path (they are host memory):
+ * any two GPUs of one kind wait on each other's. `hcq info` prints the
+ * matrix. */
+HCQ_API hcq_status hcq_device_peer_access(hcq_device *from, hcq_device *to);
 
 /* ** telemetry: what the kernel driver tells about a device without vendor
  * libraries (NVML, ROCm SMI): temperatures, power, clocks, utilization,

@@ -253,6 +253,7 @@ static void copies_between(const char *spec, const char *na, const char *nb, boo
         T_OK(copy_logged(b[to], b[from], sizeof host, log, sizeof log));
         cr_assert(strstr(log, peer ? "through a peer mapping, ordered on the GPUs" : "through host memory"),
                   "%s: %s -> %s: %s", spec, d[from]->props.id, d[to]->props.id, log);
+        if (!peer) cr_assert(strstr(log, "no peer path"), "%s: the reason: %s", spec, log);
         T_OK(hcq_launch(p[to], at, 2, hcq_dims_1d((N + 63) / 64, 64))); /* after it, on the destination */
         t_read(b[to], out, sizeof out);
         for (int i = 0; i < N; i++)
@@ -265,6 +266,8 @@ static void copies_between(const char *spec, const char *na, const char *nb, boo
     }
     T_OK(hcq_device_close(d[1]));
     T_OK(hcq_device_close(d[0]));
+    /* kfd frees a buffer only once no GPU maps it: the peers' mappings went first */
+    if (!strncmp(spec, "amd", 3)) cr_assert_eq(mock_amd_P.nbos, 0u, "%s: buffers left in the mock's kfd", spec);
 }
 
 Test(multidev, nv_peer_copies_run_on_the_copy_engine_ordered_on_the_gpus)
@@ -317,4 +320,50 @@ static void copy_waits_on_the_gpu(const char *spec, const char *na, const char *
 Test(multidev, nv_a_peer_copy_waits_for_the_destination_on_the_gpu)
 {
     copy_waits_on_the_gpu("nv=H100x2,nv_peer=nvlink", "NV:0", "NV:1");
+}
+
+Test(multidev, amd_peer_copies_run_on_sdma_ordered_on_the_gpus)
+{
+    copies_between("amd=gfx1100x2", "AMD:0", "AMD:1", true);
+}
+Test(multidev, amd_xgmi_peers_copy_on_a_multi_xcc_part)
+{
+    copies_between("amd=gfx942x4,amd_peer=xgmi", "AMD:2", "AMD:0", true);
+}
+Test(multidev, amd_copies_without_a_link_are_staged) { copies_between("amd=gfx1100x2,amd_peer=none", "AMD:1", "AMD:0", false); }
+Test(multidev, amd_a_peer_copy_waits_for_the_destination_on_the_gpu)
+{
+    copy_waits_on_the_gpu("amd=gfx1100x2", "AMD:0", "AMD:1");
+}
+
+/* hcq_device_peer_access asks the drivers: a peer path with a link, the
+ * reason without one, and none between kinds. (One AMD configuration per
+ * test: the KFD process keeps its files open until the process exits.) */
+static void peer_access_case(const char *spec, const char *na, const char *nb, bool peer)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *a = open_dev(na), *b = open_dev(nb);
+    T_OK(hcq_device_peer_access(a, a));
+    hcq_status s = hcq_device_peer_access(a, b);
+    cr_assert_eq(s, peer ? HCQ_OK : HCQ_ENOTSUP, "%s: %s", spec, hcq_error_message());
+    if (!peer) T_MSG_HAS("no peer path");
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
+Test(multidev, peer_access_between_nv_gpus_and_kinds)
+{
+    peer_access_case("nv=H100x2", "NV:0", "NV:1", true);
+    peer_access_case("nv=H100x2,nv_peer=none", "NV:1", "NV:0", false);
+    T_OK(mock_configure(""));
+    hcq_device *cpu = open_dev("CPU"), *nv = open_dev("NV:0");
+    T_FAILS(hcq_device_peer_access(nv, cpu), HCQ_ENOTSUP);
+    T_MSG_HAS("different kinds");
+    T_OK(hcq_device_close(nv));
+    T_OK(hcq_device_close(cpu));
+}
+Test(multidev, peer_access_between_xgmi_peers) { peer_access_case("amd=gfx942x2,amd_peer=xgmi", "AMD:0", "AMD:1", true); }
+Test(multidev, peer_access_between_amd_gpus_without_a_link)
+{
+    peer_access_case("amd=gfx1100x2,amd_peer=none", "AMD:0", "AMD:1", false);
 }
