@@ -370,9 +370,10 @@ HCQ_API uint32_t hcq_queue_command_count(const hcq_queue *q);
 /* ** eager calls, ordered on the device timeline */
 /* One launch; immediates only. Returns once submitted. A buffer argument
  * may belong to another device of the same kind where the two have a peer
- * path (NVIDIA GPUs with UVM peer access): the work its device submitted
- * before the call is waited for; its later work is not ordered after the
- * launch. Without a path: HCQ_EINVAL saying why. */
+ * path (hcq_device_peer_access: NVIDIA GPUs with UVM peer access, AMD GPUs
+ * with an xGMI or PCIe peer link): the work its device submitted before
+ * the call is waited for; its later work is not ordered after the launch.
+ * Without a path: HCQ_EINVAL saying why. */
 HCQ_API hcq_status hcq_launch(hcq_program *prog, const hcq_arg *args, uint32_t nargs,
                               hcq_dims dims);
 /* Host -> device through the staging ring. Returns once the data is copied
@@ -383,10 +384,13 @@ HCQ_API hcq_status hcq_buffer_copyin(hcq_buffer *dst, uint64_t dst_offset, const
 HCQ_API hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t src_offset,
                                       uint64_t size);
 /* Device -> device, on the same device or between two (both timelines are
- * respected: the copy waits for the work submitted to both). Between two
- * devices with a peer path it runs on the source's copy engine and returns
- * once done; else it goes through host memory (both timelines move past
- * it). HCQ_DEBUG=1 logs which path ran. */
+ * respected: the copy waits for the work submitted to both, and the work
+ * submitted to either after it waits for the copy). Between two devices
+ * with a peer path (hcq_device_peer_access) it runs on the source's copy
+ * engine and returns once submitted: the ordering runs on the GPUs (the
+ * source's copy engine waits for the destination's timeline, then the
+ * destination's copy engine for the source's). Without one it goes through
+ * host memory and returns once done. HCQ_DEBUG=1 logs which path ran. */
 HCQ_API hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t dst_offset, hcq_buffer *src,
                                    uint64_t src_offset, uint64_t size);
 
