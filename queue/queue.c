@@ -201,12 +201,19 @@ static hcq_status done_cmd(hcq_queue *q, hcq_status s)
  * writes); it is not held (its device may close first: the caller keeps
  * it and its device alive while the queue uses it, as with another
  * device's buffers). Timestamps stay with the signal's own device: they
- * are read in its clock. */
-static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, bool across, const char *fn)
+ * are read in its clock. No queue writes a timeline. */
+enum { USE_WAIT, USE_WRITE, USE_STAMP };
+static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, int use, const char *fn)
 {
     hcq_status s = Q_CHECK_QUEUE(q, fn);
     if (!s) s = Q_CHECK_SIGNAL(sig, fn);
     if (s) return s;
+    bool across = use != USE_STAMP;
+    /* a device's timeline counts its own submissions: a queue's write
+     * would make its eager calls and waits believe work done that is not */
+    if (use != USE_WAIT && sig == sig->dev->mem->timeline)
+        return base_err(HCQ_EINVAL, "%s: that is %s's timeline, which only %s's own calls write (a queue may wait on "
+                        "it)", fn, sig->dev->props.id, sig->dev->props.id);
     if (sig->dev == q->dev) return q_hold(&q->holds, BASE_H_SIGNAL, sig);
     if (!across)
         return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s; a timestamp is written by the "
@@ -248,7 +255,7 @@ hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
 
 hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value)
 {
-    hcq_status s = use_signal(q, sig, true, "hcq_queue_wait");
+    hcq_status s = use_signal(q, sig, USE_WAIT, "hcq_queue_wait");
     if (s) return s;
     return q_wait_at(q, HCQ_IMM(sig->va), value);
 }
@@ -262,7 +269,7 @@ hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
 
 hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value)
 {
-    hcq_status s = use_signal(q, sig, true, "hcq_queue_signal");
+    hcq_status s = use_signal(q, sig, USE_WRITE, "hcq_queue_signal");
     if (s) return s;
     return q_signal_at(q, HCQ_IMM(sig->va), value);
 }
@@ -276,7 +283,7 @@ hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val addr)
 
 hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig)
 {
-    hcq_status s = use_signal(q, sig, false, "hcq_queue_timestamp");
+    hcq_status s = use_signal(q, sig, USE_STAMP, "hcq_queue_timestamp");
     if (s) return s;
     return q_timestamp_at(q, HCQ_IMM(sig->va));
 }

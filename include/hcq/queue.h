@@ -341,7 +341,8 @@ HCQ_API hcq_status hcq_queue_reset(hcq_queue *q);
 HCQ_API hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
 /* After all earlier commands complete, write value (and the timestamp).
- * The signal may be another device's, as for hcq_queue_wait. */
+ * The signal may be another device's, as for hcq_queue_wait; never a
+ * device's timeline (HCQ_EINVAL: only the device's own calls move it). */
 HCQ_API hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
 /* After earlier commands complete, write the device clock to the signal's

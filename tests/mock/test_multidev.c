@@ -125,6 +125,24 @@ Test(multidev, a_signal_of_another_kind_of_device_is_refused)
     T_OK(hcq_device_close(cpu));
 }
 
+/* no queue writes a timeline, its own device's or another's: the
+ * timeline counts that device's own submissions */
+Test(multidev, no_queue_writes_a_timeline)
+{
+    T_OK(mock_configure("nv=H100x2"));
+    hcq_device *a = open_dev("NV:0"), *b = open_dev("NV:1");
+    for (int k = 0; k < 2; k++) {
+        hcq_queue *q = T_NONNULL(hcq_queue_create(k ? b : a, HCQ_QUEUE_COMPUTE));
+        T_FAILS(hcq_queue_signal(q, hcq_device_timeline(a), HCQ_IMM(1)), HCQ_EINVAL);
+        T_MSG_HAS("NV:0's timeline");
+        T_OK(hcq_queue_wait(q, hcq_device_timeline(a), HCQ_IMM(0)));
+        cr_assert_eq(hcq_queue_command_count(q), 1u);
+        T_OK(hcq_queue_destroy(q));
+    }
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
 /* a timestamp is the signal's own device's clock: not across devices */
 Test(multidev, a_timestamp_into_another_devices_signal_is_refused)
 {
