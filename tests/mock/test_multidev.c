@@ -298,7 +298,8 @@ Test(multidev, nv_copies_without_a_link_are_staged) { copies_between("nv=H100x2,
  * it is held back by a gate only the host opens, later; hcq_buffer_copy
  * returns meanwhile (a host wait for the destination would never end), the
  * source's timeline stands at the copy, and once the gate opens the copy
- * lands after the destination's launch and before its next one. */
+ * lands after the destination's launch and before its next one. Then the
+ * source is gated: the destination's next launch waits for the copy. */
 static void copy_waits_on_the_gpu(const char *spec, const char *na, const char *nb)
 {
     T_OK(mock_configure(spec));
@@ -326,6 +327,26 @@ static void copy_waits_on_the_gpu(const char *spec, const char *na, const char *
     t_read(bb, out, sizeof out);
     for (int i = 0; i < N; i++) cr_assert_eq(out[i], host[i] + 1, "%s: element %d", spec, i);
     cr_assert_geq(hcq_signal_value(hcq_device_timeline(a)), copy_at);
+
+    /* the other side: the source's copy engine is held by a gate, so the
+     * copy cannot run; the destination's later work waits for it on the
+     * destination's GPU (its timeline stands until the gate opens) */
+    hcq_signal *gate2 = T_NONNULL(hcq_signal_create(a, 0));
+    hcq_queue *qa = T_NONNULL(hcq_queue_create(a, HCQ_QUEUE_COPY));
+    T_OK(hcq_queue_wait(qa, gate2, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(qa, NULL, 0));
+    for (int i = 0; i < N; i++) host[i] += 100;
+    T_OK(hcq_buffer_copyin(ba, 0, host, sizeof host)); /* behind the gate too (a's copy engine) */
+    T_OK(hcq_buffer_copy(bb, 0, ba, 0, sizeof host));
+    T_OK(hcq_launch(pb, args, 2, hcq_dims_1d(N / 64, 64)));
+    uint64_t launch_at = hcq_device_timeline_value(b);
+    cr_assert_lt(hcq_signal_value(hcq_device_timeline(b)), launch_at,
+                 "%s: %s's launch after the copy ran before the copy could", spec, nb);
+    hcq_signal_set(gate2, 1);
+    t_read(bb, out, sizeof out);
+    for (int i = 0; i < N; i++) cr_assert_eq(out[i], host[i] + 1, "%s: after the second copy, element %d", spec, i);
+    T_OK(hcq_queue_destroy(qa));
+    T_OK(hcq_signal_destroy(gate2));
     T_OK(hcq_queue_destroy(q));
     T_OK(hcq_signal_destroy(gate));
     T_OK(hcq_program_free(pb));
@@ -335,7 +356,7 @@ static void copy_waits_on_the_gpu(const char *spec, const char *na, const char *
     T_OK(hcq_device_close(a));
 }
 
-Test(multidev, nv_a_peer_copy_waits_for_the_destination_on_the_gpu)
+Test(multidev, nv_a_peer_copy_is_ordered_on_both_gpus)
 {
     copy_waits_on_the_gpu("nv=H100x2,nv_peer=nvlink", "NV:0", "NV:1");
 }
@@ -349,7 +370,7 @@ Test(multidev, amd_xgmi_peers_copy_on_a_multi_xcc_part)
     copies_between("amd=gfx942x4,amd_peer=xgmi", "AMD:2", "AMD:0", true);
 }
 Test(multidev, amd_copies_without_a_link_are_staged) { copies_between("amd=gfx1100x2,amd_peer=none", "AMD:1", "AMD:0", false); }
-Test(multidev, amd_a_peer_copy_waits_for_the_destination_on_the_gpu)
+Test(multidev, amd_a_peer_copy_is_ordered_on_both_gpus)
 {
     copy_waits_on_the_gpu("amd=gfx1100x2", "AMD:0", "AMD:1");
 }
