@@ -238,19 +238,25 @@ Test(multidev, amd_an_unmapped_signal_of_another_gpu_faults) { unmapped_faults("
  * copy that ran out of order leaves a wrong element. */
 static hcq_status copy_logged(hcq_buffer *dst, hcq_buffer *src, uint64_t size, char *log, size_t log_size)
 {
-    setenv("HCQ_DEBUG", "1", 1);
-    base_env_reload();
     t_stderr c = t_stderr_begin();
     hcq_status s = hcq_buffer_copy(dst, 0, src, 0, size);
     t_stderr_end(c, log, log_size);
-    unsetenv("HCQ_DEBUG");
-    base_env_reload();
     return s;
+}
+
+/* HCQ_DEBUG=1 (the copies' log) is set while no device runs: the engines
+ * read the environment */
+static void debug_log(bool on)
+{
+    if (on) setenv("HCQ_DEBUG", "1", 1);
+    else unsetenv("HCQ_DEBUG");
+    base_env_reload();
 }
 
 static void copies_between(const char *spec, const char *na, const char *nb, bool peer)
 {
     T_OK(mock_configure(spec));
+    debug_log(true);
     hcq_device *d[2] = {open_dev(na), open_dev(nb)};
     enum { N = 3000 };
     static uint32_t host[N], out[N];
@@ -284,6 +290,7 @@ static void copies_between(const char *spec, const char *na, const char *nb, boo
     }
     T_OK(hcq_device_close(d[1]));
     T_OK(hcq_device_close(d[0]));
+    debug_log(false);
     /* kfd frees a buffer only once no GPU maps it: the peers' mappings went first */
     if (!strncmp(spec, "amd", 3)) cr_assert_eq(mock_amd_P.nbos, 0u, "%s: buffers left in the mock's kfd", spec);
 }
