@@ -32,6 +32,7 @@ typedef struct drv_mem {
     uint64_t handle;
     void *priv;
     uint32_t peers; /* devices (backend-defined bits) that map it as peers (peer_map) */
+    uint32_t peer_epoch; /* the backend's: when `peers` was last known true (NV: GPUs leaving drop mappings) */
 } drv_mem;
 
 /* ** programs (the backend fills info, params and priv at load) */

@@ -413,3 +413,36 @@ Test(multidev, peer_access_between_amd_gpus_without_a_link)
 {
     peer_access_case("amd=gfx1100x2,amd_peer=none", "AMD:0", "AMD:1", false);
 }
+
+/* A GPU whose last device closes leaves UVM, and its mappings of every
+ * range go with it (the mock drops them as UVM does): opened again, it
+ * maps the other GPU's signal page anew rather than trusting the old
+ * mapping, and waits on it as before; the GPU that stayed keeps its own */
+Test(multidev, a_gpu_that_left_and_came_back_maps_again)
+{
+    T_OK(mock_configure("nv=H100x3"));
+    hcq_device *a = open_dev("NV:0"), *c = open_dev("NV:2");
+    hcq_signal *s = T_NONNULL(hcq_signal_create(a, 0));
+    for (int round = 0; round < 2; round++) {
+        hcq_device *b = open_dev("NV:1");
+        hcq_signal *done = T_NONNULL(hcq_signal_create(b, 0)), *done_c = T_NONNULL(hcq_signal_create(c, 0));
+        hcq_queue *q = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COPY)), *qc = T_NONNULL(hcq_queue_create(c, HCQ_QUEUE_COPY));
+        T_OK(hcq_queue_wait(q, s, HCQ_IMM((uint64_t)round + 1)));
+        T_OK(hcq_queue_signal(q, done, HCQ_IMM(1)));
+        T_OK(hcq_queue_wait(qc, s, HCQ_IMM((uint64_t)round + 1)));
+        T_OK(hcq_queue_signal(qc, done_c, HCQ_IMM(1)));
+        T_OK(hcq_queue_submit(q, NULL, 0));
+        T_OK(hcq_queue_submit(qc, NULL, 0));
+        hcq_signal_set(s, (uint64_t)round + 1);
+        T_OK(hcq_signal_wait(done, 1, 0));
+        T_OK(hcq_signal_wait(done_c, 1, 0));
+        T_OK(hcq_queue_destroy(q));
+        T_OK(hcq_queue_destroy(qc));
+        T_OK(hcq_signal_destroy(done));
+        T_OK(hcq_signal_destroy(done_c));
+        T_OK(hcq_device_close(b)); /* NV:1 leaves UVM */
+    }
+    T_OK(hcq_signal_destroy(s));
+    T_OK(hcq_device_close(c));
+    T_OK(hcq_device_close(a));
+}
