@@ -320,7 +320,7 @@ hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *p, const hcq_arg *args, uin
                         q->dev->props.id);
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
-    s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_queue_exec");
+    s = q_resolve_args(p, args, nargs, params, NULL, NULL, true, "hcq_queue_exec");
     /* what the command runs and touches lives as long as the recording */
     if (!s) s = q_hold_launch(&q->holds, p, args, nargs);
     q_prof_point *pr = NULL;

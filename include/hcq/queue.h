@@ -372,9 +372,12 @@ HCQ_API uint32_t hcq_queue_command_count(const hcq_queue *q);
 /* One launch; immediates only. Returns once submitted. A buffer argument
  * may belong to another device of the same kind where the two have a peer
  * path (hcq_device_peer_access: NVIDIA GPUs with UVM peer access, AMD GPUs
- * with an xGMI or PCIe peer link): the work its device submitted before
- * the call is waited for; its later work is not ordered after the launch.
- * Without a path: HCQ_EINVAL saying why. */
+ * with an xGMI or PCIe peer link): the launch is ordered on the GPUs after
+ * the work that device submitted before the call, and that device's later
+ * work after the launch (as hcq_buffer_copy between devices is), at most 8
+ * other devices per launch. Without a path: HCQ_EINVAL saying why. (A
+ * recorded queue given another device's buffer waits on the host, when the
+ * command is recorded, for that device's work so far.) */
 HCQ_API hcq_status hcq_launch(hcq_program *prog, const hcq_arg *args, uint32_t nargs,
                               hcq_dims dims);
 /* Host -> device through the staging ring. Returns once the data is copied

@@ -446,3 +446,52 @@ Test(multidev, a_gpu_that_left_and_came_back_maps_again)
     T_OK(hcq_device_close(c));
     T_OK(hcq_device_close(a));
 }
+
+/* An eager launch given another GPU's buffer is ordered on both GPUs as a
+ * peer copy is: with the owner's earlier launch held by a gate, the launch
+ * returns and its GPU's timeline stands; once the gate opens, the three
+ * launches (owner, other GPU, owner) each add one, in that order */
+static void launch_on_peer_buffer(const char *spec, const char *na, const char *nb)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *a = open_dev(na), *b = open_dev(nb);
+    enum { N = 512 };
+    static uint32_t host[N], out[N];
+    for (int i = 0; i < N; i++) host[i] = (uint32_t)i * 11;
+    hcq_program *pa = t_load(a, t_k_muladd()), *pb = t_load(b, t_k_muladd());
+    hcq_buffer *bb = t_buffer_from(b, host, sizeof host);
+    T_OK(hcq_device_synchronize(b));
+    hcq_signal *gate = T_NONNULL(hcq_signal_create(b, 0));
+    hcq_queue *q = T_NONNULL(hcq_queue_create(b, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q, gate, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    /* x*2+1 on b, then x*3 on a, then x+5 on b: any other order differs */
+    hcq_arg a1[4] = {hcq_arg_buffer(bb), hcq_arg_u32(2), hcq_arg_u32(1), hcq_arg_u32(N)};
+    hcq_arg a2[4] = {hcq_arg_buffer(bb), hcq_arg_u32(3), hcq_arg_u32(0), hcq_arg_u32(N)};
+    hcq_arg a3[4] = {hcq_arg_buffer(bb), hcq_arg_u32(1), hcq_arg_u32(5), hcq_arg_u32(N)};
+    T_OK(hcq_launch(pb, a1, 4, hcq_dims_1d(N / 64, 64))); /* behind the gate */
+    T_OK(hcq_launch(pa, a2, 4, hcq_dims_1d(N / 64, 64))); /* on a, b's buffer */
+    uint64_t at = hcq_device_timeline_value(a);
+    cr_assert_lt(hcq_signal_value(hcq_device_timeline(a)), at, "%s: %s's launch ran before %s's earlier one", spec,
+                 na, nb);
+    T_OK(hcq_launch(pb, a3, 4, hcq_dims_1d(N / 64, 64)));
+    hcq_signal_set(gate, 1);
+    t_read(bb, out, sizeof out);
+    for (int i = 0; i < N; i++) cr_assert_eq(out[i], (host[i] * 2 + 1) * 3 + 5, "%s: element %d", spec, i);
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(gate));
+    T_OK(hcq_program_free(pa));
+    T_OK(hcq_program_free(pb));
+    T_OK(hcq_buffer_free(bb));
+    T_OK(hcq_device_close(b));
+    T_OK(hcq_device_close(a));
+}
+
+Test(multidev, nv_a_launch_on_a_peers_buffer_is_ordered_on_both_gpus)
+{
+    launch_on_peer_buffer("nv=H100x2", "NV:0", "NV:1");
+}
+Test(multidev, amd_a_launch_on_a_peers_buffer_is_ordered_on_both_gpus)
+{
+    launch_on_peer_buffer("amd=gfx1100x2", "AMD:1", "AMD:0");
+}
