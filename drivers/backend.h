@@ -32,6 +32,7 @@ typedef struct drv_mem {
     uint64_t handle;
     void *priv;
     uint32_t peers; /* devices (backend-defined bits) that map it as peers (peer_map) */
+    uint32_t peer_epoch; /* the backend's: when `peers` was last known true (NV: GPUs leaving drop mappings) */
 } drv_mem;
 
 /* ** programs (the backend fills info, params and priv at load) */
@@ -171,8 +172,10 @@ typedef struct drv_backend {
 
     /* makes memory m of device `owner` (of this backend) reachable at its
      * address by dev's engines and kernels: a peer mapping, kept until m is
-     * freed. HCQ_ENOTSUP, saying why, where the drivers or the link between
-     * the two refuse (the caller then goes through host memory); optional */
+     * freed (the owner's mem_free undoes every peer's too). Host memory
+     * (signal pages) needs no link between the GPUs; device memory does.
+     * HCQ_ENOTSUP, saying why, where the drivers or the link between the
+     * two refuse (the caller then goes through host memory); optional */
     hcq_status (*peer_map)(hcq_device *dev, hcq_device *owner, drv_mem *m);
 
     /* checks fault sources; records a fault with drv_set_fault (optional) */

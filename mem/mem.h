@@ -124,6 +124,13 @@ void mem_signal_delete(hcq_signal *s);
 void mem_signal_set(hcq_signal *s, uint64_t value);
 uint64_t mem_signal_timestamp_ns(const hcq_signal *s);
 void mem_sigpages_free(hcq_device *dev);
+/* Makes sig, a signal of another device, reachable at its address by dev's
+ * engines: its page is mapped for dev (the backend's peer_map), once, and
+ * stays so until the owner frees the page. Signal pages are host memory,
+ * which every GPU of the process reaches whatever the link between the
+ * GPUs; HCQ_ENOTSUP saying why where the two cannot share memory at all
+ * (devices of different kinds, a backend without peer mappings). */
+hcq_status mem_signal_map_for(hcq_device *dev, hcq_signal *sig);
 
 /* ** holds: what a recorded queue or graph uses stays alive until the
  * recording lets it go, even if the user frees it meanwhile (the handle dies

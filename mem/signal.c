@@ -240,6 +240,23 @@ hcq_status mem_tl_wait(hcq_device *dev, uint64_t value, uint64_t timeout_ns)
     return s;
 }
 
+hcq_status mem_signal_map_for(hcq_device *dev, hcq_signal *sig)
+{
+    hcq_device *owner = sig->dev;
+    if (owner == dev) return HCQ_OK;
+    if (owner->be != dev->be || !dev->be->peer_map)
+        return base_err(HCQ_ENOTSUP, "%s cannot reach %s's signal memory: %s", dev->props.id, owner->props.id,
+                        owner->be != dev->be ? "they are devices of different kinds"
+                                             : "its backend maps no other device's memory");
+    /* the page's peer bits are the owner's: changed under its alloc_lock */
+    pthread_mutex_lock(&owner->mem->alloc_lock);
+    hcq_status s = dev->be->peer_map(dev, owner, &sig->page->mem);
+    pthread_mutex_unlock(&owner->mem->alloc_lock);
+    if (!s) BASE_LOG(2, "%s's signal page at 0x%llx is mapped for %s", owner->props.id,
+                     (unsigned long long)sig->page->mem.va, dev->props.id);
+    return s;
+}
+
 void mem_sigpages_free(hcq_device *dev)
 {
     struct mem_dev *m = dev->mem;

@@ -262,3 +262,19 @@ uint64_t hcq_device_timeline_value(const hcq_device *dev)
     if (Q_CHECK_DEV(dev, "hcq_device_timeline_value")) return 0;
     return mem_tl_next(dev) - 1;
 }
+
+hcq_status hcq_device_peer_access(hcq_device *from, hcq_device *to)
+{
+    hcq_status s = Q_CHECK_DEV(from, "hcq_device_peer_access");
+    if (!s) s = Q_CHECK_DEV(to, "hcq_device_peer_access");
+    if (s || from == to) return s;
+    hcq_buffer *probe = hcq_buffer_alloc(to, 4096, HCQ_MEM_DEVICE);
+    if (!probe) return base_err_prefix(hcq_error_status(), "hcq_device_peer_access: a probe buffer on %s",
+                                       to->props.id);
+    s = q_peer_map(from, probe);
+    char why[768] = "";
+    if (s) snprintf(why, sizeof why, "%s", hcq_error_message());
+    hcq_buffer_free(probe);
+    if (s) return base_err(s, "%s", why);
+    return HCQ_OK;
+}

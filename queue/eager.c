@@ -186,6 +186,70 @@ static void debug_report(hcq_device *dev, const hcq_program *p, const hcq_dims *
              (unsigned long long)d->block[2].imm, (double)(t1 - t0) / 1000.0);
 }
 
+/* An eager launch given other devices' buffers (peer mappings) is
+ * ordered on the GPUs as a peer copy is: it waits, on its GPU, for the
+ * work each owner had submitted, and each owner's copy engine then waits
+ * for the launch, so the owner's later work follows it. Where a timeline
+ * cannot be mapped across, the host waits instead. */
+typedef struct peer_order {
+    uint32_t n;
+    struct {
+        hcq_device *dev;
+        uint64_t last;
+        bool on_gpu;
+    } o[8];
+} peer_order;
+
+static hcq_status peers_before(peer_order *po, hcq_device *dev, const hcq_arg *args, uint32_t nargs)
+{
+    for (uint32_t i = 0; i < nargs; i++) {
+        if (args[i].kind != HCQ_ARG_BUFFER || args[i].buffer->dev == dev) continue;
+        hcq_device *own = args[i].buffer->dev;
+        bool seen = false;
+        for (uint32_t k = 0; k < po->n; k++) seen |= po->o[k].dev == own;
+        if (seen) continue;
+        if (po->n == BASE_ARRAY_LEN(po->o))
+            return base_err(HCQ_ELIMIT, "hcq_launch: buffers of more than %u other devices in one launch",
+                            (unsigned)BASE_ARRAY_LEN(po->o));
+        bool on_gpu = !mem_signal_map_for(dev, own->mem->timeline) && !mem_signal_map_for(own, dev->mem->timeline);
+        pthread_mutex_lock(&own->lock);
+        uint64_t last = mem_tl_next(own) - 1;
+        pthread_mutex_unlock(&own->lock);
+        if (!on_gpu) {
+            hcq_status s = mem_tl_wait(own, last, 0);
+            if (s) return s;
+        }
+        po->o[po->n].dev = own;
+        po->o[po->n].last = last;
+        po->o[po->n++].on_gpu = on_gpu;
+    }
+    return HCQ_OK;
+}
+
+static hcq_status peers_wait(const peer_order *po, drv_rec *r)
+{
+    hcq_status s = HCQ_OK;
+    for (uint32_t k = 0; k < po->n && !s; k++)
+        if (po->o[k].on_gpu) s = r->dev->be->rec_wait(r, HCQ_IMM(mem_tl_va(po->o[k].dev)), HCQ_IMM(po->o[k].last));
+    return s;
+}
+
+static hcq_status peers_after(const peer_order *po, hcq_device *dev, uint64_t tag)
+{
+    hcq_status s = HCQ_OK;
+    for (uint32_t k = 0; k < po->n && !s; k++) {
+        hcq_device *own = po->o[k].dev;
+        if (!po->o[k].on_gpu) continue; /* its later work is not ordered after the launch */
+        if ((s = drv_fault_status(own))) break;
+        pthread_mutex_lock(&own->lock);
+        drv_rec *r = q_eager_begin(own, HCQ_QUEUE_COPY);
+        s = own->be->rec_wait(r, HCQ_IMM(mem_tl_va(dev)), HCQ_IMM(tag));
+        if (!s) s = q_eager_end(own, r);
+        pthread_mutex_unlock(&own->lock);
+    }
+    return s;
+}
+
 hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims)
 {
     hcq_status s = Q_CHECK_PROGRAM(p, "hcq_launch");
@@ -196,12 +260,15 @@ hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_d
             return base_err(HCQ_EINVAL, "hcq_launch: dims must be immediates (variables belong to queues and graphs)");
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
-    s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_launch");
+    s = q_resolve_args(p, args, nargs, params, NULL, NULL, false, "hcq_launch");
     for (uint32_t i = 0; !s && i < nargs; i++)
         if (hcq_val_is_var(params[i]))
             s = base_err(HCQ_EINVAL, "hcq_launch: argument %u is a variable; use a queue or a graph for those", i);
     if (!s) s = q_check_dims(p, &dims, NULL, "hcq_launch");
     if (!s) s = drv_fault_status(dev);
+    /* other devices whose buffers the launch uses: ordered on the GPUs */
+    peer_order po = {0};
+    if (!s) s = peers_before(&po, dev, args, nargs);
     if (!s) {
         /* HCQ_DEBUG=2: GPU timestamps around the launch, waited for and
          * printed (this serialises launches: it is a debugging mode) */
@@ -211,15 +278,17 @@ hcq_status hcq_launch(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_d
         pthread_mutex_lock(&dev->lock);
         drv_rec *r = q_eager_begin(dev, HCQ_QUEUE_COMPUTE);
         uint64_t n = mem_tl_next(dev);
+        s = peers_wait(&po, r);
         if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[0]->va));
         char pargs[200] = "";
         if (prof) q_prof_launch_args(pargs, sizeof pargs, dev, p, &dims, "eager");
         q_prof_span *sp = prof ? q_prof_begin(dev, r, p->info.name, pargs) : NULL;
-        s = dev->be->rec_exec(r, p, params, &dims);
+        if (!s) s = dev->be->rec_exec(r, p, params, &dims);
         uint64_t flow = q_prof_end(dev, r, sp); /* sp may be freed from here on */
         if (timed) dev->be->rec_timestamp(r, HCQ_IMM(dev->qd->dbg_t[1]->va));
         if (!s) s = q_eager_end(dev, r);
         pthread_mutex_unlock(&dev->lock);
+        if (!s) s = peers_after(&po, dev, n);
         if (prof) q_prof_host(dev, p->info.name, h0, hcq_now_ns(), flow, flow ? 1 : 0, pargs);
         if (!s && timed) debug_report(dev, p, &dims, n);
     }
@@ -311,6 +380,54 @@ hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t off, uint64_t
     return s;
 }
 
+/* A copy between devices through a peer mapping, ordered on the GPUs:
+ * the source's copy engine first waits (on the GPU) for the work the
+ * destination had submitted, copies, and moves the source's timeline;
+ * then the destination's copy engine waits (on the GPU) for that value
+ * and moves the destination's timeline, so its later work comes after
+ * the copy. Each waits only for values already submitted, so no two
+ * devices can wait for each other. The locks are taken one at a time.
+ * Where the timelines cannot be mapped across (they are host memory: only
+ * when a backend maps nothing), the host waits instead. */
+static hcq_status peer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint64_t soff, uint64_t size)
+{
+    hcq_device *sd = src->dev, *dd = dst->dev;
+    hcq_status s;
+    if ((s = drv_fault_status(sd)) || (s = drv_fault_status(dd))) return s;
+    bool on_gpu = !mem_signal_map_for(sd, dd->mem->timeline) && !mem_signal_map_for(dd, sd->mem->timeline);
+    pthread_mutex_lock(&dd->lock);
+    uint64_t dlast = mem_tl_next(dd) - 1;
+    pthread_mutex_unlock(&dd->lock);
+    if (!on_gpu && (s = mem_tl_wait(dd, dlast, 0))) return s;
+    pthread_mutex_lock(&sd->lock);
+    drv_rec *r = q_eager_begin(sd, HCQ_QUEUE_COPY);
+    uint64_t tag = mem_tl_next(sd);
+    char pargs[200] = "";
+    uint64_t ph0 = q_prof_on() ? hcq_now_ns() : 0;
+    if (ph0) q_prof_copy_args(pargs, sizeof pargs, sd, HCQ_IMM(size), "eager");
+    if (on_gpu) s = sd->be->rec_wait(r, HCQ_IMM(mem_tl_va(dd)), HCQ_IMM(dlast));
+    q_prof_span *sp = ph0 ? q_prof_begin(sd, r, "peer copy", pargs) : NULL;
+    if (!s) s = sd->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
+    uint64_t flow = q_prof_end(sd, r, sp);
+    if (!s) s = q_eager_end(sd, r);
+    pthread_mutex_unlock(&sd->lock);
+    if (flow) q_prof_host(sd, "peer copy", ph0, hcq_now_ns(), flow, 1, pargs);
+    if (!s && on_gpu) {
+        if ((s = drv_fault_status(dd))) return s;
+        pthread_mutex_lock(&dd->lock);
+        r = q_eager_begin(dd, HCQ_QUEUE_COPY);
+        s = dd->be->rec_wait(r, HCQ_IMM(mem_tl_va(sd)), HCQ_IMM(tag));
+        if (!s) s = q_eager_end(dd, r);
+        pthread_mutex_unlock(&dd->lock);
+    } else if (!s) {
+        s = mem_tl_wait(sd, tag, 0); /* the destination's later work is ordered on its own timeline only */
+    }
+    BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes on %s's copy engine through a peer mapping, ordered %s%s",
+             sd->props.id, dd->props.id, (unsigned long long)size, sd->props.id,
+             on_gpu ? "on the GPUs (each waits for the other's timeline)" : "by the host", s ? " (failed)" : "");
+    return s;
+}
+
 hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint64_t soff, uint64_t size)
 {
     hcq_status s = check_range(dst, doff, size, "hcq_buffer_copy");
@@ -333,31 +450,10 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
         return s;
     }
     /* Between devices: on the source's copy engine into a peer mapping of
-     * the destination where the backends make one, waited for before
-     * returning; else through host memory (copyout waits for the source's
-     * timeline, copyin is ordered on the destination's). HCQ_DEBUG=1 says
-     * which path ran. */
-    if ((s = q_peer_use(src->dev, dst)) == HCQ_OK) {
-        hcq_device *sd = src->dev;
-        if ((s = drv_fault_status(sd))) return s;
-        pthread_mutex_lock(&sd->lock);
-        drv_rec *r = q_eager_begin(sd, HCQ_QUEUE_COPY);
-        uint64_t tag = mem_tl_next(sd);
-        char pargs[200] = "";
-        uint64_t ph0 = q_prof_on() ? hcq_now_ns() : 0;
-        if (ph0) q_prof_copy_args(pargs, sizeof pargs, sd, HCQ_IMM(size), "eager");
-        q_prof_span *sp = ph0 ? q_prof_begin(sd, r, "peer copy", pargs) : NULL;
-        s = sd->be->rec_copy(r, HCQ_IMM(dst->va + doff), HCQ_IMM(src->va + soff), HCQ_IMM(size));
-        uint64_t flow = q_prof_end(sd, r, sp);
-        if (!s) s = q_eager_end(sd, r);
-        pthread_mutex_unlock(&sd->lock);
-        if (flow) q_prof_host(sd, "peer copy", ph0, hcq_now_ns(), flow, 1, pargs);
-        /* the destination's later work is ordered on its own timeline only */
-        if (!s) s = mem_tl_wait(sd, tag, 0);
-        BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes on %s's copy engine through a peer mapping%s",
-                 sd->props.id, dev->props.id, (unsigned long long)size, sd->props.id, s ? " (failed)" : "");
-        return s;
-    }
+     * the destination where the backends make one, else through host
+     * memory (copyout waits for the source's timeline, copyin is ordered
+     * on the destination's). HCQ_DEBUG=1 says which path ran. */
+    if ((s = q_peer_map(src->dev, dst)) == HCQ_OK) return peer_copy(dst, doff, src, soff, size);
     if (s != HCQ_ENOTSUP) return s;
     BASE_LOG(1, "hcq_buffer_copy %s -> %s: %llu bytes through host memory: %s", src->dev->props.id, dev->props.id,
              (unsigned long long)size, hcq_error_message());
@@ -375,7 +471,7 @@ hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint
     return s;
 }
 
-hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b)
+hcq_status q_peer_map(hcq_device *dev, hcq_buffer *b)
 {
     hcq_device *owner = b->dev;
     if (owner == dev) return HCQ_OK;
@@ -386,8 +482,18 @@ hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b)
     /* the mapping is the allocation's: serialised by its owner's lock */
     pthread_mutex_lock(&owner->lock);
     hcq_status s = dev->be->peer_map(dev, owner, &root->mem);
+    pthread_mutex_unlock(&owner->lock);
+    return s;
+}
+
+hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b)
+{
+    hcq_device *owner = b->dev;
+    if (owner == dev) return HCQ_OK;
+    hcq_status s = q_peer_map(dev, b);
+    if (s) return s;
+    pthread_mutex_lock(&owner->lock);
     uint64_t last = mem_tl_next(owner) - 1;
     pthread_mutex_unlock(&owner->lock);
-    if (!s) s = mem_tl_wait(owner, last, 0);
-    return s;
+    return mem_tl_wait(owner, last, 0);
 }

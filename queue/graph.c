@@ -161,7 +161,7 @@ hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *p, const hcq_arg *args, u
         if ((s = note_user_val(g, dims.grid[i], fn)) || (s = note_user_val(g, dims.block[i], fn))) return s;
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
-    s = q_resolve_args(p, args, nargs, params, arg_buf_var, g, fn);
+    s = q_resolve_args(p, args, nargs, params, arg_buf_var, g, true, fn);
     if (!s) s = q_hold(&g->holds, BASE_H_PROGRAM, p);
     if (!s) s = switch_engine(g, HCQ_QUEUE_COMPUTE);
     q_prof_point *pr = NULL;

@@ -136,10 +136,13 @@ hcq_status q_fence_waits(hcq_device *dev, const bool engines[2]);
 
 /* Checks args against the program and turns them into parameter values.
  * buffer_val, when given, maps a buffer arg to its value (graphs make it a
- * variable); otherwise it is the buffer's address. */
+ * variable); otherwise it is the buffer's address. Another device's buffer
+ * is mapped for the program's device (peer mapping); with peer_wait the
+ * host also waits for the work its device submitted (else the caller
+ * orders the two on the GPUs). */
 typedef hcq_status (*q_buffer_val_fn)(void *ctx, hcq_buffer *b, hcq_val *out);
 hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_val *params,
-                          q_buffer_val_fn buffer_val, void *ctx, const char *fn);
+                          q_buffer_val_fn buffer_val, void *ctx, bool peer_wait, const char *fn);
 /* Holds the program and every buffer argument in h (after q_resolve_args). */
 hcq_status q_hold_launch(q_holds *h, hcq_program *p, const hcq_arg *args, uint32_t nargs);
 /* Checks launch dims: immediates now; variables are resolved with vars
@@ -172,6 +175,8 @@ hcq_status q_eager_end(hcq_device *dev, drv_rec *r);
  * work b's device had submitted; HCQ_ENOTSUP, saying why, where they
  * cannot (different kinds, no peer path). */
 hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b);
+/* The mapping alone: no wait (the caller orders the work itself). */
+hcq_status q_peer_map(hcq_device *dev, hcq_buffer *b);
 
 void q_graph_destroy_all(hcq_device *dev);
 

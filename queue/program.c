@@ -181,7 +181,7 @@ hcq_status hcq_program_param(const hcq_program *p, uint32_t i, hcq_param_info *o
 /* ** argument and dimension checks shared by queues, graphs and launches */
 
 hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_val *params,
-                          q_buffer_val_fn buffer_val, void *ctx, const char *fn)
+                          q_buffer_val_fn buffer_val, void *ctx, bool peer_wait, const char *fn)
 {
     if (nargs != p->info.nparams)
         return base_err(HCQ_EINVAL, "%s: kernel `%s` takes %u arguments, got %u", fn, p->info.name, p->info.nparams,
@@ -200,7 +200,8 @@ hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, h
              * device reach it (eager launches and queues; graphs capture
              * buffers of their own device only) */
             if (a->buffer->dev != p->dev) {
-                hcq_status ps = buffer_val ? HCQ_ENOTSUP : q_peer_use(p->dev, a->buffer);
+                hcq_status ps = buffer_val ? HCQ_ENOTSUP
+                                : peer_wait ? q_peer_use(p->dev, a->buffer) : q_peer_map(p->dev, a->buffer);
                 if (ps && ps != HCQ_ENOTSUP) return ps;
                 if (ps) {
                     char why[512] = "";

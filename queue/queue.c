@@ -194,19 +194,41 @@ static hcq_status done_cmd(hcq_queue *q, hcq_status s)
     return s;
 }
 
-/* A signal handle in a recorded command: live, of the queue's device (an
- * engine addresses only its own device's signal memory; signalling across
- * devices goes through the host), and held while the queue uses it. */
-static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, const char *fn)
+/* A signal handle in a recorded command: live, and held while the queue
+ * uses it. Another device's signal (across=true: waits and writes) is
+ * mapped for this device's engines, so a queue waits for work of another
+ * GPU on its own GPU (the engine polls memory the other GPU's engine
+ * writes); it is not held (its device may close first: the caller keeps
+ * it and its device alive while the queue uses it, as with another
+ * device's buffers). Timestamps stay with the signal's own device: they
+ * are read in its clock. No queue writes a timeline. */
+enum { USE_WAIT, USE_WRITE, USE_STAMP };
+static hcq_status use_signal(hcq_queue *q, hcq_signal *sig, int use, const char *fn)
 {
     hcq_status s = Q_CHECK_QUEUE(q, fn);
     if (!s) s = Q_CHECK_SIGNAL(sig, fn);
     if (s) return s;
-    if (sig->dev != q->dev)
-        return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s; a queue waits on and writes only "
-                        "signals of its own device (order work across devices on the host: hcq_signal_wait, then "
-                        "hcq_signal_set)", fn, sig->dev->props.id, q->dev->props.id);
-    return q_hold(&q->holds, BASE_H_SIGNAL, sig);
+    bool across = use != USE_STAMP;
+    /* a device's timeline counts its own submissions: a queue's write
+     * would make its eager calls and waits believe work done that is not */
+    if (use != USE_WAIT && sig == sig->dev->mem->timeline)
+        return base_err(HCQ_EINVAL, "%s: that is %s's timeline, which only %s's own calls write (a queue may wait on "
+                        "it)", fn, sig->dev->props.id, sig->dev->props.id);
+    if (sig->dev == q->dev) return q_hold(&q->holds, BASE_H_SIGNAL, sig);
+    if (!across)
+        return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s; a timestamp is written by the "
+                        "signal's own device, in its clock", fn, sig->dev->props.id, q->dev->props.id);
+    if ((s = mem_signal_map_for(q->dev, sig)) == HCQ_OK) {
+        BASE_LOG(1, "%s: %s's queue uses %s's signal at 0x%llx through a mapping of its page", fn, q->dev->props.id,
+                 sig->dev->props.id, (unsigned long long)sig->va);
+        return HCQ_OK;
+    }
+    if (s != HCQ_ENOTSUP) return base_err_prefix(s, "%s", fn);
+    char why[512];
+    snprintf(why, sizeof why, "%s", hcq_error_message());
+    return base_err(HCQ_EINVAL, "%s: the signal belongs to %s, the queue to %s, and %s (order work across these "
+                    "devices on the host: hcq_signal_wait, then hcq_signal_set)", fn, sig->dev->props.id,
+                    q->dev->props.id, why);
 }
 
 hcq_status q_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
@@ -233,7 +255,7 @@ hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val addr, hcq_val value)
 
 hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value)
 {
-    hcq_status s = use_signal(q, sig, "hcq_queue_wait");
+    hcq_status s = use_signal(q, sig, USE_WAIT, "hcq_queue_wait");
     if (s) return s;
     return q_wait_at(q, HCQ_IMM(sig->va), value);
 }
@@ -247,7 +269,7 @@ hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val addr, hcq_val value)
 
 hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value)
 {
-    hcq_status s = use_signal(q, sig, "hcq_queue_signal");
+    hcq_status s = use_signal(q, sig, USE_WRITE, "hcq_queue_signal");
     if (s) return s;
     return q_signal_at(q, HCQ_IMM(sig->va), value);
 }
@@ -261,7 +283,7 @@ hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val addr)
 
 hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig)
 {
-    hcq_status s = use_signal(q, sig, "hcq_queue_timestamp");
+    hcq_status s = use_signal(q, sig, USE_STAMP, "hcq_queue_timestamp");
     if (s) return s;
     return q_timestamp_at(q, HCQ_IMM(sig->va));
 }
@@ -298,7 +320,7 @@ hcq_status hcq_queue_exec(hcq_queue *q, hcq_program *p, const hcq_arg *args, uin
                         q->dev->props.id);
     hcq_val stack[32], *params = nargs <= 32 ? stack : base_calloc(nargs, sizeof *params);
     if (!params) return HCQ_ENOMEM;
-    s = q_resolve_args(p, args, nargs, params, NULL, NULL, "hcq_queue_exec");
+    s = q_resolve_args(p, args, nargs, params, NULL, NULL, true, "hcq_queue_exec");
     /* what the command runs and touches lives as long as the recording */
     if (!s) s = q_hold_launch(&q->holds, p, args, nargs);
     q_prof_point *pr = NULL;

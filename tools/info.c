@@ -106,6 +106,54 @@ static void print_inaccessible(const char *id, bool listed, bool json, int last)
 /* An absent kind whose driver refused this user (EACCES, EPERM on its
  * node): the GPU may well be there, and the fix is the user's. The reason
  * names the errno as base_errno_name writes it. */
+/* The peer-access matrix of the open GPUs of each kind (two or more):
+ * whether a row's engines reach a column's memory (copies on the copy
+ * engine) or go through host memory, and why. Signals cross between any
+ * two GPUs of a kind whatever it says (they are host memory). */
+static void print_peers(hcq_device *const *d, uint32_t n, int json)
+{
+    int first = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!d[i]) continue;
+        const char *kind = hcq_device_get_props(d[i])->kind;
+        bool seen = false; /* the header is printed once, by the kind's first device */
+        for (uint32_t k = 0; k < i; k++) seen |= d[k] && !strcmp(hcq_device_get_props(d[k])->kind, kind);
+        uint32_t same = 0;
+        for (uint32_t k = 0; k < n; k++) same += d[k] && !strcmp(hcq_device_get_props(d[k])->kind, kind);
+        if (same < 2 || strcmp(kind, "CPU") == 0) continue;
+        if (!json && !seen) {
+            printf("%s peer access (row reads column's memory: peer = on the copy engine, host = staged through "
+                   "host memory):\n  %-8s", kind, "");
+            for (uint32_t k = 0; k < n; k++)
+                if (d[k] && !strcmp(hcq_device_get_props(d[k])->kind, kind))
+                    printf(" %-6s", hcq_device_get_props(d[k])->id);
+            printf("\n");
+        }
+        if (!json) printf("  %-8s", hcq_device_get_props(d[i])->id);
+        for (uint32_t k = 0; k < n; k++) {
+            if (!d[k] || strcmp(hcq_device_get_props(d[k])->kind, kind)) continue;
+            if (k == i) {
+                if (!json) printf(" %-6s", "-");
+                continue;
+            }
+            hcq_status s = hcq_device_peer_access(d[i], d[k]);
+            if (json) {
+                printf("%s\n  {\"from\": \"%s\", \"to\": \"%s\", \"access\": \"%s\"", first ? "" : ",",
+                       hcq_device_get_props(d[i])->id, hcq_device_get_props(d[k])->id, s ? "host" : "peer");
+                if (s) {
+                    printf(", \"why\": ");
+                    tool_json_str(stdout, hcq_error_message());
+                }
+                printf("}");
+                first = 0;
+            } else {
+                printf(" %-6s", s ? "host" : "peer");
+            }
+        }
+        if (!json) printf("\n");
+    }
+}
+
 static bool refused(const char *why) { return strstr(why, "EACCES") || strstr(why, "EPERM"); }
 
 static void usage(FILE *f)
@@ -122,8 +170,11 @@ static void usage(FILE *f)
                "A device present but not accessible (its node refuses this user, its driver fails) is\n"
                "listed with the error and the fix, and so is a kind whose driver refuses this user;\n"
                "either makes the exit status 1.\n"
+               "With two or more GPUs of a kind it prints their peer-access matrix: whether each GPU's\n"
+               "copy engine reaches the others' memory (peer) or copies go through host memory (host).\n"
                "--json prints one JSON object: {\"hcq\": {version, revision}, \"devices\": [{\"id\",\n"
-               "\"accessible\", ...; \"status\" and \"error\" when not accessible}], \"absent\": [{\"kind\",\n"
+               "\"accessible\", ...; \"status\" and \"error\" when not accessible}], \"peers\": [{\"from\",\n"
+               "\"to\", \"access\": \"peer\" or \"host\", \"why\" for host}], \"absent\": [{\"kind\",\n"
                "\"why\", \"refused\"}]}.\n");
 }
 
@@ -163,6 +214,7 @@ int tool_info(int argc, char **argv)
         printf(",\n \"devices\": [\n");
     }
     int rc = 0, ninaccessible = 0;
+    hcq_device *open[32] = {0};
     for (uint32_t i = 0; i < n; i++) {
         hcq_device *d = hcq_device_open(names[i]);
         if (!d) {
@@ -174,8 +226,11 @@ int tool_info(int argc, char **argv)
         const hcq_telemetry *tp = t && !hcq_device_telemetry(d, t) ? t : NULL;
         if (json) print_json(hcq_device_get_props(d), tp, i + 1 == n);
         else print_text(hcq_device_get_props(d), tp);
-        hcq_device_close(d);
+        open[i] = d; /* kept for the peer matrix */
     }
+    if (json) printf("],\n \"peers\": [");
+    print_peers(open, n, json);
+    for (uint32_t i = 0; i < n; i++) hcq_device_close(open[i]);
     if (json) printf("],\n \"absent\": [");
     for (int k = 0, first = 1; k < 2; k++) {
         if (!absent[k]) continue;

@@ -73,6 +73,11 @@ typedef struct amd_proc_gpu {
  * retries the step that failed. */
 hcq_status amd_proc_acquire(const amd_node *n, int *kfd_fd, int *render_fd, uint32_t *ver_major,
                             uint32_t *ver_minor);
+/* The GPU's slot among those the process acquired (0 ..), or -1; and the
+ * gpu_id in a slot (0: none). Slots stay for the process's life, so they
+ * name peers in drv_mem.peers. */
+int amd_proc_gpu_slot(uint32_t gpu_id);
+uint32_t amd_proc_gpu_id(int slot);
 /* Which compute queue devices opened from now on use: AMD_QUEUE_PM4 or
  * AMD_QUEUE_AQL, or -1 (the default) for the arch's choice (amd_arch
  * aql_compute). For tests that show why multi-XCC parts need AQL
@@ -191,6 +196,8 @@ hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t kfd_flags, bool cpu
 void amd_bo_free(amd_dev *ad, drv_mem *m);
 hcq_status amd_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem *out);
 void amd_mem_free(hcq_device *dev, drv_mem *m);
+/* The backend's peer_map: m, memory of owner, mapped for dev's GPU too. */
+hcq_status amd_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m);
 
 /* ** queues (amd_queue.c) */
 hcq_status amd_queues_create(amd_dev *ad);

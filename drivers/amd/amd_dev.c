@@ -85,6 +85,24 @@ int amd_proc_compute_queue(void)
     return k;
 }
 
+int amd_proc_gpu_slot(uint32_t gpu_id)
+{
+    int slot = -1;
+    pthread_mutex_lock(&proc.lock);
+    for (int i = 0; i < proc.ngpus; i++)
+        if (proc.gpus[i].gpu_id == gpu_id && proc.gpus[i].acquired) slot = i;
+    pthread_mutex_unlock(&proc.lock);
+    return slot;
+}
+
+uint32_t amd_proc_gpu_id(int slot)
+{
+    pthread_mutex_lock(&proc.lock);
+    uint32_t id = slot >= 0 && slot < proc.ngpus ? proc.gpus[slot].gpu_id : 0;
+    pthread_mutex_unlock(&proc.lock);
+    return id;
+}
+
 const char *amd_kfd_ioctl_name(unsigned long cmd)
 {
     const char *n = kfd_ioctl_name(cmd);
@@ -460,6 +478,7 @@ const drv_backend drv_amd_backend = {
     .halt = amd_halt,
     .mem_alloc = amd_mem_alloc,
     .mem_free = amd_mem_free,
+    .peer_map = amd_peer_map,
     .program_load = amd_program_load,
     .program_free = amd_program_free,
     .rec_wait = amd_rec_wait,

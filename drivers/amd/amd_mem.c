@@ -23,6 +23,7 @@
 #include "drivers/sys.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -75,16 +76,23 @@ static const char *domain_name(uint32_t f)
     return f & KFD_ALLOC_VRAM ? "device memory" : f & KFD_ALLOC_GTT ? "GTT system memory" : "pinned host memory";
 }
 
+/* (un)maps a buffer on the GPUs ids[0..n): one MAP/UNMAP_MEMORY_TO_GPU,
+ * whose n_success says how far the kernel got */
+static hcq_status map_gpus(uint64_t handle, const uint32_t *ids, uint32_t n, bool map)
+{
+    kfd_map_memory_args m = {.handle = handle, .device_ids_array_ptr = (uint64_t)(uintptr_t)ids, .n_devices = n};
+    unsigned long cmd = map ? KFD_IOC_MAP_MEMORY : KFD_IOC_UNMAP_MEMORY;
+    int rc = amd_kfd_ioctl(cmd, &m);
+    if (rc < 0 || m.n_success != n)
+        return base_err(rc == -ENOMEM ? HCQ_ENOMEM : HCQ_EIO, "amdkfd %s failed (%s, %u of %u GPUs done)",
+                        amd_kfd_ioctl_name(cmd), rc < 0 ? strerror(-rc) : "no error", m.n_success, n);
+    return HCQ_OK;
+}
+
 static hcq_status map_gpu(amd_dev *ad, uint64_t handle, bool map)
 {
     uint32_t ids[1] = {ad->node.gpu_id};
-    kfd_map_memory_args m = {.handle = handle, .device_ids_array_ptr = (uint64_t)(uintptr_t)ids, .n_devices = 1};
-    unsigned long cmd = map ? KFD_IOC_MAP_MEMORY : KFD_IOC_UNMAP_MEMORY;
-    int rc = amd_kfd_ioctl(cmd, &m);
-    if (rc < 0 || m.n_success != 1)
-        return base_err(rc == -ENOMEM ? HCQ_ENOMEM : HCQ_EIO, "amdkfd %s failed (%s, %u of 1 GPUs done)",
-                        amd_kfd_ioctl_name(cmd), rc < 0 ? strerror(-rc) : "no error", m.n_success);
-    return HCQ_OK;
+    return map_gpus(handle, ids, 1, map);
 }
 
 hcq_status amd_bo_alloc(amd_dev *ad, uint64_t size, uint32_t flags, bool cpu, drv_mem *out)
@@ -163,7 +171,12 @@ void amd_bo_free(amd_dev *ad, drv_mem *m)
         memset(m, 0, sizeof *m);
         return;
     }
-    map_gpu(ad, m->handle, false);
+    /* the GPU's own mapping and its peers' (amd_peer_map) go before the
+     * free: KFD refuses to free a buffer still mapped on any GPU */
+    uint32_t ids[33] = {ad->node.gpu_id}, n = 1;
+    for (int i = 0; i < 32; i++)
+        if ((m->peers & (1u << i)) && (ids[n] = amd_proc_gpu_id(i))) n++;
+    map_gpus(m->handle, ids, n, false);
     free_and_release(ad, m->handle, m->va, m->size + guard_of((uint32_t)(uintptr_t)m->priv));
     memset(m, 0, sizeof *m);
 }
@@ -192,3 +205,39 @@ hcq_status amd_mem_alloc(hcq_device *dev, uint64_t size, uint32_t flags, drv_mem
 }
 
 void amd_mem_free(hcq_device *dev, drv_mem *m) { amd_bo_free(amd_of(dev), m); }
+
+/* ** peer mappings: another GPU of the process maps a buffer at the same
+ * address, by MAP_MEMORY_TO_GPU with that GPU's id (kfd_chardev.c
+ * kfd_ioctl_map_memory_to_gpu: every id in the array must be a GPU whose
+ * VM the process acquired, else EINVAL). System memory (GTT, userptr) is
+ * reachable by every GPU over PCIe: the kernel attaches it to the peer's
+ * VM as shared or DMA-mapped memory (amdgpu_amdkfd_gpuvm.c kfd_mem_attach),
+ * whatever links the GPUs have. Device memory of another GPU needs a link:
+ * one xGMI hive shares it, PCIe peer-to-peer DMA-maps it through a
+ * DMA-buf. Where the kernel refuses, HCQ_ENOTSUP: the caller goes through
+ * host memory. (hcq does not read the topology's io_links first, as ROCr
+ * does: a kernel that maps without a link by moving the buffer to system
+ * memory would run such copies slower, not wrongly.) */
+hcq_status amd_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m)
+{
+    amd_dev *ad = amd_of(dev), *own = amd_of(owner);
+    if (ad->node.gpu_id == own->node.gpu_id) return HCQ_OK; /* one VM per GPU: mapped there already */
+    uint32_t kf = (uint32_t)(uintptr_t)m->priv;
+    int slot = amd_proc_gpu_slot(ad->node.gpu_id);
+    if (slot < 0 || slot >= 32)
+        return base_err(HCQ_ENOTSUP, "%s cannot map %s's memory: its GPU (gpu_id %u) is %s", dev->props.id,
+                        owner->props.id, ad->node.gpu_id, slot < 0 ? "not acquired by this process"
+                                                                   : "past the 32 GPUs hcq tracks peers of");
+    if (m->peers & (1u << slot)) return HCQ_OK;
+    uint32_t ids[1] = {ad->node.gpu_id};
+    hcq_status s = map_gpus(m->handle, ids, 1, true);
+    if (s) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", hcq_error_message());
+        return base_err(s == HCQ_ENOMEM ? s : HCQ_ENOTSUP, "%s cannot map %s's %s at 0x%llx: %s%s", dev->props.id,
+                        owner->props.id, domain_name(kf), (unsigned long long)m->va, why,
+                        kf & KFD_ALLOC_VRAM ? ": no peer path between the GPUs" : "");
+    }
+    m->peers |= 1u << slot;
+    return HCQ_OK;
+}

@@ -55,6 +55,10 @@
  *   kfd_minor=N         the KFD ioctl ABI 1.N the AMD mock reports (default 15)
  *   nv_peer=LINK        between NV GPUs: pcie (default: peer access on
  *                       request), nvlink (always on) or none (refused)
+ *   amd_peer=LINK       between AMD GPUs: pcie (default: peer-to-peer over
+ *                       PCIe), xgmi (one hive) or none (a GPU's device
+ *                       memory cannot be mapped for another; host memory
+ *                       still can: every GPU reaches it)
  *   nv_gpget=WHEN       when an NV channel writes GP_GET back to USERD: idle
  *                       (default: once it runs out of work), eager (as it
  *                       begins each segment) or never (writeback disabled)
@@ -80,6 +84,7 @@ typedef struct mock_config {
     uint32_t ring_shift; /* 0: the vendor's default */
     int nv_gpget;        /* MOCK_GPGET_* */
     int nv_peer;         /* MOCK_PEER_* */
+    int amd_peer;        /* MOCK_PEER_* */
     uint32_t kfd_minor;  /* 0: 15 */
     uint32_t watchdog_ms; /* with watchdog_set; else the default */
     bool watchdog_set;
@@ -100,7 +105,7 @@ typedef struct mock_config {
 } mock_config;
 
 enum { MOCK_GPGET_IDLE, MOCK_GPGET_EAGER, MOCK_GPGET_NEVER };
-enum { MOCK_PEER_PCIE, MOCK_PEER_NVLINK, MOCK_PEER_NONE };
+enum { MOCK_PEER_PCIE, MOCK_PEER_NVLINK, MOCK_PEER_NONE, MOCK_PEER_XGMI };
 
 /* The active configuration (parsed from the environment on first use). */
 const mock_config *mock_cfg(void);

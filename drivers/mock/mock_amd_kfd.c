@@ -260,6 +260,17 @@ static int map_memory(kfd_map_memory_args *a, bool map)
         mock_amd_gpu *g = mock_amd_gpu_by_id(ids[i]);
         if (!g || !g->acquired_file) return refuse(EINVAL, "MAP: gpu_id %u unknown or not acquired", ids[i]);
         uint32_t bit = 1u << g->g->index;
+        /* Another GPU's device memory reaches this one through a link: one
+         * xGMI hive shares it, PCIe peer-to-peer DMA-maps it
+         * (amdgpu_amdkfd_gpuvm.c kfd_mem_attach, amdgpu_dma_buf.c). *Model
+         * limit*: without a link (HCQ_MOCK_CONFIG amd_peer=none) the mock
+         * refuses; the kernel may instead move the buffer to system memory
+         * (amdgpu_dma_buf_pin drops VRAM for an attachment without
+         * peer2peer), which no source says KFD's pinned VRAM allows */
+        if (map && !(b->mapped & bit) && (b->flags & KFD_ALLOC_VRAM) && b->gpu != g &&
+            mock_cfg()->amd_peer == MOCK_PEER_NONE)
+            return refuse(EINVAL, "MAP: device memory of gpu %u at 0x%llx onto gpu %u: no peer link between them "
+                          "(HCQ_MOCK_CONFIG amd_peer=none)", b->gpu->gpu_id, (unsigned long long)b->va, ids[i]);
         if (map && !(b->mapped & bit)) {
             int rc = mock_va_map(b->va, b->size, b->bo, 0, bit, b->flags & KFD_ALLOC_WRITABLE);
             if (rc) return refuse(-rc == EEXIST ? EINVAL : -rc, "MAP: 0x%llx: %s", (unsigned long long)b->va,

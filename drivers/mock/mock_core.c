@@ -502,6 +502,10 @@ static hcq_status parse(const char *spec, mock_config *c)
             c->nv_peer = !strcmp(v, "pcie") ? MOCK_PEER_PCIE : !strcmp(v, "nvlink") ? MOCK_PEER_NVLINK
                        : !strcmp(v, "none") ? MOCK_PEER_NONE : -1;
             if (c->nv_peer < 0) s = bad_value(kv, v, "use pcie, nvlink or none");
+        } else if (!strcmp(kv, "amd_peer")) {
+            c->amd_peer = !strcmp(v, "pcie") ? MOCK_PEER_PCIE : !strcmp(v, "xgmi") ? MOCK_PEER_XGMI
+                        : !strcmp(v, "none") ? MOCK_PEER_NONE : -1;
+            if (c->amd_peer < 0) s = bad_value(kv, v, "use pcie, xgmi or none");
         } else if (!strcmp(kv, "nv_gpget")) {
             c->nv_gpget = !strcmp(v, "idle") ? MOCK_GPGET_IDLE : !strcmp(v, "eager") ? MOCK_GPGET_EAGER
                         : !strcmp(v, "never") ? MOCK_GPGET_NEVER : -1;
@@ -520,7 +524,7 @@ static hcq_status parse(const char *spec, mock_config *c)
             s = parse_refuse(v, c);
         } else {
             s = base_err(HCQ_EINVAL, "HCQ_MOCK_CONFIG: unknown key `%s` (known: nv, nv_driver, amd, vram, "
-                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, kfd_minor, refuse, "
+                         "fail_ioctl, open_fail, mmu_fault, hang, ring_shift, nv_gpget, nv_peer, amd_peer, kfd_minor, refuse, "
                          "watchdog_ms)", kv);
         }
     }

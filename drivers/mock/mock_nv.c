@@ -318,6 +318,18 @@ static void range_unmap(uvm_range *r)
     r->gpus = 0;
 }
 
+/* A GPU leaving the va space takes its mappings of every external range
+ * with it (uvm_va_space.c uvm_va_space_unregister_gpu_va_space: each
+ * range's mappings on that GPU are destroyed); the other GPUs' stay */
+static void ranges_drop_gpu(mnv_uvm *u, uint32_t bit)
+{
+    for (size_t i = 0; i < u->nranges; i++)
+        if (u->ranges[i].gpus & bit) {
+            mock_va_unmap(u->ranges[i].va, u->ranges[i].size, bit);
+            u->ranges[i].gpus &= ~bit;
+        }
+}
+
 void mnv_uvm_close_fd(mnv_fd *f)
 {
     pthread_mutex_lock(&uvm_lock);
@@ -461,6 +473,7 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         else {
             if (u->vaspaces & (1u << g->index))
                 mnv_rm_vaspace_pdb(u->vs_client[g->index], u->vs_handle[g->index], false);
+            ranges_drop_gpu(u, 1u << g->g->index);
             u->registered &= ~(1u << g->index), u->vaspaces &= ~(1u << g->index);
             for (uint32_t k = 0; k < 8; k++) u->peers[k] &= ~(1u << g->index);
             u->peers[g->index] = 0;
@@ -495,6 +508,7 @@ int mnv_uvm_ioctl(mnv_fd *f, unsigned long cmd, void *arg)
         else {
             u->vaspaces &= ~(1u << g->index);
             mnv_rm_vaspace_pdb(u->vs_client[g->index], u->vs_handle[g->index], false);
+            ranges_drop_gpu(u, 1u << g->g->index);
         }
         break;
     }

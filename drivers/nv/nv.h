@@ -89,6 +89,11 @@ typedef struct nv_proc {
     /* UVM_ENABLE_PEER_ACCESS asked (once per pair of cards) and its answer */
     bool peer_asked[NV_CARD_INFO_MAX][NV_CARD_INFO_MAX];
     uint32_t peer_status[NV_CARD_INFO_MAX][NV_CARD_INFO_MAX];
+    /* GPUs unregistered from UVM so far: each took its peer access and its
+     * mappings of every range with it, so peer bits older than this are
+     * stale (under the peer lock) */
+    uint32_t peer_epoch;
+    uint32_t card_gone_epoch[NV_CARD_INFO_MAX]; /* peer_epoch when each card last left */
 } nv_proc;
 
 /* ** what every open device of one GPU shares: the RM device and
@@ -215,6 +220,9 @@ void nv_mem_free(hcq_device *dev, drv_mem *m);
 /* maps owner's memory m for dev's GPU too (UVM peer access for video
  * memory); HCQ_ENOTSUP with the drivers' answers where there is no path */
 hcq_status nv_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m);
+/* A GPU left UVM (its last device closed): forget its peer access and
+ * every peer mapping made before (nv_mem.c). */
+void nv_peer_gpu_gone(nv_proc *p, uint32_t card);
 /* system memory for RM's own use (error notifiers), CPU-mapped, not on the GPU */
 hcq_status nv_sysmem_alloc(hcq_device *dev, uint64_t size, drv_mem *out, const char *what);
 void nv_sysmem_free(hcq_device *dev, drv_mem *m);

@@ -50,6 +50,7 @@ static void gpu_destroy(nv_proc *p, nv_gpu *g)
         memcpy(u.gpu_uuid, g->uuid, 16);
         sys_ioctl(p->fd_uvm, NV_UVM_UNREGISTER_GPU, &u);
     }
+    if (g->uvm_vaspace || g->uvm_gpu) nv_peer_gpu_gone(p, (uint32_t)(g->card - p->cards));
     if (g->usermode) sys_munmap((void *)g->usermode, NV_USERMODE_SIZE);
     nv_free_object(p, p->hclient, g->hdevice); /* the rest of its tree */
     if (g->fd_dev >= 0) sys_close(g->fd_dev);

@@ -227,8 +227,16 @@ hcq_status nv_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m)
         return base_err(HCQ_ENOTSUP, "%s's memory at 0x%llx is RM's own, never on a GPU", owner->props.id,
                         (unsigned long long)m->va);
     uint32_t a = (uint32_t)(nv->card - p->cards), b = (uint32_t)(own->card - p->cards);
-    if (m->peers & (1u << a)) return HCQ_OK;
     pthread_mutex_lock(&peer_lock);
+    if (m->peer_epoch != p->peer_epoch) { /* a GPU left since: its mappings went with it, the others' stay */
+        for (uint32_t k = 0; k < 32 && k < NV_CARD_INFO_MAX; k++)
+            if (p->card_gone_epoch[k] > m->peer_epoch) m->peers &= ~(1u << k);
+        m->peer_epoch = p->peer_epoch;
+    }
+    if (m->peers & (1u << a)) {
+        pthread_mutex_unlock(&peer_lock);
+        return HCQ_OK;
+    }
     if ((m->flags & DRV_MEM_DEVICE) && !p->peer_asked[a][b]) {
         nv_uvm_enable_peer_access e = {0};
         memcpy(e.gpuUuidA, nv->uuid, 16);
@@ -261,6 +269,16 @@ hcq_status nv_peer_map(hcq_device *dev, hcq_device *owner, drv_mem *m)
                         nv_status_name(st), (m->flags & DRV_MEM_DEVICE) ? nv_status_name(peer_st) : "not needed");
     m->peers |= 1u << a;
     return HCQ_OK;
+}
+
+void nv_peer_gpu_gone(nv_proc *p, uint32_t card)
+{
+    pthread_mutex_lock(&peer_lock);
+    for (uint32_t k = 0; k < NV_CARD_INFO_MAX && card < NV_CARD_INFO_MAX; k++)
+        p->peer_asked[card][k] = p->peer_asked[k][card] = false;
+    p->peer_epoch++;
+    if (card < NV_CARD_INFO_MAX) p->card_gone_epoch[card] = p->peer_epoch;
+    pthread_mutex_unlock(&peer_lock);
 }
 
 hcq_status nv_sysmem_alloc(hcq_device *dev, uint64_t size, drv_mem *out, const char *what)

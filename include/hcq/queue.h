@@ -150,6 +150,16 @@ HCQ_API hcq_status hcq_device_status(hcq_device *dev);
 /* The timeline signal and the last value submitted on it. */
 HCQ_API hcq_signal *hcq_device_timeline(hcq_device *dev);
 HCQ_API uint64_t hcq_device_timeline_value(const hcq_device *dev);
+/* Whether from's engines and kernels reach to's device memory through a
+ * peer mapping (NVIDIA: UVM peer access over NVLink or PCIe; AMD: kfd
+ * peer mappings over xGMI or PCIe), so hcq_buffer_copy between the two
+ * runs on a copy engine and kernels on `from` may take to's buffers.
+ * HCQ_OK, or HCQ_ENOTSUP with the reason (copies then go through host
+ * memory). It asks the drivers: a 4 KiB buffer of `to` is mapped for
+ * `from`, then freed. Signals need no peer path (they are host memory):
+ * any two GPUs of one kind wait on each other's. `hcq info` prints the
+ * matrix. */
+HCQ_API hcq_status hcq_device_peer_access(hcq_device *from, hcq_device *to);
 
 /* ** telemetry: what the kernel driver tells about a device without vendor
  * libraries (NVML, ROCm SMI): temperatures, power, clocks, utilization,
@@ -316,17 +326,29 @@ HCQ_API hcq_status hcq_queue_destroy(hcq_queue *q);
 HCQ_API hcq_status hcq_queue_reset(hcq_queue *q);
 
 /* Stall the engine until the 64-bit value at the signal is >= value. The
- * signal must be of the queue's device (HCQ_EINVAL otherwise, here: an
- * engine reaches only its own device's signal memory; order work across
- * devices through the host). The queue keeps the signal alive, as the
- * signal and timestamp commands do. */
+ * queue keeps a signal of its own device alive, as the signal and
+ * timestamp commands do.
+ * Another device's signal (its timeline too: hcq_device_timeline) is
+ * waited for on this queue's GPU: the signal's memory is mapped for this
+ * device once (NVIDIA: a UVM mapping for each GPU; AMD: kfd
+ * MAP_MEMORY_TO_GPU with this GPU's id), and the engine polls it while the
+ * other device's engine writes it, with no host thread in between. Signals
+ * are host memory, which every GPU of the process reaches, peer link or
+ * not. Such a signal is not held: keep it, and its device, open while the
+ * queue may run. Devices of different kinds (a GPU and the CPU device)
+ * share no signal memory: HCQ_EINVAL, saying to order them on the host
+ * (hcq_signal_wait, then hcq_signal_set). HCQ_DEBUG=1 logs each mapping. */
 HCQ_API hcq_status hcq_queue_wait(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_wait_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
-/* After all earlier commands complete, write value (and the timestamp). */
+/* After all earlier commands complete, write value (and the timestamp).
+ * The signal may be another device's, as for hcq_queue_wait; never a
+ * device's timeline (HCQ_EINVAL: only the device's own calls move it). */
 HCQ_API hcq_status hcq_queue_signal(hcq_queue *q, hcq_signal *sig, hcq_val value);
 HCQ_API hcq_status hcq_queue_signal_at(hcq_queue *q, hcq_val signal_va, hcq_val value);
 /* After earlier commands complete, write the device clock to the signal's
- * timestamp slot. Its value slot may be overwritten: use a signal of its own. */
+ * timestamp slot. Its value slot may be overwritten: use a signal of its own.
+ * The signal must be of the queue's device, whose clock it is read in
+ * (HCQ_EINVAL otherwise). */
 HCQ_API hcq_status hcq_queue_timestamp(hcq_queue *q, hcq_signal *sig);
 HCQ_API hcq_status hcq_queue_timestamp_at(hcq_queue *q, hcq_val signal_va);
 /* Make CPU writes to device memory visible and invalidate caches (compute). */
@@ -349,9 +371,13 @@ HCQ_API uint32_t hcq_queue_command_count(const hcq_queue *q);
 /* ** eager calls, ordered on the device timeline */
 /* One launch; immediates only. Returns once submitted. A buffer argument
  * may belong to another device of the same kind where the two have a peer
- * path (NVIDIA GPUs with UVM peer access): the work its device submitted
- * before the call is waited for; its later work is not ordered after the
- * launch. Without a path: HCQ_EINVAL saying why. */
+ * path (hcq_device_peer_access: NVIDIA GPUs with UVM peer access, AMD GPUs
+ * with an xGMI or PCIe peer link): the launch is ordered on the GPUs after
+ * the work that device submitted before the call, and that device's later
+ * work after the launch (as hcq_buffer_copy between devices is), at most 8
+ * other devices per launch. Without a path: HCQ_EINVAL saying why. (A
+ * recorded queue given another device's buffer waits on the host, when the
+ * command is recorded, for that device's work so far.) */
 HCQ_API hcq_status hcq_launch(hcq_program *prog, const hcq_arg *args, uint32_t nargs,
                               hcq_dims dims);
 /* Host -> device through the staging ring. Returns once the data is copied
@@ -362,10 +388,13 @@ HCQ_API hcq_status hcq_buffer_copyin(hcq_buffer *dst, uint64_t dst_offset, const
 HCQ_API hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t src_offset,
                                       uint64_t size);
 /* Device -> device, on the same device or between two (both timelines are
- * respected: the copy waits for the work submitted to both). Between two
- * devices with a peer path it runs on the source's copy engine and returns
- * once done; else it goes through host memory (both timelines move past
- * it). HCQ_DEBUG=1 logs which path ran. */
+ * respected: the copy waits for the work submitted to both, and the work
+ * submitted to either after it waits for the copy). Between two devices
+ * with a peer path (hcq_device_peer_access) it runs on the source's copy
+ * engine and returns once submitted: the ordering runs on the GPUs (the
+ * source's copy engine waits for the destination's timeline, then the
+ * destination's copy engine for the source's). Without one it goes through
+ * host memory and returns once done. HCQ_DEBUG=1 logs which path ran. */
 HCQ_API hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t dst_offset, hcq_buffer *src,
                                    uint64_t src_offset, uint64_t size);
 

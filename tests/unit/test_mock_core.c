@@ -32,6 +32,7 @@ Test(mock_core, config_parses_and_rejects)
     cr_assert_eq(c->nv_count, 2);
     cr_assert_str_eq(c->amd_model, "gfx942");
     cr_assert_eq(c->amd_count, 1);
+    cr_assert_eq(c->amd_peer, MOCK_PEER_PCIE, "PCIe peer-to-peer between AMD GPUs by default");
     cr_assert_eq(c->vram_bytes, 64ull << 20);
     cr_assert_str_eq(c->hang_engine, "nv0.copy");
     cr_assert_eq(c->fail_errno, ENOMEM);
@@ -48,7 +49,8 @@ Test(mock_core, config_parses_and_rejects)
         {"vram=12", "at least 1M"},            {"fail_ioctl=5:ENOMEMM", "errno name"},
         {"fail_ioctl=x", "fail_ioctl=`x`"},    {"ring_shift=40", "5 to 22"},
         {"nv=H100x99", "0 to 8"},              {"nv_driver=latest", "580.95.05"},
-        {"open_fail=dev/kfd", "PATH[:E]"},
+        {"open_fail=dev/kfd", "PATH[:E]"},     {"amd_peer=nvlink", "use pcie, xgmi or none"},
+        {"amd=gfx942x9", "0 to 8"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cr_assert_eq(mock_configure(bad[i].spec), HCQ_EINVAL, "%s was accepted", bad[i].spec);

@@ -216,6 +216,26 @@ Test(tools, info_and_open_errors_say_why_there_is_no_device)
     free(out);
 }
 
+/* several GPUs of a kind: the peer-access matrix, in text and JSON, with
+ * the reason where copies go through host memory */
+Test(tools, info_prints_the_peer_access_matrix)
+{
+    int st;
+    char *out = run("HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=H100x2,nv_peer=nvlink,amd=gfx1100x2,amd_peer=none",
+                    "info --no-telemetry", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "NV peer access") && strstr(out, "AMD peer access"), "%s", out);
+    const char *nv = strstr(out, "NV peer access"), *amd = strstr(out, "AMD peer access");
+    cr_assert(strstr(nv, "peer") && strstr(amd, "host"), "%s", out);
+    free(out);
+    out = run("HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=H100x2,nv_peer=none,amd=gfx1100x0", "info --json --no-telemetry", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "\"peers\": [") && strstr(out, "\"from\": \"NV:0\", \"to\": \"NV:1\", \"access\": \"host\"") &&
+                  strstr(out, "no peer path"),
+              "%s", out);
+    free(out);
+}
+
 /* a trace file or dump directory hcq cannot write is said at the default
  * log level, and the command goes on (tracing to stderr, dumping nothing) */
 Test(tools, trace_file_and_dump_failures_are_said_at_the_default_level)
