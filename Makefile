@@ -165,9 +165,21 @@ TEST_SUPPORT_OBJ += $(B)/tests/tsan/shim.o
 CRITERION_LIBS :=
 $(B)/tests/support/%.o $(B)/tests/fuzz/%.o $(B)/tests/tsan/%.o: ALL_CFLAGS += -Itests/tsan
 endif
-$(B)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(STATIC_LIB)
+# The suites link with LLVM's lld where it is (clang-22's lld-22, a build
+# dependency): linking the static library into each of some 90 suites took
+# 0.22 s of CPU with GNU ld and 0.07 s with lld, 15 s of a clean build. -B
+# points the compiler at a directory holding only an ld.lld link, since the
+# driver looks for that exact name and Debian installs it as ld.lld-22.
+TEST_LLD := $(firstword $(wildcard /usr/lib/llvm-22/bin/ld.lld))
+ifneq ($(TEST_LLD),)
+TEST_LD := -B$(B)/.lld -fuse-ld=lld
+$(B)/.lld/ld.lld:
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(TEST_INC) -Itests/support -MMD -MP $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS)
+	ln -sf $(TEST_LLD) $@
+endif
+$(B)/tests/%: tests/%.c $(TEST_SUPPORT_OBJ) $(STATIC_LIB) | $(if $(TEST_LD),$(B)/.lld/ld.lld)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TEST_INC) -Itests/support -MMD -MP $(LDFLAGS) $(TEST_LD) -o $@ $< $(TEST_SUPPORT_OBJ) $(STATIC_LIB) $(CRITERION_LIBS) $(LDLIBS)
 
 $(B)/bench/%: bench/%.c $(STATIC_LIB)
 	@mkdir -p $(dir $@)
