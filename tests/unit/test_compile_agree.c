@@ -673,6 +673,20 @@ static void random_kernel(uint64_t seed)
     ag_run(&g);
 }
 
+/* seeds 4-9 in CI (HCQ_TEST_LONG=1): make test's budget, and random
+ * kernels on every engine are make difftest's */
+static void long_only(void)
+{
+    if (!getenv("HCQ_TEST_LONG")) cr_skip_test("HCQ_TEST_LONG=1 (CI) runs random kernels 4-9 too");
+}
 Test(compile_agree, random_kernels_1) { for (uint64_t s = 1; s <= 3; s++) random_kernel(s); }
-Test(compile_agree, random_kernels_2) { for (uint64_t s = 4; s <= 6; s++) random_kernel(s); }
-Test(compile_agree, random_kernels_3) { for (uint64_t s = 7; s <= 9; s++) random_kernel(s); }
+Test(compile_agree, random_kernels_2)
+{
+    long_only();
+    for (uint64_t s = 4; s <= 6; s++) random_kernel(s);
+}
+Test(compile_agree, random_kernels_3)
+{
+    long_only();
+    for (uint64_t s = 7; s <= 9; s++) random_kernel(s);
+}
