@@ -125,11 +125,7 @@ Test(hw_amd, timestamps_move_forward)
 
 Test(hw_amd, two_gpus_transfer)
 {
-    char names[16][16];
-    uint32_t n = hcq_device_list(names, 16), amd = 0;
-    for (uint32_t i = 0; i < n && i < 16; i++) amd += !strncmp(names[i], "AMD:", 4);
-    if (amd < 2) cr_skip_test("one AMD GPU here; the transfer needs two");
-    hcq_device *d1 = T_NONNULL(hcq_device_open("AMD:1"));
+    hcq_device *d1 = t_open_second_hw("AMD");
     enum { N = 1 << 20 };
     uint32_t *in = malloc(N * 4), *out = malloc(N * 4);
     for (int i = 0; i < N; i++) in[i] = (uint32_t)i ^ 0x5a5a5a5au;
@@ -147,28 +143,8 @@ Test(hw_amd, two_gpus_transfer)
  * on the first GPU that moves it; the host waits only on the second */
 Test(hw_amd, two_gpus_wait_on_each_other_on_the_gpu)
 {
-    char names[16][16];
-    uint32_t n = hcq_device_list(names, 16), k = 0;
-    for (uint32_t i = 0; i < n && i < 16; i++) k += strncmp(names[i], "AMD:", 4) == 0;
-    if (k < 2) cr_skip_test("one AMD GPU here; the cross-GPU wait needs two");
-    hcq_device *d1 = hcq_device_open("AMD:1");
-    if (!d1) cr_skip_test("AMD:1: %s", hcq_error_message());
-    hcq_signal *tl = hcq_device_timeline(dev), *done = T_NONNULL(hcq_signal_create(d1, 0));
-    T_OK(hcq_device_synchronize(dev));
-    uint64_t next = hcq_device_timeline_value(dev) + 1;
-    hcq_queue *q = T_NONNULL(hcq_queue_create(d1, HCQ_QUEUE_COMPUTE));
-    T_OK(hcq_queue_wait(q, tl, HCQ_IMM(next)));
-    T_OK(hcq_queue_signal(q, done, HCQ_IMM(1)));
-    T_OK(hcq_queue_submit(q, NULL, 0));
-    cr_assert_eq(hcq_signal_value(done), 0u, "the wait passed before the first GPU's timeline moved");
-    uint32_t word = 7;
-    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 4096, HCQ_MEM_DEVICE));
-    T_OK(hcq_buffer_copyin(b, 0, &word, 4));
-    T_OK(hcq_signal_wait(done, 1, 0));
-    cr_assert_geq(hcq_signal_value(tl), next);
-    T_OK(hcq_queue_destroy(q));
-    T_OK(hcq_signal_destroy(done));
-    T_OK(hcq_buffer_free(b));
+    hcq_device *d1 = t_open_second_hw("AMD");
+    t_wait_across_gpus(dev, d1);
     T_OK(hcq_device_close(d1));
 }
 

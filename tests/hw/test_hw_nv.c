@@ -106,12 +106,7 @@ Test(hw_nv, graph_replays)
 
 Test(hw_nv, two_gpus_copy_between_them)
 {
-    char names[16][16];
-    uint32_t n = hcq_device_list(names, 16), nv = 0;
-    for (uint32_t i = 0; i < n && i < 16; i++) nv += strncmp(names[i], "NV:", 3) == 0;
-    if (nv < 2) cr_skip_test("one NVIDIA GPU here; the two-GPU case needs two");
-    hcq_device *d1 = hcq_device_open("NV:1");
-    if (!d1) cr_skip_test("NV:1: %s", hcq_error_message());
+    hcq_device *d1 = t_open_second_hw("NV");
     enum { N = 1 << 20 };
     uint8_t *in = malloc(N), *out = malloc(N);
     for (size_t i = 0; i < N; i++) in[i] = (uint8_t)(i ^ 0x5a);
@@ -129,28 +124,8 @@ Test(hw_nv, two_gpus_copy_between_them)
  * on the first GPU that moves it; the host waits only on the second */
 Test(hw_nv, two_gpus_wait_on_each_other_on_the_gpu)
 {
-    char names[16][16];
-    uint32_t n = hcq_device_list(names, 16), k = 0;
-    for (uint32_t i = 0; i < n && i < 16; i++) k += strncmp(names[i], "NV:", 3) == 0;
-    if (k < 2) cr_skip_test("one NV GPU here; the cross-GPU wait needs two");
-    hcq_device *d1 = hcq_device_open("NV:1");
-    if (!d1) cr_skip_test("NV:1: %s", hcq_error_message());
-    hcq_signal *tl = hcq_device_timeline(dev), *done = T_NONNULL(hcq_signal_create(d1, 0));
-    T_OK(hcq_device_synchronize(dev));
-    uint64_t next = hcq_device_timeline_value(dev) + 1;
-    hcq_queue *q = T_NONNULL(hcq_queue_create(d1, HCQ_QUEUE_COMPUTE));
-    T_OK(hcq_queue_wait(q, tl, HCQ_IMM(next)));
-    T_OK(hcq_queue_signal(q, done, HCQ_IMM(1)));
-    T_OK(hcq_queue_submit(q, NULL, 0));
-    cr_assert_eq(hcq_signal_value(done), 0u, "the wait passed before the first GPU's timeline moved");
-    uint32_t word = 7;
-    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 4096, HCQ_MEM_DEVICE));
-    T_OK(hcq_buffer_copyin(b, 0, &word, 4));
-    T_OK(hcq_signal_wait(done, 1, 0));
-    cr_assert_geq(hcq_signal_value(tl), next);
-    T_OK(hcq_queue_destroy(q));
-    T_OK(hcq_signal_destroy(done));
-    T_OK(hcq_buffer_free(b));
+    hcq_device *d1 = t_open_second_hw("NV");
+    t_wait_across_gpus(dev, d1);
     T_OK(hcq_device_close(d1));
 }
 

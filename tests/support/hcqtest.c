@@ -31,6 +31,39 @@ hcq_device *t_open_hw(const char *driver_file, const char *name, const char *why
     return dev;
 }
 
+hcq_device *t_open_second_hw(const char *kind)
+{
+    char names[16][16], second[24];
+    uint32_t n = hcq_device_list(names, 16), k = 0;
+    size_t len = strlen(kind);
+    for (uint32_t i = 0; i < n && i < 16; i++) k += !strncmp(names[i], kind, len) && names[i][len] == ':';
+    if (k < 2) cr_skip_test("one %s GPU here; the two-GPU case needs two", kind);
+    snprintf(second, sizeof second, "%s:1", kind);
+    hcq_device *d1 = hcq_device_open(second);
+    if (!d1) cr_skip_test("%s: %s", second, hcq_error_message());
+    return d1;
+}
+
+void t_wait_across_gpus(hcq_device *dev, hcq_device *d1)
+{
+    hcq_signal *tl = hcq_device_timeline(dev), *done = T_NONNULL(hcq_signal_create(d1, 0));
+    T_OK(hcq_device_synchronize(dev));
+    uint64_t next = hcq_device_timeline_value(dev) + 1;
+    hcq_queue *q = T_NONNULL(hcq_queue_create(d1, HCQ_QUEUE_COMPUTE));
+    T_OK(hcq_queue_wait(q, tl, HCQ_IMM(next)));
+    T_OK(hcq_queue_signal(q, done, HCQ_IMM(1)));
+    T_OK(hcq_queue_submit(q, NULL, 0));
+    cr_assert_eq(hcq_signal_value(done), 0u, "the wait passed before the first GPU's timeline moved");
+    uint32_t word = 7;
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(dev, 4096, HCQ_MEM_DEVICE));
+    T_OK(hcq_buffer_copyin(b, 0, &word, 4));
+    T_OK(hcq_signal_wait(done, 1, 0));
+    cr_assert_geq(hcq_signal_value(tl), next);
+    T_OK(hcq_queue_destroy(q));
+    T_OK(hcq_signal_destroy(done));
+    T_OK(hcq_buffer_free(b));
+}
+
 hcq_program *t_load(hcq_device *dev, hcq_kernel *k)
 {
     cr_assert_not_null(k);

@@ -39,6 +39,14 @@ hcq_device *t_open(void);
  * driver file is absent; else opens name on the real driver (even under
  * HCQ_MOCK=1) and fails the test if that does not work. */
 hcq_device *t_open_hw(const char *driver_file, const char *name, const char *why_absent);
+/* The second GPU of a kind ("NV", "AMD") for the two-GPU hardware tests:
+ * skips the test, saying why, where there is one GPU of that kind or the
+ * second does not open. */
+hcq_device *t_open_second_hw(const char *kind);
+/* A queue of d1 waits, on d1's GPU, for dev's timeline (its signal page
+ * mapped for both), submitted before the work on dev that moves it; the
+ * host waits only on d1. */
+void t_wait_across_gpus(hcq_device *dev, hcq_device *d1);
 /* Compiles and loads a kernel for dev; destroys k. */
 hcq_program *t_load(hcq_device *dev, hcq_kernel *k);
 
