@@ -55,6 +55,12 @@ void cc_fiber_reset(cc_fiber *f, cc_fiber_sched *s, cc_fiber_fn fn, void *arg);
 void cc_fiber_resume(cc_fiber_sched *s, cc_fiber *f);
 /* From inside a fiber: back to the scheduler. */
 void cc_fiber_yield(cc_fiber_sched *s);
+/* From inside a fiber: straight on to fiber `to` of the same scheduler
+ * (fresh or yielded), without a round trip through the scheduler; true if
+ * switched (the caller runs on when something switches back to it). False
+ * where the switch must go through the scheduler (ucontext, and under the
+ * sanitizers, whose fiber APIs track one scheduler stack): yield instead. */
+bool cc_fiber_switch(cc_fiber_sched *s, cc_fiber *to);
 /* The fallback's per-scheduler state: call once before the first resume
  * and cc_fiber_sched_fini after the last. */
 bool cc_fiber_sched_init(cc_fiber_sched *s);
