@@ -156,9 +156,11 @@ typedef struct sass_prog {
 
 /* The program as nvdisasm's raw-mode text `text` says (one line per
  * instruction, "/\*0040*\/ @!P0 BRA 0x70 ;"), code of `ninsns` instructions
- * (instructions the text lacks are SASS_OP_UNKNOWN). HCQ_EFORMAT naming
- * the line when the text cannot be read. */
-hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, sass_prog **out);
+ * (instructions the text lacks are SASS_OP_UNKNOWN), whose bytes are
+ * `code` (16 per instruction; NULL: not known, then NaN immediates, which
+ * the text prints without their bits, read as the canonical NaN).
+ * HCQ_EFORMAT naming the line when the text cannot be read. */
+hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, const void *code, sass_prog **out);
 void sass_prog_free(sass_prog *p);
 /* The program of the code bytes [code, code + size) for sm: from this
  * process's table, else the kernel cache, else decoded by nvdisasm (then

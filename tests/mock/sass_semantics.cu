@@ -176,3 +176,10 @@ extern "C" __global__ void bar_reductions(const int *x, int *out)
     out[t] = c * 100 + a * 10 + o + (t << 16) + (x[t] << 3) + (x[t] >> 2) + (int)(__brev(x[t]) % 3) +
              (int)__byte_perm(x[t], t, 0x4321);
 }
+
+// libdevice's log2 of a double: its special cases end in FSEL with a NaN
+// immediate whose bits are the high word of -inf (nvdisasm prints "-QNAN")
+extern "C" __global__ void log2_f64(const double *x, double *out)
+{
+    out[threadIdx.x] = log2(x[threadIdx.x]);
+}

@@ -7,6 +7,7 @@
  * and an out-of-bounds store's fault, both naming the instruction. Also
  * the decoder on nvdisasm text and its serialized form. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -325,6 +326,27 @@ Test(sass_semantics, barrier_reductions)
     }
 }
 
+/* libdevice's log2 on its special values, whose results ptxas builds from
+ * immediates that are NaN patterns as f32 (difftest seed 5000 found -inf
+ * read as -3.2e307); and on powers of two where its sequence is exact
+ * (log2(8) is not: 3 - 1 ulp, inside libdevice's stated 1 ulp) */
+Test(sass_semantics, log2_of_a_double_at_its_special_values)
+{
+    hcq_program *p = load("log2_f64");
+    static const double x[] = {0.0, -0.0, -1.0, INFINITY, -INFINITY, NAN, 1.0, 0x1p-1074, 0x1p1023, 0.5, 0x1p-1022};
+    static const double want[] = {-INFINITY, -INFINITY, NAN, INFINITY, NAN, NAN, 0.0, -1074.0, 1023.0, -1.0, -1022.0};
+    enum { N = sizeof x / sizeof x[0] };
+    double out[N];
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, N)));
+    t_read(bo, out, sizeof out);
+    for (int i = 0; i < N; i++) {
+        if (isnan(want[i])) cr_assert(isnan(out[i]), "log2(%a): got %a, want NaN", x[i], out[i]);
+        else cr_assert(out[i] == want[i] && signbit(out[i]) == signbit(want[i]), "log2(%a): got %a, want %a", x[i], out[i], want[i]);
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
@@ -389,7 +411,7 @@ static const char text[] =
 Test(sass_semantics, the_decoder_reads_nvdisasm_text)
 {
     sass_prog *p;
-    T_OK(sass_parse(text, 90, 10, &p));
+    T_OK(sass_parse(text, 90, 10, NULL, &p));
     const sass_insn *i = p->insns;
     cr_assert_eq(i[0].op, SASS_OP_LDC);
     cr_assert_eq(i[0].o[1].kind, SASS_K_CBANK);
@@ -432,5 +454,26 @@ Test(sass_semantics, the_decoder_reads_nvdisasm_text)
     T_FAILS(sass_deserialize(ser, n - 1, &q), HCQ_EFORMAT);
     free(ser);
     sass_prog_free(q);
+    sass_prog_free(p);
+}
+
+/* nvdisasm prints any NaN immediate as QNAN; with the code bytes the
+ * decoder takes the immediate's own bits (bits 32..63 of the word) */
+Test(sass_semantics, the_decoder_reads_nan_immediates_from_the_code)
+{
+    static const char nan_text[] = "        /*0000*/                   FSEL R5, R3, -QNAN , P0 ;\n"
+                                   "        /*0010*/                   DADD R2, R4, QNAN ;\n"
+                                   "        /*0020*/                   FADD R2, R4, 1.5 ;\n";
+    /* the low 64 bits of each word as ptxas encoded them (the FSEL from libdevice's log2; the DADD and FADD made
+     * up around their immediates, which are all the decoder reads of them) */
+    uint64_t code[6] = {0xfff0000003057808ull, 0, 0x7ff8000104027429ull, 0, 0x3fc0000004027421ull, 0};
+    sass_prog *p;
+    T_OK(sass_parse(nan_text, 90, 3, code, &p));
+    cr_assert_eq(p->insns[0].o[2].imm, 0xfff00000u, "-inf's high word, not the canonical NaN");
+    cr_assert_eq(p->insns[1].o[2].imm, 0x7ff8000100000000ull, "a double op's immediate is the high word");
+    cr_assert_eq(p->insns[2].o[2].imm, 0x3fc00000u, "a number is read from the text");
+    sass_prog_free(p);
+    T_OK(sass_parse(nan_text, 90, 3, NULL, &p));
+    cr_assert_eq(p->insns[0].o[2].imm, 0xffc00000u, "without the code: the canonical NaN, negated");
     sass_prog_free(p);
 }
