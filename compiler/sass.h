@@ -29,7 +29,7 @@
 
 /* bump when the decoded form or its parse changes: old cache entries are
  * then ignored */
-#define SASS_DECODER_VERSION 5u
+#define SASS_DECODER_VERSION 6u
 
 /* ** opcodes the executor knows; everything else decodes as SASS_OP_UNKNOWN
  * and is an illegal instruction when executed (never a silent no-op) */

@@ -517,20 +517,22 @@ static int fsetp(msass_op *o, bool dbl, bool set)
     return 0;
 }
 
-/* min or max of each 16-bit half (VIMNMX{,3}.S16x2 / .U16x2: PTX's
- * min/max.s16x2 and .u16x2, sm_90) */
-static uint32_t minmax16x2(uint32_t x, uint32_t y, bool sgn, bool mn)
+/* min or max of the two signed or unsigned 16-bit halves of x and y,
+ * each half on its own (PTX ISA min/max .s16x2/.u16x2, sm_90: what
+ * VIMNMX.S16x2/.U16x2 runs); relu: a negative half becomes 0 (min.relu,
+ * max.relu, signed only) */
+static uint32_t minmax16x2(uint32_t x, uint32_t y, bool mn, bool uns, bool relu)
 {
     uint32_t r = 0;
     for (int h = 0; h < 32; h += 16) {
-        uint32_t u = (x >> h) & 0xffff, v = (y >> h) & 0xffff, w;
-        if (sgn) {
-            int16_t su = (int16_t)u, sv = (int16_t)v;
-            w = (uint16_t)(mn ? BASE_MIN(su, sv) : BASE_MAX(su, sv));
-        } else {
-            w = mn ? BASE_MIN(u, v) : BASE_MAX(u, v);
+        uint32_t a = x >> h & 0xffff, b = y >> h & 0xffff, v;
+        if (uns) v = mn ? BASE_MIN(a, b) : BASE_MAX(a, b);
+        else {
+            int32_t sa = (int16_t)a, sb = (int16_t)b, sv = mn ? BASE_MIN(sa, sb) : BASE_MAX(sa, sb);
+            if (relu && sv < 0) sv = 0;
+            v = (uint32_t)sv & 0xffff;
         }
-        r |= w << h;
+        r |= v << h;
     }
     return r;
 }
@@ -543,9 +545,11 @@ static int minmax(msass_op *o)
     if (in->nops < 1 + nsrc + 1) return -1;
     const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1), *c = nsrc == 3 ? msass_src_row(o, 3, 2) : NULL;
     uint32_t pmin = msass_pred(o, 1 + nsrc), *d = msass_dst(o, 0);
-    bool uns = sass_has(in, SASS_M_U32);
-    bool fl = op == SASS_OP_FMNMX;
     bool x2 = sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2);
+    bool uns = sass_has(in, SASS_M_U32) || sass_has(in, SASS_M_U16x2), relu = sass_has(in, SASS_M_RELU);
+    bool fl = op == SASS_OP_FMNMX;
+    /* packed halves: VIMNMX and VIMNMX3 (the PTX ISA's three-input min/max:
+     * min(min(a, b), c) per half) */
     if (x2 && op != SASS_OP_VIMNMX && op != SASS_OP_VIMNMX3) return -1;
     LANES(o, i) {
         bool mn = (pmin >> i) & 1;
@@ -556,24 +560,24 @@ static int minmax(msass_op *o)
             continue;
         }
         uint32_t x = a[i], y = b[i], p = 0;
+        if (x2) {
+            d[i] = op == SASS_OP_VIMNMX3 ? minmax16x2(minmax16x2(x, y, mn, uns, false), c[i], mn, uns, relu)
+                                         : minmax16x2(x, y, mn, uns, relu);
+            continue;
+        }
         if (op == SASS_OP_VIADDMNMX) { /* min/max(a + b, c) */
             uint32_t xa = ineg(&in->o[1], a[i], &p), xb = ineg(&in->o[2], b[i], &p);
             x = xa + xb + p;
             y = c[i];
         }
         uint32_t r;
-        if (x2) {
-            r = minmax16x2(x, y, !sass_has(in, SASS_M_U16x2), mn);
-            if (op == SASS_OP_VIMNMX3) r = minmax16x2(r, c[i], !sass_has(in, SASS_M_U16x2), mn);
-            d[i] = r;
-            continue;
-        }
         if (uns) r = mn ? BASE_MIN(x, y) : BASE_MAX(x, y);
         else r = (uint32_t)(mn ? BASE_MIN((int32_t)x, (int32_t)y) : BASE_MAX((int32_t)x, (int32_t)y));
         if (op == SASS_OP_VIMNMX3) {
             if (uns) r = mn ? BASE_MIN(r, c[i]) : BASE_MAX(r, c[i]);
             else r = (uint32_t)(mn ? BASE_MIN((int32_t)r, (int32_t)c[i]) : BASE_MAX((int32_t)r, (int32_t)c[i]));
         }
+        if (relu && !uns && (int32_t)r < 0) r = 0; /* PTX min.relu/max.relu .s32: a negative result is 0 */
         d[i] = r;
     }
     return 0;

@@ -183,3 +183,16 @@ extern "C" __global__ void log2_f64(const double *x, double *out)
 {
     out[threadIdx.x] = log2(x[threadIdx.x]);
 }
+
+// packed 16-bit min/max (sm_90: VIMNMX.S16x2/.U16x2, .RELU) and the 32-bit relu form
+extern "C" __global__ void minmax16x2_relu(const unsigned *a, const unsigned *b, unsigned *out)
+{
+    int t = threadIdx.x;
+    unsigned x = a[t], y = b[t];
+    out[6 * t] = __vmins2(x, y);
+    out[6 * t + 1] = __vmaxs2(x, y);
+    out[6 * t + 2] = __vminu2(x, y);
+    out[6 * t + 3] = __vmaxu2(x, y);
+    out[6 * t + 4] = __vimax_s16x2_relu(x, y);
+    out[6 * t + 5] = (unsigned)__vimin_s32_relu((int)x, (int)y);
+}
