@@ -196,3 +196,13 @@ extern "C" __global__ void minmax16x2_relu(const unsigned *a, const unsigned *b,
     out[6 * t + 4] = __vimax_s16x2_relu(x, y);
     out[6 * t + 5] = (unsigned)__vimin_s32_relu((int)x, (int)y);
 }
+
+// three-input forms (VIMNMX3.S16x2/.U16x2, .RELU)
+extern "C" __global__ void minmax3_16x2(const unsigned *a, const unsigned *b, unsigned *out)
+{
+    int t = threadIdx.x;
+    unsigned x = a[t], y = b[t], z = a[t] ^ b[(t + 5) % 64];
+    out[3 * t] = __vimin3_s16x2(x, y, z);
+    out[3 * t + 1] = __vimax3_u16x2(x, y, z);
+    out[3 * t + 2] = __vimax3_s16x2_relu(x, y, z);
+}

@@ -382,6 +382,19 @@ Test(sass_semantics, packed_16_bit_min_and_max_with_relu)
         int32_t m = (int32_t)a[t] < (int32_t)b[t] ? (int32_t)a[t] : (int32_t)b[t];
         cr_assert_eq(out[6 * t + 5], (uint32_t)(m > 0 ? m : 0), "thread %d: min.relu.s32", t);
     }
+    /* three inputs: min/max of the first two, then with the third (difftest seed 5008: VIMNMX3.S16x2) */
+    hcq_program *p3 = load("minmax3_16x2");
+    uint32_t out3[3 * T];
+    hcq_buffer *bo3 = T_NONNULL(hcq_buffer_alloc(dev, sizeof out3, HCQ_MEM_DEVICE));
+    args[2] = hcq_arg_buffer(bo3);
+    T_OK(hcq_launch(p3, args, 3, hcq_dims_1d(1, T)));
+    t_read(bo3, out3, sizeof out3);
+    for (int t = 0; t < T; t++) {
+        uint32_t z = a[t] ^ b[(t + 5) % 64];
+        cr_assert_eq(out3[3 * t], halves(halves(a[t], b[t], 0), z, 0), "thread %d: min3.s16x2", t);
+        cr_assert_eq(out3[3 * t + 1], halves(halves(a[t], b[t], 3), z, 3), "thread %d: max3.u16x2", t);
+        cr_assert_eq(out3[3 * t + 2], halves(halves(a[t], b[t], 1), z, 4), "thread %d: max3.relu.s16x2", t);
+    }
 }
 
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
