@@ -206,3 +206,19 @@ extern "C" __global__ void minmax3_16x2(const unsigned *a, const unsigned *b, un
     out[3 * t + 1] = __vimax3_u16x2(x, y, z);
     out[3 * t + 2] = __vimax3_s16x2_relu(x, y, z);
 }
+
+// 64-bit negations of sign-extended ints: ptxas's high words are
+// IMAD.X d, RZ, RZ, ~hi, carry (and IMAD.X d, b, 0x1, ~c, carry)
+extern "C" __global__ void neg64(const int *x, long long *out)
+{
+    int t = threadIdx.x;
+    long long a = x[t], b = x[t + 32], c = x[t + 64], d = x[t + 96];
+    out[8 * t] = -a;
+    out[8 * t + 1] = -b;
+    out[8 * t + 2] = -c;
+    out[8 * t + 3] = -d;
+    out[8 * t + 4] = -(a ^ b);
+    out[8 * t + 5] = -(c | d);
+    out[8 * t + 6] = -(a + c);
+    out[8 * t + 7] = -(b - d);
+}

@@ -397,6 +397,30 @@ Test(sass_semantics, packed_16_bit_min_and_max_with_relu)
     }
 }
 
+/* IMAD.X's ~ operand is a bitwise NOT (difftest seed 5013: -(i64)0 was
+ * 2^32, the NOT ignored) */
+Test(sass_semantics, negations_of_64_bit_values)
+{
+    hcq_program *p = load("neg64");
+    enum { T = 32 };
+    int x[4 * T];
+    long long out[8 * T];
+    static const int edge[] = {0, 1, -1, INT32_MIN, INT32_MAX, 2, -2, 1 << 16};
+    uint64_t s = 0x853c49e6748fea9bull;
+    for (int i = 64; i < 4 * T; i++) x[i] = i < 72 ? edge[i % 8] : (int)rnd(&s);
+    for (int i = 0; i < 32; i++) x[i] = edge[i % 8], x[32 + i] = edge[i / 4 % 8];
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) {
+        long long a = x[t], b = x[t + 32], c = x[t + 64], d = x[t + 96];
+        long long want[8] = {-a, -b, -c, -d, -(a ^ b), -(c | d), -(a + c), -(b - d)};
+        for (int k = 0; k < 8; k++)
+            cr_assert_eq(out[8 * t + k], want[k], "thread %d, value %d: got %lld, want %lld", t, k, out[8 * t + k], want[k]);
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
