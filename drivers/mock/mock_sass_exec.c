@@ -428,7 +428,13 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
             uint32_t i = (uint32_t)__builtin_ctz(m);
             if (w->pc[i] == pc) active |= 1u << i;
         }
-        if (active == run) {
+        /* converged again when every live lane is here, those waiting at a barrier included: a converged
+         * warp keeps one PC for all of them (a lane that waits at BAR.SYNC while the others return from a
+         * call is not at the RET, and making it so looped the RET forever: difftest seed 5014) */
+        bool here = active == run;
+        for (uint32_t m = w->live & w->waiting; here && m; m &= m - 1)
+            if (w->pc[__builtin_ctz(m)] != pc) here = false;
+        if (here) {
             w->diverged = false;
             w->cur = pc;
         }

@@ -222,3 +222,23 @@ extern "C" __global__ void neg64(const int *x, long long *out)
     out[8 * t + 6] = -(a + c);
     out[8 * t + 7] = -(b - d);
 }
+
+// some lanes call a function (placed after the kernel) while the others
+// wait at the barrier: a converged subset returning must not take the
+// waiting lanes along
+__device__ __noinline__ unsigned collatz_steps(unsigned v)
+{
+    unsigned n = 0;
+    while (v > 1 && n < 1000) v = v & 1 ? 3 * v + 1 : v / 2, n++;
+    return n;
+}
+
+extern "C" __global__ void call_then_barrier(const unsigned *x, unsigned *out)
+{
+    __shared__ unsigned s[64];
+    unsigned t = threadIdx.x, v = x[t];
+    if (v % 3 == 0) v = collatz_steps(v);
+    s[t] = v;
+    __syncthreads();
+    out[t] = s[63 - t] + v;
+}

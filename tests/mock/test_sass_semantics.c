@@ -421,6 +421,30 @@ Test(sass_semantics, negations_of_64_bit_values)
     }
 }
 
+/* lanes in a called function while the rest of the warp waits at
+ * __syncthreads (difftest seed 5014 hung: the callers' RET took the waiting
+ * lanes' PC for its own and returned to itself) */
+static unsigned collatz_steps(unsigned v)
+{
+    unsigned n = 0;
+    while (v > 1 && n < 1000) v = v & 1 ? 3 * v + 1 : v / 2, n++;
+    return n;
+}
+
+Test(sass_semantics, a_call_while_other_lanes_wait_at_a_barrier)
+{
+    hcq_program *p = load("call_then_barrier");
+    enum { T = 64 };
+    unsigned x[T], out[T], v[T];
+    for (int t = 0; t < T; t++) x[t] = (unsigned)(t * 7 + 3);
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) v[t] = x[t] % 3 == 0 ? collatz_steps(x[t]) : x[t];
+    for (int t = 0; t < T; t++) cr_assert_eq(out[t], v[T - 1 - t] + v[t], "thread %d: got %u, want %u", t, out[t], v[T - 1 - t] + v[t]);
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
