@@ -242,3 +242,12 @@ extern "C" __global__ void call_then_barrier(const unsigned *x, unsigned *out)
     __syncthreads();
     out[t] = s[63 - t] + v;
 }
+
+// a shuffle after some lanes called a function: the BSYNC before it waits
+// for the callers (at higher PCs), so the shuffle sees every lane's value
+extern "C" __global__ void call_then_shuffle(const unsigned *x, unsigned *out)
+{
+    unsigned t = threadIdx.x, v = x[t];
+    if (v % 3 == 0) v = collatz_steps(v);
+    out[t] = __shfl_xor_sync(0xffffffffu, v, 1) * 1000u + v;
+}

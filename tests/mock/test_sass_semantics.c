@@ -445,6 +445,24 @@ Test(sass_semantics, a_call_while_other_lanes_wait_at_a_barrier)
     for (int t = 0; t < T; t++) cr_assert_eq(out[t], v[T - 1 - t] + v[t], "thread %d: got %u, want %u", t, out[t], v[T - 1 - t] + v[t]);
 }
 
+/* BSYNC waits for the lanes still in a called function (difftest seed
+ * 5040: the others went on, and a shuffle or uniform op after it ran once
+ * per group of lanes) */
+Test(sass_semantics, a_convergence_barrier_waits_for_lanes_in_a_call)
+{
+    hcq_program *p = load("call_then_shuffle");
+    enum { T = 64 };
+    unsigned x[T], out[T], v[T];
+    for (int t = 0; t < T; t++) x[t] = (unsigned)(t * 5 + 1);
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) v[t] = x[t] % 3 == 0 ? collatz_steps(x[t]) : x[t];
+    for (int t = 0; t < T; t++)
+        cr_assert_eq(out[t], v[t ^ 1] * 1000u + v[t], "thread %d: got %u, want %u", t, out[t], v[t ^ 1] * 1000u + v[t]);
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
