@@ -731,7 +731,11 @@ static int mufu(msass_op *o)
 
 /* FCHK P, a, b: whether a / b needs the slow path (ptxas's division checks
  * this before its Newton iteration): anything but two normal numbers of
- * moderate exponents goes there, which is always correct */
+ * moderate exponents goes there, which is always correct. A zero numerator
+ * too: the fast path's first quotient is FFMA q, r, a, RZ, whose +0 addend
+ * makes -0 / b a +0 (difftest seeds 5045, 5046, 5053), while the slow path
+ * keeps the sign IEEE division gives it (NVIDIA does not document FCHK's
+ * rule) */
 static int fchk(msass_op *o)
 {
     if (o->in->nops < 3) return -1;
@@ -740,7 +744,7 @@ static int fchk(msass_op *o)
     LANES(o, i) {
         int ea = (int)((a[i] >> 23) & 0xff), eb = (int)((b[i] >> 23) & 0xff);
         bool az = (a[i] & 0x7fffffff) == 0;
-        bool slow = eb == 0 || eb == 0xff || ea == 0xff || (ea == 0 && !az) || eb < 4 || eb > 250 ||
+        bool slow = eb == 0 || eb == 0xff || ea == 0xff || ea == 0 || eb < 4 || eb > 250 ||
                     (!az && (ea - eb > 120 || ea - eb < -120 || ea > 250 || ea < 4));
         r |= (uint32_t)slow << i;
     }

@@ -251,3 +251,10 @@ extern "C" __global__ void call_then_shuffle(const unsigned *x, unsigned *out)
     if (v % 3 == 0) v = collatz_steps(v);
     out[t] = __shfl_xor_sync(0xffffffffu, v, 1) * 1000u + v;
 }
+
+// IEEE single division (MUFU.RCP, FCHK, FFMA, the slow-path call): signed
+// zeros, and quotients at the ends of the range
+extern "C" __global__ void fdiv32(const float *n, const float *d, float *q)
+{
+    q[threadIdx.x] = n[threadIdx.x] / d[threadIdx.x];
+}

@@ -463,6 +463,31 @@ Test(sass_semantics, a_convergence_barrier_waits_for_lanes_in_a_call)
         cr_assert_eq(out[t], v[t ^ 1] * 1000u + v[t], "thread %d: got %u, want %u", t, out[t], v[t ^ 1] * 1000u + v[t]);
 }
 
+/* single division bit for bit against the host's IEEE division (difftest
+ * seeds 5045, 5046, 5053: -0 / x gave +0) */
+Test(sass_semantics, single_division_keeps_signed_zeros)
+{
+    hcq_program *p = load("fdiv32");
+    enum { T = 32 };
+    static const float n[T] = {-0.0f, 0.0f, -0.0f, 0.0f, 1.0f, -1.0f, 3.0f, 0x1p-149f, 0x1.fffffep127f, 1e-30f, -5.0f, 7.0f,
+                               -0.0f, 0x1p-126f, 2.0f, -2.0f, 1.0f, 6.0f, -0.0f, 1.5f, 0x1p100f, 0x1p-100f, 9.0f, -9.0f,
+                               1.0f, -1.0f, 0.0f, 10.0f, 0.1f, -0.1f, 100.0f, 1e30f};
+    static const float d[T] = {3.0f, -3.0f, -7.5f, 0.25f, 3.0f, 7.0f, 0x1p-149f, 3.0f, 0.5f, 1e30f, -0.0f, 0.0f,
+                               INFINITY, 3.0f, 0x1p127f, 0x1.fffffep127f, -INFINITY, 1e-38f, 1e-38f, -0.0f, 0x1p-100f,
+                               0x1p100f, 3.0f, 3.0f, 49.0f, 10.0f, NAN, 3.0f, 3.0f, 7.0f, 0.3f, 1e-10f};
+    float q[T];
+    hcq_buffer *bn = t_buffer_from(dev, n, sizeof n), *bd = t_buffer_from(dev, d, sizeof d),
+               *bq = T_NONNULL(hcq_buffer_alloc(dev, sizeof q, HCQ_MEM_DEVICE));
+    hcq_arg args[3] = {hcq_arg_buffer(bn), hcq_arg_buffer(bd), hcq_arg_buffer(bq)};
+    T_OK(hcq_launch(p, args, 3, hcq_dims_1d(1, T)));
+    t_read(bq, q, sizeof q);
+    for (int t = 0; t < T; t++) {
+        float want = n[t] / d[t];
+        if (isnan(want)) cr_assert(isnan(q[t]), "%a / %a: got %a, want NaN", n[t], d[t], q[t]);
+        else cr_assert(!memcmp(&q[t], &want, 4), "%a / %a: got %a, want %a", n[t], d[t], q[t], want);
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
