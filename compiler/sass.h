@@ -29,7 +29,7 @@
 
 /* bump when the decoded form or its parse changes: old cache entries are
  * then ignored */
-#define SASS_DECODER_VERSION 6u
+#define SASS_DECODER_VERSION 7u
 
 /* ** opcodes the executor knows; everything else decodes as SASS_OP_UNKNOWN
  * and is an illegal instruction when executed (never a silent no-op) */
@@ -83,7 +83,7 @@ enum {
     SASS_K_CBANK, /* c[reg][imm]; reg2 / SASS_F_IDX_*: an index register */
     SASS_K_MEM,   /* [reg(.64) + UR reg2 + imm]; SASS_F_BASE_UR: reg is a UR */
     SASS_K_SR,    /* special register SASS_SR_* */
-    SASS_K_PR,    /* PR: all predicates as bits */
+    SASS_K_PR,    /* PR: all predicates as bits (reg 0), UPR: the uniform ones (reg 1) */
     SASS_K_TARGET /* a code address (bytes); the decoder turns it into an index in imm */
 };
 enum {

@@ -72,6 +72,11 @@ static size_t reg_name(const char *s, const char *end, uint8_t *kind, uint32_t *
     const char *p = s;
     uint8_t k;
     uint32_t zero;
+    if (n >= 3 && !strncmp(p, "UPR", 3) && (n == 3 || !isalnum((unsigned char)p[3]))) {
+        *kind = SASS_K_PR; /* UPR: the uniform predicates as bits (reg 1) */
+        *reg = 1;
+        return 3;
+    }
     if (n >= 2 && !strncmp(p, "UR", 2)) k = SASS_K_UR, p += 2, zero = 63;
     else if (n >= 2 && !strncmp(p, "UP", 2)) k = SASS_K_UP, p += 2, zero = 7;
     else if (n >= 2 && !strncmp(p, "PR", 2) && (n == 2 || !isalnum((unsigned char)p[2]))) {

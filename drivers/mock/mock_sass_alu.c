@@ -1143,14 +1143,16 @@ static int r2p_p2r(msass_op *o)
         }
         return 0;
     }
-    /* P2R d, PR, a, mask */
-    if (in->nops < 4) return -1;
+    /* P2R d, PR, a, mask; UP2UR d, UPR, a, mask: the same from the uniform predicates, once for the warp */
+    if (in->nops < 4 || in->o[1].kind != SASS_K_PR || in->o[1].reg != (in->op == SASS_OP_UP2UR)) return -1;
     const uint32_t *a = msass_src_row(o, 2, 0), *m = msass_src_row(o, 3, 1);
     uint32_t shift = in->o[2].sel >= SASS_SEL_B0 && in->o[2].sel <= SASS_SEL_B3 ? 8 * (in->o[2].sel - SASS_SEL_B0) : 0;
     uint32_t *d = msass_dst(o, 0);
     LANES(o, i) {
         uint32_t p = 0;
-        for (uint32_t k = 0; k < 7; k++) p |= ((o->w->p[k] >> i) & 1) << k;
+        if (in->op == SASS_OP_UP2UR) p = o->w->up & 0x7f;
+        else
+            for (uint32_t k = 0; k < 7; k++) p |= ((o->w->p[k] >> i) & 1) << k;
         uint32_t mask = (m[i] & 0x7f) << shift;
         d[i] = (a[i] & ~mask) | ((p << shift) & mask);
     }
@@ -1253,7 +1255,7 @@ int msass_alu(msass_op *o)
     case SASS_OP_I2IP: return convert(o);
     case SASS_OP_F2FP: return f2fp(o);
     case SASS_OP_S2R: case SASS_OP_S2UR: case SASS_OP_CS2R: return sreg(o);
-    case SASS_OP_R2P: case SASS_OP_P2R: return r2p_p2r(o);
+    case SASS_OP_R2P: case SASS_OP_P2R: case SASS_OP_UP2UR: return r2p_p2r(o);
     default: return -1;
     }
 }

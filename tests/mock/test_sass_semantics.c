@@ -614,6 +614,12 @@ Test(sass_semantics, the_decoder_reads_nan_immediates_from_the_code)
     cr_assert_eq(p->insns[1].o[2].imm, 0x7ff8000100000000ull, "a double op's immediate is the high word");
     cr_assert_eq(p->insns[2].o[2].imm, 0x3fc00000u, "a number is read from the text");
     sass_prog_free(p);
+    /* UPR, the uniform predicates as bits (difftest seed 6017: UP2UR was an illegal instruction) */
+    T_OK(sass_parse("        /*0000*/                   UP2UR UR17, UPR, URZ, 0x2 ;\n", 90, 1, NULL, &p));
+    cr_assert_eq(p->insns[0].op, SASS_OP_UP2UR);
+    cr_assert_eq(p->insns[0].o[1].kind, SASS_K_PR);
+    cr_assert_eq(p->insns[0].o[1].reg, 1, "UPR, not PR");
+    sass_prog_free(p);
     T_OK(sass_parse(nan_text, 90, 3, NULL, &p));
     cr_assert_eq(p->insns[0].o[2].imm, 0xffc00000u, "without the code: the canonical NaN, negated");
     sass_prog_free(p);
