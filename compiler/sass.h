@@ -29,7 +29,7 @@
 
 /* bump when the decoded form or its parse changes: old cache entries are
  * then ignored */
-#define SASS_DECODER_VERSION 7u
+#define SASS_DECODER_VERSION 8u
 
 /* ** opcodes the executor knows; everything else decodes as SASS_OP_UNKNOWN
  * and is an illegal instruction when executed (never a silent no-op) */
@@ -64,7 +64,8 @@ typedef enum sass_opcode { SASS_OPCODES(SASS_OP_ENUM) SASS_OP_COUNT } sass_opcod
     _(SYS) _(SM) _(CTA) _(CONSTANT) _(EF) _(EL) _(LU) _(EU) _(NA) _(SC) _(VC) _(CLEAR) _(PACK_AB) _(MMA)         \
     _(EX2) _(LG2) _(RCP) _(RSQ) _(SIN) _(COS) _(SQRT) _(TANH) _(RCP64H) _(RSQ64H) _(FMZ) _(BF16_V2) _(H1_H1)      \
     _(ALIGN) _(PRIVATE) _(ZD) _(INVALL) _(IVALL) _(GEN) _(LDGSTS) _(VIEW) _(ASYNC) _(S) _(B1) _(IVAL)            \
-    _(D2) _(D4) _(M8) _(M4) _(M2) _(RELU) _(V2) _(NODEP) _(FMA) _(SH) _(BRX) _(CONV) _(MMIO) _(MATCH) _(NOT) _(BF) _(RESULT) _(S16x2) _(U16x2)
+    _(D2) _(D4) _(M8) _(M4) _(M2) _(RELU) _(V2) _(NODEP) _(FMA) _(SH) _(BRX) _(CONV) _(MMIO) _(MATCH) _(NOT) _(BF) _(RESULT)    \
+    _(S16x2) _(U16x2) _(16x2)
 
 #define SASS_MOD_ENUM(n) SASS_M_##n,
 typedef enum sass_mod { SASS_MODS(SASS_MOD_ENUM) SASS_MOD_COUNT } sass_mod;

@@ -481,11 +481,36 @@ static int isetp(msass_op *o)
     return 0;
 }
 
+/* DSETP.MAX/.MIN P, Q, a, b, Pc: ptxas's max.f64/min.f64 on sm_90 (then
+ * FSEL/SEL pick a's words where P, b's elsewhere, and where Q set b's quiet
+ * bit): P whether the result is a, Q whether both are NaN (PTX ISA: a NaN
+ * operand gives the other; two NaNs give a NaN). Read off ptxas's
+ * sequences; not documented by NVIDIA. */
+static int dsetp_minmax(msass_op *o)
+{
+    const sass_insn *in = o->in;
+    if (in->nops < 5 || ((in->o[2].flags | in->o[3].flags) & (SASS_F_NEG | SASS_F_ABS))) return -1;
+    bool mn = sass_has(in, SASS_M_MIN);
+    const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1);
+    const uint32_t *ah = msass_src_hi(o, 2, 2), *bh = msass_src_hi(o, 3, 3);
+    uint32_t c = msass_pred(o, 4), pa = 0, pn = 0;
+    LANES(o, i) {
+        uint64_t xa = (uint64_t)ah[i] << 32 | a[i], xb = (uint64_t)bh[i] << 32 | b[i];
+        double x = f64(xa), y = f64(xb), r = mn ? fmin(x, y) : fmax(x, y);
+        pa |= (uint32_t)(!isnan(x) && bits64(r) == xa) << i;
+        pn |= (uint32_t)(isnan(x) && isnan(y)) << i;
+    }
+    msass_pred_set(o, 0, bop(in, pa, c));
+    msass_pred_set(o, 1, bop(in, pn, c));
+    return 0;
+}
+
 static int fsetp(msass_op *o, bool dbl, bool set)
 {
     const sass_insn *in = o->in;
     unsigned s = set ? 1 : 2;
     if (in->nops < s + 3) return -1;
+    if (dbl && !set && (sass_has(in, SASS_M_MIN) || sass_has(in, SASS_M_MAX))) return dsetp_minmax(o);
     int cmp = cmp_of(in);
     if (cmp < 0) return -1;
     const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1);
@@ -1195,6 +1220,7 @@ int msass_alu(msass_op *o)
     /* paired 16-bit integer ops: only the min/max ones are implemented */
     if ((sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2)) && in->op != SASS_OP_VIMNMX && in->op != SASS_OP_VIMNMX3)
         return -1;
+    if (sass_has(in, SASS_M_16x2) && in->op != SASS_OP_VIADD) return -1;
     switch (in->op) {
     case SASS_OP_SHL: case SASS_OP_SHR: case SASS_OP_USHL: case SASS_OP_USHR: return shift(o);
     case SASS_OP_B2R: return b2r(o);
@@ -1223,6 +1249,11 @@ int msass_alu(msass_op *o)
         if (in->nops < 3) return -1;
         const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
         uint32_t *d = msass_dst(o, 0);
+        if (sass_has(in, SASS_M_16x2)) { /* PTX add.u16x2/.s16x2 (sm_90): each 16-bit half on its own, wrapping */
+            if (in->op != SASS_OP_VIADD || ((in->o[1].flags | in->o[2].flags) & (SASS_F_NEG | SASS_F_NOT))) return -1;
+            LANES(o, i) d[i] = ((a[i] & 0xffff0000u) + (b[i] & 0xffff0000u)) | ((a[i] + b[i]) & 0xffffu);
+            return 0;
+        }
         LANES(o, i) {
             uint32_t p = 0, x = ineg(&in->o[1], a[i], &p), y = ineg(&in->o[2], b[i], &p);
             d[i] = x + y + p;

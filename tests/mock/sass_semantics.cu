@@ -258,3 +258,14 @@ extern "C" __global__ void fdiv32(const float *n, const float *d, float *q)
 {
     q[threadIdx.x] = n[threadIdx.x] / d[threadIdx.x];
 }
+
+// packed 16-bit add (sm_90: VIADD.16x2) and double min/max (sm_90:
+// DSETP.MAX/.MIN choosing the words, quieting two NaNs)
+extern "C" __global__ void add16x2_minmax64(const unsigned *a, const double *x, unsigned *o, double *m)
+{
+    int t = threadIdx.x;
+    o[t] = __vadd2(a[t], a[t + 32]);
+    m[3 * t] = fmax(x[t], x[t + 32]);
+    m[3 * t + 1] = fmin(x[t], x[t + 32]);
+    m[3 * t + 2] = fmax(x[t], -2.5);
+}

@@ -488,6 +488,40 @@ Test(sass_semantics, single_division_keeps_signed_zeros)
     }
 }
 
+/* difftest seeds 5072 (VIADD.16x2) and 5078 (DSETP.MAX): illegal
+ * instructions; min/max of doubles with NaNs, zeros and infinities */
+Test(sass_semantics, packed_add_and_double_min_max)
+{
+    hcq_program *p = load("add16x2_minmax64");
+    enum { T = 32 };
+    unsigned a[2 * T], o[T];
+    double x[2 * T], m[3 * T];
+    static const double ev[] = {1.0, -1.0, NAN, -0.0, 0.0, INFINITY, -INFINITY, -2.5, -3.0, 1e300};
+    uint64_t s = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < 2 * T; i++) {
+        a[i] = (uint32_t)rnd(&s);
+        x[i] = i < T ? ev[i % 10] : ev[(i / 3) % 10];
+    }
+    a[0] = 0xffff8000u, a[T] = 0x00018000u; /* both halves wrap */
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bx = t_buffer_from(dev, x, sizeof x),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof o, HCQ_MEM_DEVICE)),
+               *bm = T_NONNULL(hcq_buffer_alloc(dev, sizeof m, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bx), hcq_arg_buffer(bo), hcq_arg_buffer(bm)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(1, T)));
+    t_read(bo, o, sizeof o);
+    t_read(bm, m, sizeof m);
+    for (int t = 0; t < T; t++) {
+        uint32_t want = ((a[t] >> 16) + (a[t + T] >> 16)) << 16 | ((a[t] + a[t + T]) & 0xffff);
+        cr_assert_eq(o[t], want, "thread %d: 0x%08x +16x2 0x%08x = 0x%08x, want 0x%08x", t, a[t], a[t + T], o[t], want);
+        double u = x[t], v = x[t + T];
+        double w[3] = {fmax(u, v), fmin(u, v), fmax(u, -2.5)};
+        for (int k = 0; k < 3; k++) {
+            if (isnan(w[k])) cr_assert(isnan(m[3 * t + k]), "thread %d op %d: %a, %a gave %a, want NaN", t, k, u, v, m[3 * t + k]);
+            else cr_assert(m[3 * t + k] == w[k], "thread %d op %d: %a, %a gave %a, want %a", t, k, u, v, m[3 * t + k], w[k]);
+        }
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
