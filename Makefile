@@ -285,7 +285,9 @@ hw-kit-check: hw-kit
 # The differential test at length (tests/diff/diff.h): random IR kernels on
 # the interpreter and every compiled engine, compared. KERNELS seeds from
 # SEED, or DIFF_SECONDS of them (0: no limit), in DIFF_JOBS processes, on
-# the engines DIFF_ENGINES names (comma-separated; default every one); a
+# the engines DIFF_ENGINES names (comma-separated; default every one: cpu,
+# cuda-twin, hip-twin, gfx1100-isa, gfx942-isa, gfx90a-isa, sm90-sass,
+# sm80-sass; the sass engines skip without nvdisasm); a
 # kernel cache of its own, removed afterwards. `make test` runs a fixed 40
 # (tests/unit/test_difftest.c).
 KERNELS ?= 3000

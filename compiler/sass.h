@@ -29,7 +29,7 @@
 
 /* bump when the decoded form or its parse changes: old cache entries are
  * then ignored */
-#define SASS_DECODER_VERSION 5u
+#define SASS_DECODER_VERSION 8u
 
 /* ** opcodes the executor knows; everything else decodes as SASS_OP_UNKNOWN
  * and is an illegal instruction when executed (never a silent no-op) */
@@ -64,7 +64,8 @@ typedef enum sass_opcode { SASS_OPCODES(SASS_OP_ENUM) SASS_OP_COUNT } sass_opcod
     _(SYS) _(SM) _(CTA) _(CONSTANT) _(EF) _(EL) _(LU) _(EU) _(NA) _(SC) _(VC) _(CLEAR) _(PACK_AB) _(MMA)         \
     _(EX2) _(LG2) _(RCP) _(RSQ) _(SIN) _(COS) _(SQRT) _(TANH) _(RCP64H) _(RSQ64H) _(FMZ) _(BF16_V2) _(H1_H1)      \
     _(ALIGN) _(PRIVATE) _(ZD) _(INVALL) _(IVALL) _(GEN) _(LDGSTS) _(VIEW) _(ASYNC) _(S) _(B1) _(IVAL)            \
-    _(D2) _(D4) _(M8) _(M4) _(M2) _(RELU) _(V2) _(NODEP) _(FMA) _(SH) _(BRX) _(CONV) _(MMIO) _(MATCH) _(NOT) _(BF) _(RESULT) _(S16x2) _(U16x2)
+    _(D2) _(D4) _(M8) _(M4) _(M2) _(RELU) _(V2) _(NODEP) _(FMA) _(SH) _(BRX) _(CONV) _(MMIO) _(MATCH) _(NOT) _(BF) _(RESULT)    \
+    _(S16x2) _(U16x2) _(16x2)
 
 #define SASS_MOD_ENUM(n) SASS_M_##n,
 typedef enum sass_mod { SASS_MODS(SASS_MOD_ENUM) SASS_MOD_COUNT } sass_mod;
@@ -83,7 +84,7 @@ enum {
     SASS_K_CBANK, /* c[reg][imm]; reg2 / SASS_F_IDX_*: an index register */
     SASS_K_MEM,   /* [reg(.64) + UR reg2 + imm]; SASS_F_BASE_UR: reg is a UR */
     SASS_K_SR,    /* special register SASS_SR_* */
-    SASS_K_PR,    /* PR: all predicates as bits */
+    SASS_K_PR,    /* PR: all predicates as bits (reg 0), UPR: the uniform ones (reg 1) */
     SASS_K_TARGET /* a code address (bytes); the decoder turns it into an index in imm */
 };
 enum {
@@ -156,9 +157,11 @@ typedef struct sass_prog {
 
 /* The program as nvdisasm's raw-mode text `text` says (one line per
  * instruction, "/\*0040*\/ @!P0 BRA 0x70 ;"), code of `ninsns` instructions
- * (instructions the text lacks are SASS_OP_UNKNOWN). HCQ_EFORMAT naming
- * the line when the text cannot be read. */
-hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, sass_prog **out);
+ * (instructions the text lacks are SASS_OP_UNKNOWN), whose bytes are
+ * `code` (16 per instruction; NULL: not known, then NaN immediates, which
+ * the text prints without their bits, read as the canonical NaN).
+ * HCQ_EFORMAT naming the line when the text cannot be read. */
+hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, const void *code, sass_prog **out);
 void sass_prog_free(sass_prog *p);
 /* The program of the code bytes [code, code + size) for sm: from this
  * process's table, else the kernel cache, else decoded by nvdisasm (then

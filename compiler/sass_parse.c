@@ -72,6 +72,11 @@ static size_t reg_name(const char *s, const char *end, uint8_t *kind, uint32_t *
     const char *p = s;
     uint8_t k;
     uint32_t zero;
+    if (n >= 3 && !strncmp(p, "UPR", 3) && (n == 3 || !isalnum((unsigned char)p[3]))) {
+        *kind = SASS_K_PR; /* UPR: the uniform predicates as bits (reg 1) */
+        *reg = 1;
+        return 3;
+    }
     if (n >= 2 && !strncmp(p, "UR", 2)) k = SASS_K_UR, p += 2, zero = 63;
     else if (n >= 2 && !strncmp(p, "UP", 2)) k = SASS_K_UP, p += 2, zero = 7;
     else if (n >= 2 && !strncmp(p, "PR", 2) && (n == 2 || !isalnum((unsigned char)p[2]))) {
@@ -312,8 +317,17 @@ static uint16_t f32_to_f16(float f)
 
 /* immediates as the op reads them: f32 bits for single-precision ops, the
  * double's bits (or its high word) for double ops, two packed halves for
- * the paired-half ops */
-static void finish_imms(sass_insn *in)
+ * the paired-half ops.
+ * nvdisasm prints every NaN immediate as "QNAN" (sign aside), losing its
+ * payload, and ptxas uses NaN patterns as plain bits: libdevice's log2(0)
+ * ends in `FSEL R5, R3, -QNAN, P0` whose immediate is 0xfff00000, the high
+ * word of -inf. So a NaN immediate is read from the instruction word
+ * itself (`raw`, its low 64 bits; NULL: none): on sm_70 and later an
+ * ALU op's 32-bit immediate is bits 32..63 (for a double op the high word
+ * of the double, for the paired-half ops both halves), as nvdisasm -hex
+ * shows (`FSEL R5, R3, -QNAN , P0 ; 0xfff0000003057808`); the layout is
+ * not documented by NVIDIA, so this one rule is used only for NaNs. */
+static void finish_imms(sass_insn *in, const uint64_t *raw)
 {
     int op = in->op;
     bool half2 = op == SASS_OP_HADD2 || op == SASS_OP_HMUL2 || op == SASS_OP_HFMA2 || op == SASS_OP_HSETP2 ||
@@ -326,17 +340,21 @@ static void finish_imms(sass_insn *in)
         if (o->kind != SASS_K_IMM || !(o->flags & SASS_F_FLOAT)) continue;
         double d;
         memcpy(&d, &o->imm, 8);
+        bool nan_imm = raw && isnan(d);
         if (half2 && i + 1 < in->nops && in->o[i + 1].kind == SASS_K_IMM && (in->o[i + 1].flags & SASS_F_FLOAT)) {
             double d2;
             memcpy(&d2, &in->o[i + 1].imm, 8);
             /* nvdisasm prints the high half first: "0, 5.9604644775390625e-08" is 0x00000001 */
             o->imm = (uint64_t)f32_to_f16((float)d2) | (uint64_t)f32_to_f16((float)d) << 16;
+            if (raw && (isnan(d) || isnan(d2))) o->imm = *raw >> 32;
             o->flags &= (uint8_t)~SASS_F_FLOAT;
             memmove(&in->o[i + 1], &in->o[i + 2], (in->nops - i - 2) * sizeof *o);
             in->nops--;
             continue;
         }
-        if (dbl) {
+        if (nan_imm) {
+            o->imm = dbl ? *raw >> 32 << 32 : *raw >> 32;
+        } else if (dbl) {
             memcpy(&o->imm, &d, 8);
         } else if (hi64) {
             uint64_t b;
@@ -395,7 +413,7 @@ static unsigned split(const char *s, const char *end, const char **b, const char
 }
 
 /* one instruction's text (after the offset comment, without ';') */
-static void parse_insn(const char *s, const char *end, sass_insn *in)
+static void parse_insn(const char *s, const char *end, const uint64_t *raw, sass_insn *in)
 {
     memset(in, 0, sizeof *in);
     in->guard = 7;
@@ -444,10 +462,10 @@ static void parse_insn(const char *s, const char *end, sass_insn *in)
     }
     in->nops = (uint8_t)n;
     in->op = (uint16_t)op;
-    finish_imms(in);
+    finish_imms(in, raw);
 }
 
-hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, sass_prog **out)
+hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, const void *code, sass_prog **out)
 {
     sass_prog *p = calloc(1, sizeof *p);
     size_t cap = 4096;
@@ -489,7 +507,9 @@ hcq_status sass_parse(const char *text, uint32_t sm, uint32_t ninsns, sass_prog 
         while (s < ie && isspace((unsigned char)*s)) s++;
         while (ie > s && isspace((unsigned char)ie[-1])) ie--;
         sass_insn *in = &p->insns[off / 16];
-        parse_insn(s, ie, in);
+        uint64_t word;
+        if (code) memcpy(&word, (const uint8_t *)code + off, 8);
+        parse_insn(s, ie, code ? &word : NULL, in);
         size_t len = (size_t)(ie - s);
         if (used + len + 1 > cap) {
             while (used + len + 1 > cap) cap *= 2;

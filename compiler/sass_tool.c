@@ -250,7 +250,7 @@ static hcq_status decode_text(const void *code, size_t size, uint32_t sm, const 
         free(text);
         return s;
     }
-    s = sass_parse(text, sm, (uint32_t)(size / 16), out);
+    s = sass_parse(text, sm, (uint32_t)(size / 16), code, out);
     free(text);
     return s;
 }
@@ -358,7 +358,7 @@ hcq_status sass_decode_extent(const void *code, size_t avail, uint32_t sm, const
             return s;
         }
         sass_prog *p = NULL;
-        s = sass_parse(text, sm, (uint32_t)(n / 16), &p);
+        s = sass_parse(text, sm, (uint32_t)(n / 16), code, &p);
         free(text);
         if (s) return s;
         uint32_t end = extent_of(p);

@@ -17,6 +17,8 @@
  * executor returns the correctly rounded value, within those bounds. */
 #include "drivers/mock/mock_amd_isa.h"
 
+#include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -204,8 +206,15 @@ static double div_scale_f64(double s0, double s1, double s2, bool *vcc)
     }
     if (d1) return ldexp(s0, 128);
     if (inv_denorm && q_denorm) {
+        /* The guides' pseudocode says ldexp(S0, 128) here, which cannot be
+         * what the hardware does: a denominator whose reciprocal is
+         * subnormal is above 2^1022, so that overflows to inf and 1/DBL_MAX
+         * would be inf (difftest seeds 1795804521, 1795804502); and
+         * V_DIV_FMAS then scales a quotient below 2 by 2^-128, which only
+         * undoes a denominator scaled down. So the denominator is scaled by
+         * 2^-128, as the next case scales both. */
         *vcc = true;
-        return s0 == s1 ? ldexp(s0, 128) : s0;
+        return s0 == s1 ? ldexp(s0, -128) : s0;
     }
     if (inv_denorm) return ldexp(s0, -128);
     if (q_denorm) {
@@ -215,6 +224,40 @@ static double div_scale_f64(double s0, double s1, double s2, bool *vcc)
     if (fexp64(b2) <= 53) return ldexp(s0, 128);
     return s0;
 }
+/* V_DIV_FMAS's scaled fused multiply-add, 2^e * (a * b + c) rounded once
+ * (to f64 or f32: mant 53 or 24). A quotient scaled down (e < 0) may land
+ * among the subnormals, where rounding a*b+c to the format first and then
+ * again at the scaling would round twice. So a*b+c is rounded to odd in
+ * long double (64 bits: x87 extended; fmal is exact before its one
+ * rounding, and round-to-odd to p >= mant + 2 bits then rounding to mant
+ * bits is the correctly rounded result), scaled there (its exponent range
+ * holds any result) and rounded once to the format. */
+static long double fma_scaled(double a, double b, double c, int e, bool f32)
+{
+#if LDBL_MANT_DIG >= 64
+    if (e < 0 && isfinite(a) && isfinite(b) && isfinite(c)) {
+        fenv_t env;
+        feholdexcept(&env);
+        fesetround(FE_TOWARDZERO);
+        volatile long double r = fmal(a, b, c);
+        bool inexact = fetestexcept(FE_INEXACT);
+        fesetenv(&env);
+        long double t = r;
+        if (inexact && t != 0) { /* round to odd: set the last of the 64 bits */
+            int ex;
+            long double m = frexpl(t, &ex); /* |m| in [0.5, 1): 64 bits below the point */
+            long double units = ldexpl(m, 64);
+            if (fmodl(units, 2.0L) == 0) units += units < 0 ? -1.0L : 1.0L;
+            t = ldexpl(units, ex - 64);
+        }
+        (void)f32;
+        return ldexpl(t, e);
+    }
+#endif
+    (void)f32;
+    return f32 ? (long double)ldexpf(fmaf((float)a, (float)b, (float)c), e) : (long double)ldexp(fma(a, b, c), e);
+}
+
 /* V_DIV_FIXUP: S0 the quotient, S1 the denominator, S2 the numerator */
 static float div_fixup_f32(float s0, float s1, float s2)
 {
@@ -858,7 +901,7 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
         uint64_t vcc = mai_sreg64(w, AMDI_SREG_VCC);
         LANES {
             double r = fma(ud(A[l]), ud(B[l]), ud(C[l]));
-            if (vcc >> l & 1) r = fexp64(C[l]) > 1023 ? ldexp(r, 128) : ldexp(r, -128);
+            if (vcc >> l & 1) r = (double)fma_scaled(ud(A[l]), ud(B[l]), ud(C[l]), fexp64(C[l]) > 1023 ? 128 : -128, false);
             o->r[l] = du(r);
         }
         break;
@@ -903,7 +946,7 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
         uint64_t vcc = mai_sreg64(w, AMDI_SREG_VCC);
         LANES {
             float r = fmaf(uf(A[l]), uf(B[l]), uf(C[l]));
-            if (vcc >> l & 1) r = fexp32(C[l]) > 127 ? ldexpf(r, 64) : ldexpf(r, -64);
+            if (vcc >> l & 1) r = (float)fma_scaled(uf(A[l]), uf(B[l]), uf(C[l]), fexp32(C[l]) > 127 ? 64 : -64, true);
             o->r[l] = fu(r);
         }
         break;

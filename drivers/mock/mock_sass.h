@@ -82,6 +82,7 @@ typedef struct msass_warp {
     uint32_t pc[32];     /* per lane: instruction index (while diverged; see cur) */
     uint32_t live;       /* lanes that exist and have not exited */
     uint32_t waiting;    /* lanes at a CTA barrier */
+    uint32_t blocked;    /* lanes at a BSYNC waiting for the rest of its convergence barrier (pc[] is the BSYNC) */
     uint32_t bmask[16];  /* convergence barriers B0..B15 (BSSY) */
     uint32_t warp_id, first_thread;
     uint32_t bar_id;     /* the barrier its waiting lanes wait at */

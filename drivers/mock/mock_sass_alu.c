@@ -481,11 +481,36 @@ static int isetp(msass_op *o)
     return 0;
 }
 
+/* DSETP.MAX/.MIN P, Q, a, b, Pc: ptxas's max.f64/min.f64 on sm_90 (then
+ * FSEL/SEL pick a's words where P, b's elsewhere, and where Q set b's quiet
+ * bit): P whether the result is a, Q whether both are NaN (PTX ISA: a NaN
+ * operand gives the other; two NaNs give a NaN). Read off ptxas's
+ * sequences; not documented by NVIDIA. */
+static int dsetp_minmax(msass_op *o)
+{
+    const sass_insn *in = o->in;
+    if (in->nops < 5 || ((in->o[2].flags | in->o[3].flags) & (SASS_F_NEG | SASS_F_ABS))) return -1;
+    bool mn = sass_has(in, SASS_M_MIN);
+    const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1);
+    const uint32_t *ah = msass_src_hi(o, 2, 2), *bh = msass_src_hi(o, 3, 3);
+    uint32_t c = msass_pred(o, 4), pa = 0, pn = 0;
+    LANES(o, i) {
+        uint64_t xa = (uint64_t)ah[i] << 32 | a[i], xb = (uint64_t)bh[i] << 32 | b[i];
+        double x = f64(xa), y = f64(xb), r = mn ? fmin(x, y) : fmax(x, y);
+        pa |= (uint32_t)(!isnan(x) && bits64(r) == xa) << i;
+        pn |= (uint32_t)(isnan(x) && isnan(y)) << i;
+    }
+    msass_pred_set(o, 0, bop(in, pa, c));
+    msass_pred_set(o, 1, bop(in, pn, c));
+    return 0;
+}
+
 static int fsetp(msass_op *o, bool dbl, bool set)
 {
     const sass_insn *in = o->in;
     unsigned s = set ? 1 : 2;
     if (in->nops < s + 3) return -1;
+    if (dbl && !set && (sass_has(in, SASS_M_MIN) || sass_has(in, SASS_M_MAX))) return dsetp_minmax(o);
     int cmp = cmp_of(in);
     if (cmp < 0) return -1;
     const uint32_t *a = msass_src_row(o, s, 0), *b = msass_src_row(o, s + 1, 1);
@@ -517,20 +542,22 @@ static int fsetp(msass_op *o, bool dbl, bool set)
     return 0;
 }
 
-/* min or max of each 16-bit half (VIMNMX{,3}.S16x2 / .U16x2: PTX's
- * min/max.s16x2 and .u16x2, sm_90) */
-static uint32_t minmax16x2(uint32_t x, uint32_t y, bool sgn, bool mn)
+/* min or max of the two signed or unsigned 16-bit halves of x and y,
+ * each half on its own (PTX ISA min/max .s16x2/.u16x2, sm_90: what
+ * VIMNMX.S16x2/.U16x2 runs); relu: a negative half becomes 0 (min.relu,
+ * max.relu, signed only) */
+static uint32_t minmax16x2(uint32_t x, uint32_t y, bool mn, bool uns, bool relu)
 {
     uint32_t r = 0;
     for (int h = 0; h < 32; h += 16) {
-        uint32_t u = (x >> h) & 0xffff, v = (y >> h) & 0xffff, w;
-        if (sgn) {
-            int16_t su = (int16_t)u, sv = (int16_t)v;
-            w = (uint16_t)(mn ? BASE_MIN(su, sv) : BASE_MAX(su, sv));
-        } else {
-            w = mn ? BASE_MIN(u, v) : BASE_MAX(u, v);
+        uint32_t a = x >> h & 0xffff, b = y >> h & 0xffff, v;
+        if (uns) v = mn ? BASE_MIN(a, b) : BASE_MAX(a, b);
+        else {
+            int32_t sa = (int16_t)a, sb = (int16_t)b, sv = mn ? BASE_MIN(sa, sb) : BASE_MAX(sa, sb);
+            if (relu && sv < 0) sv = 0;
+            v = (uint32_t)sv & 0xffff;
         }
-        r |= w << h;
+        r |= v << h;
     }
     return r;
 }
@@ -543,9 +570,11 @@ static int minmax(msass_op *o)
     if (in->nops < 1 + nsrc + 1) return -1;
     const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1), *c = nsrc == 3 ? msass_src_row(o, 3, 2) : NULL;
     uint32_t pmin = msass_pred(o, 1 + nsrc), *d = msass_dst(o, 0);
-    bool uns = sass_has(in, SASS_M_U32);
-    bool fl = op == SASS_OP_FMNMX;
     bool x2 = sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2);
+    bool uns = sass_has(in, SASS_M_U32) || sass_has(in, SASS_M_U16x2), relu = sass_has(in, SASS_M_RELU);
+    bool fl = op == SASS_OP_FMNMX;
+    /* packed halves: VIMNMX and VIMNMX3 (the PTX ISA's three-input min/max:
+     * min(min(a, b), c) per half) */
     if (x2 && op != SASS_OP_VIMNMX && op != SASS_OP_VIMNMX3) return -1;
     LANES(o, i) {
         bool mn = (pmin >> i) & 1;
@@ -556,24 +585,24 @@ static int minmax(msass_op *o)
             continue;
         }
         uint32_t x = a[i], y = b[i], p = 0;
+        if (x2) {
+            d[i] = op == SASS_OP_VIMNMX3 ? minmax16x2(minmax16x2(x, y, mn, uns, false), c[i], mn, uns, relu)
+                                         : minmax16x2(x, y, mn, uns, relu);
+            continue;
+        }
         if (op == SASS_OP_VIADDMNMX) { /* min/max(a + b, c) */
             uint32_t xa = ineg(&in->o[1], a[i], &p), xb = ineg(&in->o[2], b[i], &p);
             x = xa + xb + p;
             y = c[i];
         }
         uint32_t r;
-        if (x2) {
-            r = minmax16x2(x, y, !sass_has(in, SASS_M_U16x2), mn);
-            if (op == SASS_OP_VIMNMX3) r = minmax16x2(r, c[i], !sass_has(in, SASS_M_U16x2), mn);
-            d[i] = r;
-            continue;
-        }
         if (uns) r = mn ? BASE_MIN(x, y) : BASE_MAX(x, y);
         else r = (uint32_t)(mn ? BASE_MIN((int32_t)x, (int32_t)y) : BASE_MAX((int32_t)x, (int32_t)y));
         if (op == SASS_OP_VIMNMX3) {
             if (uns) r = mn ? BASE_MIN(r, c[i]) : BASE_MAX(r, c[i]);
             else r = (uint32_t)(mn ? BASE_MIN((int32_t)r, (int32_t)c[i]) : BASE_MAX((int32_t)r, (int32_t)c[i]));
         }
+        if (relu && !uns && (int32_t)r < 0) r = 0; /* PTX min.relu/max.relu .s32: a negative result is 0 */
         d[i] = r;
     }
     return 0;
@@ -727,7 +756,11 @@ static int mufu(msass_op *o)
 
 /* FCHK P, a, b: whether a / b needs the slow path (ptxas's division checks
  * this before its Newton iteration): anything but two normal numbers of
- * moderate exponents goes there, which is always correct */
+ * moderate exponents goes there, which is always correct. A zero numerator
+ * too: the fast path's first quotient is FFMA q, r, a, RZ, whose +0 addend
+ * makes -0 / b a +0 (difftest seeds 5045, 5046, 5053), while the slow path
+ * keeps the sign IEEE division gives it (NVIDIA does not document FCHK's
+ * rule) */
 static int fchk(msass_op *o)
 {
     if (o->in->nops < 3) return -1;
@@ -736,7 +769,7 @@ static int fchk(msass_op *o)
     LANES(o, i) {
         int ea = (int)((a[i] >> 23) & 0xff), eb = (int)((b[i] >> 23) & 0xff);
         bool az = (a[i] & 0x7fffffff) == 0;
-        bool slow = eb == 0 || eb == 0xff || ea == 0xff || (ea == 0 && !az) || eb < 4 || eb > 250 ||
+        bool slow = eb == 0 || eb == 0xff || ea == 0xff || ea == 0 || eb < 4 || eb > 250 ||
                     (!az && (ea - eb > 120 || ea - eb < -120 || ea > 250 || ea < 4));
         r |= (uint32_t)slow << i;
     }
@@ -1135,14 +1168,16 @@ static int r2p_p2r(msass_op *o)
         }
         return 0;
     }
-    /* P2R d, PR, a, mask */
-    if (in->nops < 4) return -1;
+    /* P2R d, PR, a, mask; UP2UR d, UPR, a, mask: the same from the uniform predicates, once for the warp */
+    if (in->nops < 4 || in->o[1].kind != SASS_K_PR || in->o[1].reg != (in->op == SASS_OP_UP2UR)) return -1;
     const uint32_t *a = msass_src_row(o, 2, 0), *m = msass_src_row(o, 3, 1);
     uint32_t shift = in->o[2].sel >= SASS_SEL_B0 && in->o[2].sel <= SASS_SEL_B3 ? 8 * (in->o[2].sel - SASS_SEL_B0) : 0;
     uint32_t *d = msass_dst(o, 0);
     LANES(o, i) {
         uint32_t p = 0;
-        for (uint32_t k = 0; k < 7; k++) p |= ((o->w->p[k] >> i) & 1) << k;
+        if (in->op == SASS_OP_UP2UR) p = o->w->up & 0x7f;
+        else
+            for (uint32_t k = 0; k < 7; k++) p |= ((o->w->p[k] >> i) & 1) << k;
         uint32_t mask = (m[i] & 0x7f) << shift;
         d[i] = (a[i] & ~mask) | ((p << shift) & mask);
     }
@@ -1185,6 +1220,7 @@ int msass_alu(msass_op *o)
     /* paired 16-bit integer ops: only the min/max ones are implemented */
     if ((sass_has(in, SASS_M_S16x2) || sass_has(in, SASS_M_U16x2)) && in->op != SASS_OP_VIMNMX && in->op != SASS_OP_VIMNMX3)
         return -1;
+    if (sass_has(in, SASS_M_16x2) && in->op != SASS_OP_VIADD) return -1;
     switch (in->op) {
     case SASS_OP_SHL: case SASS_OP_SHR: case SASS_OP_USHL: case SASS_OP_USHR: return shift(o);
     case SASS_OP_B2R: return b2r(o);
@@ -1213,6 +1249,11 @@ int msass_alu(msass_op *o)
         if (in->nops < 3) return -1;
         const uint32_t *a = msass_src_row(o, 1, 0), *b = msass_src_row(o, 2, 1);
         uint32_t *d = msass_dst(o, 0);
+        if (sass_has(in, SASS_M_16x2)) { /* PTX add.u16x2/.s16x2 (sm_90): each 16-bit half on its own, wrapping */
+            if (in->op != SASS_OP_VIADD || ((in->o[1].flags | in->o[2].flags) & (SASS_F_NEG | SASS_F_NOT))) return -1;
+            LANES(o, i) d[i] = ((a[i] & 0xffff0000u) + (b[i] & 0xffff0000u)) | ((a[i] + b[i]) & 0xffffu);
+            return 0;
+        }
         LANES(o, i) {
             uint32_t p = 0, x = ineg(&in->o[1], a[i], &p), y = ineg(&in->o[2], b[i], &p);
             d[i] = x + y + p;
@@ -1245,7 +1286,7 @@ int msass_alu(msass_op *o)
     case SASS_OP_I2IP: return convert(o);
     case SASS_OP_F2FP: return f2fp(o);
     case SASS_OP_S2R: case SASS_OP_S2UR: case SASS_OP_CS2R: return sreg(o);
-    case SASS_OP_R2P: case SASS_OP_P2R: return r2p_p2r(o);
+    case SASS_OP_R2P: case SASS_OP_P2R: case SASS_OP_UP2UR: return r2p_p2r(o);
     default: return -1;
     }
 }

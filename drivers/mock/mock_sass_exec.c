@@ -328,7 +328,25 @@ static int control(msass_op *o, bool *handled)
     case SASS_OP_BREAK:
         if (in->nops >= 1 && in->o[0].kind == SASS_K_B) w->bmask[in->o[0].reg & 15] &= ~o->exec;
         break;
-    case SASS_OP_BSYNC:
+    case SASS_OP_BSYNC: {
+        /* BSYNC Bx: the lanes wait until every live lane BSSY put in Bx (less those that left by BREAK) is
+         * here (CUDA Binary Utilities: "synchronize threads on a convergence barrier"). A lane may be behind
+         * at a higher PC than this one (in a called function), which the lowest-PC rule alone would pass
+         * by: then a uniform instruction after the BSYNC ran once per group of lanes (difftest seed 5040) */
+        if (in->nops < 1 || in->o[0].kind != SASS_K_B || !o->exec) break;
+        uint32_t b = in->o[0].reg & 15, at = o->exec;
+        for (uint32_t m = w->blocked; m; m &= m - 1)
+            if (w->pc[__builtin_ctz(m)] == o->pc) at |= 1u << __builtin_ctz(m);
+        if (w->diverged && (w->bmask[b] & w->live & ~at)) {
+            w->blocked |= o->exec;
+            for (uint32_t m = o->exec; m; m &= m - 1) w->pc[__builtin_ctz(m)] = o->pc;
+            for (uint32_t m = o->active & ~o->exec; m; m &= m - 1) w->pc[__builtin_ctz(m)] = o->pc + 1;
+            return 0;
+        }
+        for (uint32_t m = at & ~o->exec; m; m &= m - 1) w->pc[__builtin_ctz(m)] = o->pc + 1;
+        w->blocked &= ~at;
+        break;
+    }
     case SASS_OP_WARPSYNC:
         /* the lanes meet by the lowest-PC rule: nothing to wait for here */
         break;
@@ -408,10 +426,34 @@ static bool is_control(int op)
     }
 }
 
+/* Lanes blocked at a BSYNC go on once every live lane of its barrier is there (the others may have exited);
+ * `force`: regardless (no other lane of the warp can run: the ones awaited wait at a CTA barrier, and the
+ * lowest-PC rule decides as it did before convergence barriers waited) */
+static void bsync_release(const msass_launch *l, msass_warp *w, bool force)
+{
+    uint32_t left = w->blocked;
+    while (left) {
+        uint32_t pc = w->pc[__builtin_ctz(left)], at = 0;
+        for (uint32_t m = left; m; m &= m - 1)
+            if (w->pc[__builtin_ctz(m)] == pc) at |= 1u << __builtin_ctz(m);
+        left &= ~at;
+        uint32_t b = l->p->insns[pc].o[0].reg & 15;
+        if (force || !(w->bmask[b] & w->live & ~at)) {
+            w->blocked &= ~at;
+            for (uint32_t m = at; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc + 1;
+        }
+    }
+}
+
 static int step(msass_worker *wk, msass_warp *w, msass_op *o)
 {
     const msass_launch *l = wk->l;
-    uint32_t run = w->live & ~w->waiting;
+    if (w->blocked) {
+        w->blocked &= w->live;
+        bsync_release(l, w, false);
+        if (!(w->live & ~w->waiting & ~w->blocked)) bsync_release(l, w, true);
+    }
+    uint32_t run = w->live & ~w->waiting & ~w->blocked;
     uint32_t pc;
     uint32_t active;
     if (!w->diverged) { /* every runnable lane at w->cur: the per-lane PCs are not kept up to date */
@@ -428,7 +470,13 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
             uint32_t i = (uint32_t)__builtin_ctz(m);
             if (w->pc[i] == pc) active |= 1u << i;
         }
-        if (active == run) {
+        /* converged again when every live lane is here, those waiting at a barrier (or BSYNC) included: a converged
+         * warp keeps one PC for all of them (a lane that waits at BAR.SYNC while the others return from a
+         * call is not at the RET, and making it so looped the RET forever: difftest seed 5014) */
+        bool here = active == run;
+        for (uint32_t m = w->live & ~run; here && m; m &= m - 1)
+            if (w->pc[__builtin_ctz(m)] != pc) here = false;
+        if (here) {
             w->diverged = false;
             w->cur = pc;
         }

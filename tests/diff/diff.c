@@ -18,6 +18,7 @@
 #include "compiler/interp.h"
 #include "compiler/ir.h"
 #include "compiler/ir_float.h"
+#include "compiler/sass.h"
 #include "compiler/twin.h"
 #include "compiler/verify.h"
 #include "drivers/mock/mock.h"
@@ -213,6 +214,10 @@ static void no_release(void *prog) { (void)prog; }
  * launched at the case's element 0, copied back */
 static hcq_status isa_prepare(const engine *e, const irg_case *c, void **prog)
 {
+    /* the NV executor decodes with nvdisasm (or a cache filled where it is):
+     * without it the engine cannot run anything, which is a skip */
+    char why[600];
+    if (e->target[0] == 's' && !sass_nvdisasm(why, sizeof why)) return HCQ_ENOTSUP;
     hcq_binary *b = NULL;
     hcq_status st = hcq_compile(c->k, e->target, &b);
     if (st) return st;
@@ -220,10 +225,18 @@ static hcq_status isa_prepare(const engine *e, const irg_case *c, void **prog)
     return HCQ_OK;
 }
 
+/* the mock model of each target, and the device it is */
+static const struct {
+    const char *target, *config, *device;
+} isa_models[] = {
+    {"gfx1100", "amd=gfx1100", "AMD:0"}, {"gfx942", "amd=gfx942", "AMD:0"}, {"gfx90a", "amd=gfx90a", "AMD:0"},
+    {"sm_90", "nv=H100", "NV:0"},        {"sm_80", "nv=A100", "NV:0"},
+};
+
 static void isa_fail(const char *what, char *msg)
 {
     char detail[1024] = "";
-    mock_amd_last_error(0, detail, sizeof detail);
+    mock_amd_last_error(0, detail, sizeof detail); /* the AMD mock's last hang or fault; "" on NV */
     snprintf(msg, MSG_SIZE, "%s: %s%s%s", what, hcq_error_message(), detail[0] ? "; the mock: " : "", detail);
     _exit(5);
 }
@@ -231,17 +244,19 @@ static void isa_fail(const char *what, char *msg)
 static void isa_exec(const engine *e, void *prog, const irg_case *c, dset *d, char *msg)
 {
     hcq_binary *b = prog;
-    char cfg[48];
-    snprintf(cfg, sizeof cfg, "amd=%s", e->target);
+    const char *cfg = NULL, *name = NULL;
+    for (size_t i = 0; i < sizeof isa_models / sizeof isa_models[0]; i++)
+        if (!strcmp(isa_models[i].target, e->target)) cfg = isa_models[i].config, name = isa_models[i].device;
+    if (!cfg) isa_fail("no mock model for the target", msg);
     setenv("HCQ_MOCK", "1", 1);
     setenv("HCQ_MOCK_SHADER", "isa", 1);
     base_env_reload();
     sys_set(mock_sys());
     if (mock_configure(cfg)) isa_fail("mock_configure", msg);
-    hcq_device *dev = hcq_device_open("AMD:0");
+    hcq_device *dev = hcq_device_open(name);
     if (!dev) isa_fail("opening the mock GPU", msg);
     hcq_program *p = hcq_program_load(dev, b->data, b->size);
-    if (!p) isa_fail("loading the code object", msg);
+    if (!p) isa_fail("loading the binary", msg);
     hcq_param_info info[IRG_MAX_PARAMS];
     hcq_kernel_param_layout(c->k, info);
     hcq_arg args[IRG_MAX_PARAMS];
@@ -280,6 +295,9 @@ static const engine engines[] = {
     {"gfx1100-isa", "gfx1100", isa_prepare, isa_exec, isa_release, hip_refuses},
     {"gfx942-isa", "gfx942", isa_prepare, isa_exec, isa_release, hip_refuses},
     {"gfx90a-isa", "gfx90a", isa_prepare, isa_exec, isa_release, hip_refuses},
+    /* the cubin ptxas makes of the CUDA text, run on the NV mock's SASS executor */
+    {"sm90-sass", "sm_90", isa_prepare, isa_exec, isa_release, NULL},
+    {"sm80-sass", "sm_80", isa_prepare, isa_exec, isa_release, NULL},
 };
 #define NENGINES (sizeof engines / sizeof engines[0])
 _Static_assert(NENGINES <= DIFF_MAX_ENGINES, "diff_stats holds DIFF_MAX_ENGINES engines");

@@ -5,7 +5,10 @@
  * compiler/twin.h; HIP without the outputs of the ops its renderer refuses,
  * SIN and f64 EXP2/LOG2, whose results feed nothing else), and the code
  * objects clang makes of the HIP text run on the mock AMD GPU's ISA
- * executor ("gfx1100-isa", "gfx942-isa", "gfx90a-isa", with HIP's refusals). Every buffer
+ * executor ("gfx1100-isa", "gfx942-isa", "gfx90a-isa", with HIP's refusals),
+ * and the cubins ptxas makes of the CUDA text run on the mock NV GPU's SASS
+ * executor ("sm90-sass" on the H100 model, "sm80-sass" on the A100; skipped
+ * where no nvdisasm decodes). Every buffer
  * must come out the same as the interpreter's: bit for bit, except that
  * any NaN matches any NaN in float buffers (computed NaNs have no defined
  * payload; values that were only moved are also stored as integers, which
@@ -28,7 +31,7 @@
 
 #include "tests/diff/irgen.h"
 
-#define DIFF_MAX_ENGINES 6
+#define DIFF_MAX_ENGINES 8
 
 typedef struct diff_config {
     const char *engines;     /* comma-separated names to run ("cpu,hip-twin"); NULL: every one */

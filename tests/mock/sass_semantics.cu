@@ -176,3 +176,96 @@ extern "C" __global__ void bar_reductions(const int *x, int *out)
     out[t] = c * 100 + a * 10 + o + (t << 16) + (x[t] << 3) + (x[t] >> 2) + (int)(__brev(x[t]) % 3) +
              (int)__byte_perm(x[t], t, 0x4321);
 }
+
+// libdevice's log2 of a double: its special cases end in FSEL with a NaN
+// immediate whose bits are the high word of -inf (nvdisasm prints "-QNAN")
+extern "C" __global__ void log2_f64(const double *x, double *out)
+{
+    out[threadIdx.x] = log2(x[threadIdx.x]);
+}
+
+// packed 16-bit min/max (sm_90: VIMNMX.S16x2/.U16x2, .RELU) and the 32-bit relu form
+extern "C" __global__ void minmax16x2_relu(const unsigned *a, const unsigned *b, unsigned *out)
+{
+    int t = threadIdx.x;
+    unsigned x = a[t], y = b[t];
+    out[6 * t] = __vmins2(x, y);
+    out[6 * t + 1] = __vmaxs2(x, y);
+    out[6 * t + 2] = __vminu2(x, y);
+    out[6 * t + 3] = __vmaxu2(x, y);
+    out[6 * t + 4] = __vimax_s16x2_relu(x, y);
+    out[6 * t + 5] = (unsigned)__vimin_s32_relu((int)x, (int)y);
+}
+
+// three-input forms (VIMNMX3.S16x2/.U16x2, .RELU)
+extern "C" __global__ void minmax3_16x2(const unsigned *a, const unsigned *b, unsigned *out)
+{
+    int t = threadIdx.x;
+    unsigned x = a[t], y = b[t], z = a[t] ^ b[(t + 5) % 64];
+    out[3 * t] = __vimin3_s16x2(x, y, z);
+    out[3 * t + 1] = __vimax3_u16x2(x, y, z);
+    out[3 * t + 2] = __vimax3_s16x2_relu(x, y, z);
+}
+
+// 64-bit negations of sign-extended ints: ptxas's high words are
+// IMAD.X d, RZ, RZ, ~hi, carry (and IMAD.X d, b, 0x1, ~c, carry)
+extern "C" __global__ void neg64(const int *x, long long *out)
+{
+    int t = threadIdx.x;
+    long long a = x[t], b = x[t + 32], c = x[t + 64], d = x[t + 96];
+    out[8 * t] = -a;
+    out[8 * t + 1] = -b;
+    out[8 * t + 2] = -c;
+    out[8 * t + 3] = -d;
+    out[8 * t + 4] = -(a ^ b);
+    out[8 * t + 5] = -(c | d);
+    out[8 * t + 6] = -(a + c);
+    out[8 * t + 7] = -(b - d);
+}
+
+// some lanes call a function (placed after the kernel) while the others
+// wait at the barrier: a converged subset returning must not take the
+// waiting lanes along
+__device__ __noinline__ unsigned collatz_steps(unsigned v)
+{
+    unsigned n = 0;
+    while (v > 1 && n < 1000) v = v & 1 ? 3 * v + 1 : v / 2, n++;
+    return n;
+}
+
+extern "C" __global__ void call_then_barrier(const unsigned *x, unsigned *out)
+{
+    __shared__ unsigned s[64];
+    unsigned t = threadIdx.x, v = x[t];
+    if (v % 3 == 0) v = collatz_steps(v);
+    s[t] = v;
+    __syncthreads();
+    out[t] = s[63 - t] + v;
+}
+
+// a shuffle after some lanes called a function: the BSYNC before it waits
+// for the callers (at higher PCs), so the shuffle sees every lane's value
+extern "C" __global__ void call_then_shuffle(const unsigned *x, unsigned *out)
+{
+    unsigned t = threadIdx.x, v = x[t];
+    if (v % 3 == 0) v = collatz_steps(v);
+    out[t] = __shfl_xor_sync(0xffffffffu, v, 1) * 1000u + v;
+}
+
+// IEEE single division (MUFU.RCP, FCHK, FFMA, the slow-path call): signed
+// zeros, and quotients at the ends of the range
+extern "C" __global__ void fdiv32(const float *n, const float *d, float *q)
+{
+    q[threadIdx.x] = n[threadIdx.x] / d[threadIdx.x];
+}
+
+// packed 16-bit add (sm_90: VIADD.16x2) and double min/max (sm_90:
+// DSETP.MAX/.MIN choosing the words, quieting two NaNs)
+extern "C" __global__ void add16x2_minmax64(const unsigned *a, const double *x, unsigned *o, double *m)
+{
+    int t = threadIdx.x;
+    o[t] = __vadd2(a[t], a[t + 32]);
+    m[3 * t] = fmax(x[t], x[t + 32]);
+    m[3 * t + 1] = fmin(x[t], x[t + 32]);
+    m[3 * t + 2] = fmax(x[t], -2.5);
+}

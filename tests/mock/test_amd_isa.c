@@ -8,6 +8,7 @@
  * hcq_device_close returns while one runs. Each on gfx1100 (wave32 and
  * wave64) and gfx942; skips where clang cannot build for them. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -273,6 +274,50 @@ static void memcheck(const model *m)
     unsetenv("HCQ_MOCK_CHECK");
 }
 
+/* division at the ends of the range, bit for bit against the host's IEEE
+ * division (clang's sequence is correctly rounded): huge denominators whose
+ * reciprocal is subnormal (difftest seeds 1795804521, 1795804502: 1/DBL_MAX
+ * was inf), subnormal quotients, operands and overflow */
+static void division(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "division");
+    enum { N = 64 };
+    double n[N], d[N], q[N];
+    float nf[N], df[N], qf[N];
+    static const double en[] = {1.0, 1.0, 3.0, -1.0, 0x1p-1022, 1.0, 0x1.8p-1000, 0x1p1023, 0x1.fffffffffffffp1023, 5e-324,
+                                1.0, 7.0, 0x1p-1074, 2.5, 1e300, 1.0};
+    static const double ed[] = {0x1.fffffffffffffp1023, 0x1p1023, 0x1.3p1022, 0x1.8p1022, 3.0, 0x1p-1074, 0x1.2p50, 0.5, 0x1p-2,
+                                3.0, 0x1.ffffp-1023, 0x1.5p1021, 0.75, 0x1p-1060, 1e-300, 0x1.0000000000001p1022};
+    static const float enf[] = {1.0f, 1.0f, 3.0f, 0x1p-126f, 1.0f, 0x1p-149f, 0x1.fffffep127f, 2.5f};
+    static const float edf[] = {0x1.fffffep127f, 0x1p127f, 0x1.3p126f, 3.0f, 0x1p-149f, 0.75f, 0.25f, 0x1p-140f};
+    uint64_t s = 0x243f6a8885a308d3ull;
+    for (int i = 0; i < N; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        /* past the edge cases: quotients of random magnitudes, many of them subnormal */
+        n[i] = i < 16 ? en[i] : ldexp(1.0 + (double)(s >> 12) * 0x1p-52, (int)(s % 2000) - 1000);
+        d[i] = i < 16 ? ed[i] : ldexp(1.0 + (double)(s >> 20 & 0xffffffff) * 0x1p-32, (int)(s >> 8 % 2000) % 2000 - 1000 + 1020 * (i & 1));
+        nf[i] = i < 8 ? enf[i] : ldexpf(1.0f + (float)(s >> 41) * 0x1p-23f, (int)(s % 250) - 125);
+        df[i] = i < 8 ? edf[i] : ldexpf(1.0f + (float)(s >> 9 & 0x7fffff) * 0x1p-23f, (int)(s >> 32) % 250 - 125 + 100 * (i & 1));
+    }
+    hcq_buffer *bn = t_buffer_from(r.d, n, sizeof n), *bd = t_buffer_from(r.d, d, sizeof d), *bq = zeros(&r, sizeof q);
+    hcq_buffer *bnf = t_buffer_from(r.d, nf, sizeof nf), *bdf = t_buffer_from(r.d, df, sizeof df), *bqf = zeros(&r, sizeof qf);
+    hcq_arg args[] = {hcq_arg_buffer(bn), hcq_arg_buffer(bd), hcq_arg_buffer(bq), hcq_arg_buffer(bnf), hcq_arg_buffer(bdf), hcq_arg_buffer(bqf)};
+    T_OK(hcq_launch(p, args, 6, hcq_dims_1d(1, N)));
+    t_read(bq, q, sizeof q);
+    t_read(bqf, qf, sizeof qf);
+    for (int i = 0; i < N; i++) {
+        double want = n[i] / d[i];
+        cr_assert(!memcmp(&q[i], &want, 8), "%s lane %d: %a / %a = %a, want %a", m->arch, i, n[i], d[i], q[i], want);
+        float wf = nf[i] / df[i];
+        cr_assert(!memcmp(&qf[i], &wf, 4), "%s lane %d: %a / %a = %a, want %a (f32)", m->arch, i, nf[i], df[i], qf[i], wf);
+    }
+    hcq_buffer_free(bn), hcq_buffer_free(bd), hcq_buffer_free(bq);
+    hcq_buffer_free(bnf), hcq_buffer_free(bdf), hcq_buffer_free(bqf);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
 #define EACH(name)                                                                                             \
     Test(amd_isa, name##_gfx1100_wave32) { name(&models[0]); }                                                \
     Test(amd_isa, name##_gfx1100_wave64) { name(&models[1]); }                                                \
@@ -286,5 +331,6 @@ EACH(unknown_instruction)
 EACH(out_of_bounds)
 EACH(runaway_watchdog)
 EACH(memcheck)
+EACH(division)
 Test(amd_isa, runaway_close_returns_gfx1100) { runaway_close(&models[0]); }
 Test(amd_isa, runaway_close_returns_gfx942) { runaway_close(&models[2]); }

@@ -7,6 +7,7 @@
  * and an out-of-bounds store's fault, both naming the instruction. Also
  * the decoder on nvdisasm text and its serialized form. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -325,6 +326,202 @@ Test(sass_semantics, barrier_reductions)
     }
 }
 
+/* libdevice's log2 on its special values, whose results ptxas builds from
+ * immediates that are NaN patterns as f32 (difftest seed 5000 found -inf
+ * read as -3.2e307); and on powers of two where its sequence is exact
+ * (log2(8) is not: 3 - 1 ulp, inside libdevice's stated 1 ulp) */
+Test(sass_semantics, log2_of_a_double_at_its_special_values)
+{
+    hcq_program *p = load("log2_f64");
+    static const double x[] = {0.0, -0.0, -1.0, INFINITY, -INFINITY, NAN, 1.0, 0x1p-1074, 0x1p1023, 0.5, 0x1p-1022};
+    static const double want[] = {-INFINITY, -INFINITY, NAN, INFINITY, NAN, NAN, 0.0, -1074.0, 1023.0, -1.0, -1022.0};
+    enum { N = sizeof x / sizeof x[0] };
+    double out[N];
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, N)));
+    t_read(bo, out, sizeof out);
+    for (int i = 0; i < N; i++) {
+        if (isnan(want[i])) cr_assert(isnan(out[i]), "log2(%a): got %a, want NaN", x[i], out[i]);
+        else cr_assert(out[i] == want[i] && signbit(out[i]) == signbit(want[i]), "log2(%a): got %a, want %a", x[i], out[i], want[i]);
+    }
+}
+
+/* the min and max of each 16-bit half, signed and unsigned, and relu
+ * (difftest seed 5001 found VIMNMX.S16x2 missing) */
+static uint32_t halves(uint32_t x, uint32_t y, int kind)
+{
+    uint32_t r = 0;
+    for (int h = 0; h < 2; h++) {
+        int16_t sx = (int16_t)(x >> 16 * h), sy = (int16_t)(y >> 16 * h);
+        uint16_t ux = (uint16_t)(x >> 16 * h), uy = (uint16_t)(y >> 16 * h);
+        int v = kind == 0 ? (sx < sy ? sx : sy) : kind == 1 ? (sx > sy ? sx : sy) : kind == 2 ? (ux < uy ? ux : uy)
+              : kind == 3 ? (ux > uy ? ux : uy) : (sx > sy ? sx : sy) > 0 ? (sx > sy ? sx : sy) : 0;
+        r |= (uint32_t)(uint16_t)v << 16 * h;
+    }
+    return r;
+}
+
+Test(sass_semantics, packed_16_bit_min_and_max_with_relu)
+{
+    hcq_program *p = load("minmax16x2_relu");
+    enum { T = 64 };
+    uint32_t a[T], b[T], out[6 * T];
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    static const uint32_t edge[] = {0, 0x80008000u, 0x7fff7fffu, 0xffff0001u, 0x0001ffffu, 0x80007fffu};
+    for (int t = 0; t < T; t++) a[t] = t < 36 ? edge[t % 6] : (uint32_t)rnd(&s), b[t] = t < 36 ? edge[t / 6] : (uint32_t)rnd(&s);
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bb = t_buffer_from(dev, b, sizeof b),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[3] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 3, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) {
+        for (int k = 0; k < 5; k++)
+            cr_assert_eq(out[6 * t + k], halves(a[t], b[t], k), "thread %d, op %d: 0x%08x, 0x%08x gave 0x%08x, want 0x%08x",
+                         t, k, a[t], b[t], out[6 * t + k], halves(a[t], b[t], k));
+        int32_t m = (int32_t)a[t] < (int32_t)b[t] ? (int32_t)a[t] : (int32_t)b[t];
+        cr_assert_eq(out[6 * t + 5], (uint32_t)(m > 0 ? m : 0), "thread %d: min.relu.s32", t);
+    }
+    /* three inputs: min/max of the first two, then with the third (difftest seed 5008: VIMNMX3.S16x2) */
+    hcq_program *p3 = load("minmax3_16x2");
+    uint32_t out3[3 * T];
+    hcq_buffer *bo3 = T_NONNULL(hcq_buffer_alloc(dev, sizeof out3, HCQ_MEM_DEVICE));
+    args[2] = hcq_arg_buffer(bo3);
+    T_OK(hcq_launch(p3, args, 3, hcq_dims_1d(1, T)));
+    t_read(bo3, out3, sizeof out3);
+    for (int t = 0; t < T; t++) {
+        uint32_t z = a[t] ^ b[(t + 5) % 64];
+        cr_assert_eq(out3[3 * t], halves(halves(a[t], b[t], 0), z, 0), "thread %d: min3.s16x2", t);
+        cr_assert_eq(out3[3 * t + 1], halves(halves(a[t], b[t], 3), z, 3), "thread %d: max3.u16x2", t);
+        cr_assert_eq(out3[3 * t + 2], halves(halves(a[t], b[t], 1), z, 4), "thread %d: max3.relu.s16x2", t);
+    }
+}
+
+/* IMAD.X's ~ operand is a bitwise NOT (difftest seed 5013: -(i64)0 was
+ * 2^32, the NOT ignored) */
+Test(sass_semantics, negations_of_64_bit_values)
+{
+    hcq_program *p = load("neg64");
+    enum { T = 32 };
+    int x[4 * T];
+    long long out[8 * T];
+    static const int edge[] = {0, 1, -1, INT32_MIN, INT32_MAX, 2, -2, 1 << 16};
+    uint64_t s = 0x853c49e6748fea9bull;
+    for (int i = 64; i < 4 * T; i++) x[i] = i < 72 ? edge[i % 8] : (int)rnd(&s);
+    for (int i = 0; i < 32; i++) x[i] = edge[i % 8], x[32 + i] = edge[i / 4 % 8];
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) {
+        long long a = x[t], b = x[t + 32], c = x[t + 64], d = x[t + 96];
+        long long want[8] = {-a, -b, -c, -d, -(a ^ b), -(c | d), -(a + c), -(b - d)};
+        for (int k = 0; k < 8; k++)
+            cr_assert_eq(out[8 * t + k], want[k], "thread %d, value %d: got %lld, want %lld", t, k, out[8 * t + k], want[k]);
+    }
+}
+
+/* lanes in a called function while the rest of the warp waits at
+ * __syncthreads (difftest seed 5014 hung: the callers' RET took the waiting
+ * lanes' PC for its own and returned to itself) */
+static unsigned collatz_steps(unsigned v)
+{
+    unsigned n = 0;
+    while (v > 1 && n < 1000) v = v & 1 ? 3 * v + 1 : v / 2, n++;
+    return n;
+}
+
+Test(sass_semantics, a_call_while_other_lanes_wait_at_a_barrier)
+{
+    hcq_program *p = load("call_then_barrier");
+    enum { T = 64 };
+    unsigned x[T], out[T], v[T];
+    for (int t = 0; t < T; t++) x[t] = (unsigned)(t * 7 + 3);
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) v[t] = x[t] % 3 == 0 ? collatz_steps(x[t]) : x[t];
+    for (int t = 0; t < T; t++) cr_assert_eq(out[t], v[T - 1 - t] + v[t], "thread %d: got %u, want %u", t, out[t], v[T - 1 - t] + v[t]);
+}
+
+/* BSYNC waits for the lanes still in a called function (difftest seed
+ * 5040: the others went on, and a shuffle or uniform op after it ran once
+ * per group of lanes) */
+Test(sass_semantics, a_convergence_barrier_waits_for_lanes_in_a_call)
+{
+    hcq_program *p = load("call_then_shuffle");
+    enum { T = 64 };
+    unsigned x[T], out[T], v[T];
+    for (int t = 0; t < T; t++) x[t] = (unsigned)(t * 5 + 1);
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, out, sizeof out);
+    for (int t = 0; t < T; t++) v[t] = x[t] % 3 == 0 ? collatz_steps(x[t]) : x[t];
+    for (int t = 0; t < T; t++)
+        cr_assert_eq(out[t], v[t ^ 1] * 1000u + v[t], "thread %d: got %u, want %u", t, out[t], v[t ^ 1] * 1000u + v[t]);
+}
+
+/* single division bit for bit against the host's IEEE division (difftest
+ * seeds 5045, 5046, 5053: -0 / x gave +0) */
+Test(sass_semantics, single_division_keeps_signed_zeros)
+{
+    hcq_program *p = load("fdiv32");
+    enum { T = 32 };
+    static const float n[T] = {-0.0f, 0.0f, -0.0f, 0.0f, 1.0f, -1.0f, 3.0f, 0x1p-149f, 0x1.fffffep127f, 1e-30f, -5.0f, 7.0f,
+                               -0.0f, 0x1p-126f, 2.0f, -2.0f, 1.0f, 6.0f, -0.0f, 1.5f, 0x1p100f, 0x1p-100f, 9.0f, -9.0f,
+                               1.0f, -1.0f, 0.0f, 10.0f, 0.1f, -0.1f, 100.0f, 1e30f};
+    static const float d[T] = {3.0f, -3.0f, -7.5f, 0.25f, 3.0f, 7.0f, 0x1p-149f, 3.0f, 0.5f, 1e30f, -0.0f, 0.0f,
+                               INFINITY, 3.0f, 0x1p127f, 0x1.fffffep127f, -INFINITY, 1e-38f, 1e-38f, -0.0f, 0x1p-100f,
+                               0x1p100f, 3.0f, 3.0f, 49.0f, 10.0f, NAN, 3.0f, 3.0f, 7.0f, 0.3f, 1e-10f};
+    float q[T];
+    hcq_buffer *bn = t_buffer_from(dev, n, sizeof n), *bd = t_buffer_from(dev, d, sizeof d),
+               *bq = T_NONNULL(hcq_buffer_alloc(dev, sizeof q, HCQ_MEM_DEVICE));
+    hcq_arg args[3] = {hcq_arg_buffer(bn), hcq_arg_buffer(bd), hcq_arg_buffer(bq)};
+    T_OK(hcq_launch(p, args, 3, hcq_dims_1d(1, T)));
+    t_read(bq, q, sizeof q);
+    for (int t = 0; t < T; t++) {
+        float want = n[t] / d[t];
+        if (isnan(want)) cr_assert(isnan(q[t]), "%a / %a: got %a, want NaN", n[t], d[t], q[t]);
+        else cr_assert(!memcmp(&q[t], &want, 4), "%a / %a: got %a, want %a", n[t], d[t], q[t], want);
+    }
+}
+
+/* difftest seeds 5072 (VIADD.16x2) and 5078 (DSETP.MAX): illegal
+ * instructions; min/max of doubles with NaNs, zeros and infinities */
+Test(sass_semantics, packed_add_and_double_min_max)
+{
+    hcq_program *p = load("add16x2_minmax64");
+    enum { T = 32 };
+    unsigned a[2 * T], o[T];
+    double x[2 * T], m[3 * T];
+    static const double ev[] = {1.0, -1.0, NAN, -0.0, 0.0, INFINITY, -INFINITY, -2.5, -3.0, 1e300};
+    uint64_t s = 0x2545f4914f6cdd1dull;
+    for (int i = 0; i < 2 * T; i++) {
+        a[i] = (uint32_t)rnd(&s);
+        x[i] = i < T ? ev[i % 10] : ev[(i / 3) % 10];
+    }
+    a[0] = 0xffff8000u, a[T] = 0x00018000u; /* both halves wrap */
+    hcq_buffer *ba = t_buffer_from(dev, a, sizeof a), *bx = t_buffer_from(dev, x, sizeof x),
+               *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof o, HCQ_MEM_DEVICE)),
+               *bm = T_NONNULL(hcq_buffer_alloc(dev, sizeof m, HCQ_MEM_DEVICE));
+    hcq_arg args[4] = {hcq_arg_buffer(ba), hcq_arg_buffer(bx), hcq_arg_buffer(bo), hcq_arg_buffer(bm)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(1, T)));
+    t_read(bo, o, sizeof o);
+    t_read(bm, m, sizeof m);
+    for (int t = 0; t < T; t++) {
+        uint32_t want = ((a[t] >> 16) + (a[t + T] >> 16)) << 16 | ((a[t] + a[t + T]) & 0xffff);
+        cr_assert_eq(o[t], want, "thread %d: 0x%08x +16x2 0x%08x = 0x%08x, want 0x%08x", t, a[t], a[t + T], o[t], want);
+        double u = x[t], v = x[t + T];
+        double w[3] = {fmax(u, v), fmin(u, v), fmax(u, -2.5)};
+        for (int k = 0; k < 3; k++) {
+            if (isnan(w[k])) cr_assert(isnan(m[3 * t + k]), "thread %d op %d: %a, %a gave %a, want NaN", t, k, u, v, m[3 * t + k]);
+            else cr_assert(m[3 * t + k] == w[k], "thread %d op %d: %a, %a gave %a, want %a", t, k, u, v, m[3 * t + k], w[k]);
+        }
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
@@ -389,7 +586,7 @@ static const char text[] =
 Test(sass_semantics, the_decoder_reads_nvdisasm_text)
 {
     sass_prog *p;
-    T_OK(sass_parse(text, 90, 10, &p));
+    T_OK(sass_parse(text, 90, 10, NULL, &p));
     const sass_insn *i = p->insns;
     cr_assert_eq(i[0].op, SASS_OP_LDC);
     cr_assert_eq(i[0].o[1].kind, SASS_K_CBANK);
@@ -432,5 +629,32 @@ Test(sass_semantics, the_decoder_reads_nvdisasm_text)
     T_FAILS(sass_deserialize(ser, n - 1, &q), HCQ_EFORMAT);
     free(ser);
     sass_prog_free(q);
+    sass_prog_free(p);
+}
+
+/* nvdisasm prints any NaN immediate as QNAN; with the code bytes the
+ * decoder takes the immediate's own bits (bits 32..63 of the word) */
+Test(sass_semantics, the_decoder_reads_nan_immediates_from_the_code)
+{
+    static const char nan_text[] = "        /*0000*/                   FSEL R5, R3, -QNAN , P0 ;\n"
+                                   "        /*0010*/                   DADD R2, R4, QNAN ;\n"
+                                   "        /*0020*/                   FADD R2, R4, 1.5 ;\n";
+    /* the low 64 bits of each word as ptxas encoded them (the FSEL from libdevice's log2; the DADD and FADD made
+     * up around their immediates, which are all the decoder reads of them) */
+    uint64_t code[6] = {0xfff0000003057808ull, 0, 0x7ff8000104027429ull, 0, 0x3fc0000004027421ull, 0};
+    sass_prog *p;
+    T_OK(sass_parse(nan_text, 90, 3, code, &p));
+    cr_assert_eq(p->insns[0].o[2].imm, 0xfff00000u, "-inf's high word, not the canonical NaN");
+    cr_assert_eq(p->insns[1].o[2].imm, 0x7ff8000100000000ull, "a double op's immediate is the high word");
+    cr_assert_eq(p->insns[2].o[2].imm, 0x3fc00000u, "a number is read from the text");
+    sass_prog_free(p);
+    /* UPR, the uniform predicates as bits (difftest seed 6017: UP2UR was an illegal instruction) */
+    T_OK(sass_parse("        /*0000*/                   UP2UR UR17, UPR, URZ, 0x2 ;\n", 90, 1, NULL, &p));
+    cr_assert_eq(p->insns[0].op, SASS_OP_UP2UR);
+    cr_assert_eq(p->insns[0].o[1].kind, SASS_K_PR);
+    cr_assert_eq(p->insns[0].o[1].reg, 1, "UPR, not PR");
+    sass_prog_free(p);
+    T_OK(sass_parse(nan_text, 90, 3, NULL, &p));
+    cr_assert_eq(p->insns[0].o[2].imm, 0xffc00000u, "without the code: the canonical NaN, negated");
     sass_prog_free(p);
 }

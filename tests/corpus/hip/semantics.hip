@@ -99,3 +99,11 @@ __global__ void lds_race(int *out) {
     if (l < w) s[l + w] = 5;
     else out[l] = s[l];
 }
+
+// IEEE division (v_div_scale, v_rcp, v_div_fmas, v_div_fixup): quotients
+// and denominators at the ends of the range, where the scaling cases apply
+__global__ void division(const double *n, const double *d, double *q, const float *nf, const float *df, float *qf) {
+    unsigned l = tid();
+    q[l] = n[l] / d[l];
+    qf[l] = nf[l] / df[l];
+}
