@@ -54,6 +54,41 @@ static hcq_kernel *ar_kernel(hcq_dtype dt, enum ar_kind kind)
     return k;
 }
 
+/* The device's fold kernel of this kind and dtype, loaded once and kept
+ * until the device closes (a load per call cost milliseconds: a cache
+ * read and a code upload). NULL with the error recorded. */
+static hcq_program *ar_program(hcq_device *dev, hcq_dtype dt, enum ar_kind kind)
+{
+    struct queue_dev *qd = dev->qd;
+    int di = dt == HCQ_F32 ? 0 : 1;
+    pthread_mutex_lock(&qd->list_lock);
+    hcq_program *p = qd->allreduce[kind][di];
+    pthread_mutex_unlock(&qd->list_lock);
+    if (p) return p;
+    hcq_kernel *k = ar_kernel(dt, kind);
+    if (!k) {
+        base_err(HCQ_ENOMEM, "hcq_allreduce: no memory for its kernel");
+        return NULL;
+    }
+    p = hcq_program_from_kernel(dev, k);
+    hcq_kernel_destroy(k);
+    if (!p) return NULL;
+    /* loaded outside the lock (the load takes it); a thread that got here
+     * first keeps its program, and this one goes */
+    pthread_mutex_lock(&qd->list_lock);
+    hcq_program *had = qd->allreduce[kind][di];
+    if (!had) {
+        p->internal = true;
+        qd->allreduce[kind][di] = p;
+    }
+    pthread_mutex_unlock(&qd->list_lock);
+    if (had) {
+        hcq_program_free(p);
+        p = had;
+    }
+    return p;
+}
+
 static const char *op_name(hcq_reduce_op op)
 {
     return op == HCQ_REDUCE_SUM ? "sum" : op == HCQ_REDUCE_MAX ? "max" : op == HCQ_REDUCE_MEAN ? "mean" : "?";
@@ -118,13 +153,15 @@ static uint64_t chunk_start(uint64_t count, uint32_t n, uint32_t c) { return cou
 static hcq_status ar_reduce(hcq_program *prog, hcq_buffer *dst, hcq_buffer *recv, uint64_t off, uint64_t cnt,
                             hcq_dtype dt, uint32_t n)
 {
-    uint64_t groups = BASE_MIN((cnt + AR_THREADS - 1) / AR_THREADS, (uint64_t)AR_MAX_GROUPS);
-    uint64_t iters = (cnt + groups * AR_THREADS - 1) / (groups * AR_THREADS);
+    const hcq_program_info *info = hcq_program_get_info(prog);
+    uint64_t threads = BASE_MIN(AR_THREADS, BASE_MAX(info->max_threads, 1u));
+    uint64_t groups = BASE_MIN((cnt + threads - 1) / threads, (uint64_t)AR_MAX_GROUPS);
+    uint64_t iters = (cnt + groups * threads - 1) / (groups * threads);
     hcq_arg args[6] = {hcq_arg_buffer(dst), hcq_arg_buffer(recv), hcq_arg_i32((int32_t)off),
                        hcq_arg_i32((int32_t)cnt), hcq_arg_i32((int32_t)iters)};
     uint32_t nargs = 5;
-    if (hcq_program_get_info(prog)->nparams == 6) args[nargs++] = dt == HCQ_F32 ? hcq_arg_f32((float)n) : hcq_arg_i32((int32_t)n);
-    return hcq_launch(prog, args, nargs, hcq_dims_1d((uint32_t)groups, AR_THREADS));
+    if (info->nparams == 6) args[nargs++] = dt == HCQ_F32 ? hcq_arg_f32((float)n) : hcq_arg_i32((int32_t)n);
+    return hcq_launch(prog, args, nargs, hcq_dims_1d((uint32_t)groups, (uint32_t)threads));
 }
 
 hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_reduce_op op)
@@ -140,17 +177,13 @@ hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_
     hcq_buffer *scratch[AR_MAX_DEVICES] = {0};
     hcq_program *fold[AR_MAX_DEVICES] = {0}, *last[AR_MAX_DEVICES] = {0};
     enum ar_kind k_fold = op == HCQ_REDUCE_MAX ? AR_MAX : AR_ADD;
-    hcq_kernel *kf = ar_kernel(dt, k_fold), *kl = op == HCQ_REDUCE_MEAN ? ar_kernel(dt, AR_ADD_DIV) : NULL;
-    if (!kf || (op == HCQ_REDUCE_MEAN && !kl)) s = base_err(HCQ_ENOMEM, "hcq_allreduce: no memory for its kernels");
     for (uint32_t i = 0; i < n && !s && maxchunk; i++) {
         hcq_device *d = hcq_buffer_device(bufs[i]);
-        if (!(scratch[i] = hcq_buffer_alloc(d, maxchunk * es, HCQ_MEM_DEVICE)) || !(fold[i] = hcq_program_from_kernel(d, kf)) ||
-            (kl && !(last[i] = hcq_program_from_kernel(d, kl))))
+        if (!(scratch[i] = hcq_buffer_alloc(d, maxchunk * es, HCQ_MEM_DEVICE)) || !(fold[i] = ar_program(d, dt, k_fold)) ||
+            (op == HCQ_REDUCE_MEAN && !(last[i] = ar_program(d, dt, AR_ADD_DIV))))
             s = base_err_prefix(hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM, "hcq_allreduce on %s: ",
                                 hcq_device_get_props(d)->id);
     }
-    hcq_kernel_destroy(kf);
-    hcq_kernel_destroy(kl);
 
     /* reduce-scatter: at step t, device i sends chunk (i - t) mod n to
      * device i+1, which folds it into its own copy of that chunk; after
@@ -180,13 +213,11 @@ hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_
             if (cn) s = hcq_buffer_copy(bufs[j], c0 * es, bufs[i], c0 * es, cn * es);
         }
 
-    /* the scratch and the programs go once each device's timeline has
-     * passed the work above: this is where the call waits */
+    /* the scratch goes once each device's timeline has passed the work
+     * above: this is where the call waits */
     for (uint32_t i = 0; i < n; i++) {
         hcq_status f = hcq_buffer_free(scratch[i]);
-        hcq_status g = hcq_program_free(fold[i]);
-        hcq_status h = hcq_program_free(last[i]);
-        if (!s) s = f ? f : g ? g : h;
+        if (!s) s = f;
     }
     if (s) return base_err_prefix(s, "hcq_allreduce (%s of %u x %llu bytes of %s): ", op_name(op), n,
                                   (unsigned long long)size, hcq_dtype_name(dt));

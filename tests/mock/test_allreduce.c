@@ -230,3 +230,23 @@ Test(allreduce, bad_input_is_refused_and_changes_nothing)
     T_OK(hcq_device_close(n1));
     T_OK(hcq_device_close(n0));
 }
+
+/* hcq bench --only allreduce: every device count and size it promises,
+ * and the mock's caveat; one device of the kind measures nothing and
+ * says why */
+Test(allreduce, bench_prints_latency_and_bus_bandwidth)
+{
+    int st;
+    char *out = t_run_hcq("HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=H100x4 HCQ_DEVICE=NV:0", "bench --quick --only allreduce", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    static const char *const want[] = {"allreduce x2 4 KiB: latency", "allreduce x2 4 KiB: bus bandwidth",
+                                       "allreduce x4 1 MiB: latency", "allreduce x4 1 MiB: bus bandwidth",
+                                       "the form of the figures only"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_assert(strstr(out, want[i]), "no `%s` in:\n%s", want[i], out);
+    cr_assert(!strstr(out, "x8"), "%s", out);
+    free(out);
+    out = t_run_hcq("HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=H100x1 HCQ_DEVICE=NV:0", "bench --quick --only allreduce", &st);
+    cr_assert_eq(st, 1, "%s", out);
+    cr_assert(strstr(out, "needs two or more devices") && strstr(out, "nv=H100x8"), "%s", out);
+    free(out);
+}
