@@ -27,8 +27,10 @@ enum ar_kind { AR_ADD, AR_MAX, AR_ADD_DIV };
 static hcq_ir_ref bin(hcq_kernel *k, hcq_op op, hcq_ir_ref a, hcq_ir_ref b) { return hcq_ir_binary(k, op, a, b); }
 
 /* dst[off + i] = recv[i] (op) dst[off + i] for i < count, a grid-stride
- * loop of `iters` rounds; AR_ADD_DIV divides the sum by the scalar `div`
- * (correctly rounded, HCQ_OP_FDIV). */
+ * loop of `iters` rounds. AR_ADD_DIV divides the sum by the f32 scalar
+ * `div` in f32 (HCQ_OP_FDIV, correctly rounded), the sum of two f16/bf16
+ * values taken in f32 first, then rounds to the dtype: one rounding to
+ * the narrow type, as queue.h states. */
 static hcq_kernel *ar_kernel(hcq_dtype dt, enum ar_kind kind)
 {
     static const char *const names[] = {"allreduce_add", "allreduce_max", "allreduce_add_div"};
@@ -37,7 +39,7 @@ static hcq_kernel *ar_kernel(hcq_dtype dt, enum ar_kind kind)
     hcq_ir_ref dst = hcq_ir_param_buffer(k, dt), recv = hcq_ir_param_buffer(k, dt);
     hcq_ir_ref off = hcq_ir_param_scalar(k, HCQ_I32), count = hcq_ir_param_scalar(k, HCQ_I32);
     hcq_ir_ref iters = hcq_ir_param_scalar(k, HCQ_I32);
-    hcq_ir_ref div = kind == AR_ADD_DIV ? hcq_ir_param_scalar(k, dt) : HCQ_IR_NONE;
+    hcq_ir_ref div = kind == AR_ADD_DIV ? hcq_ir_param_scalar(k, HCQ_F32) : HCQ_IR_NONE;
     hcq_ir_ref ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
     hcq_ir_ref gid = bin(k, HCQ_OP_ADD, bin(k, HCQ_OP_MUL, hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls),
                          hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0));
@@ -46,12 +48,28 @@ static hcq_kernel *ar_kernel(hcq_dtype dt, enum ar_kind kind)
     hcq_ir_ref i = bin(k, HCQ_OP_ADD, gid, bin(k, HCQ_OP_MUL, r, total));
     hcq_ir_ref iff = hcq_ir_if(k, bin(k, HCQ_OP_CMPLT, i, count));
     hcq_ir_ref d = bin(k, HCQ_OP_ADD, off, i);
-    hcq_ir_ref v = bin(k, kind == AR_MAX ? HCQ_OP_MAX : HCQ_OP_ADD, hcq_ir_load(k, recv, i), hcq_ir_load(k, dst, d));
-    if (kind == AR_ADD_DIV) v = bin(k, HCQ_OP_FDIV, v, div);
+    hcq_ir_ref a = hcq_ir_load(k, recv, i), b = hcq_ir_load(k, dst, d), v;
+    if (kind == AR_ADD_DIV) {
+        bool narrow = dt != HCQ_F32;
+        if (narrow) {
+            a = hcq_ir_cast(k, HCQ_F32, a);
+            b = hcq_ir_cast(k, HCQ_F32, b);
+        }
+        v = bin(k, HCQ_OP_FDIV, bin(k, HCQ_OP_ADD, a, b), div);
+        if (narrow) v = hcq_ir_cast(k, dt, v);
+    } else {
+        v = bin(k, kind == AR_MAX ? HCQ_OP_MAX : HCQ_OP_ADD, a, b);
+    }
     hcq_ir_store(k, dst, d, v);
     hcq_ir_endif(k, iff);
     hcq_ir_endrange(k, r);
     return k;
+}
+
+/* the dtypes it reduces, and their index in queue_dev.allreduce */
+static int ar_dtype_index(hcq_dtype dt)
+{
+    return dt == HCQ_F32 ? 0 : dt == HCQ_I32 ? 1 : dt == HCQ_F16 ? 2 : dt == HCQ_BF16 ? 3 : -1;
 }
 
 /* The device's fold kernel of this kind and dtype, loaded once and kept
@@ -60,7 +78,7 @@ static hcq_kernel *ar_kernel(hcq_dtype dt, enum ar_kind kind)
 static hcq_program *ar_program(hcq_device *dev, hcq_dtype dt, enum ar_kind kind)
 {
     struct queue_dev *qd = dev->qd;
-    int di = dt == HCQ_F32 ? 0 : 1;
+    int di = ar_dtype_index(dt);
     pthread_mutex_lock(&qd->list_lock);
     hcq_program *p = qd->allreduce[kind][di];
     pthread_mutex_unlock(&qd->list_lock);
@@ -104,11 +122,10 @@ static hcq_status ar_check(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hc
         return base_err(HCQ_ELIMIT, "hcq_allreduce: %u buffers; at most %u (one per device)", n, AR_MAX_DEVICES);
     if (op != HCQ_REDUCE_SUM && op != HCQ_REDUCE_MAX && op != HCQ_REDUCE_MEAN)
         return base_err(HCQ_EINVAL, "hcq_allreduce: op %d is not HCQ_REDUCE_SUM, _MAX or _MEAN", (int)op);
-    if (dt != HCQ_F32 && dt != HCQ_I32)
+    if (ar_dtype_index(dt) < 0)
         return base_err(dt > HCQ_VOID && dt < HCQ_DTYPE_COUNT ? HCQ_ENOTSUP : HCQ_EINVAL,
-                        "hcq_allreduce: dtype %s: f32 and i32 are implemented (f16/bf16 are not yet)",
-                        hcq_dtype_name(dt));
-    if (op == HCQ_REDUCE_MEAN && dt != HCQ_F32)
+                        "hcq_allreduce: dtype %s: f32, f16, bf16 and i32 are implemented", hcq_dtype_name(dt));
+    if (op == HCQ_REDUCE_MEAN && !hcq_dtype_is_float(dt))
         return base_err(HCQ_EINVAL, "hcq_allreduce: the mean of %s would truncate; sum, then divide as you need",
                         hcq_dtype_name(dt));
     size_t es = hcq_dtype_size(dt);
@@ -151,7 +168,7 @@ static hcq_status ar_check(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hc
 static uint64_t chunk_start(uint64_t count, uint32_t n, uint32_t c) { return count * c / n; }
 
 static hcq_status ar_reduce(hcq_program *prog, hcq_buffer *dst, hcq_buffer *recv, uint64_t off, uint64_t cnt,
-                            hcq_dtype dt, uint32_t n)
+                            uint32_t n)
 {
     const hcq_program_info *info = hcq_program_get_info(prog);
     uint64_t threads = BASE_MIN(AR_THREADS, BASE_MAX(info->max_threads, 1u));
@@ -160,7 +177,7 @@ static hcq_status ar_reduce(hcq_program *prog, hcq_buffer *dst, hcq_buffer *recv
     hcq_arg args[6] = {hcq_arg_buffer(dst), hcq_arg_buffer(recv), hcq_arg_i32((int32_t)off),
                        hcq_arg_i32((int32_t)cnt), hcq_arg_i32((int32_t)iters)};
     uint32_t nargs = 5;
-    if (info->nparams == 6) args[nargs++] = dt == HCQ_F32 ? hcq_arg_f32((float)n) : hcq_arg_i32((int32_t)n);
+    if (info->nparams == 6) args[nargs++] = hcq_arg_f32((float)n);
     return hcq_launch(prog, args, nargs, hcq_dims_1d((uint32_t)groups, (uint32_t)threads));
 }
 
@@ -200,7 +217,7 @@ hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_
             uint32_t c = (i + n - t) % n, j = (i + 1) % n;
             uint64_t c0 = chunk_start(count, n, c), cn = chunk_start(count, n, c + 1) - c0;
             hcq_program *p = t + 2 == n && last[j] ? last[j] : fold[j];
-            if (cn) s = ar_reduce(p, bufs[j], scratch[j], c0, cn, dt, n);
+            if (cn) s = ar_reduce(p, bufs[j], scratch[j], c0, cn, n);
         }
     }
     /* all-gather: at step t, device i passes chunk (i + 1 - t) mod n (the

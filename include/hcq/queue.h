@@ -407,8 +407,8 @@ typedef enum hcq_reduce_op {
 
 /* Replaces each of bufs[0..n) (one buffer per device, devices of one kind
  * and process, equal sizes, a whole number of dtype elements) with the
- * elementwise op over all n, in place. dtypes: f32 (sum, max, mean) and
- * i32 (sum, max; wrapping); others are HCQ_ENOTSUP for now.
+ * elementwise op over all n, in place. dtypes: f32, f16 and bf16 (sum,
+ * max, mean) and i32 (sum, max; wrapping); others are HCQ_ENOTSUP.
  *
  * A ring: the elements are split into n chunks, chunk c being elements
  * [c*count/n, (c+1)*count/n) (chunks may differ by one; some are empty
@@ -427,13 +427,15 @@ typedef enum hcq_reduce_op {
  * equal): chunk c is reduced as
  *     acc = x_c;  acc = acc op x_(c+1);  ...;  acc = acc op x_(c+n-1)
  * with device indices mod n (x_i is bufs[i]'s element), and for the mean
- * the last step is (acc + x_(c+n-1)) / n, correctly rounded. Bound, f32
+ * the last step is (acc + x_(c+n-1)) / n: for f16/bf16 the two are
+ * widened to f32, added and divided there, and the quotient rounded to
+ * the dtype. Each op rounds to the dtype (round to nearest even). Bound,
  * sum: each of the n-1 additions rounds once, so against the exact sum
- * |result - sum| <= (n-1) * 2^-24 * sum |x_i| (to first order), the same
- * bound as any sequential single-device sum of the n values; a
- * single-device sum in another order may differ by up to twice that. Max
- * and integer sums are exact. The mean adds one rounding (2^-24 of the
- * result).
+ * |result - sum| <= (n-1) * u * sum |x_i| (to first order; u = 2^-24 for
+ * f32, 2^-11 for f16, 2^-8 for bf16), the same bound as any sequential
+ * single-device sum of the n values; a single-device sum in another order
+ * may differ from it by up to twice that. Max and integer sums are exact.
+ * The mean adds at most two roundings (u of the result each).
  *
  * Errors, before any work is submitted (no buffer changes): HCQ_EINVAL for
  * NULL or empty bufs, devices of different kinds, two buffers on one

@@ -4,7 +4,8 @@
  * element of every device is compared, bit for bit, with a C reference
  * that reduces in the order queue.h states (chunk c: device c first, then
  * c+1, ... mod n), written here from that statement, not from the ring's
- * code. Sizes are odd and not divisible by n, and smaller than n. */
+ * code, for f32, f16, bf16 and i32. Sizes are odd and not divisible by n,
+ * and smaller than n. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +44,68 @@ static int32_t ival(uint32_t *st)
     return (int32_t)(*st >> 4) - (1 << 27); /* 8 of them never overflow i32 */
 }
 
+/* f16 and bf16 by hand, round to nearest even (the rounding queue.h
+ * states): from the formats' definitions, not from hcq's converters */
+static float h2f(uint16_t h)
+{
+    uint32_t e = (h >> 10) & 31, m = h & 1023;
+    float v = e ? ldexpf((float)(m | 1024), (int)e - 25) : ldexpf((float)m, -24);
+    if (e == 31) v = m ? NAN : INFINITY;
+    return (h & 0x8000) ? -v : v;
+}
+
+static uint16_t f2h(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00 : 0x7c00);
+    if (ax >= 0x477ff000u) return sign | 0x7c00; /* 65520 and up round to inf */
+    if (ax < 0x38800000u) {                       /* below 2^-14: subnormal, steps of 2^-24 */
+        float af;
+        memcpy(&af, &ax, 4);
+        return sign | (uint16_t)nearbyintf(af * 16777216.0f);
+    }
+    uint32_t t = ax - 0x38000000u; /* rebias 127 -> 15 */
+    t += 0xfffu + ((t >> 13) & 1);
+    return sign | (uint16_t)(t >> 13);
+}
+
+static float bf2f(uint16_t h)
+{
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+static uint16_t f2bf(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
+
+/* f16/bf16 element k of chunk c, in the stated order: each op's result
+ * rounded to the dtype (a sum of two narrow values taken in f32 first
+ * rounds the same: f32 holds more than twice their precision); the mean's
+ * last step in f32, rounded once */
+static uint16_t ref_narrow(uint16_t *const *x, uint32_t n, uint64_t count, uint64_t k, hcq_reduce_op op, bool bf)
+{
+    uint32_t c = 0;
+    while (!(k >= count * c / n && k < count * (c + 1) / n)) c++;
+    uint16_t acc = x[c][k];
+    for (uint32_t m = 1; m < n; m++) {
+        float a = bf ? bf2f(acc) : h2f(acc), v = bf ? bf2f(x[(c + m) % n][k]) : h2f(x[(c + m) % n][k]), r;
+        if (op == HCQ_REDUCE_MAX) r = v > a ? v : a;
+        else if (op == HCQ_REDUCE_MEAN && m == n - 1) r = (a + v) / (float)n;
+        else r = a + v;
+        acc = bf ? f2bf(r) : f2h(r);
+    }
+    return acc;
+}
+
 /* the order queue.h states, element k of chunk c */
 static float ref_f32(float *const *x, uint32_t n, uint64_t count, uint64_t k, hcq_reduce_op op)
 {
@@ -72,17 +135,26 @@ static int32_t ref_i32(int32_t *const *x, uint32_t n, uint64_t count, uint64_t k
 
 /* all-reduce `count` elements of dt with op over devs[0..n), checked
  * element by element on every device */
+static const char *op_str(hcq_reduce_op op)
+{
+    return op == HCQ_REDUCE_SUM ? "sum" : op == HCQ_REDUCE_MAX ? "max" : "mean";
+}
+
+/* all-reduce `count` elements of dt with op over devs[0..n), checked
+ * element by element on every device */
 static void check(hcq_device **devs, uint32_t n, uint64_t count, hcq_dtype dt, hcq_reduce_op op, uint32_t seed,
                   const char *what)
 {
     hcq_buffer *bufs[MAXD];
     void *in[MAXD];
-    size_t bytes = count * 4;
+    size_t es = hcq_dtype_size(dt), bytes = count * es;
     for (uint32_t i = 0; i < n; i++) {
         in[i] = malloc(bytes);
         uint32_t st = seed * 977u + i * 131u + 7u;
         for (uint64_t k = 0; k < count; k++) {
             if (dt == HCQ_F32) ((float *)in[i])[k] = fval(&st);
+            else if (dt == HCQ_F16) ((uint16_t *)in[i])[k] = f2h(fval(&st));
+            else if (dt == HCQ_BF16) ((uint16_t *)in[i])[k] = f2bf(fval(&st));
             else ((int32_t *)in[i])[k] = ival(&st);
         }
         bufs[i] = t_buffer_from(devs[i], in[i], bytes);
@@ -94,14 +166,19 @@ static void check(hcq_device **devs, uint32_t n, uint64_t count, hcq_dtype dt, h
         for (uint64_t k = 0; k < count; k++) {
             if (dt == HCQ_F32) {
                 float want = ref_f32((float *const *)in, n, count, k, op), got = ((float *)out)[k];
-                cr_assert(!memcmp(&want, &got, 4), "%s: %s %s of %llu on %u devices: device %u element %llu is %a, want %a",
-                          what, hcq_dtype_name(dt), op == HCQ_REDUCE_SUM ? "sum" : op == HCQ_REDUCE_MAX ? "max" : "mean",
-                          (unsigned long long)count, n, i, (unsigned long long)k, (double)got, (double)want);
+                cr_assert(!memcmp(&want, &got, 4), "%s: f32 %s of %llu on %u devices: device %u element %llu is %a, want %a",
+                          what, op_str(op), (unsigned long long)count, n, i, (unsigned long long)k, (double)got,
+                          (double)want);
+            } else if (dt == HCQ_F16 || dt == HCQ_BF16) {
+                uint16_t want = ref_narrow((uint16_t *const *)in, n, count, k, op, dt == HCQ_BF16);
+                uint16_t got = ((uint16_t *)out)[k];
+                cr_assert_eq(got, want, "%s: %s %s of %llu on %u devices: device %u element %llu is 0x%04x, want 0x%04x",
+                             what, hcq_dtype_name(dt), op_str(op), (unsigned long long)count, n, i,
+                             (unsigned long long)k, got, want);
             } else {
                 int32_t want = ref_i32((int32_t *const *)in, n, count, k, op), got = ((int32_t *)out)[k];
                 cr_assert_eq(got, want, "%s: i32 %s of %llu on %u devices: device %u element %llu is %d, want %d", what,
-                             op == HCQ_REDUCE_SUM ? "sum" : "max", (unsigned long long)count, n, i,
-                             (unsigned long long)k, got, want);
+                             op_str(op), (unsigned long long)count, n, i, (unsigned long long)k, got, want);
             }
         }
     }
@@ -130,6 +207,8 @@ static void ring(const char *spec, const char *kind, uint32_t n, const char *wha
         check(devs, n, c, HCQ_F32, HCQ_REDUCE_MEAN, 3, what);
         check(devs, n, c, HCQ_I32, HCQ_REDUCE_SUM, 4, what);
         check(devs, n, c, HCQ_I32, HCQ_REDUCE_MAX, 5, what);
+        for (int h = 0; h < 2; h++)
+            for (int o = 0; o < 3; o++) check(devs, n, c, h ? HCQ_BF16 : HCQ_F16, (hcq_reduce_op)o, 10 + 3 * h + o, what);
     }
     /* a sub-ring of the first two */
     check(devs, 2, 777, HCQ_F32, HCQ_REDUCE_SUM, 6, what);
@@ -212,7 +291,7 @@ Test(allreduce, bad_input_is_refused_and_changes_nothing)
     hcq_buffer *ok[2] = {b0, b1};
     cr_assert_eq(hcq_allreduce(ok, 2, HCQ_I32, HCQ_REDUCE_MEAN), HCQ_EINVAL);
     T_MSG_HAS("truncate");
-    cr_assert_eq(hcq_allreduce(ok, 2, HCQ_F16, HCQ_REDUCE_SUM), HCQ_ENOTSUP);
+    cr_assert_eq(hcq_allreduce(ok, 2, HCQ_F64, HCQ_REDUCE_SUM), HCQ_ENOTSUP);
     cr_assert_eq(hcq_allreduce(ok, 2, HCQ_F32, (hcq_reduce_op)7), HCQ_EINVAL);
     cr_assert_eq(hcq_allreduce(ok, 0, HCQ_F32, HCQ_REDUCE_SUM), HCQ_EINVAL);
     cr_assert_eq(hcq_allreduce(NULL, 2, HCQ_F32, HCQ_REDUCE_SUM), HCQ_EINVAL);
