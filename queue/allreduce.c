@@ -157,9 +157,11 @@ static hcq_status ar_check(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hc
     if (size % es)
         return base_err(HCQ_EINVAL, "hcq_allreduce: %llu bytes is not a whole number of %s elements (%zu bytes each)",
                         (unsigned long long)size, hcq_dtype_name(dt), es);
-    if (size / es > INT32_MAX)
-        return base_err(HCQ_ELIMIT, "hcq_allreduce: %llu elements; the kernels index with i32 (at most %d)",
-                        (unsigned long long)(size / es), INT32_MAX);
+    /* the fold's i32 index runs up to a grid's width past the count */
+    uint64_t most = (uint64_t)INT32_MAX - (uint64_t)AR_MAX_GROUPS * AR_THREADS;
+    if (size / es > most)
+        return base_err(HCQ_ELIMIT, "hcq_allreduce: %llu elements; the kernels index with i32 (at most %llu)",
+                        (unsigned long long)(size / es), (unsigned long long)most);
     *size_out = size;
     return HCQ_OK;
 }

@@ -440,9 +440,11 @@ typedef enum hcq_reduce_op {
  * Errors, before any work is submitted (no buffer changes): HCQ_EINVAL for
  * NULL or empty bufs, devices of different kinds, two buffers on one
  * device, unequal sizes, a size not a multiple of the element size, the
- * mean of an integer dtype; HCQ_ESTATE for a freed buffer. n == 1 (and
- * empty buffers) is a no-op. A device that faults midway leaves the
- * buffers partly reduced, and the call returns its fault. */
+ * mean of an integer dtype; HCQ_ESTATE for a freed buffer; HCQ_ELIMIT
+ * past about 2^31 elements or 64 buffers. n == 1 is a no-op. A device
+ * that faults midway leaves the buffers partly reduced, and the call
+ * returns its fault. The fold kernels stay loaded on each device until it
+ * closes. */
 HCQ_API hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dtype, hcq_reduce_op op);
 
 /* ** graphs: capture launches and copies once, replay them with new inputs.
