@@ -8,6 +8,7 @@
  * and smaller than n. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,4 +329,70 @@ Test(allreduce, bench_prints_latency_and_bus_bandwidth)
     cr_assert_eq(st, 1, "%s", out);
     cr_assert(strstr(out, "needs two or more devices") && strstr(out, "nv=H100x8"), "%s", out);
     free(out);
+}
+
+/* calls from several threads at once on the same devices, each with its
+ * own buffers (the first calls load the fold kernels concurrently): every
+ * result is still the stated order's. The threads assert nothing (the
+ * main thread does, from what they return). */
+struct ar_thread {
+    hcq_device **devs;
+    uint32_t n, seed;
+    char err[256];
+};
+
+static void *ar_thread_main(void *arg)
+{
+    struct ar_thread *a = arg;
+    enum { COUNT = 301 };
+    hcq_reduce_op op = a->seed % 2 ? HCQ_REDUCE_MEAN : HCQ_REDUCE_SUM;
+    float *in[MAXD], out[COUNT];
+    hcq_buffer *bufs[MAXD] = {0};
+    for (uint32_t i = 0; i < a->n; i++) {
+        in[i] = malloc(sizeof out);
+        uint32_t st = a->seed * 977u + i * 131u + 7u;
+        for (int k = 0; k < COUNT; k++) in[i][k] = fval(&st);
+        if (!(bufs[i] = hcq_buffer_alloc(a->devs[i], sizeof out, HCQ_MEM_DEVICE)) ||
+            hcq_buffer_copyin(bufs[i], 0, in[i], sizeof out))
+            snprintf(a->err, sizeof a->err, "setup on device %u: %s", i, hcq_error_message());
+    }
+    if (!a->err[0] && hcq_allreduce(bufs, a->n, HCQ_F32, op))
+        snprintf(a->err, sizeof a->err, "hcq_allreduce: %s", hcq_error_message());
+    for (uint32_t i = 0; i < a->n && !a->err[0]; i++) {
+        if (hcq_buffer_copyout(out, bufs[i], 0, sizeof out)) {
+            snprintf(a->err, sizeof a->err, "copyout: %s", hcq_error_message());
+            break;
+        }
+        for (int k = 0; k < COUNT && !a->err[0]; k++) {
+            float want = ref_f32((float *const *)in, a->n, COUNT, (uint64_t)k, op);
+            if (memcmp(&want, &out[k], 4))
+                snprintf(a->err, sizeof a->err, "device %u element %d is %a, want %a", i, k, (double)out[k],
+                         (double)want);
+        }
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        hcq_buffer_free(bufs[i]);
+        free(in[i]);
+    }
+    return NULL;
+}
+
+Test(allreduce, calls_from_several_threads_at_once)
+{
+    T_OK(mock_configure("nv=H100x4"));
+    hcq_device *devs[4];
+    for (uint32_t i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "NV:%u", i);
+        devs[i] = open_dev(name);
+    }
+    pthread_t th[4];
+    struct ar_thread args[4];
+    for (uint32_t t = 0; t < 4; t++) {
+        args[t] = (struct ar_thread){.devs = devs, .n = 4, .seed = 40 + t};
+        cr_assert_eq(pthread_create(&th[t], NULL, ar_thread_main, &args[t]), 0);
+    }
+    for (uint32_t t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    for (uint32_t t = 0; t < 4; t++) cr_assert(!args[t].err[0], "thread %u: %s", t, args[t].err);
+    for (uint32_t i = 4; i-- > 0;) T_OK(hcq_device_close(devs[i]));
 }
