@@ -49,6 +49,7 @@ struct hcq_program {
      * whether the user freed it (it is unloaded when both are done) */
     uint32_t holds;
     bool freed;
+    bool internal; /* loaded by the library for itself (hcq_allreduce's kernels), freed at close unreported */
     struct hcq_program *next, *prev; /* the device's list */
 };
 

@@ -95,6 +95,10 @@ struct queue_dev {
     hcq_queue *queues;
     hcq_graph *graphs;
     hcq_program *programs;
+    /* hcq_allreduce's fold kernels (queue/allreduce.c), by kind and dtype
+     * (f32, i32, f16, bf16),
+     * loaded on first use and kept until close; under list_lock */
+    hcq_program *allreduce[3][4];
     hcq_signal *dbg_t[2]; /* HCQ_DEBUG=2 launch timestamps */
     /* HCQ_PROFILE */
     uint32_t prof_slot;      /* this device's process in the trace */

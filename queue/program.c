@@ -155,7 +155,7 @@ void q_programs_free_all(hcq_device *dev)
     unsigned n = 0;
     while (dev->qd->programs) {
         hcq_program *p = dev->qd->programs;
-        if (base_handle_remove(p, BASE_H_PROGRAM)) n++;
+        if (base_handle_remove(p, BASE_H_PROGRAM) && !p->internal) n++;
         program_delete(p);
     }
     if (n) BASE_LOG(1, "%s closed with %u programs still loaded; freed them", dev->props.id, n);

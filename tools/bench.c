@@ -222,6 +222,7 @@ static void print_text(const bench_ctx *b)
         printf("\n");
     }
     printf("\n  GB/s are 10^9 bytes per second; GiB/s = GB/s x 0.931.\n");
+    if (b->note[0]) printf("  %s.\n", b->note);
 }
 
 static void print_json(const bench_ctx *b)
@@ -241,6 +242,10 @@ static void print_json(const bench_ctx *b)
     tool_json_str(stdout, p->driver_version);
     printf(", \"mock\": %s},\n \"cuda\": ", p->is_mock ? "true" : "false");
     tool_json_str(stdout, b->cuda_status);
+    if (b->note[0]) {
+        printf(",\n \"note\": ");
+        tool_json_str(stdout, b->note);
+    }
     printf(",\n \"results\": [\n");
     for (int i = 0; i < b->n; i++) {
         const bench_result *r = &b->r[i];
@@ -260,11 +265,14 @@ int tool_bench(int argc, char **argv)
     bool json = false;
     for (int i = 1; i < argc; i++) {
         if (tool_is_help(argv[i])) {
-            printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels|matmul] [--vs-cuda]\n\n"
+            printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels|matmul|allreduce] [--vs-cuda]\n\n"
                    "Host cost per launch, empty-kernel round trip, graph replay per node (1..1000 nodes),\n"
                    "copy bandwidth (host->device, device->host, device->device, and to a second device of the\n"
                    "same kind when present), elementwise and reduction bandwidth, a naive matmul's GFLOP/s, the\n"
                    "tensor layer's matmul TFLOP/s in f32, f16 and bf16: medians with p10/p90 over repeated runs.\n"
+                   "--only allreduce (not in the default run): hcq_allreduce latency and bus bandwidth\n"
+                   "(size/time x 2(n-1)/n) on 2, 4 and 8 devices of the device's kind, 4 KiB to 256 MiB each\n"
+                   "(to 1 MiB with --quick); on the mock, HCQ_MOCK_CONFIG=nv=H100x8 gives it 8 GPUs.\n"
                    "--vs-cuda measures launches and copies through the CUDA driver API (libcuda, loaded with\n"
                    "dlopen) on a machine that has NVIDIA's driver.\n");
             return 0;
@@ -278,11 +286,11 @@ int tool_bench(int argc, char **argv)
     }
     /* a selector bench does not know measures nothing: say so as a usage
      * error, not an empty table and exit 0 */
-    static const char *const parts[] = {"launch", "copy", "kernels", "matmul"};
+    static const char *const parts[] = {"launch", "copy", "kernels", "matmul", "allreduce"};
     bool known = !only;
     for (size_t i = 0; i < sizeof parts / sizeof *parts && !known; i++) known = !strcmp(only, parts[i]);
     if (!known) {
-        fprintf(stderr, "hcq bench: --only %s: no such part; the parts are launch, copy, kernels and matmul (of the device "
+        fprintf(stderr, "hcq bench: --only %s: no such part; the parts are launch, copy, kernels, matmul and allreduce (of the device "
                 "--device names, else HCQ_DEVICE, else the best present)\n", only);
         return 2;
     }
@@ -306,6 +314,7 @@ int tool_bench(int argc, char **argv)
     if (!only || !strcmp(only, "copy")) copies(&b);
     if (!only || !strcmp(only, "kernels")) kernels(&b);
     if (!only || !strcmp(only, "matmul")) bench_matmul(&b);
+    if (only && !strcmp(only, "allreduce")) bench_allreduce(&b); /* opens every device of the kind: asked for by name */
     bench_cuda_close(&b);
     if (json) print_json(&b);
     else print_text(&b);

@@ -4,7 +4,7 @@
 
 #include "tools/tools.h"
 
-#define BENCH_MAX_RESULTS 48
+#define BENCH_MAX_RESULTS 128
 
 typedef struct bench_stat {
     double median, p10, p90;
@@ -32,6 +32,7 @@ typedef struct bench_ctx {
     bench_cuda *cuda;
     bool cuda_ok;
     char cuda_status[256];
+    char note[200]; /* printed under the table: what the figures are (a part on the mock says so) */
 } bench_ctx;
 
 /* sorts v and returns median, p10, p90 */
@@ -40,6 +41,9 @@ void bench_add(bench_ctx *b, const char *name, const char *unit, bench_stat s, d
 void bench_fail(bench_ctx *b, const char *what);
 /* hcq_matmul's TFLOP/s in f32, f16 and bf16 (bench_matmul.c) */
 void bench_matmul(bench_ctx *b);
+/* hcq_allreduce latency and bus bandwidth over 2, 4, 8 devices of the
+ * benched device's kind (bench_allreduce.c) */
+void bench_allreduce(bench_ctx *b);
 
 /* ** the CUDA driver API side (bench_cuda.c): each returns the median in
  * the same unit as the hcq figure it sits beside, or 0 when CUDA is not

@@ -398,6 +398,55 @@ HCQ_API hcq_status hcq_buffer_copyout(void *dst, hcq_buffer *src, uint64_t src_o
 HCQ_API hcq_status hcq_buffer_copy(hcq_buffer *dst, uint64_t dst_offset, hcq_buffer *src,
                                    uint64_t src_offset, uint64_t size);
 
+/* ** all-reduce across devices */
+typedef enum hcq_reduce_op {
+    HCQ_REDUCE_SUM = 0,
+    HCQ_REDUCE_MAX = 1,
+    HCQ_REDUCE_MEAN = 2, /* the sum divided by n (floats only) */
+} hcq_reduce_op;
+
+/* Replaces each of bufs[0..n) (one buffer per device, devices of one kind
+ * and process, equal sizes, a whole number of dtype elements) with the
+ * elementwise op over all n, in place. dtypes: f32, f16 and bf16 (sum,
+ * max, mean) and i32 (sum, max; wrapping); others are HCQ_ENOTSUP.
+ *
+ * A ring: the elements are split into n chunks, chunk c being elements
+ * [c*count/n, (c+1)*count/n) (chunks may differ by one; some are empty
+ * when count < n). Reduce-scatter: in n-1 steps each device sends a chunk
+ * to the next device, bufs[(i+1) % n], whose compute engine folds it into
+ * its own (a small IR kernel, compiled through the cache); then an
+ * all-gather passes each finished chunk around the ring. Every copy is
+ * hcq_buffer_copy, so it is ordered on the GPUs and runs on the copy
+ * engines where the devices have a peer path (hcq_device_peer_access),
+ * and is staged through host memory (the host waiting for each such copy)
+ * where they have none. The call returns once every buffer holds the
+ * result: it waits, at its end, for the scratch it allocated (one chunk
+ * per device) to be free.
+ *
+ * Order (fixed, so results are deterministic and every device's bytes are
+ * equal): chunk c is reduced as
+ *     acc = x_c;  acc = acc op x_(c+1);  ...;  acc = acc op x_(c+n-1)
+ * with device indices mod n (x_i is bufs[i]'s element), and for the mean
+ * the last step is (acc + x_(c+n-1)) / n: for f16/bf16 the two are
+ * widened to f32, added and divided there, and the quotient rounded to
+ * the dtype. Each op rounds to the dtype (round to nearest even). Bound,
+ * sum: each of the n-1 additions rounds once, so against the exact sum
+ * |result - sum| <= (n-1) * u * sum |x_i| (to first order; u = 2^-24 for
+ * f32, 2^-11 for f16, 2^-8 for bf16), the same bound as any sequential
+ * single-device sum of the n values; a single-device sum in another order
+ * may differ from it by up to twice that. Max and integer sums are exact.
+ * The mean adds at most two roundings (u of the result each).
+ *
+ * Errors, before any work is submitted (no buffer changes): HCQ_EINVAL for
+ * NULL or empty bufs, devices of different kinds, two buffers on one
+ * device, unequal sizes, a size not a multiple of the element size, the
+ * mean of an integer dtype; HCQ_ESTATE for a freed buffer; HCQ_ELIMIT
+ * past about 2^31 elements or 64 buffers. n == 1 is a no-op. A device
+ * that faults midway leaves the buffers partly reduced, and the call
+ * returns its fault. The fold kernels stay loaded on each device until it
+ * closes. */
+HCQ_API hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dtype, hcq_reduce_op op);
+
 /* ** graphs: capture launches and copies once, replay them with new inputs.
  * Replays are ordered on the device timeline like eager calls. Variables
  * HCQ_VAR(k) in args and dims are the graph's; every buffer an arg or copy
