@@ -251,7 +251,7 @@ static int g_unary(gen *g)
 {
     static const int ops[] = {TF_NEG, TF_EXP, TF_LOG, TF_EXP2, TF_LOG2, TF_SQRT, TF_RSQRT, TF_RECIP, TF_SIN,
                               TF_COS, TF_ABS, TF_SIGN, TF_TRUNC, TF_RELU, TF_SIGMOID, TF_TANH, TF_GELU, TF_SILU,
-                              TF_NOT, TF_CAST, TF_CAST, TF_BITCAST};
+                              TF_NOT, TF_CAST, TF_CAST, TF_BITCAST, TF_BNOT};
     int a = pick(g);
     if (a < 0) return -1;
     tf_inst *in = add(g, ops[below(g, (int)(sizeof ops / sizeof *ops))]);
@@ -288,7 +288,7 @@ static int g_binary(gen *g)
     if (b < 0) return -1;
     /* an integer a often meets the integer ops (division's and the bitwise
      * ones' rules differ per width and signedness), mostly with its own dtype */
-    static const int iops[] = {TF_IDIV, TF_MOD, TF_AND, TF_OR, TF_XOR, TF_ADD, TF_SUB, TF_MUL};
+    static const int iops[] = {TF_IDIV, TF_MOD, TF_AND, TF_OR, TF_XOR, TF_SHL, TF_SHR, TF_ADD, TF_SUB, TF_MUL};
     hcq_dtype adt = val(g, a)->dt;
     bool int_a = !hcq_dtype_is_float(adt) && adt != HCQ_BOOL && chance(g, 40);
     tf_inst *in = add(g, int_a ? iops[below(g, (int)(sizeof iops / sizeof *iops))] : ops[below(g, (int)(sizeof ops / sizeof *ops))]);

@@ -453,6 +453,8 @@ static bool binary(ctx *c, int op, const tf_tensor *a, const tf_tensor *b)
     case TF_DIV: return ew2(c, a, b, float_dt(t), float_dt(t), op);
     case TF_IDIV:
     case TF_MOD:
+    case TF_SHL:
+    case TF_SHR:
         if (kind(t) == 2) return ref_fail(c, "float operands");
         return ew2(c, a, b, t == HCQ_BOOL ? HCQ_I32 : t, t == HCQ_BOOL ? HCQ_I32 : t, op);
     case TF_AND:
@@ -586,6 +588,9 @@ static bool step(ctx *c)
     case TF_RELU: /* where(x < 0, 0, x): the scalar 0 makes a bool an i32 */
         return unary(c, a, a->dt == HCQ_BOOL ? HCQ_I32 : a->dt, ref_u_simple, op);
     case TF_NOT: return unary(c, a, HCQ_BOOL, ref_u_simple, op);
+    case TF_BNOT: /* ~x on integers, not x on bool; floats are refused */
+        if (is_float(a->dt)) return ref_fail(c, "bitwise_not of a float");
+        return unary(c, a, a->dt, ref_u_simple, op);
     case TF_CAST:
         if (!dtype_ok) return ref_fail(c, "dtype");
         return unary(c, a, in->dt, ref_u_cast, op);
@@ -602,6 +607,8 @@ static bool step(ctx *c)
     case TF_AND:
     case TF_OR:
     case TF_XOR:
+    case TF_SHL:
+    case TF_SHR:
     case TF_MAXIMUM:
     case TF_MINIMUM:
     case TF_LT:

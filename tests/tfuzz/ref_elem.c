@@ -302,6 +302,12 @@ static tf_rv iop(hcq_dtype dt, int op, tf_rv a, tf_rv b)
     case TF_AND: r = x & y; break;
     case TF_OR: r = x | y; break;
     case TF_XOR: r = x ^ y; break;
+    case TF_SHL:
+    case TF_SHR: { /* the count modulo the width (its low bits); >> arithmetic on signed, logical on unsigned */
+        unsigned n = (unsigned)((uint64_t)y & (hcq_dtype_size(dt) * 8 - 1));
+        r = op == TF_SHL ? (int64_t)((uint64_t)x << n) : x >> n; /* x >= 0 when unsigned: >> is logical */
+        break;
+    }
     case TF_LT: return ref_rv_exact(HCQ_BOOL, x < y);
     case TF_NE: return ref_rv_exact(HCQ_BOOL, x != y);
     default: return ref_rv_dc();
@@ -507,6 +513,7 @@ tf_rv ref_u_simple(const tf_tensor *a, hcq_dtype odt, tf_rv x, int op)
         if (x.v < 0) return ref_rv_exact(odt, 0);
         return odt == dt ? x : ref_rv_exact(odt, x.v);
     }
+    case TF_BNOT: return ref_not_el(dt, x);
     case TF_NOT: {
         tf_rv b = ref_cast_rv(dt, HCQ_BOOL, x);
         return dc(b) ? b : ref_rv_exact(HCQ_BOOL, b.v == 0);
