@@ -61,6 +61,9 @@ static hcq_tensor *call(hcq_ctx *ctx, const tf_inst *in, hcq_tensor **v)
     case TF_AND: return hcq_logical_and(a, b);
     case TF_OR: return hcq_logical_or(a, b);
     case TF_XOR: return hcq_logical_xor(a, b);
+    case TF_BNOT: return hcq_bitwise_not(a);
+    case TF_SHL: return hcq_shl(a, b);
+    case TF_SHR: return hcq_shr(a, b);
     case TF_ADD_S: return hcq_add_s(a, in->fv);
     case TF_SUB_S: return hcq_sub_s(a, in->fv);
     case TF_MUL_S: return hcq_mul_s(a, in->fv);

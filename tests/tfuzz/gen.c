@@ -2,7 +2,8 @@
  * proposed with random arguments fitted to the values at hand and kept
  * only if the reference accepts it (it is the judge of validity), so the
  * programs are valid by construction. Shapes have rank 0-5 with sizes 0,
- * 1 and small primes; dtypes are all five; inputs mix ordinary numbers
+ * 1 and small primes; dtypes are bool, i8, u8, i16, u16, i32, u32, f16,
+ * bf16 and f32 (i64, u64 and f64 not yet: see ref.h); inputs mix ordinary numbers
  * with special values (NaN and signalling NaN bit patterns, +-inf, +-0,
  * denormals, the f16/bf16 extremes, INT_MIN, -1). */
 #include "tfuzz.h"
@@ -20,6 +21,7 @@ typedef struct gen {
     uint64_t s;
     tf_prog *p;
     tf_ref ref;
+    hcq_dtype focus; /* HCQ_VOID, or a narrow integer half the dtype picks give */
 } gen;
 
 static int below(gen *g, int n) { return tf_below(&g->s, n); }
@@ -29,11 +31,19 @@ static double unit(gen *g) { return (double)(tf_rand(&g->s) >> 11) * 0x1p-53; }
 static const tf_tensor *val(gen *g, int v) { return &g->ref.t[v]; }
 
 /* ** dtypes and values */
+static const hcq_dtype narrow_dt[] = {HCQ_I8, HCQ_U8, HCQ_I16, HCQ_U16, HCQ_U32};
+
 static hcq_dtype rand_dt(gen *g)
 {
+    /* one slot in twelve: one of the narrower integers (and u32); a graph
+     * in five (g->focus) draws half its dtypes from one of them, so
+     * their ops meet their own dtype often, while most graphs keep the
+     * older dtypes' mix */
     static const hcq_dtype w[] = {HCQ_F32, HCQ_F32, HCQ_F32, HCQ_F32, HCQ_F16, HCQ_F16, HCQ_BF16,
-                                  HCQ_BF16, HCQ_I32, HCQ_I32, HCQ_BOOL};
-    return w[below(g, (int)(sizeof w / sizeof *w))];
+                                  HCQ_BF16, HCQ_I32, HCQ_I32, HCQ_BOOL, HCQ_VOID};
+    if (g->focus != HCQ_VOID && chance(g, 50)) return g->focus;
+    hcq_dtype t = w[below(g, (int)(sizeof w / sizeof *w))];
+    return t != HCQ_VOID ? t : narrow_dt[below(g, (int)(sizeof narrow_dt / sizeof *narrow_dt))];
 }
 
 static uint32_t special_bits(gen *g, hcq_dtype dt)
@@ -52,14 +62,20 @@ static uint32_t special_bits(gen *g, hcq_dtype dt)
     case HCQ_F16: return f16[below(g, (int)(sizeof f16 / sizeof *f16))];
     case HCQ_BF16: return bf16[below(g, (int)(sizeof bf16 / sizeof *bf16))];
     case HCQ_I32: return i32[below(g, (int)(sizeof i32 / sizeof *i32))];
-    default: return (uint32_t)below(g, 2);
+    case HCQ_BOOL: return (uint32_t)below(g, 2);
+    default: { /* the narrow integers: 0, 1, -1 / the top, the extremes and their neighbours */
+        int w = (int)hcq_dtype_size(dt) * 8;
+        uint32_t m = w == 32 ? 0xffffffffu : (1u << w) - 1, top = 1u << (w - 1);
+        const uint32_t v[] = {0u, 1u, m, 2u, top, top - 1, top + 1, m - 1, 7u, 3u};
+        return v[below(g, (int)(sizeof v / sizeof *v))];
+    }
     }
 }
 
 static uint32_t ordinary_bits(gen *g, hcq_dtype dt, int scale)
 {
     if (dt == HCQ_BOOL) return (uint32_t)below(g, 2);
-    if (dt == HCQ_I32) {
+    if (dt == HCQ_I32 || (!hcq_dtype_is_float(dt))) { /* any integer: its low bits (negative ones of the unsigned wrap) */
         int r = below(g, 10);
         if (r < 6) return (uint32_t)(below(g, 21) - 10);
         if (r < 9) return (uint32_t)(below(g, 2001) - 1000);
@@ -235,7 +251,7 @@ static int g_unary(gen *g)
 {
     static const int ops[] = {TF_NEG, TF_EXP, TF_LOG, TF_EXP2, TF_LOG2, TF_SQRT, TF_RSQRT, TF_RECIP, TF_SIN,
                               TF_COS, TF_ABS, TF_SIGN, TF_TRUNC, TF_RELU, TF_SIGMOID, TF_TANH, TF_GELU, TF_SILU,
-                              TF_NOT, TF_CAST, TF_CAST, TF_BITCAST};
+                              TF_NOT, TF_CAST, TF_CAST, TF_BITCAST, TF_BNOT};
     int a = pick(g);
     if (a < 0) return -1;
     tf_inst *in = add(g, ops[below(g, (int)(sizeof ops / sizeof *ops))]);
@@ -244,7 +260,11 @@ static int g_unary(gen *g)
     if (in->op == TF_CAST) in->dt = rand_dt(g);
     if (in->op == TF_BITCAST) {
         hcq_dtype t = val(g, a)->dt;
-        in->dt = t == HCQ_F32 ? HCQ_I32 : t == HCQ_I32 ? HCQ_F32 : t == HCQ_F16 ? HCQ_BF16 : HCQ_F16;
+        static const hcq_dtype to[][2] = {[HCQ_F32] = {HCQ_I32, HCQ_U32}, [HCQ_I32] = {HCQ_F32, HCQ_U32}, [HCQ_U32] = {HCQ_F32, HCQ_I32},
+                                          [HCQ_F16] = {HCQ_BF16, HCQ_I16}, [HCQ_BF16] = {HCQ_F16, HCQ_U16}, [HCQ_I16] = {HCQ_F16, HCQ_U16},
+                                          [HCQ_U16] = {HCQ_BF16, HCQ_I16}, [HCQ_I8] = {HCQ_U8, HCQ_U8}, [HCQ_U8] = {HCQ_I8, HCQ_I8},
+                                          [HCQ_BOOL] = {HCQ_F16, HCQ_F16}};
+        in->dt = (size_t)t < sizeof to / sizeof *to && to[t][0] ? to[t][below(g, 2)] : HCQ_F16; /* bool: refused */
     }
     return commit(g);
 }
@@ -266,7 +286,12 @@ static int g_binary(gen *g)
     }
     int b = operand_like(g, a);
     if (b < 0) return -1;
-    tf_inst *in = add(g, ops[below(g, (int)(sizeof ops / sizeof *ops))]);
+    /* an integer a often meets the integer ops (division's and the bitwise
+     * ones' rules differ per width and signedness), mostly with its own dtype */
+    static const int iops[] = {TF_IDIV, TF_MOD, TF_AND, TF_OR, TF_XOR, TF_SHL, TF_SHR, TF_ADD, TF_SUB, TF_MUL};
+    hcq_dtype adt = val(g, a)->dt;
+    bool int_a = !hcq_dtype_is_float(adt) && adt != HCQ_BOOL && chance(g, 40);
+    tf_inst *in = add(g, int_a ? iops[below(g, (int)(sizeof iops / sizeof *iops))] : ops[below(g, (int)(sizeof ops / sizeof *ops))]);
     in->nsrc = 2;
     bool swap = chance(g, 30);
     in->src[0] = swap ? b : a;
@@ -617,6 +642,8 @@ void tf_generate(uint64_t seed, tf_prog *p, int max_ops)
     memset(p, 0, sizeof *p);
     gen g = {.s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull, .p = p};
     p->seed = seed;
+    uint64_t fs = seed ^ 0x5bd1e995u; /* its own stream: the other graphs keep theirs */
+    if (tf_below(&fs, 5) == 0) g.focus = narrow_dt[tf_below(&fs, (int)(sizeof narrow_dt / sizeof *narrow_dt))];
     int nops = 1 + below(&g, max_ops), made = 0;
     fresh(&g);
     for (int tries = 0; made < nops && tries < nops * 8; tries++) {

@@ -260,7 +260,7 @@ static bool elem_ok(hcq_dtype dt, const tf_rv *r, uint32_t g)
 {
     if (r->f & RV_DC) return true;
     if (dt == HCQ_BOOL) return (g != 0) == (r->v != 0);
-    if (dt == HCQ_I32) return g == r->b;
+    if (!hcq_dtype_is_float(dt)) return g == r->b; /* integers: exact bits */
     if (r->f & RV_MOVED) return g == r->b;
     double gv = tf_from_bits(dt, g);
     if (isnan(r->v)) return isnan(gv);
@@ -272,13 +272,15 @@ static bool elem_ok(hcq_dtype dt, const tf_rv *r, uint32_t g)
 
 static void describe_elem(char *s, size_t n, hcq_dtype dt, uint32_t bits)
 {
-    if (dt == HCQ_BOOL || dt == HCQ_I32) snprintf(s, n, "%d", dt == HCQ_BOOL ? bits != 0 : (int32_t)bits);
+    if (dt == HCQ_BOOL) snprintf(s, n, "%d", bits != 0);
+    else if (!hcq_dtype_is_float(dt)) snprintf(s, n, "%.0f", tf_from_bits(dt, bits));
     else snprintf(s, n, "0x%0*x (%.9g)", dt == HCQ_F32 ? 8 : 4, bits, tf_from_bits(dt, bits));
 }
 
 /* elements checked: bit-exact, within a bound, don't care; programs a
  * device skipped (per device) */
 static uint64_t n_exact, n_bound, n_dc;
+static uint64_t n_by_dt[HCQ_F64 + 1]; /* elements checked per output dtype: the mix the generator gave */
 static uint64_t n_skipped[MAX_DEV];
 
 static verdict judge(const tf_prog *p, const tf_ref *ref, worker *ws, int nw, result *rs, uint64_t *elems)
@@ -316,6 +318,7 @@ static verdict judge(const tf_prog *p, const tf_ref *ref, worker *ws, int nw, re
                 memcpy(&g, r->out[j].bytes + i * es, es);
                 if (elems) { /* counted for the summary, not while shrinking */
                     (*elems)++;
+                    if ((unsigned)t->dt <= HCQ_F64) n_by_dt[t->dt]++;
                     if (t->x[i].f & RV_DC) n_dc++;
                     else if (t->x[i].e > 0) n_bound++;
                     else n_exact++;
@@ -726,6 +729,10 @@ int main(int argc, char **argv)
            " don't care), %ld disagreements, %.1f s\n",
            (unsigned long long)elems, (unsigned long long)n_exact, (unsigned long long)n_bound, (unsigned long long)n_dc,
            failures, now() - t0);
+    printf("tfuzz: elements by dtype:");
+    for (int t = 0; t <= HCQ_F64; t++)
+        if (n_by_dt[t]) printf(" %s %llu", hcq_dtype_name((hcq_dtype)t), (unsigned long long)n_by_dt[t]);
+    printf("\n");
     for (int d = 0; d < nw; d++)
         if (n_skipped[d]) printf("tfuzz: %s skipped %llu programs (what it does not run: bf16 where missing, or what a variable batch cannot express)\n", ws[d].token, (unsigned long long)n_skipped[d]);
     if (rejected_n) printf("tfuzz: the reference rejected %ld generated programs (a generator bug)\n", rejected_n);

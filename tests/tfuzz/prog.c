@@ -218,7 +218,12 @@ static const char *cdt(hcq_dtype t)
 {
     switch (t) {
     case HCQ_BOOL: return "HCQ_BOOL";
+    case HCQ_I8: return "HCQ_I8";
+    case HCQ_U8: return "HCQ_U8";
+    case HCQ_I16: return "HCQ_I16";
+    case HCQ_U16: return "HCQ_U16";
     case HCQ_I32: return "HCQ_I32";
+    case HCQ_U32: return "HCQ_U32";
     case HCQ_F16: return "HCQ_F16";
     case HCQ_BF16: return "HCQ_BF16";
     case HCQ_F32: return "HCQ_F32";

@@ -87,22 +87,38 @@ bool ref_shape_ok(ctx *c, const int64_t *s, int nd)
 
 /* ** promotion (tensor.h) */
 
+static int width(hcq_dtype t) { return (int)hcq_dtype_size(t) * 8; }
+
 hcq_dtype ref_join(hcq_dtype x, hcq_dtype y)
 {
     if (x == y) return x;
-    if (x == HCQ_F32 || y == HCQ_F32) return HCQ_F32;
-    if (kind(x) == 2 && kind(y) == 2) return HCQ_F32;
+    if (kind(x) == 0) return y;
+    if (kind(y) == 0) return x;
+    if (kind(x) == 2 && kind(y) == 2) return x == HCQ_F64 || y == HCQ_F64 ? HCQ_F64 : HCQ_F32;
     if (kind(x) == 2) return x;
     if (kind(y) == 2) return y;
-    return HCQ_I32;
+    /* two integers: one signedness, the wider; else the narrowest signed
+     * dtype holding both (u8 with i8 is i16, u32 with i32 is i64) */
+    bool ux = is_unsigned(x) || x == HCQ_U64, uy = is_unsigned(y) || y == HCQ_U64;
+    if (ux == uy) return width(x) >= width(y) ? x : y;
+    int ws = ux ? width(y) : width(x), wu = ux ? width(x) : width(y);
+    int w = ws > wu ? ws : 2 * wu;
+    return w == 8 ? HCQ_I8 : w == 16 ? HCQ_I16 : w == 32 ? HCQ_I32 : w == 64 ? HCQ_I64 : HCQ_F64;
 }
 
+/* A weak scalar takes the other operand's dtype: a float tensor's; an
+ * integer tensor's (i32 for bool) when the scalar is an integer that
+ * dtype holds (its value decides: hcq_scalar keeps one beyond i32 as an
+ * f32 scalar holding the double; -0.0 is no integer); else f32. */
 hcq_dtype ref_promote(const tf_tensor *a, const tf_tensor *b)
 {
     if (a->weak != b->weak) {
         const tf_tensor *w = a->weak ? a : b, *s = a->weak ? b : a;
         if (kind(s->dt) == 2) return s->dt;
-        return kind(w->dt) == 2 ? HCQ_F32 : HCQ_I32;
+        hcq_dtype it = s->dt == HCQ_BOOL ? HCQ_I32 : s->dt;
+        double v = w->x[0].v;
+        bool fits = v == trunc(v) && v >= ref_int_lo(it) && v <= ref_int_hi(it) && !(v == 0 && signbit(v));
+        return fits ? it : HCQ_F32;
     }
     return ref_join(a->dt, b->dt);
 }
@@ -350,6 +366,7 @@ static bool cat_op(ctx *c, bool stack)
         total += stack ? 1 : t->shape[ax];
         if (i) dt = ref_join(dt, t->dt);
     }
+    if (!ref_modeled(dt)) return ref_fail(c, "promotes to %s, which the reference does not model", hcq_dtype_name(dt));
     for (int d = 0, k = 0; d < nd; d++) s[d] = stack ? (d == ax ? n : p0->shape[k++]) : p0->shape[d];
     if (!stack) s[ax] = total;
     if (!ref_shape_ok(c, s, nd)) return false;
@@ -425,6 +442,7 @@ static tf_rv or_el(tf_rv x, tf_rv y)
 static bool binary(ctx *c, int op, const tf_tensor *a, const tf_tensor *b)
 {
     hcq_dtype t = ref_promote(a, b);
+    if (!ref_modeled(t)) return ref_fail(c, "promotes to %s, which the reference does not model", hcq_dtype_name(t));
     switch (op) {
     case TF_ADD:
     case TF_SUB:
@@ -435,8 +453,10 @@ static bool binary(ctx *c, int op, const tf_tensor *a, const tf_tensor *b)
     case TF_DIV: return ew2(c, a, b, float_dt(t), float_dt(t), op);
     case TF_IDIV:
     case TF_MOD:
+    case TF_SHL:
+    case TF_SHR:
         if (kind(t) == 2) return ref_fail(c, "float operands");
-        return ew2(c, a, b, HCQ_I32, HCQ_I32, op);
+        return ew2(c, a, b, t == HCQ_BOOL ? HCQ_I32 : t, t == HCQ_BOOL ? HCQ_I32 : t, op);
     case TF_AND:
     case TF_OR:
     case TF_XOR:
@@ -493,7 +513,7 @@ static bool step(ctx *c)
     const tf_tensor *a = in->nsrc > 0 && in->src[0] >= 0 ? ref_arg(c, 0) : NULL;
     const tf_tensor *b = in->nsrc > 1 && in->src[1] >= 0 ? ref_arg(c, 1) : NULL;
     const tf_tensor *t3 = in->nsrc > 2 && in->src[2] >= 0 ? ref_arg(c, 2) : NULL;
-    bool dtype_ok = in->dt == HCQ_BOOL || in->dt == HCQ_I32 || in->dt == HCQ_F16 || in->dt == HCQ_BF16 || in->dt == HCQ_F32;
+    bool dtype_ok = ref_modeled(in->dt);
     switch (op) {
     case TF_IN: {
         if (!dtype_ok || !ref_shape_ok(c, in->iv, in->niv)) return ref_fail(c, "input");
@@ -524,7 +544,9 @@ static bool step(ctx *c)
         return true;
     }
     case TF_ARANGE: {
-        if (!dtype_ok || in->niv != 3 || in->iv[2] == 0) return ref_fail(c, "arange");
+        /* arange of the narrow integers is not modeled (how the count and
+         * values are computed in them is the lowering's); bool/i32/floats are */
+        if (!dtype_ok || in->niv != 3 || in->iv[2] == 0 || (is_int(in->dt) && in->dt != HCQ_I32)) return ref_fail(c, "arange");
         double start = (double)in->iv[0], stop = (double)in->iv[1], st = (double)in->iv[2];
         double cnt = ceil((stop - start) / st);
         int64_t n = cnt > 0 ? (int64_t)cnt : 0;
@@ -566,6 +588,9 @@ static bool step(ctx *c)
     case TF_RELU: /* where(x < 0, 0, x): the scalar 0 makes a bool an i32 */
         return unary(c, a, a->dt == HCQ_BOOL ? HCQ_I32 : a->dt, ref_u_simple, op);
     case TF_NOT: return unary(c, a, HCQ_BOOL, ref_u_simple, op);
+    case TF_BNOT: /* ~x on integers, not x on bool; floats are refused */
+        if (is_float(a->dt)) return ref_fail(c, "bitwise_not of a float");
+        return unary(c, a, a->dt, ref_u_simple, op);
     case TF_CAST:
         if (!dtype_ok) return ref_fail(c, "dtype");
         return unary(c, a, in->dt, ref_u_cast, op);
@@ -582,6 +607,8 @@ static bool step(ctx *c)
     case TF_AND:
     case TF_OR:
     case TF_XOR:
+    case TF_SHL:
+    case TF_SHR:
     case TF_MAXIMUM:
     case TF_MINIMUM:
     case TF_LT:
@@ -594,6 +621,7 @@ static bool step(ctx *c)
     case TF_WHERE: {
         const tf_tensor *in3[3] = {a, b, t3};
         hcq_dtype dt = ref_promote(b, t3);
+        if (!ref_modeled(dt)) return ref_fail(c, "where: %s not modeled", hcq_dtype_name(dt));
         int64_t s[TF_MAX_DIMS], idx[TF_MAX_DIMS];
         int nd;
         if (!ref_bshape(c, in3, 3, s, &nd) || !ref_shape_ok(c, s, nd)) return false;
@@ -688,6 +716,10 @@ static bool step(ctx *c)
         memset(&c->r->t[c->at], 0, sizeof prod);
         hcq_dtype dt = ref_promote(&prod, t3);
         if (dt == HCQ_BOOL) dt = HCQ_I32;
+        if (!ref_modeled(dt)) {
+            free(prod.x);
+            return ref_fail(c, "bias promotes to %s, which the reference does not model", hcq_dtype_name(dt));
+        }
         bool ok = ew2(c, &prod, t3, dt, dt, TF_ADD);
         free(prod.x);
         return ok;

@@ -21,7 +21,24 @@ typedef struct ctx {
     size_t whysz;
 } ctx;
 
-static inline bool is_float(hcq_dtype t) { return t == HCQ_F16 || t == HCQ_BF16 || t == HCQ_F32; }
+static inline bool is_float(hcq_dtype t) { return t == HCQ_F16 || t == HCQ_BF16 || t == HCQ_F32 || t == HCQ_F64; }
+/* The integers the reference models: every value of these fits a double
+ * exactly and their bits fit tf_rv.b. i64, u64 and f64 need a 64-bit
+ * value beside the double and are not modeled yet: the reference refuses
+ * any op that would make one (ref_modeled), so the generator keeps them
+ * out of its programs. */
+static inline bool is_int(hcq_dtype t)
+{
+    return t == HCQ_I8 || t == HCQ_U8 || t == HCQ_I16 || t == HCQ_U16 || t == HCQ_I32 || t == HCQ_U32;
+}
+static inline bool is_unsigned(hcq_dtype t) { return t == HCQ_U8 || t == HCQ_U16 || t == HCQ_U32; }
+/* sum, prod and matmul accumulate in, and give: i32 for bool, i8, i16;
+ * u32 for u8, u16; the dtype itself otherwise (tensor.h) */
+static inline hcq_dtype ref_sum_dt(hcq_dtype t)
+{
+    return t == HCQ_BOOL || t == HCQ_I8 || t == HCQ_I16 ? HCQ_I32 : t == HCQ_U8 || t == HCQ_U16 ? HCQ_U32 : t;
+}
+static inline bool ref_modeled(hcq_dtype t) { return t == HCQ_BOOL || is_int(t) || t == HCQ_F16 || t == HCQ_BF16 || t == HCQ_F32; }
 static inline hcq_dtype float_dt(hcq_dtype t) { return is_float(t) ? t : HCQ_F32; }
 static inline int kind(hcq_dtype t) { return t == HCQ_BOOL ? 0 : is_float(t) ? 2 : 1; }
 static inline bool dc(tf_rv a) { return a.f & RV_DC; }
@@ -30,6 +47,10 @@ static inline int axis_of(int axis, int nd) { return axis < 0 ? axis + nd : axis
 /* ** elements (ref_elem.c) */
 double ref_max_finite(hcq_dtype dt);
 double ref_sat_i32(double v);
+double ref_int_lo(hcq_dtype dt);
+double ref_int_hi(hcq_dtype dt);
+/* v's low bits as a value of integer dtype dt (integer casts wrap) */
+double ref_wrap(hcq_dtype dt, int64_t v);
 /* an f32 computation's result stored in dt (halfs: rounded from f32) */
 double ref_op_round(hcq_dtype dt, double x);
 tf_rv ref_rv_dc(void);

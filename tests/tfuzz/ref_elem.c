@@ -29,9 +29,30 @@ double ref_max_finite(hcq_dtype dt)
     case HCQ_F16: return 65504.0;
     case HCQ_BF16: return 0x1.fep127;
     case HCQ_F32: return FLT_MAX;
-    case HCQ_I32: return 2147483647.0;
-    default: return 1.0;
+    default: return is_int(dt) ? ref_int_hi(dt) : 1.0;
     }
+}
+
+/* the integer dtypes' ranges, from their widths */
+static int int_width(hcq_dtype dt) { return (int)hcq_dtype_size(dt) * 8; }
+double ref_int_lo(hcq_dtype dt) { return is_unsigned(dt) ? 0 : -ldexp(1.0, int_width(dt) - 1); }
+double ref_int_hi(hcq_dtype dt) { return ldexp(1.0, int_width(dt) - (is_unsigned(dt) ? 0 : 1)) - 1; }
+
+double ref_wrap(hcq_dtype dt, int64_t v)
+{
+    int w = int_width(dt);
+    uint64_t u = (uint64_t)v & ((1ull << w) - 1);
+    if (!is_unsigned(dt) && (u >> (w - 1))) return (double)(int64_t)(u | ~((1ull << w) - 1));
+    return (double)u;
+}
+
+/* float to integer: truncates toward zero, saturates, NaN gives 0 */
+static double sat_int(hcq_dtype dt, double v)
+{
+    if (v != v) return 0;
+    if (v <= ref_int_lo(dt)) return ref_int_lo(dt);
+    if (v >= ref_int_hi(dt)) return ref_int_hi(dt);
+    return trunc(v) + 0.0;
 }
 
 double ref_sat_i32(double v)
@@ -49,9 +70,8 @@ double tf_round(hcq_dtype dt, double x)
     case HCQ_F32: return (double)(float)x;
     case HCQ_F16: return fmt_round(x, 11, -14, 65504.0);
     case HCQ_BF16: return fmt_round(x, 8, -126, 0x1.fep127);
-    case HCQ_I32: return ref_sat_i32(x);
     case HCQ_BOOL: return x != 0;
-    default: return x;
+    default: return is_int(dt) ? sat_int(dt, x) : x;
     }
 }
 
@@ -86,9 +106,8 @@ uint32_t tf_bits(hcq_dtype dt, double x)
         int E = k - 1;
         return s | (uint32_t)(E + 15) << 10 | ((uint32_t)ldexp(a, 10 - E) - 1024u);
     }
-    case HCQ_I32: return (uint32_t)(int32_t)x;
     case HCQ_BOOL: return x != 0;
-    default: return 0;
+    default: return is_int(dt) ? (uint32_t)((uint64_t)(int64_t)x & ((1ull << int_width(dt)) - 1)) : 0;
     }
 }
 
@@ -113,9 +132,8 @@ double tf_from_bits(hcq_dtype dt, uint32_t b)
         if (!e) return s * m * 0x1p-24;
         return s * ldexp(1024 + m, (int)e - 25);
     }
-    case HCQ_I32: return (double)(int32_t)b;
     case HCQ_BOOL: return (b & 0xff) != 0;
-    default: return 0;
+    default: return is_int(dt) ? ref_wrap(dt, b) : 0;
     }
 }
 
@@ -167,12 +185,13 @@ tf_rv ref_cast_rv(hcq_dtype from, hcq_dtype to, tf_rv a)
         if (a.e > 0 && fabs(a.v) <= a.e) return ref_rv_dc();
         return ref_rv_exact(to, a.v != 0);
     }
-    if (!is_float(to)) { /* to i32 */
+    if (!is_float(to)) {
+        if (!is_float(from)) return ref_rv_exact(to, ref_wrap(to, (int64_t)a.v)); /* integer to integer wraps */
         if (a.e > 0) {
-            double lo = ref_sat_i32(a.v - a.e), hi = ref_sat_i32(a.v + a.e);
+            double lo = sat_int(to, a.v - a.e), hi = sat_int(to, a.v + a.e);
             if (lo != hi) return ref_rv_dc();
         }
-        return ref_rv_exact(to, ref_sat_i32(a.v));
+        return ref_rv_exact(to, sat_int(to, a.v));
     }
     if (a.e > 0) return ref_rv_approx(to, a.v, a.e);
     return ref_rv_exact(to, tf_round(to, a.v));
@@ -266,27 +285,34 @@ tf_rv ref_fop(hcq_dtype dt, int op, tf_rv a, tf_rv b)
     return ref_rv_approx(dt, r, e);
 }
 
-/* integer ops (i32 wraps; C division with x/0 = 0) */
-static tf_rv iop(int op, tf_rv a, tf_rv b)
+/* integer ops on dt (wrapping at its width; C division with x/0 = 0,
+ * MIN/-1 = MIN and MIN%-1 = 0): every value of the modeled integers and
+ * every product of two of them fits an int64 */
+static tf_rv iop(hcq_dtype dt, int op, tf_rv a, tf_rv b)
 {
     if (dc(a) || dc(b)) return ref_rv_dc();
-    int32_t x = (int32_t)a.v, y = (int32_t)b.v, r;
-    uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
+    int64_t x = (int64_t)a.v, y = (int64_t)b.v, r;
     switch (op) {
-    case TF_ADD: r = (int32_t)(ux + uy); break;
-    case TF_SUB: r = (int32_t)(ux - uy); break;
-    case TF_MUL: r = (int32_t)(ux * uy); break;
-    case TF_IDIV: r = y == 0 ? 0 : y == -1 ? (int32_t)(0u - ux) : x / y; break;
+    case TF_ADD: r = x + y; break;
+    case TF_SUB: r = x - y; break;
+    case TF_MUL: r = (int64_t)((uint64_t)x * (uint64_t)y); break;
+    case TF_IDIV: r = y == 0 ? 0 : y == -1 ? -x : x / y; break;
     case TF_MOD: r = y == 0 || y == -1 ? 0 : x % y; break;
     case TF_MAXIMUM: r = x > y ? x : y; break;
     case TF_AND: r = x & y; break;
     case TF_OR: r = x | y; break;
     case TF_XOR: r = x ^ y; break;
+    case TF_SHL:
+    case TF_SHR: { /* the count modulo the width (its low bits); >> arithmetic on signed, logical on unsigned */
+        unsigned n = (unsigned)((uint64_t)y & (hcq_dtype_size(dt) * 8 - 1));
+        r = op == TF_SHL ? (int64_t)((uint64_t)x << n) : x >> n; /* x >= 0 when unsigned: >> is logical */
+        break;
+    }
     case TF_LT: return ref_rv_exact(HCQ_BOOL, x < y);
     case TF_NE: return ref_rv_exact(HCQ_BOOL, x != y);
     default: return ref_rv_dc();
     }
-    return ref_rv_exact(HCQ_I32, r);
+    return ref_rv_exact(dt, ref_wrap(dt, r));
 }
 
 static tf_rv bop(int op, tf_rv a, tf_rv b)
@@ -319,14 +345,14 @@ tf_rv ref_bin_el(hcq_dtype dt, int op, tf_rv a, tf_rv b)
         default: return ref_rv_dc();
         }
     }
-    return dt == HCQ_BOOL ? bop(op, a, b) : iop(op, a, b);
+    return dt == HCQ_BOOL ? bop(op, a, b) : iop(dt, op, a, b);
 }
 
 tf_rv ref_not_el(hcq_dtype dt, tf_rv a)
 {
     if (dc(a)) return a;
     if (dt == HCQ_BOOL) return ref_rv_exact(HCQ_BOOL, a.v == 0);
-    return ref_rv_exact(HCQ_I32, ~(int32_t)a.v);
+    return ref_rv_exact(dt, ref_wrap(dt, ~(int64_t)a.v));
 }
 
 /* min(a, b) = -max(-a, -b) for floats (exact, keeps maxNum's rules),
@@ -434,9 +460,9 @@ tf_rv ref_u_simple(const tf_tensor *a, hcq_dtype odt, tf_rv x, int op)
     hcq_dtype dt = a->dt;
     switch (op) {
     case TF_NEG: {
-        if (dt == HCQ_BOOL || dt == HCQ_I32) {
+        if (!is_float(dt)) { /* bool in i32; integers wrap (-MIN is MIN, unsigned -x is 2^w - x) */
             if (dc(x)) return x;
-            return ref_rv_exact(HCQ_I32, (int32_t)(0u - (uint32_t)(int32_t)x.v));
+            return ref_rv_exact(odt, ref_wrap(odt, -(int64_t)x.v));
         }
         return ref_fop(dt, F_NEG, x, x);
     }
@@ -466,10 +492,9 @@ tf_rv ref_u_simple(const tf_tensor *a, hcq_dtype odt, tf_rv x, int op)
     }
     case TF_ABS:
         if (dt == HCQ_BOOL) return x;
-        if (dt == HCQ_I32) {
+        if (is_int(dt)) {
             if (dc(x)) return x;
-            int32_t v = (int32_t)x.v;
-            return v < 0 ? ref_rv_exact(dt, (int32_t)(0u - (uint32_t)v)) : x;
+            return x.v < 0 ? ref_rv_exact(dt, ref_wrap(dt, -(int64_t)x.v)) : x;
         }
         if (dc(x)) return x;
         if (isnan(x.v)) return ref_rv_exact(dt, NAN); /* max(x, -x) of NaNs: some NaN */
@@ -488,6 +513,7 @@ tf_rv ref_u_simple(const tf_tensor *a, hcq_dtype odt, tf_rv x, int op)
         if (x.v < 0) return ref_rv_exact(odt, 0);
         return odt == dt ? x : ref_rv_exact(odt, x.v);
     }
+    case TF_BNOT: return ref_not_el(dt, x);
     case TF_NOT: {
         tf_rv b = ref_cast_rv(dt, HCQ_BOOL, x);
         return dc(b) ? b : ref_rv_exact(HCQ_BOOL, b.v == 0);

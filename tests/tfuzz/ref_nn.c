@@ -14,12 +14,12 @@
 static tf_rv dot(const tf_rv *x, const tf_rv *y, int64_t K, hcq_dtype cdt, hcq_dtype odt)
 {
     if (!is_float(cdt)) {
-        uint32_t s = 0;
+        uint64_t s = 0; /* modulo 2^64, then wrapped to the accumulator */
         for (int64_t k = 0; k < K; k++) {
             if (dc(x[k]) || dc(y[k])) return ref_rv_dc();
-            s += (uint32_t)(int32_t)x[k].v * (uint32_t)(int32_t)y[k].v;
+            s += (uint64_t)(int64_t)x[k].v * (uint64_t)(int64_t)y[k].v;
         }
-        return ref_rv_exact(odt, tf_round(odt, (int32_t)s));
+        return ref_rv_exact(odt, ref_wrap(cdt, (int64_t)s));
     }
     tf_rv *prods = calloc((size_t)(K ? K : 1), sizeof *prods);
     for (int64_t k = 0; k < K; k++) {
@@ -43,7 +43,8 @@ bool ref_matmul_op(ctx *c, const tf_tensor *a, const tf_tensor *b, bool b_transp
 {
     if (!a->ndim || !b->ndim) return ref_fail(c, "0-d operand");
     hcq_dtype dt = ref_promote(a, b);
-    if (dt == HCQ_BOOL) dt = HCQ_I32;
+    if (!ref_modeled(dt)) return ref_fail(c, "promotes to %s, which the reference does not model", hcq_dtype_name(dt));
+    if (!is_float(dt)) dt = ref_sum_dt(dt);
     hcq_dtype cdt = (dt == HCQ_F16 || dt == HCQ_BF16) ? HCQ_F32 : dt;
     /* a: [..., M, K] (1-d: [K]); b: [..., K, N] (1-d: [K]); linear: b is [N, K] */
     int64_t M = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1, K = a->shape[a->ndim - 1];
@@ -124,13 +125,16 @@ bool ref_pool_op(ctx *c, const tf_tensor *a, bool is_max)
     for (int d = 0; d < nd - 2; d++) s[d] = a->shape[d];
     s[nd - 2] = OH, s[nd - 1] = OW;
     hcq_dtype dt = a->dt;
+    /* avg_pool2d of the narrow integers is not modeled (the header does
+     * not say which dtype their window sums in) */
+    if (!is_max && is_int(dt) && dt != HCQ_I32) return ref_fail(c, "avg_pool2d of %s not modeled", hcq_dtype_name(dt));
     hcq_dtype odt = is_max ? dt : float_dt(dt);
     hcq_dtype sdt = is_max ? dt : (dt == HCQ_F16 || dt == HCQ_BF16) ? HCQ_F32 : dt; /* avg sums in f32 (halfs) */
     if (!ref_shape_ok(c, s, nd)) return false;
     tf_tensor *o = ref_out_tensor(c, odt, s, nd);
     int64_t outer = ref_numel(s, nd - 2), kk = k[0] * k[1];
     tf_rv *w = calloc((size_t)kk, sizeof *w);
-    tf_rv padv = is_max ? (is_float(dt) ? ref_rv_exact(dt, NAN) : dt == HCQ_BOOL ? ref_rv_exact(dt, 0) : ref_rv_exact(dt, -2147483648.0))
+    tf_rv padv = is_max ? (is_float(dt) ? ref_rv_exact(dt, NAN) : dt == HCQ_BOOL ? ref_rv_exact(dt, 0) : ref_rv_exact(dt, ref_int_lo(dt)))
                         : ref_rv_exact(sdt, 0);
     for (int64_t ob = 0; ob < outer; ob++)
         for (int64_t oh = 0; oh < OH; oh++)
@@ -178,6 +182,10 @@ bool ref_conv_op(ctx *c, const tf_tensor *x, const tf_tensor *w, const tf_tensor
     int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], O = w->shape[0];
     if (g < 1 || C % g || O % g || w->shape[1] != C / g) return ref_fail(c, "groups");
     hcq_dtype dt = ref_promote(x, w);
+    /* conv2d of the narrow integers is not modeled (the header states no
+     * accumulation dtype for it); bool, i32 and the floats are */
+    if (!ref_modeled(dt) || (is_int(dt) && dt != HCQ_I32) || (bias && is_int(bias->dt) && bias->dt != HCQ_I32))
+        return ref_fail(c, "conv2d in %s not modeled", hcq_dtype_name(dt));
     if (bias) {
         if (bias->ndim != 1 || bias->shape[0] != O) return ref_fail(c, "bias");
     }

@@ -163,31 +163,33 @@ void ref_red_visit_fn(void *uu, int64_t o, const tf_rv *x, const int64_t *pos, i
     case TF_SUM:
         if (is_float(u->acc)) r = ref_fsum(x, n, u->acc, u->odt);
         else {
-            uint32_t s = 0;
-            r = ref_rv_exact(HCQ_I32, 0);
+            /* wraps at the accumulator's width: modulo 2^64 first, the same low bits */
+            uint64_t s = 0;
+            r = ref_rv_exact(u->odt, 0);
             for (int64_t i = 0; i < n; i++) {
                 if (dc(x[i])) {
                     r = ref_rv_dc();
                     break;
                 }
-                s += (uint32_t)(int32_t)x[i].v;
+                s += (uint64_t)(int64_t)x[i].v;
             }
-            if (!dc(r)) r = ref_rv_exact(HCQ_I32, (int32_t)s);
+            if (!dc(r)) r = ref_rv_exact(u->odt, ref_wrap(u->odt, (int64_t)s));
         }
         break;
     case TF_PROD:
         if (is_float(u->acc)) r = fprod(x, n, u->odt);
         else {
-            uint32_t s = 1;
-            r = ref_rv_exact(HCQ_I32, 1);
+            /* wraps at the accumulator's width: modulo 2^64 first, the same low bits */
+            uint64_t s = 1;
+            r = ref_rv_exact(u->odt, 1);
             for (int64_t i = 0; i < n; i++) {
                 if (dc(x[i])) {
                     r = ref_rv_dc();
                     break;
                 }
-                s *= (uint32_t)(int32_t)x[i].v;
+                s *= (uint64_t)(int64_t)x[i].v;
             }
-            if (!dc(r)) r = ref_rv_exact(HCQ_I32, (int32_t)s);
+            if (!dc(r)) r = ref_rv_exact(u->odt, ref_wrap(u->odt, (int64_t)s));
         }
         break;
     case TF_MAX:
@@ -195,7 +197,7 @@ void ref_red_visit_fn(void *uu, int64_t o, const tf_rv *x, const int64_t *pos, i
         if (!n) {
             if (is_float(u->odt)) r = ref_rv_exact(u->odt, u->op == TF_MAX ? -INFINITY : INFINITY);
             else if (u->odt == HCQ_BOOL) r = ref_rv_exact(u->odt, u->op == TF_MAX ? 0 : 1);
-            else r = ref_rv_exact(u->odt, u->op == TF_MAX ? -2147483648.0 : 2147483647.0);
+            else r = ref_rv_exact(u->odt, u->op == TF_MAX ? ref_int_lo(u->odt) : ref_int_hi(u->odt));
         } else if (is_float(u->odt)) {
             r = fmaxr(x, n, u->odt, u->op == TF_MIN);
         } else {
@@ -218,8 +220,7 @@ bool ref_reduce_op(ctx *c, const tf_tensor *a, int op)
     const tf_inst *in = c->in;
     uint32_t mask;
     if (!reduce_shape(c, a, in->iv, in->niv, &mask)) return false;
-    hcq_dtype dt = a->dt;
-    if (op != TF_MAX && op != TF_MIN && dt == HCQ_BOOL) dt = HCQ_I32;
+    hcq_dtype dt = op != TF_MAX && op != TF_MIN ? ref_sum_dt(a->dt) : a->dt;
     int64_t s[TF_MAX_DIMS], ks[TF_MAX_DIMS];
     int nd;
     red_out_shape(a, mask, in->ia != 0, s, &nd, ks);

@@ -33,6 +33,7 @@
     X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") X(IDIV, "idiv") X(MOD, "mod") X(POW, "pow")              \
     X(MAXIMUM, "maximum") X(MINIMUM, "minimum") X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge") X(EQ, "eq")         \
     X(NE, "ne") X(AND, "logical_and") X(OR, "logical_or") X(XOR, "logical_xor")                                       \
+    X(BNOT, "bitwise_not") X(SHL, "shl") X(SHR, "shr")                                                                \
     X(ADD_S, "add_s") X(SUB_S, "sub_s") X(MUL_S, "mul_s") X(DIV_S, "div_s") X(POW_S, "pow_s")                         \
     X(MAXIMUM_S, "maximum_s") X(MINIMUM_S, "minimum_s") X(WHERE, "where")                                             \
     X(SUM, "sum") X(PROD, "prod") X(MAX, "max") X(MIN, "min") X(MEAN, "mean") X(VAR, "var") X(STD, "std")            \
