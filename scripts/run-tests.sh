@@ -313,6 +313,8 @@ while ((next < ${#order[@]} || ${#running[@]} > 0)); do
     # a run whose shell died without a word (killed from outside) ends too,
     # as a failure, once its word, if any, had a second to arrive
     for i in "${!running[@]}"; do
+        # (a word read below may have reported a later run of this list)
+        [ -n "${running[$i]+x}" ] || continue
         kill -0 "${running[$i]}" 2>/dev/null && continue
         read -r -t 1 -u 3 j && report "$j"
         report "$i"
