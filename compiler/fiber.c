@@ -6,8 +6,9 @@
  * share them: no twin changes the floating-point environment (the IR has
  * no rounding-mode or exception control), so they hold the thread's values
  * throughout. Saving and loading them (stmxcsr/ldmxcsr, fnstcw/fldcw) was
- * most of a switch's cost, and a barrier-heavy work-group switches once per
- * work-item per barrier: a fifth of hcq demo's CPU on the mock. A fresh fiber's stack holds a frame that "returns" into
+ * most of a switch's cost (perf's samples of the switch, hcq demo on the
+ * mock), and a barrier-heavy work-group switches once per work-item per
+ * barrier. A fresh fiber's stack holds a frame that "returns" into
  * fiber_boot with the fiber in rbx. Other architectures use ucontext,
  * whose switch also saves the signal mask (a system call): slower, same
  * behaviour. */
