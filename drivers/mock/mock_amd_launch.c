@@ -26,7 +26,38 @@ typedef struct kinfo {
     amd_sgpr_layout sgprs;
     uint32_t implicit_off; /* the first hidden argument: where implicitarg_ptr points */
     bool has_implicit;
+    /* the image from its start to the code entry (the kernel descriptor,
+     * the metadata note, constant tables) as the loader places it at
+     * address 0, and the offsets in it of 8-byte words the loader
+     * relocates (base address + addend): what tells apart code objects
+     * whose machine code is the same */
+    uint8_t *head;
+    uint64_t *relocs;
+    uint32_t nrelocs;
 } kinfo;
+
+/* (a kinfo lives as long as its twin: the twin table keeps entries) */
+static bool parse_head(const cc_twin_entry *e, kinfo *ki)
+{
+    /* placed at two bases, a relocated word differs by exactly the bases'
+     * difference read at its own offset (read a byte early or late, the
+     * difference is shifted), and nothing else differs */
+    const uint64_t other = 1ull << 40, n = ki->co.entry_offset, size = ki->co.image_size ? ki->co.image_size : 1;
+    uint8_t *moved = malloc(size);
+    if (!(ki->head = malloc(size)) || !moved || !(ki->relocs = malloc((n / 8 + 1) * sizeof *ki->relocs))) {
+        free(moved);
+        return false;
+    }
+    amd_co_place(e->binary, e->binary_size, ki->head, 0, ki->co.image_size);
+    amd_co_place(e->binary, e->binary_size, moved, other, ki->co.image_size);
+    for (uint64_t off = 0; off + 8 <= n; off++) {
+        uint64_t a, b;
+        memcpy(&a, ki->head + off, 8), memcpy(&b, moved + off, 8);
+        if (b - a == other) ki->relocs[ki->nrelocs++] = off, off += 7;
+    }
+    free(moved);
+    return true;
+}
 
 static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
 {
@@ -47,9 +78,15 @@ static const kinfo *info_of(const cc_twin_entry *e, char *err, size_t err_size)
     for (uint32_t i = 0; i < ki->co.nhidden; i++)
         if (ki->co.hidden[i].offset < ki->implicit_off) ki->implicit_off = ki->co.hidden[i].offset;
     ki->has_implicit = ki->co.nhidden > 0;
+    if (!parse_head(e, ki)) {
+        snprintf(err, err_size, "out of host memory");
+        free(ki->head), free(ki->relocs), amd_co_free(&ki->co), free(ki);
+        return NULL;
+    }
     void *expected = NULL;
     if (!atomic_compare_exchange_strong(&me->mock_info, &expected, ki)) {
         amd_co_free(&ki->co);
+        free(ki->head), free(ki->relocs);
         free(ki);
         ki = expected;
     }
@@ -261,13 +298,49 @@ static bool is_mock_code(mock_amd_cp *cp, uint64_t entry)
     return !memcmp(magic, CC_MOCK_AMD_MAGIC, 8);
 }
 
+/* whether the image around the program address is the twin's code
+ * object's: several code objects can hold the same machine code (a
+ * kernel whose result does not depend on some of its parameters drops
+ * their loads), and their twins differ in the arguments they read, so a
+ * launch runs the twin of the code object the loader placed there */
+typedef struct head_ctx {
+    mock_gpu *gpu;
+    uint64_t entry;
+} head_ctx;
+
+static bool same_head(const cc_twin_entry *e, void *ctx)
+{
+    const head_ctx *h = ctx;
+    char err[512];
+    const kinfo *ki = info_of(e, err, sizeof err);
+    if (!ki) return false;
+    uint64_t n = ki->co.entry_offset, base = h->entry - n;
+    if (h->entry < n || !mock_gpu_access(h->gpu, base, n, false, err, sizeof err)) return false;
+    const uint8_t *at = (const uint8_t *)(uintptr_t)base;
+    uint64_t from = 0;
+    for (uint32_t i = 0; i <= ki->nrelocs; i++) {
+        uint64_t to = i < ki->nrelocs ? ki->relocs[i] : n;
+        if (memcmp(at + from, ki->head + from, to - from)) return false;
+        if (i == ki->nrelocs) break;
+        uint64_t placed, want;
+        memcpy(&placed, at + to, 8), memcpy(&want, ki->head + to, 8);
+        if (placed - base != want) return false;
+        from = to + 8;
+    }
+    return true;
+}
+
 int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d)
 {
     /* HCQ_MOCK_SHADER=isa: all machine code on the ISA executor */
     if (mock_amd_isa_on() && !is_mock_code(cp, d->entry))
         return mock_amd_isa_run(cp, d->entry, d->grid, d->block, d->initiator, &d->split, d->via, NULL);
     /* the machine code of a code object the process loaded: its host twin */
-    const cc_twin_entry *e = mock_twin_at(cp->q->gpu->g, d->entry);
+    head_ctx hc = {cp->q->gpu->g, d->entry};
+    const cc_twin_entry *e = mock_twin_at_if(cp->q->gpu->g, d->entry, same_head, &hc);
+    /* (pinned to twins, machine code placed otherwise, e.g. by another
+     * loader, still runs a twin of its code) */
+    if (!e && base_env_get()->mock_shader_kind != BASE_MOCK_SHADER_DEFAULT) e = mock_twin_at(cp->q->gpu->g, d->entry);
     if (e) return mock_amd_run_twin(cp, e, d->grid, d->block, d->initiator, &d->split);
     /* machine code no twin was made for (a program's own code object on
      * the preloaded mock, hipcc's): the ISA executor runs it, as the

@@ -232,3 +232,46 @@ Test(amd_twin, a_private_segment_needs_scratch_set_up)
     cr_assert(strstr(why, "256-byte private segment") && strstr(why, "SCRATCH_EN is 0"), "%s", why);
     T_OK(hcq_device_close(d));
 }
+
+/* a kernel storing its thread index; `unused` adds a last parameter the
+ * code never reads, so both versions compile to the same machine code and
+ * differ only in the code object around it (the tensor fuzzer met such a
+ * pair on gfx1100: the launch of one ran the other's twin) */
+static hcq_kernel *k_index(bool unused)
+{
+    hcq_kernel *k = hcq_kernel_create("E");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_U32);
+    hcq_ir_ref i = hcq_ir_cast(k, HCQ_U32, hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0)), v = i;
+    if (unused) {
+        /* a load whose value the compiler drops (x & 0), so only the twin,
+         * whose accesses are checked calls, still reads the parameter */
+        hcq_ir_ref in = hcq_ir_param_buffer(k, HCQ_U32);
+        hcq_ir_ref z = hcq_ir_binary(k, HCQ_OP_AND, hcq_ir_load(k, in, i), hcq_ir_const_int(k, HCQ_U32, 0));
+        v = hcq_ir_binary(k, HCQ_OP_ADD, i, z);
+    }
+    hcq_ir_store(k, out, i, v);
+    return k;
+}
+
+Test(amd_twin, kernels_of_the_same_code_run_their_own_twins)
+{
+    hcq_device *d = open_amd("gfx1100");
+    /* whichever loaded first or last, each launch runs its own */
+    hcq_program *narrow = t_load(d, k_index(false)), *wide = t_load(d, k_index(true));
+    hcq_program *narrow2 = t_load(d, k_index(false));
+    hcq_buffer *b = T_NONNULL(hcq_buffer_alloc(d, 64 * 4, HCQ_MEM_DEVICE));
+    hcq_arg one[1] = {hcq_arg_buffer(b)}, two[2] = {hcq_arg_buffer(b), hcq_arg_buffer(b)};
+    for (int round = 0; round < 2; round++) {
+        T_OK(hcq_launch(narrow2, one, 1, hcq_dims_1d(1, 64)));
+        T_OK(hcq_launch(narrow, one, 1, hcq_dims_1d(1, 64)));
+        T_OK(hcq_launch(wide, two, 2, hcq_dims_1d(1, 64)));
+    }
+    T_OK(hcq_device_synchronize(d));
+    uint32_t got[64];
+    T_OK(hcq_buffer_copyout(got, b, 0, sizeof got));
+    for (uint32_t i = 0; i < 64; i++) cr_assert_eq(got[i], i);
+    T_OK(hcq_program_free(wide));
+    T_OK(hcq_program_free(narrow));
+    T_OK(hcq_program_free(narrow2));
+    T_OK(hcq_device_close(d));
+}

@@ -314,6 +314,19 @@ int tf_worker(const char *device, FILE *in, FILE *out)
         }
         run_one(ctx, &p, out, sym);
         tf_prog_free(&p);
+        /* a fault or hang is sticky: every later program (the shrinker's
+         * candidates above all) would fail with this one's error, so the
+         * next runs on the device opened afresh */
+        if (hcq_device_status(dev) != HCQ_OK) {
+            hcq_ctx_destroy(ctx);
+            hcq_device_close(dev);
+            if (!(dev = hcq_device_open(device)) || !(ctx = hcq_ctx_create(dev))) {
+                fprintf(out, "fatal reopening %s after its fault: %s\n", device, hcq_error_message());
+                fflush(out);
+                if (dev) hcq_device_close(dev);
+                return 1;
+            }
+        }
     }
     hcq_ctx_destroy(ctx);
     hcq_device_close(dev);

@@ -226,6 +226,12 @@ static void worker_run(worker *w, const tf_prog *p, result *r)
             break;
         }
         if (!strcmp(line, "ok")) break;
+        if (!strncmp(line, "fatal ", 6)) { /* (it could not reopen its device) */
+            r->status = 3;
+            snprintf(r->msg, sizeof r->msg, "the worker stopped: %s", line + 6);
+            worker_stop(w, true);
+            break;
+        }
         if (!strncmp(line, "err ", 4) || !strncmp(line, "skip ", 5)) {
             r->status = line[0] == 'e' ? 1 : 2;
             snprintf(r->msg, sizeof r->msg, "%s", line + (line[0] == 'e' ? 4 : 5));
