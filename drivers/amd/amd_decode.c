@@ -187,6 +187,14 @@ static hcq_status decode_sdma(uint32_t arch, uint64_t va, const uint32_t *dw, ui
                     func_name(amd_fget(SDMA_POLL_FUNC, p[0])), p[3]);
             break;
         case SDMA_OP_TIMESTAMP: fprintf(out, " clock -> 0x%llx", (unsigned long long)u64_at(p + 1)); break;
+        case SDMA_OP_ATOMIC:
+            fprintf(out, " op %u%s on 0x%llx, source 0x%llx", amd_fget(SDMA_ATOMIC_OP, p[0]),
+                    amd_fget(SDMA_ATOMIC_OP, p[0]) == SDMA_ATOMIC_ADD64 ? " (add64)" : "", (unsigned long long)u64_at(p + 1),
+                    (unsigned long long)u64_at(p + 3));
+            break;
+        case SDMA_OP_CONST_FILL:
+            fprintf(out, " 0x%llx, %u bytes of 0x%x", (unsigned long long)u64_at(p + 1), (p[4] & count_mask) + 1, p[3]);
+            break;
         case SDMA_OP_GCR_REQ: {
             uint32_t v = amd_fget(SDMA_GCR_CNTL_LO, p[2]) | amd_fget(SDMA_GCR_CNTL_HI, p[3]) << 16;
             fprintf(out, " GCR_CNTL 0x%x", v);

@@ -196,6 +196,8 @@ const char *sdma_op_name(uint32_t dw0)
     case 5: return "FENCE";
     case 6: return "TRAP";
     case 8: return "POLL_REGMEM";
+    case 10: return (dw0 >> 8 & 0xff) == 0 ? "ATOMIC" : NULL;
+    case 11: return (dw0 >> 8 & 0xff) == 0 ? "CONST_FILL" : NULL;
     case 13: return (dw0 >> 8 & 0xff) == 2 ? "TIMESTAMP" : NULL;
     case 17: return "GCR_REQ";
     }

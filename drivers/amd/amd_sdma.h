@@ -18,7 +18,9 @@ enum {
     SDMA_OP_FENCE = 5,
     SDMA_OP_TRAP = 6,
     SDMA_OP_POLL_REGMEM = 8,
-    SDMA_OP_TIMESTAMP = 13, /* sub_op 2: get global */
+    SDMA_OP_ATOMIC = 10,     /* hcq emits none; ROCm's runtime decrements signals with it */
+    SDMA_OP_CONST_FILL = 11, /* hcq emits none; ROCm's runtime fills memory with it */
+    SDMA_OP_TIMESTAMP = 13,  /* sub_op 2: get global */
     SDMA_OP_GCR_REQ = 17,   /* SDMA 5+ */
 };
 #define SDMA_SUB_TIMESTAMP_GET_GLOBAL 2u
@@ -33,6 +35,18 @@ enum {
 #define SDMA_POLL_INTERVAL ((amd_field){"INTERVAL", 0, 16})
 #define SDMA_POLL_RETRY ((amd_field){"RETRY_COUNT", 16, 12}) /* 0xfff: forever */
 #define SDMA_TRAP_CONTEXT ((amd_field){"INT_CONTEXT", 0, 28})
+/* ATOMIC (8 dwords: header, address, source data, compare data, loop
+ * interval): the operation in TC atomic numbering, ADD64 = 47 as
+ * ROCR-Runtime's blit_sdma.cpp (SDMA_ATOMIC_ADD64) uses it; LOOP repeats a
+ * compare-swap until it succeeds. CONST_FILL (5 dwords: header, address,
+ * data, count = bytes - 1 on SDMA 4+ as ROCr's BlitSdmaV4 writes it):
+ * FILLSIZE 2 fills dwords. Layouts: linux amdgpu vega10_sdma_pkt_open.h
+ * (SDMA_PKT_ATOMIC, SDMA_PKT_CONSTANT_FILL). */
+#define SDMA_ATOMIC_LOOP ((amd_field){"LOOP", 16, 1})
+#define SDMA_ATOMIC_OP ((amd_field){"ATOMIC_OP", 25, 7})
+#define SDMA_ATOMIC_ADD64 47u
+#define SDMA_FILL_SIZE ((amd_field){"FILLSIZE", 30, 2})
+#define SDMA_FILL_DWORDS 2u
 /* GCR_REQ: the range (0, 0 = everything) and GCR_CNTL split over DW2/DW3 */
 #define SDMA_GCR_CNTL_LO ((amd_field){"GCR_CONTROL_15_0", 16, 16})
 #define SDMA_GCR_CNTL_HI ((amd_field){"GCR_CONTROL_18_16", 0, 3})
@@ -55,6 +69,8 @@ static inline uint32_t sdma_packet_ndw(const uint32_t *p, uint32_t avail)
     case SDMA_OP_FENCE: n = 4; break;
     case SDMA_OP_TRAP: n = 2; break;
     case SDMA_OP_POLL_REGMEM: n = sub == 0 ? 6 : 0; break;
+    case SDMA_OP_ATOMIC: n = sub == 0 ? 8 : 0; break;
+    case SDMA_OP_CONST_FILL: n = sub == 0 ? 5 : 0; break;
     case SDMA_OP_TIMESTAMP: n = sub == SDMA_SUB_TIMESTAMP_GET_GLOBAL ? 3 : 0; break;
     case SDMA_OP_GCR_REQ: n = 5; break;
     }

@@ -118,6 +118,58 @@ static bool cache_properties(const mock_amd_gpu *a, uint32_t i, char *buf, size_
     return false;
 }
 
+/* The links KFD publishes between topology nodes (node 0 the CPU, node k
+ * GPU k-1), from torvalds/linux amdkfd: kfd_crat.c builds each GPU's
+ * io_link to the CPU (kfd_fill_gpu_direct_io_link_to_cpu: PCIe) and to
+ * every GPU of its xGMI hive (kfd_fill_gpu_xgmi_link_to_gpu), the CPU
+ * gets the reverse of each GPU's (kfd_parse_subtype_iolink), weights 20
+ * for PCIe and 15 per xGMI hop; kfd_topology.c kfd_dev_create_p2p_links
+ * adds p2p_links, with CONFIG_HSA_AMD_P2P, between GPUs of no common
+ * hive that can reach each other's memory (kfd_add_peer_prop: the two
+ * GPUs' CPU links added up) and, with a second CPU node, indirect ones
+ * (none here). kfd_fill_iolink_non_crat_info sets flags to ENABLED (plus
+ * bits for atomics and coherence this model does not restrict). Types:
+ * kfd_crat.h CRAT_IOLINK_TYPE_PCIEXPRESS 2, CRAT_IOLINK_TYPE_XGMI 11. */
+#define KFD_LINK_PCIE 2u
+#define KFD_LINK_XGMI 11u
+#define KFD_LINK_ENABLED 1u
+#define MOCK_AMD_HIVE 0x4843514849564531ull /* the hive_id of the mock's xGMI hive */
+
+typedef struct kfd_link {
+    uint32_t type, from, to, weight;
+} kfd_link;
+
+/* whether node `from` has an io_link (p2p false) or p2p_link (true) to
+ * node `to`, and which (*l) */
+static bool link_of(uint32_t from, uint32_t to, bool p2p, kfd_link *l)
+{
+    uint32_t n = mock_amd_P.ngpus;
+    if (from == to || from > n || to > n) return false;
+    kfd_link k = {KFD_LINK_PCIE, from, to, 20};
+    bool cpu = from == 0 || to == 0, xgmi = mock_cfg()->amd_peer == MOCK_PEER_XGMI;
+    if (!p2p && !cpu && xgmi) k.type = KFD_LINK_XGMI, k.weight = 15; /* one hop: the hive is fully connected */
+    else if (p2p && !cpu && mock_cfg()->amd_peer == MOCK_PEER_PCIE) k.weight = 40;
+    else if (p2p || (!cpu && !xgmi)) return false;
+    if (l) *l = k;
+    return true;
+}
+
+/* the i-th link of node's io_links (p2p false) or p2p_links, in the order
+ * KFD lists them: the CPU link first, then the peers in node order */
+static bool nth_link(uint32_t node, uint32_t i, bool p2p, kfd_link *l)
+{
+    for (uint32_t to = 0, k = 0; to <= mock_amd_P.ngpus; to++)
+        if (link_of(node, to, p2p, l) && k++ == i) return true;
+    return false;
+}
+
+static uint32_t nlinks(uint32_t node, bool p2p)
+{
+    uint32_t k = 0;
+    while (nth_link(node, k, p2p, NULL)) k++;
+    return k;
+}
+
 /* the properties KFD publishes, and one key it never does: hcq_mock, so
  * hcq knows the emulation by the driver's answer, also preloaded into a
  * program that reaches it through plain libc (libhcqmock.so) */
@@ -127,19 +179,25 @@ static void make_properties(mock_amd_gpu *a)
     char extra[128] = "";
     if (m->publishes_queue_sizes)
         snprintf(extra, sizeof extra, "cwsr_size %u\nctl_stack_size %u\n", a->cwsr_size, a->ctl_stack_size);
+    uint32_t io = 0, p2p = 0;
+    for (uint32_t k = 0; k <= mock_amd_P.ngpus; k++) {
+        io += link_of(a->index + 1, k, false, NULL);
+        p2p += link_of(a->index + 1, k, true, NULL);
+    }
     snprintf(a->properties, sizeof a->properties,
-             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count %u\nio_links_count 0\n"
-             "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 2147487744\nmax_waves_per_simd %u\n"
+             "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count %u\nio_links_count %u\n"
+             "p2p_links_count %u\ncpu_core_id_base 0\nsimd_id_base 2147487744\nmax_waves_per_simd %u\n"
              "lds_size_in_kb %u\ngds_size_in_kb 0\nnum_gws 64\nwave_front_size %u\narray_count %u\n"
              "simd_arrays_per_engine %u\ncu_per_simd_array %u\nsimd_per_cu %u\nmax_slots_scratch_cu 32\n"
              "gfx_target_version %u\nvendor_id 4098\ndevice_id %u\nlocation_id %u\ndomain 0\n"
-             "drm_render_minor %u\nhive_id 0\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 0\n"
+             "drm_render_minor %u\nhive_id %llu\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 0\n"
              "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
              "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
              "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\nhcq_mock 1\n%s",
-             m->simd_count, ncaches(a), m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
+             m->simd_count, ncaches(a), io, p2p, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
              m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
              m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,
+             (unsigned long long)(mock_cfg()->amd_peer == MOCK_PEER_XGMI && mock_amd_P.ngpus > 1 ? MOCK_AMD_HIVE : 0),
              0x5eed0000u + a->index, m->num_xcc, m->clock_mhz, extra);
 }
 
@@ -162,7 +220,7 @@ static int put(char *buf, size_t size, ssize_t *rc, const char *text)
 #define KFD_DIR "/sys/devices/virtual/kfd/kfd"
 static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void (*fn)(void *, const char *), void *arg)
 {
-    char tmp[256];
+    char tmp[320];
     *rc = -ENOENT;
     if (!strcmp(path, KFD_DIR) || !strcmp(path, KFD_DIR "/topology")) {
         if (fn && !strcmp(path, KFD_DIR)) fn(arg, "topology");
@@ -204,16 +262,19 @@ static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void 
         snprintf(tmp, sizeof tmp, "%s\n", a ? a->model->name : "");
         return put(buf, size, rc, tmp);
     }
-    if (!strcmp(rest, "/properties"))
-        return put(buf, size, rc,
-                   a ? a->properties
-                     : "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ncaches_count 0\nio_links_count 0\n"
+    if (!strcmp(rest, "/properties")) {
+        if (a) return put(buf, size, rc, a->properties);
+        char cpu[1024];
+        snprintf(cpu, sizeof cpu,
+                 "cpu_cores_count 2\nsimd_count 0\nmem_banks_count 1\ncaches_count 0\nio_links_count %u\n"
                        "p2p_links_count 0\ncpu_core_id_base 0\nsimd_id_base 0\nmax_waves_per_simd 0\n"
                        "lds_size_in_kb 0\ngds_size_in_kb 0\nnum_gws 0\nwave_front_size 0\narray_count 0\n"
                        "simd_arrays_per_engine 0\ncu_per_simd_array 0\nsimd_per_cu 0\nmax_slots_scratch_cu 0\n"
                        "gfx_target_version 0\nvendor_id 0\ndevice_id 0\nlocation_id 0\ndomain 0\n"
                        "drm_render_minor 0\nhive_id 0\nnum_sdma_engines 0\nnum_sdma_xgmi_engines 0\n"
-                       "num_sdma_queues_per_engine 0\nnum_cp_queues 0\nmax_engine_clk_ccompute 3000\n");
+                       "num_sdma_queues_per_engine 0\nnum_cp_queues 0\nmax_engine_clk_ccompute 3000\n", nlinks(0, false));
+        return put(buf, size, rc, cpu);
+    }
     if (!strcmp(rest, "/mem_banks")) {
         if (fn) fn(arg, "0");
         return *rc = -EISDIR, 1;
@@ -235,7 +296,32 @@ static int topology(const char *path, char *buf, size_t size, ssize_t *rc, void 
         if (!strcmp(tail, "/properties") && cache_properties(a, ci, tmp, sizeof tmp)) return put(buf, size, rc, tmp);
         return 1;
     }
-    if (!strcmp(rest, "/io_links") || !strcmp(rest, "/p2p_links")) return *rc = -EISDIR, 1;
+    for (int p2p = 0; p2p < 2; p2p++) {
+        const char *dir = p2p ? "/p2p_links" : "/io_links";
+        size_t dl = strlen(dir);
+        if (strncmp(rest, dir, dl)) continue;
+        if (!rest[dl]) {
+            for (uint32_t i = 0; fn && i < nlinks((uint32_t)node, p2p); i++) {
+                snprintf(tmp, sizeof tmp, "%u", i);
+                fn(arg, tmp);
+            }
+            return *rc = -EISDIR, 1;
+        }
+        unsigned li;
+        int used = 0;
+        kfd_link l;
+        if (sscanf(rest + dl, "/%u%n", &li, &used) != 1 || !nth_link((uint32_t)node, li, p2p, &l)) return 1;
+        if (!rest[dl + used]) {
+            if (fn) fn(arg, "properties");
+            return *rc = -EISDIR, 1;
+        }
+        if (strcmp(rest + dl + used, "/properties")) return 1;
+        /* kfd_topology.c iolink_show's keys, in its order */
+        snprintf(tmp, sizeof tmp, "type %u\nversion_major 0\nversion_minor 0\nnode_from %u\nnode_to %u\nweight %u\n"
+                 "min_latency 0\nmax_latency 0\nmin_bandwidth 0\nmax_bandwidth 0\nrecommended_transfer_size 0\n"
+                 "flags %u\n", l.type, l.from, l.to, l.weight, KFD_LINK_ENABLED);
+        return put(buf, size, rc, tmp);
+    }
     if (!strcmp(rest, "/mem_banks/0")) {
         if (fn) fn(arg, "properties");
         return *rc = -EISDIR, 1;
@@ -369,9 +455,10 @@ static int init(const mock_config *cfg)
         a->cwsr_size = a->ctl_stack_size + (uint32_t)base_align_up((uint64_t)cu * (vgpr + 0x4000 + 0x10000 + 0x1000), 4096);
         a->debug_memory_size = (uint32_t)base_align_up(waves * 32ull, 64);
         a->eop_size = 4096;
-        make_properties(a);
         mock_amd_P.gpus[mock_amd_P.ngpus++] = a;
     }
+    /* (once every GPU is there: the link counts name them all) */
+    for (uint32_t i = 0; i < mock_amd_P.ngpus; i++) make_properties(mock_amd_P.gpus[i]);
     return 0;
 }
 

@@ -6,7 +6,9 @@
  * context (the KFD event of that id); POLL_REGMEM of memory parks the
  * engine until its condition holds, of a register passes for ALWAYS and
  * the HDP flush pair and stops the queue otherwise; TIMESTAMP writes the
- * clock; GCR_REQ is checked and otherwise a no-op. */
+ * clock; GCR_REQ is checked and otherwise a no-op; ATOMIC (ADD64) and
+ * CONST_FILL (dwords), which hcq does not emit, are what ROCm's runtime
+ * uses beside them. */
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
@@ -98,6 +100,34 @@ static sres run(mock_amd_queue *q, const uint32_t *p)
         uint32_t v = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)addr, memory_order_acquire);
         return cmp(func, v & p[4], p[3]) ? S_DONE : S_BLOCKED;
     }
+    case SDMA_OP_ATOMIC: {
+        /* (what ROCm's runtime emits: a signal's 64-bit decrement) */
+        uint32_t aop = amd_fget(SDMA_ATOMIC_OP, p[0]);
+        if (aop != SDMA_ATOMIC_ADD64 || amd_fget(SDMA_ATOMIC_LOOP, p[0]))
+            return shang(q, "ATOMIC operation %u%s: the mock models ADD64 (47) only", aop,
+                         amd_fget(SDMA_ATOMIC_LOOP, p[0]) ? " with LOOP" : "");
+        addr = p[1] | (uint64_t)p[2] << 32;
+        if (addr % 8) return shang(q, "ATOMIC on 0x%llx, not 8-byte aligned", (unsigned long long)addr);
+        if (!mock_amd_access(q, addr, 8, true, "ATOMIC")) return S_STOP;
+        atomic_fetch_add_explicit((_Atomic uint64_t *)(uintptr_t)addr, p[3] | (uint64_t)p[4] << 32, memory_order_acq_rel);
+        mock_progress();
+        return S_DONE;
+    }
+    case SDMA_OP_CONST_FILL: {
+        uint32_t mask = a->sdma_count_bits >= 32 ? 0xffffffffu : (1u << a->sdma_count_bits) - 1;
+        if (amd_fget(SDMA_FILL_SIZE, p[0]) != SDMA_FILL_DWORDS)
+            return shang(q, "CONST_FILL of %u-byte units: the mock models dword fills (FILLSIZE 2) only",
+                         1u << amd_fget(SDMA_FILL_SIZE, p[0]));
+        if (p[4] & ~mask) return shang(q, "CONST_FILL count 0x%x has bits above its %u-bit field", p[4], a->sdma_count_bits);
+        uint64_t n = (uint64_t)(p[4] & mask) + 1;
+        addr = p[1] | (uint64_t)p[2] << 32;
+        if (addr % 4 || n % 4)
+            return shang(q, "CONST_FILL of %llu bytes at 0x%llx: dword fills take whole aligned dwords",
+                         (unsigned long long)n, (unsigned long long)addr);
+        if (!mock_amd_access(q, addr, n, true, "CONST_FILL")) return S_STOP;
+        for (uint64_t i = 0; i < n; i += 4) memcpy((uint8_t *)(uintptr_t)addr + i, &p[3], 4);
+        return S_DONE;
+    }
     case SDMA_OP_TIMESTAMP:
         addr = p[1] | (uint64_t)p[2] << 32;
         if (addr % 8) return shang(q, "TIMESTAMP to 0x%llx, not 8-byte aligned", (unsigned long long)addr);
@@ -133,8 +163,12 @@ static mock_step sdma_step(mock_engine *e, void *ctx)
     uint32_t n = sdma_packet_ndw(ring + pos, (uint32_t)(ring_dw - pos));
     if (!n) {
         const char *name = sdma_op_name(ring[pos]);
-        mock_amd_hang(q, name ? "an SDMA packet runs past the end of the ring (packets must not wrap)"
-                              : "unknown SDMA packet");
+        char why[160];
+        snprintf(why, sizeof why, "%s: header 0x%08x (op %u, sub-op %u) at ring offset 0x%llx",
+                 name ? "an SDMA packet runs past the end of the ring (packets must not wrap)"
+                      : "an SDMA packet the mock does not model",
+                 ring[pos], ring[pos] & 0xffu, ring[pos] >> 8 & 0xffu, (unsigned long long)pos * 4);
+        mock_amd_hang(q, why);
         return MOCK_STEP_STOPPED;
     }
     if (q->sdma_rptr + n * 4ull > wptr) return MOCK_STEP_IDLE;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "amdclient.h"
@@ -333,4 +334,42 @@ Test(amd_handlers, sdma_poll_always_fence_and_trap_signal_an_event)
     cr_assert_eq(kio(&c, KFD_IOC_WAIT_EVENTS, &w), 0);
     cr_assert_eq(w.wait_result, KFD_WAIT_COMPLETE, "the TRAP signalled the event");
     cr_assert_eq(*(volatile uint32_t *)(uintptr_t)fence, 0xcafe, "the FENCE before it landed");
+}
+
+/* the SDMA packets ROCm's runtime uses beside hcq's (ROCR-Runtime
+ * blit_sdma.cpp: a completion signal's 64-bit decrement is an ATOMIC
+ * ADD64 of -1; fills are CONST_FILL of dwords, count = bytes - 1 on SDMA
+ * 4+), run in ring order before a FENCE that says they are done */
+Test(amd_handlers, sdma_atomic_add64_and_const_fill)
+{
+    kc c;
+    kc_open(&c, "amd=gfx90a");
+    uint64_t ring = kc_gtt(&c, 4096), ctl = kc_gtt(&c, 4096), mem = kc_gtt(&c, 4096);
+    kfd_create_queue_args a = {.gpu_id = c.node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
+                               .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
+                               .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
+    volatile uint64_t *sig = (volatile uint64_t *)(uintptr_t)mem;
+    volatile uint32_t *fill = (volatile uint32_t *)(uintptr_t)(mem + 64), *done = (volatile uint32_t *)(uintptr_t)(mem + 1024);
+    *sig = 1ull << 32 | 5; /* the decrement borrows across the halves */
+    fill[0] = fill[25] = 0x11111111;
+    uint64_t s = mem, f = mem + 64 + 4, d = mem + 1024;
+    uint32_t p[] = {
+        10u | 47u << 25, (uint32_t)s, (uint32_t)(s >> 32), 0xfffffffau, 0xffffffffu, 0, 0, 0, /* ATOMIC ADD64 -6 */
+        11u | 2u << 30, (uint32_t)f, (uint32_t)(f >> 32), 0xdeadbeef, 24 * 4 - 1,             /* CONST_FILL 24 dwords */
+        5u, (uint32_t)d, (uint32_t)(d >> 32), 1,                                               /* FENCE */
+    };
+    memcpy((void *)(uintptr_t)ring, p, sizeof p);
+    int err = 0;
+    uint64_t base = a.doorbell_offset & ~(uint64_t)(KFD_DOORBELL_SLICE_BYTES - 1);
+    uint8_t *db = sys_mmap(NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c.kfd, (off_t)base, &err);
+    cr_assert_not_null(db);
+    atomic_store((_Atomic uint64_t *)(uintptr_t)ctl, sizeof p);
+    sys_doorbell64((volatile uint64_t *)(db + (a.doorbell_offset - base)), sizeof p);
+    for (int i = 0; i < 10000 && !*done; i++) usleep(1000);
+    cr_assert_eq(*done, 1, "the FENCE after them landed");
+    cr_assert_eq(*sig, (1ull << 32) - 1, "ATOMIC ADD64 adds all 64 bits");
+    cr_assert_eq(fill[0], 0x11111111u, "the fill starts at its address");
+    for (int i = 1; i <= 24; i++) cr_assert_eq(fill[i], 0xdeadbeefu, "dword %d", i);
+    cr_assert_eq(fill[25], 0x11111111u, "and ends after count + 1 bytes");
 }

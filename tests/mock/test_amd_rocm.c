@@ -70,26 +70,32 @@ static const char *hip_prog =
     "  int bad = 0; for (int i = 0; i < n; i++) bad += h[i] != 1 + i;\n"
     "  printf(\"results %s\\n\", bad ? \"WRONG\" : \"right\"); CK(hipFree(d)); return bad != 0; }\n";
 
-Test(amd_rocm, a_hipcc_program_runs_to_its_results)
+/* hipcc takes a while: a program is built once per source and kept */
+static void build_hip(const char *prog, char *bin, size_t bin_size)
 {
     if (t_sh("command -v hipcc >/dev/null 2>&1 && test -f /usr/include/hip/hip_runtime.h"))
         cr_skip_test("hipcc and the HIP headers (Debian packages hipcc, libamdhip64-dev) are not installed");
-    const char *lib = t_mock_preload_lib();
-    /* hipcc takes a while: the program is built once per source and kept */
     unsigned long hash = 5381;
-    for (const char *c = hip_prog; *c; c++) hash = hash * 33 + (unsigned char)*c;
-    char bin[128], src[160];
-    snprintf(bin, sizeof bin, "/tmp/hcq-hip-%lx", hash);
+    for (const char *c = prog; *c; c++) hash = hash * 33 + (unsigned char)*c;
+    char src[160];
+    snprintf(bin, bin_size, "/tmp/hcq-hip-%lx", hash);
     snprintf(src, sizeof src, "%s.hip", bin);
     if (access(bin, X_OK)) {
         FILE *f = fopen(src, "w");
         cr_assert_not_null(f);
-        fputs(hip_prog, f);
+        fputs(prog, f);
         fclose(f);
         cr_assert_eq(t_sh("timeout 170 hipcc --offload-arch=gfx90a -o %s.tmp %s >/dev/null 2>&1 && mv %s.tmp %s", bin, src,
                         bin, bin),
                      0, "hipcc failed on %s", src);
     }
+}
+
+Test(amd_rocm, a_hipcc_program_runs_to_its_results)
+{
+    char bin[128];
+    build_hip(hip_prog, bin, sizeof bin);
+    const char *lib = t_mock_preload_lib();
     char out_path[160], cmd[1024];
     snprintf(out_path, sizeof out_path, "%s.out", bin);
     /* no HCQ_MOCK_SHADER: machine code without a twin goes to the ISA
@@ -135,4 +141,42 @@ Test(amd_rocm, a_hipcc_program_runs_to_its_results)
     cr_assert(strstr(out, "malloc ok"), "hipMalloc: %s", out);
     cr_assert(strstr(out, "results right"), "the program did not get its results (exit %d): %s", rc, out);
     cr_assert_eq(rc, 0, "%s", out);
+}
+
+/* ROCm's runtime decides peer access from the KFD topology's links
+ * (io_links between GPUs of an xGMI hive, p2p_links between PCIe peers):
+ * hipDeviceCanAccessPeer on two mock GPUs says what the mock's links are
+ * (it said no for every configuration while the topology had no links) */
+static const char *peer_prog =
+    "#include <hip/hip_runtime.h>\n#include <stdio.h>\n"
+    "int main(void) {\n  int n = 0; if (hipGetDeviceCount(&n) != hipSuccess) return 1;\n"
+    "  printf(\"devices %d\\n\", n);\n"
+    "  for (int a = 0; a < n; a++) for (int b = 0; b < n; b++) if (a != b) {\n"
+    "    int can = -1; hipError_t e = hipDeviceCanAccessPeer(&can, a, b);\n"
+    "    printf(\"peer %d->%d %s %d\\n\", a, b, hipGetErrorString(e), can);\n  }\n  return 0;\n}\n";
+
+Test(amd_rocm, hip_peer_access_follows_the_mock_links)
+{
+    char bin[128];
+    build_hip(peer_prog, bin, sizeof bin);
+    const char *lib = t_mock_preload_lib();
+    static const struct {
+        const char *peer;
+        int can;
+    } cases[] = {{"xgmi", 1}, {"pcie", 1}, {"none", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out_path[160];
+        snprintf(out_path, sizeof out_path, "%s.%s.out", bin, cases[i].peer);
+        int rc = t_sh("HCQ_MOCK_CONFIG=amd=gfx90ax2,amd_peer=%s LD_PRELOAD=%s timeout 60 %s > %s 2>&1", cases[i].peer, lib,
+                      bin, out_path);
+        const char *out = t_slurp(out_path, 1 << 16);
+        cr_assert_eq(rc, 0, "amd_peer=%s: %s", cases[i].peer, out);
+        char want[2][64];
+        snprintf(want[0], sizeof want[0], "peer 0->1 hipSuccess %d", cases[i].can);
+        snprintf(want[1], sizeof want[1], "peer 1->0 hipSuccess %d", cases[i].can);
+        cr_assert(strstr(out, "devices 2") && strstr(out, want[0]) && strstr(out, want[1]),
+                  "amd_peer=%s: want `%s` and `%s`: %s", cases[i].peer, want[0], want[1], out);
+        unlink(out_path);
+    }
+    t_sh("rm -rf %s-*", bin);
 }
