@@ -217,6 +217,14 @@ typedef struct hcq_kfd_set_trap_handler_args {
 typedef struct hcq_kfd_set_xnack_mode_args {
     int32_t xnack_enabled; /* in: >= 0 sets; < 0 asks; out: the mode */
 } kfd_set_xnack_mode_args;
+/* (hcq does not use GWS; ROCm's runtime asks for it for a cooperative
+ * queue) */
+typedef struct hcq_kfd_alloc_queue_gws_args {
+    uint32_t queue_id;  /* in */
+    uint32_t num_gws;   /* in: 0 releases, else the GPU's whole GWS */
+    uint32_t first_gws; /* out: 0 */
+    uint32_t pad;
+} kfd_alloc_queue_gws_args;
 typedef struct hcq_kfd_event_id_args { /* set_event, reset_event */
     uint32_t event_id, pad;
 } kfd_event_id_args;
@@ -229,6 +237,7 @@ _Static_assert(sizeof(kfd_get_tile_config_args) == 40, "kfd_ioctl_get_tile_confi
 _Static_assert(sizeof(kfd_set_memory_policy_args) == 32, "kfd_ioctl_set_memory_policy_args");
 _Static_assert(sizeof(kfd_get_clock_counters_args) == 40, "kfd_ioctl_get_clock_counters_args");
 _Static_assert(sizeof(kfd_set_trap_handler_args) == 24, "kfd_ioctl_set_trap_handler_args");
+_Static_assert(sizeof(kfd_alloc_queue_gws_args) == 16, "kfd_ioctl_alloc_queue_gws_args");
 
 /* ** the kfd ioctls, one row each, as amdkfd's own table is
  * (kfd_chardev.c amdkfd_ioctls[], AMDKFD_IOCTL_DEF; numbers, directions
@@ -258,6 +267,7 @@ _Static_assert(sizeof(kfd_set_trap_handler_args) == 24, "kfd_ioctl_set_trap_hand
     X(0x17, FREE_MEMORY_OF_GPU, W, kfd_free_memory_args)                  \
     X(0x18, MAP_MEMORY_TO_GPU, WR, kfd_map_memory_args)                   \
     X(0x19, UNMAP_MEMORY_FROM_GPU, WR, kfd_map_memory_args)               \
+    X(0x1E, ALLOC_QUEUE_GWS, WR, kfd_alloc_queue_gws_args)                \
     X(0x21, SET_XNACK_MODE, WR, kfd_set_xnack_mode_args)                  \
     X(0x23, AVAILABLE_MEMORY, WR, kfd_available_memory_args)              \
     X(0x25, RUNTIME_ENABLE, WR, kfd_runtime_enable_args)
@@ -267,7 +277,7 @@ _Static_assert(sizeof(kfd_set_trap_handler_args) == 24, "kfd_ioctl_set_trap_hand
     Y(0x0F, DBG_ADDRESS_WATCH_DEPRECATED) Y(0x10, DBG_WAVE_CONTROL_DEPRECATED) \
     Y(0x1A, SET_CU_MASK)                                                  \
     Y(0x1B, GET_QUEUE_WAVE_STATE) Y(0x1C, GET_DMABUF_INFO)                \
-    Y(0x1D, IMPORT_DMABUF) Y(0x1E, ALLOC_QUEUE_GWS) Y(0x1F, SMI_EVENTS)   \
+    Y(0x1D, IMPORT_DMABUF) Y(0x1F, SMI_EVENTS)                            \
     Y(0x20, SVM) Y(0x22, CRIU_OP) Y(0x24, EXPORT_DMABUF) Y(0x26, DBG_TRAP)
 
 #define AMD_KFD_NR_ENUM_(nr, name, dir, type) KFD_NR_##name = nr,

@@ -187,14 +187,14 @@ static void make_properties(mock_amd_gpu *a)
     snprintf(a->properties, sizeof a->properties,
              "cpu_cores_count 0\nsimd_count %u\nmem_banks_count 1\ncaches_count %u\nio_links_count %u\n"
              "p2p_links_count %u\ncpu_core_id_base 0\nsimd_id_base 2147487744\nmax_waves_per_simd %u\n"
-             "lds_size_in_kb %u\ngds_size_in_kb 0\nnum_gws 64\nwave_front_size %u\narray_count %u\n"
+             "lds_size_in_kb %u\ngds_size_in_kb 0\nnum_gws %u\nwave_front_size %u\narray_count %u\n"
              "simd_arrays_per_engine %u\ncu_per_simd_array %u\nsimd_per_cu %u\nmax_slots_scratch_cu 32\n"
              "gfx_target_version %u\nvendor_id 4098\ndevice_id %u\nlocation_id %u\ndomain 0\n"
              "drm_render_minor %u\nhive_id %llu\nnum_sdma_engines 2\nnum_sdma_xgmi_engines 0\n"
              "num_sdma_queues_per_engine 6\nnum_cp_queues 8\nmax_engine_clk_fccl 2500\nlocal_mem_size 0\n"
              "fw_version 1\ncapability 0\ndebug_prop 0\nsdma_fw_version 1\nunique_id %u\nnum_xcc %u\n"
              "max_engine_clk_ccompute 3000\nmax_engine_clk_fcompute %u\nhcq_mock 1\n%s",
-             m->simd_count, ncaches(a), io, p2p, m->max_waves_per_simd, m->lds_kib, m->wave_front_size, m->array_count,
+             m->simd_count, ncaches(a), io, p2p, m->max_waves_per_simd, m->lds_kib, MOCK_AMD_NUM_GWS, m->wave_front_size, m->array_count,
              m->simd_arrays_per_engine, m->simd_count / m->simd_per_cu / (m->array_count ? m->array_count : 1),
              m->simd_per_cu, m->gfx_version, m->device_id, (3u + a->index) << 8, a->render_minor,
              (unsigned long long)(mock_cfg()->amd_peer == MOCK_PEER_XGMI && mock_amd_P.ngpus > 1 ? MOCK_AMD_HIVE : 0),

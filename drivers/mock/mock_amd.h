@@ -13,6 +13,10 @@
 #include <pthread.h>
 
 #define MOCK_AMD_MAX_XCC 8
+/* the GWS entries of a GPU (the properties' num_gws): amdgpu's
+ * gds.gws_size, 64 on every generation (linux amdgpu gfx_v9_0.c,
+ * gfx_v10_0.c, gfx_v11_0.c: *_set_gds_init) */
+#define MOCK_AMD_NUM_GWS 64u
 
 /* One emulated part: a row of mock_amd.c's model table (designated
  * initializers), naming its chip in the AMD chip table
@@ -104,6 +108,7 @@ struct mock_amd_queue {
     uint64_t ring_va, ring_size, wptr_va, rptr_va;
     uint64_t eop_va, eop_size, cwsr_va, cwsr_size; /* compute queues */
     uint32_t doorbell; /* slot in the gpu's doorbell slice */
+    uint32_t gws;      /* the GWS entries ALLOC_QUEUE_GWS gave it (one queue per GPU may hold them) */
     char name[32];
     atomic_int stopped; /* evicted after a fault, or destroyed */
     /* compute: one command processor per XCC that runs the queue (every

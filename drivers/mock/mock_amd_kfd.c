@@ -554,6 +554,35 @@ static int h_get_tile_config(void *p)
     return 0;
 }
 
+/* kfd_ioctl_alloc_queue_gws and pqm_set_gws (kfd_chardev.c,
+ * kfd_process_queue_manager.c): the queue must be the process's; every
+ * mock GPU has GWS and hardware scheduling (num_gws in its properties);
+ * one queue of the process per GPU holds the GPU's whole GWS (EBUSY for a
+ * second), releasing what none holds is EINVAL (and, here, through a
+ * queue that does not hold it); destroying the queue
+ * releases it; first_gws is 0 */
+static int h_alloc_queue_gws(void *p)
+{
+    kfd_alloc_queue_gws_args *a = p;
+    mock_amd_queue *q = mock_amd_P.queues;
+    while (q && q->id != a->queue_id) q = q->next;
+    if (!q) return refuse(EINVAL, "ALLOC_QUEUE_GWS: no queue %u", a->queue_id);
+    mock_amd_queue *holder = mock_amd_P.queues;
+    while (holder && !(holder->gpu == q->gpu && holder->gws)) holder = holder->next;
+    if (a->num_gws && holder)
+        return refuse(EBUSY, "ALLOC_QUEUE_GWS: queue %u of gpu %u already holds the GPU's GWS", holder->id,
+                      q->gpu->gpu_id);
+    if (!a->num_gws && !holder) return refuse(EINVAL, "ALLOC_QUEUE_GWS: no queue of gpu %u holds GWS to release", q->gpu->gpu_id);
+    /* (the driver releases the named queue's GWS object: a queue without
+     * one would be a NULL dereference in amdgpu_amdkfd_remove_gws_from_process) */
+    if (!a->num_gws && holder != q)
+        return refuse(EINVAL, "ALLOC_QUEUE_GWS: releasing through queue %u, which holds no GWS (queue %u does)", q->id,
+                      holder->id);
+    q->gws = a->num_gws ? MOCK_AMD_NUM_GWS : 0;
+    a->first_gws = 0;
+    return 0;
+}
+
 typedef int (*kfd_handler)(void *arg);
 #define HANDLER_(nr, name, dir, type) [nr] = HANDLER_##name,
 #define HANDLER_GET_VERSION h_get_version
@@ -578,6 +607,7 @@ typedef int (*kfd_handler)(void *arg);
 #define HANDLER_UNMAP_MEMORY_FROM_GPU h_unmap_memory
 #define HANDLER_AVAILABLE_MEMORY h_available_memory
 #define HANDLER_RUNTIME_ENABLE h_runtime_enable
+#define HANDLER_ALLOC_QUEUE_GWS h_alloc_queue_gws
 /* every row of the table with an argument struct has its handler: a row
  * added there without one here does not build */
 static const kfd_handler handlers[AMD_KFD_NR_COUNT] = {AMD_KFD_IOCTLS(HANDLER_)};

@@ -373,3 +373,41 @@ Test(amd_handlers, sdma_atomic_add64_and_const_fill)
     for (int i = 1; i <= 24; i++) cr_assert_eq(fill[i], 0xdeadbeefu, "dword %d", i);
     cr_assert_eq(fill[25], 0x11111111u, "and ends after count + 1 bytes");
 }
+
+/* kfd_ioctl_alloc_queue_gws / pqm_set_gws: a queue of the process takes
+ * the GPU's GWS (first_gws 0), a second queue of that GPU is EBUSY,
+ * the holder's release takes it back, releasing what none holds is EINVAL, an
+ * unknown queue is EINVAL, and destroying the holder releases it */
+Test(amd_handlers, alloc_queue_gws_one_holder_per_gpu)
+{
+    kc c;
+    kc_open(&c, "amd=gfx90a");
+    uint32_t ids[2];
+    for (int i = 0; i < 2; i++) {
+        uint64_t ring = kc_gtt(&c, 4096), ctl = kc_gtt(&c, 4096);
+        kfd_create_queue_args a = {.gpu_id = c.node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
+                                   .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
+                                   .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
+        cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
+        ids[i] = a.queue_id;
+    }
+    const unsigned long gws = AMD_IOC(AMD_IOC_W | AMD_IOC_R, 0x1E, sizeof(kfd_alloc_queue_gws_args));
+    kfd_alloc_queue_gws_args g = {.queue_id = ids[0], .num_gws = 64, .first_gws = 7};
+    cr_assert_eq(kio(&c, gws, &g), 0);
+    cr_assert_eq(g.first_gws, 0);
+    g = (kfd_alloc_queue_gws_args){.queue_id = ids[1], .num_gws = 64};
+    cr_assert_eq(kio(&c, gws, &g), -EBUSY, "one queue per GPU holds its GWS");
+    g = (kfd_alloc_queue_gws_args){.queue_id = 999, .num_gws = 64};
+    cr_assert_eq(kio(&c, gws, &g), -EINVAL);
+    g = (kfd_alloc_queue_gws_args){.queue_id = ids[1], .num_gws = 0};
+    cr_assert_eq(kio(&c, gws, &g), -EINVAL, "only the holder releases");
+    g.queue_id = ids[0];
+    cr_assert_eq(kio(&c, gws, &g), 0);
+    cr_assert_eq(kio(&c, gws, &g), -EINVAL, "nothing left to release");
+    g = (kfd_alloc_queue_gws_args){.queue_id = ids[1], .num_gws = 64};
+    cr_assert_eq(kio(&c, gws, &g), 0);
+    kfd_destroy_queue_args d = {.queue_id = ids[1]};
+    cr_assert_eq(kio(&c, KFD_IOC_DESTROY_QUEUE, &d), 0);
+    g = (kfd_alloc_queue_gws_args){.queue_id = ids[0], .num_gws = 64};
+    cr_assert_eq(kio(&c, gws, &g), 0, "destroying the holder released the GWS");
+}
