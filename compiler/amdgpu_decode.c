@@ -144,19 +144,20 @@ static amdi_op lookup(const uint16_t *tab, unsigned n, unsigned opc) { return op
 /* where gfx90a and gfx940-942 differ inside the gfx9 tables (llvm-project
  * VOP2Instructions.td / VOP3Instructions.td: gfx940 drops the non-IEEE
  * mad/mac and reuses their VOP2 opcodes for fmamk/fmaak; v_mov_b64 and
- * v_lshl_add_u64 are gfx940's) */
+ * v_lshl_add_u64 are gfx940's; BUFInstructions.td: MUBUF 0x29 is gfx90a's
+ * buffer_invl2 and gfx940's buffer_inv, both a cache invalidate) */
 static amdi_op for_target(const amdi_target *t, amdi_op op)
 {
     if (t->fam != AMDI_GFX9) return op;
     if (t->gfx940) {
         switch (op) {
-        case AMDI_V_MAC_F32: case AMDI_V_MAD_F32: case AMDI_B_WBINVL1: return AMDI_OP_NONE;
+        case AMDI_V_MAC_F32: case AMDI_V_MAD_F32: case AMDI_B_WBINVL1: case AMDI_B_WBINVL1_VOL: return AMDI_OP_NONE;
         case AMDI_V_MADMK_F32: return AMDI_V_FMAMK_F32;
         case AMDI_V_MADAK_F32: return AMDI_V_FMAAK_F32;
         default: return op;
         }
     }
-    return op == AMDI_V_MOV_B64 || op == AMDI_V_LSHL_ADD_U64 || op == AMDI_B_INV ? AMDI_OP_NONE : op;
+    return op == AMDI_V_MOV_B64 || op == AMDI_V_LSHL_ADD_U64 ? AMDI_OP_NONE : op;
 }
 
 static bool is_cmp(amdi_op op) { return op >= AMDI_V_CMP_F_F16 && op <= AMDI_V_CMPX_CLASS_F64; }
@@ -691,7 +692,7 @@ static int mubuf(dctx *c, amdi_inst *in, uint32_t w0)
     in->op = (uint16_t)op;
     in->enc = AMDI_E_MUBUF;
     if (op == AMDI_OP_NONE || bits(w0, 16, 1) /* lds */) return -1;
-    if (op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1) {
+    if (op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1 || op == AMDI_B_WBINVL1_VOL) {
         if (t->gfx940) in->cpol = (uint8_t)(bits(w0, 14, 1) * AMDI_C_SC0 | bits(w0, 15, 1) * AMDI_C_SC1);
         return 0;
     }

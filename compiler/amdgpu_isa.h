@@ -605,7 +605,8 @@ typedef struct amdi_target {
     X(B_GL1_INV, "", "buffer_gl1_inv", "")                                     \
     X(B_WBL2, "buffer_wbl2", "", "")                                           \
     X(B_INV, "buffer_inv", "", "")                                             \
-    X(B_WBINVL1, "buffer_wbinvl1", "", "")
+    X(B_WBINVL1, "buffer_wbinvl1", "", "")                                     \
+    X(B_WBINVL1_VOL, "buffer_wbinvl1_vol", "", "")
 
 /* The compares: for each type, the conditions in opcode order (AMD's
  * VOPC tables list them so). f: F LT EQ LE GT LG GE O U NGE NLG NGT NLE

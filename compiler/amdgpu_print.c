@@ -59,6 +59,7 @@ void amdi_mnemonic(const amdi_target *t, const amdi_inst *in, char *buf, size_t 
         put(&b, "<unknown>");
         return;
     }
+    if (in->op == AMDI_B_INV && t->fam == AMDI_GFX9 && !t->gfx940) n = "buffer_invl2"; /* (gfx90a's name) */
     switch (in->enc) {
     case AMDI_E_FLAT: put(&b, "flat_%s", n); return;
     case AMDI_E_GLOBAL: put(&b, "global_%s", n); return;
@@ -292,7 +293,8 @@ static void print_one(sb *b, const amdi_target *t, const amdi_inst *in)
         return;
     }
     case AMDI_E_MUBUF:
-        if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1) {
+        if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1 ||
+            op == AMDI_B_WBINVL1_VOL) {
             cpol(b, in);
             return;
         }

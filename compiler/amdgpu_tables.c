@@ -218,7 +218,7 @@ static const uint16_t g9_mubuf[] = {
     [0x14] = O(B_LOAD_B32), [0x15] = O(B_LOAD_B64), [0x16] = O(B_LOAD_B96), [0x17] = O(B_LOAD_B128),
     [0x18] = O(B_STORE_B8), [0x1a] = O(B_STORE_B16), [0x1c] = O(B_STORE_B32), [0x1d] = O(B_STORE_B64),
     [0x1e] = O(B_STORE_B96), [0x1f] = O(B_STORE_B128), [0x28] = O(B_WBL2), [0x29] = O(B_INV),
-    [0x3e] = O(B_WBINVL1),
+    [0x3e] = O(B_WBINVL1), [0x3f] = O(B_WBINVL1_VOL),
 };
 
 /* ================================ gfx11 (gfx1100) ==================== */

@@ -529,6 +529,12 @@ _Static_assert(offsetof(aql_barrier_value, completion_signal) == 56, "hsa_amd_ba
 #define AMD_QUEUE_PROPERTIES_OFF 0xB4u /* amd_queue_t.queue_properties */
 #define AMD_QUEUE_PROP_IS_PTR64 (1u << 1)
 #define AMD_QUEUE_PROP_ENABLE_PROFILING (1u << 3) /* completion signals get start_ts/end_ts */
+/* the signal the packet processor sets to an error code when the queue
+ * stops, 1 asking the runtime for scratch (ROCR amd_aql_queue.cpp
+ * DynamicScratchHandler: it fills the scratch fields above, then stores 0
+ * to restart the queue) */
+#define AMD_QUEUE_INACTIVE_SIGNAL_OFF 0xC0u
+#define AMD_QUEUE_ERROR_SCRATCH 1
 #define AMD_QUEUE_PAGE_BYTES 0x1000u
 
 #endif

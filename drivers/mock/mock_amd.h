@@ -165,6 +165,7 @@ typedef struct mock_amd_proc {
     size_t nbos, cbos;
     mock_amd_event *events;
     size_t nevents, cevents;
+    uint64_t event_page; /* the BO handle CREATE_EVENT was given for the signal page (0: none yet) */
     mock_amd_queue *queues;
     /* the process is under a debugger (a test's switch): KFD will not
      * destroy its queues then (kfd_device_queue_manager.c

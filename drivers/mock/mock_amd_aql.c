@@ -115,6 +115,47 @@ static mock_step aql_next(mock_amd_cp *cp, uint64_t signal)
     return aql_complete(cp, idx, signal) ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
 }
 
+/* A dispatch needs more scratch than the queue has: the packet processor
+ * stops the queue before it, sets queue_inactive_signal to error code 1
+ * (insufficient scratch) and raises that signal's event; the runtime
+ * (ROCR amd_aql_queue.cpp DynamicScratchHandler, reading the packet at
+ * read_dispatch_id) fills amd_queue_t's scratch fields and stores 0,
+ * which restarts the queue at the same packet; a value it leaves nonzero
+ * (-1 after an error it could not recover) keeps the queue stopped. XCC 0
+ * asks, every XCC then blocks until the value is 0 again. With no
+ * queue_inactive_signal there is nobody to ask: the queue hangs, saying
+ * so. PROGRESS: asked. */
+static mock_step ask_for_scratch(mock_amd_cp *cp, uint64_t qa, uint32_t lane, uint32_t tmpring, uint32_t have)
+{
+    mock_amd_queue *q = cp->q;
+    uint64_t sig;
+    memcpy(&sig, (const void *)(uintptr_t)(qa + AMD_QUEUE_INACTIVE_SIGNAL_OFF), 8);
+    if (!sig)
+        return aql_stop(cp, "the kernel has a %u-byte private segment and the queue %u bytes a lane (amd_queue_t "
+                        "compute_tmpring_size 0x%x), and no queue_inactive_signal to ask the runtime for more "
+                        "through: set the queue's scratch fields first", lane, have, tmpring);
+    int64_t v;
+    if (!signal_value(cp, sig, &v, "queue_inactive_signal")) return MOCK_STEP_STOPPED;
+    if (v != 0) return MOCK_STEP_BLOCKED; /* asked (or stopped for good): the runtime's turn */
+    /* (XCC 0 asks; an answer of 0 with too little scratch is asked again) */
+    if (cp->xcc != 0) return MOCK_STEP_BLOCKED;
+    uint8_t *s = (uint8_t *)(uintptr_t)sig;
+    if (!mock_amd_access(q, sig, AMD_SIGNAL_BYTES, true, "queue_inactive_signal")) return MOCK_STEP_STOPPED;
+    atomic_store_explicit((_Atomic int64_t *)(s + AMD_SIGNAL_VALUE_OFFSET), AMD_QUEUE_ERROR_SCRATCH,
+                          memory_order_release);
+    uint64_t mailbox;
+    uint32_t event;
+    memcpy(&mailbox, s + AMD_SIGNAL_MAILBOX_OFF, 8);
+    memcpy(&event, s + AMD_SIGNAL_EVENT_ID_OFF, 4);
+    if (mailbox) {
+        if (!mock_amd_access(q, mailbox, 8, true, "queue_inactive_signal's event mailbox")) return MOCK_STEP_STOPPED;
+        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)mailbox, event, memory_order_release);
+        mock_amd_interrupt(q->gpu, event);
+    }
+    mock_progress();
+    return MOCK_STEP_PROGRESS;
+}
+
 /* The packet processor's side of a kernel-dispatch packet: it programs the
  * compute registers from the packet and the kernel descriptor it points at
  * (the program address, RSRC1-3 with LDS_SIZE from the packet's group
@@ -174,10 +215,12 @@ static mock_step aql_kernel_dispatch(mock_amd_cp *cp, uint64_t va, const aql_dis
     uint64_t sbase = atomic_load_explicit((_Atomic uint64_t *)(aq + AMD_QUEUE_SCRATCH_BASE_OFF), memory_order_relaxed);
     uint64_t sbytes = atomic_load_explicit((_Atomic uint64_t *)(aq + AMD_QUEUE_SCRATCH_BYTES_OFF), memory_order_relaxed);
     uint32_t lane = BASE_MAX(k->private_segment_size, kd.private_segment_fixed_size);
-    if (lane && !amd_fget(AMD_TMPRING_WAVES, tmpring))
-        return aql_stop(cp, "the kernel has a %u-byte private segment and the queue no scratch (amd_queue_t "
-                        "compute_tmpring_size 0x%x): the packet processor would stop and ask the runtime for scratch, "
-                        "which the mock does not model; set the queue's scratch fields first", lane, tmpring);
+    uint32_t have = atomic_load_explicit((_Atomic uint32_t *)(aq + AMD_QUEUE_SCRATCH_LANE_OFF), memory_order_relaxed);
+    if (lane && (!amd_fget(AMD_TMPRING_WAVES, tmpring) || lane > have)) {
+        mock_step r = ask_for_scratch(cp, qa, lane, tmpring, have);
+        if (r != MOCK_STEP_PROGRESS) return r;
+        return MOCK_STEP_BLOCKED; /* (the fields are read again on the retry) */
+    }
     if (q->ncp > 1) sbase += cp->xcc * (sbytes / q->ncp); /* each XCC its slice */
     /* the registers, as SET_SH_REG would have set them */
     REG(cp, AMD_REG_PGM_LO) = (uint32_t)(d.entry >> 8);

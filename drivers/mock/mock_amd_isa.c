@@ -606,6 +606,15 @@ static bool control(mai_wave *w, const amdi_inst *in, uint32_t i)
             return true;
         }
         return false;
+    case AMDI_S_SENDMSG:
+        /* MSG_INTERRUPT (1; the message id in SIMM16 3:0 on gfx9, 7:0 on gfx11): the SQ interrupt whose data
+         * is M0's low 24 bits, which amdkfd takes as the event id (kfd_int_process_v9.c / _v11.c,
+         * SOC15_INTSRC_SQ_INTERRUPT_MSG, kfd_signal_event_interrupt with 24 valid bits): how device code
+         * (ROCm-Device-Libs ockl's hsa_signal update_mbox, hostcall) wakes a host waiting on a signal's
+         * event. The other messages (GS, VGPR deallocation hints) have nothing to do here. */
+        if (((uint32_t)in->simm & (w->g->d->t.fam == AMDI_GFX11 ? 0xffu : 0xfu)) == 1 && w->g->d->agpu)
+            mock_amd_interrupt(w->g->d->agpu, w->s[AMDI_SREG_M0] & 0xffffffu);
+        return false;
     case AMDI_S_DENORM_MODE: /* MODE's FP_DENORM, bits 7:4 */
         w->mode = (w->mode & ~0xf0u) | ((uint32_t)in->simm & 0xf) << 4;
         return false;

@@ -286,7 +286,8 @@ bool mai_vmem(mai_wave *w, const amdi_inst *in)
     unsigned W = d->wave;
     amdi_op op = (amdi_op)in->op;
     uint64_t exec = mai_exec(w);
-    if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1)
+    if (op == AMDI_B_GL0_INV || op == AMDI_B_GL1_INV || op == AMDI_B_WBL2 || op == AMDI_B_INV || op == AMDI_B_WBINVL1 ||
+        op == AMDI_B_WBINVL1_VOL)
         return true; /* caches: the mock's memory is coherent */
     unsigned size = in->mbytes;
     char kind = in->mkind;

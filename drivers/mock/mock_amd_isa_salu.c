@@ -40,7 +40,7 @@ static uint64_t wqm(uint64_t x, unsigned bits)
 
 /* s_getreg: the hardware registers a kernel reads (llvm-project
  * llvm/lib/Target/AMDGPU/SIDefines.h "Hwreg" ids: MODE 1, STATUS 2, HW_ID
- * 4 (gfx9), FLAT_SCR_LO/HI 20/21 and HW_ID1 23 (gfx10+), SHADER_CYCLES 29
+ * 4 (gfx9), SH_MEM_BASES 15, FLAT_SCR_LO/HI 20/21 and HW_ID1 23 (gfx10+), SHADER_CYCLES 29
  * (gfx10.3+)); false for one the executor does not model */
 static bool getreg(mai_wave *w, uint32_t id, uint32_t *v)
 {
@@ -48,6 +48,11 @@ static bool getreg(mai_wave *w, uint32_t id, uint32_t *v)
     switch (id) {
     case 1: *v = w->mode; return true;
     case 2: *v = 0; return true; /* STATUS: nothing pending (no traps, halts or debug state) */
+    case 15: /* SH_MEM_BASES (gfx9+): the private and shared apertures' bits 63:48 in 15:0 and 31:16, which
+              * code without aperture registers shifts into a flat address's high dword (LLVM
+              * AMDGPULegalizerInfo::getSegmentAperture, Hwreg OFFSET_SRC_PRIVATE_BASE 0 / SHARED_BASE 16) */
+        *v = (uint32_t)(MAI_PRIVATE_BASE >> 48) | (uint32_t)(MAI_SHARED_BASE >> 48) << 16;
+        return true;
     case 20: if (!g11) return false; *v = (uint32_t)w->scratch; return true;
     case 21: if (!g11) return false; *v = (uint32_t)(w->scratch >> 32); return true;
     case 29: if (!g11) return false; *v = (uint32_t)mock_amd_clock(); return true;

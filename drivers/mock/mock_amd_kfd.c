@@ -309,13 +309,32 @@ static int create_event(kfd_create_event_args *a)
         mock_amd_P.events = n;
         mock_amd_P.cevents = cap;
     }
+    /* kfd_ioctl_create_event: a dGPU's signal page is the runtime's own
+     * buffer, handed over once through event_page_offset (its handle:
+     * kfd_kmap_event_page refuses a second, or a handle of no buffer) */
+    if (a->event_page_offset) {
+        if (mock_amd_P.event_page) return refuse(EINVAL, "CREATE_EVENT: the event page is already set");
+        if (!bo_by_handle(a->event_page_offset))
+            return refuse(EINVAL, "CREATE_EVENT: event_page_offset 0x%llx is no buffer's handle",
+                          (unsigned long long)a->event_page_offset);
+        mock_amd_P.event_page = a->event_page_offset;
+    }
     mock_amd_event *e = &mock_amd_P.events[mock_amd_P.nevents++];
     memset(e, 0, sizeof *e);
     e->id = ++mock_amd_P.next_event;
     e->type = a->event_type;
     a->event_id = e->id;
-    a->event_slot_index = a->event_type == KFD_EVENT_SIGNAL ? e->id : 0;
     a->event_trigger_data = e->id;
+    /* kfd_event_create: a signal event's slot in the page is its id, and
+     * the offset to map the page at is KFD_MMAP_TYPE_EVENTS (kfd_priv.h:
+     * 2 << KFD_MMAP_TYPE_SHIFT 62), which libhsakmt also takes as "the
+     * event has a mailbox" (its HWData2, ROCr's event_mailbox_ptr) */
+    if (a->event_type == KFD_EVENT_SIGNAL) {
+        a->event_slot_index = e->id;
+        a->event_page_offset = 2ull << 62;
+    } else {
+        a->event_slot_index = 0;
+    }
     return 0;
 }
 

@@ -131,8 +131,10 @@ typedef struct va_range {
     uint64_t va, size;
     mock_bo *bo; /* NULL: userptr */
     uint64_t bo_offset;
-    uint32_t who; /* MOCK_MAP_CPU | GPU bits */
-    bool writable;
+    uint32_t who;   /* MOCK_MAP_CPU | GPU bits */
+    uint32_t wmask; /* the who bits whose mapping is writable: a buffer the runtime maps
+                     * read-only for the CPU (libhsakmt's scratch, for a debugger) is
+                     * still its GPU's writable memory */
 } va_range;
 
 static va_range *ranges;
@@ -194,7 +196,10 @@ int mock_va_map(uint64_t va, uint64_t size, mock_bo *bo, uint64_t bo_offset, uin
     int rc = 0;
     if (i < nranges && ranges[i].va < va + size) {
         va_range *r = &ranges[i];
-        if (r->va == va && r->size == size && r->bo == bo && r->bo_offset == bo_offset) r->who |= who;
+        if (r->va == va && r->size == size && r->bo == bo && r->bo_offset == bo_offset) {
+            r->who |= who;
+            r->wmask = (r->wmask & ~who) | (writable ? who : 0);
+        }
         else rc = -EEXIST;
         goto out;
     }
@@ -208,7 +213,7 @@ int mock_va_map(uint64_t va, uint64_t size, mock_bo *bo, uint64_t bo_offset, uin
         ranges = n;
         rcap = cap;
     }
-    va_range r = {va, size, bo, bo_offset, who, writable};
+    va_range r = {va, size, bo, bo_offset, who, writable ? who : 0};
     if ((rc = host_map(&r))) goto out;
     if (bo) mock_bo_ref(bo);
     memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof *ranges);
@@ -266,6 +271,7 @@ int mock_va_unmap_released(uint64_t va, uint64_t size, uint32_t who, bool *relea
         }
         rc = 0;
         r->who &= ~who;
+        r->wmask &= ~who;
         if (r->who) {
             i++;
             continue;
@@ -289,6 +295,7 @@ bool mock_va_cpu_overlay(uint64_t va, uint64_t size)
         if (!(ranges[i].who & ~(uint32_t)MOCK_MAP_CPU)) continue;
         gpu = true;
         ranges[i].who &= ~(uint32_t)MOCK_MAP_CPU; /* the CPU's view is the new mapping now */
+        ranges[i].wmask &= ~(uint32_t)MOCK_MAP_CPU;
     }
     pthread_rwlock_unlock(&map_lock);
     return gpu;
@@ -342,7 +349,7 @@ bool mock_gpu_access(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write
         else if (va + size > r->va + r->size)
             snprintf(why, why_size, "the access runs past the end of the mapping [0x%llx, +0x%llx)",
                      (unsigned long long)r->va, (unsigned long long)r->size);
-        else if (write && !r->writable)
+        else if (write && !(r->wmask & bit))
             snprintf(why, why_size, "write to the read-only mapping [0x%llx, +0x%llx)", (unsigned long long)r->va,
                      (unsigned long long)r->size);
         else
@@ -362,7 +369,7 @@ bool mock_gpu_range(const mock_gpu *gpu, uint64_t va, uint64_t size, bool write,
     if (i < nranges && ranges[i].va <= va && ranges[i].va + ranges[i].size >= va + size) {
         *lo = ranges[i].va;
         *hi = ranges[i].va + ranges[i].size;
-        *writable = ranges[i].writable;
+        *writable = (ranges[i].wmask & 1u << gpu->index) != 0;
     }
     pthread_rwlock_unlock(&map_lock);
     /* the page an injected fault sits on stays outside */

@@ -411,3 +411,32 @@ Test(amd_handlers, alloc_queue_gws_one_holder_per_gpu)
     g = (kfd_alloc_queue_gws_args){.queue_id = ids[0], .num_gws = 64};
     cr_assert_eq(kio(&c, gws, &g), 0, "destroying the holder released the GWS");
 }
+
+/* kfd_ioctl_create_event: a dGPU's runtime hands over its signal page's
+ * buffer once (event_page_offset = the buffer's handle; a second, or a
+ * handle of no buffer, is EINVAL); a signal event's answer names its slot
+ * (its id) and the page's mmap offset KFD_MMAP_TYPE_EVENTS, which libhsakmt
+ * takes as "this event has a mailbox" (ROCr's event_mailbox_ptr: without
+ * it ROCr's interrupt signals are never woken by the GPU) */
+Test(amd_handlers, create_event_takes_the_signal_page_once_and_names_slots)
+{
+    kc c;
+    kc_open(&c, "amd=gfx90a");
+    uint64_t handle = 0;
+    kc_alloc_h(&c, 4096 * 8, KFD_ALLOC_GTT | KFD_ALLOC_WRITABLE, true, &handle);
+    kfd_create_event_args e = {.event_type = KFD_EVENT_SIGNAL, .event_page_offset = handle + 12345};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &e), -EINVAL, "a handle of no buffer");
+    e = (kfd_create_event_args){.event_type = KFD_EVENT_SIGNAL, .event_page_offset = handle};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &e), 0);
+    cr_assert_eq(e.event_page_offset, 2ull << 62, "KFD_MMAP_TYPE_EVENTS");
+    cr_assert_eq(e.event_slot_index, e.event_id);
+    kfd_create_event_args again = {.event_type = KFD_EVENT_SIGNAL, .event_page_offset = handle};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &again), -EINVAL, "the page is set once");
+    kfd_create_event_args next = {.event_type = KFD_EVENT_SIGNAL};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &next), 0);
+    cr_assert_eq(next.event_page_offset, 2ull << 62);
+    cr_assert_eq(next.event_slot_index, next.event_id);
+    kfd_create_event_args mem = {.event_type = KFD_EVENT_MEMORY};
+    cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &mem), 0);
+    cr_assert_eq(mem.event_page_offset, 0, "no slot for a memory event");
+}

@@ -193,3 +193,56 @@ Test(amd_rocm, hip_peer_access_and_copies_follow_the_mock_links)
     }
     t_sh("rm -rf %s-*", bin);
 }
+
+/* What a HIP program ordinarily uses beyond a plain kernel, through ROCm's
+ * runtime on the mock gfx90a: a kernel with a stack (its private segment:
+ * the packet processor stops and asks the runtime for scratch through the
+ * queue's queue_inactive_signal, ROCr allocates it, sets SET_SCRATCH_
+ * BACKING_VA and the queue's fields, and restarts the queue), device
+ * printf (hostcall: the device wakes the host's listener with s_sendmsg
+ * MSG_INTERRUPT and syncs with buffer_wbinvl1_vol / buffer_invl2), events'
+ * elapsed time, pinned host memory and managed memory. Each hung or
+ * faulted on the mock before. */
+static const char *features_prog =
+    "#include <hip/hip_runtime.h>\n#include <stdio.h>\n"
+    "#define CK(x) do { hipError_t e = (x); if (e != hipSuccess) { printf(\"FAIL %s: %s\\n\", #x, "
+    "hipGetErrorString(e)); return 1; } } while (0)\n"
+    "__global__ void stack(int *out, int n) { volatile int a[40]; for (int i = 0; i < 40; i++) a[i] = i * n;\n"
+    "  out[threadIdx.x] = a[(threadIdx.x * 7) % 40]; }\n"
+    "__global__ void hello(void) { if (threadIdx.x == 0) printf(\"device printf %d\\n\", (int)blockIdx.x); }\n"
+    "__global__ void twice(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }\n"
+    "int main(void) {\n  setvbuf(stdout, NULL, _IONBF, 0);\n"
+    "  int *d, h[64]; CK(hipMalloc(&d, 256));\n"
+    "  hipLaunchKernelGGL(stack, dim3(1), dim3(64), 0, 0, d, 3); CK(hipDeviceSynchronize());\n"
+    "  CK(hipMemcpy(h, d, 256, hipMemcpyDeviceToHost));\n"
+    "  int bad = 0; for (int i = 0; i < 64; i++) bad += h[i] != ((i * 7) % 40) * 3;\n"
+    "  printf(\"stack %s\\n\", bad ? \"WRONG\" : \"right\");\n"
+    "  hipLaunchKernelGGL(hello, dim3(2), dim3(64), 0, 0); CK(hipDeviceSynchronize());\n"
+    "  int n = 1 << 16; float *f, *hp; CK(hipMalloc(&f, n * 4)); CK(hipMemsetD32((hipDeviceptr_t)f, 0x3f800000, n));\n"
+    "  hipStream_t st; CK(hipStreamCreate(&st)); hipEvent_t e0, e1; CK(hipEventCreate(&e0)); CK(hipEventCreate(&e1));\n"
+    "  CK(hipEventRecord(e0, st)); hipLaunchKernelGGL(twice, dim3(n / 256), dim3(256), 0, st, f, n);\n"
+    "  CK(hipEventRecord(e1, st)); CK(hipStreamSynchronize(st));\n"
+    "  float ms = -1; CK(hipEventElapsedTime(&ms, e0, e1)); printf(\"elapsed %s\\n\", ms >= 0 ? \"ok\" : \"bad\");\n"
+    "  CK(hipHostMalloc(&hp, n * 4, 0)); CK(hipMemcpyAsync(hp, f, n * 4, hipMemcpyDeviceToHost, st));\n"
+    "  CK(hipStreamSynchronize(st)); printf(\"pinned %s\\n\", hp[n - 1] == 2.0f ? \"right\" : \"WRONG\");\n"
+    "  float *m; CK(hipMallocManaged(&m, 4096, hipMemAttachGlobal)); m[0] = 3;\n"
+    "  hipLaunchKernelGGL(twice, dim3(1), dim3(64), 0, 0, m, 1); CK(hipDeviceSynchronize());\n"
+    "  printf(\"managed %g\\n\", m[0]); printf(\"done\\n\"); return 0;\n}\n";
+
+Test(amd_rocm, hip_stacks_printf_events_and_host_memory_run)
+{
+    char bin[128];
+    build_hip(features_prog, bin, sizeof bin);
+    const char *lib = t_mock_preload_lib();
+    char out_path[160];
+    snprintf(out_path, sizeof out_path, "%s.out", bin);
+    int rc = t_sh("HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s timeout 90 %s > %s 2>&1", lib, bin, out_path);
+    const char *out = t_slurp(out_path, 1 << 16);
+    static const char *const want[] = {"stack right",   "device printf 0", "device printf 1", "elapsed ok",
+                                       "pinned right",  "managed 6",       "done"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        cr_assert(strstr(out, want[i]), "the program does not say `%s` (exit %d): %s", want[i], rc, out);
+    cr_assert_eq(rc, 0, "%s", out);
+    unlink(out_path);
+    t_sh("rm -rf %s-*", bin);
+}

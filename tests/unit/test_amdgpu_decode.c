@@ -291,7 +291,8 @@ static size_t encode(const amdi_target *t, const char *enc, unsigned opc, uint8_
             return put32(p, 0xe0000000u | opc << 18) + put32(p + 4, 0);
         }
         amdi_op mop = (amdi_op)tb->mubuf[opc];
-        if (mop == AMDI_B_WBL2 || mop == AMDI_B_INV || mop == AMDI_B_WBINVL1) return put32(p, 0xe0000000u | opc << 18) + put32(p + 4, 0);
+        if (mop == AMDI_B_WBL2 || mop == AMDI_B_INV || mop == AMDI_B_WBINVL1 || mop == AMDI_B_WBINVL1_VOL)
+            return put32(p, 0xe0000000u | opc << 18) + put32(p + 4, 0);
         return put32(p, 0xe0000000u | opc << 18 | 1u << 12) + put32(p + 4, 0x80u << 24 | 2u << 16 | 4u << 8 | 2u);
     }
     *skip = true;
@@ -330,8 +331,9 @@ static void tables(amdi_target t, const char *mcpu)
             /* the gfx9 family's per-target gaps (amdgpu_decode.c for_target) */
             amdi_op top = (amdi_op)encs[e].tab[opc];
             bool gap = t.fam == AMDI_GFX9 &&
-                       (t.gfx940 ? top == AMDI_V_MAC_F32 || top == AMDI_V_MAD_F32 || top == AMDI_B_WBINVL1
-                                 : top == AMDI_V_MOV_B64 || top == AMDI_V_LSHL_ADD_U64 || top == AMDI_B_INV);
+                       (t.gfx940 ? top == AMDI_V_MAC_F32 || top == AMDI_V_MAD_F32 || top == AMDI_B_WBINVL1 ||
+                                       top == AMDI_B_WBINVL1_VOL
+                                 : top == AMDI_V_MOV_B64 || top == AMDI_V_LSHL_ADD_U64);
             if (gap) {
                 cr_assert_neq(r, 0, "%s: %s decodes where the target lacks it", mcpu, amdi_op_name(t.fam, top));
                 continue;
