@@ -94,6 +94,8 @@ static hcq_status note_user_val(hcq_graph *g, hcq_val v, const char *fn)
     return HCQ_OK;
 }
 
+static void graph_gone_with_part(void *arg);
+
 /* The part of device d, joining it to the graph if new (its timeline's
  * address and values become variables; the caller records the wait). */
 static hcq_status part_of(hcq_graph *g, hcq_device *d, uint32_t *out)
@@ -120,6 +122,8 @@ static hcq_status part_of(hcq_graph *g, hcq_device *d, uint32_t *out)
         if ((s = mem_signal_map_for(d, g->part[i].dev->mem->timeline)) ||
             (s = mem_signal_map_for(g->part[i].dev, d->mem->timeline)))
             return base_err_prefix(s, "ordering %s with %s in one graph", d->props.id, g->part[i].dev->props.id);
+    /* the graph's queues on d are d's memory: d's close takes the graph */
+    if (d != g->dev && !base_dependent_add(d, graph_gone_with_part, g)) return HCQ_ENOMEM;
     g->part[g->nparts].dev = d;
     g->joined |= 1u << g->nparts;
     *out = g->nparts++;
@@ -507,14 +511,22 @@ uint32_t hcq_graph_node_count(const hcq_graph *g)
     return Q_CHECK_GRAPH(g, "hcq_graph_node_count") ? 0 : g->nodes;
 }
 
-static void graph_delete(hcq_graph *g)
+/* Off its device's list, and off the other parts' devices' dependents. */
+static void graph_unlist(hcq_graph *g)
 {
     struct queue_dev *qd = g->dev->qd;
     pthread_mutex_lock(&qd->list_lock);
     if (g->prev) g->prev->next = g->next;
     else qd->graphs = g->next;
     if (g->next) g->next->prev = g->prev;
+    g->next = g->prev = NULL;
     pthread_mutex_unlock(&qd->list_lock);
+    for (uint32_t i = 1; i < g->nparts; i++) base_dependent_remove(g->part[i].dev, g);
+}
+
+static void graph_delete(hcq_graph *g)
+{
+    graph_unlist(g);
     for (uint32_t i = 0; i < g->nparts; i++) {
         for (int e = 0; e < 2; e++)
             if (g->part[i].q[e]) q_free(g->part[i].q[e]);
@@ -552,18 +564,50 @@ hcq_status hcq_graph_destroy(hcq_graph *g)
     return HCQ_OK;
 }
 
+/* A graph going with a closing device (its own, or another part's): the
+ * closing device's engines are stopped (its waits return at once), but
+ * the other parts' engines may still run the last replay, so it is waited
+ * for there first. Where that wait fails (those parts waited on a signal
+ * the stopped device no longer writes, and timed out), the graph's memory
+ * stays with those devices until they close, as after a failed
+ * hcq_graph_destroy. */
+static void graph_close_delete(hcq_graph *g)
+{
+    bool busy = false;
+    for (uint32_t i = 0; i < g->nparts; i++) {
+        g_part *pt = &g->part[i];
+        if (!pt->last_tl) continue;
+        if (drv_fault_status(pt->dev)) continue; /* closing (or lost): nothing of it runs any more */
+        if (mem_tl_wait(pt->dev, pt->last_tl, 0)) {
+            busy = true;
+            BASE_LOG(1, "a graph spanning %s: %s; its memory stays until that device closes", pt->dev->props.id,
+                     hcq_error_message());
+        }
+    }
+    for (uint32_t i = 0; i < g->nparts && !busy; i++) {
+        g_part *pt = &g->part[i];
+        uint64_t done = atomic_load_explicit((_Atomic uint64_t *)pt->dev->mem->timeline->cpu, memory_order_acquire);
+        if (pt->last_tl && done >= pt->last_tl) q_prof_points_harvest(pt->dev, &pt->prof);
+    }
+    if (busy) graph_unlist(g);
+    else graph_delete(g);
+}
+
+static void graph_gone_with_part(void *arg)
+{
+    hcq_graph *g = arg;
+    if (!base_handle_remove(g, BASE_H_GRAPH)) return;
+    BASE_LOG(1, "a graph of %s spans a device being closed; freed it", g->dev->props.id);
+    graph_close_delete(g);
+}
+
 void q_graph_destroy_all(hcq_device *dev)
 {
     unsigned n = 0;
     while (dev->qd && dev->qd->graphs) {
         hcq_graph *g = dev->qd->graphs;
         if (base_handle_remove(g, BASE_H_GRAPH)) n++;
-        for (uint32_t i = 0; i < g->nparts; i++) {
-            g_part *pt = &g->part[i];
-            uint64_t done = atomic_load_explicit((_Atomic uint64_t *)pt->dev->mem->timeline->cpu, memory_order_acquire);
-            if (pt->last_tl && done >= pt->last_tl) q_prof_points_harvest(pt->dev, &pt->prof);
-        }
-        graph_delete(g);
+        graph_close_delete(g);
     }
     if (n) BASE_LOG(1, "%s closed with %u graphs still alive; freed them", dev->props.id, n);
 }

@@ -472,9 +472,9 @@ HCQ_API hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype 
  * so later work on any of the devices follows the replay, and
  * hcq_device_synchronize on any one of them waits for all of it. Each
  * device's work before the replay comes before the graph's first node
- * that involves that device. Keep every device of a graph open until the
- * graph is destroyed (the graph belongs to the device it was created on:
- * its close destroys the graph). */
+ * that involves that device. Closing any of a graph's devices destroys
+ * the graph (its handle goes stale), after waiting for its last replay on
+ * the devices that stay open. */
 HCQ_API hcq_graph *hcq_graph_create(hcq_device *dev);
 HCQ_API hcq_status hcq_graph_destroy(hcq_graph *g); /* waits for the last replay; NULL is fine */
 HCQ_API hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *prog, const hcq_arg *args,

@@ -227,3 +227,44 @@ Test(mgraph, kinds_do_not_mix)
     T_OK(hcq_device_close(amd));
     T_OK(hcq_device_close(nv));
 }
+
+/* A graph goes with any of its devices: closing another part's device
+ * frees it (its queues there were that device's memory), leaving a stale
+ * handle; closing the graph's own device with the others open frees it
+ * too, and the others go on working. */
+static void closes(const char *spec, const char *kind, bool own_first)
+{
+    T_OK(mock_configure(spec));
+    char n0[16], n1[16];
+    snprintf(n0, sizeof n0, "%s:0", kind);
+    snprintf(n1, sizeof n1, "%s:1", kind);
+    hcq_device *a = open_dev(n0), *b = open_dev(n1);
+    static uint32_t host[N], out[N];
+    for (int i = 0; i < N; i++) host[i] = (uint32_t)i;
+    hcq_program *pa = t_load(a, t_k_muladd()), *pb = t_load(b, t_k_muladd());
+    hcq_buffer *ba = t_buffer_from(a, host, sizeof host), *bb = t_buffer_from(b, host, sizeof host);
+    hcq_graph *g = T_NONNULL(hcq_graph_create(a));
+    T_OK(muladd(g, pa, ba, HCQ_IMM(2), 1));
+    T_OK(muladd(g, pb, bb, HCQ_IMM(3), 1));
+    T_OK(hcq_graph_replay(g, NULL, 0));
+    hcq_device *stays = own_first ? b : a;
+    hcq_buffer *sb = own_first ? bb : ba;
+    hcq_program *sp = own_first ? pb : pa;
+    T_OK(hcq_device_close(own_first ? a : b));
+    T_FAILS(hcq_graph_replay(g, NULL, 0), HCQ_ESTATE);
+    T_FAILS(hcq_graph_destroy(g), HCQ_ESTATE);
+    /* the device left open works: a launch, and its earlier results */
+    hcq_arg args[4] = {hcq_arg_buffer(sb), hcq_arg_u32(1), hcq_arg_u32(5), hcq_arg_u32(N)};
+    T_OK(hcq_launch(sp, args, 4, dims()));
+    t_read(sb, out, sizeof out);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], host[i] * (own_first ? 3 : 2) + 1 + 5, "%s: element %d", spec, i);
+    T_OK(hcq_buffer_free(sb));
+    T_OK(hcq_program_free(sp));
+    T_OK(hcq_device_close(stays));
+}
+
+Test(mgraph, nv_closing_another_part_frees_the_graph) { closes("nv=H100x2", "NV", false); }
+Test(mgraph, nv_closing_the_graphs_device_first) { closes("nv=H100x2,nv_peer=none", "NV", true); }
+Test(mgraph, amd_closing_another_part_frees_the_graph) { closes("amd=gfx1100x2", "AMD", false); }
+Test(mgraph, amd_closing_the_graphs_device_first) { closes("amd=gfx942x2,amd_peer=xgmi", "AMD", true); }
