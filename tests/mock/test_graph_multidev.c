@@ -5,6 +5,7 @@
  * both vendors, with peer links and without; results are checked against
  * a host model of the same steps, replay after replay. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,3 +269,70 @@ Test(mgraph, nv_closing_another_part_frees_the_graph) { closes("nv=H100x2", "NV"
 Test(mgraph, nv_closing_the_graphs_device_first) { closes("nv=H100x2,nv_peer=none", "NV", true); }
 Test(mgraph, amd_closing_another_part_frees_the_graph) { closes("amd=gfx1100x2", "AMD", false); }
 Test(mgraph, amd_closing_the_graphs_device_first) { closes("amd=gfx942x2,amd_peer=xgmi", "AMD", true); }
+
+/* Two threads replay two graphs over the same two devices, created on
+ * different ones (so their parts come in opposite orders), with eager
+ * work of a third thread on both devices between them: the replays lock
+ * the devices in one order, so none deadlocks, and every result is the
+ * count of replays. */
+typedef struct rep_arg {
+    hcq_graph *g;
+    int times;
+    hcq_status s;
+} rep_arg;
+
+static void *replayer(void *p)
+{
+    rep_arg *r = p;
+    for (int i = 0; i < r->times && !r->s; i++) r->s = hcq_graph_replay(r->g, NULL, 0);
+    return NULL;
+}
+
+static void two_threads(const char *spec, const char *kind)
+{
+    T_OK(mock_configure(spec));
+    char n0[16], n1[16];
+    snprintf(n0, sizeof n0, "%s:0", kind);
+    snprintf(n1, sizeof n1, "%s:1", kind);
+    hcq_device *d[2] = {open_dev(n0), open_dev(n1)};
+    hcq_program *p[2];
+    hcq_buffer *b[2][2], *scratch[2];
+    static uint32_t zero[N], out[N];
+    for (int i = 0; i < 2; i++) {
+        p[i] = t_load(d[i], t_k_muladd());
+        scratch[i] = t_buffer_from(d[i], zero, sizeof zero);
+        for (int k = 0; k < 2; k++) b[i][k] = t_buffer_from(d[i], zero, sizeof zero);
+    }
+    /* graph k (made on device k) adds 1 to buffer k of each device, its own device last */
+    hcq_graph *g[2];
+    for (int k = 0; k < 2; k++) {
+        g[k] = T_NONNULL(hcq_graph_create(d[k]));
+        T_OK(muladd(g[k], p[1 - k], b[1 - k][k], HCQ_IMM(1), 1));
+        T_OK(muladd(g[k], p[k], b[k][k], HCQ_IMM(1), 1));
+    }
+    enum { TIMES = 25 };
+    rep_arg ra[2] = {{g[0], TIMES, HCQ_OK}, {g[1], TIMES, HCQ_OK}};
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) cr_assert_eq(pthread_create(&th[k], NULL, replayer, &ra[k]), 0);
+    for (int i = 0; i < TIMES; i++) /* eager work between the replays, on both devices */
+        for (int k = 0; k < 2; k++) T_OK(hcq_buffer_copyin(scratch[k], 0, zero, sizeof zero));
+    for (int k = 0; k < 2; k++) {
+        pthread_join(th[k], NULL);
+        cr_assert_eq(ra[k].s, HCQ_OK, "%s: graph %d: %s", spec, k, hcq_status_name(ra[k].s));
+    }
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            t_read(b[i][k], out, sizeof out);
+            for (int e = 0; e < N; e++) cr_assert_eq(out[e], (uint32_t)TIMES, "%s: device %d buffer %d", spec, i, k);
+        }
+    for (int k = 0; k < 2; k++) T_OK(hcq_graph_destroy(g[k]));
+    for (int i = 1; i >= 0; i--) {
+        for (int k = 0; k < 2; k++) T_OK(hcq_buffer_free(b[i][k]));
+        T_OK(hcq_buffer_free(scratch[i]));
+        T_OK(hcq_program_free(p[i]));
+        T_OK(hcq_device_close(d[i]));
+    }
+}
+
+Test(mgraph, nv_two_threads_replay_graphs_over_the_same_gpus) { two_threads("nv=H100x2", "NV"); }
+Test(mgraph, amd_two_threads_replay_graphs_over_the_same_gpus) { two_threads("amd=gfx1100x2,amd_peer=none", "AMD"); }
