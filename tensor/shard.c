@@ -186,7 +186,7 @@ hcq_tensor *hcq_sharded_piece(const hcq_sharded *s, int i)
 hcq_status hcq_sharded_realize(hcq_sharded *s)
 {
     hcq_status st = sh_check(s, "hcq_sharded_realize");
-    for (int i = 0; i < s->n && !st; i++) st = hcq_realize(s->t[i]);
+    for (int i = 0; !st && i < s->n; i++) st = hcq_realize(s->t[i]);
     return st;
 }
 

@@ -227,6 +227,10 @@ static void all_ops(const char *spec, const char *kind, int nd)
     T_OK(hcq_sharded_free(stale));
     T_FAILS(hcq_sharded_free(stale), HCQ_ESTATE);
     cr_assert_eq(hcq_sharded_count(stale), 0);
+    T_FAILS(hcq_sharded_realize(stale), HCQ_ESTATE);
+    T_FAILS(hcq_sharded_realize(NULL), HCQ_EINVAL);
+    cr_assert_null(hcq_sharded_gather(stale, c0));
+    T_OK(hcq_sharded_realize(ar));
     free_made();
     env_close(&e);
 }
@@ -264,5 +268,24 @@ Test(shard, a_jit_capture_refuses_sharded_tensors)
     T_FAILS(hcq_jit_run(j, &x, 1, &out, 1), HCQ_ENOTSUP);
     T_MSG_HAS("JIT");
     T_OK(hcq_jit_destroy(j));
+    env_close(&e);
+}
+
+/* A context destroyed under a sharded tensor makes it stale, not a crash;
+ * it still frees. */
+Test(shard, a_destroyed_context_makes_it_stale)
+{
+    env e;
+    env_open(&e, "amd=gfx1100x2", "AMD", 2);
+    static float h[4 * 3];
+    hcq_tensor *x = rand_f32(e.ctx[0], 4, 3, h);
+    hcq_sharded *s = T_NONNULL(hcq_shard(x, e.ctx, 2, 0));
+    T_OK(hcq_ctx_destroy(e.ctx[1]));
+    cr_assert_null(hcq_sharded_gather(s, e.ctx[0]));
+    cr_assert_eq(hcq_error_status(), HCQ_ESTATE);
+    T_MSG_HAS("destroyed");
+    cr_assert_null(hcq_sharded_map1(s, hcq_relu));
+    T_OK(hcq_sharded_free(s));
+    e.ctx[1] = T_NONNULL(hcq_ctx_create(e.dev[1]));
     env_close(&e);
 }
