@@ -1,7 +1,10 @@
 /* Sharded tensors (tensor.h; issue 23 item 4) on 2 and 4 mock GPUs of
  * both vendors, with and without peer links: every result is compared
  * with the same op on one device, bit for bit where the header promises
- * it, else within the header's bound; and the refusals. Shapes are small. */
+ * it, else within the header's bound; and the refusals. Shapes are small;
+ * every op runs on 2 NV (NVLink) and 4 AMD (xGMI), the ops that move data
+ * across devices also on 4 NV and 2 AMD without links (kernel compiles
+ * dominate a run on a cold cache). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
