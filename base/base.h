@@ -171,6 +171,7 @@ enum {
     BASE_H_GRAPH,
     BASE_H_TENSOR,
     BASE_H_CTX,
+    BASE_H_SHARDED,
 };
 
 /* ** helpers */

@@ -90,6 +90,7 @@ static const char *const kind_names[] = {
     [BASE_H_DEVICE] = "open device", [BASE_H_BUFFER] = "live buffer", [BASE_H_SIGNAL] = "live signal",
     [BASE_H_QUEUE] = "live queue",   [BASE_H_PROGRAM] = "live program", [BASE_H_GRAPH] = "live graph",
     [BASE_H_TENSOR] = "live tensor", [BASE_H_CTX] = "live context",
+    [BASE_H_SHARDED] = "live sharded tensor",
 };
 
 hcq_status base_handle_check(const void *p, uint32_t kind, const char *fn, const char *what)

@@ -196,7 +196,9 @@ hcq_status hcq_device_close(hcq_device *dev)
     /* 4. what lives on the device, from the top: tensor contexts, graphs,
      * queues, programs, buffers and signals */
     unsigned nctx = base_dependents_run(dev);
-    if (nctx) BASE_LOG(1, "%s closed with %u tensor contexts still alive; destroyed them", dev->props.id, nctx);
+    if (nctx)
+        BASE_LOG(1, "%s closed with %u tensor contexts (or other devices' graphs spanning it) still alive; destroyed "
+                 "them", dev->props.id, nctx);
     q_graph_destroy_all(dev);
     /* a profile that cannot be written is this close's error (the device
      * closes all the same) */

@@ -141,9 +141,9 @@ hcq_status q_fence_waits(hcq_device *dev, const bool engines[2]);
 /* Checks args against the program and turns them into parameter values.
  * buffer_val, when given, maps a buffer arg to its value (graphs make it a
  * variable); otherwise it is the buffer's address. Another device's buffer
- * is mapped for the program's device (peer mapping); with peer_wait the
- * host also waits for the work its device submitted (else the caller
- * orders the two on the GPUs). */
+ * is mapped for the program's device (peer mapping); with peer_wait and no
+ * buffer_val the host also waits for the work its device submitted (else
+ * the caller, an eager launch or a graph, orders the two on the GPUs). */
 typedef hcq_status (*q_buffer_val_fn)(void *ctx, hcq_buffer *b, hcq_val *out);
 hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_val *params,
                           q_buffer_val_fn buffer_val, void *ctx, bool peer_wait, const char *fn);

@@ -197,15 +197,13 @@ hcq_status q_resolve_args(hcq_program *p, const hcq_arg *args, uint32_t nargs, h
                 return base_err(HCQ_ESTATE, "%s: argument %u of `%s` is not a live buffer (freed, or its device was "
                                 "closed)", fn, i, p->info.name);
             /* another device's buffer: where a peer mapping lets this
-             * device reach it (eager launches and queues; graphs capture
-             * buffers of their own device only) */
+             * device reach it (graphs order the two devices themselves) */
             if (a->buffer->dev != p->dev) {
-                hcq_status ps = buffer_val ? HCQ_ENOTSUP
-                                : peer_wait ? q_peer_use(p->dev, a->buffer) : q_peer_map(p->dev, a->buffer);
+                hcq_status ps = peer_wait && !buffer_val ? q_peer_use(p->dev, a->buffer) : q_peer_map(p->dev, a->buffer);
                 if (ps && ps != HCQ_ENOTSUP) return ps;
                 if (ps) {
                     char why[512] = "";
-                    if (!buffer_val) snprintf(why, sizeof why, ": %s", hcq_error_message());
+                    snprintf(why, sizeof why, ": %s", hcq_error_message());
                     return base_err(HCQ_EINVAL, "%s: argument %u of `%s` is a buffer on %s, but the program is on %s%s",
                                     fn, i, p->info.name, a->buffer->dev->props.id, p->dev->props.id, why);
                 }

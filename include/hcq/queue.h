@@ -377,7 +377,8 @@ HCQ_API uint32_t hcq_queue_command_count(const hcq_queue *q);
  * work after the launch (as hcq_buffer_copy between devices is), at most 8
  * other devices per launch. Without a path: HCQ_EINVAL saying why. (A
  * recorded queue given another device's buffer waits on the host, when the
- * command is recorded, for that device's work so far.) */
+ * command is recorded, for that device's work so far; a graph orders it
+ * on the GPUs, see graphs.) */
 HCQ_API hcq_status hcq_launch(hcq_program *prog, const hcq_arg *args, uint32_t nargs,
                               hcq_dims dims);
 /* Host -> device through the staging ring. Returns once the data is copied
@@ -450,9 +451,30 @@ HCQ_API hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype 
 /* ** graphs: capture launches and copies once, replay them with new inputs.
  * Replays are ordered on the device timeline like eager calls. Variables
  * HCQ_VAR(k) in args and dims are the graph's; every buffer an arg or copy
- * names can be swapped for another of at least its size before a replay.
- * One replay is in flight at a time: a replay waits for the previous one
- * before patching. */
+ * names can be swapped for another of at least its size (on the same
+ * device) before a replay. One replay is in flight at a time: a replay
+ * waits for the previous one before patching.
+ *
+ * Several devices: a graph may hold launches and copies on any GPUs of
+ * the kind of the device it was created on (up to 8 devices): a launch
+ * runs on its program's device, a copy on its source's copy engine. Nodes
+ * run in capture order on every device: between devices the order runs on
+ * the GPUs (each waits for a graph-private signal the previous node's
+ * engine writes; signals are host memory, which every GPU of the process
+ * reaches, link or not), never on the host. A launch taking another
+ * device's buffer, and a copy between two devices, need a peer path
+ * (hcq_device_peer_access): without one the capture refuses them
+ * (HCQ_EINVAL for the launch, HCQ_ENOTSUP for the copy: a replay has no
+ * host thread to stage through; use hcq_buffer_copy outside the graph).
+ * A replay submits to every device's engines at once and returns (it
+ * waits on the host only for the graph's previous replay); it takes one
+ * value of each device's timeline, reached once the whole graph has run,
+ * so later work on any of the devices follows the replay, and
+ * hcq_device_synchronize on any one of them waits for all of it. Each
+ * device's work before the replay comes before the graph's first node
+ * that involves that device. Closing any of a graph's devices destroys
+ * the graph (its handle goes stale), after waiting for its last replay on
+ * the devices that stay open. */
 HCQ_API hcq_graph *hcq_graph_create(hcq_device *dev);
 HCQ_API hcq_status hcq_graph_destroy(hcq_graph *g); /* waits for the last replay; NULL is fine */
 HCQ_API hcq_status hcq_graph_launch(hcq_graph *g, hcq_program *prog, const hcq_arg *args,

@@ -595,6 +595,99 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 
+/* ** sharded tensors: one tensor over several devices
+ * A sharded tensor (hcq_sharded) is n tensors, one per context (a context
+ * is one device; up to HCQ_SHARD_MAX, each context once), holding either
+ * the pieces of one logical tensor split along `axis` (shard i holds
+ * indices [i*D/n, (i+1)*D/n) of that axis, D its size, integer division;
+ * D >= n) or, with axis HCQ_REPLICATED, a whole copy on each. Operations
+ * on it run per shard on each shard's device, as lazy tensor ops of its
+ * context; the calls below combine across devices where the math needs
+ * it. Results are new sharded tensors the caller frees with
+ * hcq_sharded_free, which frees their shard tensors too (a context the
+ * sharded tensor uses, destroyed first, makes it stale: calls give
+ * HCQ_ESTATE, and it still needs freeing).
+ *
+ * Exactness against the same op on one device:
+ *   - shard, gather, reshard and elementwise ops (hcq_sharded_map1/2)
+ *     compute every element by the same op: bit-exact;
+ *   - reductions over axes other than the sharded one, and row-sharded
+ *     matmuls (A split on its rows, B replicated; or B split on its
+ *     columns), run the single-device kernel's reduction on each shard:
+ *     bit-exact where its reduction order is the same for the shard's
+ *     shape (it is on the mocks, tests/mock/test_tensor_shard.c), else
+ *     within the bound below;
+ *   - a reduction over the sharded axis, and a matmul split on its
+ *     contraction axis, reduce each shard on its device (partial results),
+ *     then fold the partials on the first shard's device in a fixed order
+ *     (p_0 op p_1 op ... op p_(n-1), so results are deterministic) and
+ *     copy the result to every device (replicated). max, min and integer
+ *     sums are exact (integer sums wrap as on one device). A float sum of
+ *     m terms (m: the elements each result sums, the contraction length
+ *     for matmul) satisfies, to first order,
+ *         |result - exact| <= (m - 1 + n) * u * sum |x_i|
+ *     with u = 2^-24 for f32, 2^-53 for f64, 2^-11 for f16, 2^-8 for bf16
+ *     (m-1 additions as on one device, plus one rounding of each shard's
+ *     partial to the dtype); the single-device result is within
+ *     (m - 1) * u * sum |x_i| of the same exact value, so the two differ by
+ *     at most (2m - 2 + n) * u * sum |x_i|. A mean is that sum divided
+ *     once by the count (one more rounding, u of the result).
+ * Not yet (HCQ_ENOTSUP, saying so): ops whose result is not elementwise
+ * in hcq_sharded_map1/2 (a shape change), a binary op between tensors
+ * split on different axes, matmul of more than 2 dims or with the splits
+ * not listed at hcq_sharded_matmul, and any sharded call while one of the
+ * contexts is capturing a JIT (a JIT captures one context's graph; a
+ * sharded step captured as one multi-device graph is future work). */
+#define HCQ_SHARD_MAX 8
+#define HCQ_REPLICATED (-0x7fffffff - 1) /* not an axis: -1 is the last axis */
+typedef struct hcq_sharded hcq_sharded;
+/* Splits t along axis (negative counts from the end; HCQ_REPLICATED:
+ * copies it whole) over ctxs[0..n): each shard is copied to its context's
+ * device (hcq_tensor_to: a peer copy where the devices have a path). t
+ * stays as it was. HCQ_EINVAL for an axis out of range, a dim smaller than
+ * n, a context given twice, n outside [1, HCQ_SHARD_MAX]. */
+HCQ_API hcq_sharded *hcq_shard(hcq_tensor *t, hcq_ctx *const *ctxs, int n, int axis);
+/* The logical tensor, gathered into dst (any context): the shards copied
+ * to dst's device and concatenated along the axis (a replicated tensor:
+ * the first shard's copy). */
+HCQ_API hcq_tensor *hcq_sharded_gather(hcq_sharded *s, hcq_ctx *dst);
+/* The same values split along another axis (or replicated), on the same
+ * contexts: gathered on the first context's device, then split again. */
+HCQ_API hcq_sharded *hcq_reshard(hcq_sharded *s, int axis);
+HCQ_API hcq_status hcq_sharded_free(hcq_sharded *s); /* NULL is fine */
+HCQ_API int hcq_sharded_count(const hcq_sharded *s);  /* n; 0 for a stale handle */
+HCQ_API int hcq_sharded_axis(const hcq_sharded *s);   /* the axis, or HCQ_REPLICATED */
+/* The logical shape (returns ndim; shape may be NULL). */
+HCQ_API int hcq_sharded_shape(const hcq_sharded *s, int64_t *shape);
+/* Shard i (a tensor of context i, owned by s). */
+HCQ_API hcq_tensor *hcq_sharded_piece(const hcq_sharded *s, int i);
+/* Realizes every shard (each on its device). */
+HCQ_API hcq_status hcq_sharded_realize(hcq_sharded *s);
+/* Elementwise ops per shard: fn (hcq_relu, hcq_exp, a cast wrapper, ...)
+ * must keep each shard's shape, else HCQ_ENOTSUP. Two operands on the
+ * same contexts: split alike (same axis and shape), or both replicated,
+ * or one split and the other replicated and broadcasting against it (its
+ * piece of the split axis is taken where it has that axis in full, the
+ * whole where the axis is 1 or absent); the result is split like the
+ * split operand. */
+HCQ_API hcq_sharded *hcq_sharded_map1(hcq_sharded *a, hcq_tensor *(*fn)(hcq_tensor *));
+HCQ_API hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *));
+/* Sum, max or mean over axes (as hcq_sum/hcq_max/hcq_mean). Over the
+ * split axis: partials folded in a fixed order (bound above), the result
+ * replicated; over other axes: per shard, the result split on the same
+ * logical axis (renumbered when keepdim is false). Mean needs a float
+ * dtype (HCQ_ENOTSUP otherwise, over the split axis). */
+HCQ_API hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const int *axes, int naxes, bool keepdim);
+/* a [M, K] x b [K, N]:
+ *   a split on M, b replicated          -> split on M (rows);
+ *   a replicated, b split on N          -> split on N (columns);
+ *   a split on K and b split on K alike, or one of them split on K and the
+ *   other replicated                    -> partial products folded in a
+ *                                          fixed order, replicated;
+ *   both replicated                     -> replicated.
+ * Other splits: HCQ_ENOTSUP (gather or reshard first). */
+HCQ_API hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b);
+
 #ifdef __cplusplus
 }
 #endif

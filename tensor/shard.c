@@ -1,0 +1,444 @@
+/* Sharded tensors (tensor.h, "sharded tensors"; issue 23 item 4): n
+ * tensors, one per context, split along one axis or replicated. Every op
+ * is built from the one-context ops of this layer, on each shard's own
+ * context; data crosses devices only through hcq_tensor_to (a peer copy
+ * ordered on the GPUs where the devices have a path, staged through host
+ * memory where not). What combines across devices (a reduction over the
+ * split axis, a matmul split on its contraction) folds the partials on
+ * the first context's device in shard order, so results are deterministic
+ * whatever the timing, then copies the result to every context. */
+#include "tensor/tt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct hcq_sharded {
+    int n, axis; /* axis: HCQ_REPLICATED or a logical axis */
+    int ndim;
+    int64_t shape[TT_MAX_DIMS];
+    hcq_ctx *ctx[HCQ_SHARD_MAX];
+    hcq_tensor *t[HCQ_SHARD_MAX];
+};
+
+static int64_t lo_of(int64_t d, int n, int i) { return d * i / n; }
+
+static hcq_sharded *sh_new(const hcq_sharded *like, int axis, const int64_t *shape, int ndim)
+{
+    hcq_sharded *s = base_calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->n = like->n;
+    s->axis = axis;
+    s->ndim = ndim;
+    memcpy(s->shape, shape, (size_t)ndim * sizeof *shape);
+    memcpy(s->ctx, like->ctx, sizeof s->ctx);
+    return s;
+}
+
+static void sh_drop(hcq_sharded *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->n; i++)
+        if (s->t[i] && base_handle_live(s->t[i], BASE_H_TENSOR)) hcq_tensor_free(s->t[i]);
+    free(s);
+}
+
+static hcq_sharded *sh_publish(hcq_sharded *s)
+{
+    base_handle_add(s, BASE_H_SHARDED);
+    return s;
+}
+
+/* a live sharded tensor whose contexts are live and none capturing a JIT */
+static hcq_status sh_check(const hcq_sharded *s, const char *fn)
+{
+    hcq_status st = base_handle_check(s, BASE_H_SHARDED, fn, "the sharded tensor");
+    if (st) return st;
+    for (int i = 0; i < s->n; i++) {
+        if (!tt_live_ctx(s->ctx[i]) || !base_handle_live(s->t[i], BASE_H_TENSOR))
+            return base_err(HCQ_ESTATE, "%s: shard %d's context was destroyed (or its tensor freed)", fn, i);
+        if (s->ctx[i]->capture)
+            return base_err(HCQ_ENOTSUP, "%s: context %d (%s) is capturing a JIT: a JIT captures one context's "
+                            "graph, and a sharded step captured as one multi-device graph is not supported yet; "
+                            "run sharded ops outside hcq_jit_run", fn, i, s->ctx[i]->props.id);
+    }
+    return HCQ_OK;
+}
+
+static hcq_status same_ctxs(const hcq_sharded *a, const hcq_sharded *b, const char *fn)
+{
+    if (a->n != b->n || memcmp(a->ctx, b->ctx, sizeof a->ctx))
+        return base_err(HCQ_EINVAL, "%s: the operands live on different lists of contexts (%d and %d shards)", fn,
+                        a->n, b->n);
+    return HCQ_OK;
+}
+
+static hcq_sharded *shard_impl(hcq_tensor *t, hcq_ctx *const *ctxs, int n, int axis, const char *fn)
+{
+    if (!tt_arg(t, fn)) return NULL;
+    if (n < 1 || n > HCQ_SHARD_MAX || !ctxs)
+        return base_err(HCQ_EINVAL, "%s: %d contexts (1 to %d)", fn, n, HCQ_SHARD_MAX), NULL;
+    hcq_ctx *src = hcq_tensor_ctx(t);
+    if (src->capture)
+        return base_err(HCQ_ENOTSUP, "%s: the tensor's context is capturing a JIT: sharded tensors inside a JIT "
+                        "capture are not supported yet", fn), NULL;
+    for (int i = 0; i < n; i++) {
+        if (!tt_live_ctx(ctxs[i])) return base_err(HCQ_ESTATE, "%s: context %d is not a live context", fn, i), NULL;
+        if (ctxs[i]->capture)
+            return base_err(HCQ_ENOTSUP, "%s: context %d is capturing a JIT: sharded tensors inside a JIT capture "
+                            "are not supported yet", fn, i), NULL;
+        for (int k = 0; k < i; k++)
+            if (ctxs[k] == ctxs[i]) return base_err(HCQ_EINVAL, "%s: context %d is given twice", fn, i), NULL;
+    }
+    hcq_sharded like = {.n = n};
+    memcpy(like.ctx, ctxs, (size_t)n * sizeof *ctxs);
+    int64_t shape[TT_MAX_DIMS];
+    int nd = hcq_tensor_shape(t, shape);
+    if (axis != HCQ_REPLICATED) {
+        if (axis < 0) axis += nd;
+        if (axis < 0 || axis >= nd)
+            return base_err(HCQ_EINVAL, "%s: axis out of range for a %d-dim tensor", fn, nd), NULL;
+        if (shape[axis] < n)
+            return base_err(HCQ_EINVAL, "%s: dim %d has %lld elements, fewer than the %d shards", fn, axis,
+                            (long long)shape[axis], n), NULL;
+    }
+    hcq_sharded *s = sh_new(&like, axis, shape, nd);
+    if (!s) return NULL;
+    for (int i = 0; i < n; i++) {
+        hcq_tensor *piece = t;
+        if (axis != HCQ_REPLICATED &&
+            !(piece = hcq_slice(t, axis, lo_of(shape[axis], n, i), lo_of(shape[axis], n, i + 1), 1)))
+            break;
+        s->t[i] = hcq_tensor_to(ctxs[i], piece);
+        if (piece != t) hcq_tensor_free(piece);
+        if (!s->t[i]) break;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!s->t[i]) {
+            hcq_status st = hcq_error_status();
+            sh_drop(s);
+            return base_err_prefix(st, "%s: shard %d", fn, i), NULL;
+        }
+    }
+    return sh_publish(s);
+}
+
+hcq_sharded *hcq_shard(hcq_tensor *t, hcq_ctx *const *ctxs, int n, int axis)
+{
+    return shard_impl(t, ctxs, n, axis, "hcq_shard");
+}
+
+static hcq_tensor *gather_impl(hcq_sharded *s, hcq_ctx *dst, const char *fn)
+{
+    if (sh_check(s, fn)) return NULL;
+    if (!tt_live_ctx(dst)) return base_err(HCQ_ESTATE, "%s: not a live context", fn), NULL;
+    if (s->axis == HCQ_REPLICATED) return hcq_tensor_to(dst, s->t[0]);
+    hcq_tensor *parts[HCQ_SHARD_MAX] = {0}, *out = NULL;
+    int i = 0;
+    for (; i < s->n; i++)
+        if (!(parts[i] = hcq_tensor_to(dst, s->t[i]))) break;
+    if (i == s->n) out = s->n == 1 ? parts[0] : hcq_cat(parts, s->n, s->axis);
+    hcq_status st = out ? HCQ_OK : hcq_error_status();
+    for (int k = 0; k < i; k++)
+        if (parts[k] != out) hcq_tensor_free(parts[k]);
+    if (!out) base_err_prefix(st, "%s", fn);
+    return out;
+}
+
+hcq_tensor *hcq_sharded_gather(hcq_sharded *s, hcq_ctx *dst) { return gather_impl(s, dst, "hcq_sharded_gather"); }
+
+hcq_sharded *hcq_reshard(hcq_sharded *s, int axis)
+{
+    const char *fn = "hcq_reshard";
+    if (sh_check(s, fn)) return NULL;
+    hcq_tensor *whole = gather_impl(s, s->ctx[0], fn);
+    if (!whole) return NULL;
+    hcq_sharded *r = shard_impl(whole, s->ctx, s->n, axis, fn);
+    hcq_tensor_free(whole);
+    return r;
+}
+
+hcq_status hcq_sharded_free(hcq_sharded *s)
+{
+    if (!s) return HCQ_OK;
+    if (!base_handle_remove(s, BASE_H_SHARDED))
+        return base_err(HCQ_ESTATE, "hcq_sharded_free: %p is not a live sharded tensor (freed twice?)", (void *)s);
+    sh_drop(s);
+    return HCQ_OK;
+}
+
+int hcq_sharded_count(const hcq_sharded *s) { return base_handle_live(s, BASE_H_SHARDED) ? s->n : 0; }
+int hcq_sharded_axis(const hcq_sharded *s) { return base_handle_live(s, BASE_H_SHARDED) ? s->axis : HCQ_REPLICATED; }
+
+int hcq_sharded_shape(const hcq_sharded *s, int64_t *shape)
+{
+    if (base_handle_check(s, BASE_H_SHARDED, "hcq_sharded_shape", "the sharded tensor")) return 0;
+    if (shape) memcpy(shape, s->shape, (size_t)s->ndim * sizeof *shape);
+    return s->ndim;
+}
+
+hcq_tensor *hcq_sharded_piece(const hcq_sharded *s, int i)
+{
+    if (base_handle_check(s, BASE_H_SHARDED, "hcq_sharded_piece", "the sharded tensor")) return NULL;
+    if (i < 0 || i >= s->n) return base_err(HCQ_EINVAL, "hcq_sharded_piece: shard %d of %d", i, s->n), NULL;
+    return s->t[i];
+}
+
+hcq_status hcq_sharded_realize(hcq_sharded *s)
+{
+    hcq_status st = sh_check(s, "hcq_sharded_realize");
+    for (int i = 0; !st && i < s->n; i++) st = hcq_realize(s->t[i]);
+    return st;
+}
+
+/* shard i's result must be the shard's shape: the op was elementwise */
+static hcq_status check_piece(const hcq_sharded *r, int i, const hcq_tensor *out, const char *fn)
+{
+    int64_t shape[TT_MAX_DIMS];
+    int nd = hcq_tensor_shape(out, shape);
+    bool ok = nd == r->ndim;
+    for (int k = 0; ok && k < nd; k++) {
+        int64_t want = r->shape[k];
+        if (k == r->axis) want = lo_of(want, r->n, i + 1) - lo_of(want, r->n, i);
+        ok = shape[k] == want;
+    }
+    if (!ok)
+        return base_err(HCQ_ENOTSUP, "%s: the op changed shard %d's shape: only elementwise ops run per shard "
+                        "(use hcq_sharded_reduce, hcq_sharded_matmul, or gather first)", fn, i);
+    return HCQ_OK;
+}
+
+hcq_sharded *hcq_sharded_map1(hcq_sharded *a, hcq_tensor *(*fn)(hcq_tensor *))
+{
+    const char *name = "hcq_sharded_map1";
+    if (sh_check(a, name)) return NULL;
+    if (!fn) return base_err(HCQ_EINVAL, "%s: fn is NULL", name), NULL;
+    hcq_sharded *r = sh_new(a, a->axis, a->shape, a->ndim);
+    if (!r) return NULL;
+    for (int i = 0; i < a->n; i++) {
+        if (!(r->t[i] = fn(a->t[i])) || check_piece(r, i, r->t[i], name)) {
+            hcq_status st = hcq_error_status();
+            sh_drop(r);
+            return base_err_prefix(st, "%s: shard %d", name, i), NULL;
+        }
+    }
+    return sh_publish(r);
+}
+
+/* The piece of replicated operand `rep` that goes with shard i of `sp`
+ * (split on axis ax), broadcasting right-aligned; *slice: a new tensor
+ * the caller frees. HCQ_ENOTSUP where rep's matching dim is neither 1 nor
+ * the whole axis. */
+static hcq_status rep_piece(const hcq_sharded *sp, const hcq_sharded *rep, int i, hcq_tensor **out, bool *fresh,
+                            const char *fn)
+{
+    int k = sp->axis - (sp->ndim - rep->ndim);
+    *fresh = false;
+    if (k < 0 || rep->shape[k] == 1) {
+        *out = rep->t[i];
+        return HCQ_OK;
+    }
+    if (rep->shape[k] != sp->shape[sp->axis])
+        return base_err(HCQ_ENOTSUP, "%s: the replicated operand's dim %d (%lld) neither spans nor broadcasts over "
+                        "the split axis (%lld)", fn, k, (long long)rep->shape[k], (long long)sp->shape[sp->axis]);
+    *out = hcq_slice(rep->t[i], k, lo_of(sp->shape[sp->axis], sp->n, i), lo_of(sp->shape[sp->axis], sp->n, i + 1), 1);
+    *fresh = true;
+    return *out ? HCQ_OK : hcq_error_status();
+}
+
+hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *))
+{
+    const char *name = "hcq_sharded_map2";
+    if (sh_check(a, name) || sh_check(b, name) || same_ctxs(a, b, name)) return NULL;
+    if (!fn) return base_err(HCQ_EINVAL, "%s: fn is NULL", name), NULL;
+    const hcq_sharded *sp = a->axis != HCQ_REPLICATED ? a : b; /* the split one, if any */
+    if (a->axis != HCQ_REPLICATED && b->axis != HCQ_REPLICATED) {
+        bool alike = a->axis == b->axis && a->ndim == b->ndim && !memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape);
+        if (!alike)
+            return base_err(HCQ_ENOTSUP, "%s: the operands are split differently (axes %d and %d, or other shapes): "
+                            "reshard one first", name, a->axis, b->axis), NULL;
+    }
+    /* the result's shape: the op on shard 0, checked on every shard */
+    hcq_sharded *r = NULL;
+    for (int i = 0; i < a->n; i++) {
+        hcq_tensor *x = a->t[i], *y = b->t[i];
+        bool fx = false, fy = false;
+        hcq_status st = HCQ_OK;
+        if (a->axis == HCQ_REPLICATED && b->axis != HCQ_REPLICATED) st = rep_piece(b, a, i, &x, &fx, name);
+        if (b->axis == HCQ_REPLICATED && a->axis != HCQ_REPLICATED) st = rep_piece(a, b, i, &y, &fy, name);
+        hcq_tensor *o = st ? NULL : fn(x, y);
+        if (fx) hcq_tensor_free(x);
+        if (fy) hcq_tensor_free(y);
+        if (o && !r) {
+            /* the logical shape: the piece's, with the split axis whole */
+            int64_t shape[TT_MAX_DIMS];
+            int nd = hcq_tensor_shape(o, shape);
+            int ax = sp->axis == HCQ_REPLICATED ? HCQ_REPLICATED : sp->axis + (nd - sp->ndim);
+            if (ax != HCQ_REPLICATED) shape[ax] = sp->shape[sp->axis];
+            if (!(r = sh_new(a, ax, shape, nd))) {
+                hcq_tensor_free(o);
+                return NULL;
+            }
+            if (ax != HCQ_REPLICATED && ax != sp->axis)
+                st = base_err(HCQ_ENOTSUP, "%s: the replicated operand has more dims than the split one", name);
+        }
+        if (r) r->t[i] = o;
+        if (!st && (!o || check_piece(r, i, o, name))) st = hcq_error_status();
+        if (st) {
+            if (!r && o) hcq_tensor_free(o);
+            sh_drop(r);
+            return base_err_prefix(st, "%s: shard %d", name, i), NULL;
+        }
+    }
+    return sh_publish(r);
+}
+
+/* Folds parts[0..n) (one per context, same shape) on ctx[0] in order,
+ * then copies the result to every context: a replicated result. */
+static hcq_sharded *fold_replicate(const hcq_sharded *like, hcq_tensor **parts, hcq_reduce_op op, double divisor,
+                                   const char *fn)
+{
+    int n = like->n;
+    hcq_ctx *c0 = like->ctx[0];
+    hcq_tensor *acc = parts[0];
+    hcq_status st = HCQ_OK;
+    for (int i = 1; i < n && !st; i++) {
+        hcq_tensor *p = hcq_tensor_to(c0, parts[i]);
+        hcq_tensor *next = p ? (op == HCQ_REDUCE_MAX ? hcq_maximum(acc, p) : hcq_add(acc, p)) : NULL;
+        if (p) hcq_tensor_free(p);
+        if (acc != parts[0]) hcq_tensor_free(acc);
+        acc = next;
+        if (!acc) st = hcq_error_status();
+    }
+    if (!st && op == HCQ_REDUCE_MEAN) {
+        hcq_tensor *m = hcq_div_s(acc, divisor);
+        if (acc != parts[0]) hcq_tensor_free(acc);
+        if (!(acc = m)) st = hcq_error_status();
+    }
+    hcq_sharded *r = NULL;
+    if (!st) {
+        int64_t shape[TT_MAX_DIMS];
+        int nd = hcq_tensor_shape(acc, shape);
+        if (!(r = sh_new(like, HCQ_REPLICATED, shape, nd))) st = HCQ_ENOMEM;
+    }
+    /* the fold runs once, on ctx[0]; the others get its bytes */
+    if (!st && (st = hcq_realize(acc)) == HCQ_OK) {
+        r->t[0] = acc == parts[0] ? hcq_contiguous(acc) : acc;
+        acc = NULL;
+        for (int i = 0; i < n && !st; i++)
+            if ((i && !(r->t[i] = hcq_tensor_to(like->ctx[i], r->t[0]))) || !r->t[i]) st = hcq_error_status();
+    }
+    if (acc && acc != parts[0]) hcq_tensor_free(acc);
+    for (int i = 0; i < n; i++) hcq_tensor_free(parts[i]);
+    if (st) {
+        sh_drop(r);
+        return base_err_prefix(st, "%s: folding the shards' partial results", fn), NULL;
+    }
+    return sh_publish(r);
+}
+
+hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const int *axes, int naxes, bool keepdim)
+{
+    const char *fn = "hcq_sharded_reduce";
+    if (sh_check(a, fn)) return NULL;
+    if (op != HCQ_REDUCE_SUM && op != HCQ_REDUCE_MAX && op != HCQ_REDUCE_MEAN)
+        return base_err(HCQ_EINVAL, "%s: op %d is not sum, max or mean", fn, (int)op), NULL;
+    if (naxes < 0 || naxes > a->ndim || (naxes && !axes))
+        return base_err(HCQ_EINVAL, "%s: %d axes of a %d-dim tensor", fn, naxes, a->ndim), NULL;
+    /* naxes 0 reduces every axis, as hcq_sum does */
+    bool red[TT_MAX_DIMS] = {0};
+    for (int k = 0; k < naxes; k++) {
+        int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
+        if (ax < 0 || ax >= a->ndim) return base_err(HCQ_EINVAL, "%s: axis %d out of range", fn, axes[k]), NULL;
+        red[ax] = true;
+    }
+    if (!naxes)
+        for (int k = 0; k < a->ndim; k++) red[k] = true;
+    bool across = a->axis != HCQ_REPLICATED && red[a->axis];
+    hcq_dtype dt = hcq_tensor_dtype(a->t[0]);
+    if (across && op == HCQ_REDUCE_MEAN && !hcq_dtype_is_float(dt))
+        return base_err(HCQ_ENOTSUP, "%s: the mean of %s over the split axis (cast to a float first)", fn,
+                        hcq_dtype_name(dt)), NULL;
+    hcq_tensor *parts[HCQ_SHARD_MAX] = {0};
+    for (int i = 0; i < a->n; i++) {
+        hcq_reduce_op pop = across && op == HCQ_REDUCE_MEAN ? HCQ_REDUCE_SUM : op;
+        parts[i] = pop == HCQ_REDUCE_SUM ? hcq_sum(a->t[i], axes, naxes, keepdim)
+                   : pop == HCQ_REDUCE_MAX ? hcq_max(a->t[i], axes, naxes, keepdim)
+                                           : hcq_mean(a->t[i], axes, naxes, keepdim);
+        if (!parts[i]) {
+            hcq_status st = hcq_error_status();
+            for (int k = 0; k < i; k++) hcq_tensor_free(parts[k]);
+            return base_err_prefix(st, "%s: shard %d", fn, i), NULL;
+        }
+    }
+    if (across) {
+        double count = 1;
+        for (int k = 0; k < a->ndim; k++)
+            if (red[k]) count *= (double)a->shape[k];
+        return fold_replicate(a, parts, op, count, fn);
+    }
+    int64_t shape[TT_MAX_DIMS];
+    int nd = 0, ax = a->axis;
+    for (int k = 0; k < a->ndim; k++) {
+        if (!red[k]) shape[nd++] = a->shape[k];
+        else if (keepdim) shape[nd++] = 1;
+        else if (a->axis != HCQ_REPLICATED && k < a->axis) ax--;
+    }
+    hcq_sharded *r = sh_new(a, ax, shape, nd);
+    if (!r) {
+        for (int i = 0; i < a->n; i++) hcq_tensor_free(parts[i]);
+        return NULL;
+    }
+    memcpy(r->t, parts, sizeof parts);
+    return sh_publish(r);
+}
+
+hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b)
+{
+    const char *fn = "hcq_sharded_matmul";
+    if (sh_check(a, fn) || sh_check(b, fn) || same_ctxs(a, b, fn)) return NULL;
+    if (a->ndim != 2 || b->ndim != 2)
+        return base_err(HCQ_ENOTSUP, "%s: %d-dim x %d-dim: only 2-dim operands are split yet", fn, a->ndim, b->ndim),
+               NULL;
+    if (a->shape[1] != b->shape[0])
+        return base_err(HCQ_EINVAL, "%s: [%lld, %lld] x [%lld, %lld]", fn, (long long)a->shape[0],
+                        (long long)a->shape[1], (long long)b->shape[0], (long long)b->shape[1]), NULL;
+    enum { R = HCQ_REPLICATED };
+    int sa = a->axis, sb = b->axis;
+    int out_axis;
+    bool contraction = false;
+    if (sa == R && sb == R) out_axis = R;
+    else if (sa == 0 && sb == R) out_axis = 0;
+    else if (sa == R && sb == 1) out_axis = 1;
+    else if ((sa == 1 && (sb == 0 || sb == R)) || (sa == R && sb == 0)) out_axis = R, contraction = true;
+    else
+        return base_err(HCQ_ENOTSUP, "%s: a split on axis %d with b split on axis %d is not supported (row-split a "
+                        "with replicated b, replicated a with column-split b, or both split on the contraction): "
+                        "reshard one operand", fn, sa, sb), NULL;
+    hcq_tensor *parts[HCQ_SHARD_MAX] = {0};
+    hcq_status st = HCQ_OK;
+    int64_t k_total = a->shape[1];
+    for (int i = 0; i < a->n && !st; i++) {
+        hcq_tensor *x = a->t[i], *y = b->t[i];
+        bool fx = false, fy = false;
+        int64_t lo = lo_of(k_total, a->n, i), hi = lo_of(k_total, a->n, i + 1);
+        if (contraction && sa == R && (fx = true) && !(x = hcq_slice(a->t[i], 1, lo, hi, 1))) st = hcq_error_status();
+        if (contraction && sb == R && (fy = true) && !(y = hcq_slice(b->t[i], 0, lo, hi, 1))) st = hcq_error_status();
+        if (!st && !(parts[i] = hcq_matmul(x, y))) st = hcq_error_status();
+        if (fx && x) hcq_tensor_free(x);
+        if (fy && y) hcq_tensor_free(y);
+    }
+    if (st) {
+        for (int i = 0; i < a->n; i++)
+            if (parts[i]) hcq_tensor_free(parts[i]);
+        return base_err_prefix(st, "%s", fn), NULL;
+    }
+    if (contraction) return fold_replicate(a, parts, HCQ_REDUCE_SUM, 1, fn);
+    int64_t shape[2] = {a->shape[0], b->shape[1]};
+    hcq_sharded *r = sh_new(a, out_axis, shape, 2);
+    if (!r) {
+        for (int i = 0; i < a->n; i++) hcq_tensor_free(parts[i]);
+        return NULL;
+    }
+    memcpy(r->t, parts, sizeof parts);
+    return sh_publish(r);
+}
