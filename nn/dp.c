@@ -115,8 +115,8 @@ hcq_dp *hcq_dp_create(hcq_params *const *replicas, hcq_optim *const *optims, int
         if (i && !nn_optim_alike(optims[0], optims[i]))
             return base_err(HCQ_EINVAL, "%s: optimizer %d's kind or settings differ from optimizer 0's", fn, i), NULL;
         hcq_device *d = hcq_ctx_device(replicas[i]->ctx);
-        for (int j = 0; j < i; j++)
-            if (hcq_ctx_device(replicas[j]->ctx) == d)
+        for (int j = 0; j < i; j++) /* (two opens of one GPU are two handles: its name says) */
+            if (!strcmp(hcq_device_get_props(hcq_ctx_device(replicas[j]->ctx))->id, hcq_device_get_props(d)->id))
                 return base_err(HCQ_EINVAL, "%s: replicas %d and %d are on one device (one replica per device)", fn, j, i), NULL;
         if (i && strcmp(hcq_device_get_props(d)->kind, hcq_device_get_props(hcq_ctx_device(replicas[0]->ctx))->kind))
             return base_err(HCQ_EINVAL, "%s: replica %d is on %s, replica 0 on %s: the replicas' devices must be of one kind "
