@@ -14,6 +14,9 @@
  * (a build with Open MPI's mpicc present: FM_MPI), every rank drives its
  * own list and the gradients are averaged across the ranks as well
  * (fm_mpi_gather below is the whole of the MPI glue): rank 0 prints.
+ * Ranks sharing a machine take the devices after the ones before them
+ * (local rank 1 of `mpirun -np 2 train_mlp NV:0,NV:1` opens NV:2,NV:3),
+ * so one list serves one rank per machine and several per machine.
  * --min-accuracy makes the run fail (exit 2) below P percent. While an
  * epoch runs, a line at least every FM_PROGRESS_S seconds says the step,
  * the loss, samples/s and the epoch's ETA (--quiet: only the epochs). */
@@ -399,6 +402,22 @@ static int fm_main(int argc, char **argv, fm_model *m, fm_opts o)
         names[n][len] = 0;
         d += len + (d[len] == ',');
     }
+#ifdef FM_MPI
+    /* ranks sharing a machine take the next devices of the same kind:
+     * with NV:0,NV:1, the second rank on a machine opens NV:2,NV:3 */
+    MPI_Comm node;
+    int local = 0;
+    if (mpi && MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+    }
+    for (int r = 0; r < n && local; r++) {
+        char kind[16];
+        int idx, used;
+        if (sscanf(names[r], "%15[^:]:%d%n", kind, &idx, &used) == 2 && !names[r][used])
+            snprintf(names[r], sizeof names[r], "%s:%d", kind, idx + local * n);
+    }
+#endif
     fm_replica rs[FM_MAX_DEVICES] = {0};
     int rc = 0;
     hcq_params *ps[FM_MAX_DEVICES];
