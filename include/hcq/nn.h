@@ -230,7 +230,9 @@ HCQ_API hcq_status hcq_batches_split(hcq_batches *b, int part, int nparts);
  * over each part, not the whole batch (as torch's DistributedDataParallel
  * without SyncBatchNorm), so a model with it trains differently than on
  * one device; its running statistics are averaged every step. Dropout
- * draws the same numbers on every device (the contexts' generators).
+ * draws from each replica's context's generator: contexts seeded alike
+ * give every part the same mask (seed them apart, hcq_ctx_seed, for
+ * independent ones; the values are replica 0's whatever the seeds).
  *
  * hcq_dp_grads and hcq_dp_apply are tensor operations on replica i's
  * context and may run inside a JIT (two per replica: forward, backward
