@@ -347,6 +347,82 @@ Test(dp, two_ranks_give_the_bits_of_one_process_with_all_their_devices)
                       "rank %d's replica %d's parameters differ from one process's", q, i);
 }
 
+/* A model with batch norm: its running statistics (buffers) are averaged
+ * each step, so the replicas stay bit-equal, buffers included; the JIT
+ * runs the steps as in the examples. */
+static hcq_tensor *bn_forward(replica *r, hcq_tensor *x)
+{
+    hcq_tensor *h = hcq_batchnorm(r->p, "bn", hcq_linear(x, r->w[0], r->w[1]), 0.1, 1e-5);
+    return hcq_linear(hcq_relu(h), r->w[2], r->w[3]);
+}
+
+static hcq_status bn_grads_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    replica *r = user;
+    hcq_tensor *loss = hcq_cross_entropy(bn_forward(r, in[0]), in[1]);
+    hcq_status s = hcq_backward(loss);
+    if (!s) s = hcq_dp_grads(r->dp, r->i, &loss, 1);
+    out[0] = loss;
+    return s;
+}
+
+Test(dp, batch_norm_statistics_are_averaged_and_the_replicas_stay_equal)
+{
+    T_OK(mock_configure("nv=H100x2"));
+    replica rs[2] = {0};
+    hcq_params *ps[2];
+    hcq_optim *os[2];
+    for (int i = 0; i < 2; i++) {
+        open_replica(&rs[i], nv4[i], 5);
+        T_OK(hcq_batchnorm_add(rs[i].p, "bn", HID));
+        hcq_optim_destroy(rs[i].o); /* made again: the optimizer takes the list as it is */
+        rs[i].o = hcq_adam(rs[i].p, 1e-2, 0.9, 0.999, 1e-8, 0);
+        ps[i] = rs[i].p;
+        os[i] = rs[i].o;
+    }
+    hcq_dp *dp = hcq_dp_create(ps, os, 2);
+    cr_assert_not_null(dp, "%s", hcq_error_message());
+    for (int i = 0; i < 2; i++) {
+        rs[i].dp = dp;
+        rs[i].i = i;
+        T_OK(hcq_batches_split(rs[i].b, i, 2));
+        rs[i].tj = hcq_jit_create(rs[i].ctx, bn_grads_fn, &rs[i]);
+        rs[i].aj = hcq_jit_create(rs[i].ctx, apply_fn, &rs[i]);
+    }
+    float mean0[HID];
+    T_OK(hcq_tensor_read(hcq_params_find(rs[0].p, "bn.running_mean"), mean0, sizeof mean0));
+    for (int64_t b = 0; b < hcq_batches_count(rs[0].b); b++) {
+        size_t mark[2];
+        for (int i = 0; i < 2; i++) {
+            mark[i] = hcq_ctx_mark(rs[i].ctx);
+            hcq_tensor *x, *y, *loss;
+            T_OK(hcq_batches_get(rs[i].b, b, &x, &y));
+            T_OK(hcq_jit_run(rs[i].tj, (hcq_tensor *[]){x, y}, 2, &loss, 1));
+        }
+        T_OK(hcq_dp_reduce(dp));
+        for (int i = 0; i < 2; i++) {
+            hcq_tensor *lr;
+            T_OK(hcq_jit_run(rs[i].aj, NULL, 0, &lr, 1));
+            T_OK(hcq_ctx_release(rs[i].ctx, mark[i]));
+        }
+    }
+    for (int k = 0; k < hcq_params_count(rs[0].p); k++) {
+        hcq_tensor *a = hcq_params_at(rs[0].p, k), *c = hcq_params_at(rs[1].p, k);
+        size_t bytes = (size_t)hcq_tensor_numel(a) * sizeof(float);
+        float *va = malloc(bytes), *vc = malloc(bytes);
+        T_OK(hcq_tensor_read(a, va, bytes));
+        T_OK(hcq_tensor_read(c, vc, bytes));
+        cr_assert(!memcmp(va, vc, bytes), "\"%s\" differs between the replicas", hcq_params_name(rs[0].p, k));
+        if (!strcmp(hcq_params_name(rs[0].p, k), "bn.running_mean"))
+            cr_assert(memcmp(va, mean0, bytes), "the running mean never moved");
+        free(va);
+        free(vc);
+    }
+    T_OK(hcq_dp_destroy(dp));
+    for (int i = 1; i >= 0; i--) close_replica(&rs[i]);
+}
+
 /* ** refusals */
 Test(dp, refusals)
 {
