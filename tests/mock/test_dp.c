@@ -6,7 +6,8 @@
  * held to the bound nn.h states (1e-3 relative) against the same model
  * trained on one device with the whole batch, and every replica's
  * parameters bit-equal after every run. Also: the steps inside JITs (as
- * the examples run them); two "ranks" in threads of this process, whose
+ * the examples run them); a model with batch norm, whose running
+ * statistics are averaged; two "ranks" in threads of this process, whose
  * gather hook is a barrier and a copy, giving the bits one process with
  * all four devices gets (nn.h's promise for MPI, without mpirun); and the
  * refusals. tests/mock/test_dp_mpi.c runs the example under mpirun. */
