@@ -320,7 +320,7 @@ hcq_status hcq_dp_reduce(hcq_dp *dp)
     for (int i = 0; i < dp->n; i++)
         if (!(b[i] = hcq_tensor_buffer(dp->vec[i]))) return hcq_error_status();
     hcq_status s = hcq_allreduce(b, (uint32_t)dp->n, HCQ_F32, HCQ_REDUCE_MEAN);
-    if (s) base_err_prefix(s, fn);
+    if (s) base_err_prefix(s, "%s", fn);
     return s;
 }
 
