@@ -187,7 +187,21 @@ $(B)/bench/%: bench/%.c $(STATIC_LIB)
 
 $(B)/examples/%: examples/%.c $(SHARED_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(EXAMPLE_CFLAGS) -MMD -MP $(LDFLAGS) -o $@ $< -L$(B) -lhcq -Wl,-rpath,'$$ORIGIN/..' $(LDLIBS) $(EXAMPLE_LIBS)
+
+# The training examples train across MPI ranks when started by mpirun
+# (examples/fashion.h): built against Open MPI where its mpicc is there
+# (scripts/deps.sh installs it; HCQ_NO_MPI=1 leaves it out). Only the
+# examples link MPI, never libhcq.
+ifeq ($(HCQ_NO_MPI),)
+MPICC := $(shell command -v mpicc 2>/dev/null)
+endif
+ifneq ($(MPICC),)
+FM_MPI_CFLAGS := -DFM_MPI $(patsubst -I%,-isystem %,$(shell $(MPICC) --showme:compile 2>/dev/null))
+FM_MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
+$(B)/examples/train_mlp $(B)/examples/train_cnn: EXAMPLE_CFLAGS := $(FM_MPI_CFLAGS)
+$(B)/examples/train_mlp $(B)/examples/train_cnn: EXAMPLE_LIBS := $(FM_MPI_LIBS)
+endif
 
 DIFFTEST_BIN := $(B)/tests/diff/difftest
 $(DIFFTEST_BIN): $(B)/tests/diff/difftest.o $(DIFF_SRC:%.c=$(B)/%.o) $(STATIC_LIB)

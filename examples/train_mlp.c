@@ -4,44 +4,32 @@
  * graph. Prints loss, test accuracy and samples/s per epoch.
  *   build: make examples
  *   run:   build/examples/train_mlp [DEVICE] [--epochs 2] [--train N] [--test N] [--eager] ...
- *          (fashion.h lists the options) */
+ *          (fashion.h lists the options)
+ *   data-parallel: build/examples/train_mlp NV:0,NV:1,NV:2,NV:3 ...; across processes:
+ *          mpirun -np 2 build/examples/train_mlp NV:0,NV:1 ... (each rank on its own two) */
 #include "fashion.h"
 
-typedef struct mlp {
-    hcq_tensor *w1, *b1, *w2, *b2;
-} mlp;
-
-static hcq_tensor *forward(fm_model *m, hcq_tensor *x)
+static hcq_tensor *forward(fm_replica *r, hcq_tensor *x)
 {
-    mlp *n = m->self;
-    hcq_tensor *h = hcq_relu(hcq_linear(hcq_flatten(x, 1, -1), n->w1, n->b1));
-    return hcq_linear(h, n->w2, n->b2);
+    hcq_tensor *h = hcq_relu(hcq_linear(hcq_flatten(x, 1, -1), r->w[0], r->w[1]));
+    return hcq_linear(h, r->w[2], r->w[3]);
+}
+
+/* torch's default for linear layers: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
+static int build(fm_replica *r, const fm_opts *o)
+{
+    hcq_params *p = r->p = hcq_params_create(r->ctx);
+    r->w[0] = hcq_param(p, "fc1.weight", HCQ_INIT_UNIFORM, HCQ_SHAPE(256, 784), -1 / 28.0, 1 / 28.0);
+    r->w[1] = hcq_param(p, "fc1.bias", HCQ_INIT_UNIFORM, HCQ_SHAPE(256), -1 / 28.0, 1 / 28.0);
+    r->w[2] = hcq_param(p, "fc2.weight", HCQ_INIT_UNIFORM, HCQ_SHAPE(10, 256), -1 / 16.0, 1 / 16.0);
+    r->w[3] = hcq_param(p, "fc2.bias", HCQ_INIT_UNIFORM, HCQ_SHAPE(10), -1 / 16.0, 1 / 16.0);
+    r->opt = hcq_adam(p, o->lr, 0.9, 0.999, 1e-8, 0);
+    if (!r->w[0] || !r->w[1] || !r->w[2] || !r->w[3] || !r->opt) return fm_fail("train_mlp: the model");
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    fm_opts o = {.epochs = 2, .batch = 128, .lr = 1e-3, .seed = 1};
-    if (fm_parse(argc, argv, &o)) return 1;
-    hcq_device *dev = hcq_device_open(o.device);
-    hcq_ctx *ctx = dev ? hcq_ctx_create(dev) : NULL;
-    if (!ctx) return fm_fail("train_mlp");
-    hcq_ctx_seed(ctx, o.seed);
-
-    /* torch's default for linear layers: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
-    hcq_params *p = hcq_params_create(ctx);
-    mlp net = {
-        .w1 = hcq_param(p, "fc1.weight", HCQ_INIT_UNIFORM, HCQ_SHAPE(256, 784), -1 / 28.0, 1 / 28.0),
-        .b1 = hcq_param(p, "fc1.bias", HCQ_INIT_UNIFORM, HCQ_SHAPE(256), -1 / 28.0, 1 / 28.0),
-        .w2 = hcq_param(p, "fc2.weight", HCQ_INIT_UNIFORM, HCQ_SHAPE(10, 256), -1 / 16.0, 1 / 16.0),
-        .b2 = hcq_param(p, "fc2.bias", HCQ_INIT_UNIFORM, HCQ_SHAPE(10), -1 / 16.0, 1 / 16.0),
-    };
-    fm_model m = {.name = "train_mlp", .p = p, .opt = hcq_adam(p, o.lr, 0.9, 0.999, 1e-8, 0), .forward = forward, .self = &net};
-    if (!net.w1 || !net.b1 || !net.w2 || !net.b2 || !m.opt) return fm_fail("train_mlp: the model");
-
-    int rc = fm_run(ctx, &m, &o);
-    hcq_optim_destroy(m.opt);
-    hcq_params_destroy(p);
-    hcq_ctx_destroy(ctx);
-    hcq_device_close(dev);
-    return rc;
+    fm_model m = {.name = "train_mlp", .build = build, .forward = forward};
+    return fm_main(argc, argv, &m, (fm_opts){.epochs = 2, .batch = 128, .lr = 1e-3, .seed = 1});
 }

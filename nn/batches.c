@@ -16,6 +16,7 @@ struct hcq_batches {
     int32_t *y;
     int64_t *order;
     uint64_t seed;
+    int part, nparts; /* hcq_batches_split: each batch's part `part` of nparts */
     float *stage_x;
     int32_t *stage_y;
     hcq_tensor *bx[2], *by[2]; /* full batches; the last, smaller one */
@@ -96,6 +97,7 @@ hcq_batches *hcq_batches_create(hcq_ctx *ctx, const hcq_idx *x, const hcq_idx *y
         b->sample *= x->shape[d];
     }
     b->seed = seed;
+    b->nparts = 1;
     b->x = malloc((size_t)(n * b->sample + 1) * sizeof *b->x);
     b->y = malloc((size_t)n * sizeof *b->y);
     b->order = malloc((size_t)n * sizeof *b->order);
@@ -133,6 +135,34 @@ hcq_status hcq_batches_shuffle(hcq_batches *b, uint64_t epoch)
     return HCQ_OK;
 }
 
+hcq_status hcq_batches_split(hcq_batches *b, int part, int nparts)
+{
+    const char *fn = "hcq_batches_split";
+    if (!live(b)) return base_err(HCQ_ESTATE, "%s: not a live batch iterator", fn);
+    int64_t last = b->by[1] ? b->n % b->batch : 0;
+    if (nparts < 1 || part < 0 || part >= nparts || b->batch % nparts || last % nparts)
+        return base_err(HCQ_EINVAL, "%s: part %d of %d for batches of %lld%s%lld (the parts must be equal: a batch size "
+                        "divisible by the parts)",
+                        fn, part, nparts, (long long)b->batch, last ? " and a last batch of " : "", (long long)last);
+    hcq_tensor *old[4] = {b->bx[0], b->by[0], b->bx[1], b->by[1]};
+    b->bx[0] = b->by[0] = b->bx[1] = b->by[1] = NULL;
+    hcq_status s = pair(b, 0, b->batch / nparts);
+    if (!s && last) s = pair(b, 1, last / nparts);
+    if (s) { /* the iterator as it was */
+        for (int k = 0; k < 2; k++) {
+            if (b->bx[k]) hcq_tensor_free(b->bx[k]);
+            if (b->by[k]) hcq_tensor_free(b->by[k]);
+        }
+        b->bx[0] = old[0], b->by[0] = old[1], b->bx[1] = old[2], b->by[1] = old[3];
+        return s;
+    }
+    for (int k = 0; k < 4; k++)
+        if (old[k] && hcq_tensor_ctx(old[k])) hcq_tensor_free(old[k]);
+    b->part = part;
+    b->nparts = nparts;
+    return HCQ_OK;
+}
+
 hcq_status hcq_batches_get(hcq_batches *b, int64_t i, hcq_tensor **x, hcq_tensor **y)
 {
     const char *fn = "hcq_batches_get";
@@ -141,6 +171,8 @@ hcq_status hcq_batches_get(hcq_batches *b, int64_t i, hcq_tensor **x, hcq_tensor
     if (i < 0 || i >= b->count) return base_err(HCQ_EINVAL, "%s: batch %lld of %lld", fn, (long long)i, (long long)b->count);
     int64_t first = i * b->batch, rows = b->n - first < b->batch ? b->n - first : b->batch;
     int k = rows < b->batch;
+    rows /= b->nparts; /* the part's rows (the parts are equal: hcq_batches_split) */
+    first += b->part * rows;
     for (int64_t r = 0; r < rows; r++) {
         int64_t s = b->order[first + r];
         memcpy(b->stage_x + r * b->sample, b->x + s * b->sample, (size_t)b->sample * sizeof *b->x);

@@ -2,7 +2,8 @@
  * public API only. Internals shared by its files: params.c (parameter
  * lists, initialisation, clipping), optim.c (optimizers and schedules),
  * layers.c (batch norm, dropout), safetensors.c (the file format),
- * idx.c (IDX files through zlib), batches.c (the batch iterator). */
+ * idx.c (IDX files through zlib), batches.c (the batch iterator), dp.c
+ * (data-parallel training). */
 #ifndef HCQ_NN_NN_H
 #define HCQ_NN_NN_H
 
@@ -15,6 +16,7 @@
 #define NN_H_PARAMS 0x7e10u
 #define NN_H_OPTIM 0x7e11u
 #define NN_H_BATCHES 0x7e12u
+#define NN_H_DP 0x7e13u
 
 #define NN_NAME_MAX 127
 
@@ -34,6 +36,16 @@ struct hcq_params {
 /* the live list's entry i, or NULL with the error set */
 const nn_entry *nn_params_entry(const hcq_params *p, int i, const char *fn);
 bool nn_params_live(const hcq_params *p);
+
+/* ** an optimizer's insides, for dp.c (optim.c) */
+/* the parameter list it was made on; NULL for a dead one */
+hcq_params *nn_optim_params(const hcq_optim *o);
+/* the same kind and settings (not the learning rate, a device value) */
+bool nn_optim_alike(const hcq_optim *a, const hcq_optim *b);
+/* its device state (step count, learning rate, moments), in a fixed
+ * order, up to cap of them; returns how many it has (out may be NULL
+ * with cap 0) */
+int nn_optim_state(const hcq_optim *o, hcq_tensor **out, int cap);
 
 /* bytes per element of an IDX type byte; 0 for none (idx.c) */
 int nn_idx_elem_size(uint8_t type);

@@ -328,3 +328,29 @@ hcq_status hcq_optim_step_with(hcq_optim *o, hcq_tensor *const *also, int nalso)
 }
 
 hcq_status hcq_optim_step(hcq_optim *o) { return hcq_optim_step_with(o, NULL, 0); }
+
+/* ** for data parallelism (dp.c) */
+hcq_params *nn_optim_params(const hcq_optim *o) { return live(o) ? o->params : NULL; }
+
+bool nn_optim_alike(const hcq_optim *a, const hcq_optim *b)
+{
+    return live(a) && live(b) && a->kind == b->kind && a->momentum == b->momentum && a->wd == b->wd && a->b1 == b->b1 &&
+           a->b2 == b->b2 && a->eps == b->eps && a->clip == b->clip && a->nesterov == b->nesterov && a->n == b->n &&
+           a->sched == b->sched && a->step_size == b->step_size && a->total == b->total && a->gamma == b->gamma &&
+           a->lr_min == b->lr_min;
+}
+
+int nn_optim_state(const hcq_optim *o, hcq_tensor **out, int cap)
+{
+    if (!live(o)) return 0;
+    int k = 0;
+#define PUT(x) (k < cap ? (void)(out[k] = (x)) : (void)0, k++)
+    PUT(o->t);
+    PUT(o->lr);
+    for (int i = 0; i < o->n; i++) {
+        if (o->s1[i]) PUT(o->s1[i]);
+        if (o->s2[i]) PUT(o->s2[i]);
+    }
+#undef PUT
+    return k;
+}

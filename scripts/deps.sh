@@ -4,9 +4,10 @@
 # whether everything is there (exit 0) or not (exit 1).
 set -u
 # linux-libc-dev (kfd_ioctl.h) and libdrm-dev (amdgpu_drm.h): the ABI layout checks; llvm-22 (llvm-mc): the
-# self-test kernel's encodings; rocminfo, hipcc, libamdhip64-dev (ROCm 5.2): AMD's own runtime on the mock
+# self-test kernel's encodings; rocminfo, hipcc, libamdhip64-dev (ROCm 5.2): AMD's own runtime on the mock;
+# openmpi-bin, libopenmpi-dev: the training examples across MPI ranks (tests/mock/test_dp_mpi.c; libhcq links no MPI)
 PKGS="make gcc clang-22 lld-22 llvm-22 libcriterion-dev libdrm-dev linux-libc-dev libelf-dev valgrind zlib1g-dev \
-dataset-fashion-mnist rocminfo hipcc libamdhip64-dev"
+dataset-fashion-mnist rocminfo hipcc libamdhip64-dev openmpi-bin libopenmpi-dev"
 FASHION=/usr/share/datasets/fashion-mnist
 # commands/files that prove each package is present
 have_all() {
@@ -15,7 +16,8 @@ have_all() {
     [ -f /usr/include/libdrm/drm.h ] && [ -f /usr/include/libelf.h ] && command -v valgrind >/dev/null &&
     [ -f /usr/include/zlib.h ] && [ -f $FASHION/train-images-idx3-ubyte.gz ] && [ -f $FASHION/t10k-labels-idx1-ubyte.gz ] &&
     command -v llvm-mc-22 >/dev/null && [ -f /usr/include/linux/kfd_ioctl.h ] && command -v rocminfo >/dev/null &&
-    command -v hipcc >/dev/null && [ -f /usr/include/hip/hip_runtime.h ]
+    command -v hipcc >/dev/null && [ -f /usr/include/hip/hip_runtime.h ] && command -v mpirun >/dev/null &&
+    command -v mpicc >/dev/null
 }
 # optional, from PyPI: nvdisasm, the SASS decoder of the NV mock's executor
 # (HCQ_MOCK_SHADER=isa); its tests skip, saying so, where it is missing

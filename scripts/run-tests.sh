@@ -231,7 +231,7 @@ order=("${!labels[@]}")
 # other CPU idles (measured 2026-11-27: the tail of a clean clone's run was
 # test_tools, test_mock_failures and test_nv_paths, some 25 s of one CPU)
 first_suites=" test_tools test_mock_failures test_nv_paths test_compile_agree test_allreduce test_sass_corpus "
-first_suites+="test_sass_semantics test_tensor_sched test_trace test_hostile_env test_nv_compile "
+first_suites+="test_sass_semantics test_tensor_sched test_trace test_hostile_env test_nv_compile test_dp_mpi "
 if [ ! -s "$B/test-times.tsv" ]; then
     mapfile -t order < <(for i in "${!labels[@]}"; do
         case "$first_suites" in *" ${labels[$i]} "*) echo "$i" ;; esac

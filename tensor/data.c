@@ -386,6 +386,19 @@ hcq_status hcq_tensor_write(hcq_tensor *t, const void *src, size_t size_B)
     return hcq_buffer_copyin(n->buf->hb, 0, src, want);
 }
 
+hcq_buffer *hcq_tensor_buffer(hcq_tensor *t)
+{
+    tt_node *n = tt_arg(t, "hcq_tensor_buffer");
+    if (!n) return NULL;
+    if (n->op != TT_BUF)
+        return base_err(HCQ_EINVAL, "hcq_tensor_buffer: the tensor is %s, not a buffer (hcq_from_data, hcq_empty)",
+                        n->op == TT_VIEW ? "a view" : "computed"),
+               NULL;
+    if (!n->buf || !n->buf->hb) return base_err(HCQ_EINVAL, "hcq_tensor_buffer: the tensor is empty (0 elements)"), NULL;
+    tt_buf_written(n->buf); /* the caller writes it: drop the copies made from it */
+    return n->buf->hb;
+}
+
 hcq_tensor *hcq_tensor_to(hcq_ctx *dst, hcq_tensor *t)
 {
     tt_node *n = tt_arg(t, "hcq_tensor_to");

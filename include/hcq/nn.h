@@ -188,6 +188,94 @@ HCQ_API hcq_status hcq_batches_destroy(hcq_batches *b); /* NULL is fine */
 HCQ_API int64_t hcq_batches_count(const hcq_batches *b);
 HCQ_API hcq_status hcq_batches_shuffle(hcq_batches *b, uint64_t epoch);
 HCQ_API hcq_status hcq_batches_get(hcq_batches *b, int64_t i, hcq_tensor **x, hcq_tensor **y);
+/* From now on, batch i gives only its part `part` of nparts equal parts:
+ * rows [part * batch / nparts, (part + 1) * batch / nparts) of the batch
+ * the iterator would give whole (the same shuffled order), so nparts
+ * iterators over the same data and seed, one per device (hcq_dp_part),
+ * together give every batch once. batch must divide by nparts, and so
+ * must a kept last batch; else HCQ_EINVAL. Call it before the training
+ * loop's hcq_ctx_mark (it makes the iterator's tensors anew). (Since 0.2.) */
+HCQ_API hcq_status hcq_batches_split(hcq_batches *b, int part, int nparts);
+
+/* ** data-parallel training: a batch split over devices (and processes)
+ *
+ * One replica of the model per device, each in a context of its own on
+ * devices of one kind, built alike (the same parameters and buffers, by
+ * name, shape and dtype, and an optimizer of the same settings); the
+ * replicas start from replica 0's values (copied at create, so their
+ * initialisation may differ). Each device takes its part of every batch
+ * (hcq_batches_split with hcq_dp_part and hcq_dp_parts) and a step is
+ *
+ *     for each replica i:   loss_i = loss over its part (a mean over the part's samples);
+ *                           hcq_backward(loss_i); hcq_dp_grads(dp, i, &loss_i, 1);
+ *     then:                 hcq_dp_reduce(dp);
+ *     for each replica i:   hcq_dp_apply(dp, i);
+ *
+ * hcq_dp_grads moves replica i's gradients (cast to f32) and the values of
+ * its float buffers (batch norm's running statistics) into one f32 vector
+ * of the replica's (consuming the gradients, as an optimizer step does);
+ * hcq_dp_reduce replaces every replica's vector with the mean over all
+ * of them (hcq_allreduce, HCQ_REDUCE_MEAN, its fixed order, so every
+ * replica gets the same bits); hcq_dp_apply sets the parameters'
+ * gradients from that mean and takes the optimizer's step, and sets the
+ * buffers to their mean. Since the parts are equal, the mean of the parts'
+ * mean losses is the batch's, and the mean of their gradients is the
+ * gradient of the batch's loss on one device: the replicas take the step
+ * one device would take with the whole batch, up to the order of the
+ * sums, and stay bit-equal to each other. Bound: the parts' losses and
+ * gradients differ from one device's by that order alone (a few f32 ulp
+ * each step); tests/mock/test_dp.c holds every step's loss to 1e-3
+ * relative of a one-device run (training amplifies such differences over
+ * many steps: read it as a bound for short runs). Batch norm normalizes
+ * over each part, not the whole batch (as torch's DistributedDataParallel
+ * without SyncBatchNorm), so a model with it trains differently than on
+ * one device; its running statistics are averaged every step. Dropout
+ * draws from each replica's context's generator: contexts seeded alike
+ * give every part the same mask (seed them apart, hcq_ctx_seed, for
+ * independent ones; the values are replica 0's whatever the seeds).
+ *
+ * hcq_dp_grads and hcq_dp_apply are tensor operations on replica i's
+ * context and may run inside a JIT (two per replica: forward, backward
+ * and hcq_dp_grads; hcq_dp_apply); hcq_dp_reduce is eager (it waits for
+ * the devices once, at its end) and runs outside them. */
+typedef struct hcq_dp hcq_dp;
+/* n replicas (1 to 64): replicas[i] and optims[i] (an optimizer made on
+ * replicas[i]) in a context on a device of its own, all of one kind.
+ * HCQ_EINVAL for replicas that differ (names, shapes, dtypes, optimizer
+ * settings), two on one device, non-float buffers, no trainable
+ * parameter; copies replica 0's parameters and buffers to the others. */
+HCQ_API hcq_dp *hcq_dp_create(hcq_params *const *replicas, hcq_optim *const *optims, int n);
+/* NULL is fine. The replicas and optimizers stay the caller's. */
+HCQ_API hcq_status hcq_dp_destroy(hcq_dp *dp);
+HCQ_API int hcq_dp_count(const hcq_dp *dp);
+HCQ_API hcq_status hcq_dp_grads(hcq_dp *dp, int i, hcq_tensor *const *also, int nalso);
+HCQ_API hcq_status hcq_dp_reduce(hcq_dp *dp);
+HCQ_API hcq_status hcq_dp_apply(hcq_dp *dp, int i);
+
+/* Across processes (MPI ranks, each driving its own devices with its own
+ * hcq_dp): gather(user, mine, bytes, all) must write every rank's `bytes`
+ * bytes (`mine` on that rank) to all, in rank order, on every rank, and
+ * return HCQ_OK (MPI_Allgather does exactly that); libhcq links no MPI.
+ * With ranks, hcq_dp_reduce reads each replica's vector to host memory,
+ * gathers every rank's, and reduces the nranks * n vectors on the host in
+ * the order hcq_allreduce states for nranks * n devices (device r * n + i
+ * being rank r's replica i), then writes the mean to every replica: the
+ * same bits one process with all those devices gets, so the same losses.
+ * Collective: every rank calls it (and every hcq_dp_reduce) with the same
+ * nranks and the same n and model, checked here through one gather
+ * (HCQ_EINVAL naming what differs). The host vectors are f32: a
+ * replica's vector crosses the PCIe bus twice per step and each rank
+ * receives nranks * n of them (an all-gather, not a ring: simple and
+ * deterministic, not the least traffic; docs/architecture.md). */
+typedef hcq_status (*hcq_dp_gather_fn)(void *user, const void *mine, size_t bytes, void *all);
+HCQ_API hcq_status hcq_dp_set_ranks(hcq_dp *dp, int rank, int nranks, hcq_dp_gather_fn gather, void *user);
+/* The hook's gather (a plain copy without ranks), for the program's own
+ * figures (each rank's losses): collective as above. */
+HCQ_API hcq_status hcq_dp_gather(hcq_dp *dp, const void *mine, size_t bytes, void *all);
+/* Replica i's part of each batch (rank * n + i) and the parts in all
+ * (nranks * n), for hcq_batches_split; -1 for a bad dp or i. */
+HCQ_API int hcq_dp_part(const hcq_dp *dp, int i);
+HCQ_API int hcq_dp_parts(const hcq_dp *dp);
 
 #ifdef __cplusplus
 }

@@ -297,6 +297,17 @@ HCQ_API hcq_status hcq_tensor_item(hcq_tensor *t, double *out);
  * JIT output). Lazy tensors computed from it that are not realized yet will
  * read the new data. HCQ_EINVAL for other tensors or a wrong size. */
 HCQ_API hcq_status hcq_tensor_write(hcq_tensor *t, const void *src, size_t size_B);
+/* The device buffer holding the data of a tensor made by hcq_from_data
+ * or hcq_empty (or a JIT output), for work on it outside the tensor layer
+ * (hcq_allreduce of a model's gradients across devices: nn.h's data
+ * parallelism). The call counts as a write, as hcq_tensor_write does:
+ * copies the tensor layer keeps of the data (re-laid-out matmul operands)
+ * are dropped, so take the buffer anew before each outside write, after
+ * the last tensor operation that read the old data was submitted. The
+ * buffer stays the tensor's (do not free it) and lives while the tensor
+ * does. NULL with HCQ_EINVAL for other tensors (computed ones, views) and
+ * empty ones. (Since 0.2.) */
+HCQ_API hcq_buffer *hcq_tensor_buffer(hcq_tensor *t);
 
 /* ** elementwise: unary */
 HCQ_API hcq_tensor *hcq_neg(hcq_tensor *a);
