@@ -371,14 +371,21 @@ static int lop3(msass_op *o)
         m[j] = v == 1 || v == 2 ? ~0u : 0;
         x[j] = v == 1 || v == 3 ? ~0u : 0;
     }
+#define LOP3_LANE(i)                                                                                           \
+    uint32_t av = a[i] ^ na, bv = b[i] ^ nb, cv = c[i] ^ nc;                                                   \
+    uint32_t g0 = (cv & m[0]) ^ x[0], g1 = (cv & m[1]) ^ x[1], g2 = (cv & m[2]) ^ x[2], g3 = (cv & m[3]) ^ x[3]; \
+    uint32_t f0 = (bv & g1) | (~bv & g0), f1 = (bv & g3) | (~bv & g2);                                         \
+    uint32_t r = (av & f1) | (~av & f0);                                                                       \
+    d[i] = r
+    if (!nout) { /* no predicate output: lanes without a mask to build */
+        MSASS_LANES(o, i, { LOP3_LANE(i); });
+        return 0;
+    }
     MSASS_LANES(o, i, {
-        uint32_t av = a[i] ^ na, bv = b[i] ^ nb, cv = c[i] ^ nc;
-        uint32_t g0 = (cv & m[0]) ^ x[0], g1 = (cv & m[1]) ^ x[1], g2 = (cv & m[2]) ^ x[2], g3 = (cv & m[3]) ^ x[3];
-        uint32_t f0 = (bv & g1) | (~bv & g0), f1 = (bv & g3) | (~bv & g2);
-        uint32_t r = (av & f1) | (~av & f0);
-        d[i] = r;
+        LOP3_LANE(i);
         nz |= (uint32_t)(r != 0) << i;
     });
+#undef LOP3_LANE
     if (nout) msass_pred_set(o, 0, nz);
     return 0;
 }
