@@ -1,6 +1,6 @@
 /* What running a kernel as its host twin costs the mock GPU beyond the
  * kernel's own work (issue 10: under 5 us per launch of a cached kernel).
- * On the mock H100 (HCQ_MOCK=1 is set here), with a kernel whose body does
+ * On the mock H100 (HCQ_MOCK=1 and HCQ_MOCK_SHADER=twin are set here), with a kernel whose body does
  * nothing but one store:
  *   core     the shader core's part of a launch, timed directly: finding
  *            the twin of the machine code at the program address (the
@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 {
     int json = argc > 1 && !strcmp(argv[argc - 1], "--json");
     setenv("HCQ_MOCK", "1", 1);
+    setenv("HCQ_MOCK_SHADER", "twin", 1); /* the twins (by default the mock runs the SASS on its executor) */
     char why[256];
     if (!cc_twin_available("sm_90", why, sizeof why)) {
         printf("bench_twin: no host twins here (%s); nothing to measure\n", why);

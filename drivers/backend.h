@@ -111,8 +111,9 @@ void drv_device_fini(hcq_device *dev);
  * not libhcqmock.so preloaded); if not, why, for the device's shader line. */
 bool drv_mock_twins(const char *arch, char *why, size_t why_size);
 /* How a mock GPU runs kernels: the machine code itself on the vendor
- * mock's executor (HCQ_MOCK_SHADER=isa, where one runs arch's code;
- * preloaded or not, since it needs nothing from this process), host twins
+ * mock's executor (by default and with HCQ_MOCK_SHADER=isa, where one runs
+ * arch's code: cc_isa_on; preloaded or not, since it needs nothing from
+ * this process), host twins
  * (drv_mock_twins), else kernel IR. `what` gets the device's shader line
  * ("SASS executor (sm_90 cubins ...)", "host twins of ...", "kernel IR on
  * the interpreter ...: why"), *target the target kernels compile for. */

@@ -177,15 +177,19 @@ bool drv_mock_twins(const char *arch, char *why, size_t why_size)
 int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t target_size, char *what,
                     size_t what_size)
 {
-    char why[160], note[200] = "";
-    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA) {
-        const char *executor = cc_isa_executor(arch, why, sizeof why);
-        if (executor) {
-            snprintf(target, target_size, "%s", arch);
-            snprintf(what, what_size, "%s for %s %s", executor, arch, binaries);
-            return DRV_SHADER_ISA;
+    char why[480], note[520] = "";
+    int ms = base_env_get()->mock_shader_kind;
+    if (ms == BASE_MOCK_SHADER_ISA || ms == BASE_MOCK_SHADER_DEFAULT) { /* machine code, where it can run */
+        if (cc_isa_on(arch, why, sizeof why)) {
+            /* by default only where the tools that build the real binaries are (else IR, below, says why) */
+            if (ms == BASE_MOCK_SHADER_ISA || cc_twin_available(arch, why, sizeof why)) {
+                snprintf(target, target_size, "%s", arch);
+                snprintf(what, what_size, "%s for %s %s", cc_isa_executor(arch, why, sizeof why), arch, binaries);
+                return DRV_SHADER_ISA;
+            }
+        } else { /* twins or IR, saying why not the executor */
+            snprintf(note, sizeof note, " (%s%s)", ms == BASE_MOCK_SHADER_ISA ? "HCQ_MOCK_SHADER=isa: " : "", why);
         }
-        snprintf(note, sizeof note, " (HCQ_MOCK_SHADER=isa: %s)", why); /* twins or IR, saying why */
     }
     if (drv_mock_twins(arch, why, sizeof why)) {
         snprintf(target, target_size, "%s", arch);

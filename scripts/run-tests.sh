@@ -32,6 +32,10 @@
 # renderer (CUDA, HIP) still compiles and runs half of them in make test,
 # at half the cost. "all" runs them everywhere (CI's make test); CI's make
 # tsan names a few.
+# On the NV mocks (whose default is the SASS executor) the kernel-level and
+# composite suites run as host twins (HCQ_MOCK_SHADER=twin) unless
+# HCQ_TEST_LONG=1 (CI) or HCQ_MOCK_SHADER is set: the executor's decoder
+# costs more per kernel on a clean clone than the twins' builds.
 # The three that compose ops the others check one by one,
 # test_api_tensor_grad (gradients through every op: some 550 kernels a
 # device), test_api_train (whole training runs) and test_api_tensor_symdim
@@ -210,11 +214,24 @@ for t in "$@"; do
                 *) [ ${#rotating[@]} -gt 0 ] && [ "$d" = "${rotating[$((kernel_suite_n % ${#rotating[@]}))]}" ] || continue ;;
                 esac ;;
             esac
+            # the NV mocks run machine code on the SASS executor by default,
+            # whose decoder (nvdisasm) costs ~0.3 s of CPU per kernel on a
+            # cold cache, where a host twin's build costs less: make test
+            # runs the many-kernel suites there as twins, CI's long form
+            # (HCQ_TEST_LONG=1) and an explicit HCQ_MOCK_SHADER as asked
+            shader=() as=""
+            case "$(basename "$t")" in
+            test_api_tensor_* | test_api_nn | test_api_train)
+                case "$d" in
+                mock:NV:* | mock\[*\]:NV:*)
+                    [ -z "${HCQ_TEST_LONG:-}" ] && [ -z "${HCQ_MOCK_SHADER:-}" ] && shader=(HCQ_MOCK_SHADER=twin) as=", twins" ;;
+                esac ;;
+            esac
             case "$d" in
             *+ir) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="${d%+ir}" HCQ_CPU_TARGET=ir "$t" ;;
             mock\[*) cfg=${d#mock[}; cfg=${cfg%%]:*}
-                add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" "$t" ;;
-            mock:*) add "$(basename "$t") [$d]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" "$t" ;;
+                add "$(basename "$t") [$d$as]" HCQ_MOCK=1 HCQ_MOCK_CONFIG="$cfg" HCQ_TEST_DEVICE="${d#*]:}" ${shader[@]+"${shader[@]}"} "$t" ;;
+            mock:*) add "$(basename "$t") [$d$as]" HCQ_MOCK=1 HCQ_TEST_DEVICE="${d#mock:}" ${shader[@]+"${shader[@]}"} "$t" ;;
             *) add "$(basename "$t") [$d]" HCQ_TEST_DEVICE="$d" "$t" ;;
             esac
         done

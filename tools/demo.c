@@ -13,8 +13,8 @@
  * the CPU device, run eagerly and through the JIT, with timings. Inputs and
  * weights come from the counter-based generator with one seed, so both
  * devices compute on identical data. Sizes shrink on devices that run
- * kernels on the host (the mock GPUs, as host twins of real binaries or
- * as kernel IR; HCQ_CPU_TARGET=ir). */
+ * kernels on the host (the mock GPUs, executing real binaries' machine
+ * code, as their host twins or as kernel IR; HCQ_CPU_TARGET=ir). */
 
 typedef struct mlp_dims {
     int64_t batch, in, hidden, out;
@@ -266,8 +266,9 @@ static void usage(FILE *f)
                "at the\nfirst error.\n\n"
                "DEVICE defaults to $HCQ_DEVICE, else one device of each GPU kind present (NV:0, AMD:0).\n"
                "Without a GPU it says why and runs on hcq's mock GPUs instead: an emulated NVIDIA H100\n"
-               "and AMD gfx1100, as HCQ_MOCK=1 gives (their kernels run on the host: real cubins and code objects\n"
-               "as host twins where clang and ptxas are, else kernel IR; the demo's first line per device says which).\n"
+               "and AMD gfx1100, as HCQ_MOCK=1 gives (their kernels run on the host: the machine code of real cubins\n"
+               "and code objects on the mock's executors where clang and ptxas build them, host twins with\n"
+               "HCQ_MOCK_SHADER=twin, else kernel IR; the demo's first line per device says which).\n"
                "HCQ_DEBUG=2 also prints every kernel.\n");
 }
 

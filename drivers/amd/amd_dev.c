@@ -352,9 +352,9 @@ static void fill_props(amd_dev *ad, hcq_device_props *pr, bool mock)
     snprintf(pr->arch, sizeof pr->arch, "%s", n->arch_name);
     snprintf(pr->target, sizeof pr->target, "%s", n->arch_name);
     if (mock) {
-        /* the mock runs real code objects on its ISA executor
-         * (HCQ_MOCK_SHADER=isa) or as their host twins where clang knows
-         * the processor, else IR in a code object shaped like one */
+        /* the mock runs real code objects on its ISA executor (by default,
+         * HCQ_MOCK_SHADER=isa; compiler/isa.h) or as their host twins where
+         * clang knows the processor, else IR in a code object shaped like one */
         ad->dev->mock_shader = drv_mock_shader(n->arch_name, "code objects (HIP -> clang)", pr->target, sizeof pr->target,
                                           pr->shader, sizeof pr->shader);
         BASE_LOG(1, "AMD (mock %s): target %s; kernels run as %s", n->arch_name, pr->target, pr->shader);

@@ -18,10 +18,11 @@
  *     progress so host waiters sleep instead of spinning;
  *   - the shader core: at a launch's program address, either serialized IR
  *     (mock-sm_* / mock-gfx* binaries: the IR interpreter runs it) or the
- *     machine code of a real cubin or code object, whose host twin runs
- *     (compiler/twin.h: the GPU renderer's own text built for the host), or
- *     under HCQ_MOCK_SHADER=isa the machine code itself (NV: the SASS
- *     executor, mock_sass.h);
+ *     machine code of a real cubin or code object, which runs itself on
+ *     the vendor mock's executor (by default where one runs the target,
+ *     compiler/isa.h; NV: mock_sass.h, AMD: mock_amd_isa.h), or with
+ *     HCQ_MOCK_SHADER=twin as its host twin (compiler/twin.h: the GPU
+ *     renderer's own text built for the host);
  *   - configuration and fault injection (HCQ_MOCK_CONFIG, or mock_configure
  *     in tests), random scheduling (HCQ_MOCK_SCHED), dumps (HCQ_MOCK_DUMP).
  *

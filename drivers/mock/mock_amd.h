@@ -255,7 +255,7 @@ int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t gr
 void mock_amd_doubt(const char *key, const char *fmt, ...) HCQ_PRINTF(2, 3);
 
 /* The shader core running the machine code at entry (mock_amd_isa.c,
- * HCQ_MOCK_SHADER=isa): the waves start from the registers the command
+ * by default and with HCQ_MOCK_SHADER=isa): the waves start from the registers the command
  * processor holds (COMPUTE_PGM_RSRC1/2/3, USER_DATA, TMPRING_SIZE and the
  * dispatch's scratch base), as the hardware starts them; kernel names the
  * kernel for messages (NULL: its address). 0 when done; 1 once the queue
@@ -263,8 +263,8 @@ void mock_amd_doubt(const char *key, const char *fmt, ...) HCQ_PRINTF(2, 3);
  * also when the engine is being stopped. */
 int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], const uint32_t block[3],
                      uint32_t initiator, const mock_split *split, const char *via, const char *kernel);
-/* Whether machine code runs on the executor (HCQ_MOCK_SHADER=isa). */
-bool mock_amd_isa_on(void);
+/* Whether machine code runs on the executor (compiler/isa.h, cc_isa_on: by default, or HCQ_MOCK_SHADER=isa). */
+bool mock_amd_isa_on(const mock_amd_gpu *ag);
 /* Instructions (per wave) the executor has run in this process. */
 uint64_t mock_amd_isa_instructions(void);
 

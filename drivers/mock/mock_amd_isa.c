@@ -16,6 +16,7 @@
 
 #include "base/base.h"
 #include "compiler/code_names.h"
+#include "compiler/isa.h"
 #include "drivers/amd/amd.h"
 #include "drivers/pool.h"
 
@@ -1076,4 +1077,8 @@ int mock_amd_isa_run(mock_amd_cp *cp, uint64_t entry, const uint32_t grid[3], co
     return rc;
 }
 
-bool mock_amd_isa_on(void) { return base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA; }
+bool mock_amd_isa_on(const mock_amd_gpu *ag)
+{
+    char why[480];
+    return cc_isa_on(ag->arch->name, why, sizeof why);
+}

@@ -21,6 +21,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 typedef struct vres {
@@ -1250,17 +1251,44 @@ static float u2f32(uint32_t u)
     return f;
 }
 
-static const uint32_t *src32(const mai_wave *w, const amdi_opnd *o, uint32_t *tmp, unsigned W)
+static inline __attribute__((always_inline)) const uint32_t *src32(const mai_wave *w, const amdi_opnd *o,
+                                                                    uint32_t *tmp, unsigned W)
 {
     if (o->kind == AMDI_O_VGPR) return w->v + (size_t)o->reg * 64;
     uint32_t x = (uint32_t)mai_ssrc(w, o);
-    (void)W; /* all 64 (every caller's array holds them): a fixed count the compiler vectorizes */
-    for (unsigned l = 0; l < 64; l++) tmp[l] = x;
+    for (unsigned l = 0; l < W; l++) tmp[l] = x; /* W: a constant where the callers are (fast32_w, fast_more_w) */
     return tmp;
 }
 
+/* R = a * b + c, fused, per lane: with the CPU's FMA instruction where it has one (what libm's fmaf runs
+ * there, one lane-loop of vector FMAs instead of a call per lane), else fmaf; the same bits either way */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("fma"))) static void fma_lanes_hw(uint32_t *R, const uint32_t *a, const uint32_t *b,
+                                                        const uint32_t *c, unsigned W)
+{
+    if (W == 64)
+        for (unsigned l = 0; l < 64; l++) R[l] = f2u32(__builtin_fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(c[l])));
+    else
+        for (unsigned l = 0; l < 32; l++) R[l] = f2u32(__builtin_fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(c[l])));
+}
+#endif
+
+static void fma_lanes(uint32_t *R, const uint32_t *a, const uint32_t *b, const uint32_t *c, unsigned W)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    static _Atomic int hw = -1; /* workers of several dispatches ask at once */
+    int h = atomic_load_explicit(&hw, memory_order_relaxed);
+    if (h < 0) atomic_store_explicit(&hw, h = __builtin_cpu_supports("fma") ? 1 : 0, memory_order_relaxed);
+    if (h) {
+        fma_lanes_hw(R, a, b, c, W);
+        return;
+    }
+#endif
+    for (unsigned l = 0; l < W; l++) R[l] = f2u32(fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(c[l])));
+}
+
 /* R's lanes into d where EXEC has them, without a branch per lane */
-static void put32(uint32_t *d, const uint32_t *R, uint64_t exec, uint64_t all, unsigned W)
+static inline __attribute__((always_inline)) void put32(uint32_t *d, const uint32_t *R, uint64_t exec, uint64_t all, unsigned W)
 {
     if (exec == all) {
         memcpy(d, R, W * sizeof *R);
@@ -1272,9 +1300,10 @@ static void put32(uint32_t *d, const uint32_t *R, uint64_t exec, uint64_t all, u
     }
 }
 
-static bool fast32(mai_wave *w, const amdi_inst *in)
+/* (W, the wave size, is a constant in each of the two copies the callers below make: lane loops of a fixed
+ * count, which the compiler unrolls and vectorizes) */
+static inline __attribute__((always_inline)) bool fast32_w(mai_wave *w, const amdi_inst *in, unsigned W)
 {
-    unsigned W = w->g->d->wave;
     amdi_op op = (amdi_op)in->op;
     uint32_t t0[64], t1[64], t2[64], R[64];
     uint32_t *d = w->v + (size_t)in->d[0].reg * 64;
@@ -1288,10 +1317,8 @@ static bool fast32(mai_wave *w, const amdi_inst *in)
     case AMDI_V_SUB_F32: L32 R[l] = f2u32(u2f32(a[l]) - u2f32(b[l])); break;
     case AMDI_V_SUBREV_F32: L32 R[l] = f2u32(u2f32(b[l]) - u2f32(a[l])); break;
     case AMDI_V_MUL_F32: L32 R[l] = f2u32(u2f32(a[l]) * u2f32(b[l])); break;
-    case AMDI_V_FMA_F32: case AMDI_V_FMAMK_F32: case AMDI_V_FMAAK_F32:
-        L32 R[l] = f2u32(fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(c[l])));
-        break;
-    case AMDI_V_FMAC_F32: L32 R[l] = f2u32(fmaf(u2f32(a[l]), u2f32(b[l]), u2f32(d[l]))); break;
+    case AMDI_V_FMA_F32: case AMDI_V_FMAMK_F32: case AMDI_V_FMAAK_F32: fma_lanes(R, a, b, c, W); break;
+    case AMDI_V_FMAC_F32: fma_lanes(R, a, b, d, W); break;
     case AMDI_V_ADD_U32: case AMDI_V_ADD_I32: L32 R[l] = a[l] + b[l]; break;
     case AMDI_V_SUB_U32: case AMDI_V_SUB_I32: L32 R[l] = a[l] - b[l]; break;
     case AMDI_V_SUBREV_U32: L32 R[l] = b[l] - a[l]; break;
@@ -1327,9 +1354,14 @@ static bool fast32(mai_wave *w, const amdi_inst *in)
     return true;
 }
 
+static bool fast32(mai_wave *w, const amdi_inst *in)
+{
+    return w->g->d->wave == 64 ? fast32_w(w, in, 64) : fast32_w(w, in, 32);
+}
+
 /* 16-bit operands: a VGPR's half (true16 .h, gfx9's VOP3 op_sel), or a
  * scalar's low (or selected) half */
-static const uint16_t *src16(const mai_wave *w, const amdi_inst *in, unsigned i, uint16_t *tmp, unsigned W)
+static inline __attribute__((always_inline)) const uint16_t *src16(const mai_wave *w, const amdi_inst *in, unsigned i, uint16_t *tmp, unsigned W)
 {
     const amdi_opnd *o = &in->s[i];
     bool hi = (o->mod & AMDI_M_HI) || (in->enc == AMDI_E_VOP3 && w->g->d->t.fam == AMDI_GFX9 && (in->op_sel >> i & 1));
@@ -1350,10 +1382,9 @@ static const uint16_t *src16(const mai_wave *w, const amdi_inst *in, unsigned i,
 /* the second fast path: 16-bit integer ops, the 32-bit ops with masks or
  * carries, 64-bit shifts and the integer and f32 compares, without abs/neg,
  * DPP or SDWA; false: the general path */
-static bool fast_more(mai_wave *w, const amdi_inst *in)
+static inline __attribute__((always_inline)) bool fast_more_w(mai_wave *w, const amdi_inst *in, unsigned W)
 {
     const mai_dispatch *d = w->g->d;
-    unsigned W = d->wave;
     amdi_op op = (amdi_op)in->op;
     uint64_t exec = mai_exec(w);
     switch (op) {
@@ -1470,6 +1501,11 @@ static bool fast_more(mai_wave *w, const amdi_inst *in)
     mai_write_mask(w, &in->d[0], m);
     if (in->nd > 1) mai_write_mask(w, &in->d[1], m);
     return true;
+}
+
+static bool fast_more(mai_wave *w, const amdi_inst *in)
+{
+    return w->g->d->wave == 64 ? fast_more_w(w, in, 64) : fast_more_w(w, in, 32);
 }
 
 bool mai_valu(mai_wave *w, const amdi_inst *in)

@@ -332,8 +332,8 @@ static bool same_head(const cc_twin_entry *e, void *ctx)
 
 int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d)
 {
-    /* HCQ_MOCK_SHADER=isa: all machine code on the ISA executor */
-    if (mock_amd_isa_on() && !is_mock_code(cp, d->entry))
+    /* by default (compiler/isa.h) and with HCQ_MOCK_SHADER=isa: all machine code on the ISA executor */
+    if (mock_amd_isa_on(cp->q->gpu) && !is_mock_code(cp, d->entry))
         return mock_amd_isa_run(cp, d->entry, d->grid, d->block, d->initiator, &d->split, d->via, NULL);
     /* the machine code of a code object the process loaded: its host twin */
     head_ctx hc = {cp->q->gpu->g, d->entry};

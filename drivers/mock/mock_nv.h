@@ -12,7 +12,7 @@
  *                  notifier;
  *   mock_nv_launch.c the SM's side of a launch: a cubin's SASS checked
  *                  against the QMD and run as its host twin or on the SASS
- *                  executor (mock_sass*.c, HCQ_MOCK_SHADER=isa), or kernel IR.
+ *                  executor (mock_sass*.c; the default, compiler/isa.h), or kernel IR.
  * The ABI structs and command formats are the backend's own definitions
  * (drivers/nv/nv_abi.h, nv_hw.h): the mock checks what it receives against
  * the same layouts the driver defines. Internal to drivers/mock, except the

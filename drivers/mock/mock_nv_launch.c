@@ -28,6 +28,7 @@
 #include "drivers/nv/nv.h"
 
 #include "base/base.h"
+#include "compiler/isa.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -397,12 +398,20 @@ static bool code_is_ir(mnv_gpu *g, uint64_t prog)
            !memcmp((const void *)(uintptr_t)prog, "HCIR", 4); /* serialize.c's magic; ir_blob_size says the rest */
 }
 
+/* machine code runs on the SASS executor (compiler/isa.h: HCQ_MOCK_SHADER=isa, or by default) */
+static bool isa_on(const mnv_gpu *g)
+{
+    char target[16], why[480];
+    uint32_t v = g->m->sm_version;
+    snprintf(target, sizeof target, "sm_%u%u", v >> 8, v & 0xf);
+    return cc_isa_on(target, why, sizeof why);
+}
+
 int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs, uint64_t prog, uint64_t cb0,
                    uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
 {
     mnv_gpu *g = mnv_chan_gpu(c);
-    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_ISA && !code_is_ir(g, prog))
-        return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
+    if (isa_on(g) && !code_is_ir(g, prog)) return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     /* of the binaries with this code, one whose parameters fit the launch's
      * constant bank (kernels that differ only in an unused last parameter
      * share their SASS, and so their code's entry); none: the first, whose

@@ -88,6 +88,12 @@ typedef struct msass_warp {
     uint32_t bar_id;     /* the barrier its waiting lanes wait at */
     bool diverged;       /* some runnable lanes are at another PC */
     uint32_t cur;        /* not diverged: the PC of every runnable lane (pc[] is then stale) */
+    /* diverged: the group of lanes at the lowest PC, kept from one instruction to the next so that the lanes'
+     * PCs are not searched at each (mock_sass_exec.c, step()). Valid while gmask is set and live, waiting
+     * and blocked are what they were when it was found: its lanes are at gpc (their pc[] stale), every
+     * other live lane that could join them is at gnext or beyond */
+    uint32_t gmask, gpc, gnext;
+    uint32_t glive, gwait, gblock;
 } msass_warp;
 
 typedef struct msass_cta msass_cta;
@@ -170,6 +176,18 @@ static inline const uint32_t *msass_src_row(msass_op *o, unsigned k, unsigned sl
     if (x->kind == SASS_K_R && x->reg != 255) return o->w->r + (size_t)x->reg * 32;
     return msass_src(o, k, slot);
 }
+/* Runs the statement for each lane of the instruction's mask (i: the lane). A full warp's, the usual case, is a
+ * counted loop (no bit search per lane; one the compiler may unroll), so the statement is expanded twice. Only
+ * for statements whose lanes are independent (lane i reads and writes element i of the rows only) */
+#define MSASS_LANES(o, i, ...)                                                                          \
+    do {                                                                                                \
+        uint32_t _x = (o)->exec;                                                                        \
+        if (_x == 0xffffffffu) {                                                                        \
+            for (uint32_t i = 0; i < 32; i++) { __VA_ARGS__; }                                          \
+        } else {                                                                                        \
+            for (uint32_t i; _x && ((i = (uint32_t)__builtin_ctz(_x)), 1); _x &= _x - 1) { __VA_ARGS__; } \
+        }                                                                                               \
+    } while (0)
 /* lane mask helpers */
 static inline uint32_t msass_lanes_of(uint32_t n) { return n >= 32 ? 0xffffffffu : (1u << n) - 1; }
 

@@ -224,7 +224,7 @@ static int iadd3(msass_op *o)
     bool x = sass_has(in, SASS_M_X);
     uint32_t *d = msass_dst(o, 0), c0 = 0, c1 = 0;
     if (!nout && !x && !((in->o[s].flags | in->o[s + 1].flags | in->o[s + 2].flags) & (SASS_F_NEG | SASS_F_NOT))) {
-        LANES(o, i) d[i] = a[i] + b[i] + c[i]; /* the common three-way sum */
+        MSASS_LANES(o, i, d[i] = a[i] + b[i] + c[i]); /* the common three-way sum */
         return 0;
     }
     LANES(o, i) {
@@ -267,10 +267,19 @@ static int imad(msass_op *o)
     if (!wide && !hi && !x && !na && !nb && !nc && !tc && nout == 0 && c) { /* the common a * b + c */
         if (in->o[s + 1].kind == SASS_K_IMM || in->o[s + 1].kind == SASS_K_UR) {
             uint32_t bv = b[__builtin_ctz(o->exec)]; /* the same in every lane */
-            LANES(o, i) d[i] = a[i] * bv + c[i];
+            MSASS_LANES(o, i, d[i] = a[i] * bv + c[i]);
         } else {
-            LANES(o, i) d[i] = a[i] * b[i] + c[i];
+            MSASS_LANES(o, i, d[i] = a[i] * b[i] + c[i]);
         }
+        return 0;
+    }
+    if (wide && !hi && !x && !na && !nb && !nc && !tc && nout == 0 && c) { /* the common address a * b + {c+1:c} */
+        MSASS_LANES(o, i, {
+            uint64_t prod = uns ? (uint64_t)a[i] * b[i] : (uint64_t)((int64_t)(int32_t)a[i] * (int32_t)b[i]);
+            uint64_t r = prod + ((uint64_t)ch[i] << 32 | c[i]);
+            d[i] = (uint32_t)r;
+            dh[i] = (uint32_t)(r >> 32);
+        });
         return 0;
     }
     LANES(o, i) {
@@ -322,7 +331,7 @@ static int lea(msass_op *o)
     for (unsigned k = s + nsrc; k < in->nops; k++)
         if (is_pred(&in->o[k])) cin = msass_pred(o, k);
     uint32_t *d = msass_dst(o, 0), cout = 0;
-    LANES(o, i) {
+    MSASS_LANES(o, i, {
         uint32_t p = 0, av = ineg(&in->o[s], a[i], &p);
         av += p;
         uint32_t n = sh[i] & 31, part;
@@ -338,7 +347,7 @@ static int lea(msass_op *o)
         uint64_t r = (uint64_t)part + bv + pb + (x ? (cin >> i) & 1 : 0);
         d[i] = (uint32_t)r;
         cout |= (uint32_t)((r >> 32) != 0) << i;
-    }
+    });
     if (nout >= 1) msass_pred_set(o, 1, cout);
     return 0;
 }
@@ -362,14 +371,21 @@ static int lop3(msass_op *o)
         m[j] = v == 1 || v == 2 ? ~0u : 0;
         x[j] = v == 1 || v == 3 ? ~0u : 0;
     }
-    LANES(o, i) {
-        uint32_t av = a[i] ^ na, bv = b[i] ^ nb, cv = c[i] ^ nc;
-        uint32_t g0 = (cv & m[0]) ^ x[0], g1 = (cv & m[1]) ^ x[1], g2 = (cv & m[2]) ^ x[2], g3 = (cv & m[3]) ^ x[3];
-        uint32_t f0 = (bv & g1) | (~bv & g0), f1 = (bv & g3) | (~bv & g2);
-        uint32_t r = (av & f1) | (~av & f0);
-        d[i] = r;
-        nz |= (uint32_t)(r != 0) << i;
+#define LOP3_LANE(i)                                                                                           \
+    uint32_t av = a[i] ^ na, bv = b[i] ^ nb, cv = c[i] ^ nc;                                                   \
+    uint32_t g0 = (cv & m[0]) ^ x[0], g1 = (cv & m[1]) ^ x[1], g2 = (cv & m[2]) ^ x[2], g3 = (cv & m[3]) ^ x[3]; \
+    uint32_t f0 = (bv & g1) | (~bv & g0), f1 = (bv & g3) | (~bv & g2);                                         \
+    uint32_t r = (av & f1) | (~av & f0);                                                                       \
+    d[i] = r
+    if (!nout) { /* no predicate output: lanes without a mask to build */
+        MSASS_LANES(o, i, { LOP3_LANE(i); });
+        return 0;
     }
+    MSASS_LANES(o, i, {
+        LOP3_LANE(i);
+        nz |= (uint32_t)(r != 0) << i;
+    });
+#undef LOP3_LANE
     if (nout) msass_pred_set(o, 0, nz);
     return 0;
 }
@@ -395,7 +411,7 @@ static int shf(msass_op *o)
     const uint32_t *a = msass_src_row(o, 1, 0), *sh = msass_src_row(o, 2, 1), *c = msass_src_row(o, 3, 2);
     uint32_t *d = msass_dst(o, 0);
     uint32_t lim = b64 ? 64 : 32;
-    LANES(o, i) {
+    MSASS_LANES(o, i, {
         uint32_t n = wrap ? sh[i] & (lim - 1) : BASE_MIN(sh[i], lim);
         uint64_t v = (uint64_t)c[i] << 32 | a[i];
         uint64_t r;
@@ -409,7 +425,7 @@ static int shf(msass_op *o)
         }
         if (!b64 && !left && !hi) r = n >= 64 ? 0 : r; /* the low word of the funnel shifted right */
         d[i] = hi ? (uint32_t)(r >> 32) : (uint32_t)r;
-    }
+    });
     return 0;
 }
 
@@ -701,8 +717,8 @@ static int farith(msass_op *o)
     if (rm == FE_TONEAREST && !(flags & (SASS_F_NEG | SASS_F_ABS)) && !sass_has(in, SASS_M_FTZ) &&
         !sass_has(in, SASS_M_SAT) && !sass_has(in, SASS_M_D2) && !sass_has(in, SASS_M_D4)) {
         if (op == SASS_OP_FFMA) ffma_lanes(o->exec, a, b, c, d);
-        else if (op == SASS_OP_FADD) LANES(o, i) d[i] = canon(f32(a[i]) + f32(b[i]));
-        else LANES(o, i) d[i] = canon(f32(a[i]) * f32(b[i]));
+        else if (op == SASS_OP_FADD) MSASS_LANES(o, i, d[i] = canon(f32(a[i]) + f32(b[i])));
+        else MSASS_LANES(o, i, d[i] = canon(f32(a[i]) * f32(b[i])));
         return 0;
     }
     if (rm != FE_TONEAREST) fesetround(rm);
@@ -1228,7 +1244,7 @@ int msass_alu(msass_op *o)
         if (in->nops < 2) return -1;
         const uint32_t *a = msass_src_row(o, 1, 0);
         uint32_t *d = msass_dst(o, 0);
-        LANES(o, i) d[i] = a[i];
+        MSASS_LANES(o, i, d[i] = a[i]);
         return 0;
     }
     case SASS_OP_SEL: case SASS_OP_USEL: case SASS_OP_FSEL: {

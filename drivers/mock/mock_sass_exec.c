@@ -60,6 +60,14 @@ static const uint32_t zero_row[32];
 #define ROWS(regs) ((size_t)(regs) + 5)
 static uint32_t *sink(msass_warp *w, uint32_t regs) { return w->r + ((size_t)regs + 4) * 32; }
 
+/* a row of one value: every lane, not only the active ones (a loop the compiler makes a few vector stores;
+ * the lanes outside the instruction's mask are never read as its operands) */
+static inline const uint32_t *fill(uint32_t *t, uint32_t v)
+{
+    for (int i = 0; i < 32; i++) t[i] = v;
+    return t;
+}
+
 /* constant bank words at the operand's offset + extra, per lane (the
  * program is shared by every worker: nothing here may write it) */
 const uint32_t *msass_cbank(msass_op *o, unsigned k, unsigned slot, uint32_t extra)
@@ -72,8 +80,7 @@ const uint32_t *msass_cbank(msass_op *o, unsigned k, unsigned slot, uint32_t ext
         if (x->flags & SASS_F_IDX_UR) off += o->w->ur[x->reg2];
         uint32_t v = 0;
         if (bank < 18 && l->cb[bank] && off + 4 <= l->cb_size[bank]) memcpy(&v, l->cb[bank] + off, 4);
-        for (uint32_t m = o->exec; m; m &= m - 1) t[__builtin_ctz(m)] = v;
-        return t;
+        return fill(t, v);
     }
     for (int i = 0; i < 32; i++) {
         uint64_t off = (uint32_t)((uint32_t)x->imm + extra);
@@ -94,12 +101,8 @@ const uint32_t *msass_src(msass_op *o, unsigned k, unsigned slot)
     case SASS_K_R:
         if (x->reg == 255) return zero_row;
         return o->w->r + (size_t)x->reg * 32;
-    case SASS_K_UR: /* broadcast to the lanes that read it */
-        for (uint32_t m = o->exec, v = o->w->ur[x->reg]; m; m &= m - 1) t[__builtin_ctz(m)] = v;
-        return t;
-    case SASS_K_IMM:
-        for (uint32_t m = o->exec, v = (uint32_t)x->imm; m; m &= m - 1) t[__builtin_ctz(m)] = v;
-        return t;
+    case SASS_K_UR: return fill(t, o->w->ur[x->reg]); /* broadcast */
+    case SASS_K_IMM: return fill(t, (uint32_t)x->imm);
     case SASS_K_CBANK: return msass_cbank(o, k, slot, 0);
     case SASS_K_P: { /* a predicate as a value (SEL's, IADD3.X's carry): 1 or 0 */
         uint32_t m = msass_pred(o, k);
@@ -120,12 +123,8 @@ const uint32_t *msass_src_hi(msass_op *o, unsigned k, unsigned slot)
     case SASS_K_R:
         if (x->reg == 255) return zero_row;
         return o->w->r + (size_t)(x->reg + 1) * 32;
-    case SASS_K_UR:
-        for (int i = 0; i < 32; i++) t[i] = x->reg == 63 ? 0 : o->w->ur[x->reg + 1];
-        return t;
-    case SASS_K_IMM:
-        for (int i = 0; i < 32; i++) t[i] = (uint32_t)(x->imm >> 32);
-        return t;
+    case SASS_K_UR: return fill(t, x->reg == 63 ? 0 : o->w->ur[x->reg + 1]);
+    case SASS_K_IMM: return fill(t, (uint32_t)(x->imm >> 32));
     case SASS_K_CBANK: return msass_cbank(o, k, slot, 4);
     default:
         for (int i = 0; i < 32; i++) t[i] = 0;
@@ -445,17 +444,49 @@ static void bsync_release(const msass_launch *l, msass_warp *w, bool force)
     }
 }
 
+/* the lowest-PC group's lanes get their PC back (pc[] is then up to date for every lane) */
+static void group_flush(msass_warp *w)
+{
+    for (uint32_t m = w->gmask; m; m &= m - 1) w->pc[__builtin_ctz(m)] = w->gpc;
+    w->gmask = 0;
+}
+
+/* A diverged warp's lowest-PC group runs on alone, instruction after instruction, until a control
+ * instruction, until it reaches the PC of a lane it could meet (gnext: every other live lane at a higher PC,
+ * runnable or waiting), or until a lane's state changes: the search for the lowest PC then finds the same
+ * lanes at the same PC, so it is done once per such stretch, not per instruction */
+static void group_find(msass_warp *w, uint32_t pc, uint32_t active)
+{
+    uint32_t next = UINT32_MAX;
+    for (uint32_t m = w->live & ~active; m; m &= m - 1) {
+        uint32_t x = w->pc[__builtin_ctz(m)];
+        if (x > pc && x < next) next = x;
+    }
+    w->gmask = active;
+    w->gpc = pc;
+    w->gnext = next;
+    w->glive = w->live;
+    w->gwait = w->waiting;
+    w->gblock = w->blocked;
+}
+
 static int step(msass_worker *wk, msass_warp *w, msass_op *o)
 {
     const msass_launch *l = wk->l;
+    uint32_t pc;
+    uint32_t active;
+    if (w->gmask && w->live == w->glive && w->waiting == w->gwait && w->blocked == w->gblock) {
+        /* diverged, the same lowest-PC group as the instruction before (nothing it could release or meet) */
+        pc = w->gpc;
+        active = w->gmask;
+    } else {
+    if (w->gmask) group_flush(w);
     if (w->blocked) {
         w->blocked &= w->live;
         bsync_release(l, w, false);
         if (!(w->live & ~w->waiting & ~w->blocked)) bsync_release(l, w, true);
     }
     uint32_t run = w->live & ~w->waiting & ~w->blocked;
-    uint32_t pc;
-    uint32_t active;
     if (!w->diverged) { /* every runnable lane at w->cur: the per-lane PCs are not kept up to date */
         pc = w->cur;
         active = run;
@@ -479,7 +510,10 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
         if (here) {
             w->diverged = false;
             w->cur = pc;
+        } else if (active) {
+            group_find(w, pc, active);
         }
+    }
     }
     o->w = w;
     o->pc = pc;
@@ -503,8 +537,12 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
         return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: the mock's SASS executor does not "
                           "implement `%s`", l->p->strings[in->text] ? l->p->strings + in->text : "(undecodable word)");
     bool handled, converged = !w->diverged;
-    if (converged && is_control(in->op))
-        for (uint32_t m = w->live; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc; /* control works on lanes' PCs */
+    if (is_control(in->op)) { /* control works on lanes' PCs */
+        if (converged)
+            for (uint32_t m = w->live; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc;
+        else if (w->gmask)
+            group_flush(w);
+    }
     int rc = control(o, &handled);
     if (handled) {
         if (!rc && !w->diverged && w->live) w->cur = w->pc[__builtin_ctz(w->live)]; /* waiting lanes: past the BAR */
@@ -526,7 +564,9 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
         }
     }
     if (converged) w->cur = pc + 1;
-    else
+    else if (w->gmask) {
+        if (++w->gpc >= w->gnext) group_flush(w); /* it meets other lanes: look again */
+    } else
         for (uint32_t m = active; m; m &= m - 1) w->pc[__builtin_ctz(m)] = pc + 1;
 #ifdef MSASS_TRACE /* a developer's trace of warp 0 (make CPPFLAGS=-DMSASS_TRACE) */
     if (w->warp_id == 0) {

@@ -542,9 +542,10 @@ static hcq_status bring_up(hcq_device *dev, nv_dev *nv, uint32_t index)
     pr->is_mock = p->is_mock;
     snprintf(pr->target, sizeof pr->target, "%.20s", pr->arch);
     if (pr->is_mock) {
-        /* the mock runs real cubins on its SASS executor (HCQ_MOCK_SHADER=isa)
-         * or as their host twins where the tools that make both are here,
-         * else the kernel IR mock cubins carry */
+        /* the mock runs real cubins on its SASS executor (by default where
+         * nvdisasm is, HCQ_MOCK_SHADER=isa; compiler/isa.h) or as their host
+         * twins where the tools that make both are here, else the kernel IR
+         * mock cubins carry */
         dev->mock_shader = drv_mock_shader(pr->arch, "cubins (clang -> PTX -> ptxas)", pr->target, sizeof pr->target,
                                            pr->shader, sizeof pr->shader);
         BASE_LOG(1, "%s (mock %s): target %s; kernels run as %s", id, name, pr->target, pr->shader);

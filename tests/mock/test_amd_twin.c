@@ -26,6 +26,7 @@ static hcq_device *open_amd(const char *gfx)
     char why[256], cfg[32];
     if (!cc_twin_available(gfx, why, sizeof why)) cr_skip_test("no host twins for %s here: %s", gfx, why);
     setenv("HCQ_MOCK", "1", 1);
+    setenv("HCQ_MOCK_SHADER", "twin", 1); /* the twins, whatever the mock's default for the target */
     base_env_reload();
     sys_set(mock_sys());
     snprintf(cfg, sizeof cfg, "amd=%s", gfx);

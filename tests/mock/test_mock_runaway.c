@@ -57,8 +57,9 @@ static void bounded_close(hcq_device *d)
 static void twin_close(const char *cfg, const char *id, const char *arch)
 {
     char why[256];
-    env(NULL, "1000");
+    env(NULL, "1000"); /* whether the tools are here (`twin` would say yes without them) */
     if (!cc_twin_available(arch, why, sizeof why)) cr_skip_test("no host twins for %s here: %s", arch, why);
+    env("twin", "1000"); /* (by default the mock runs the machine code on its executor) */
     T_OK(mock_configure(cfg));
     hcq_device *d = hcq_device_open(id);
     cr_assert_not_null(d, "%s", hcq_error_message());

@@ -20,6 +20,8 @@
 
 static void setup(void)
 {
+    setenv("HCQ_MOCK_SHADER", "twin", 1); /* the twins (by default the mock runs the SASS on its executor) */
+    base_env_reload();
     sys_set(mock_sys());
     T_OK(mock_configure(""));
 }
@@ -28,7 +30,12 @@ TestSuite(nv_twin, .init = setup, .timeout = 240);
 static void need_twins(const char *arch)
 {
     char why[256];
-    if (!cc_twin_available(arch, why, sizeof why)) cr_skip_test("no host twins for %s here: %s", arch, why);
+    unsetenv("HCQ_MOCK_SHADER"); /* whether the tools are here (`twin` would say yes without them) */
+    base_env_reload();
+    bool have = cc_twin_available(arch, why, sizeof why);
+    setenv("HCQ_MOCK_SHADER", "twin", 1);
+    base_env_reload();
+    if (!have) cr_skip_test("no host twins for %s here: %s", arch, why);
 }
 
 static hcq_device *open_nv(void)
@@ -277,6 +284,7 @@ static void add1_on(hcq_device *d, int code)
 
 static void fallback(const char *how)
 {
+    unsetenv("HCQ_MOCK_SHADER"); /* the default: without ptxas neither the executor nor twins */
     setenv(how, strcmp(how, "HCQ_PTXAS") ? "ir" : "/nonexistent/ptxas", 1); /* or HCQ_MOCK_SHADER */
     setenv("HCQ_DEBUG", "1", 1);
     base_env_reload();

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "compiler/isa.h"
 #include "compiler/twin.h"
 #include "drivers/mock/mock_nv.h"
 #include "drivers/nv/nv.h"
@@ -127,12 +128,13 @@ Test(nv_mock, models_report_their_arch_and_run_kernels)
         hcq_device *d = open_nv("NV:0");
         const hcq_device_props *pr = hcq_device_get_props(d);
         cr_assert_str_eq(pr->arch, m[i].arch);
-        /* real cubins (run as their host twins) where clang and ptxas are, else kernel IR */
+        /* real cubins where clang and ptxas are (run on the SASS executor where nvdisasm is, else as their
+         * host twins), else kernel IR */
         char why[256], target[32];
-        bool twins = cc_twin_available(m[i].arch, why, sizeof why);
+        bool twins = cc_twin_available(m[i].arch, why, sizeof why), isa = twins && cc_isa_on(m[i].arch, why, sizeof why);
         snprintf(target, sizeof target, "%s%s", twins ? "" : "mock-", m[i].arch);
         cr_assert_str_eq(pr->target, target);
-        cr_assert(strstr(pr->shader, twins ? "host twins" : "kernel IR"), "%s", pr->shader);
+        cr_assert(strstr(pr->shader, isa ? "SASS executor" : twins ? "host twins" : "kernel IR"), "%s", pr->shader);
         cr_assert_eq(pr->compute_units, m[i].sms);
         cr_assert(pr->is_mock);
         cr_assert_lt(pr->fixed_memory_bytes, 128ull << 20, "fixed memory %llu", (unsigned long long)pr->fixed_memory_bytes);
