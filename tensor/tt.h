@@ -507,6 +507,10 @@ struct tt_atom {
     const tt_sx *x; /* floor(x / a) mod b (b == 0: no mod) */
     int64_t a, b;
     hcq_ir_ref ir; /* a variable's IR value */
+    /* a product x * by, by a variable known at launch (a symbolic dim's
+     * value, or a product of them): var is set (no rule looks inside),
+     * x is one atom, a = 1, b = 0 (tt_sx_mulv) */
+    const tt_atom *by;
     tt_atom *hnext;
 };
 typedef struct tt_sym {
@@ -529,6 +533,11 @@ tt_sx *tt_sx_addc(tt_sym *s, const tt_sx *a, int64_t c);
 tt_sx *tt_sx_mulc(tt_sym *s, const tt_sx *a, int64_t k);
 tt_sx *tt_sx_div(tt_sym *s, const tt_sx *a, int64_t d); /* floor, d > 0 */
 tt_sx *tt_sx_mod(tt_sym *s, const tt_sx *a, int64_t m); /* floor, m > 0 */
+/* a * v, v a variable (one term, coefficient 1, no constant): c*v plus
+ * k*(atom*v) per term of a, each product an atom of its own. A symbolic
+ * coefficient: a row-major stride that multiplies a variable dim's value
+ * (symdim.c), which divisions never see (only memory indexes use it). */
+tt_sx *tt_sx_mulv(tt_sym *s, const tt_sx *a, const tt_sx *v);
 static inline bool tt_sx_is_const(const tt_sx *x) { return x->n == 0; }
 /* Coefficient of variable v in x; false when v also appears inside a
  * div/mod atom (x is then not affine in v). */
@@ -695,6 +704,11 @@ tt_node *tt_sym_count(hcq_ctx *ctx, const tt_node *a, uint32_t mask);
 typedef struct tt_symsave tt_symsave;
 hcq_status tt_sym_substitute(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_symsave **save, int *var);
 void tt_sym_restore(tt_symsave *save);
+/* View n (a TT_VIEW) restated where every variable dim is at its upper
+ * bound: shape, mask and, where the source has a variable dim inside a
+ * stride, strides and offset (symdim.c says how); HCQ_ENOTSUP where the
+ * view steps across a variable dim. The kernel key names views so. */
+hcq_status tt_sym_view_padded(const hcq_ctx *ctx, const tt_node *n, tt_view *out);
 
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);

@@ -173,6 +173,101 @@ Test(api_tensor_symdim, causal_attention_over_a_variable_batch)
     T_OK(hcq_jit_destroy(j));
 }
 
+/* Batch AND sequence variable (two variables per kernel, the sequence
+ * not outermost: strides of the batch dim are products with the
+ * sequence's value): elementwise ops, reductions over the sequence,
+ * softmax over it, a product with a fixed weight and a masked attention
+ * score (batch, seq, seq) with a key-padding mask of the same sizes;
+ * captured once, replayed for several (batch, seq) pairs, as the eager
+ * ops give it at each size. */
+enum { SD = 6, SE = 5, SB_HI = 6, SS_HI = 12 };
+typedef struct seqm {
+    hcq_tensor *w, *wq, *wk;
+} seqm;
+
+enum { SEQ_OUTS = 8 };
+static hcq_status seq_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)nin, (void)nout;
+    seqm *m = user;
+    hcq_tensor *x = in[0], *mask = in[1];
+    out[0] = hcq_relu(hcq_add_s(hcq_mul_s(x, 2.0), -0.25));                       /* (b, s, d) */
+    out[1] = hcq_sum(x, HCQ_AXES(1), false);                                      /* (b, d) */
+    out[2] = hcq_mean(x, HCQ_AXES(1), false);
+    out[3] = hcq_max(x, HCQ_AXES(1), false);
+    out[4] = hcq_softmax(x, 1);                                                   /* over the sequence */
+    out[5] = hcq_matmul(x, m->w);                                                 /* (b, s, e) */
+    hcq_tensor *q = hcq_matmul(x, m->wq), *k = hcq_matmul(x, m->wk);
+    hcq_tensor *sc = hcq_mul_s(hcq_matmul(q, hcq_transpose(k, -1, -2)), 0.5);    /* (b, s, s) */
+    hcq_tensor *keep = hcq_gt(hcq_unsqueeze(mask, 1), hcq_scalar(ctx, 0.5));     /* (b, 1, s): keys to attend */
+    out[6] = hcq_softmax(hcq_where(keep, sc, hcq_scalar(ctx, -1e30)), -1);
+    out[7] = hcq_contiguous(hcq_transpose(x, 0, 1));                             /* (s, b, d): both variables inside */
+    for (int i = 0; i < SEQ_OUTS; i++)
+        if (!out[i]) return hcq_error_status();
+    return HCQ_OK;
+}
+
+static hcq_tensor *seq_mask(int64_t b, int64_t s)
+{
+    double v[SB_HI * SS_HI];
+    for (int64_t i = 0; i < b; i++)
+        for (int64_t j = 0; j < s; j++) v[i * s + j] = j < s - (i % 3) || j == 0; /* the last keys of some rows padded */
+    return tx_from(HCQ_F32, TX_SHAPE(b, s), v);
+}
+
+Test(api_tensor_symdim, batch_and_sequence_both_variable)
+{
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {6, 12}, {1, 1}, {5, 8}, {2, 2}};
+    seqm m = {tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 2, NULL),
+              tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 3, NULL)};
+    T_OK(hcq_realize_all((hcq_tensor *[]){m.w, m.wq, m.wk}, 3));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, seq_fn, &m));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, SB_HI));
+    T_OK(hcq_jit_dim(j, 0, 1, "seq", 1, SS_HI));
+    T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, SB_HI));
+    T_OK(hcq_jit_dim(j, 1, 1, "seq", 1, SS_HI));
+    static const char *const what[SEQ_OUTS] = {"elementwise", "sum over seq", "mean over seq", "max over seq",
+                                               "softmax over seq", "x @ w", "masked scores' softmax", "transposed copy"};
+    static double got[SB_HI * SS_HI * SS_HI], want[SB_HI * SS_HI * SS_HI];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r][0], s = sizes[r][1];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, s, SD), -1, 1, 60 + (uint32_t)r, NULL), *mk = seq_mask(b, s);
+        hcq_tensor *o[SEQ_OUTS], *e[SEQ_OUTS];
+        T_OK(hcq_realize_all((hcq_tensor *[]){x, mk}, 2));
+        uint64_t p0 = stat_programs();
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, mk}, 2, o, SEQ_OUTS));
+        if (r >= 2) cr_assert_eq(stat_programs(), p0, "(%lld, %lld): kernels compiled again", (long long)b, (long long)s);
+        T_OK(seq_fn(tx_ctx, (hcq_tensor *[]){x, mk}, 2, e, SEQ_OUTS, &m));
+        const int64_t n[SEQ_OUTS] = {b * s * SD, b * SD, b * SD, b * SD, b * s * SD, b * s * SE, b * s * s, s * b * SD};
+        for (int i = 0; i < SEQ_OUTS; i++) {
+            cr_assert_eq(hcq_tensor_dim(o[i], 0), i == 7 ? s : b, "%s: the run's size", what[i]);
+            tx_read(o[i], got, n[i]);
+            tx_read(e[i], want, n[i]);
+            if (i == 0 || i == 3 || i == 7) { /* no sums: the same bits */
+                for (int64_t k = 0; k < n[i]; k++)
+                    cr_assert(got[k] == want[k], "(%lld, %lld) %s, element %lld: %.9g, eagerly %.9g", (long long)b, (long long)s, what[i],
+                              (long long)k, got[k], want[k]);
+            } else {
+                char msg[96];
+                snprintf(msg, sizeof msg, "(%lld, %lld) %s", (long long)b, (long long)s, what[i]);
+                tx_close(got, want, n[i], 1e-5, 1e-6, msg);
+            }
+        }
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    /* out of range, and the two inputs disagreeing on a variable */
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(2, SS_HI + 1, SD), -1, 1, 9, NULL), *mk = seq_mask(2, SS_HI + 1), *o[SEQ_OUTS];
+    cr_assert_eq(hcq_jit_run(j, (hcq_tensor *[]){x, mk}, 2, o, SEQ_OUTS), HCQ_EINVAL, "seq 13: out of range");
+    cr_assert(strstr(hcq_error_message(), "outside the range of 'seq', [1, 12]"), "%s", hcq_error_message());
+    x = tx_rand(HCQ_F32, TX_SHAPE(2, 4, SD), -1, 1, 9, NULL);
+    mk = seq_mask(2, 5);
+    cr_assert_eq(hcq_jit_run(j, (hcq_tensor *[]){x, mk}, 2, o, SEQ_OUTS), HCQ_EINVAL, "seq 4 and 5");
+    cr_assert(strstr(hcq_error_message(), "'seq' is 4 in one input and 5"), "%s", hcq_error_message());
+    T_OK(hcq_jit_destroy(j));
+}
+
 static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
@@ -234,20 +329,20 @@ static hcq_status fixed_meets_variable(hcq_ctx *ctx, hcq_tensor *const *in, int 
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
-static hcq_status transposed_copy(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+static hcq_status merged_reshape(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_contiguous(hcq_transpose(in[0], 0, 1));
+    out[0] = hcq_reshape(in[0], HCQ_SHAPE(-1));
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
 Test(api_tensor_symdim, what_is_not_supported_says_so)
 {
     hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 1, NULL), *out;
-    /* a buffer whose variable dim is not its outermost: its strides would
-     * need the value */
-    hcq_jit_fn fns[3] = {pad_rows, fixed_meets_variable, transposed_copy};
-    const char *want[3] = {"padding along dim 0", "a fixed 4", "not its outermost"};
+    /* a reshape merging the variable dim with another: its index would
+     * divide by the value */
+    hcq_jit_fn fns[3] = {pad_rows, fixed_meets_variable, merged_reshape};
+    const char *want[3] = {"padding along dim 0", "a fixed 4", "merges or splits"};
     for (int f = 0; f < 3; f++) {
         hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
         T_OK(hcq_jit_dim(j, 0, 0, "n", 1, 64));
