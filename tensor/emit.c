@@ -246,7 +246,8 @@ static hcq_ir_ref fmix(tt_lw *L, hcq_ir_ref x)
 static hcq_ir_ref em_rand(tt_lw *L, const tt_node *n, const tt_lane *l)
 {
     tt_irb *b = &L->b;
-    hcq_ir_ref x = tt_irb_cast(b, HCQ_U32, tt_em_sx(L, tt_linear(L, l->idx, n->shape, n->ndim)));
+    /* numbered as the eager tensor of the bound size is (variable dims) */
+    hcq_ir_ref x = tt_irb_cast(b, HCQ_U32, tt_em_sx(L, tt_mem_linear(L, n, l->idx)));
     /* the seed is a u64 param: new random tensors reuse the program */
     hcq_ir_ref seed = tt_param_of(L, NULL, n);
     hcq_ir_ref k1 = tt_irb_cast(b, HCQ_U32, seed);

@@ -33,6 +33,149 @@
 
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k) { return k >= 1 && (uint32_t)k <= ctx->nsyms ? &ctx->syms[k - 1] : NULL; }
 
+/* Values that are a function of the element's index alone, whatever the
+ * tensor's size: constants, index tensors (hcq_arange), random tensors
+ * (element i of a stream at any size: tt_mem_linear numbers it as the
+ * eager tensor of that size is numbered), and elementwise ops and views
+ * of them. A fixed-size one meeting a variable takes the variable's mark
+ * (tt_sym_adopt), so a causal mask from hcq_arange or a dropout mask
+ * follows the sequence or the batch. */
+static bool size_free(const tt_node *n, int depth)
+{
+    if (depth > 64 || n->contig || n->assign || n->relayout) return false;
+    switch ((tt_op)n->op) {
+    case TT_CONST:
+    case TT_INDEX:
+    case TT_RAND: return true;
+    case TT_BUF:
+    case TT_REDUCE:
+    case TT_GATHER:
+    case TT_SYMVAL: return false;
+    default: break;
+    }
+    if (!n->nsrc) return false;
+    for (int i = 0; i < n->nsrc; i++)
+        if (!size_free(n->src[i], depth + 1)) return false;
+    return true;
+}
+
+static hcq_status cannot_adopt(const char *why)
+{
+    return base_err(HCQ_ENOTSUP,
+                    "a fixed-size operand built from constants, aranges or random tensors cannot take a variable dim "
+                    "(hcq_jit_dim): %s",
+                    why);
+}
+
+/* A copy of size-free n whose dims are marked `want` (kept where n has a
+ * mark already); NULL with the status in *err. */
+static tt_node *remark(tt_node *n, const uint8_t *want, int depth, hcq_status *err)
+{
+    uint8_t w[TT_MAX_DIMS] = {0};
+    bool any = false;
+    for (int d = 0; d < n->ndim; d++) {
+        if (want[d] && n->sym[d] && want[d] != n->sym[d]) return (*err = cannot_adopt("a dim is another variable")), NULL;
+        w[d] = n->sym[d] ? n->sym[d] : want[d];
+        any = any || (want[d] && !n->sym[d]);
+    }
+    if (!any) {
+        tt_node_ref(n);
+        return n;
+    }
+    if (depth > 64) return (*err = cannot_adopt("too deep")), NULL;
+    tt_node *r = NULL, *s[3] = {0};
+    switch ((tt_op)n->op) {
+    case TT_CONST: r = tt_const_node(NULL, (hcq_dtype)n->dtype, n->cv, n->shape, n->ndim); break;
+    case TT_INDEX:
+    case TT_RAND: /* the same stream: the same numbers as the original at its size */
+        if ((r = tt_node_new(NULL, (tt_op)n->op, (hcq_dtype)n->dtype, n->shape, n->ndim))) {
+            r->axes = n->axes;
+            r->rstream = n->rstream;
+            r->seed = n->seed;
+        }
+        break;
+    case TT_VIEW: { /* a new mark goes to the source dim the view dim steps by one row */
+        const tt_node *src = n->src[0];
+        int64_t rt[TT_MAX_DIMS], st = 1;
+        for (int e = src->ndim - 1; e >= 0; e--) {
+            rt[e] = st;
+            st *= src->shape[e];
+        }
+        uint8_t sw[TT_MAX_DIMS] = {0};
+        for (int d = 0; d < n->ndim; d++) {
+            if (!want[d] || n->sym[d]) continue;
+            if (n->view.mask && (n->view.lo[d] != 0 || n->view.hi[d] != n->view.shape[d]))
+                return (*err = cannot_adopt("a view masks part of the dim")), NULL;
+            if (!n->view.strides[d]) continue; /* broadcast */
+            int e = 0;
+            while (e < src->ndim && !(src->shape[e] == n->shape[d] && rt[e] == n->view.strides[d])) e++;
+            if (e == src->ndim) return (*err = cannot_adopt("a view steps the dim in a way this version does not follow")), NULL;
+            sw[e] = want[d];
+        }
+        if (!(s[0] = remark(n->src[0], sw, depth + 1, err))) return NULL;
+        if ((r = tt_node_new(NULL, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim))) {
+            r->view = n->view;
+            r->cv = n->cv;
+            r->src[r->nsrc++] = s[0];
+            s[0] = NULL;
+        }
+        break;
+    }
+    default: /* elementwise: every source has n's shape */
+        for (int i = 0; i < n->nsrc; i++) {
+            if (n->src[i]->ndim != n->ndim || memcmp(n->src[i]->shape, n->shape, n->ndim * sizeof *n->shape)) {
+                *err = cannot_adopt("an operand of another shape");
+                break;
+            }
+            if (!(s[i] = remark(n->src[i], w, depth + 1, err))) break;
+        }
+        if (!*err && (r = tt_node_new(NULL, (tt_op)n->op, (hcq_dtype)n->dtype, n->shape, n->ndim))) {
+            r->rop = n->rop;
+            r->axes = n->axes;
+            r->cv = n->cv;
+            r->weak = n->weak;
+            for (int i = 0; i < n->nsrc; i++) {
+                r->src[r->nsrc++] = s[i];
+                s[i] = NULL;
+            }
+        }
+        break;
+    }
+    for (int i = 0; i < 3; i++) tt_node_unref(s[i]);
+    if (!r) {
+        if (!*err) *err = base_err(HCQ_ENOMEM, "out of memory marking a variable dim");
+        return NULL;
+    }
+    memcpy(r->sym, w, sizeof r->sym);
+    r->ad_state = TT_AD_NONE; /* no parameter behind it */
+    return r;
+}
+
+hcq_status tt_sym_adopt(tt_node **in, int n, const int64_t *shape, int ndim, const uint8_t *sym, tt_node **out)
+{
+    hcq_status err = HCQ_OK;
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    for (int i = 0; i < n && !err; i++) {
+        tt_node *a = in[i];
+        uint8_t want[TT_MAX_DIMS] = {0};
+        bool any = false;
+        for (int d = 0; d < ndim; d++) {
+            int ia = a->ndim - ndim + d;
+            if (ia < 0 || !sym[d] || a->shape[ia] != shape[d] || a->sym[ia]) continue;
+            want[ia] = sym[d];
+            any = true;
+        }
+        if (!any || a->op == TT_CONST) continue; /* a constant's broadcast takes the marks (the caller) */
+        out[i] = remark(a, want, 0, &err);
+    }
+    if (err)
+        for (int i = 0; i < n; i++) {
+            tt_node_unref(out[i]);
+            out[i] = NULL;
+        }
+    return err;
+}
+
 hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim, uint8_t *out, const char *fn)
 {
     memset(out, 0, TT_MAX_DIMS);
@@ -45,7 +188,7 @@ hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim
             if (ia < 0 || a->shape[ia] != shape[d]) continue; /* broadcast from 1 */
             uint8_t m = a->sym[ia];
             if (!m) {
-                if (a->op != TT_CONST) fixed = i; /* a constant's values do not depend on its size */
+                if (!size_free(a, 0)) fixed = i; /* a constant's, an arange's, a random tensor's values do not depend on its size */
                 continue;
             }
             if (out[d] && out[d] != m)

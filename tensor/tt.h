@@ -681,6 +681,11 @@ static inline bool tt_has_sym(const tt_node *n)
 /* the marks of the op's result from its (broadcast) operands; an error
  * (HCQ_ENOTSUP) when a fixed size meets a variable or two variables meet */
 hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim, uint8_t *out, const char *fn);
+/* After tt_sym_join: out[i] a copy of operand i marked with the result's
+ * variable dims where it is a fixed-size tensor of constants, aranges or
+ * random numbers of that size (its values do not depend on the size), or
+ * NULL to use in[i] as it is; new references. */
+hcq_status tt_sym_adopt(tt_node **in, int n, const int64_t *shape, int ndim, const uint8_t *sym, tt_node **out);
 /* r = movement of a: r's marks, or HCQ_ENOTSUP where the movement would
  * need the variable's value (pad, shrink, flip, step or window along it,
  * a reshape merging or splitting it) */

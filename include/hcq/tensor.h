@@ -580,17 +580,19 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * their sizes must agree); one name has one range in a context. Declare
  * before the first run. The first two runs trace the function, and need
  * a size of at least 2 (a size of 1 would broadcast); later runs take any
- * size in range, and one outside it is HCQ_EINVAL. Supported: the
- * variable as the outermost dim of what the kernels store and read (a
- * batch: linear layers, matmul, softmax, layernorm, means, cross-entropy,
- * elementwise ops and reshapes keeping the dim, and their backward pass
- * with an optimizer step: training with a variable batch). Results match
- * the eager ops up to the order of sums (the kernels' plans are made for
- * the upper bound). Not yet (HCQ_ENOTSUP, saying where): a kernel indexing
- * a tensor whose variable dim is not its outermost (a contiguous copy of
- * a transposed batch), padding, slicing, flipping or windowing the
- * variable dim, a reshape merging it with others (im2col convolutions),
- * gathers along it, two variables in one kernel (batch and sequence),
+ * size in range, and one outside it is HCQ_EINVAL. Supported: several
+ * variables (4 in use per context), at any dim (a batch and a sequence: an input of shape
+ * (batch, seq, d) with both declared): linear layers, matmul, softmax,
+ * layernorm, sums, means and maxima over any dims, cross-entropy,
+ * attention scores masked by an input mask, elementwise ops, permutes and
+ * reshapes keeping each variable dim a dim of its own, and their
+ * backward pass with an optimizer step (training with a variable batch).
+ * Results match the eager ops up to the order of sums (the kernels' plans
+ * are made for the upper bounds). Not yet (HCQ_ENOTSUP, saying where):
+ * padding, slicing, flipping or windowing a variable dim, a reshape
+ * merging or splitting it (im2col convolutions), a view stepping across
+ * it, gathers along it, a variable dim meeting a fixed one (an
+ * hcq_arange of the traced size: causal masks over a variable sequence),
  * random tensors of a variable size. Tensors made inside fn with a
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);

@@ -268,6 +268,64 @@ Test(api_tensor_symdim, batch_and_sequence_both_variable)
     T_OK(hcq_jit_destroy(j));
 }
 
+/* What does not depend on a size takes the variable's mark: a causal mask
+ * from hcq_arange over a variable sequence, random tensors of a variable
+ * size (numbered as the eager tensor of that size: the same numbers), a
+ * random tensor broadcast over a variable batch; as the eager ops with
+ * the same seed give them. */
+static hcq_status causal_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)nin, (void)nout, (void)user;
+    hcq_tensor *x = in[0];
+    int64_t b = hcq_tensor_dim(x, 0), s = hcq_tensor_dim(x, 1), d = hcq_tensor_dim(x, 2);
+    hcq_tensor *i = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, (double)s, 1), HCQ_SHAPE(s, 1));
+    hcq_tensor *jj = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, (double)s, 1), HCQ_SHAPE(1, s));
+    hcq_tensor *sc = hcq_mul_s(hcq_matmul(x, hcq_transpose(x, -1, -2)), 0.5);
+    out[0] = hcq_softmax(hcq_where(hcq_ge(i, jj), sc, hcq_scalar(ctx, -1e30)), -1); /* (b, s, s) */
+    hcq_tensor *keep = hcq_ge(hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(b, s, d)), hcq_scalar(ctx, 0.3));
+    out[1] = hcq_where(keep, hcq_mul_s(x, 1 / 0.7), hcq_scalar(ctx, 0.0));            /* dropout */
+    out[2] = hcq_add(x, hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(1, s, d)));                   /* broadcast over the batch */
+    for (int k = 0; k < 3; k++)
+        if (!out[k]) return hcq_error_status();
+    return HCQ_OK;
+}
+
+Test(api_tensor_symdim, causal_masks_and_random_tensors_of_variable_sizes)
+{
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {5, 10}, {1, 2}};
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, causal_fn, NULL));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 6));
+    T_OK(hcq_jit_dim(j, 0, 1, "seq", 1, 10));
+    static double got[6 * 10 * 10], want[6 * 10 * 10];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r][0], s = sizes[r][1];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, s, SD), -1, 1, 80 + (uint32_t)r, NULL), *o[3], *e[3];
+        T_OK(hcq_realize(x));
+        uint64_t p0 = stat_programs();
+        hcq_ctx_seed(tx_ctx, 11 + r);
+        T_OK(hcq_jit_run(j, &x, 1, o, 3));
+        if (r >= 2) cr_assert_eq(stat_programs(), p0, "(%lld, %lld): kernels compiled again", (long long)b, (long long)s);
+        hcq_ctx_seed(tx_ctx, 11 + r);
+        T_OK(causal_fn(tx_ctx, &x, 1, e, 3, NULL));
+        const int64_t n[3] = {b * s * s, b * s * SD, b * s * SD};
+        for (int k = 0; k < 3; k++) {
+            tx_read(o[k], got, n[k]);
+            tx_read(e[k], want, n[k]);
+            char msg[96];
+            snprintf(msg, sizeof msg, "(%lld, %lld) %s", (long long)b, (long long)s, k == 0 ? "causal softmax" : k == 1 ? "dropout" : "x + rand");
+            if (k == 0) {
+                tx_close(got, want, n[k], 1e-5, 1e-6, msg);
+                continue;
+            }
+            for (int64_t q = 0; q < n[k]; q++) cr_assert(got[q] == want[q], "%s, element %lld: %.9g, eagerly %.9g", msg, (long long)q, got[q], want[q]);
+        }
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    T_OK(hcq_jit_destroy(j));
+}
+
 static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
@@ -324,8 +382,8 @@ static hcq_status pad_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_ten
 
 static hcq_status fixed_meets_variable(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
-    (void)nin, (void)nout, (void)user;
-    out[0] = hcq_add(in[0], hcq_rand(ctx, HCQ_F32, HCQ_SHAPE(4, 5)));
+    (void)ctx, (void)nin, (void)nout;
+    out[0] = hcq_add(in[0], user); /* a (4, 5) tensor in memory: its size is its own */
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
@@ -338,13 +396,14 @@ static hcq_status merged_reshape(hcq_ctx *ctx, hcq_tensor *const *in, int nin, h
 
 Test(api_tensor_symdim, what_is_not_supported_says_so)
 {
-    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 1, NULL), *out;
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 1, NULL), *out, *fixed = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 2, NULL);
+    T_OK(hcq_realize(fixed));
     /* a reshape merging the variable dim with another: its index would
      * divide by the value */
     hcq_jit_fn fns[3] = {pad_rows, fixed_meets_variable, merged_reshape};
     const char *want[3] = {"padding along dim 0", "a fixed 4", "merges or splits"};
     for (int f = 0; f < 3; f++) {
-        hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
+        hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], fixed));
         T_OK(hcq_jit_dim(j, 0, 0, "n", 1, 64));
         cr_assert_eq(hcq_jit_run(j, &x, 1, &out, 1), HCQ_ENOTSUP, "case %d: %s", f, hcq_error_message());
         cr_assert(strstr(hcq_error_message(), want[f]), "%s", hcq_error_message());
