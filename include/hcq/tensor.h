@@ -581,19 +581,22 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * before the first run. The first two runs trace the function, and need
  * a size of at least 2 (a size of 1 would broadcast); later runs take any
  * size in range, and one outside it is HCQ_EINVAL. Supported: several
- * variables (4 in use per context), at any dim (a batch and a sequence: an input of shape
- * (batch, seq, d) with both declared): linear layers, matmul, softmax,
- * layernorm, sums, means and maxima over any dims, cross-entropy,
- * attention scores masked by an input mask, elementwise ops, permutes and
- * reshapes keeping each variable dim a dim of its own, and their
- * backward pass with an optimizer step (training with a variable batch).
- * Results match the eager ops up to the order of sums (the kernels' plans
- * are made for the upper bounds). Not yet (HCQ_ENOTSUP, saying where):
- * padding, slicing, flipping or windowing a variable dim, a reshape
- * merging or splitting it (im2col convolutions), a view stepping across
- * it, gathers along it, a variable dim meeting a fixed one (an
- * hcq_arange of the traced size: causal masks over a variable sequence),
- * random tensors of a variable size. Tensors made inside fn with a
+ * variables (4 in use per context) at any dims, a batch and a sequence
+ * (an input of shape (batch, seq, d) with both declared): linear layers,
+ * matmul, softmax, layernorm, sums, means and maxima over any dims,
+ * cross-entropy, elementwise ops, permutes and reshapes keeping each
+ * variable dim a dim of its own, attention scores masked by an input mask
+ * or a causal one, dropout, and the backward pass with an optimizer step
+ * (tested: training an MLP with a variable batch). A tensor made in fn whose values
+ * do not depend on its size (constants, hcq_arange, hcq_rand of the
+ * traced size, and elementwise ops and views of them) takes the variable
+ * where it meets one; random tensors then draw what eager ones of the
+ * run's size draw. Results match the eager ops up to the order of sums
+ * (the kernels' plans are made for the upper bounds). Not yet
+ * (HCQ_ENOTSUP, saying where): padding, slicing, flipping or windowing a
+ * variable dim, a reshape merging or splitting it (im2col convolutions),
+ * a view stepping across it, gathers along it, a variable dim meeting a
+ * tensor of a fixed size in memory. Tensors made inside fn with a
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 
