@@ -587,7 +587,8 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * cross-entropy, elementwise ops, permutes and reshapes keeping each
  * variable dim a dim of its own, attention scores masked by an input mask
  * or a causal one, dropout, and the backward pass with an optimizer step
- * (tested: training an MLP with a variable batch). A tensor made in fn whose values
+ * (training with a variable batch; gradients over batch and sequence).
+ * A tensor made in fn whose values
  * do not depend on its size (constants, hcq_arange, hcq_rand of the
  * traced size, and elementwise ops and views of them) takes the variable
  * where it meets one; random tensors then draw what eager ones of the

@@ -330,6 +330,68 @@ Test(api_tensor_symdim, causal_masks_and_random_tensors_of_variable_sizes)
     T_OK(hcq_jit_destroy(j));
 }
 
+/* The backward pass over both variables: the gradients of causal
+ * attention's mean with respect to its weights reduce over the batch and
+ * the sequence; as the eager backward pass gives them. */
+static hcq_status attn_grad_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)nin, (void)nout;
+    seqm *m = user;
+    hcq_tensor *x = in[0];
+    int64_t s = hcq_tensor_dim(x, 1);
+    hcq_tensor *i = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, (double)s, 1), HCQ_SHAPE(s, 1));
+    hcq_tensor *jj = hcq_reshape(hcq_arange(ctx, HCQ_I32, 0, (double)s, 1), HCQ_SHAPE(1, s));
+    hcq_tensor *q = hcq_matmul(x, m->wq), *k = hcq_matmul(x, m->wk), *v = hcq_matmul(x, m->w);
+    hcq_tensor *sc = hcq_mul_s(hcq_matmul(q, hcq_transpose(k, -1, -2)), 0.5);
+    hcq_tensor *a = hcq_matmul(hcq_softmax(hcq_where(hcq_ge(i, jj), sc, hcq_scalar(ctx, -1e30)), -1), v);
+    hcq_tensor *loss = hcq_mean(hcq_mul(a, a), HCQ_AXES(0, 1, 2), false);
+    hcq_status st = loss ? hcq_backward(loss) : hcq_error_status();
+    if (st) return st;
+    out[0] = loss;
+    out[1] = hcq_grad(m->wq);
+    out[2] = hcq_grad(m->wk);
+    out[3] = hcq_grad(m->w);
+    for (int n = 1; n < 4; n++)
+        if (!out[n]) return hcq_error_status();
+    st = hcq_realize_all(out, 4); /* before the gradients are dropped for the next call */
+    for (int n = 0; n < 3 && !st; n++) st = hcq_zero_grad(n == 0 ? m->wq : n == 1 ? m->wk : m->w);
+    return st;
+}
+
+Test(api_tensor_symdim, gradients_over_batch_and_sequence)
+{
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {5, 9}};
+    seqm m = {tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 2, NULL),
+              tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 3, NULL), NULL};
+    T_OK(hcq_realize_all((hcq_tensor *[]){m.w, m.wq, m.wk}, 3));
+    T_OK(hcq_requires_grad(m.w, true));
+    T_OK(hcq_requires_grad(m.wq, true));
+    T_OK(hcq_requires_grad(m.wk, true));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, attn_grad_fn, &m));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 6));
+    T_OK(hcq_jit_dim(j, 0, 1, "seq", 1, 10));
+    double got[SD * SE], want[SD * SE];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r][0], s = sizes[r][1];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, s, SD), -1, 1, 90 + (uint32_t)r, NULL), *o[4], *e[4];
+        T_OK(hcq_realize(x));
+        T_OK(hcq_jit_run(j, &x, 1, o, 4));
+        T_OK(attn_grad_fn(tx_ctx, &x, 1, e, 4, &m));
+        for (int k = 0; k < 4; k++) {
+            int64_t n = k ? SD * SE : 1;
+            tx_read(o[k], got, n);
+            tx_read(e[k], want, n);
+            char msg[96];
+            snprintf(msg, sizeof msg, "(%lld, %lld) %s", (long long)b, (long long)s, k ? "a weight's gradient" : "loss");
+            tx_close(got, want, n, 1e-4, 1e-6, msg);
+        }
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    T_OK(hcq_jit_destroy(j));
+}
+
 static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
