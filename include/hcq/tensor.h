@@ -583,7 +583,7 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * size in range, and one outside it is HCQ_EINVAL. Supported: several
  * variables (4 in use per context) at any dims, a batch and a sequence
  * (an input of shape (batch, seq, d) with both declared): linear layers,
- * matmul, softmax, layernorm, sums, means and maxima over any dims,
+ * matmul, convolutions, softmax, layernorm, sums, means and maxima over any dims,
  * cross-entropy, elementwise ops, permutes and reshapes keeping each
  * variable dim a dim of its own, attention scores masked by an input mask
  * or a causal one, dropout, and the backward pass with an optimizer step
@@ -595,7 +595,7 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * run's size draw. Results match the eager ops up to the order of sums
  * (the kernels' plans are made for the upper bounds). Not yet
  * (HCQ_ENOTSUP, saying where): padding, slicing, flipping or windowing a
- * variable dim, a reshape merging or splitting it (im2col convolutions),
+ * variable dim, a reshape merging or splitting it,
  * a view stepping across it, gathers along it, a variable dim meeting a
  * tensor of a fixed size in memory. Tensors made inside fn with a
  * variable dim must not be kept past the run. */

@@ -392,6 +392,61 @@ Test(api_tensor_symdim, gradients_over_batch_and_sequence)
     T_OK(hcq_jit_destroy(j));
 }
 
+/* A convolution over a variable batch: on CPU-style targets a matrix
+ * product of the windows (im2col) whose matrix keeps the batch a dim of
+ * its own; its gradients too. As the eager ops give them. */
+typedef struct convm {
+    hcq_tensor *w, *bias;
+} convm;
+
+static hcq_status conv_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    convm *m = user;
+    hcq_tensor *y = hcq_relu(hcq_conv2d(in[0], m->w, m->bias, &(hcq_conv2d_opts){{1, 1}, {1, 1}, {1, 1}, 1}));
+    hcq_tensor *loss = hcq_mean(hcq_mul(y, y), HCQ_AXES(0, 1, 2, 3), false);
+    hcq_status st = loss ? hcq_backward(loss) : hcq_error_status();
+    if (st) return st;
+    out[0] = y;
+    out[1] = hcq_grad(m->w);
+    if (!out[1]) return hcq_error_status();
+    st = hcq_realize_all(out, 2);
+    return st ? st : hcq_zero_grad(m->w);
+}
+
+Test(api_tensor_symdim, convolution_over_a_variable_batch)
+{
+    enum { CI = 3, CO = 8, HW = 6 };
+    static const int64_t sizes[] = {3, 2, 5, 1};
+    convm m = {tx_rand(HCQ_F32, TX_SHAPE(CO, CI, 3, 3), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(CO), -0.1, 0.1, 2, NULL)};
+    T_OK(hcq_realize_all((hcq_tensor *[]){m.w, m.bias}, 2));
+    T_OK(hcq_requires_grad(m.w, true));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, conv_fn, &m));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 8));
+    static double got[5 * CO * HW * HW], want[5 * CO * HW * HW];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, CI, HW, HW), -1, 1, 70 + (uint32_t)r, NULL), *o[2], *e[2];
+        T_OK(hcq_realize(x));
+        uint64_t p0 = stat_programs();
+        T_OK(hcq_jit_run(j, &x, 1, o, 2));
+        if (r >= 2) cr_assert_eq(stat_programs(), p0, "batch %lld: kernels compiled again", (long long)b);
+        T_OK(conv_fn(tx_ctx, &x, 1, e, 2, &m));
+        const int64_t n[2] = {b * CO * HW * HW, CO * CI * 9};
+        for (int k = 0; k < 2; k++) {
+            tx_read(o[k], got, n[k]);
+            tx_read(e[k], want, n[k]);
+            char msg[64];
+            snprintf(msg, sizeof msg, "batch %lld: %s", (long long)b, k ? "the weight's gradient" : "conv2d");
+            tx_close(got, want, n[k], 1e-4, 1e-6, msg);
+        }
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    T_OK(hcq_jit_destroy(j));
+}
+
 static hcq_status sum_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
