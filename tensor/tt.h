@@ -703,9 +703,11 @@ int64_t tt_dim_upper(const hcq_ctx *ctx, const tt_node *n, int d);
 tt_node *tt_sym_count(hcq_ctx *ctx, const tt_node *a, uint32_t mask);
 /* The lowering of kernels over nodes with variable dims: for the kernel
  * writing roots, each marked shape entry (nodes and views) is set to the
- * variable's upper bound until tt_sym_restore; HCQ_ENOTSUP (nothing
- * changed) where the kernel would need the variable's value in index
- * arithmetic. *var is the variable of the roots' outermost dim (0: none). */
+ * variable's upper bound and each view over a marked source restated at
+ * the upper bounds (tt_sym_view_padded) until tt_sym_restore; HCQ_ENOTSUP
+ * (nothing changed) where a view or a gather would need a variable's
+ * value in a division. *var is the variable of the roots' outermost dim
+ * (0: none), which the launch size follows. */
 typedef struct tt_symsave tt_symsave;
 hcq_status tt_sym_substitute(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_symsave **save, int *var);
 void tt_sym_restore(tt_symsave *save);

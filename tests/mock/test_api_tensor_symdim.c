@@ -220,7 +220,9 @@ static hcq_tensor *seq_mask(int64_t b, int64_t s)
 
 Test(api_tensor_symdim, batch_and_sequence_both_variable)
 {
-    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {6, 12}, {1, 1}, {5, 8}, {2, 2}};
+    /* traced at the first two; each size's eager kernels are compiled
+     * apart, so few sizes: the upper bounds, 1, a mix */
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {6, 12}, {1, 1}};
     seqm m = {tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 2, NULL),
               tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 3, NULL), tx_rand(HCQ_F32, TX_SHAPE(SD, SW), -0.5, 0.5, 4, NULL)};
     T_OK(hcq_realize_all((hcq_tensor *[]){m.w, m.wq, m.wk, m.wide}, 4));
@@ -296,7 +298,7 @@ static hcq_status causal_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_te
 
 Test(api_tensor_symdim, causal_masks_and_random_tensors_of_variable_sizes)
 {
-    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {5, 10}, {1, 2}};
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {5, 10}, {1, 2}};
     hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, causal_fn, NULL));
     T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 6));
     T_OK(hcq_jit_dim(j, 0, 1, "seq", 1, 10));
@@ -360,7 +362,7 @@ static hcq_status attn_grad_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq
 
 Test(api_tensor_symdim, gradients_over_batch_and_sequence)
 {
-    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {5, 9}};
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {5, 9}};
     seqm m = {tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 2, NULL),
               tx_rand(HCQ_F32, TX_SHAPE(SD, SE), -0.5, 0.5, 3, NULL), NULL};
     T_OK(hcq_realize_all((hcq_tensor *[]){m.w, m.wq, m.wk}, 3));
@@ -417,7 +419,7 @@ static hcq_status conv_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tens
 Test(api_tensor_symdim, convolution_over_a_variable_batch)
 {
     enum { CI = 3, CO = 8, HW = 6 };
-    static const int64_t sizes[] = {3, 2, 5, 1};
+    static const int64_t sizes[] = {3, 2, 1};
     convm m = {tx_rand(HCQ_F32, TX_SHAPE(CO, CI, 3, 3), -0.5, 0.5, 1, NULL), tx_rand(HCQ_F32, TX_SHAPE(CO), -0.1, 0.1, 2, NULL)};
     T_OK(hcq_realize_all((hcq_tensor *[]){m.w, m.bias}, 2));
     T_OK(hcq_requires_grad(m.w, true));
