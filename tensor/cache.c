@@ -124,7 +124,11 @@ static bool walk(tt_key *k, seen_map *m, const tt_node *n, bool *oom, int depth)
     case TT_SYMVAL: return ok && add_input(k, NULL, NULL, HCQ_I32, (uint8_t)n->axes, &slot) && key_put(k, slot);
     case TT_CONST: ok = ok && key_put(k, hcq_dtype_is_float((hcq_dtype)n->dtype) ? bits(n->cv.f) : (uint64_t)n->cv.i); break;
     case TT_VIEW: {
+        /* with variable dims, the view as the kernel sees it (at the upper
+         * bounds): its strides then do not depend on the values */
+        tt_view pv;
         const tt_view *v = &n->view;
+        if ((tt_has_sym(n) || tt_has_sym(n->src[0])) && !tt_sym_view_padded(k->ctx, n, &pv)) v = &pv;
         ok = ok && key_put(k, (uint64_t)v->offset) && key_put(k, v->mask) &&
              key_put(k, hcq_dtype_is_float((hcq_dtype)n->dtype) ? bits(n->cv.f) : (uint64_t)n->cv.i);
         for (int d = 0; d < v->ndim && ok; d++)

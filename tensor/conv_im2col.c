@@ -1,6 +1,8 @@
 /* Convolution as a matrix product on CPU-style targets: the input's
  * windows are copied into a [groups, N*OH*OW, C/groups*KH*KW] matrix (one
- * elementwise kernel) and multiplied by the weights, so the product gets
+ * elementwise kernel; [groups, N, OH*OW, ...] when the batch is a
+ * variable, hcq_jit_dim, which a reshape must not merge with the pixels)
+ * and multiplied by the weights, so the product gets
  * the matmul's register tile: along the output channels, which the direct
  * form (the output's last dim is OW, rarely a multiple of 8) does not
  * offer. Its gradients are matmuls and the windows' fold (grad_rules.c),
@@ -18,6 +20,7 @@ hcq_tensor *tt_conv2d_im2col(hcq_tensor *x, hcq_tensor *w, const int stride[2], 
     hcq_ctx *ctx = x->ctx;
     const tt_node *nx = x->n, *nw = w->n;
     int64_t N = nx->shape[0], C = nx->shape[1], O = nw->shape[0], KH = nw->shape[2], KW = nw->shape[3];
+    bool vbatch = nx->sym[0] != 0;
     int64_t K = C / g * KH * KW;
     int64_t pads[8] = {0, 0, 0, 0, pad[0], pad[0], pad[1], pad[1]};
     /* the matrix reads each input element KH*KW times: computed once
@@ -38,6 +41,14 @@ hcq_tensor *tt_conv2d_im2col(hcq_tensor *x, hcq_tensor *w, const int stride[2], 
     /* materialized in the matrix's own shape: the product then indexes a
      * [g, M, K] buffer directly (a view merging the dims of a 7-d one is
      * not seen as affine by the tile planner) */
+    if (vbatch) { /* a variable batch (hcq_jit_dim) stays a dim of its own: [g, N, OH*OW, K] */
+        cols = hcq_contiguous(hcq_reshape(cols, HCQ_SHAPE(g, N, OH * OW, K)));
+        /* (the product's own gradients: the custom rule below sums no broadcast batch) */
+        hcq_tensor *wv = hcq_unsqueeze(hcq_transpose(hcq_reshape(w, HCQ_SHAPE(g, O / g, K)), 1, 2), 1); /* [g, 1, K, O/g] */
+        hcq_tensor *rv = hcq_contiguous(hcq_matmul(cols, wv)); /* [g, N, OH*OW, O/g] */
+        rv = hcq_reshape(rv, HCQ_SHAPE(g, N, OH, OW, O / g));
+        return hcq_reshape(hcq_permute(rv, HCQ_AXES(1, 0, 4, 2, 3)), HCQ_SHAPE(N, O, OH, OW));
+    }
     cols = hcq_contiguous(hcq_reshape(cols, HCQ_SHAPE(g, M, K)));
     hcq_tensor *wm = hcq_reshape(w, HCQ_SHAPE(g, O / g, K));
     /* contiguous: no kernel more forward (the product is one), and the

@@ -87,6 +87,38 @@ const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, 
     return lin;
 }
 
+/* The value of symbolic variable var (1-based) as an index variable, the
+ * same atom for the whole kernel */
+static const tt_sx *var_sx(tt_lw *L, int var)
+{
+    if (var < 1 || var > TT_MAX_SYMS) return NULL;
+    if (!L->vsx[var - 1]) {
+        const tt_symvar *v = &L->ctx->syms[var - 1];
+        L->vsx[var - 1] = tt_sx_var(&L->sym, v->lo, v->hi, tt_var_param(L, var));
+    }
+    return L->vsx[var - 1];
+}
+
+const tt_sx *tt_mem_linear(tt_lw *L, const tt_node *n, const tt_sx *const *idx)
+{
+    if (!tt_has_sym(n)) return tt_linear(L, idx, n->shape, n->ndim);
+    const tt_sx *lin = tt_sx_const(&L->sym, 0), *V = NULL; /* V: the product of the variables inside dim d */
+    int64_t st = 1;
+    for (int d = n->ndim - 1; d >= 0; d--) {
+        if (n->shape[d] != 1) {
+            const tt_sx *t = tt_sx_mulc(&L->sym, idx[d], st);
+            lin = tt_sx_add(&L->sym, lin, V ? tt_sx_mulv(&L->sym, t, V) : t);
+        }
+        if (n->sym[d]) {
+            const tt_sx *v = var_sx(L, n->sym[d]);
+            V = V ? tt_sx_mulv(&L->sym, V, v) : v;
+        } else {
+            st *= n->shape[d];
+        }
+    }
+    return lin;
+}
+
 /* lin -> per-dim indexes of a row-major shape */
 static void decompose(tt_lw *L, const tt_sx *lin, const int64_t *shape, int ndim, const tt_sx **out)
 {
@@ -101,6 +133,7 @@ static hcq_ir_ref i32c(tt_lw *L, int64_t v) { return tt_irb_int(&L->b, HCQ_I32, 
 
 static hcq_ir_ref em_atom(tt_lw *L, const tt_atom *at)
 {
+    if (at->by) return tt_irb_binary(&L->b, HCQ_OP_MUL, tt_em_sx(L, at->x), em_atom(L, at->by)); /* (x) * a variable */
     if (at->var) return at->ir;
     tt_irb *b = &L->b;
     hcq_ir_ref v = tt_em_sx(L, at->x);
@@ -213,7 +246,8 @@ static hcq_ir_ref fmix(tt_lw *L, hcq_ir_ref x)
 static hcq_ir_ref em_rand(tt_lw *L, const tt_node *n, const tt_lane *l)
 {
     tt_irb *b = &L->b;
-    hcq_ir_ref x = tt_irb_cast(b, HCQ_U32, tt_em_sx(L, tt_linear(L, l->idx, n->shape, n->ndim)));
+    /* numbered as the eager tensor of the bound size is (variable dims) */
+    hcq_ir_ref x = tt_irb_cast(b, HCQ_U32, tt_em_sx(L, tt_mem_linear(L, n, l->idx)));
     /* the seed is a u64 param: new random tensors reuse the program */
     hcq_ir_ref seed = tt_param_of(L, NULL, n);
     hcq_ir_ref k1 = tt_irb_cast(b, HCQ_U32, seed);
@@ -467,7 +501,7 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
                 if (p == NONE && !empty && !L->err) L->err = base_err(HCQ_ESTATE, "lowering: a buffer has no param");
                 continue;
             }
-            hcq_ir_ref idx = tt_em_sx(L, tt_linear(L, lanes[l].idx, n->shape, n->ndim));
+            hcq_ir_ref idx = tt_em_sx(L, tt_mem_linear(L, n, lanes[l].idx));
             out[l] = tt_irb_load(b, p, idx, lanes[l].gate, zero);
         }
         return;

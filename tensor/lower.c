@@ -381,12 +381,17 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
     L->err = HCQ_OK;
     L->lid = L->lds = NONE;
     L->lds_used = false;
+    memset(L->vsx, 0, sizeof L->vsx);
     /* variable dims (hcq_jit_dim) at their upper bound while lowering;
-     * var: the variable of the stored tensors' outermost dim */
+     * var: the variable of the stored tensors' outermost dim (the launch
+     * size follows it; the other variable dims are gated) */
     tt_symsave *save = NULL;
     int var = 0;
     hcq_status s = tt_sym_substitute(ctx, roots, nroots, &save, &var);
     if (s) return s;
+    int launch_dim = -1;
+    for (int d = 0; var && d < root->ndim && launch_dim < 0; d++)
+        if (root->shape[d] != 1) launch_dim = d;
     choose(L, root);
     tt_plan *P = &L->plan;
     L->nmains = 0;
@@ -477,6 +482,13 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
             t[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, st), T[d]);
             st *= T[d];
         }
+    /* the other variable dims run to their upper bound: the items past
+     * the value are gated off (their indexes are never loaded or stored) */
+    hcq_ir_ref vgate = NONE;
+    for (int d = 0; d < nd; d++)
+        if (root->sym[d] && d != launch_dim)
+            vgate = tt_irb_and(b, vgate, tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, t[d]), tt_var_param(L, root->sym[d])));
+    gate = tt_irb_and(b, gate, vgate);
     int nl = (int)(P->up[0] * P->up[1]);
     tt_lane *lanes = calloc((size_t)nl, sizeof *lanes);
     hcq_ir_ref *vals = calloc((size_t)nl * nroots, sizeof *vals);
@@ -511,9 +523,9 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
     /* every output's values first, then the stores: a value may read
      * (at the element stored) a buffer another output overwrites */
     for (uint32_t r = 0; r < nroots; r++) tt_em(L, roots[r], nl, lanes, vals + (size_t)r * nl);
-    hcq_ir_ref sgate = P->group ? tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, tt_irb_int(b, HCQ_I32, 1)) : gate;
+    hcq_ir_ref sgate = P->group ? tt_irb_and(b, tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, tt_irb_int(b, HCQ_I32, 1)), vgate) : gate;
     for (int l = 0; l < nl && !L->err; l++) {
-        hcq_ir_ref idx = tt_em_sx(L, tt_linear(L, lanes[l].idx, root->shape, nd));
+        hcq_ir_ref idx = tt_em_sx(L, tt_mem_linear(L, root, lanes[l].idx));
         for (uint32_t r = 0; r < nroots; r++)
             tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
                          tt_irb_and(b, sgate, row_ok[l / P->up[1]]));

@@ -48,6 +48,7 @@ typedef struct tt_lw {
     const tt_node *mains[TT_MAX_PARAMS];
     uint32_t nmains;
     uint32_t pstamp; /* tt_node.lstamp of this lowering */
+    const tt_sx *vsx[TT_MAX_SYMS]; /* the variables' values as index atoms (tt_mem_linear) */
     double mult, flops;  /* loop trip product where ops are emitted; float ops per work-item */
     hcq_status err;
 } tt_lw;
@@ -63,6 +64,11 @@ void tt_em(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out);
 hcq_ir_ref tt_em_sx(tt_lw *L, const tt_sx *x);
 /* sum(idx[d] * row-major stride[d]) over a shape */
 const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, int ndim);
+/* The element of n's memory at idx, an index of its shape in the
+ * lowering's space (variable dims at their upper bound): row-major at the
+ * variables' bound values, so a stride with a variable dim inside it is a
+ * symbolic coefficient (tt_sx_mulv); tt_linear when n has none. */
+const tt_sx *tt_mem_linear(tt_lw *L, const tt_node *n, const tt_sx *const *idx);
 /* The i32 param holding the value of variable `var` (1-based). */
 hcq_ir_ref tt_var_param(tt_lw *L, int var);
 /* The param holding buf, or rand's seed (registered before emission). */

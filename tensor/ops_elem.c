@@ -197,18 +197,23 @@ static bool prepare(hcq_ctx *ctx, tt_node **in, int n, hcq_dtype dt, tt_node **o
     bool marked = false;
     for (int i = 0; i < n; i++) marked = marked || tt_has_sym(in[i]);
     if (marked && tt_sym_join(in, n, shape, nd, sym, fn)) return false;
+    tt_node *adopt[3] = {0}; /* size-free operands marked as the result (symdim.c) */
+    if (marked && tt_sym_adopt(in, n, shape, nd, sym, adopt)) return false;
     for (int i = 0; i < n; i++) out[i] = NULL;
     for (int i = 0; i < n; i++) {
-        tt_node *c = dt == HCQ_VOID ? (tt_node_ref(in[i]), in[i]) : tt_cast_node(in[i], dt);
+        tt_node *a = adopt[i] ? adopt[i] : in[i];
+        tt_node *c = dt == HCQ_VOID ? (tt_node_ref(a), a) : tt_cast_node(a, dt);
         out[i] = c ? tt_broadcast_to(c, shape, nd) : NULL;
         tt_node_unref(c);
         if (!out[i]) {
             for (int j = 0; j < i; j++) tt_node_unref(out[j]);
+            for (int j = 0; j < n; j++) tt_node_unref(adopt[j]);
             return false;
         }
         /* a broadcast (or a constant) takes the variable dims it meets */
         if (marked && (out[i]->op == TT_CONST || out[i] != in[i])) memcpy(out[i]->sym, sym, sizeof sym);
     }
+    for (int j = 0; j < n; j++) tt_node_unref(adopt[j]);
     return true;
 }
 

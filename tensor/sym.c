@@ -247,7 +247,7 @@ static tt_atom *atom(tt_sym *s, const tt_sx *x, int64_t a, int64_t b)
     uint32_t h = hmix(hmix((uintptr_t)x, (uint64_t)a), (uint64_t)b);
     if (s->acap)
         for (tt_atom *e = s->atab[h & (s->acap - 1)]; e; e = e->hnext)
-            if (e->x == x && e->a == a && e->b == b) return e;
+            if (e->x == x && e->a == a && e->b == b && !e->by) return e;
     if (!grow_tab(s, (void ***)&s->atab, &s->acap, s->acount, offsetof(tt_atom, hnext), true)) return NULL;
     tt_atom *at = tt_arena_alloc(s->ar, sizeof *at);
     if (!at) return (s->oom = true, NULL);
@@ -270,6 +270,54 @@ static tt_atom *atom(tt_sym *s, const tt_sx *x, int64_t a, int64_t b)
     s->atab[h & (s->acap - 1)] = at;
     s->acount++;
     return at;
+}
+
+/* the atom at * v (v a variable atom): interned with the division atoms,
+ * told apart by `by`; var, so no simplification looks inside it */
+static tt_atom *prod_atom(tt_sym *s, tt_atom *at, const tt_atom *v)
+{
+    tt_term one = {1, at};
+    const tt_sx *x = intern(s, 0, &one, 1);
+    if (!x) return NULL;
+    uint32_t h = hmix(hmix((uintptr_t)x, 1), 0);
+    if (s->acap)
+        for (tt_atom *e = s->atab[h & (s->acap - 1)]; e; e = e->hnext)
+            if (e->x == x && e->by == v) return e;
+    if (!grow_tab(s, (void ***)&s->atab, &s->acap, s->acount, offsetof(tt_atom, hnext), true)) return NULL;
+    tt_atom *p = tt_arena_alloc(s->ar, sizeof *p);
+    if (!p) return (s->oom = true, NULL);
+    p->id = s->next_id++;
+    p->var = true;
+    p->x = x;
+    p->a = 1;
+    p->by = v;
+    p->ir = HCQ_IR_NONE;
+    int64_t c[4] = {smul(at->lo, v->lo), smul(at->lo, v->hi), smul(at->hi, v->lo), smul(at->hi, v->hi)};
+    p->lo = p->hi = c[0];
+    for (int i = 1; i < 4; i++) {
+        if (c[i] < p->lo) p->lo = c[i];
+        if (c[i] > p->hi) p->hi = c[i];
+    }
+    p->hnext = s->atab[h & (s->acap - 1)];
+    s->atab[h & (s->acap - 1)] = p;
+    s->acount++;
+    return p;
+}
+
+tt_sx *tt_sx_mulv(tt_sym *s, const tt_sx *a, const tt_sx *v)
+{
+    if (!a || !v) return NULL;
+    if (v->n != 1 || v->c != 0 || v->t[0].k != 1 || !v->t[0].at->var) return (s->oom = true, NULL); /* not a variable */
+    if (a->n + 1 > MAXT) return (s->oom = true, NULL);
+    tt_term t[MAXT];
+    uint32_t n = 0;
+    if (a->c) t[n++] = (tt_term){a->c, v->t[0].at};
+    for (uint32_t i = 0; i < a->n; i++) {
+        tt_atom *p = prod_atom(s, a->t[i].at, v->t[0].at);
+        if (!p) return NULL;
+        t[n++] = (tt_term){a->t[i].k, p};
+    }
+    return build(s, 0, t, n);
 }
 
 static tt_sx *scaled(tt_sym *s, const tt_sx *x, int64_t k, int64_t div, int64_t c_add)
@@ -385,7 +433,7 @@ static bool contains(const tt_sx *x, const tt_atom *v)
 {
     for (uint32_t i = 0; i < x->n; i++) {
         const tt_atom *at = x->t[i].at;
-        if (at == v || (!at->var && contains(at->x, v))) return true;
+        if (at == v || ((!at->var || at->by) && contains(at->x, v)) || (at->by && at->by == v)) return true;
     }
     return false;
 }
@@ -397,7 +445,7 @@ bool tt_sx_coef(const tt_sx *x, const tt_atom *v, int64_t *k)
         const tt_atom *at = x->t[i].at;
         if (at == v)
             *k = x->t[i].k;
-        else if (!at->var && contains(at->x, v))
+        else if ((!at->var || at->by) && (contains(at->x, v) || at->by == v))
             return false;
     }
     return true;
@@ -412,7 +460,11 @@ static void print_rec(const tt_sx *x, char *buf, size_t size, size_t *pos)
     for (uint32_t i = 0; i < x->n; i++) {
         const tt_atom *at = x->t[i].at;
         if (i) OUT(" + ");
-        if (at->var) {
+        if (at->by) {
+            OUT("(");
+            print_rec(at->x, buf, size, pos);
+            OUT(")*v%u", at->by->id);
+        } else if (at->var) {
             OUT("v%u", at->id);
         } else {
             OUT("(");

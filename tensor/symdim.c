@@ -7,30 +7,174 @@
  * propagate the mark (tt_sym_join for elementwise results, tt_sym_move for
  * views, reductions clear what they reduce); the shape entry keeps the
  * traced value, so every shape check works as before. The kernel key
- * names the variable, not the value (cache.c). The lowering sees the
- * variable's upper bound in every marked shape entry (tt_sym_substitute),
- * takes the value as an i32 parameter for the launch size (the work-items
- * past value * per are gated off) and for reduction loops over the
- * variable, and a mean's count (tt_sym_count) reads it too.
+ * names the variable, not the value, and a view as it is at the upper
+ * bounds (cache.c). The lowering works in the space where every variable
+ * dim is at its upper bound (tt_sym_substitute, below): the work-items
+ * walk it, the launch scaled by the value of the stored tensor's
+ * outermost dim when that is a variable and every other variable dim
+ * gated past its value; reduction loops over a variable run to its value,
+ * and a mean's count (tt_sym_count) reads it too. Memory is laid out at
+ * the bound values: a load's or store's index multiplies the strides
+ * that have a variable dim inside by the values (tt_mem_linear,
+ * tt_sx_mulv), read as i32 kernel arguments.
  *
- * What this first version supports: one variable per kernel, as the
- * outermost dim of what a kernel stores and of every buffer it reads (a
- * batch): elementwise ops, broadcasting, reshapes that keep the dim,
- * permutes, reductions over any dims (the variable's too), matmul with a
- * variable M, softmax and the nn layers over the other dims, means, and
- * the backward pass of all that (the gradients' products reduce over the
- * batch through views; the rules' constants and broadcasts take the
- * forward nodes' marks). What needs the value in index arithmetic (a
- * buffer whose variable dim is not its outermost, as a contiguous copy of
- * a transposed batch makes; padding, shrinking, flipping, striding or
- * windowing the variable dim; a reshape merging it; a gather along it;
- * two variables in one kernel) is HCQ_ENOTSUP with a message. */
+ * Supported: any number of variables per kernel (a batch and a sequence),
+ * at any dim: elementwise ops, broadcasting, reshapes that keep each
+ * variable dim a dim of its own, permutes (a contiguous copy of a
+ * transposed batch), reductions over any dims, matmul, softmax and the nn
+ * layers, means, and the backward pass of all that. What would need a
+ * division by the value (a reshape merging or splitting a variable dim;
+ * padding, shrinking, flipping, striding or windowing it; a gather along
+ * it; a view stepping across it) is HCQ_ENOTSUP with a message. */
 #include "tensor/tt.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k) { return k >= 1 && (uint32_t)k <= ctx->nsyms ? &ctx->syms[k - 1] : NULL; }
+
+/* Values that are a function of the element's index alone, whatever the
+ * tensor's size: constants, index tensors (hcq_arange), random tensors
+ * (element i of a stream at any size: tt_mem_linear numbers it as the
+ * eager tensor of that size is numbered), and elementwise ops and views
+ * of them. A fixed-size one meeting a variable takes the variable's mark
+ * (tt_sym_adopt), so a causal mask from hcq_arange or a dropout mask
+ * follows the sequence or the batch. */
+static bool size_free(const tt_node *n, int depth)
+{
+    if (depth > 64 || n->contig || n->assign || n->relayout) return false;
+    switch ((tt_op)n->op) {
+    case TT_CONST:
+    case TT_INDEX:
+    case TT_RAND: return true;
+    case TT_BUF:
+    case TT_REDUCE:
+    case TT_GATHER:
+    case TT_SYMVAL: return false;
+    default: break;
+    }
+    if (!n->nsrc) return false;
+    for (int i = 0; i < n->nsrc; i++)
+        if (!size_free(n->src[i], depth + 1)) return false;
+    return true;
+}
+
+static hcq_status cannot_adopt(const char *why)
+{
+    return base_err(HCQ_ENOTSUP,
+                    "a fixed-size operand built from constants, aranges or random tensors cannot take a variable dim "
+                    "(hcq_jit_dim): %s",
+                    why);
+}
+
+/* A copy of size-free n whose dims are marked `want` (kept where n has a
+ * mark already); NULL with the status in *err. */
+static tt_node *remark(tt_node *n, const uint8_t *want, int depth, hcq_status *err)
+{
+    uint8_t w[TT_MAX_DIMS] = {0};
+    bool any = false;
+    for (int d = 0; d < n->ndim; d++) {
+        if (want[d] && n->sym[d] && want[d] != n->sym[d]) return (*err = cannot_adopt("a dim is another variable")), NULL;
+        w[d] = n->sym[d] ? n->sym[d] : want[d];
+        any = any || (want[d] && !n->sym[d]);
+    }
+    if (!any) {
+        tt_node_ref(n);
+        return n;
+    }
+    if (depth > 64) return (*err = cannot_adopt("too deep")), NULL;
+    tt_node *r = NULL, *s[3] = {0};
+    switch ((tt_op)n->op) {
+    case TT_CONST: r = tt_const_node(NULL, (hcq_dtype)n->dtype, n->cv, n->shape, n->ndim); break;
+    case TT_INDEX:
+    case TT_RAND: /* the same stream: the same numbers as the original at its size */
+        if ((r = tt_node_new(NULL, (tt_op)n->op, (hcq_dtype)n->dtype, n->shape, n->ndim))) {
+            r->axes = n->axes;
+            r->rstream = n->rstream;
+            r->seed = n->seed;
+        }
+        break;
+    case TT_VIEW: { /* a new mark goes to the source dim the view dim steps by one row */
+        const tt_node *src = n->src[0];
+        int64_t rt[TT_MAX_DIMS], st = 1;
+        for (int e = src->ndim - 1; e >= 0; e--) {
+            rt[e] = st;
+            st *= src->shape[e];
+        }
+        uint8_t sw[TT_MAX_DIMS] = {0};
+        for (int d = 0; d < n->ndim; d++) {
+            if (!want[d] || n->sym[d]) continue;
+            if (n->view.mask && (n->view.lo[d] != 0 || n->view.hi[d] != n->view.shape[d]))
+                return (*err = cannot_adopt("a view masks part of the dim")), NULL;
+            if (!n->view.strides[d]) continue; /* broadcast */
+            int e = 0;
+            while (e < src->ndim && !(src->shape[e] == n->shape[d] && rt[e] == n->view.strides[d])) e++;
+            if (e == src->ndim) return (*err = cannot_adopt("a view steps the dim in a way this version does not follow")), NULL;
+            sw[e] = want[d];
+        }
+        if (!(s[0] = remark(n->src[0], sw, depth + 1, err))) return NULL;
+        if ((r = tt_node_new(NULL, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim))) {
+            r->view = n->view;
+            r->cv = n->cv;
+            r->src[r->nsrc++] = s[0];
+            s[0] = NULL;
+        }
+        break;
+    }
+    default: /* elementwise: every source has n's shape */
+        for (int i = 0; i < n->nsrc; i++) {
+            if (n->src[i]->ndim != n->ndim || memcmp(n->src[i]->shape, n->shape, n->ndim * sizeof *n->shape)) {
+                *err = cannot_adopt("an operand of another shape");
+                break;
+            }
+            if (!(s[i] = remark(n->src[i], w, depth + 1, err))) break;
+        }
+        if (!*err && (r = tt_node_new(NULL, (tt_op)n->op, (hcq_dtype)n->dtype, n->shape, n->ndim))) {
+            r->rop = n->rop;
+            r->axes = n->axes;
+            r->cv = n->cv;
+            r->weak = n->weak;
+            for (int i = 0; i < n->nsrc; i++) {
+                r->src[r->nsrc++] = s[i];
+                s[i] = NULL;
+            }
+        }
+        break;
+    }
+    for (int i = 0; i < 3; i++) tt_node_unref(s[i]);
+    if (!r) {
+        if (!*err) *err = base_err(HCQ_ENOMEM, "out of memory marking a variable dim");
+        return NULL;
+    }
+    memcpy(r->sym, w, sizeof r->sym);
+    r->ad_state = TT_AD_NONE; /* no parameter behind it */
+    return r;
+}
+
+hcq_status tt_sym_adopt(tt_node **in, int n, const int64_t *shape, int ndim, const uint8_t *sym, tt_node **out)
+{
+    hcq_status err = HCQ_OK;
+    for (int i = 0; i < n; i++) out[i] = NULL;
+    for (int i = 0; i < n && !err; i++) {
+        tt_node *a = in[i];
+        uint8_t want[TT_MAX_DIMS] = {0};
+        bool any = false;
+        for (int d = 0; d < ndim; d++) {
+            int ia = a->ndim - ndim + d;
+            if (ia < 0 || !sym[d] || a->shape[ia] != shape[d] || a->sym[ia]) continue;
+            want[ia] = sym[d];
+            any = true;
+        }
+        if (!any || a->op == TT_CONST) continue; /* a constant's broadcast takes the marks (the caller) */
+        out[i] = remark(a, want, 0, &err);
+    }
+    if (err)
+        for (int i = 0; i < n; i++) {
+            tt_node_unref(out[i]);
+            out[i] = NULL;
+        }
+    return err;
+}
 
 hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim, uint8_t *out, const char *fn)
 {
@@ -44,12 +188,11 @@ hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim
             if (ia < 0 || a->shape[ia] != shape[d]) continue; /* broadcast from 1 */
             uint8_t m = a->sym[ia];
             if (!m) {
-                if (a->op != TT_CONST) fixed = i; /* a constant's values do not depend on its size */
+                if (!size_free(a, 0)) fixed = i; /* a constant's, an arange's, a random tensor's values do not depend on its size */
                 continue;
             }
             if (out[d] && out[d] != m)
-                return base_err(HCQ_ENOTSUP, "%s: dim %d is one variable in one operand and another in the other; one kernel takes one variable",
-                                fn, d);
+                return base_err(HCQ_ENOTSUP, "%s: dim %d is one variable (hcq_jit_dim) in one operand and another in the other", fn, d);
             out[d] = m;
         }
         if (out[d] && fixed >= 0)
@@ -179,11 +322,27 @@ tt_node *tt_sym_count(hcq_ctx *ctx, const tt_node *a, uint32_t mask)
     return p;
 }
 
-/* ** the lowering's view: marked shape entries at their upper bound */
+/* ** the lowering's space: every variable dim at its upper bound
+ *
+ * A kernel over variable dims is lowered once, in the space where each
+ * variable dim has its upper bound: its work-items walk that space (the
+ * launch dim, the stored tensor's outermost, only to the value; the
+ * others are gated past theirs), views map indexes within it, and only
+ * memory is laid out at the bound values (tt_mem_linear: a stride with a
+ * variable dim inside it reads the values). A view keeps its meaning in
+ * that space once its strides and offset are restated in it: each is a
+ * sum of the source's row-major strides (its mixed-radix digits over the
+ * source's traced shape), and the same digits over the upper-bound shape
+ * give the stride there. That holds when a variable dim contributes a
+ * digit only as itself: a view dim that is the variable steps its source
+ * dim by one, no other dim and no offset steps a variable source dim
+ * (tt_sym_move refuses the movements that would). A view found otherwise
+ * (a reshape of a padded view that crosses a variable dim, for one) is
+ * HCQ_ENOTSUP. */
 typedef struct sym_ent {
     tt_node *n;
     int64_t shape[TT_MAX_DIMS];
-    tt_view view;
+    tt_view view, nview; /* saved; the view in the upper-bound space */
 } sym_ent;
 
 struct tt_symsave {
@@ -193,52 +352,92 @@ struct tt_symsave {
     hcq_status err;
 };
 
-/* the variable dim is the outermost dim larger than 1 (all before are 1),
- * and there is one: row-major strides then never involve it */
-static bool outermost(const tt_node *n, int *var)
+static int64_t upper_of(const hcq_ctx *ctx, const tt_node *n, int d)
 {
-    int found = -1;
-    for (int d = 0; d < n->ndim; d++) {
-        if (n->sym[d]) {
-            if (found >= 0) return false;
-            found = d;
-        }
-    }
-    if (found < 0) return true;
-    for (int d = 0; d < found; d++)
-        if (n->shape[d] != 1) return false;
-    if (var) *var = n->sym[found];
-    return true;
+    return n->sym[d] && n->sym[d] <= ctx->nsyms ? ctx->syms[n->sym[d] - 1].hi : n->shape[d];
 }
 
-static hcq_status not_outermost(const char *what)
+/* |x|'s digits over the row-major strides rt (outermost digit unbounded) */
+static void digits(int64_t x, const int64_t *rt, int nd, int64_t *c)
+{
+    int64_t a = x < 0 ? -x : x;
+    for (int e = 0; e < nd; e++) {
+        c[e] = a / rt[e];
+        a -= c[e] * rt[e];
+    }
+}
+
+static hcq_status cross(int d)
 {
     return base_err(HCQ_ENOTSUP,
-                    "a kernel would index %s whose variable dim (hcq_jit_dim) is not its outermost (or has two variables): its strides "
-                    "would depend on the variable's value, which this version does not support (a contiguous copy with the batch "
-                    "transposed inwards, for one)",
-                    what);
+                    "a view%s steps across a variable dim (hcq_jit_dim) of its source: its stride at one value is not the "
+                    "same movement at another (a reshape or pad mixing the variable dim with others); not supported",
+                    d < 0 ? "'s offset" : "");
 }
 
-static void sub_walk(hcq_ctx *ctx, tt_symsave *S, tt_node *n, bool decomposed, int depth)
+hcq_status tt_sym_view_padded(const hcq_ctx *ctx, const tt_node *n, tt_view *out)
+{
+    const tt_node *src = n->src[0];
+    tt_view v = n->view;
+    for (int d = 0; d < v.ndim; d++) {
+        if (!n->sym[d]) continue;
+        if (v.mask && (v.lo[d] != 0 || v.hi[d] != v.shape[d]))
+            return base_err(HCQ_ENOTSUP, "a view masks part of a variable dim (hcq_jit_dim): not supported");
+        v.shape[d] = upper_of(ctx, n, d);
+        if (v.mask) v.hi[d] = v.shape[d];
+    }
+    int nd = src->ndim;
+    int64_t rt[TT_MAX_DIMS], rp[TT_MAX_DIMS], st = 1, sp = 1;
+    bool same = true;
+    for (int e = nd - 1; e >= 0; e--) {
+        rt[e] = st;
+        rp[e] = sp;
+        same = same && st == sp;
+        st *= src->shape[e];
+        sp *= upper_of(ctx, src, e);
+    }
+    if (same || !st) { /* no variable inside any stride (or nothing to index) */
+        *out = v;
+        return HCQ_OK;
+    }
+    int64_t c[TT_MAX_DIMS];
+    for (int d = 0; d < v.ndim; d++) {
+        if (v.shape[d] == 1) { /* index 0 only */
+            v.strides[d] = 0;
+            continue;
+        }
+        if (!v.strides[d]) continue;
+        digits(n->view.strides[d], rt, nd, c);
+        int64_t p = 0;
+        bool own = false; /* the variable view dim steps its source dim by one, and nothing else */
+        for (int e = 0; e < nd; e++) {
+            if (src->sym[e] && c[e]) {
+                if (n->sym[d] != src->sym[e] || c[e] != 1 || (n->view.strides[d] < 0 ? -n->view.strides[d] : n->view.strides[d]) != rt[e])
+                    return cross(d);
+                own = true;
+            }
+            p += c[e] * rp[e];
+        }
+        if (n->sym[d] && !own) return cross(d);
+        v.strides[d] = n->view.strides[d] < 0 ? -p : p;
+    }
+    digits(n->view.offset, rt, nd, c);
+    int64_t p = 0;
+    for (int e = 0; e < nd; e++) {
+        if (src->sym[e] && c[e]) return cross(-1);
+        p += c[e] * rp[e];
+    }
+    v.offset = n->view.offset < 0 ? -p : p;
+    *out = v;
+    return HCQ_OK;
+}
+
+static void sub_walk(hcq_ctx *ctx, tt_symsave *S, tt_node *n, int depth)
 {
     if (S->err || depth > 4096) return;
-    if (n->sstamp == S->stamp) { /* seen; a node first reached as a view's source was checked then */
-        if (decomposed && !outermost(n, NULL) && tt_has_sym(n)) S->err = not_outermost("a view's source");
-        return;
-    }
+    if (n->sstamp == S->stamp) return;
     n->sstamp = S->stamp;
-    if (tt_has_sym(n)) {
-        if ((decomposed || n->op == TT_BUF) && !outermost(n, NULL)) {
-            S->err = not_outermost(n->op == TT_BUF ? "a buffer" : "a view's source");
-            return;
-        }
-        if (n->op == TT_VIEW && n->view.mask)
-            for (int d = 0; d < n->ndim; d++)
-                if (n->sym[d] && (n->view.lo[d] != 0 || n->view.hi[d] != n->shape[d])) {
-                    S->err = base_err(HCQ_ENOTSUP, "a view masks part of a variable dim (hcq_jit_dim): not supported");
-                    return;
-                }
+    if (tt_has_sym(n) || (n->op == TT_VIEW && tt_has_sym(n->src[0]))) {
         if (S->n == S->cap) {
             uint32_t nc = S->cap ? S->cap * 2 : 32;
             sym_ent *ne = base_realloc_array(S->e, nc, sizeof *ne);
@@ -252,23 +451,17 @@ static void sub_walk(hcq_ctx *ctx, tt_symsave *S, tt_node *n, bool decomposed, i
         sym_ent *e = &S->e[S->n++];
         e->n = n;
         memcpy(e->shape, n->shape, sizeof e->shape);
-        e->view = n->view;
-        for (int d = 0; d < n->ndim; d++) {
-            if (!n->sym[d]) continue;
-            int64_t hi = ctx->syms[n->sym[d] - 1].hi;
-            if (n->op == TT_VIEW) {
-                if (n->view.mask) n->view.hi[d] = hi;
-                n->view.shape[d] = hi;
-            }
-            n->shape[d] = hi;
-        }
+        e->view = e->nview = n->view;
+        /* (the source's traced shape: nothing is changed before every
+         * view is restated) */
+        if (n->op == TT_VIEW && (S->err = tt_sym_view_padded(ctx, n, &e->nview))) return;
     }
     if (n->op == TT_BUF) return;
     if (n->op == TT_GATHER && n->src[0]->sym[n->axes]) {
         S->err = base_err(HCQ_ENOTSUP, "a gather along a variable dim (hcq_jit_dim) is not supported");
         return;
     }
-    for (int i = 0; i < n->nsrc; i++) sub_walk(ctx, S, n->src[i], n->op == TT_VIEW, depth + 1);
+    for (int i = 0; i < n->nsrc; i++) sub_walk(ctx, S, n->src[i], depth + 1);
 }
 
 void tt_sym_restore(tt_symsave *S)
@@ -291,19 +484,29 @@ hcq_status tt_sym_substitute(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroot
     if (!S) return HCQ_ENOMEM;
     if (++ctx->sym_stamp == 0) ++ctx->sym_stamp;
     S->stamp = ctx->sym_stamp;
-    for (uint32_t r = 0; r < nroots && !S->err; r++) {
-        int v = 0;
-        if (!outermost(roots[r], &v)) S->err = not_outermost("the tensor it stores");
-        else if (*var && v && v != *var)
-            S->err = base_err(HCQ_ENOTSUP, "one kernel would store tensors of two variable sizes (hcq_jit_dim): not supported");
-        else if (v) *var = v;
-    }
-    for (uint32_t r = 0; r < nroots && !S->err; r++) sub_walk(ctx, S, roots[r], true, 0);
+    /* the launch follows the variable of the stored tensors' outermost dim
+     * (every root has the same shape, and must have the same variables) */
+    for (uint32_t r = 1; r < nroots && !S->err; r++)
+        if (memcmp(roots[r]->sym, roots[0]->sym, sizeof roots[0]->sym))
+            S->err = base_err(HCQ_ENOTSUP, "one kernel would store tensors of one shape with different variable dims (hcq_jit_dim): "
+                                           "not supported");
+    for (int d = 0; d < roots[0]->ndim && !S->err; d++)
+        if (roots[0]->shape[d] != 1) {
+            *var = roots[0]->sym[d];
+            break;
+        }
+    for (uint32_t r = 0; r < nroots && !S->err; r++) sub_walk(ctx, S, roots[r], 0);
     if (S->err) {
         hcq_status s = S->err;
+        S->n = 0; /* nothing changed yet */
         tt_sym_restore(S);
         *var = 0;
         return s;
+    }
+    for (uint32_t i = 0; i < S->n; i++) {
+        tt_node *n = S->e[i].n;
+        for (int d = 0; d < n->ndim; d++) n->shape[d] = upper_of(ctx, n, d);
+        if (n->op == TT_VIEW) n->view = S->e[i].nview;
     }
     if (!S->n) {
         tt_sym_restore(S);

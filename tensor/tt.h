@@ -507,6 +507,10 @@ struct tt_atom {
     const tt_sx *x; /* floor(x / a) mod b (b == 0: no mod) */
     int64_t a, b;
     hcq_ir_ref ir; /* a variable's IR value */
+    /* a product x * by, by a variable known at launch (a symbolic dim's
+     * value, or a product of them): var is set (no rule looks inside),
+     * x is one atom, a = 1, b = 0 (tt_sx_mulv) */
+    const tt_atom *by;
     tt_atom *hnext;
 };
 typedef struct tt_sym {
@@ -529,6 +533,11 @@ tt_sx *tt_sx_addc(tt_sym *s, const tt_sx *a, int64_t c);
 tt_sx *tt_sx_mulc(tt_sym *s, const tt_sx *a, int64_t k);
 tt_sx *tt_sx_div(tt_sym *s, const tt_sx *a, int64_t d); /* floor, d > 0 */
 tt_sx *tt_sx_mod(tt_sym *s, const tt_sx *a, int64_t m); /* floor, m > 0 */
+/* a * v, v a variable (one term, coefficient 1, no constant): c*v plus
+ * k*(atom*v) per term of a, each product an atom of its own. A symbolic
+ * coefficient: a row-major stride that multiplies a variable dim's value
+ * (symdim.c), which divisions never see (only memory indexes use it). */
+tt_sx *tt_sx_mulv(tt_sym *s, const tt_sx *a, const tt_sx *v);
 static inline bool tt_sx_is_const(const tt_sx *x) { return x->n == 0; }
 /* Coefficient of variable v in x; false when v also appears inside a
  * div/mod atom (x is then not affine in v). */
@@ -672,6 +681,11 @@ static inline bool tt_has_sym(const tt_node *n)
 /* the marks of the op's result from its (broadcast) operands; an error
  * (HCQ_ENOTSUP) when a fixed size meets a variable or two variables meet */
 hcq_status tt_sym_join(tt_node *const *in, int n, const int64_t *shape, int ndim, uint8_t *out, const char *fn);
+/* After tt_sym_join: out[i] a copy of operand i marked with the result's
+ * variable dims where it is a fixed-size tensor of constants, aranges or
+ * random numbers of that size (its values do not depend on the size), or
+ * NULL to use in[i] as it is; new references. */
+hcq_status tt_sym_adopt(tt_node **in, int n, const int64_t *shape, int ndim, const uint8_t *sym, tt_node **out);
 /* r = movement of a: r's marks, or HCQ_ENOTSUP where the movement would
  * need the variable's value (pad, shrink, flip, step or window along it,
  * a reshape merging or splitting it) */
@@ -689,12 +703,19 @@ int64_t tt_dim_upper(const hcq_ctx *ctx, const tt_node *n, int d);
 tt_node *tt_sym_count(hcq_ctx *ctx, const tt_node *a, uint32_t mask);
 /* The lowering of kernels over nodes with variable dims: for the kernel
  * writing roots, each marked shape entry (nodes and views) is set to the
- * variable's upper bound until tt_sym_restore; HCQ_ENOTSUP (nothing
- * changed) where the kernel would need the variable's value in index
- * arithmetic. *var is the variable of the roots' outermost dim (0: none). */
+ * variable's upper bound and each view over a marked source restated at
+ * the upper bounds (tt_sym_view_padded) until tt_sym_restore; HCQ_ENOTSUP
+ * (nothing changed) where a view or a gather would need a variable's
+ * value in a division. *var is the variable of the roots' outermost dim
+ * (0: none), which the launch size follows. */
 typedef struct tt_symsave tt_symsave;
 hcq_status tt_sym_substitute(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, tt_symsave **save, int *var);
 void tt_sym_restore(tt_symsave *save);
+/* View n (a TT_VIEW) restated where every variable dim is at its upper
+ * bound: shape, mask and, where the source has a variable dim inside a
+ * stride, strides and offset (symdim.c says how); HCQ_ENOTSUP where the
+ * view steps across a variable dim. The kernel key names views so. */
+hcq_status tt_sym_view_padded(const hcq_ctx *ctx, const tt_node *n, tt_view *out);
 
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);

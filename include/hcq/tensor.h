@@ -591,18 +591,24 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * their sizes must agree); one name has one range in a context. Declare
  * before the first run. The first two runs trace the function, and need
  * a size of at least 2 (a size of 1 would broadcast); later runs take any
- * size in range, and one outside it is HCQ_EINVAL. Supported: the
- * variable as the outermost dim of what the kernels store and read (a
- * batch: linear layers, matmul, softmax, layernorm, means, cross-entropy,
- * elementwise ops and reshapes keeping the dim, and their backward pass
- * with an optimizer step: training with a variable batch). Results match
- * the eager ops up to the order of sums (the kernels' plans are made for
- * the upper bound). Not yet (HCQ_ENOTSUP, saying where): a kernel indexing
- * a tensor whose variable dim is not its outermost (a contiguous copy of
- * a transposed batch), padding, slicing, flipping or windowing the
- * variable dim, a reshape merging it with others (im2col convolutions),
- * gathers along it, two variables in one kernel (batch and sequence),
- * random tensors of a variable size. Tensors made inside fn with a
+ * size in range, and one outside it is HCQ_EINVAL. Supported: several
+ * variables (4 in use per context) at any dims, a batch and a sequence
+ * (an input of shape (batch, seq, d) with both declared): linear layers,
+ * matmul, convolutions, softmax, layernorm, sums, means and maxima over any dims,
+ * cross-entropy, elementwise ops, permutes and reshapes keeping each
+ * variable dim a dim of its own, attention scores masked by an input mask
+ * or a causal one, dropout, and the backward pass with an optimizer step
+ * (training with a variable batch; gradients over batch and sequence).
+ * A tensor made in fn whose values
+ * do not depend on its size (constants, hcq_arange, hcq_rand of the
+ * traced size, and elementwise ops and views of them) takes the variable
+ * where it meets one; random tensors then draw what eager ones of the
+ * run's size draw. Results match the eager ops up to the order of sums
+ * (the kernels' plans are made for the upper bounds). Not yet
+ * (HCQ_ENOTSUP, saying where): padding, slicing, flipping or windowing a
+ * variable dim, a reshape merging or splitting it,
+ * a view stepping across it, gathers along it, a variable dim meeting a
+ * tensor of a fixed size in memory. Tensors made inside fn with a
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 

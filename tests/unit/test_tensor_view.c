@@ -197,27 +197,33 @@ Test(tensor_view, reshape_rules)
 static int64_t floor_div(int64_t x, int64_t d) { return x / d - (x % d != 0 && (x < 0) != (d < 0)); }
 static int64_t fmodp(int64_t x, int64_t m) { return ((x % m) + m) % m; }
 
+static int64_t eval(const tt_sx *x, tt_atom *const *vars, const int64_t *vals, int nv);
+
+static int64_t eval_atom(const tt_atom *at, tt_atom *const *vars, const int64_t *vals, int nv)
+{
+    int64_t v = 0;
+    if (at->by) { /* a product with a variable (tt_sx_mulv) */
+        v = eval(at->x, vars, vals, nv) * eval_atom(at->by, vars, vals, nv);
+    } else if (at->var) {
+        for (int k = 0; k < nv; k++)
+            if (vars[k] == at) v = vals[k];
+    } else {
+        v = floor_div(eval(at->x, vars, vals, nv), at->a);
+        if (at->b) v = fmodp(v, at->b);
+    }
+    return v;
+}
+
 static int64_t eval(const tt_sx *x, tt_atom *const *vars, const int64_t *vals, int nv)
 {
     int64_t r = x->c;
-    for (uint32_t i = 0; i < x->n; i++) {
-        const tt_atom *at = x->t[i].at;
-        int64_t v = 0;
-        if (at->var) {
-            for (int k = 0; k < nv; k++)
-                if (vars[k] == at) v = vals[k];
-        } else {
-            v = floor_div(eval(at->x, vars, vals, nv), at->a);
-            if (at->b) v = fmodp(v, at->b);
-        }
-        r += x->t[i].k * v;
-    }
+    for (uint32_t i = 0; i < x->n; i++) r += x->t[i].k * eval_atom(x->t[i].at, vars, vals, nv);
     return r;
 }
 
 typedef struct expr {
     const tt_sx *s;
-    int kind; /* 0 var, 1 const, 2 add, 3 mul, 4 div, 5 mod */
+    int kind; /* 0 var, 1 const, 2 add, 3 mul, 4 div, 5 mod, 6 times variable b (tt_sx_mulv) */
     int a, b;
     int64_t c;
 } expr;
@@ -231,6 +237,7 @@ static int64_t direct(const expr *e, int i, const int64_t *vals)
     case 2: return direct(e, x->a, vals) + direct(e, x->b, vals);
     case 3: return direct(e, x->a, vals) * x->c;
     case 4: return floor_div(direct(e, x->a, vals), x->c);
+    case 6: return direct(e, x->a, vals) * vals[x->b];
     default: return fmodp(direct(e, x->a, vals), x->c);
     }
 }
@@ -255,7 +262,7 @@ Test(tensor_view, symbolic_matches_integer_arithmetic)
             ne++;
         }
         while (ne < NE) {
-            int k = 1 + (int)(rnd(&seed) % 5), a = (int)(rnd(&seed) % (unsigned)ne), b = (int)(rnd(&seed) % (unsigned)ne);
+            int k = 1 + (int)(rnd(&seed) % 6), a = (int)(rnd(&seed) % (unsigned)ne), b = (int)(rnd(&seed) % (unsigned)ne);
             int64_t c = 1 + rnd(&seed) % 6;
             expr x = {NULL, k, a, b, c};
             if (k == 1) x.c = (int64_t)(rnd(&seed) % 13) - 6, x.s = tt_sx_const(&S, x.c);
@@ -263,6 +270,7 @@ Test(tensor_view, symbolic_matches_integer_arithmetic)
             if (k == 3) x.c = (int64_t)(rnd(&seed) % 9) - 4, x.s = tt_sx_mulc(&S, e[a].s, x.c);
             if (k == 4) x.s = tt_sx_div(&S, e[a].s, c);
             if (k == 5) x.s = tt_sx_mod(&S, e[a].s, c);
+            if (k == 6) x.b = b % NV, x.s = tt_sx_mulv(&S, e[a].s, e[x.b].s); /* then divided, added, ... as an atom */
             cr_assert_not_null(x.s);
             e[ne++] = x;
         }
