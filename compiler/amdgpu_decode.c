@@ -366,7 +366,7 @@ static int vop3(dctx *c, amdi_inst *in, uint32_t w0)
     if (sub != AMDI_E_VOP3 || (t->fam == AMDI_GFX9 && (op == AMDI_V_ADD_CO_U32 || op == AMDI_V_SUB_CO_U32 ||
                                                      op == AMDI_V_SUBREV_CO_U32)))
         in->flags |= AMDI_F_E64;
-    /* gfx11's v_dot2acc_f32_f16 has no VOP3 form (VOP2Instructions.td: VOP2Only_Real_gfx11) */
+    /* gfx11's v_dot2acc_f32_f16 has no VOP3 form (llvm-mc -mcpu=gfx1100 refuses VOP3 opcode 0x102) */
     if (sub == AMDI_E_VOP2 && t->fam == AMDI_GFX11 && op == AMDI_V_DOT2C_F32_F16) return -1;
     if (sub == AMDI_E_VOP2 && (op == AMDI_V_MADMK_F32 || op == AMDI_V_MADAK_F32 || op == AMDI_V_FMAMK_F32 ||
                                op == AMDI_V_FMAAK_F32))
