@@ -777,6 +777,8 @@ static int fchk(msass_op *o)
     return 0;
 }
 
+static double din(msass_op *o, unsigned k, uint32_t lo, uint32_t hi);
+
 static int frnd(msass_op *o)
 {
     const sass_insn *in = o->in;
@@ -786,7 +788,7 @@ static int frnd(msass_op *o)
     uint32_t *d = msass_dst(o, 0), *dh = dbl ? msass_dst_hi(o, 0) : NULL;
     int rm = rounding(in);
     LANES(o, i) {
-        double x = dbl ? f64((uint64_t)ah[i] << 32 | a[i]) : fin(o, 1, a[i]), r;
+        double x = dbl ? din(o, 1, a[i], ah[i]) : fin(o, 1, a[i]), r; /* ptxas folds a negation: FRND.F64.TRUNC R, -R */
         r = rm == FE_TOWARDZERO ? trunc(x) : rm == FE_DOWNWARD ? floor(x) : rm == FE_UPWARD ? ceil(x) : nearbyint(x);
         if (dbl) {
             uint64_t b = bits64(r);
