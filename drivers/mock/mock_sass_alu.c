@@ -489,13 +489,20 @@ static int isetp(msass_op *o)
 static int dsetp_minmax(msass_op *o)
 {
     const sass_insn *in = o->in;
-    if (in->nops < 5 || ((in->o[2].flags | in->o[3].flags) & (SASS_F_NEG | SASS_F_ABS))) return -1;
+    if (in->nops < 5) return -1;
     bool mn = sass_has(in, SASS_M_MIN);
     const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1);
     const uint32_t *ah = msass_src_hi(o, 2, 2), *bh = msass_src_hi(o, 3, 3);
     uint32_t c = msass_pred(o, 4), pa = 0, pn = 0;
+    /* an operand's |..| and - are on its sign bit (ptxas's max(x, -c):
+     * DSETP.MAX P, Q, R, -UR, then FSEL of R's or -UR's high word; seed 9076) */
+    uint64_t fa = in->o[2].flags, fb = in->o[3].flags, S = 1ull << 63;
     LANES(o, i) {
         uint64_t xa = (uint64_t)ah[i] << 32 | a[i], xb = (uint64_t)bh[i] << 32 | b[i];
+        if (fa & SASS_F_ABS) xa &= ~S;
+        if (fa & SASS_F_NEG) xa ^= S;
+        if (fb & SASS_F_ABS) xb &= ~S;
+        if (fb & SASS_F_NEG) xb ^= S;
         double x = f64(xa), y = f64(xb), r = mn ? fmin(x, y) : fmax(x, y);
         pa |= (uint32_t)(!isnan(x) && bits64(r) == xa) << i;
         pn |= (uint32_t)(isnan(x) && isnan(y)) << i;

@@ -281,3 +281,12 @@ extern "C" __global__ void round_negated(const double *x, double *o)
     o[4 * t + 2] = ceil(-fabs(v));
     o[4 * t + 3] = rint(-v);
 }
+
+// double min/max of negated operands: ptxas folds the negation into
+// DSETP.MAX/.MIN and the FSEL of the high words (difftest seed 9076)
+extern "C" __global__ void minmax64_neg(const double *x, double *m)
+{
+    int t = threadIdx.x;
+    m[2 * t] = fmax(x[t], -x[t + 32]);
+    m[2 * t + 1] = fmin(-x[t], x[t + 32]);
+}

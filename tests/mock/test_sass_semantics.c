@@ -544,6 +544,29 @@ Test(sass_semantics, packed_add_and_double_min_max)
     }
 }
 
+/* difftest seed 9076: DSETP.MAX/.MIN with a negated operand (an illegal
+ * instruction before) */
+Test(sass_semantics, double_min_max_of_negated_operands)
+{
+    hcq_program *p = load("minmax64_neg");
+    enum { T = 32 };
+    double x[2 * T], m[2 * T];
+    static const double ev[] = {1.0, -1.0, NAN, -0.0, 0.0, INFINITY, -INFINITY, -2.5, 3.0, 1e300, -1e-300};
+    for (int i = 0; i < 2 * T; i++) x[i] = i < T ? ev[i % 11] : ev[(i / 3) % 11];
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bm = T_NONNULL(hcq_buffer_alloc(dev, sizeof m, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bm)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bm, m, sizeof m);
+    for (int t = 0; t < T; t++) {
+        double u = x[t], v = x[t + T];
+        double w[2] = {fmax(u, -v), fmin(-u, v)};
+        for (int k = 0; k < 2; k++) {
+            if (isnan(w[k])) cr_assert(isnan(m[2 * t + k]), "thread %d op %d: %a, %a gave %a, want NaN", t, k, u, v, m[2 * t + k]);
+            else cr_assert(m[2 * t + k] == w[k], "thread %d op %d: %a, %a gave %a, want %a", t, k, u, v, m[2 * t + k], w[k]);
+        }
+    }
+}
+
 /* ** memcheck (HCQ_MOCK_CHECK=memcheck) */
 static hcq_status run_mc(const char *kernel, int *out)
 {
