@@ -239,9 +239,7 @@ static int vop_short(dctx *c, amdi_inst *in, uint32_t w, amdi_enc enc)
     bool is16 = t16(t, op);
     if (is16) in->flags |= AMDI_F_T16;
     unsigned ns = enc == AMDI_E_VOP1 ? (op == AMDI_V_NOP ? 0 : 1) : 2;
-    if (op == AMDI_V_FMAC_F32 || op == AMDI_V_MAC_F32 || op == AMDI_V_FMAC_F16 || op == AMDI_V_MAC_F16 ||
-        op == AMDI_V_FMAC_F64 || op == AMDI_V_PK_FMAC_F16)
-        ns = 2;
+    if (amdi_dst_is_addend(op)) ns = 2;
     /* the real src0 behind the DPP/SDWA markers */
     uint32_t w1 = 0;
     bool sdwa = false, dpp = false, dpp8 = false;
@@ -369,6 +367,8 @@ static int vop3(dctx *c, amdi_inst *in, uint32_t w0)
     if (sub != AMDI_E_VOP3 || (t->fam == AMDI_GFX9 && (op == AMDI_V_ADD_CO_U32 || op == AMDI_V_SUB_CO_U32 ||
                                                      op == AMDI_V_SUBREV_CO_U32)))
         in->flags |= AMDI_F_E64;
+    /* gfx11's v_dot2acc_f32_f16 has no VOP3 form (llvm-mc -mcpu=gfx1100 refuses VOP3 opcode 0x102) */
+    if (sub == AMDI_E_VOP2 && t->fam == AMDI_GFX11 && op == AMDI_V_DOT2C_F32_F16) return -1;
     if (sub == AMDI_E_VOP2 && (op == AMDI_V_MADMK_F32 || op == AMDI_V_MADAK_F32 || op == AMDI_V_FMAMK_F32 ||
                                op == AMDI_V_FMAAK_F32))
         return -1;
@@ -377,9 +377,7 @@ static int vop3(dctx *c, amdi_inst *in, uint32_t w0)
     bool vop3b = carry_out(op);
     unsigned ns = sig_nsrc(op);
     if (sub == AMDI_E_VOP2 && carry_in(op)) ns = 3;
-    if (op == AMDI_V_FMAC_F32 || op == AMDI_V_MAC_F32 || op == AMDI_V_FMAC_F16 || op == AMDI_V_MAC_F16 ||
-        op == AMDI_V_FMAC_F64 || op == AMDI_V_PK_FMAC_F16)
-        ns = 2;
+    if (amdi_dst_is_addend(op)) ns = 2;
     if (op == AMDI_V_NOP) ns = 0;
     if (op == AMDI_V_READLANE_B32 || op == AMDI_V_WRITELANE_B32) ns = 2;
     in->ns = (uint8_t)ns;

@@ -353,6 +353,12 @@ typedef struct amdi_target {
     X(V_XOR_B16, "", "v_xor_b16", "h:hh")                                      \
     X(V_CVT_PKRTZ_F16_F32, "v_cvt_pkrtz_f16_f32", "v_cvt_pk_rtz_f16_f32", "i:ff") \
     X(V_PK_FMAC_F16, "v_pk_fmac_f16", "v_pk_fmac_f16", "p:ppp")                \
+    /* integer and f16 dot products accumulating into the destination */     \
+    X(V_DOT2C_F32_F16, "v_dot2c_f32_f16", "v_dot2acc_f32_f16", "f:ppf")        \
+    X(V_DOT2C_F32_BF16, "", "v_dot2acc_f32_bf16", "f:ppf")                     \
+    X(V_DOT2C_I32_I16, "v_dot2c_i32_i16", "", "i:ppi")                         \
+    X(V_DOT4C_I32_I8, "v_dot4c_i32_i8", "", "i:iii")                           \
+    X(V_DOT8C_I32_I4, "v_dot8c_i32_i4", "", "i:iii")                           \
     /* VOP3 only */                                                            \
     X(V_MAD_F32, "v_mad_f32", "", "f:fff")                                     \
     X(V_MAD_I32_I24, "v_mad_i32_i24", "v_mad_i32_i24", "i:iii")                \
@@ -466,6 +472,14 @@ typedef struct amdi_target {
     X(V_FMA_MIXLO_F16, "v_fma_mixlo_f16", "v_fma_mixlo_f16", "p:ppp")          \
     X(V_FMA_MIXHI_F16, "v_fma_mixhi_f16", "v_fma_mixhi_f16", "p:ppp")          \
     X(V_DOT2_F32_F16, "v_dot2_f32_f16", "v_dot2_f32_f16", "f:ppf")             \
+    X(V_DOT2_F32_BF16, "", "v_dot2_f32_bf16", "f:ppf")                         \
+    X(V_DOT2_I32_I16, "v_dot2_i32_i16", "", "i:ppi")                           \
+    X(V_DOT2_U32_U16, "v_dot2_u32_u16", "", "i:ppi")                           \
+    /* gfx11's iu forms take each source's signedness from its neg_lo bit */ \
+    X(V_DOT4_I32_I8, "v_dot4_i32_i8", "v_dot4_i32_iu8", "i:iii")               \
+    X(V_DOT4_U32_U8, "v_dot4_u32_u8", "v_dot4_u32_u8", "i:iii")                \
+    X(V_DOT8_I32_I4, "v_dot8_i32_i4", "v_dot8_i32_iu4", "i:iii")               \
+    X(V_DOT8_U32_U4, "v_dot8_u32_u4", "v_dot8_u32_u4", "i:iii")                \
     X(V_PK_FMA_F32, "v_pk_fma_f32", "", "l:lll")                               \
     X(V_PK_MUL_F32, "v_pk_mul_f32", "", "l:ll")                                \
     X(V_PK_ADD_F32, "v_pk_add_f32", "", "l:ll")                                \
@@ -789,6 +803,18 @@ void amdi_print(const amdi_target *t, const amdi_inst *in, const amdi_inst *y, c
 /* The op's names and operand types (the AMDI_OPS columns). */
 const char *amdi_op_name(amdi_family fam, amdi_op op);
 const char *amdi_op_sig(amdi_op op);
+
+/* VOP2 ops whose destination is also their last source (the addend): the
+ * encoding has two sources, the operation three */
+static inline bool amdi_dst_is_addend(amdi_op op)
+{
+    switch (op) {
+    case AMDI_V_FMAC_F32: case AMDI_V_MAC_F32: case AMDI_V_FMAC_F16: case AMDI_V_MAC_F16: case AMDI_V_FMAC_F64:
+    case AMDI_V_PK_FMAC_F16: case AMDI_V_DOT2C_F32_F16: case AMDI_V_DOT2C_F32_BF16: case AMDI_V_DOT2C_I32_I16: case AMDI_V_DOT4C_I32_I8:
+    case AMDI_V_DOT8C_I32_I4: return true;
+    default: return false;
+    }
+}
 
 /* per-family opcode tables (amdgpu_tables.c): encoding opcode -> amdi_op */
 typedef struct amdi_tables {

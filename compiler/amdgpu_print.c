@@ -36,7 +36,7 @@ static bool in_table(const uint16_t *tab, unsigned n, amdi_op op)
  * without _e32/_e64 */
 static bool bare(const amdi_target *t, amdi_op op)
 {
-    if (op == AMDI_V_PK_FMAC_F16) return t->fam == AMDI_GFX11;
+    if (op == AMDI_V_PK_FMAC_F16 || op == AMDI_V_DOT2C_F32_F16) return t->fam == AMDI_GFX11;
     switch (op) {
     case AMDI_V_READFIRSTLANE_B32: case AMDI_V_SWAP_B32: case AMDI_V_NOP: case AMDI_V_FMAMK_F32:
     case AMDI_V_FMAAK_F32: case AMDI_V_MADMK_F32: case AMDI_V_MADAK_F32: case AMDI_V_PERMLANE64_B32: return true;
@@ -324,7 +324,7 @@ static void print_one(sb *b, const amdi_target *t, const amdi_inst *in)
         if (in->enc != AMDI_E_VOP1) put(b, " src1_sel:%s", sdwa_sel[in->sdwa_sel[1] & 7]);
         return;
     }
-    if (in->clamp) put(b, " clamp");
+    if (in->clamp && in->enc != AMDI_E_VOP3P) put(b, " clamp"); /* VOP3P's follows its op_sel and neg */
     if (in->omod) put(b, " %s", in->omod == 1 ? "mul:2" : in->omod == 2 ? "mul:4" : "div:2");
     /* true16 operands show their halves as .l/.h; op_sel prints too, but
      * for v_cndmask_b16 only where the destination is high */
@@ -359,6 +359,7 @@ static void print_one(sb *b, const amdi_target *t, const amdi_inst *in)
             for (unsigned i = 0; i < ns; i++) put(b, "%s%u", i ? "," : "", in->neg_hi >> i & 1);
             put(b, "]");
         }
+        if (in->clamp) put(b, " clamp");
     }
     if (in->flags & AMDI_F_DPP) dpp_ctrl(b, in);
     if (in->flags & AMDI_F_DPP8) {

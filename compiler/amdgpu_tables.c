@@ -136,6 +136,8 @@ static const uint16_t g9_vop2[] = {
     [0x2e] = O(V_MIN_F16), [0x2f] = O(V_MAX_U16), [0x30] = O(V_MAX_I16), [0x31] = O(V_MIN_U16),
     [0x32] = O(V_MIN_I16), [0x33] = O(V_LDEXP_F16), [0x34] = O(V_ADD_U32), [0x35] = O(V_SUB_U32),
     [0x36] = O(V_SUBREV_U32), [0x3b] = O(V_FMAC_F32), [0x3c] = O(V_PK_FMAC_F16), [0x3d] = O(V_XNOR_B32),
+    /* the dot-product accumulators (VOP2Instructions.td VOP2_Real_DOT_ACC_gfx9; gfx90a and gfx940-942 alike) */
+    [0x37] = O(V_DOT2C_F32_F16), [0x38] = O(V_DOT2C_I32_I16), [0x39] = O(V_DOT4C_I32_I8), [0x3a] = O(V_DOT8C_I32_I4),
 };
 static const uint16_t g9_vopc[] = {
     [0x10] = O(V_CMP_CLASS_F32), [0x11] = O(V_CMPX_CLASS_F32), [0x12] = O(V_CMP_CLASS_F64),
@@ -177,7 +179,9 @@ static const uint16_t g9_vop3p[] = {
     [0x0b] = O(V_PK_SUB_U16), [0x0c] = O(V_PK_MAX_U16), [0x0d] = O(V_PK_MIN_U16), [0x0e] = O(V_PK_FMA_F16),
     [0x0f] = O(V_PK_ADD_F16), [0x10] = O(V_PK_MUL_F16), [0x11] = O(V_PK_MIN_F16), [0x12] = O(V_PK_MAX_F16),
     [0x20] = O(V_FMA_MIX_F32), [0x21] = O(V_FMA_MIXLO_F16), [0x22] = O(V_FMA_MIXHI_F16),
-    [0x23] = O(V_DOT2_F32_F16), [0x30] = O(V_PK_FMA_F32), [0x31] = O(V_PK_MUL_F32), [0x32] = O(V_PK_ADD_F32),
+    [0x23] = O(V_DOT2_F32_F16), [0x26] = O(V_DOT2_I32_I16), [0x27] = O(V_DOT2_U32_U16),
+    [0x28] = O(V_DOT4_I32_I8), [0x29] = O(V_DOT4_U32_U8), [0x2a] = O(V_DOT8_I32_I4), [0x2b] = O(V_DOT8_U32_U4),
+    [0x30] = O(V_PK_FMA_F32), [0x31] = O(V_PK_MUL_F32), [0x32] = O(V_PK_ADD_F32),
     [0x33] = O(V_PK_MOV_B32), [0x58] = O(V_ACCVGPR_READ_B32), [0x59] = O(V_ACCVGPR_WRITE_B32),
 };
 static const uint16_t g9_ds[] = {
@@ -302,7 +306,7 @@ static const uint16_t g11_vop1[] = {
     [0x6a] = O(V_CVT_I32_I16), [0x6b] = O(V_CVT_U32_U16),
 };
 static const uint16_t g11_vop2[] = {
-    [0x01] = O(V_CNDMASK_B32), [0x03] = O(V_ADD_F32), [0x04] = O(V_SUB_F32), [0x05] = O(V_SUBREV_F32),
+    [0x01] = O(V_CNDMASK_B32), [0x02] = O(V_DOT2C_F32_F16), /* v_dot2acc_f32_f16: VOP2 only */ [0x03] = O(V_ADD_F32), [0x04] = O(V_SUB_F32), [0x05] = O(V_SUBREV_F32),
     [0x07] = O(V_MUL_LEGACY_F32), [0x08] = O(V_MUL_F32), [0x09] = O(V_MUL_I32_I24), [0x0a] = O(V_MUL_HI_I32_I24),
     [0x0b] = O(V_MUL_U32_U24), [0x0c] = O(V_MUL_HI_U32_U24), [0x0f] = O(V_MIN_F32), [0x10] = O(V_MAX_F32),
     [0x11] = O(V_MIN_I32), [0x12] = O(V_MAX_I32), [0x13] = O(V_MIN_U32), [0x14] = O(V_MAX_U32),
@@ -355,7 +359,8 @@ static const uint16_t g11_vop3p[] = {
     [0x07] = O(V_PK_MAX_I16), [0x08] = O(V_PK_MIN_I16), [0x09] = O(V_PK_MAD_U16), [0x0a] = O(V_PK_ADD_U16),
     [0x0b] = O(V_PK_SUB_U16), [0x0c] = O(V_PK_MAX_U16), [0x0d] = O(V_PK_MIN_U16), [0x0e] = O(V_PK_FMA_F16),
     [0x0f] = O(V_PK_ADD_F16), [0x10] = O(V_PK_MUL_F16), [0x11] = O(V_PK_MIN_F16), [0x12] = O(V_PK_MAX_F16),
-    [0x13] = O(V_DOT2_F32_F16), [0x20] = O(V_FMA_MIX_F32), [0x21] = O(V_FMA_MIXLO_F16),
+    [0x13] = O(V_DOT2_F32_F16), [0x16] = O(V_DOT4_I32_I8), [0x17] = O(V_DOT4_U32_U8), [0x18] = O(V_DOT8_I32_I4),
+    [0x19] = O(V_DOT8_U32_U4), [0x1a] = O(V_DOT2_F32_BF16), [0x20] = O(V_FMA_MIX_F32), [0x21] = O(V_FMA_MIXLO_F16),
     [0x22] = O(V_FMA_MIXHI_F16),
 };
 static const uint16_t g11_ds[] = {
@@ -405,7 +410,8 @@ static const uint16_t g11_mubuf[] = {
 static const uint16_t g11_vopd[] = {
     [0] = O(V_FMAC_F32), [1] = O(V_FMAAK_F32), [2] = O(V_FMAMK_F32), [3] = O(V_MUL_F32), [4] = O(V_ADD_F32),
     [5] = O(V_SUB_F32), [6] = O(V_SUBREV_F32), [7] = O(V_MUL_LEGACY_F32), [8] = O(V_MOV_B32),
-    [9] = O(V_CNDMASK_B32), [10] = O(V_MAX_F32), [11] = O(V_MIN_F32), [16] = O(V_ADD_U32), [17] = O(V_LSHLREV_B32),
+    [9] = O(V_CNDMASK_B32), [10] = O(V_MAX_F32), [11] = O(V_MIN_F32), [12] = O(V_DOT2C_F32_F16),
+    [13] = O(V_DOT2C_F32_BF16), [16] = O(V_ADD_U32), [17] = O(V_LSHLREV_B32),
     [18] = O(V_AND_B32),
 };
 

@@ -587,6 +587,60 @@ static void pk32_halves(const amdi_inst *in, unsigned i, uint64_t raw, uint32_t 
     *hi = b;
 }
 
+/* The integer dot products (AMD's ISA guides, "VOP3P Instructions":
+ * D = the sum of the products of S0's and S1's packed elements, plus S2;
+ * with clamp the sum saturates to the result's range instead of wrapping;
+ * llvm-project VOP3PInstructions.td, the V_DOT* records). Elements are
+ * 16, 8 or 4 bits from the low end, signed for the _i32_ forms of gfx9;
+ * gfx11's _iu forms take each source's signedness from its neg_lo bit
+ * (1: signed), as clang's llvm.amdgcn.sudot4/sudot8 set it, and the _u32
+ * forms are unsigned. The 16-bit form picks its halves with op_sel and
+ * op_sel_hi as the packed ops do; the others read whole dwords, so an
+ * op_sel there, neg_hi, or neg_lo where it is no signedness, is no
+ * encoding clang makes: an illegal instruction here, not a guess. */
+static bool idot(mai_wave *w, const amdi_inst *in, const uint64_t *A, const uint64_t *B, const uint64_t *C, vres *o)
+{
+    unsigned W = w->g->d->wave;
+    amdi_op op = (amdi_op)in->op;
+    bool gfx11 = w->g->d->t.fam == AMDI_GFX11;
+    unsigned bits = op == AMDI_V_DOT2_I32_I16 || op == AMDI_V_DOT2_U32_U16 ? 16
+                    : op == AMDI_V_DOT4_I32_I8 || op == AMDI_V_DOT4_U32_U8 ? 8 : 4;
+    bool signed_res = op == AMDI_V_DOT2_I32_I16 || op == AMDI_V_DOT4_I32_I8 || op == AMDI_V_DOT8_I32_I4;
+    bool iu = gfx11 && (op == AMDI_V_DOT4_I32_I8 || op == AMDI_V_DOT8_I32_I4);
+    unsigned neg_lo = 0;
+    for (unsigned i = 0; i < 3; i++) neg_lo |= (in->s[i].mod & AMDI_M_NEG ? 1u : 0u) << i;
+    if ((in->neg_hi & 7) || (neg_lo & ~(iu ? 3u : 0u)) || (bits != 16 && (in->op_sel & 7))) {
+        unsupported(w, in, "a modifier this integer dot product does not take");
+        return false;
+    }
+    bool sa = iu ? (neg_lo & 1) != 0 : signed_res, sb = iu ? (neg_lo & 2) != 0 : signed_res;
+    unsigned n = 32 / bits;
+    uint32_t m = (1u << bits) - 1;
+    LANES {
+        uint32_t a = (uint32_t)A[l], b = (uint32_t)B[l];
+        if (bits == 16) {
+            uint32_t a0, a1, b0, b1;
+            pk_halves(in, 0, A[l], false, &a0, &a1);
+            pk_halves(in, 1, B[l], false, &b0, &b1);
+            a = a0 | a1 << 16;
+            b = b0 | b1 << 16;
+        }
+        int64_t sum = signed_res ? (int64_t)(int32_t)(uint32_t)C[l] : (int64_t)(uint32_t)C[l];
+        for (unsigned k = 0; k < n; k++) {
+            uint32_t x = a >> (k * bits) & m, y = b >> (k * bits) & m;
+            int64_t sx = sa && (x >> (bits - 1)) ? (int64_t)x - (1ll << bits) : (int64_t)x;
+            int64_t sy = sb && (y >> (bits - 1)) ? (int64_t)y - (1ll << bits) : (int64_t)y;
+            sum += sx * sy;
+        }
+        if (in->clamp) {
+            int64_t lo = signed_res ? INT32_MIN : 0, hi = signed_res ? INT32_MAX : (int64_t)UINT32_MAX;
+            sum = sum < lo ? lo : sum > hi ? hi : sum;
+        }
+        o->r[l] = (uint32_t)(uint64_t)sum;
+    }
+    return true;
+}
+
 static bool vop3p(mai_wave *w, const amdi_inst *in, const uint64_t *A, const uint64_t *B, const uint64_t *C,
                   uint64_t act, vres *o)
 {
@@ -635,7 +689,22 @@ static bool vop3p(mai_wave *w, const amdi_inst *in, const uint64_t *A, const uin
             if (in->s[2].mod & AMDI_M_NEG) c = -c;
             o->r[l] = fu((float)((double)h2f(a0) * h2f(b0) + (double)h2f(a1) * h2f(b1) + c));
         }
+        if (in->clamp) LANES o->r[l] = fu(fminf(fmaxf(uf(o->r[l]), 0.0f), 1.0f));
         return true;
+    case AMDI_V_DOT2_F32_BF16:
+        /* bf16 products are exact in double, so the sum rounds once to f32 */
+        LANES {
+            uint32_t a0, a1, b0, b1;
+            pk_halves(in, 0, A[l], true, &a0, &a1);
+            pk_halves(in, 1, B[l], true, &b0, &b1);
+            float c = uf(C[l]);
+            if (in->s[2].mod & AMDI_M_NEG) c = -c;
+            o->r[l] = fu((float)((double)uf(a0 << 16) * uf(b0 << 16) + (double)uf(a1 << 16) * uf(b1 << 16) + c));
+        }
+        if (in->clamp) LANES o->r[l] = fu(fminf(fmaxf(uf(o->r[l]), 0.0f), 1.0f));
+        return true;
+    case AMDI_V_DOT2_I32_I16: case AMDI_V_DOT2_U32_U16: case AMDI_V_DOT4_I32_I8: case AMDI_V_DOT4_U32_U8:
+    case AMDI_V_DOT8_I32_I4: case AMDI_V_DOT8_U32_U4: return idot(w, in, A, B, C, o);
     default: break;
     }
     bool fl = op == AMDI_V_PK_FMA_F16 || op == AMDI_V_PK_ADD_F16 || op == AMDI_V_PK_MUL_F16 || op == AMDI_V_PK_MIN_F16 ||
@@ -717,8 +786,7 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
     }
     /* sources */
     unsigned ns = in->ns;
-    bool mac = op == AMDI_V_FMAC_F32 || op == AMDI_V_MAC_F32 || op == AMDI_V_FMAC_F16 || op == AMDI_V_MAC_F16 ||
-               op == AMDI_V_FMAC_F64 || op == AMDI_V_PK_FMAC_F16;
+    bool mac = amdi_dst_is_addend(op);
     /* SDWA selects from the whole register: read 16-bit operands whole */
     bool sdwa = in->flags & AMDI_F_SDWA;
     if (ns > 0) rd(w, in, 0, in->enc == AMDI_E_VOP3P ? (t0 == 'l' ? 'l' : 'i') : sdwa && t0 == 'h' ? 'i' : t0, A);
@@ -767,6 +835,22 @@ static bool compute(mai_wave *w, const amdi_inst *in, vres *o)
     }
     act = o->wmask; /* lanes computed: the written ones */
     if (in->enc == AMDI_E_VOP3P) return vop3p(w, in, A, B, C, act, o);
+    if (op == AMDI_V_DOT2C_F32_F16 || op == AMDI_V_DOT2C_F32_BF16 || op == AMDI_V_DOT2C_I32_I16 ||
+        op == AMDI_V_DOT4C_I32_I8 || op == AMDI_V_DOT8C_I32_I4) {
+        /* VOP2's accumulating forms: the VOP3P op with the destination as
+         * S2, no modifiers, signed sources (gfx9's _i32 dot products) */
+        amdi_inst pk = *in;
+        pk.op = (uint16_t)(op == AMDI_V_DOT2C_F32_F16 ? AMDI_V_DOT2_F32_F16 : op == AMDI_V_DOT2C_F32_BF16 ? AMDI_V_DOT2_F32_BF16
+                           : op == AMDI_V_DOT2C_I32_I16 ? AMDI_V_DOT2_I32_I16
+                           : op == AMDI_V_DOT4C_I32_I8 ? AMDI_V_DOT4_I32_I8 : AMDI_V_DOT8_I32_I4);
+        pk.op_sel = 0;
+        pk.op_sel_hi = 7;
+        pk.neg_hi = 0;
+        pk.ns = 3;
+        for (unsigned i = 0; i < 3; i++) pk.s[i].mod = 0;
+        pk.clamp = in->clamp;
+        return vop3p(w, &pk, A, B, C, act, o);
+    }
     if (op == AMDI_V_PK_FMAC_F16) { /* VOP2: both halves from their own halves */
         amdi_inst pk = *in;
         pk.op_sel = 0;

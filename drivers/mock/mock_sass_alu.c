@@ -505,13 +505,20 @@ static int isetp(msass_op *o)
 static int dsetp_minmax(msass_op *o)
 {
     const sass_insn *in = o->in;
-    if (in->nops < 5 || ((in->o[2].flags | in->o[3].flags) & (SASS_F_NEG | SASS_F_ABS))) return -1;
+    if (in->nops < 5) return -1;
     bool mn = sass_has(in, SASS_M_MIN);
     const uint32_t *a = msass_src_row(o, 2, 0), *b = msass_src_row(o, 3, 1);
     const uint32_t *ah = msass_src_hi(o, 2, 2), *bh = msass_src_hi(o, 3, 3);
     uint32_t c = msass_pred(o, 4), pa = 0, pn = 0;
+    /* an operand's |..| and - are on its sign bit (ptxas's max(x, -c):
+     * DSETP.MAX P, Q, R, -UR, then FSEL of R's or -UR's high word; seed 9076) */
+    uint64_t fa = in->o[2].flags, fb = in->o[3].flags, S = 1ull << 63;
     LANES(o, i) {
         uint64_t xa = (uint64_t)ah[i] << 32 | a[i], xb = (uint64_t)bh[i] << 32 | b[i];
+        if (fa & SASS_F_ABS) xa &= ~S;
+        if (fa & SASS_F_NEG) xa ^= S;
+        if (fb & SASS_F_ABS) xb &= ~S;
+        if (fb & SASS_F_NEG) xb ^= S;
         double x = f64(xa), y = f64(xb), r = mn ? fmin(x, y) : fmax(x, y);
         pa |= (uint32_t)(!isnan(x) && bits64(r) == xa) << i;
         pn |= (uint32_t)(isnan(x) && isnan(y)) << i;
@@ -793,6 +800,8 @@ static int fchk(msass_op *o)
     return 0;
 }
 
+static double din(msass_op *o, unsigned k, uint32_t lo, uint32_t hi);
+
 static int frnd(msass_op *o)
 {
     const sass_insn *in = o->in;
@@ -802,7 +811,7 @@ static int frnd(msass_op *o)
     uint32_t *d = msass_dst(o, 0), *dh = dbl ? msass_dst_hi(o, 0) : NULL;
     int rm = rounding(in);
     LANES(o, i) {
-        double x = dbl ? f64((uint64_t)ah[i] << 32 | a[i]) : fin(o, 1, a[i]), r;
+        double x = dbl ? din(o, 1, a[i], ah[i]) : fin(o, 1, a[i]), r; /* ptxas folds a negation: FRND.F64.TRUNC R, -R */
         r = rm == FE_TOWARDZERO ? trunc(x) : rm == FE_DOWNWARD ? floor(x) : rm == FE_UPWARD ? ceil(x) : nearbyint(x);
         if (dbl) {
             uint64_t b = bits64(r);

@@ -269,3 +269,24 @@ extern "C" __global__ void add16x2_minmax64(const unsigned *a, const double *x, 
     m[3 * t + 1] = fmin(x[t], x[t + 32]);
     m[3 * t + 2] = fmax(x[t], -2.5);
 }
+
+// rounding a negated double: ptxas folds the negation into the operand
+// (FRND.F64.TRUNC R, -R; difftest seed 5199: the sign was lost)
+extern "C" __global__ void round_negated(const double *x, double *o)
+{
+    int t = threadIdx.x;
+    double v = x[t];
+    o[4 * t] = trunc(-v);
+    o[4 * t + 1] = floor(-v);
+    o[4 * t + 2] = ceil(-fabs(v));
+    o[4 * t + 3] = rint(-v);
+}
+
+// double min/max of negated operands: ptxas folds the negation into
+// DSETP.MAX/.MIN and the FSEL of the high words (difftest seed 9076)
+extern "C" __global__ void minmax64_neg(const double *x, double *m)
+{
+    int t = threadIdx.x;
+    m[2 * t] = fmax(x[t], -x[t + 32]);
+    m[2 * t + 1] = fmin(-x[t], x[t + 32]);
+}

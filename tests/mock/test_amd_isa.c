@@ -1,7 +1,8 @@
 /* The AMD mock's ISA executor (HCQ_MOCK_SHADER=isa) on the semantics that
  * are easy to get wrong (tests/corpus/hip/semantics.hip): nested divergence
  * and reconvergence (EXEC, saveexec), 64-bit carries, DPP and ds_bpermute,
- * the values LDS atomics return; and its failures: an unknown instruction
+ * the values LDS atomics return, the integer and f16/bf16 dot products
+ * (gfx11's iu signedness bits, gfx9's dot*c accumulators, clamp); and its failures: an unknown instruction
  * is an illegal-instruction exception naming it and its address, an access
  * outside the GPU's mappings a memory fault naming the instruction, a
  * kernel that never ends stops at the watchdog as a queue reset, and
@@ -318,6 +319,108 @@ static void division(const model *m)
     finish(&r);
 }
 
+/* the dot products (semantics.hip's dots): each lane's expected values,
+ * from the ISA guides' definition (a sum of element products plus the
+ * addend, saturating with clamp) computed here independently */
+static int64_t dot_ref(uint32_t a, uint32_t b, int64_t c, unsigned bits, bool sa, bool sb)
+{
+    int64_t s = c;
+    uint32_t m = (1u << bits) - 1;
+    for (unsigned k = 0; k < 32 / bits; k++) {
+        int64_t x = a >> (k * bits) & m, y = b >> (k * bits) & m;
+        if (sa && x >> (bits - 1)) x -= 1ll << bits;
+        if (sb && y >> (bits - 1)) y -= 1ll << bits;
+        s += x * y;
+    }
+    return s;
+}
+static int32_t sat_i32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
+static uint32_t sat_u32(int64_t v) { return v > (int64_t)UINT32_MAX ? UINT32_MAX : v < 0 ? 0 : (uint32_t)v; }
+static double h2d_ref(uint32_t h)
+{
+    int e = (int)(h >> 10 & 31);
+    double m = (double)(h & 1023);
+    if (e == 31) return m ? NAN : h & 0x8000 ? -INFINITY : INFINITY;
+    double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+    return h & 0x8000 ? -v : v;
+}
+static float u2f_ref(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void dots(const model *m)
+{
+    run r = start(m);
+    hcq_program *p = prog(&r, "dots");
+    enum { N = 64 };
+    uint32_t a[N], b[N], c[N];
+    int32_t out[8 * N];
+    uint64_t s = 0x452821e638d01377ull;
+    for (int i = 0; i < N; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        a[i] = (uint32_t)(s >> 32);
+        b[i] = (uint32_t)s;
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        c[i] = (uint32_t)(s >> 32);
+        if (i < 8) { /* extremes: every element -128 / 255, addends at the range's ends (clamp saturates) */
+            a[i] = i & 1 ? 0x80808080u : 0xffffffffu;
+            b[i] = i & 2 ? 0x80808080u : 0x7f7f7f7fu;
+            c[i] = i & 4 ? 0x7fffff00u : 0x80000100u;
+        }
+        if (i >= 8 && i < 16) { /* finite f16 / bf16 halves for the float dots: clear each half's exponent top bit */
+            a[i] &= 0xbfffbfffu;
+            b[i] &= 0xbfffbfffu;
+            c[i] = 0x3f800000u; /* 1.0f */
+        }
+    }
+    hcq_buffer *ba = t_buffer_from(r.d, a, sizeof a), *bb = t_buffer_from(r.d, b, sizeof b);
+    hcq_buffer *bc = t_buffer_from(r.d, c, sizeof c), *bo = zeros(&r, sizeof out);
+    hcq_arg args[] = {hcq_arg_buffer(ba), hcq_arg_buffer(bb), hcq_arg_buffer(bc), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 4, hcq_dims_1d(1, N)));
+    t_read(bo, out, sizeof out);
+    bool gfx11 = !strcmp(m->arch, "gfx1100");
+    for (int l = 0; l < N; l++) {
+        int32_t *o = out + 8 * l, ci = (int32_t)c[l];
+        int32_t want[6];
+        if (gfx11) {
+            want[0] = (int32_t)dot_ref(a[l], b[l], ci, 8, true, true);
+            want[1] = (int32_t)dot_ref(a[l], b[l], ci, 8, true, false);
+            want[2] = sat_i32(dot_ref(a[l], b[l], ci, 8, false, true));
+            want[3] = (int32_t)dot_ref(a[l], b[l], ci, 4, true, true);
+            want[4] = sat_i32(dot_ref(a[l], b[l], ci, 4, false, true));
+        } else {
+            want[0] = (int32_t)dot_ref(a[l], b[l], ci, 8, true, true);
+            want[1] = (int32_t)dot_ref(a[l], b[l], ci, 16, true, true);
+            want[2] = sat_i32(dot_ref(a[l], b[l], ci, 8, true, true));
+            want[3] = (int32_t)dot_ref(a[l], b[l], ci, 4, true, true);
+            want[4] = sat_i32(dot_ref(a[l], b[l], ci, 4, true, true));
+        }
+        int64_t u = dot_ref(a[l], b[l], c[l], 8, false, false);
+        want[5] = (int32_t)(l & 1 ? sat_u32(u) : (uint32_t)u);
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(o[k], want[k], "%s lane %d dot %d: %d, want %d (a 0x%08x b 0x%08x c 0x%08x)", m->arch, l, k, o[k],
+                         want[k], a[l], b[l], c[l]);
+        /* f16 dot: exact products, one rounding of the sum */
+        float f = (float)(h2d_ref(a[l] & 0xffff) * h2d_ref(b[l] & 0xffff) + h2d_ref(a[l] >> 16) * h2d_ref(b[l] >> 16) +
+                          (double)u2f_ref(c[l]));
+        if (!isnan(f)) cr_assert_eq(u2f_ref((uint32_t)o[6]), f, "%s lane %d fdot2: %a, want %a", m->arch, l, u2f_ref((uint32_t)o[6]), f);
+        if (gfx11) {
+            float g = (float)((double)u2f_ref(a[l] << 16) * u2f_ref(b[l] << 16) +
+                              (double)u2f_ref(a[l] & 0xffff0000u) * u2f_ref(b[l] & 0xffff0000u) + (double)u2f_ref(c[l]));
+            if (!isnan(g)) cr_assert_eq(u2f_ref((uint32_t)o[7]), g, "%s lane %d bf16 dot2: %a, want %a", m->arch, l, u2f_ref((uint32_t)o[7]), g);
+        } else {
+            int64_t ud = dot_ref(a[l], b[l], c[l], 16, false, false);
+            cr_assert_eq((uint32_t)o[7], sat_u32(ud), "%s lane %d udot2 clamp", m->arch, l);
+        }
+    }
+    hcq_buffer_free(ba), hcq_buffer_free(bb), hcq_buffer_free(bc), hcq_buffer_free(bo);
+    T_OK(hcq_program_free(p));
+    finish(&r);
+}
+
 #define EACH(name)                                                                                             \
     Test(amd_isa, name##_gfx1100_wave32) { name(&models[0]); }                                                \
     Test(amd_isa, name##_gfx1100_wave64) { name(&models[1]); }                                                \
@@ -332,5 +435,7 @@ EACH(out_of_bounds)
 EACH(runaway_watchdog)
 EACH(memcheck)
 EACH(division)
+EACH(dots)
+Test(amd_isa, dots_gfx90a) { dots(&(model){"gfx90a", false, 64}); }
 Test(amd_isa, runaway_close_returns_gfx1100) { runaway_close(&models[0]); }
 Test(amd_isa, runaway_close_returns_gfx942) { runaway_close(&models[2]); }

@@ -177,6 +177,48 @@ Test(api_tensor_dtypes, integer_casts_wrap_and_widen_by_sign)
     }
 }
 
+/* integer -> bf16 and f16 at the ends of each width, -32768 above all: a
+ * narrow integer's f32 is exact, so one rounding to nearest-even gives the
+ * half (ptxas once turned clang's |v| for an i16 into a signed 16-bit
+ * conversion of 0x8000 and the sign came out wrong on sm_80/sm_90) */
+static uint16_t bf16_rne(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+Test(api_tensor_dtypes, narrow_integers_to_bf16_and_f16_round_once_with_their_sign)
+{
+    static const hcq_dtype ts[] = {HCQ_I8, HCQ_U8, HCQ_I16, HCQ_U16, HCQ_I32};
+    /* every value is exact in f32 (at most 24 significant bits) */
+    const uint64_t v[8] = {0, 1, 0xffffffffffffffffull, 0xffffffffffff8000ull, 0x7fff, 0x8001, 0x101,
+                           0xffffffff80000000ull};
+    hcq_tensor *r[10];
+    for (size_t k = 0; k < 5; k++) {
+        hcq_tensor *a = ints(ts[k], v, 8);
+        r[2 * k] = hcq_cast(a, HCQ_BF16), r[2 * k + 1] = hcq_cast(a, HCQ_F16);
+    }
+    T_OK(hcq_realize_all(r, 10));
+    for (size_t k = 0; k < 5; k++) {
+        hcq_dtype t = ts[k];
+        uint16_t got[8], goth[8];
+        T_OK(hcq_tensor_read(r[2 * k], got, sizeof got));
+        T_OK(hcq_tensor_read(r[2 * k + 1], goth, sizeof goth));
+        for (int i = 0; i < 8; i++) {
+            uint64_t w = wrap(t, v[i]);
+            float f = hcq_dtype_is_signed(t) ? (float)(int64_t)w : (float)w;
+            cr_assert_eq(got[i], bf16_rne(f), "%s %g to bf16: 0x%04x, want 0x%04x", hcq_dtype_name(t), (double)f, got[i],
+                         bf16_rne(f));
+        }
+        if (t == HCQ_I16) { /* f16: 0, 1, -1, -32768, 32767 -> 32768, -32767 -> -32768, 257, 0 */
+            static const uint16_t want[8] = {0, 0x3c00, 0xbc00, 0xf800, 0x7800, 0xf800, 0x5c04, 0};
+            for (int i = 0; i < 8; i++)
+                cr_assert_eq(goth[i], want[i], "i16 element %d to f16: 0x%04x, want 0x%04x", i, goth[i], want[i]);
+        }
+    }
+}
+
 /* ** arithmetic */
 static uint64_t ref_div(hcq_dtype t, uint64_t x, uint64_t y, bool mod)
 {

@@ -488,6 +488,28 @@ Test(sass_semantics, single_division_keeps_signed_zeros)
     }
 }
 
+/* difftest seed 5199: FRND.F64 with a negated (and |..|) operand */
+Test(sass_semantics, rounding_a_negated_double_keeps_the_sign)
+{
+    hcq_program *p = load("round_negated");
+    enum { T = 32 };
+    double x[T], o[4 * T];
+    static const double edge[] = {0x1.fffffe0000000p127, -0x1.fffffe0000000p127, 2.5, -2.5, 0.0, -0.0, 0.5, -1.5,
+                                  0x1p52 + 1, INFINITY, -INFINITY, 1e-300};
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int t = 0; t < T; t++)
+        x[t] = t < 12 ? edge[t] : ldexp((double)(rnd(&s) >> 11) * 0x1p-53 - 0.5, (int)(rnd(&s) % 80) - 20);
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof o, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bo)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bo, o, sizeof o);
+    for (int t = 0; t < T; t++) {
+        double want[4] = {trunc(-x[t]), floor(-x[t]), ceil(-fabs(x[t])), rint(-x[t])};
+        for (int k = 0; k < 4; k++)
+            cr_assert(!memcmp(&o[4 * t + k], &want[k], 8), "x %a, rounding %d: got %a, want %a", x[t], k, o[4 * t + k], want[k]);
+    }
+}
+
 /* difftest seeds 5072 (VIADD.16x2) and 5078 (DSETP.MAX): illegal
  * instructions; min/max of doubles with NaNs, zeros and infinities */
 Test(sass_semantics, packed_add_and_double_min_max)
@@ -518,6 +540,29 @@ Test(sass_semantics, packed_add_and_double_min_max)
         for (int k = 0; k < 3; k++) {
             if (isnan(w[k])) cr_assert(isnan(m[3 * t + k]), "thread %d op %d: %a, %a gave %a, want NaN", t, k, u, v, m[3 * t + k]);
             else cr_assert(m[3 * t + k] == w[k], "thread %d op %d: %a, %a gave %a, want %a", t, k, u, v, m[3 * t + k], w[k]);
+        }
+    }
+}
+
+/* difftest seed 9076: DSETP.MAX/.MIN with a negated operand (an illegal
+ * instruction before) */
+Test(sass_semantics, double_min_max_of_negated_operands)
+{
+    hcq_program *p = load("minmax64_neg");
+    enum { T = 32 };
+    double x[2 * T], m[2 * T];
+    static const double ev[] = {1.0, -1.0, NAN, -0.0, 0.0, INFINITY, -INFINITY, -2.5, 3.0, 1e300, -1e-300};
+    for (int i = 0; i < 2 * T; i++) x[i] = i < T ? ev[i % 11] : ev[(i / 3) % 11];
+    hcq_buffer *bx = t_buffer_from(dev, x, sizeof x), *bm = T_NONNULL(hcq_buffer_alloc(dev, sizeof m, HCQ_MEM_DEVICE));
+    hcq_arg args[2] = {hcq_arg_buffer(bx), hcq_arg_buffer(bm)};
+    T_OK(hcq_launch(p, args, 2, hcq_dims_1d(1, T)));
+    t_read(bm, m, sizeof m);
+    for (int t = 0; t < T; t++) {
+        double u = x[t], v = x[t + T];
+        double w[2] = {fmax(u, -v), fmin(-u, v)};
+        for (int k = 0; k < 2; k++) {
+            if (isnan(w[k])) cr_assert(isnan(m[2 * t + k]), "thread %d op %d: %a, %a gave %a, want NaN", t, k, u, v, m[2 * t + k]);
+            else cr_assert(m[2 * t + k] == w[k], "thread %d op %d: %a, %a gave %a, want %a", t, k, u, v, m[2 * t + k], w[k]);
         }
     }
 }

@@ -95,13 +95,13 @@ static bool symbolic(const char *mn)
     return false;
 }
 
-static void oracle(const char *arch, bool w64, amdi_target t)
+static void oracle_of(const char *file, size_t min_insns, const char *arch, bool w64, amdi_target t)
 {
     static const char *const tools[] = {"llvm-objdump-22", "llvm-objdump-21", "llvm-objdump-20", "llvm-objdump", NULL};
     char tool[4200];
     if (!find_tool(tools, tool, sizeof tool)) cr_skip_test("no llvm-objdump on PATH (scripts/deps.sh installs it)");
     size_t size;
-    void *bin = t_build_hip("corpus.hip", arch, w64, &size);
+    void *bin = t_build_hip(file, arch, w64, &size);
     char dir[4096], path[4200], mcpu[64];
     T_OK(cc_make_temp_dir(dir, sizeof dir));
     snprintf(path, sizeof path, "%s/k.co", dir);
@@ -119,7 +119,7 @@ static void oracle(const char *arch, bool w64, amdi_target t)
     ref *refs;
     size_t nref = parse_objdump(out, &refs);
     free(out);
-    cr_assert_gt(nref, 500, "llvm-objdump printed %zu instructions", nref);
+    cr_assert_gt(nref, min_insns, "llvm-objdump printed %zu instructions", nref);
 
     cc_elf e;
     T_OK(cc_elf_open(&e, bin, size));
@@ -142,6 +142,7 @@ static void oracle(const char *arch, bool w64, amdi_target t)
             char rmn[96];
             snprintf(rmn, sizeof rmn, "%.*s", (int)strcspn(x->text, " "), x->text);
             bool ok = !rc && x->len == len && !strcmp(rmn, mn) && (symbolic(rmn) || !strcmp(x->text, mine));
+            if (rc && !strcmp(rmn, ".long")) ok = true; /* neither knows the word (semantics.hip plants one) */
             checked++;
             if (!ok && ++bad <= 12 && rlen < sizeof report - 400)
                 rlen += (size_t)snprintf(report + rlen, sizeof report - rlen, "\n  0x%llx: llvm-objdump [%s] (%u bytes), "
@@ -158,10 +159,16 @@ static void oracle(const char *arch, bool w64, amdi_target t)
     free(bin);
 }
 
+static void oracle(const char *arch, bool w64, amdi_target t) { oracle_of("corpus.hip", 500, arch, w64, t); }
+
 Test(amdgpu_decode, gfx1100_wave32) { oracle("gfx1100", false, (amdi_target){AMDI_GFX11, false, 32}); }
 Test(amdgpu_decode, gfx1100_wave64) { oracle("gfx1100", true, (amdi_target){AMDI_GFX11, false, 64}); }
 Test(amdgpu_decode, gfx942) { oracle("gfx942", false, (amdi_target){AMDI_GFX9, true, 64}); }
 Test(amdgpu_decode, gfx90a) { oracle("gfx90a", false, (amdi_target){AMDI_GFX9, false, 64}); }
+/* the executor's semantics kernels: the dot products (VOP3P iu signedness,
+ * gfx9's dot*c, gfx11's VOPD dot2acc) and the division sequences */
+Test(amdgpu_decode, semantics_gfx1100) { oracle_of("semantics.hip", 200, "gfx1100", false, (amdi_target){AMDI_GFX11, false, 32}); }
+Test(amdgpu_decode, semantics_gfx942) { oracle_of("semantics.hip", 200, "gfx942", false, (amdi_target){AMDI_GFX9, true, 64}); }
 
 /* bytes that are no instruction: unknown, with the encoding's length
  * where the encoding is known, never another instruction */

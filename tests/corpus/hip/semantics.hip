@@ -107,3 +107,39 @@ __global__ void division(const double *n, const double *d, double *q, const floa
     q[l] = n[l] / d[l];
     qf[l] = nf[l] / df[l];
 }
+
+// the integer and f16 dot products an i8 matmul compiles to: each lane's
+// a, b, c through the forms the target has (gfx11: v_dot4_i32_iu8 and
+// v_dot8_i32_iu4 with their neg_lo signedness bits, the unsigned forms,
+// v_dot2_f32_f16 and _bf16; gfx9: v_dot4c_i32_i8 / v_dot4_i32_i8,
+// v_dot2_i32_i16 and v_dot8_i32_i4 with and without clamp); the test
+// computes what each should give
+typedef short short2_t __attribute__((ext_vector_type(2)));
+typedef unsigned short ushort2_t __attribute__((ext_vector_type(2)));
+typedef _Float16 half2_t __attribute__((ext_vector_type(2)));
+__global__ void dots(const int *a, const int *b, const int *c, int *out) {
+    unsigned l = tid();
+    int x = a[l], y = b[l], z = c[l];
+    int *o = out + 8 * l;
+#if defined(__gfx1100__)
+    o[0] = __builtin_amdgcn_sudot4(true, x, true, y, z, false);
+    o[1] = __builtin_amdgcn_sudot4(true, x, false, y, z, false);
+    o[2] = __builtin_amdgcn_sudot4(false, x, true, y, z, true);
+    o[3] = __builtin_amdgcn_sudot8(true, x, true, y, z, false);
+    o[4] = __builtin_amdgcn_sudot8(false, x, true, y, z, true);
+    o[7] = __builtin_bit_cast(int, __builtin_amdgcn_fdot2_f32_bf16(__builtin_bit_cast(short2_t, x),
+                                                                  __builtin_bit_cast(short2_t, y),
+                                                                  __builtin_bit_cast(float, z), false));
+#else
+    o[0] = __builtin_amdgcn_sdot4(x, y, z, false);
+    o[1] = __builtin_amdgcn_sdot2(__builtin_bit_cast(short2_t, x), __builtin_bit_cast(short2_t, y), z, false);
+    o[2] = __builtin_amdgcn_sdot4(x, y, z, true);
+    o[3] = __builtin_amdgcn_sdot8(x, y, z, false);
+    o[4] = __builtin_amdgcn_sdot8(x, y, z, true);
+    o[7] = (int)__builtin_amdgcn_udot2(__builtin_bit_cast(ushort2_t, x), __builtin_bit_cast(ushort2_t, y), (unsigned)z, true);
+#endif
+    o[5] = (int)(l & 1 ? __builtin_amdgcn_udot4((unsigned)x, (unsigned)y, (unsigned)z, true)
+                       : __builtin_amdgcn_udot4((unsigned)x, (unsigned)y, (unsigned)z, false));
+    o[6] = __builtin_bit_cast(int, __builtin_amdgcn_fdot2(__builtin_bit_cast(half2_t, x), __builtin_bit_cast(half2_t, y),
+                                                          __builtin_bit_cast(float, z), false));
+}
