@@ -410,16 +410,25 @@ Test(amd_mock, loader_refuses_code_for_another_target)
     T_MSG_HAS("gfx942");
     T_MSG_HAS(hcq_device_get_props(d)->target);
     hcq_binary_free(b);
-    /* machine code the mock has no host twin of (none made, none cached) */
+    /* machine code the mock has no host twin of (none made, none cached):
+     * the ISA executor runs it by default; pinned to twins, it is refused */
     if (cc_require_clang(17, "HIP for gfx1100") == HCQ_OK) {
         char dir[] = "/tmp/hcq-amd-cache-XXXXXX";
         cr_assert_not_null(mkdtemp(dir));
         setenv("HCQ_CACHE_DIR", dir, 1);
         base_env_reload();
         T_OK(hcq_compile(k, "gfx1100", &b));
+        hcq_program *p = T_NONNULL(hcq_program_load(d, b->data, b->size));
+        T_OK(hcq_program_free(p));
+        setenv("HCQ_MOCK_SHADER", "twin", 1); /* (a device's shader is chosen at its open) */
+        base_env_reload();
+        T_OK(hcq_device_close(d));
+        d = T_NONNULL(hcq_device_open("AMD:0"));
         cr_assert_null(hcq_program_load(d, b->data, b->size));
         cr_assert_eq(hcq_error_status(), HCQ_ENOTSUP);
         T_MSG_HAS("host twin");
+        unsetenv("HCQ_MOCK_SHADER");
+        base_env_reload();
         hcq_binary_free(b);
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
