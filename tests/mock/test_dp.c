@@ -287,6 +287,8 @@ Test(dp, losses_agree_without_peer_links)
  * steps' bits */
 Test(dp, jit_steps_give_the_eager_steps_bits)
 {
+    /* (make test's budget: ~12 s of CPU each on the NV mocks' executor) */
+    if (!getenv("HCQ_TEST_LONG")) cr_skip_test("in CI's long form (HCQ_TEST_LONG=1)");
     T_OK(mock_configure("nv=H100x2"));
     static rank eager, jit;
     eager = (rank){.devs = nv4, .n = 2, .nranks = 1};
@@ -372,6 +374,8 @@ static hcq_status bn_grads_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_
 
 Test(dp, batch_norm_statistics_are_averaged_and_the_replicas_stay_equal)
 {
+    /* (make test's budget: ~12 s of CPU each on the NV mocks' executor) */
+    if (!getenv("HCQ_TEST_LONG")) cr_skip_test("in CI's long form (HCQ_TEST_LONG=1)");
     T_OK(mock_configure("nv=H100x2"));
     replica rs[2] = {0};
     hcq_params *ps[2];
