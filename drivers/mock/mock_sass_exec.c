@@ -656,7 +656,7 @@ static int run_cta(msass_worker *wk, msass_job *run)
                 ran = true;
                 if ((wk->executed & (CHECK_EVERY - 1)) == 0) {
                     if (atomic_load_explicit(&run->stop, memory_order_relaxed)) return MSASS_CANCELLED;
-                    if (l->cancel && *l->cancel) return MSASS_CANCELLED;
+                    if (l->cancel && __atomic_load_n((const int *)l->cancel, __ATOMIC_RELAXED)) return MSASS_CANCELLED;
                     if (l->watchdog_ns && thread_cpu_ns() - wk->cpu_start > l->watchdog_ns)
                         return msass_fail(&o, MSASS_WATCHDOG, 0, false, "the kernel ran past the %llu ms watchdog "
                                           "and was stopped",
@@ -751,7 +751,7 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     if (slot) wk.slot = take_slot(run);
     for (uint64_t g = begin; g < end && !rc; g++) {
         if (atomic_load_explicit(&run->stop, memory_order_relaxed)) break;
-        if (l->cancel && *l->cancel) {
+        if (l->cancel && __atomic_load_n((const int *)l->cancel, __ATOMIC_RELAXED)) { /* (the engine's stop flag, an atomic) */
             rc = MSASS_CANCELLED;
             break;
         }

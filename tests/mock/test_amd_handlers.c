@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -350,7 +351,7 @@ Test(amd_handlers, sdma_atomic_add64_and_const_fill)
                                .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
     cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
     volatile uint64_t *sig = (volatile uint64_t *)(uintptr_t)mem;
-    volatile uint32_t *fill = (volatile uint32_t *)(uintptr_t)(mem + 64), *done = (volatile uint32_t *)(uintptr_t)(mem + 1024);
+    volatile uint32_t *fill = (volatile uint32_t *)(uintptr_t)(mem + 64);
     *sig = 1ull << 32 | 5; /* the decrement borrows across the halves */
     fill[0] = fill[25] = 0x11111111;
     uint64_t s = mem, f = mem + 64 + 4, d = mem + 1024;
@@ -366,8 +367,10 @@ Test(amd_handlers, sdma_atomic_add64_and_const_fill)
     cr_assert_not_null(db);
     atomic_store((_Atomic uint64_t *)(uintptr_t)ctl, sizeof p);
     sys_doorbell64((volatile uint64_t *)(db + (a.doorbell_offset - base)), sizeof p);
-    for (int i = 0; i < 10000 && !*done; i++) usleep(1000);
-    cr_assert_eq(*done, 1, "the FENCE after them landed");
+    /* the FENCE's store releases what the engine wrote before it */
+    _Atomic uint32_t *fence = (_Atomic uint32_t *)(uintptr_t)d;
+    for (int i = 0; i < 10000 && !atomic_load_explicit(fence, memory_order_acquire); i++) usleep(1000);
+    cr_assert_eq(atomic_load_explicit(fence, memory_order_acquire), 1, "the FENCE after them landed");
     cr_assert_eq(*sig, (1ull << 32) - 1, "ATOMIC ADD64 adds all 64 bits");
     cr_assert_eq(fill[0], 0x11111111u, "the fill starts at its address");
     for (int i = 1; i <= 24; i++) cr_assert_eq(fill[i], 0xdeadbeefu, "dword %d", i);
