@@ -34,7 +34,9 @@
  *   d's compute:    ... [wait(sync, last)] wait(tl_d, n_d - 1) signal(tl_d, n_d)
  * so every device's timeline passes n_d only once the whole graph has run:
  * later work on any of its devices follows the replay as a unit, and
- * hcq_device_synchronize on any one of them waits for all of it.
+ * hcq_device_synchronize on any one of them waits for all of its nodes
+ * (not for the other devices' own timeline releases, each the packet after
+ * their wait: those land a moment later).
  */
 
 /* Internal variables carry this bit while capturing; sealing renumbers them

@@ -28,6 +28,8 @@ static tf_rv dot(const tf_rv *x, const tf_rv *y, int64_t K, hcq_dtype cdt, hcq_d
             double v = x[k].v * y[k].v;
             p.v = v;
             p.e = fabs(x[k].v) * y[k].e + fabs(y[k].v) * x[k].e + x[k].e * y[k].e;
+            /* an exact zero times an inexact value: zero, but of either sign */
+            if (p.e == 0 && (x[k].e > 0 || y[k].e > 0)) p.e = 0x1p-149;
             if (isinf(v) && (x[k].e > 0 || y[k].e > 0)) p = ref_rv_dc();
             if (!isinf(v) && !isnan(v) && fabs(v) >= FLT_MAX) p = ref_rv_dc(); /* overflows in f32 in some order */
         }
