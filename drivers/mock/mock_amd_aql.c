@@ -63,6 +63,24 @@ static bool signal_value(mock_amd_cp *cp, uint64_t handle, int64_t *v, const cha
     return true;
 }
 
+/* After a signal's value changed: a signal with an event mailbox gets its
+ * event id there and raises the interrupt that signals that KFD event
+ * (ROCR's interrupt signals sleep on it); then waiters are woken. */
+static bool signal_event(mock_amd_queue *q, uint8_t *s, const char *what)
+{
+    uint64_t mailbox;
+    uint32_t event;
+    memcpy(&mailbox, s + AMD_SIGNAL_MAILBOX_OFF, 8);
+    memcpy(&event, s + AMD_SIGNAL_EVENT_ID_OFF, 4);
+    if (mailbox) {
+        if (!mock_amd_access(q, mailbox, 8, true, what)) return false;
+        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)mailbox, event, memory_order_release);
+        mock_amd_interrupt(q->gpu, event);
+    }
+    mock_progress();
+    return true;
+}
+
 /* A packet is complete on this XCC; the last XCC to finish it completes
  * it for the queue: the completion signal's value drops by one (with the
  * queue's profiling on, its start and end times are written first), and
@@ -91,17 +109,7 @@ static bool aql_complete(mock_amd_cp *cp, uint64_t idx, uint64_t signal)
         memcpy(s + AMD_SIGNAL_END_TS_OFF, &now, 8);
     }
     atomic_fetch_sub_explicit((_Atomic int64_t *)(s + AMD_SIGNAL_VALUE_OFFSET), 1, memory_order_acq_rel);
-    uint64_t mailbox;
-    uint32_t event;
-    memcpy(&mailbox, s + AMD_SIGNAL_MAILBOX_OFF, 8);
-    memcpy(&event, s + AMD_SIGNAL_EVENT_ID_OFF, 4);
-    if (mailbox) {
-        if (!mock_amd_access(q, mailbox, 8, true, "the completion signal's event mailbox")) return false;
-        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)mailbox, event, memory_order_release);
-        mock_amd_interrupt(q->gpu, event);
-    }
-    mock_progress();
-    return true;
+    return signal_event(q, s, "the completion signal's event mailbox");
 }
 
 /* The packet is done on this XCC: the read dispatch id moves past it
@@ -143,17 +151,7 @@ static mock_step ask_for_scratch(mock_amd_cp *cp, uint64_t qa, uint32_t lane, ui
     if (!mock_amd_access(q, sig, AMD_SIGNAL_BYTES, true, "queue_inactive_signal")) return MOCK_STEP_STOPPED;
     atomic_store_explicit((_Atomic int64_t *)(s + AMD_SIGNAL_VALUE_OFFSET), AMD_QUEUE_ERROR_SCRATCH,
                           memory_order_release);
-    uint64_t mailbox;
-    uint32_t event;
-    memcpy(&mailbox, s + AMD_SIGNAL_MAILBOX_OFF, 8);
-    memcpy(&event, s + AMD_SIGNAL_EVENT_ID_OFF, 4);
-    if (mailbox) {
-        if (!mock_amd_access(q, mailbox, 8, true, "queue_inactive_signal's event mailbox")) return MOCK_STEP_STOPPED;
-        atomic_store_explicit((_Atomic uint64_t *)(uintptr_t)mailbox, event, memory_order_release);
-        mock_amd_interrupt(q->gpu, event);
-    }
-    mock_progress();
-    return MOCK_STEP_PROGRESS;
+    return signal_event(q, s, "queue_inactive_signal's event mailbox") ? MOCK_STEP_PROGRESS : MOCK_STEP_STOPPED;
 }
 
 /* The packet processor's side of a kernel-dispatch packet: it programs the

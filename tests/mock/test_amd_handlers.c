@@ -300,6 +300,31 @@ Test(amd_handlers, userptr_at_another_gpu_address)
     cr_assert_eq(kio(&c, KFD_IOC_ALLOC_MEMORY, &a), -EINVAL);
 }
 
+/* an SDMA queue of one 4 KiB ring at ring, its write and read pointers at
+ * ctl and ctl + 8 */
+static kfd_create_queue_args sdma_queue(kc *c, uint64_t ring, uint64_t ctl)
+{
+    kfd_create_queue_args a = {.gpu_id = c->node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
+                               .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
+                               .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
+    cr_assert_eq(kio(c, KFD_IOC_CREATE_QUEUE, &a), 0);
+    return a;
+}
+
+/* packets p at the ring's start, the write pointer (bytes) past them, and
+ * the queue's doorbell rung through the doorbell page kfd maps */
+static void sdma_submit(kc *c, const kfd_create_queue_args *a, uint64_t ring, uint64_t ctl, const uint32_t *p,
+                        size_t bytes)
+{
+    memcpy((void *)(uintptr_t)ring, p, bytes);
+    int err = 0;
+    uint64_t base = a->doorbell_offset & ~(uint64_t)(KFD_DOORBELL_SLICE_BYTES - 1);
+    uint8_t *db = sys_mmap(NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c->kfd, (off_t)base, &err);
+    cr_assert_not_null(db);
+    atomic_store((_Atomic uint64_t *)(uintptr_t)ctl, bytes);
+    sys_doorbell64((volatile uint64_t *)(db + (a->doorbell_offset - base)), bytes);
+}
+
 /* an SDMA queue as amdgpu's and ROCm's rings use it (sdma_v4_0.c
  * sdma_v4_0_ring_emit_fence and _emit_hdp_flush; kfd_int_process_v9.c
  * signals the event named by a TRAP's 28-bit context): a register
@@ -312,10 +337,7 @@ Test(amd_handlers, sdma_poll_always_fence_and_trap_signal_an_event)
     kfd_create_event_args e = {.event_type = KFD_EVENT_SIGNAL, .auto_reset = 1};
     cr_assert_eq(kio(&c, KFD_IOC_CREATE_EVENT, &e), 0);
     uint64_t ring = kc_gtt(&c, 4096), ctl = kc_gtt(&c, 4096), fence = kc_gtt(&c, 4096);
-    kfd_create_queue_args a = {.gpu_id = c.node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
-                               .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
-                               .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
-    cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
+    kfd_create_queue_args a = sdma_queue(&c, ring, ctl);
     uint32_t p[] = {
         8u | 0u << 28,                     /* POLL_REGMEM, a register, function ALWAYS */
         0x1234 * 4, 0, 0, 0, 0x00fa000a,   /* register byte offset, -, ref, mask, interval/retry */
@@ -323,13 +345,7 @@ Test(amd_handlers, sdma_poll_always_fence_and_trap_signal_an_event)
         (uint32_t)fence, (uint32_t)(fence >> 32), 0xcafe,
         6u, e.event_id,                    /* TRAP with the event's id */
     };
-    memcpy((void *)(uintptr_t)ring, p, sizeof p);
-    int err = 0;
-    uint64_t base = a.doorbell_offset & ~(uint64_t)(KFD_DOORBELL_SLICE_BYTES - 1);
-    uint8_t *db = sys_mmap(NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c.kfd, (off_t)base, &err);
-    cr_assert_not_null(db);
-    atomic_store((_Atomic uint64_t *)(uintptr_t)ctl, sizeof p);
-    sys_doorbell64((volatile uint64_t *)(db + (a.doorbell_offset - base)), sizeof p);
+    sdma_submit(&c, &a, ring, ctl, p, sizeof p);
     kfd_event_data ev[1] = {{.event_id = e.event_id}};
     kfd_wait_events_args w = {.events_ptr = (uint64_t)(uintptr_t)ev, .num_events = 1, .timeout = 10000};
     cr_assert_eq(kio(&c, KFD_IOC_WAIT_EVENTS, &w), 0);
@@ -346,10 +362,7 @@ Test(amd_handlers, sdma_atomic_add64_and_const_fill)
     kc c;
     kc_open(&c, "amd=gfx90a");
     uint64_t ring = kc_gtt(&c, 4096), ctl = kc_gtt(&c, 4096), mem = kc_gtt(&c, 4096);
-    kfd_create_queue_args a = {.gpu_id = c.node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
-                               .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
-                               .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
-    cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
+    kfd_create_queue_args a = sdma_queue(&c, ring, ctl);
     volatile uint64_t *sig = (volatile uint64_t *)(uintptr_t)mem;
     volatile uint32_t *fill = (volatile uint32_t *)(uintptr_t)(mem + 64);
     *sig = 1ull << 32 | 5; /* the decrement borrows across the halves */
@@ -360,13 +373,7 @@ Test(amd_handlers, sdma_atomic_add64_and_const_fill)
         11u | 2u << 30, (uint32_t)f, (uint32_t)(f >> 32), 0xdeadbeef, 24 * 4 - 1,             /* CONST_FILL 24 dwords */
         5u, (uint32_t)d, (uint32_t)(d >> 32), 1,                                               /* FENCE */
     };
-    memcpy((void *)(uintptr_t)ring, p, sizeof p);
-    int err = 0;
-    uint64_t base = a.doorbell_offset & ~(uint64_t)(KFD_DOORBELL_SLICE_BYTES - 1);
-    uint8_t *db = sys_mmap(NULL, KFD_DOORBELL_SLICE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, c.kfd, (off_t)base, &err);
-    cr_assert_not_null(db);
-    atomic_store((_Atomic uint64_t *)(uintptr_t)ctl, sizeof p);
-    sys_doorbell64((volatile uint64_t *)(db + (a.doorbell_offset - base)), sizeof p);
+    sdma_submit(&c, &a, ring, ctl, p, sizeof p);
     /* the FENCE's store releases what the engine wrote before it */
     _Atomic uint32_t *fence = (_Atomic uint32_t *)(uintptr_t)d;
     for (int i = 0; i < 10000 && !atomic_load_explicit(fence, memory_order_acquire); i++) usleep(1000);
@@ -388,10 +395,7 @@ Test(amd_handlers, alloc_queue_gws_one_holder_per_gpu)
     uint32_t ids[2];
     for (int i = 0; i < 2; i++) {
         uint64_t ring = kc_gtt(&c, 4096), ctl = kc_gtt(&c, 4096);
-        kfd_create_queue_args a = {.gpu_id = c.node.gpu_id, .queue_type = KFD_QUEUE_SDMA, .queue_percentage = 100,
-                                   .queue_priority = 7, .ring_base_address = ring, .ring_size = 4096,
-                                   .write_pointer_address = ctl, .read_pointer_address = ctl + 8};
-        cr_assert_eq(kio(&c, KFD_IOC_CREATE_QUEUE, &a), 0);
+        kfd_create_queue_args a = sdma_queue(&c, ring, ctl);
         ids[i] = a.queue_id;
     }
     const unsigned long gws = AMD_IOC(AMD_IOC_W | AMD_IOC_R, 0x1E, sizeof(kfd_alloc_queue_gws_args));
