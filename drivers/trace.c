@@ -447,6 +447,9 @@ bool tracer_close_begin(tracer *t, int fd, tracer_closing *c)
         snprintf(c->path, sizeof c->path, "%s", e->path);
     }
     pthread_mutex_unlock(&t->lock);
+    /* closing a driver's fd can free what it owns (a client's channels
+     * and their USERD): read the streams while they are there */
+    if (e) poll_streams(t);
     return e != NULL;
 }
 
@@ -463,6 +466,7 @@ int tracer_close_range_begin(tracer *t, unsigned first, unsigned last, tracer_cl
         n++;
     }
     pthread_mutex_unlock(&t->lock);
+    if (n) poll_streams(t);
     return n;
 }
 

@@ -789,7 +789,9 @@ Test(trace, streams_of_a_program_on_the_preloaded_mock_are_what_the_mock_ran, .t
      * dumps both per engine) */
     mock_ran(dump, "nv0.compute", "nv-gpfifo", &segs, &dws);
     cr_assert_gt(segs, 10);
-    cr_assert_eq(stream_dwords(text, "gpfifo", "engine=HOPPER_COMPUTE_A", &lines), dws, "pushbuffer dwords");
+    uint64_t seen = stream_dwords(text, "gpfifo", "engine=HOPPER_COMPUTE_A", &lines);
+    cr_assert_eq(seen, dws, "pushbuffer dwords: traced %llu in %d entries, the mock ran %llu in %d (%s)",
+                 (unsigned long long)seen, lines, (unsigned long long)dws, segs, dir);
     cr_assert_eq(lines, segs, "one gpfifo event per entry the compute engine ran");
     mock_ran(dump, "nv0.compute", "nv-qmd", &qmds, &dws);
     cr_assert_eq(count(text, " qmd    channel="), qmds, "a qmd event per launch");
