@@ -55,6 +55,8 @@ typedef struct base_env {
                                 "isa" on the vendor mock's executor of the machine code itself;
                                 default: twins where clang (and ptxas) are, else IR */
     int mock_shader_kind;    /* HCQ_MOCK_SHADER as BASE_MOCK_SHADER_* */
+    const char *mock_shader_nv, *mock_shader_amd; /* HCQ_MOCK_SHADER_NV / _AMD: the same words, for one kind */
+    int mock_shader_nv_kind, mock_shader_amd_kind; /* what each kind runs: its own variable, else HCQ_MOCK_SHADER's */
     bool mock_memcheck;      /* HCQ_MOCK_CHECK=memcheck: the mock executors check shared memory and bounds */
     int alloc_cache;         /* HCQ_ALLOC_CACHE: 0 frees device memory at once */
     uint32_t kernarg_ring_kib; /* HCQ_KERNARG_RING_KIB (default 4096) */

@@ -71,6 +71,8 @@ typedef struct env_words {
 static const env_words env_word_table[] = {
     {.name = "HCQ_CPU_TARGET", .words = {"cpu", "ir"}, .what = "how the CPU device runs kernels"},
     {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin", "isa"}, .what = "how the mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_SHADER_NV", .words = {"ir", "twin", "isa"}, .what = "how the NV mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_SHADER_AMD", .words = {"ir", "twin", "isa"}, .what = "how the AMD mock GPUs run kernels"},
     {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the executors check as kernels run"},
 };
 
@@ -162,6 +164,13 @@ static void env_read(void)
     e.cpu_target = env_word("HCQ_CPU_TARGET");
     e.mock_shader = env_word("HCQ_MOCK_SHADER");
     e.mock_shader_kind = mock_shader_kind(e.mock_shader);
+    /* per kind: HCQ_MOCK_SHADER_NV / _AMD over HCQ_MOCK_SHADER (each
+     * vendor's cheaper path differs: make test runs NV's multi-device
+     * suites as twins, AMD's on the executor) */
+    e.mock_shader_nv = env_word("HCQ_MOCK_SHADER_NV");
+    e.mock_shader_amd = env_word("HCQ_MOCK_SHADER_AMD");
+    e.mock_shader_nv_kind = e.mock_shader_nv ? mock_shader_kind(e.mock_shader_nv) : e.mock_shader_kind;
+    e.mock_shader_amd_kind = e.mock_shader_amd ? mock_shader_kind(e.mock_shader_amd) : e.mock_shader_kind;
     /* memcheck: bounds of the bytes allocated, shared-memory use */
     e.mock_memcheck = env_word("HCQ_MOCK_CHECK") != NULL;
     e.alloc_cache = (int)env_num("HCQ_ALLOC_CACHE", 1, 0, 1, "0 or 1");

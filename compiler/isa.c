@@ -45,11 +45,29 @@ const char *cc_isa_executor(const char *target, char *why, size_t why_size)
     return NULL;
 }
 
+int cc_mock_shader(const char *target, const char **var)
+{
+    const base_env *e = base_env_get();
+    const char *t = target ? target : "";
+    if (!strncmp(t, "mock-", 5)) t += 5;
+    if (!strncmp(t, "sm_", 3) && e->mock_shader_nv) {
+        if (var) *var = "HCQ_MOCK_SHADER_NV";
+        return e->mock_shader_nv_kind;
+    }
+    if (!strncmp(t, "gfx", 3) && e->mock_shader_amd) {
+        if (var) *var = "HCQ_MOCK_SHADER_AMD";
+        return e->mock_shader_amd_kind;
+    }
+    if (var) *var = "HCQ_MOCK_SHADER";
+    return e->mock_shader_kind;
+}
+
 bool cc_isa_on(const char *target, char *why, size_t why_size)
 {
-    int ms = base_env_get()->mock_shader_kind;
+    const char *var;
+    int ms = cc_mock_shader(target, &var);
     if (ms == BASE_MOCK_SHADER_IR || ms == BASE_MOCK_SHADER_TWIN) {
-        snprintf(why, why_size, "HCQ_MOCK_SHADER=%s", ms == BASE_MOCK_SHADER_IR ? "ir" : "twin");
+        snprintf(why, why_size, "%s=%s", var, ms == BASE_MOCK_SHADER_IR ? "ir" : "twin");
         return false;
     }
     if (!cc_isa_executor(target, why, why_size)) return false;

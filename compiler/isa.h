@@ -23,4 +23,10 @@ const char *cc_isa_executor(const char *target, char *why, size_t why_size);
  * mock may be a preloaded copy of hcq) both ask it, so they agree. */
 bool cc_isa_on(const char *target, char *why, size_t why_size);
 
+/* How mock GPUs of this target's kind run kernels (BASE_MOCK_SHADER_*):
+ * HCQ_MOCK_SHADER_NV for sm_* targets, HCQ_MOCK_SHADER_AMD for gfx*
+ * ones (mock- prefixes too), where set, else HCQ_MOCK_SHADER. *var, when
+ * var is not NULL, names the variable that chose (for messages). */
+int cc_mock_shader(const char *target, const char **var);
+
 #endif

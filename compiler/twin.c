@@ -2,6 +2,7 @@
  * entry points, building through the portable cache, loading, and the
  * one-call runner for tests. */
 #include "compiler/twin.h"
+#include "compiler/isa.h"
 
 #include "compiler/cpu_abi.h"
 #include "compiler/render_expr.h"
@@ -227,13 +228,14 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
 /* ** whether twins can be made here */
 bool cc_twin_available(const char *target, char *why, size_t why_size)
 {
-    int ms = base_env_get()->mock_shader_kind;
+    const char *var;
+    int ms = cc_mock_shader(target, &var);
     if (ms == BASE_MOCK_SHADER_IR) {
-        snprintf(why, why_size, "HCQ_MOCK_SHADER=ir");
+        snprintf(why, why_size, "%s=ir", var);
         return false;
     }
     if (ms == BASE_MOCK_SHADER_TWIN) { /* binaries and twins from the kernel cache where the tools are missing */
-        snprintf(why, why_size, "HCQ_MOCK_SHADER=twin");
+        snprintf(why, why_size, "%s=twin", var);
         return true;
     }
     const cc_target *t = cc_target_find(target);

@@ -178,7 +178,8 @@ int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t
                     size_t what_size)
 {
     char why[480], note[520] = "";
-    int ms = base_env_get()->mock_shader_kind;
+    const char *var;
+    int ms = cc_mock_shader(arch, &var);
     if (ms == BASE_MOCK_SHADER_ISA || ms == BASE_MOCK_SHADER_DEFAULT) { /* machine code, where it can run */
         if (cc_isa_on(arch, why, sizeof why)) {
             /* by default only where the tools that build the real binaries are (else IR, below, says why) */
@@ -188,7 +189,8 @@ int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t
                 return DRV_SHADER_ISA;
             }
         } else { /* twins or IR, saying why not the executor */
-            snprintf(note, sizeof note, " (%s%s)", ms == BASE_MOCK_SHADER_ISA ? "HCQ_MOCK_SHADER=isa: " : "", why);
+            snprintf(note, sizeof note, " (%s%s%s)", ms == BASE_MOCK_SHADER_ISA ? var : "",
+                     ms == BASE_MOCK_SHADER_ISA ? "=isa: " : "", why);
         }
     }
     if (drv_mock_twins(arch, why, sizeof why)) {

@@ -340,12 +340,12 @@ int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d)
     const cc_twin_entry *e = mock_twin_at_if(cp->q->gpu->g, d->entry, same_head, &hc);
     /* (pinned to twins, machine code placed otherwise, e.g. by another
      * loader, still runs a twin of its code) */
-    if (!e && base_env_get()->mock_shader_kind != BASE_MOCK_SHADER_DEFAULT) e = mock_twin_at(cp->q->gpu->g, d->entry);
+    if (!e && base_env_get()->mock_shader_amd_kind != BASE_MOCK_SHADER_DEFAULT) e = mock_twin_at(cp->q->gpu->g, d->entry);
     if (e) return mock_amd_run_twin(cp, e, d->grid, d->block, d->initiator, &d->split);
     /* machine code no twin was made for (a program's own code object on
      * the preloaded mock, hipcc's): the ISA executor runs it, as the
      * hardware would, unless the shader was pinned to twins or IR */
-    if (!is_mock_code(cp, d->entry) && base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_DEFAULT)
+    if (!is_mock_code(cp, d->entry) && base_env_get()->mock_shader_amd_kind == BASE_MOCK_SHADER_DEFAULT)
         return mock_amd_isa_run(cp, d->entry, d->grid, d->block, d->initiator, &d->split, d->via, NULL);
     return run_mock_code(cp, d);
 }

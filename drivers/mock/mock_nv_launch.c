@@ -422,7 +422,7 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
     /* machine code no twin was made for (a program's own cubin, through the
      * preloaded mock): the executor runs it where the decoder is */
     char why[600];
-    if (base_env_get()->mock_shader_kind == BASE_MOCK_SHADER_DEFAULT && !code_is_ir(g, prog) &&
+    if (base_env_get()->mock_shader_nv_kind == BASE_MOCK_SHADER_DEFAULT && !code_is_ir(g, prog) &&
         sass_nvdisasm(why, sizeof why))
         return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     if (cb0_size < g->f->param_base)

@@ -406,7 +406,7 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
         (s = cc_twin_attach(bin, size, id))) {
         /* by default (not HCQ_MOCK_SHADER=twin) */
         char why[600];
-        if (s != HCQ_ENOTSUP || base_env_get()->mock_shader_kind != BASE_MOCK_SHADER_DEFAULT) return s;
+        if (s != HCQ_ENOTSUP || base_env_get()->mock_shader_nv_kind != BASE_MOCK_SHADER_DEFAULT) return s;
         if (!sass_nvdisasm(why, sizeof why))
             return base_err(HCQ_ENOTSUP, "%s; nor can the mock's SASS executor run it: %s", hcq_error_message(), why);
         BASE_LOG(1, "%s: kernel `%s` has no host twin: the mock's SASS executor runs it", id, c->name);

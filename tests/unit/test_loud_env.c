@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "compiler/isa.h"
 #include "hcqtest.h"
 
 TestSuite(loud_env, .timeout = 120);
@@ -20,6 +21,8 @@ static const struct {
 } words[] = {
     {"HCQ_CPU_TARGET", {"IR", "gpu", "ir ", "interp"}, {"`cpu`", "`ir`"}},
     {"HCQ_MOCK_SHADER", {"twins", "IR", "auto", "sass "}, {"`ir`", "`twin`"}},
+    {"HCQ_MOCK_SHADER_NV", {"twins", "nv", NULL}, {"`ir`", "`twin`", "`isa`"}},
+    {"HCQ_MOCK_SHADER_AMD", {"TWIN", "amd", NULL}, {"`ir`", "`twin`", "`isa`"}},
     {"HCQ_STATUS_DIR", {"of", "OFF", "relative/dir", NULL}, {"`off`", "absolute"}},
     {"HCQ_TRACE_JSON", {"yes", "2", NULL}, {"0 or 1"}},
     {"HCQ_TRACE_STREAMS", {"on", "-1", NULL}, {"0 or 1"}},
@@ -154,4 +157,31 @@ Test(loud_env, a_normal_close_logs_no_fault)
     t_stderr_end(c, buf, sizeof buf);
     cr_assert(strstr(buf, "closed in"), "the close is logged: %s", buf);
     cr_assert(!strstr(buf, "faulted"), "no fault on a normal close: %s", buf);
+}
+
+/* HCQ_MOCK_SHADER_NV / _AMD choose for their kind only, over
+ * HCQ_MOCK_SHADER, and messages name the variable that chose */
+Test(loud_env, a_kind_s_own_shader_variable_wins_for_that_kind_only)
+{
+    setenv("HCQ_MOCK_SHADER", "ir", 1);
+    setenv("HCQ_MOCK_SHADER_NV", "twin", 1);
+    base_env_reload();
+    T_OK(base_env_check("test"));
+    const char *var = NULL;
+    cr_assert_eq(cc_mock_shader("sm_90", &var), BASE_MOCK_SHADER_TWIN);
+    cr_assert_str_eq(var, "HCQ_MOCK_SHADER_NV");
+    cr_assert_eq(cc_mock_shader("mock-sm_80", NULL), BASE_MOCK_SHADER_TWIN);
+    cr_assert_eq(cc_mock_shader("gfx1100", &var), BASE_MOCK_SHADER_IR);
+    cr_assert_str_eq(var, "HCQ_MOCK_SHADER");
+    char why[600];
+    cr_assert(!cc_isa_on("sm_90", why, sizeof why));
+    cr_assert(strstr(why, "HCQ_MOCK_SHADER_NV=twin"), "%s", why);
+    unsetenv("HCQ_MOCK_SHADER");
+    unsetenv("HCQ_MOCK_SHADER_NV");
+    setenv("HCQ_MOCK_SHADER_AMD", "isa", 1);
+    base_env_reload();
+    cr_assert_eq(cc_mock_shader("gfx942", NULL), BASE_MOCK_SHADER_ISA);
+    cr_assert_eq(cc_mock_shader("sm_90", NULL), BASE_MOCK_SHADER_DEFAULT);
+    unsetenv("HCQ_MOCK_SHADER_AMD");
+    base_env_reload();
 }
