@@ -48,20 +48,31 @@ static hcq_sharded *sh_publish(hcq_sharded *s)
     return s;
 }
 
-/* a live sharded tensor whose contexts are live and none capturing a JIT */
+/* Contexts ctxs[0..n) capture alike: none of them, or all into one JIT's
+ * graph (hcq_jit_create_multi over them all). A JIT over only some would
+ * put part of a step into its graph and run the rest eagerly, out of
+ * order with it. */
+static hcq_status same_capture(hcq_ctx *const *ctxs, int n, const char *fn)
+{
+    for (int i = 1; i < n; i++)
+        if (ctxs[i]->capture != ctxs[0]->capture)
+            return base_err(HCQ_ENOTSUP, "%s: context %d (%s) is %s and context 0 (%s) is %s: a sharded step runs "
+                            "inside a JIT only when the JIT was created over all its contexts "
+                            "(hcq_jit_create_multi); else run it outside hcq_jit_run",
+                            fn, i, ctxs[i]->props.id, ctxs[i]->capture ? "capturing a JIT" : "not capturing",
+                            ctxs[0]->props.id, ctxs[0]->capture ? "capturing a JIT" : "not capturing");
+    return HCQ_OK;
+}
+
+/* a live sharded tensor whose contexts are live and capture alike */
 static hcq_status sh_check(const hcq_sharded *s, const char *fn)
 {
     hcq_status st = base_handle_check(s, BASE_H_SHARDED, fn, "the sharded tensor");
     if (st) return st;
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < s->n; i++)
         if (!tt_live_ctx(s->ctx[i]) || !base_handle_live(s->t[i], BASE_H_TENSOR))
             return base_err(HCQ_ESTATE, "%s: shard %d's context was destroyed (or its tensor freed)", fn, i);
-        if (s->ctx[i]->capture)
-            return base_err(HCQ_ENOTSUP, "%s: context %d (%s) is capturing a JIT: a JIT captures one context's "
-                            "graph, and a sharded step captured as one multi-device graph is not supported yet; "
-                            "run sharded ops outside hcq_jit_run", fn, i, s->ctx[i]->props.id);
-    }
-    return HCQ_OK;
+    return same_capture(s->ctx, s->n, fn);
 }
 
 static hcq_status same_ctxs(const hcq_sharded *a, const hcq_sharded *b, const char *fn)
@@ -78,17 +89,15 @@ static hcq_sharded *shard_impl(hcq_tensor *t, hcq_ctx *const *ctxs, int n, int a
     if (n < 1 || n > HCQ_SHARD_MAX || !ctxs)
         return base_err(HCQ_EINVAL, "%s: %d contexts (1 to %d)", fn, n, HCQ_SHARD_MAX), NULL;
     hcq_ctx *src = hcq_tensor_ctx(t);
-    if (src->capture)
-        return base_err(HCQ_ENOTSUP, "%s: the tensor's context is capturing a JIT: sharded tensors inside a JIT "
-                        "capture are not supported yet", fn), NULL;
     for (int i = 0; i < n; i++) {
         if (!tt_live_ctx(ctxs[i])) return base_err(HCQ_ESTATE, "%s: context %d is not a live context", fn, i), NULL;
-        if (ctxs[i]->capture)
-            return base_err(HCQ_ENOTSUP, "%s: context %d is capturing a JIT: sharded tensors inside a JIT capture "
-                            "are not supported yet", fn, i), NULL;
         for (int k = 0; k < i; k++)
             if (ctxs[k] == ctxs[i]) return base_err(HCQ_EINVAL, "%s: context %d is given twice", fn, i), NULL;
     }
+    if (same_capture(ctxs, n, fn)) return NULL;
+    if (src->capture != ctxs[0]->capture)
+        return base_err(HCQ_ENOTSUP, "%s: the tensor's context (%s) and the shards' contexts capture differently "
+                        "(a JIT over all of them captures a sharded step: hcq_jit_create_multi)", fn, src->props.id), NULL;
     hcq_sharded like = {.n = n};
     memcpy(like.ctx, ctxs, (size_t)n * sizeof *ctxs);
     int64_t shape[TT_MAX_DIMS];
@@ -163,6 +172,80 @@ hcq_status hcq_sharded_free(hcq_sharded *s)
     if (!base_handle_remove(s, BASE_H_SHARDED))
         return base_err(HCQ_ESTATE, "hcq_sharded_free: %p is not a live sharded tensor (freed twice?)", (void *)s);
     sh_drop(s);
+    return HCQ_OK;
+}
+
+/* a new handle to t's value (the same node), in t's context */
+static hcq_tensor *alias(hcq_tensor *t)
+{
+    tt_node_ref(t->n);
+    hcq_tensor *a = tt_wrap(t->ctx, t->n);
+    if (!a) tt_node_unref(t->n);
+    return a;
+}
+
+hcq_sharded *hcq_sharded_wrap(hcq_tensor *const *pieces, int n, int axis)
+{
+    const char *fn = "hcq_sharded_wrap";
+    if (n < 1 || n > HCQ_SHARD_MAX || !pieces)
+        return base_err(HCQ_EINVAL, "%s: %d pieces (1 to %d)", fn, n, HCQ_SHARD_MAX), NULL;
+    hcq_sharded like = {.n = n};
+    int64_t sh0[TT_MAX_DIMS], shape[TT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < n; i++) {
+        if (!tt_arg(pieces[i], fn)) return base_err_prefix(hcq_error_status(), "%s: piece %d", fn, i), NULL;
+        like.ctx[i] = pieces[i]->ctx;
+        for (int k = 0; k < i; k++)
+            if (like.ctx[k] == like.ctx[i])
+                return base_err(HCQ_EINVAL, "%s: pieces %d and %d are of one context", fn, k, i), NULL;
+        int d = hcq_tensor_shape(pieces[i], i ? shape : sh0);
+        if (!i) {
+            nd = d;
+            if (axis != HCQ_REPLICATED && axis < 0) axis += nd;
+            if (axis != HCQ_REPLICATED && (axis < 0 || axis >= nd))
+                return base_err(HCQ_EINVAL, "%s: axis out of range for %d-dim pieces", fn, nd), NULL;
+            continue;
+        }
+        bool ok = d == nd && hcq_tensor_dtype(pieces[i]) == hcq_tensor_dtype(pieces[0]);
+        for (int k = 0; ok && k < nd; k++) ok = k == axis || shape[k] == sh0[k];
+        if (!ok)
+            return base_err(HCQ_EINVAL, "%s: piece %d's dtype or shape differs from piece 0's (beyond the split axis)",
+                            fn, i), NULL;
+    }
+    if (same_capture(like.ctx, n, fn)) return NULL;
+    memcpy(shape, sh0, sizeof shape);
+    if (axis != HCQ_REPLICATED) {
+        int64_t total = 0;
+        for (int i = 0; i < n; i++) total += pieces[i]->n->shape[axis];
+        for (int i = 0; i < n; i++)
+            if (pieces[i]->n->shape[axis] != lo_of(total, n, i + 1) - lo_of(total, n, i))
+                return base_err(HCQ_EINVAL, "%s: piece %d has %lld of axis %d; a split of %lld over %d pieces gives it "
+                                "%lld (hcq_shard's split)", fn, i, (long long)pieces[i]->n->shape[axis], axis,
+                                (long long)total, n, (long long)(lo_of(total, n, i + 1) - lo_of(total, n, i))), NULL;
+        shape[axis] = total;
+    }
+    hcq_sharded *s = sh_new(&like, axis, shape, nd);
+    if (!s) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!(s->t[i] = alias(pieces[i]))) {
+            sh_drop(s);
+            return NULL;
+        }
+    return sh_publish(s);
+}
+
+hcq_status hcq_sharded_unwrap(hcq_sharded *s, hcq_tensor **pieces)
+{
+    const char *fn = "hcq_sharded_unwrap";
+    hcq_status st = base_handle_check(s, BASE_H_SHARDED, fn, "the sharded tensor");
+    if (st) return st;
+    if (!pieces) return base_err(HCQ_EINVAL, "%s: pieces is NULL", fn);
+    for (int i = 0; i < s->n; i++)
+        if (!base_handle_live(s->t[i], BASE_H_TENSOR))
+            return base_err(HCQ_ESTATE, "%s: shard %d's context was destroyed (or its tensor freed)", fn, i);
+    base_handle_remove(s, BASE_H_SHARDED);
+    memcpy(pieces, s->t, (size_t)s->n * sizeof *pieces);
+    free(s);
     return HCQ_OK;
 }
 

@@ -217,6 +217,10 @@ typedef struct tt_gvar {
 /* Where launches go while a JIT captures. */
 typedef struct tt_capture {
     hcq_graph *g;
+    /* the JIT's home context: its random streams and variable dims are
+     * the graph's variables (another context of a JIT over several, whose
+     * launches land in the same graph, has none yet: jit.c) */
+    struct hcq_ctx *home;
     tt_buf **bufs; /* every buffer a captured launch names (referenced) */
     uint32_t nbufs, cap;
     uint32_t kernels;
@@ -719,6 +723,11 @@ hcq_status tt_sym_view_padded(const hcq_ctx *ctx, const tt_node *n, tt_view *out
 
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);
+/* Records a copy of size bytes from src (at src_off) to the start of dst
+ * into the capture both buffers' contexts take part in (a JIT over
+ * several contexts: hcq_tensor_to between two of them); the graph refuses
+ * a copy between devices without a peer path (realize.c). */
+hcq_status tt_capture_copy(tt_capture *c, tt_buf *dst, tt_buf *src, uint64_t src_off, uint64_t size);
 /* a capture's graph variable now (realize.c); a seed's stream as given */
 uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v);
 
