@@ -192,6 +192,20 @@ hcq_status tt_capture_copy(tt_capture *c, tt_buf *dst, tt_buf *src, uint64_t src
     return s;
 }
 
+hcq_status tt_capture_allreduce(tt_capture *c, tt_buf *const *bufs, int n, hcq_dtype dt, hcq_reduce_op op)
+{
+    hcq_status s = c->err;
+    hcq_buffer *hb[HCQ_SHARD_MAX];
+    for (int i = 0; i < n && !s; i++) {
+        hb[i] = bufs[i]->hb;
+        if (!(s = capture_buf(c, bufs[i]))) s = capture_written(c, bufs[i]);
+        tt_buf_written(bufs[i]);
+    }
+    if (!s) s = hcq_graph_allreduce(c->g, hb, (uint32_t)n, dt, op);
+    if (s) c->err = s;
+    return s;
+}
+
 /* the graph variable for v (the same one for the same seed, dim or grid);
  * -1 with c->err set where the launch's context is not the capture's
  * home (its streams and dims are not the graph's variables yet) */

@@ -525,3 +525,44 @@ hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b)
     memcpy(r->t, parts, sizeof parts);
     return sh_publish(r);
 }
+
+/* ** all-reduce of tensors, eager or captured */
+
+bool hcq_ctx_capturing(const hcq_ctx *ctx) { return tt_live_ctx(ctx) && ctx->capture; }
+
+hcq_status hcq_tensors_allreduce(hcq_tensor *const *ts, int n, hcq_reduce_op op)
+{
+    const char *fn = "hcq_tensors_allreduce";
+    if (n < 1 || n > HCQ_SHARD_MAX || !ts) return base_err(HCQ_EINVAL, "%s: %d tensors (1 to %d)", fn, n, HCQ_SHARD_MAX);
+    hcq_ctx *ctxs[HCQ_SHARD_MAX];
+    tt_buf *bufs[HCQ_SHARD_MAX];
+    hcq_dtype dt = HCQ_VOID;
+    int64_t numel = 0;
+    for (int i = 0; i < n; i++) {
+        tt_node *nd = tt_arg(ts[i], fn);
+        if (!nd) return base_err_prefix(hcq_error_status() ? hcq_error_status() : HCQ_EINVAL, "%s: tensor %d", fn, i);
+        if (nd->op != TT_BUF)
+            return base_err(HCQ_EINVAL, "%s: tensor %d is %s, not a buffer of its own (make one with hcq_empty and "
+                            "hcq_assign)", fn, i, nd->op == TT_VIEW ? "a view" : "a lazy result");
+        ctxs[i] = ts[i]->ctx;
+        bufs[i] = nd->buf;
+        if (!i) dt = (hcq_dtype)nd->dtype, numel = tt_numel(nd->shape, nd->ndim);
+        else if (nd->dtype != dt || tt_numel(nd->shape, nd->ndim) != numel)
+            return base_err(HCQ_EINVAL, "%s: tensor %d's dtype or size differs from tensor 0's", fn, i);
+        for (int k = 0; k < i; k++)
+            if (ctxs[k] == ctxs[i]) return base_err(HCQ_EINVAL, "%s: tensors %d and %d are of one context", fn, k, i);
+    }
+    hcq_status st = same_capture(ctxs, n, fn);
+    if (st || n == 1 || !numel) return st;
+    if (ctxs[0]->capture) st = tt_capture_allreduce(ctxs[0]->capture, bufs, n, dt, op);
+    else {
+        hcq_buffer *hb[HCQ_SHARD_MAX];
+        for (int i = 0; i < n; i++) {
+            tt_buf_written(bufs[i]);
+            hb[i] = bufs[i]->hb;
+        }
+        st = hcq_allreduce(hb, (uint32_t)n, dt, op);
+    }
+    if (st) base_err_prefix(st, "%s", fn);
+    return st;
+}

@@ -728,6 +728,9 @@ void tt_jits_free(hcq_ctx *ctx);
  * several contexts: hcq_tensor_to between two of them); the graph refuses
  * a copy between devices without a peer path (realize.c). */
 hcq_status tt_capture_copy(tt_capture *c, tt_buf *dst, tt_buf *src, uint64_t src_off, uint64_t size);
+/* Records hcq_graph_allreduce over bufs[0..n) (one per context of the
+ * capture) into it: the buffers are captured and written (realize.c). */
+hcq_status tt_capture_allreduce(tt_capture *c, tt_buf *const *bufs, int n, hcq_dtype dt, hcq_reduce_op op);
 /* a capture's graph variable now (realize.c); a seed's stream as given */
 uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v);
 

@@ -735,6 +735,20 @@ HCQ_API hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const 
  *   both replicated                     -> replicated.
  * Other splits: HCQ_ENOTSUP (gather or reshard first). */
 HCQ_API hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b);
+/* In place: ts[0..n) (one per context, devices of one kind, n up to
+ * HCQ_SHARD_MAX), each a buffer of its own (hcq_empty, hcq_from_data, a
+ * realized result: not a view), of one dtype and size, each replaced by
+ * the op over all (hcq_allreduce on their buffers: queue.h's order, bound
+ * and dtypes). Inside a JIT over all their contexts
+ * (hcq_jit_create_multi) it is recorded into the JIT's graph
+ * (hcq_graph_allreduce, replayed with the rest of the step: a ring
+ * neighbour without a peer path is HCQ_ENOTSUP); contexts capturing
+ * unalike are HCQ_ENOTSUP. hcq_dp_reduce is this on the replicas'
+ * vectors. */
+HCQ_API hcq_status hcq_tensors_allreduce(hcq_tensor *const *ts, int n, hcq_reduce_op op);
+/* Whether a JIT is capturing on ctx now (inside the capture run of
+ * hcq_jit_run, where host reads would see nothing the graph computes). */
+HCQ_API bool hcq_ctx_capturing(const hcq_ctx *ctx);
 
 #ifdef __cplusplus
 }

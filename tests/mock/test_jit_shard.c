@@ -3,7 +3,8 @@
  * vendors: every replay is bit-equal to the same step run eagerly on the
  * same inputs, the graph holds every device's kernels and the peer copies
  * of the folds; without peer links the capture is refused, saying why,
- * and the step still runs eagerly; and the refusals of what is not
+ * and the step still runs eagerly; hcq_tensors_allreduce (captured, it
+ * is test_dp.c's whole-step JIT); and the refusals of what is not
  * supported yet. Shapes are small (kernel compiles dominate a cold run). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -248,6 +249,46 @@ Test(jit_shard, what_is_refused)
     T_OK(hcq_ctx_destroy(e.ctx[1]));
     e.ctx[1] = NULL;
     T_FAILS(hcq_jit_destroy(m), HCQ_ESTATE);
+    T_OK(hcq_jit_destroy(j));
+    env_close(&e);
+}
+
+/* hcq_tensors_allreduce: eager, in place, every copy the same bits;
+ * refused for views and for contexts capturing unalike */
+static hcq_tensor *ar_peer;
+static hcq_status ar_half_jit(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    hcq_status s = hcq_tensors_allreduce((hcq_tensor *const[]){in[0], ar_peer}, 2, HCQ_REDUCE_SUM);
+    out[0] = s ? NULL : hcq_add(in[0], in[0]);
+    return s;
+}
+
+Test(jit_shard, tensors_allreduce)
+{
+    env e;
+    env_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
+    const float x0[3] = {1, 2, 3}, x1[3] = {3, 4, 6}, want[3] = {2, 3, 4.5f};
+    hcq_tensor *t[2] = {T_NONNULL(hcq_from_data(e.ctx[0], HCQ_F32, (const int64_t[]){3}, 1, x0)),
+                        T_NONNULL(hcq_from_data(e.ctx[1], HCQ_F32, (const int64_t[]){3}, 1, x1))};
+    T_OK(hcq_tensors_allreduce(t, 2, HCQ_REDUCE_MEAN));
+    for (int i = 0; i < 2; i++) {
+        float got[3];
+        T_OK(hcq_tensor_read(t[i], got, sizeof got));
+        cr_assert(!memcmp(got, want, sizeof got), "device %d: %g %g %g", i, got[0], got[1], got[2]);
+    }
+    hcq_tensor *v = T_NONNULL(hcq_add(t[1], t[1])); /* lazy: no buffer of its own */
+    T_FAILS(hcq_tensors_allreduce((hcq_tensor *const[]){t[0], v}, 2, HCQ_REDUCE_SUM), HCQ_EINVAL);
+    T_MSG_HAS("not a buffer");
+    T_FAILS(hcq_tensors_allreduce((hcq_tensor *const[]){t[0], t[0]}, 2, HCQ_REDUCE_SUM), HCQ_EINVAL);
+    /* a JIT over context 0 only: the all-reduce would be half in its graph */
+    ar_peer = t[1];
+    hcq_jit *j = T_NONNULL(hcq_jit_create(e.ctx[0], ar_half_jit, NULL));
+    hcq_tensor *out = NULL;
+    T_OK(hcq_jit_run(j, t, 1, &out, 1)); /* run 0 is eager */
+    T_FAILS(hcq_jit_run(j, t, 1, &out, 1), HCQ_ENOTSUP);
+    T_MSG_HAS("created over all its contexts");
+    cr_assert(!hcq_ctx_capturing(e.ctx[0]), "the capture ended with the run");
     T_OK(hcq_jit_destroy(j));
     env_close(&e);
 }
