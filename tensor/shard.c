@@ -328,18 +328,33 @@ static hcq_status rep_piece(const hcq_sharded *sp, const hcq_sharded *rep, int i
     return *out ? HCQ_OK : hcq_error_status();
 }
 
+static hcq_sharded *map2_impl(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *),
+                              const char *name);
+
 hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *))
 {
     const char *name = "hcq_sharded_map2";
     if (sh_check(a, name) || sh_check(b, name) || same_ctxs(a, b, name)) return NULL;
     if (!fn) return base_err(HCQ_EINVAL, "%s: fn is NULL", name), NULL;
-    const hcq_sharded *sp = a->axis != HCQ_REPLICATED ? a : b; /* the split one, if any */
+    hcq_sharded *moved = NULL; /* b resharded on a's axis */
     if (a->axis != HCQ_REPLICATED && b->axis != HCQ_REPLICATED) {
-        bool alike = a->axis == b->axis && a->ndim == b->ndim && !memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape);
-        if (!alike)
-            return base_err(HCQ_ENOTSUP, "%s: the operands are split differently (axes %d and %d, or other shapes): "
-                            "reshard one first", name, a->axis, b->axis), NULL;
+        if (a->ndim != b->ndim || memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape))
+            return base_err(HCQ_ENOTSUP, "%s: both operands are split and their shapes differ (a broadcast between "
+                            "split operands): replicate one (hcq_reshard with HCQ_REPLICATED)", name), NULL;
+        /* split on different axes: b is resharded on a's (through the first
+         * device, as hcq_reshard does: exact, so the result is too) */
+        if (a->axis != b->axis && !(b = moved = hcq_reshard(b, a->axis)))
+            return base_err_prefix(hcq_error_status(), "%s: resharding b on a's axis %d", name, a->axis), NULL;
     }
+    hcq_sharded *r = map2_impl(a, b, fn, name);
+    if (moved) hcq_sharded_free(moved);
+    return r;
+}
+
+static hcq_sharded *map2_impl(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *),
+                              const char *name)
+{
+    const hcq_sharded *sp = a->axis != HCQ_REPLICATED ? a : b; /* the split one, if any */
     /* the result's shape: the op on shard 0, checked on every shard */
     hcq_sharded *r = NULL;
     for (int i = 0; i < a->n; i++) {
@@ -475,37 +490,67 @@ hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const int *axe
     return sh_publish(r);
 }
 
+/* The piece of replicated operand `rep` (nd dims) that goes with shard i
+ * of a matmul whose output (ndo dims) is split on batch axis oax (sizes
+ * right-aligned, the last two dims the matrix's): its matching batch dim
+ * sliced where it has the axis in full, whole where it broadcasts. */
+static hcq_status mm_rep_piece(const hcq_sharded *rep, int oax, int ndo, int64_t full, int n, int i, hcq_tensor **out,
+                               bool *fresh)
+{
+    int k = oax - (ndo - rep->ndim);
+    *fresh = false;
+    *out = rep->t[i];
+    if (k < 0 || rep->shape[k] == 1) return HCQ_OK;
+    if (rep->shape[k] != full)
+        return base_err(HCQ_EINVAL, "hcq_sharded_matmul: batch dims %lld and %lld do not broadcast",
+                        (long long)rep->shape[k], (long long)full);
+    *fresh = true;
+    *out = hcq_slice(rep->t[i], k, lo_of(full, n, i), lo_of(full, n, i + 1), 1);
+    return *out ? HCQ_OK : hcq_error_status();
+}
+
 hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b)
 {
     const char *fn = "hcq_sharded_matmul";
     if (sh_check(a, fn) || sh_check(b, fn) || same_ctxs(a, b, fn)) return NULL;
-    if (a->ndim != 2 || b->ndim != 2)
-        return base_err(HCQ_ENOTSUP, "%s: %d-dim x %d-dim: only 2-dim operands are split yet", fn, a->ndim, b->ndim),
-               NULL;
-    if (a->shape[1] != b->shape[0])
-        return base_err(HCQ_EINVAL, "%s: [%lld, %lld] x [%lld, %lld]", fn, (long long)a->shape[0],
-                        (long long)a->shape[1], (long long)b->shape[0], (long long)b->shape[1]), NULL;
+    if (a->ndim < 2 || b->ndim < 2)
+        return base_err(HCQ_ENOTSUP, "%s: %d-dim x %d-dim: a split vector (1-dim operand) is not supported; reshape "
+                        "it to a matrix", fn, a->ndim, b->ndim), NULL;
+    int na = a->ndim, nb = b->ndim, ndo = na > nb ? na : nb;
+    if (a->shape[na - 1] != b->shape[nb - 2])
+        return base_err(HCQ_EINVAL, "%s: a's last dim %lld is not b's next-to-last %lld", fn,
+                        (long long)a->shape[na - 1], (long long)b->shape[nb - 2]), NULL;
     enum { R = HCQ_REPLICATED };
     int sa = a->axis, sb = b->axis;
-    int out_axis;
+    /* each split axis as an axis of the output (-1: the contraction) */
+    int oa = sa == R ? R : sa == na - 1 ? -1 : sa + (ndo - na);
+    int ob = sb == R ? R : sb == nb - 2 ? -1 : sb + (ndo - nb);
+    bool batch_a = sa != R && sa < na - 2, batch_b = sb != R && sb < nb - 2;
+    int out_axis = R;
     bool contraction = false;
-    if (sa == R && sb == R) out_axis = R;
-    else if (sa == 0 && sb == R) out_axis = 0;
-    else if (sa == R && sb == 1) out_axis = 1;
-    else if ((sa == 1 && (sb == 0 || sb == R)) || (sa == R && sb == 0)) out_axis = R, contraction = true;
-    else
-        return base_err(HCQ_ENOTSUP, "%s: a split on axis %d with b split on axis %d is not supported (row-split a "
-                        "with replicated b, replicated a with column-split b, or both split on the contraction): "
-                        "reshard one operand", fn, sa, sb), NULL;
+    if (oa == -1 && (ob == -1 || ob == R)) contraction = true;  /* a on K, b on K or replicated */
+    else if (oa == R && ob == -1) contraction = true;           /* a replicated, b on K */
+    else if (oa == R || ob == R) out_axis = oa == R ? ob : oa; /* one split on a batch, M or N axis */
+    else if (batch_a && batch_b && oa == ob && a->shape[sa] == b->shape[sb]) out_axis = oa; /* the same batch axis */
+    if (!contraction && out_axis == R && (sa != R || sb != R))
+        return base_err(HCQ_ENOTSUP, "%s: a split on axis %d with b split on axis %d is not supported (one operand "
+                        "split on a batch, row or column axis and the other replicated, both split alike on a batch "
+                        "axis, or both on the contraction): reshard one operand", fn, sa, sb), NULL;
+    /* the split axis's size, where one side is split on a batch axis and
+     * the other replicated: that side is sliced to match */
+    bool slice_rep = out_axis != R && ((batch_a && sb == R) || (batch_b && sa == R));
+    int64_t full = slice_rep ? (sa != R ? a->shape[sa] : b->shape[sb]) : 0;
     hcq_tensor *parts[HCQ_SHARD_MAX] = {0};
     hcq_status st = HCQ_OK;
-    int64_t k_total = a->shape[1];
+    int64_t k_total = a->shape[na - 1];
     for (int i = 0; i < a->n && !st; i++) {
         hcq_tensor *x = a->t[i], *y = b->t[i];
         bool fx = false, fy = false;
         int64_t lo = lo_of(k_total, a->n, i), hi = lo_of(k_total, a->n, i + 1);
-        if (contraction && sa == R && (fx = true) && !(x = hcq_slice(a->t[i], 1, lo, hi, 1))) st = hcq_error_status();
-        if (contraction && sb == R && (fy = true) && !(y = hcq_slice(b->t[i], 0, lo, hi, 1))) st = hcq_error_status();
+        if (contraction && sa == R && (fx = true) && !(x = hcq_slice(a->t[i], na - 1, lo, hi, 1))) st = hcq_error_status();
+        if (contraction && sb == R && (fy = true) && !(y = hcq_slice(b->t[i], nb - 2, lo, hi, 1))) st = hcq_error_status();
+        if (!st && slice_rep && sa == R) st = mm_rep_piece(a, out_axis, ndo, full, a->n, i, &x, &fx);
+        if (!st && slice_rep && sb == R) st = mm_rep_piece(b, out_axis, ndo, full, a->n, i, &y, &fy);
         if (!st && !(parts[i] = hcq_matmul(x, y))) st = hcq_error_status();
         if (fx && x) hcq_tensor_free(x);
         if (fy && y) hcq_tensor_free(y);
@@ -516,8 +561,11 @@ hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b)
         return base_err_prefix(st, "%s", fn), NULL;
     }
     if (contraction) return fold_replicate(a, parts, HCQ_REDUCE_SUM, 1, fn);
-    int64_t shape[2] = {a->shape[0], b->shape[1]};
-    hcq_sharded *r = sh_new(a, out_axis, shape, 2);
+    /* the logical shape: shard 0's, the split axis whole */
+    int64_t shape[TT_MAX_DIMS];
+    int nd = hcq_tensor_shape(parts[0], shape);
+    if (out_axis != R) shape[out_axis] = sa != R ? a->shape[sa] : b->shape[sb];
+    hcq_sharded *r = sh_new(a, out_axis, shape, nd);
     if (!r) {
         for (int i = 0; i < a->n; i++) hcq_tensor_free(parts[i]);
         return NULL;

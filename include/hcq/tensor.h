@@ -667,9 +667,10 @@ HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name
  *     at most (2m - 2 + n) * u * sum |x_i|. A mean is that sum divided
  *     once by the count (one more rounding, u of the result).
  * Not yet (HCQ_ENOTSUP, saying so): ops whose result is not elementwise
- * in hcq_sharded_map1/2 (a shape change), a binary op between tensors
- * split on different axes, matmul of more than 2 dims or with the splits
- * not listed at hcq_sharded_matmul, and a sharded call while some of its
+ * in hcq_sharded_map1/2 (a shape change), a binary op between split
+ * tensors of different shapes (a broadcast), matmul of 1-dim operands or
+ * with the splits not listed at hcq_sharded_matmul, gradients through
+ * sharded ops (hcq_tensor_to carries no history), and a sharded call while some of its
  * contexts are capturing a JIT and others are not (a JIT made with
  * hcq_jit_create_multi over all of them captures the step as one
  * multi-device graph). */
@@ -717,7 +718,9 @@ HCQ_API hcq_status hcq_sharded_realize(hcq_sharded *s);
  * or one split and the other replicated and broadcasting against it (its
  * piece of the split axis is taken where it has that axis in full, the
  * whole where the axis is 1 or absent); the result is split like the
- * split operand. */
+ * split operand. Both split, of one shape, on different axes: b is
+ * resharded on a's axis first (hcq_reshard: exact, through the first
+ * device), and the result is split like a. */
 HCQ_API hcq_sharded *hcq_sharded_map1(hcq_sharded *a, hcq_tensor *(*fn)(hcq_tensor *));
 HCQ_API hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *));
 /* Sum, max or mean over axes (as hcq_sum/hcq_max/hcq_mean). Over the
@@ -726,9 +729,17 @@ HCQ_API hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor
  * logical axis (renumbered when keepdim is false). Mean needs a float
  * dtype (HCQ_ENOTSUP otherwise, over the split axis). */
 HCQ_API hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const int *axes, int naxes, bool keepdim);
-/* a [M, K] x b [K, N]:
+/* a [..., M, K] x b [..., K, N] (2 dims or more each; batch dims
+ * broadcast as hcq_matmul's, right-aligned):
  *   a split on M, b replicated          -> split on M (rows);
  *   a replicated, b split on N          -> split on N (columns);
+ *   one split on a batch axis, the other replicated
+ *                                       -> split on that batch axis of the
+ *                                          result (the replicated one's
+ *                                          matching batch dim sliced, or
+ *                                          whole where it broadcasts);
+ *   both split on the same batch axis (of one size)
+ *                                       -> split on it;
  *   a split on K and b split on K alike, or one of them split on K and the
  *   other replicated                    -> partial products folded in a
  *                                          fixed order, replicated;
