@@ -42,7 +42,7 @@ struct hcq_jit {
     void *user;
     uint32_t runs, captures;
     tt_capture cap;
-    uint64_t streams; /* random streams one call of the function takes */
+    uint64_t streams[HCQ_SHARD_MAX]; /* random streams one call of the function takes, per context */
     int nin, nout;
     io_meta in[JIT_MAX_IO], out[JIT_MAX_IO];
     jit_vdim vdims[JIT_MAX_VDIMS];
@@ -279,19 +279,20 @@ static void mark_inputs(hcq_jit *j, hcq_tensor *const *in, bool on)
     }
 }
 
-/* The captured graph, replayed with the random streams from `base` on
- * (the capture's own streams for the capture run, the context's next ones
- * after that, as calling the function again would take them). HCQ_DEBUG >= 2:
- * waited for, with one line (the kernels' own lines were printed when run 0
- * ran them eagerly). */
-static hcq_status replay_graph(hcq_jit *j, uint64_t base)
+/* The captured graph, replayed with each context k's random streams from
+ * base[k] on (the capture's own streams for the capture run, the
+ * contexts' next ones after that, as calling the function again would
+ * take them). HCQ_DEBUG >= 2: waited for, with one line (the kernels' own
+ * lines were printed when run 0 ran them eagerly). */
+static hcq_status replay_graph(hcq_jit *j, const uint64_t *base)
 {
     hcq_ctx *ctx = j->ctx;
     uint64_t small[16], *vars = j->cap.nvars <= 16 ? small : base_calloc(j->cap.nvars, sizeof *vars);
     if (!vars) return HCQ_ENOMEM;
     for (uint32_t k = 0; k < j->cap.nvars; k++) {
         const tt_gvar *v = &j->cap.vars[k];
-        vars[k] = v->kind == TT_GV_SEED ? tt_rand_seed(ctx, base + (v->stream - j->cap.stream0)) : tt_gvar_value(ctx, v);
+        vars[k] = v->kind == TT_GV_SEED ? tt_rand_seed(j->ctxs[v->ci], base[v->ci] + (v->stream - j->cap.stream0[v->ci]))
+                                        : tt_gvar_value(ctx, v);
     }
     uint64_t t0 = hcq_now_ns();
     hcq_status s = hcq_graph_replay(j->cap.g, vars, j->cap.nvars);
@@ -374,7 +375,11 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
                                 j->ctxs[k]->props.id);
         memset(&j->cap, 0, sizeof j->cap);
         j->cap.home = ctx;
-        j->cap.stream0 = ctx->rand_stream;
+        j->cap.nctx = (uint32_t)j->nctx;
+        for (int k = 0; k < j->nctx; k++) {
+            j->cap.ctxs[k] = j->ctxs[k];
+            j->cap.stream0[k] = j->ctxs[k]->rand_stream;
+        }
         if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
         for (int i = 0; i < nin; i++) inbufs[i] = in[i]->n->buf;
         j->cap.inputs = inbufs;
@@ -434,7 +439,7 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             tt_buf_ref(j->out[i].buf);
         }
         if (!s) j->captures++;
-        j->streams = ctx->rand_stream - j->cap.stream0;
+        for (int k = 0; k < j->nctx; k++) j->streams[k] = j->ctxs[k]->rand_stream - j->cap.stream0[k];
         if (!s) s = need_sizes(j);
         if (!s) s = replay_graph(j, j->cap.stream0);
         if (!s) {
@@ -482,7 +487,8 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
     }
     /* layout copies the graph reads, of weights written since */
     for (uint32_t i = 0; i < j->cap.nuses && !s; i++) s = tt_layout_refresh(j->cap.uses[i].src->ctx, &j->cap.uses[i]);
-    uint64_t base = ctx->rand_stream;
+    uint64_t base[HCQ_SHARD_MAX];
+    for (int k = 0; k < j->nctx; k++) base[k] = j->ctxs[k]->rand_stream;
     if (!s) s = replay_graph(j, base);
     if (!s) /* what the graph stores into holds new contents */
         for (uint32_t k = 0; k < j->cap.nwritten; k++) {
@@ -494,7 +500,7 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
             tt_buf_written(b);
         }
     if (!s) {
-        ctx->rand_stream = base + j->streams;
+        for (int k = 0; k < j->nctx; k++) j->ctxs[k]->rand_stream = base[k] + j->streams[k];
         ctx->stats.graph_replays++;
         ctx->stats.kernels += j->cap.kernels;
     }

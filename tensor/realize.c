@@ -207,22 +207,31 @@ hcq_status tt_capture_allreduce(tt_capture *c, tt_buf *const *bufs, int n, hcq_d
 }
 
 /* the graph variable for v (the same one for the same seed, dim or grid);
- * -1 with c->err set where the launch's context is not the capture's
- * home (its streams and dims are not the graph's variables yet) */
+ * -1 with c->err set for a variable dim of a context other than the
+ * capture's home (only the home's are the graph's variables) */
 static int capture_gvar(const hcq_ctx *ctx, tt_capture *c, tt_gvar v)
 {
-    if (ctx != c->home) {
+    if (v.kind == TT_GV_SEED) {
+        uint32_t ci = 0;
+        while (ci < c->nctx && c->ctxs[ci] != ctx) ci++;
+        if (ci == c->nctx) {
+            c->err = base_err(HCQ_ESTATE, "hcq_jit_run: a launch of context %s, which the capture does not hold",
+                              ctx->props.id);
+            return -1;
+        }
+        v.ci = (uint8_t)ci;
+    } else if (ctx != c->home) {
         c->err = base_err(HCQ_ENOTSUP,
-                          "%s: a %s in a kernel of context %s, captured by a JIT over several contexts whose home is %s: "
-                          "only the home context's random tensors and variable dims are the graph's variables yet; "
-                          "make random tensors on the first context (and copy them) or outside the JIT",
-                          "hcq_jit_run", v.kind == TT_GV_SEED ? "random tensor" : "variable dim", ctx->props.id,
-                          c->home->props.id);
+                          "hcq_jit_run: a variable dim in a kernel of context %s, captured by a JIT over several "
+                          "contexts whose home is %s: only the home context's variable dims are the graph's variables",
+                          ctx->props.id, c->home->props.id);
         return -1;
     }
     for (uint32_t k = 0; k < c->nvars; k++) {
         const tt_gvar *o = &c->vars[k];
-        if (o->kind == v.kind && o->stream == v.stream && o->var == v.var && o->per == v.per && o->div == v.div) return (int)k;
+        if (o->kind == v.kind && o->ci == v.ci && o->stream == v.stream && o->var == v.var && o->per == v.per &&
+            o->div == v.div)
+            return (int)k;
     }
     if (c->nvars == c->vcap) {
         uint32_t nc = c->vcap ? c->vcap * 2 : 8;

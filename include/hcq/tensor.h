@@ -584,9 +584,10 @@ HCQ_API hcq_jit *hcq_jit_create(hcq_ctx *ctx, hcq_jit_fn fn, void *user);
  * Inside the capture a copy between two devices needs a peer path
  * (hcq_device_peer_access): without one the capture is refused
  * (HCQ_ENOTSUP: a replay has no host thread to stage through; run such a
- * step eagerly). Not yet (HCQ_ENOTSUP): variable dims (hcq_jit_dim), and
- * random tensors made on a context other than ctxs[0]. Destroying any of
- * the contexts frees the JIT. */
+ * step eagerly). Random tensors on any of the contexts draw new numbers
+ * on every replay, the ones calling fn again would (each context's own
+ * streams). Not yet (HCQ_ENOTSUP): variable dims (hcq_jit_dim).
+ * Destroying any of the contexts frees the JIT. */
 HCQ_API hcq_jit *hcq_jit_create_multi(hcq_ctx *const *ctxs, int n, hcq_jit_fn fn, void *user);
 /* NULL is fine. The context's destruction frees its JITs too. */
 HCQ_API hcq_status hcq_jit_destroy(hcq_jit *j);

@@ -185,17 +185,52 @@ static void refused_without_links(const char *spec, const char *kind, int nd)
 Test(jit_shard, amd_two_gpus_without_links) { refused_without_links("amd=gfx1100x2,amd_peer=none", "AMD", 2); }
 Test(jit_shard, nv_two_gpus_without_links) { refused_without_links("nv=H100x2,nv_peer=none", "NV", 2); }
 
-/* A random tensor on a context other than the first is not a graph
- * variable yet: refused at the capture, not replayed with stale numbers. */
-static hcq_status rand_on_second(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+/* Random tensors on every context of the JIT: each context's streams are
+ * graph variables, so every replay draws what calling fn again would. */
+static hcq_status rand_on_each(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
-    (void)ctx;
-    (void)nin;
-    (void)nout;
-    (void)user;
-    hcq_tensor *r = hcq_rand(hcq_tensor_ctx(in[1]), HCQ_F32, (const int64_t[]){M, K}, 2);
-    out[0] = r ? hcq_add(in[1], r) : NULL;
-    return out[0] ? HCQ_OK : hcq_error_status();
+    (void)ctx, (void)nout, (void)user;
+    for (int i = 0; i < nin; i++) {
+        hcq_tensor *r = hcq_rand(hcq_tensor_ctx(in[i]), HCQ_F32, (const int64_t[]){M, K}, 2);
+        if (!(out[i] = r ? hcq_add(in[i], r) : NULL)) return hcq_error_status();
+    }
+    return HCQ_OK;
+}
+
+Test(jit_shard, random_tensors_on_every_context_draw_anew)
+{
+    env e;
+    env_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
+    hcq_tensor *in[2] = {rand_f32(e.ctx[0], M, K), rand_f32(e.ctx[1], M, K)};
+    enum { RUNS = 4 };
+    static float got[RUNS][2][M * K], want[M * K];
+    hcq_jit *j = T_NONNULL(hcq_jit_create_multi(e.ctx, 2, rand_on_each, NULL));
+    hcq_ctx_seed(e.ctx[0], 11);
+    hcq_ctx_seed(e.ctx[1], 22);
+    for (int r = 0; r < RUNS; r++) {
+        hcq_tensor *out[2];
+        T_OK(hcq_jit_run(j, in, 2, out, 2));
+        for (int i = 0; i < 2; i++) {
+            cr_assert_eq(hcq_tensor_ctx(out[i]), e.ctx[i]);
+            T_OK(hcq_tensor_read(out[i], got[r][i], sizeof got[r][i]));
+            T_OK(hcq_tensor_free(out[i]));
+        }
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1);
+    cr_assert(memcmp(got[2][1], got[3][1], sizeof got[2][1]), "replays draw new numbers");
+    hcq_ctx_seed(e.ctx[0], 11);
+    hcq_ctx_seed(e.ctx[1], 22);
+    for (int r = 0; r < RUNS; r++) {
+        hcq_tensor *out[2];
+        T_OK(rand_on_each(e.ctx[0], in, 2, out, 2, NULL));
+        for (int i = 0; i < 2; i++) {
+            T_OK(hcq_tensor_read(out[i], want, sizeof want));
+            cr_assert(!memcmp(got[r][i], want, sizeof want), "run %d, context %d: not the eager call's numbers", r, i);
+            T_OK(hcq_tensor_free(out[i]));
+        }
+    }
+    T_OK(hcq_jit_destroy(j));
+    env_close(&e);
 }
 
 Test(jit_shard, what_is_refused)
@@ -204,13 +239,9 @@ Test(jit_shard, what_is_refused)
     env_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
     hcq_tensor *a = rand_f32(e.ctx[0], M, K), *b = rand_f32(e.ctx[1], M, K), *out = NULL;
     hcq_tensor *in[2] = {a, b};
-    hcq_jit *j = T_NONNULL(hcq_jit_create_multi(e.ctx, 2, rand_on_second, NULL));
+    hcq_jit *j = T_NONNULL(hcq_jit_create_multi(e.ctx, 2, rand_on_each, NULL));
     T_FAILS(hcq_jit_dim(j, 0, 0, "batch", 2, 16), HCQ_ENOTSUP);
     T_MSG_HAS("several contexts");
-    T_OK(hcq_jit_run(j, in, 2, &out, 1));
-    T_OK(hcq_tensor_free(out));
-    T_FAILS(hcq_jit_run(j, in, 2, &out, 1), HCQ_ENOTSUP);
-    T_MSG_HAS("random");
     T_OK(hcq_jit_destroy(j));
 
     /* bad contexts */
@@ -220,7 +251,7 @@ Test(jit_shard, what_is_refused)
     cr_assert_eq(hcq_error_status(), HCQ_EINVAL);
 
     /* an input from a context the JIT does not capture */
-    j = T_NONNULL(hcq_jit_create(e.ctx[0], rand_on_second, NULL));
+    j = T_NONNULL(hcq_jit_create(e.ctx[0], rand_on_each, NULL));
     T_FAILS(hcq_jit_run(j, in, 2, &out, 1), HCQ_EINVAL);
     T_MSG_HAS("does not capture");
 
