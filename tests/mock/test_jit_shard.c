@@ -229,7 +229,11 @@ Test(jit_shard, random_tensors_on_every_context_draw_anew)
             T_OK(hcq_tensor_free(out[i]));
         }
     }
-    T_OK(hcq_jit_destroy(j));
+    /* the second context goes first: it takes the captured JIT (its graph
+     * and both contexts' buffers) with it */
+    T_OK(hcq_ctx_destroy(e.ctx[1]));
+    e.ctx[1] = NULL;
+    T_FAILS(hcq_jit_destroy(j), HCQ_ESTATE);
     env_close(&e);
 }
 
