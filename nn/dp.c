@@ -314,8 +314,23 @@ hcq_status hcq_dp_reduce(hcq_dp *dp)
     if (!live(dp)) return base_err(HCQ_ESTATE, "%s: not a live data-parallel set", fn);
     for (int i = 0; i < dp->n; i++)
         if (!hcq_tensor_ctx(dp->vec[i])) return base_err(HCQ_ESTATE, "%s: replica %d's context is gone", fn, i);
+    bool capturing = false;
+    for (int i = 0; i < dp->n; i++) capturing |= hcq_ctx_capturing(hcq_tensor_ctx(dp->vec[i]));
+    if (capturing && dp->nranks > 1)
+        return base_err(HCQ_ENOTSUP, "%s: across ranks the mean goes through host memory and the caller's gather, "
+                        "which a JIT's graph cannot replay; run hcq_dp_reduce outside the JIT", fn);
     if (dp->nranks > 1) return reduce_ranks(dp);
     if (dp->n == 1) return HCQ_OK;
+    /* up to HCQ_SHARD_MAX replicas, through the tensor layer, so a JIT
+     * over every replica's context (hcq_jit_create_multi) records the
+     * all-reduce into its graph: the whole step is one replay */
+    if (dp->n <= HCQ_SHARD_MAX) {
+        hcq_status s = hcq_tensors_allreduce(dp->vec, dp->n, HCQ_REDUCE_MEAN);
+        if (s) base_err_prefix(s, "%s", fn);
+        return s;
+    }
+    if (capturing)
+        return base_err(HCQ_ENOTSUP, "%s: %d replicas; a JIT captures the all-reduce of up to %d", fn, dp->n, HCQ_SHARD_MAX);
     hcq_buffer *b[DP_MAX];
     for (int i = 0; i < dp->n; i++)
         if (!(b[i] = hcq_tensor_buffer(dp->vec[i]))) return hcq_error_status();

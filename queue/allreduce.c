@@ -11,7 +11,12 @@
  * The order is fixed (queue.h states it): chunk c's reduction starts on
  * device c and takes in c+1, c+2, ... (mod n); its last device writes the
  * result (divided by n for a mean) and the all-gather copies those bytes
- * to everyone, so every device ends with the same bits. */
+ * to everyone, so every device ends with the same bits.
+ *
+ * hcq_graph_allreduce records the same ring, copy for copy and fold for
+ * fold, into a graph (g non-NULL below): its copies are graph copies (a
+ * peer path is needed between ring neighbours, checked before any node
+ * is recorded), and its scratch is held by the graph until it goes. */
 #include "base/base.h"
 #include "queue/internal.h"
 
@@ -169,8 +174,14 @@ static hcq_status ar_check(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hc
 /* chunk c of count elements split n ways: [c*count/n, (c+1)*count/n) */
 static uint64_t chunk_start(uint64_t count, uint32_t n, uint32_t c) { return count * c / n; }
 
-static hcq_status ar_reduce(hcq_program *prog, hcq_buffer *dst, hcq_buffer *recv, uint64_t off, uint64_t cnt,
-                            uint32_t n)
+/* a step of the ring: eager (g NULL) or a node of graph g */
+static hcq_status ar_copy(hcq_graph *g, hcq_buffer *dst, uint64_t doff, hcq_buffer *src, uint64_t soff, uint64_t size)
+{
+    return g ? hcq_graph_copy(g, dst, doff, src, soff, size) : hcq_buffer_copy(dst, doff, src, soff, size);
+}
+
+static hcq_status ar_reduce(hcq_graph *g, hcq_program *prog, hcq_buffer *dst, hcq_buffer *recv, uint64_t off,
+                            uint64_t cnt, uint32_t n)
 {
     const hcq_program_info *info = hcq_program_get_info(prog);
     uint64_t threads = BASE_MIN(AR_THREADS, BASE_MAX(info->max_threads, 1u));
@@ -180,14 +191,15 @@ static hcq_status ar_reduce(hcq_program *prog, hcq_buffer *dst, hcq_buffer *recv
                        hcq_arg_i32((int32_t)cnt), hcq_arg_i32((int32_t)iters)};
     uint32_t nargs = 5;
     if (info->nparams == 6) args[nargs++] = hcq_arg_f32((float)n);
-    return hcq_launch(prog, args, nargs, hcq_dims_1d((uint32_t)groups, (uint32_t)threads));
+    hcq_dims dims = hcq_dims_1d((uint32_t)groups, (uint32_t)threads);
+    return g ? hcq_graph_launch(g, prog, args, nargs, dims) : hcq_launch(prog, args, nargs, dims);
 }
 
-hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_reduce_op op)
+/* The ring over bufs (checked), eager or into g. */
+static hcq_status ar_ring(hcq_graph *g, hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_reduce_op op,
+                          uint64_t size)
 {
-    uint64_t size = 0;
-    hcq_status s = ar_check(bufs, n, dt, op, &size);
-    if (s || n == 1 || size == 0) return s;
+    hcq_status s = HCQ_OK;
     size_t es = hcq_dtype_size(dt);
     uint64_t count = size / es, maxchunk = 0;
     for (uint32_t c = 0; c < n; c++)
@@ -213,13 +225,13 @@ hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_
         for (uint32_t i = 0; i < n && !s; i++) {
             uint32_t c = (i + n - t) % n, j = (i + 1) % n;
             uint64_t c0 = chunk_start(count, n, c), cn = chunk_start(count, n, c + 1) - c0;
-            if (cn) s = hcq_buffer_copy(scratch[j], 0, bufs[i], c0 * es, cn * es);
+            if (cn) s = ar_copy(g, scratch[j], 0, bufs[i], c0 * es, cn * es);
         }
         for (uint32_t i = 0; i < n && !s; i++) {
             uint32_t c = (i + n - t) % n, j = (i + 1) % n;
             uint64_t c0 = chunk_start(count, n, c), cn = chunk_start(count, n, c + 1) - c0;
             hcq_program *p = t + 2 == n && last[j] ? last[j] : fold[j];
-            if (cn) s = ar_reduce(p, bufs[j], scratch[j], c0, cn, n);
+            if (cn) s = ar_reduce(g, p, bufs[j], scratch[j], c0, cn, n);
         }
     }
     /* all-gather: at step t, device i passes chunk (i + 1 - t) mod n (the
@@ -229,16 +241,50 @@ hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_
         for (uint32_t i = 0; i < n && !s; i++) {
             uint32_t c = (i + 1 + n - t) % n, j = (i + 1) % n;
             uint64_t c0 = chunk_start(count, n, c), cn = chunk_start(count, n, c + 1) - c0;
-            if (cn) s = hcq_buffer_copy(bufs[j], c0 * es, bufs[i], c0 * es, cn * es);
+            if (cn) s = ar_copy(g, bufs[j], c0 * es, bufs[i], c0 * es, cn * es);
         }
 
-    /* the scratch goes once each device's timeline has passed the work
-     * above: this is where the call waits */
+    /* eager: the scratch goes once each device's timeline has passed the
+     * work above (this is where the call waits); a graph holds what its
+     * nodes name, so only the handle goes */
     for (uint32_t i = 0; i < n; i++) {
+        if (g && scratch[i]) q_graph_own(g, scratch[i]);
         hcq_status f = hcq_buffer_free(scratch[i]);
         if (!s) s = f;
     }
-    if (s) return base_err_prefix(s, "hcq_allreduce (%s of %u x %llu bytes of %s): ", op_name(op), n,
-                                  (unsigned long long)size, hcq_dtype_name(dt));
+    return s;
+}
+
+hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_reduce_op op)
+{
+    uint64_t size = 0;
+    hcq_status s = ar_check(bufs, n, dt, op, &size);
+    if (s || n == 1 || size == 0) return s;
+    if ((s = ar_ring(NULL, bufs, n, dt, op, size)))
+        return base_err_prefix(s, "hcq_allreduce (%s of %u x %llu bytes of %s): ", op_name(op), n,
+                               (unsigned long long)size, hcq_dtype_name(dt));
+    return HCQ_OK;
+}
+
+hcq_status hcq_graph_allreduce(hcq_graph *g, hcq_buffer *const *bufs, uint32_t n, hcq_dtype dt, hcq_reduce_op op)
+{
+    const char *fn = "hcq_graph_allreduce";
+    hcq_status s = Q_CHECK_GRAPH(g, fn);
+    uint64_t size = 0;
+    if (!s) s = ar_check(bufs, n, dt, op, &size);
+    if (s || n == 1 || size == 0) return s;
+    /* every copy of the ring goes from device i to device i+1: each needs
+     * a peer path, asked before a node is recorded, so a refusal leaves
+     * the graph as it was */
+    for (uint32_t i = 0; i < n; i++) {
+        hcq_device *a = hcq_buffer_device(bufs[i]), *b = hcq_buffer_device(bufs[(i + 1) % n]);
+        if ((s = hcq_device_peer_access(a, b)))
+            return base_err_prefix(s, "%s: %s -> %s, neighbours in the ring: a graph copies between devices only "
+                                   "through a peer mapping (use hcq_allreduce outside the graph, which stages "
+                                   "through host memory)", fn, a->props.id, b->props.id);
+    }
+    if ((s = ar_ring(g, bufs, n, dt, op, size)))
+        return base_err_prefix(s, "%s (%s of %u x %llu bytes of %s): the graph holds part of the ring; destroy it", fn,
+                               op_name(op), n, (unsigned long long)size, hcq_dtype_name(dt));
     return HCQ_OK;
 }

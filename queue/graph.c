@@ -57,6 +57,7 @@ typedef struct g_buf {
     uint64_t offset;
     uint64_t need; /* bytes a replacement needs (0: the original's size; hcq_graph_buffer_need) */
     uint32_t users; /* parts whose nodes reach it (bit per part): a replacement is mapped for each */
+    bool owned;     /* the graph's own (q_graph_own): its handle may be gone */
 } g_buf;
 
 /* one device's share of the graph */
@@ -152,7 +153,7 @@ static hcq_status buf_var(hcq_graph *g, hcq_buffer *b, uint64_t offset, hcq_val 
         g->bcap = cap;
     }
     if ((s = q_hold(&g->holds, BASE_H_BUFFER, b))) return s;
-    g->bufs[g->nbufs] = (g_buf){b, NULL, offset, 0, 1u << g->cur};
+    g->bufs[g->nbufs] = (g_buf){b, NULL, offset, 0, 1u << g->cur, false};
     *out = IVAR(IV_FIRST_BUF + g->nbufs);
     g->nbufs++;
     return HCQ_OK;
@@ -371,6 +372,10 @@ hcq_status hcq_graph_set_buffer(hcq_graph *g, hcq_buffer *orig, hcq_buffer *repl
     uint64_t need = 0;
     for (uint32_t i = 0; i < g->nbufs && !found; i++)
         if ((found = g->bufs[i].orig == orig)) need = g->bufs[i].need;
+    for (uint32_t i = 0; i < g->nbufs && found; i++)
+        if (g->bufs[i].orig == orig && g->bufs[i].owned)
+            return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: that buffer is the graph's own scratch (freed by its "
+                            "owner: a replacement would stand for memory the graph allocated)");
     if (!found) return base_err(HCQ_EINVAL, "hcq_graph_set_buffer: the graph does not use that buffer");
     if (!need) need = orig->size;
     if (repl) {
@@ -436,7 +441,7 @@ hcq_status hcq_graph_replay(hcq_graph *g, const uint64_t *vars, uint32_t nvars)
     uint64_t *iv = g->vars + g->nuser;
     for (uint32_t i = 0; i < g->nbufs; i++) {
         hcq_buffer *b = g->bufs[i].repl ? g->bufs[i].repl : g->bufs[i].orig;
-        if (!base_handle_live(b, BASE_H_BUFFER))
+        if (!g->bufs[i].owned && !base_handle_live(b, BASE_H_BUFFER))
             return base_err(HCQ_ESTATE, "hcq_graph_replay: a captured buffer was freed; give it a replacement with "
                             "hcq_graph_set_buffer");
         iv[IV_FIRST_BUF + i] = b->va + g->bufs[i].offset;
@@ -514,6 +519,12 @@ uint32_t hcq_graph_node_count(const hcq_graph *g)
 }
 
 /* Off its device's list, and off the other parts' devices' dependents. */
+void q_graph_own(hcq_graph *g, hcq_buffer *b)
+{
+    for (uint32_t i = 0; i < g->nbufs; i++)
+        if (g->bufs[i].orig == b) g->bufs[i].owned = true;
+}
+
 static void graph_unlist(hcq_graph *g)
 {
     struct queue_dev *qd = g->dev->qd;

@@ -183,6 +183,10 @@ hcq_status q_peer_use(hcq_device *dev, hcq_buffer *b);
 hcq_status q_peer_map(hcq_device *dev, hcq_buffer *b);
 
 void q_graph_destroy_all(hcq_device *dev);
+/* b, which nodes of g name, is g's own from now on (hcq_graph_allreduce's
+ * scratch): its handle may go at once (g's holds keep its memory until g
+ * goes) and replays take it as it is; no replacement is accepted for it. */
+void q_graph_own(hcq_graph *g, hcq_buffer *b);
 
 /* ** HCQ_PROFILE (profile.c). Every span carries args (grid, block,
  * registers, bytes, queue, device) and is the end of a flow that starts at

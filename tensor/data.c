@@ -406,6 +406,16 @@ hcq_tensor *hcq_tensor_to(hcq_ctx *dst, hcq_tensor *t)
     if (!tt_live_ctx(dst)) return base_err(HCQ_ESTATE, "hcq_tensor_to: not a live context"), NULL;
     hcq_dtype dt = (hcq_dtype)n->dtype;
     if (!tt_dtype_ok(dst, dt, "hcq_tensor_to")) return NULL;
+    /* inside a JIT capture the copy is a node of its graph, so both
+     * contexts must be the JIT's (hcq_jit_create_multi) */
+    tt_capture *cap = t->ctx->capture;
+    if (cap != dst->capture)
+        return base_err(HCQ_ENOTSUP,
+                        "hcq_tensor_to: context %s is %scapturing a JIT and context %s is %s: a JIT captures a copy "
+                        "between contexts only when it was created over both (hcq_jit_create_multi)",
+                        t->ctx->props.id, cap ? "" : "not ", dst->props.id,
+                        dst->capture ? "capturing another" : "not capturing"),
+               NULL;
     int64_t shape[TT_MAX_DIMS];
     int nd = n->ndim;
     memcpy(shape, n->shape, sizeof shape);
@@ -414,7 +424,7 @@ hcq_tensor *hcq_tensor_to(hcq_ctx *dst, hcq_tensor *t)
     uint64_t off = 0;
     if (size && storage_of(t, &b, &off, "hcq_tensor_to")) return NULL;
     hcq_tensor *out = hcq_empty(dst, dt, shape, nd);
-    if (out && size && hcq_buffer_copy(out->n->buf->hb, 0, b->hb, off, size)) {
+    if (out && size && (cap ? tt_capture_copy(cap, out->n->buf, b, off, size) : hcq_buffer_copy(out->n->buf->hb, 0, b->hb, off, size))) {
         hcq_status s = hcq_error_status();
         hcq_tensor_free(out);
         base_err_prefix(s, "hcq_tensor_to");

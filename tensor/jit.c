@@ -20,6 +20,7 @@ typedef struct io_meta {
     int64_t shape[TT_MAX_DIMS];
     uint8_t sym[TT_MAX_DIMS]; /* outputs: variable dims (their size is the variable's value) */
     tt_buf *buf;              /* the captured buffer (referenced) */
+    uint8_t ci;               /* its context: the JIT's ctxs[ci] */
 } io_meta;
 
 /* hcq_jit_dim: dim `axis` of input `input` is the context's variable `var` */
@@ -29,34 +30,83 @@ typedef struct jit_vdim {
 } jit_vdim;
 
 struct hcq_jit {
-    hcq_ctx *ctx;
+    hcq_ctx *ctx; /* ctxs[0], the home context: fn's ctx, variable dims and random streams */
+    /* every context the JIT captures (hcq_jit_create_multi; 1 for
+     * hcq_jit_create): each one's launches and copies go into the one
+     * graph, and the JIT is on each one's list (link[k]: the next JIT on
+     * ctxs[k]'s), so destroying any of them frees it */
+    int nctx;
+    hcq_ctx *ctxs[HCQ_SHARD_MAX];
+    struct hcq_jit *link[HCQ_SHARD_MAX];
     hcq_jit_fn fn;
     void *user;
     uint32_t runs, captures;
     tt_capture cap;
-    uint64_t streams; /* random streams one call of the function takes */
+    uint64_t streams[HCQ_SHARD_MAX]; /* random streams one call of the function takes, per context */
     int nin, nout;
     io_meta in[JIT_MAX_IO], out[JIT_MAX_IO];
     jit_vdim vdims[JIT_MAX_VDIMS];
     int nvdims;
-    struct hcq_jit *next;
 };
 
 static bool live(const hcq_jit *j) { return j && base_handle_live(j, TT_H_JIT); }
 
+/* the index of c among the JIT's contexts, or -1 */
+static int ctx_index(const hcq_jit *j, const hcq_ctx *c)
+{
+    for (int k = 0; k < j->nctx; k++)
+        if (j->ctxs[k] == c) return k;
+    return -1;
+}
+
+/* the next JIT on c's list after j (j is on it) */
+static hcq_jit **next_on(hcq_jit *j, const hcq_ctx *c) { return &j->link[ctx_index(j, c)]; }
+
+static void unlink_all(hcq_jit *j)
+{
+    for (int k = 0; k < j->nctx; k++)
+        for (hcq_jit **p = &j->ctxs[k]->jits; *p; p = next_on(*p, j->ctxs[k]))
+            if (*p == j) {
+                *p = j->link[k];
+                break;
+            }
+}
+
+static hcq_jit *create(const char *fn_name, hcq_ctx *const *ctxs, int n, hcq_jit_fn fn, void *user)
+{
+    if (n < 1 || n > HCQ_SHARD_MAX || !ctxs)
+        return base_err(HCQ_EINVAL, "%s: %d contexts (1 to %d)", fn_name, n, HCQ_SHARD_MAX), NULL;
+    for (int k = 0; k < n; k++) {
+        if (!ctxs[k] || !base_handle_live(ctxs[k], BASE_H_CTX))
+            return base_err(HCQ_ESTATE, "%s: context %d is not a live context", fn_name, k), NULL;
+        for (int i = 0; i < k; i++)
+            if (ctxs[i] == ctxs[k]) return base_err(HCQ_EINVAL, "%s: context %d is given twice", fn_name, k), NULL;
+    }
+    if (!fn) return base_err(HCQ_EINVAL, "%s: fn is NULL", fn_name), NULL;
+    hcq_jit *j = base_calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->ctx = ctxs[0];
+    j->nctx = n;
+    memcpy(j->ctxs, ctxs, (size_t)n * sizeof *ctxs);
+    j->fn = fn;
+    j->user = user;
+    for (int k = 0; k < n; k++) {
+        j->link[k] = ctxs[k]->jits;
+        ctxs[k]->jits = j;
+    }
+    base_handle_add(j, TT_H_JIT);
+    return j;
+}
+
 hcq_jit *hcq_jit_create(hcq_ctx *ctx, hcq_jit_fn fn, void *user)
 {
     if (!ctx || !base_handle_live(ctx, BASE_H_CTX)) return base_err(HCQ_ESTATE, "hcq_jit_create: not a live context"), NULL;
-    if (!fn) return base_err(HCQ_EINVAL, "hcq_jit_create: fn is NULL"), NULL;
-    hcq_jit *j = base_calloc(1, sizeof *j);
-    if (!j) return NULL;
-    j->ctx = ctx;
-    j->fn = fn;
-    j->user = user;
-    j->next = ctx->jits;
-    ctx->jits = j;
-    base_handle_add(j, TT_H_JIT);
-    return j;
+    return create("hcq_jit_create", &ctx, 1, fn, user);
+}
+
+hcq_jit *hcq_jit_create_multi(hcq_ctx *const *ctxs, int n, hcq_jit_fn fn, void *user)
+{
+    return create("hcq_jit_create_multi", ctxs, n, fn, user);
 }
 
 /* the graph and everything it holds; the JIT captures again next run */
@@ -88,11 +138,7 @@ hcq_status hcq_jit_destroy(hcq_jit *j)
 {
     if (!j) return HCQ_OK;
     if (!live(j)) return base_err(HCQ_ESTATE, "hcq_jit_destroy: not a live JIT (destroyed twice?)");
-    for (hcq_jit **p = &j->ctx->jits; *p; p = &(*p)->next)
-        if (*p == j) {
-            *p = j->next;
-            break;
-        }
+    unlink_all(j);
     jit_free(j);
     return HCQ_OK;
 }
@@ -101,7 +147,7 @@ void tt_jits_free(hcq_ctx *ctx)
 {
     while (ctx->jits) {
         hcq_jit *j = ctx->jits;
-        ctx->jits = j->next;
+        unlink_all(j);
         jit_free(j);
     }
 }
@@ -115,9 +161,10 @@ static hcq_status prepare_inputs(hcq_jit *j, hcq_tensor *const *in, int nin)
     for (int i = 0; i < nin; i++) {
         tt_node *n = tt_arg(in[i], "hcq_jit_run");
         if (!n) return hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
-        if (in[i]->ctx != j->ctx) return base_err(HCQ_EINVAL, "hcq_jit_run: input %d is from another context", i);
-        hcq_status s = tt_realize_nodes(j->ctx, &n, 1);
-        if (!s && n->op != TT_BUF) s = tt_realize_contiguous(j->ctx, n);
+        if (ctx_index(j, in[i]->ctx) < 0)
+            return base_err(HCQ_EINVAL, "hcq_jit_run: input %d is from a context the JIT does not capture", i);
+        hcq_status s = tt_realize_nodes(in[i]->ctx, &n, 1);
+        if (!s && n->op != TT_BUF) s = tt_realize_contiguous(in[i]->ctx, n);
         if (s) return s;
     }
     return HCQ_OK;
@@ -130,11 +177,12 @@ static const jit_vdim *vdim_of(const hcq_jit *j, int input, int axis)
     return NULL;
 }
 
-/* input i's shape and dtype as captured, its variable dims in range (bind) */
-static bool same_meta(const hcq_jit *j, int i, const tt_node *n)
+/* input i's context, shape and dtype as captured, its variable dims in range (bind) */
+static bool same_meta(const hcq_jit *j, int i, const hcq_tensor *t)
 {
     const io_meta *m = &j->in[i];
-    if (m->dt != n->dtype || m->ndim != n->ndim) return false;
+    const tt_node *n = t->n;
+    if (j->ctxs[m->ci] != t->ctx || m->dt != n->dtype || m->ndim != n->ndim) return false;
     for (int d = 0; d < n->ndim; d++)
         if (m->shape[d] != n->shape[d] && !vdim_of(j, i, d)) return false;
     return true;
@@ -153,6 +201,9 @@ hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_
     const char *fn = "hcq_jit_dim";
     if (!live(j)) return base_err(HCQ_ESTATE, "%s: not a live JIT", fn);
     if (j->runs) return base_err(HCQ_ESTATE, "%s: the JIT has run; declare its variable dims before the first run", fn);
+    if (j->nctx > 1)
+        return base_err(HCQ_ENOTSUP, "%s: variable dims in a JIT over several contexts (hcq_jit_create_multi) are not "
+                        "supported yet; use a JIT of fixed shapes", fn);
     if (input < 0 || input >= JIT_MAX_IO || axis < 0 || axis >= TT_MAX_DIMS)
         return base_err(HCQ_EINVAL, "%s: input %d, axis %d (inputs 0 to %d, axes 0 to %d)", fn, input, axis, JIT_MAX_IO - 1,
                         TT_MAX_DIMS - 1);
@@ -228,19 +279,20 @@ static void mark_inputs(hcq_jit *j, hcq_tensor *const *in, bool on)
     }
 }
 
-/* The captured graph, replayed with the random streams from `base` on
- * (the capture's own streams for the capture run, the context's next ones
- * after that, as calling the function again would take them). HCQ_DEBUG >= 2:
- * waited for, with one line (the kernels' own lines were printed when run 0
- * ran them eagerly). */
-static hcq_status replay_graph(hcq_jit *j, uint64_t base)
+/* The captured graph, replayed with each context k's random streams from
+ * base[k] on (the capture's own streams for the capture run, the
+ * contexts' next ones after that, as calling the function again would
+ * take them). HCQ_DEBUG >= 2: waited for, with one line (the kernels' own
+ * lines were printed when run 0 ran them eagerly). */
+static hcq_status replay_graph(hcq_jit *j, const uint64_t *base)
 {
     hcq_ctx *ctx = j->ctx;
     uint64_t small[16], *vars = j->cap.nvars <= 16 ? small : base_calloc(j->cap.nvars, sizeof *vars);
     if (!vars) return HCQ_ENOMEM;
     for (uint32_t k = 0; k < j->cap.nvars; k++) {
         const tt_gvar *v = &j->cap.vars[k];
-        vars[k] = v->kind == TT_GV_SEED ? tt_rand_seed(ctx, base + (v->stream - j->cap.stream0)) : tt_gvar_value(ctx, v);
+        vars[k] = v->kind == TT_GV_SEED ? tt_rand_seed(j->ctxs[v->ci], base[v->ci] + (v->stream - j->cap.stream0[v->ci]))
+                                        : tt_gvar_value(ctx, v);
     }
     uint64_t t0 = hcq_now_ns();
     hcq_status s = hcq_graph_replay(j->cap.g, vars, j->cap.nvars);
@@ -297,31 +349,52 @@ static hcq_status need_sizes(hcq_jit *j)
     return s;
 }
 
-/* Runs fn; outputs become copies made by kernels (captured when capturing). */
+/* Every context of the JIT captures into c, or none (c NULL). */
+static void set_capture(hcq_jit *j, tt_capture *c)
+{
+    for (int k = 0; k < j->nctx; k++) j->ctxs[k]->capture = c;
+}
+
+/* Runs fn; outputs become copies made by kernels (captured when capturing).
+ * Several contexts: each realizes its own outputs' copies, and every
+ * context's launches and copies go into the one graph. */
 static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, bool capture)
 {
     hcq_ctx *ctx = j->ctx;
-    size_t mark = hcq_ctx_mark(ctx);
+    size_t marks[HCQ_SHARD_MAX];
+    for (int k = 0; k < j->nctx; k++) marks[k] = hcq_ctx_mark(j->ctxs[k]);
     hcq_tensor *res[JIT_MAX_IO] = {0};
     tt_node *copies[JIT_MAX_IO] = {0};
+    uint8_t oci[JIT_MAX_IO] = {0};
     hcq_status s = HCQ_OK;
     tt_buf *inbufs[JIT_MAX_IO];
     if (capture) {
+        for (int k = 0; k < j->nctx; k++)
+            if (j->ctxs[k]->capture)
+                return base_err(HCQ_ESTATE, "hcq_jit_run: context %d (%s) is capturing another JIT already", k,
+                                j->ctxs[k]->props.id);
         memset(&j->cap, 0, sizeof j->cap);
-        j->cap.stream0 = ctx->rand_stream;
+        j->cap.home = ctx;
+        j->cap.nctx = (uint32_t)j->nctx;
+        for (int k = 0; k < j->nctx; k++) {
+            j->cap.ctxs[k] = j->ctxs[k];
+            j->cap.stream0[k] = j->ctxs[k]->rand_stream;
+        }
         if (!(j->cap.g = hcq_graph_create(ctx->dev))) return hcq_error_status();
         for (int i = 0; i < nin; i++) inbufs[i] = in[i]->n->buf;
         j->cap.inputs = inbufs;
         j->cap.ninputs = (uint32_t)nin;
-        ctx->capture = &j->cap;
+        set_capture(j, &j->cap);
     }
     s = j->fn(ctx, in, nin, res, nout, j->user);
     for (int i = 0; i < nout && !s; i++) {
         tt_node *n = tt_arg(res[i], "hcq_jit_run (an output of the function)");
+        int ci = n ? ctx_index(j, res[i]->ctx) : -1;
         if (!n) s = hcq_error_status() ? hcq_error_status() : HCQ_EINVAL;
-        else if (res[i]->ctx != ctx) s = base_err(HCQ_EINVAL, "hcq_jit_run: output %d is from another context", i);
-        else if (!(copies[i] = tt_node_new(ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim))) s = HCQ_ENOMEM;
+        else if (ci < 0) s = base_err(HCQ_EINVAL, "hcq_jit_run: output %d is from a context the JIT does not capture", i);
+        else if (!(copies[i] = tt_node_new(res[i]->ctx, TT_VIEW, (hcq_dtype)n->dtype, n->shape, n->ndim))) s = HCQ_ENOMEM;
         else {
+            oci[i] = (uint8_t)ci;
             memcpy(copies[i]->sym, n->sym, sizeof copies[i]->sym);
             tt_view_init(&copies[i]->view, n->shape, n->ndim);
             copies[i]->contig = true;
@@ -330,9 +403,15 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             copies[i]->nsrc = 1;
         }
     }
-    if (!s) s = tt_realize_nodes(ctx, copies, (uint32_t)nout);
+    for (int k = 0; k < j->nctx && !s; k++) { /* each context's outputs, in one realize */
+        tt_node *mine[JIT_MAX_IO];
+        uint32_t nm = 0;
+        for (int i = 0; i < nout; i++)
+            if (oci[i] == k) mine[nm++] = copies[i];
+        if (nm) s = tt_realize_nodes(j->ctxs[k], mine, nm);
+    }
     mark_inputs(j, in, false);
-    ctx->capture = NULL;
+    set_capture(j, NULL);
     j->cap.inputs = NULL;
     j->cap.ninputs = 0;
     if (!s && capture && j->cap.err) s = j->cap.err;
@@ -340,12 +419,13 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
      * write inside fn (the graph's own writes come after the read) makes
      * it stale before the first replay */
     for (uint32_t i = 0; capture && !s && i < j->cap.nuses; i++)
-        if (!written_by_graph(j, j->cap.uses[i].src)) s = tt_layout_refresh(ctx, &j->cap.uses[i]);
+        if (!written_by_graph(j, j->cap.uses[i].src)) s = tt_layout_refresh(j->cap.uses[i].src->ctx, &j->cap.uses[i]);
     if (!s && capture) {
         j->nin = nin;
         j->nout = nout;
         for (int i = 0; i < nin; i++) {
             set_meta(&j->in[i], in[i]->n);
+            j->in[i].ci = (uint8_t)ctx_index(j, in[i]->ctx);
             j->in[i].buf = in[i]->n->buf;
             tt_buf_ref(j->in[i].buf);
             for (int k = 0; k < i && !s; k++)
@@ -354,11 +434,12 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
         }
         for (int i = 0; i < nout; i++) {
             set_meta(&j->out[i], copies[i]);
+            j->out[i].ci = oci[i];
             j->out[i].buf = copies[i]->buf;
             tt_buf_ref(j->out[i].buf);
         }
         if (!s) j->captures++;
-        j->streams = ctx->rand_stream - j->cap.stream0;
+        for (int k = 0; k < j->nctx; k++) j->streams[k] = j->ctxs[k]->rand_stream - j->cap.stream0[k];
         if (!s) s = need_sizes(j);
         if (!s) s = replay_graph(j, j->cap.stream0);
         if (!s) {
@@ -366,10 +447,11 @@ static hcq_status call(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor **
             ctx->stats.kernels += j->cap.kernels;
         }
     }
-    hcq_ctx_release(ctx, mark);
+    for (int k = 0; k < j->nctx; k++) hcq_ctx_release(j->ctxs[k], marks[k]);
     for (int i = 0; i < nout; i++) {
+        hcq_ctx *oc = j->ctxs[oci[i]];
         if (copies[i]) memset(copies[i]->sym, 0, sizeof copies[i]->sym); /* the caller's tensors, of the traced size */
-        out[i] = s ? NULL : tt_wrap(ctx, copies[i]);
+        out[i] = s ? NULL : tt_wrap(oc, copies[i]);
         if (s) tt_node_unref(copies[i]);
         else if (!out[i]) s = HCQ_ENOMEM;
     }
@@ -383,7 +465,7 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
         return base_err(HCQ_EINVAL, "hcq_jit_run: %d inputs and %d outputs; the JIT was captured with %d and %d", nin,
                         nout, j->nin, j->nout);
     for (int i = 0; i < nin; i++)
-        if (!same_meta(j, i, in[i]->n))
+        if (!same_meta(j, i, in[i]))
             return base_err(HCQ_EINVAL, "hcq_jit_run: input %d changed its shape or dtype since the capture%s", i,
                             j->nvdims ? " (beyond its variable dims)" : "");
     hcq_status s = bind(j, in, nin, false);
@@ -399,13 +481,14 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
         for (int d = 0; d < TT_MAX_DIMS; d++) oshape[i][d] = j->out[i].sym[d] ? ctx->syms[j->out[i].sym[d] - 1].val : j->out[i].shape[d];
     for (int i = 0; i < nout && !s; i++) {
         const io_meta *m = &j->out[i];
-        fresh[i] = tt_buf_alloc(ctx, (uint64_t)tt_numel(oshape[i], m->ndim) * hcq_dtype_size(m->dt));
+        fresh[i] = tt_buf_alloc(j->ctxs[m->ci], (uint64_t)tt_numel(oshape[i], m->ndim) * hcq_dtype_size(m->dt));
         if (!fresh[i]) s = hcq_error_status() ? hcq_error_status() : HCQ_ENOMEM;
         else if (m->buf->hb) s = hcq_graph_set_buffer(j->cap.g, m->buf->hb, fresh[i]->hb);
     }
     /* layout copies the graph reads, of weights written since */
-    for (uint32_t i = 0; i < j->cap.nuses && !s; i++) s = tt_layout_refresh(ctx, &j->cap.uses[i]);
-    uint64_t base = ctx->rand_stream;
+    for (uint32_t i = 0; i < j->cap.nuses && !s; i++) s = tt_layout_refresh(j->cap.uses[i].src->ctx, &j->cap.uses[i]);
+    uint64_t base[HCQ_SHARD_MAX];
+    for (int k = 0; k < j->nctx; k++) base[k] = j->ctxs[k]->rand_stream;
     if (!s) s = replay_graph(j, base);
     if (!s) /* what the graph stores into holds new contents */
         for (uint32_t k = 0; k < j->cap.nwritten; k++) {
@@ -417,7 +500,7 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
             tt_buf_written(b);
         }
     if (!s) {
-        ctx->rand_stream = base + j->streams;
+        for (int k = 0; k < j->nctx; k++) j->ctxs[k]->rand_stream = base[k] + j->streams[k];
         ctx->stats.graph_replays++;
         ctx->stats.kernels += j->cap.kernels;
     }
@@ -427,14 +510,15 @@ static hcq_status replay(hcq_jit *j, hcq_tensor *const *in, int nin, hcq_tensor 
             tt_buf_unref(fresh[i]);
             continue;
         }
-        tt_node *n = tt_node_new(ctx, TT_BUF, j->out[i].dt, oshape[i], j->out[i].ndim);
+        hcq_ctx *oc = j->ctxs[j->out[i].ci];
+        tt_node *n = tt_node_new(oc, TT_BUF, j->out[i].dt, oshape[i], j->out[i].ndim);
         if (!n) {
             tt_buf_unref(fresh[i]);
             s = HCQ_ENOMEM;
             continue;
         }
         n->buf = fresh[i];
-        if (!(out[i] = tt_wrap(ctx, n))) s = HCQ_ENOMEM;
+        if (!(out[i] = tt_wrap(oc, n))) s = HCQ_ENOMEM;
     }
     return s;
 }

@@ -180,12 +180,58 @@ uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v)
     return 0;
 }
 
-/* the graph variable for v (the same one for the same seed, dim or grid) */
-static int capture_gvar(tt_capture *c, tt_gvar v)
+hcq_status tt_capture_copy(tt_capture *c, tt_buf *dst, tt_buf *src, uint64_t src_off, uint64_t size)
 {
+    hcq_status s = c->err;
+    if (!s) s = capture_buf(c, dst);
+    if (!s) s = capture_buf(c, src);
+    if (!s) s = capture_written(c, dst);
+    tt_buf_written(dst);
+    if (!s) s = hcq_graph_copy(c->g, dst->hb, 0, src->hb, src_off, size);
+    if (s) c->err = s;
+    return s;
+}
+
+hcq_status tt_capture_allreduce(tt_capture *c, tt_buf *const *bufs, int n, hcq_dtype dt, hcq_reduce_op op)
+{
+    hcq_status s = c->err;
+    hcq_buffer *hb[HCQ_SHARD_MAX];
+    for (int i = 0; i < n && !s; i++) {
+        hb[i] = bufs[i]->hb;
+        if (!(s = capture_buf(c, bufs[i]))) s = capture_written(c, bufs[i]);
+        tt_buf_written(bufs[i]);
+    }
+    if (!s) s = hcq_graph_allreduce(c->g, hb, (uint32_t)n, dt, op);
+    if (s) c->err = s;
+    return s;
+}
+
+/* the graph variable for v (the same one for the same seed, dim or grid);
+ * -1 with c->err set for a variable dim of a context other than the
+ * capture's home (only the home's are the graph's variables) */
+static int capture_gvar(const hcq_ctx *ctx, tt_capture *c, tt_gvar v)
+{
+    if (v.kind == TT_GV_SEED) {
+        uint32_t ci = 0;
+        while (ci < c->nctx && c->ctxs[ci] != ctx) ci++;
+        if (ci == c->nctx) {
+            c->err = base_err(HCQ_ESTATE, "hcq_jit_run: a launch of context %s, which the capture does not hold",
+                              ctx->props.id);
+            return -1;
+        }
+        v.ci = (uint8_t)ci;
+    } else if (ctx != c->home) {
+        c->err = base_err(HCQ_ENOTSUP,
+                          "hcq_jit_run: a variable dim in a kernel of context %s, captured by a JIT over several "
+                          "contexts whose home is %s: only the home context's variable dims are the graph's variables",
+                          ctx->props.id, c->home->props.id);
+        return -1;
+    }
     for (uint32_t k = 0; k < c->nvars; k++) {
         const tt_gvar *o = &c->vars[k];
-        if (o->kind == v.kind && o->stream == v.stream && o->var == v.var && o->per == v.per && o->div == v.div) return (int)k;
+        if (o->kind == v.kind && o->ci == v.ci && o->stream == v.stream && o->var == v.var && o->per == v.per &&
+            o->div == v.div)
+            return (int)k;
     }
     if (c->nvars == c->vcap) {
         uint32_t nc = c->vcap ? c->vcap * 2 : 8;
@@ -214,8 +260,8 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
             bufs[no + i] = NULL;
             args[no + i] = hcq_arg_i32((int32_t)ctx->syms[in->var - 1].val);
             if (ctx->capture) {
-                int k = capture_gvar(ctx->capture, (tt_gvar){.kind = TT_GV_DIM, .var = in->var});
-                if (k < 0) return HCQ_ENOMEM;
+                int k = capture_gvar(ctx, ctx->capture, (tt_gvar){.kind = TT_GV_DIM, .var = in->var});
+                if (k < 0) return ctx->capture->err ? ctx->capture->err : HCQ_ENOMEM;
                 args[no + i] = hcq_arg_scalar(4, HCQ_VAR(k));
             }
             continue;
@@ -224,8 +270,8 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
             bufs[no + i] = NULL;
             args[no + i] = hcq_arg_u64(in->rand->seed);
             if (ctx->capture) { /* a graph variable, so replays draw new numbers */
-                int k = capture_gvar(ctx->capture, (tt_gvar){.kind = TT_GV_SEED, .stream = in->rand->rstream});
-                if (k < 0) return HCQ_ENOMEM;
+                int k = capture_gvar(ctx, ctx->capture, (tt_gvar){.kind = TT_GV_SEED, .stream = in->rand->rstream});
+                if (k < 0) return ctx->capture->err ? ctx->capture->err : HCQ_ENOMEM;
                 args[no + i] = hcq_arg_scalar(8, HCQ_VAR(k));
             }
             continue;
@@ -246,8 +292,8 @@ static hcq_status launch(hcq_ctx *ctx, const tt_kentry *ke, tt_buf *const *outs,
         grid[0] = (uint32_t)tt_gvar_value(ctx, &gv);
         dims.grid[0] = HCQ_IMM(grid[0]);
         if (ctx->capture) {
-            int k = capture_gvar(ctx->capture, gv);
-            if (k < 0) return HCQ_ENOMEM;
+            int k = capture_gvar(ctx, ctx->capture, gv);
+            if (k < 0) return ctx->capture->err ? ctx->capture->err : HCQ_ENOMEM;
             dims.grid[0] = HCQ_VAR(k);
         }
     }

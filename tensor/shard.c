@@ -48,20 +48,31 @@ static hcq_sharded *sh_publish(hcq_sharded *s)
     return s;
 }
 
-/* a live sharded tensor whose contexts are live and none capturing a JIT */
+/* Contexts ctxs[0..n) capture alike: none of them, or all into one JIT's
+ * graph (hcq_jit_create_multi over them all). A JIT over only some would
+ * put part of a step into its graph and run the rest eagerly, out of
+ * order with it. */
+static hcq_status same_capture(hcq_ctx *const *ctxs, int n, const char *fn)
+{
+    for (int i = 1; i < n; i++)
+        if (ctxs[i]->capture != ctxs[0]->capture)
+            return base_err(HCQ_ENOTSUP, "%s: context %d (%s) is %s and context 0 (%s) is %s: a sharded step runs "
+                            "inside a JIT only when the JIT was created over all its contexts "
+                            "(hcq_jit_create_multi); else run it outside hcq_jit_run",
+                            fn, i, ctxs[i]->props.id, ctxs[i]->capture ? "capturing a JIT" : "not capturing",
+                            ctxs[0]->props.id, ctxs[0]->capture ? "capturing a JIT" : "not capturing");
+    return HCQ_OK;
+}
+
+/* a live sharded tensor whose contexts are live and capture alike */
 static hcq_status sh_check(const hcq_sharded *s, const char *fn)
 {
     hcq_status st = base_handle_check(s, BASE_H_SHARDED, fn, "the sharded tensor");
     if (st) return st;
-    for (int i = 0; i < s->n; i++) {
+    for (int i = 0; i < s->n; i++)
         if (!tt_live_ctx(s->ctx[i]) || !base_handle_live(s->t[i], BASE_H_TENSOR))
             return base_err(HCQ_ESTATE, "%s: shard %d's context was destroyed (or its tensor freed)", fn, i);
-        if (s->ctx[i]->capture)
-            return base_err(HCQ_ENOTSUP, "%s: context %d (%s) is capturing a JIT: a JIT captures one context's "
-                            "graph, and a sharded step captured as one multi-device graph is not supported yet; "
-                            "run sharded ops outside hcq_jit_run", fn, i, s->ctx[i]->props.id);
-    }
-    return HCQ_OK;
+    return same_capture(s->ctx, s->n, fn);
 }
 
 static hcq_status same_ctxs(const hcq_sharded *a, const hcq_sharded *b, const char *fn)
@@ -78,17 +89,15 @@ static hcq_sharded *shard_impl(hcq_tensor *t, hcq_ctx *const *ctxs, int n, int a
     if (n < 1 || n > HCQ_SHARD_MAX || !ctxs)
         return base_err(HCQ_EINVAL, "%s: %d contexts (1 to %d)", fn, n, HCQ_SHARD_MAX), NULL;
     hcq_ctx *src = hcq_tensor_ctx(t);
-    if (src->capture)
-        return base_err(HCQ_ENOTSUP, "%s: the tensor's context is capturing a JIT: sharded tensors inside a JIT "
-                        "capture are not supported yet", fn), NULL;
     for (int i = 0; i < n; i++) {
         if (!tt_live_ctx(ctxs[i])) return base_err(HCQ_ESTATE, "%s: context %d is not a live context", fn, i), NULL;
-        if (ctxs[i]->capture)
-            return base_err(HCQ_ENOTSUP, "%s: context %d is capturing a JIT: sharded tensors inside a JIT capture "
-                            "are not supported yet", fn, i), NULL;
         for (int k = 0; k < i; k++)
             if (ctxs[k] == ctxs[i]) return base_err(HCQ_EINVAL, "%s: context %d is given twice", fn, i), NULL;
     }
+    if (same_capture(ctxs, n, fn)) return NULL;
+    if (src->capture != ctxs[0]->capture)
+        return base_err(HCQ_ENOTSUP, "%s: the tensor's context (%s) and the shards' contexts capture differently "
+                        "(a JIT over all of them captures a sharded step: hcq_jit_create_multi)", fn, src->props.id), NULL;
     hcq_sharded like = {.n = n};
     memcpy(like.ctx, ctxs, (size_t)n * sizeof *ctxs);
     int64_t shape[TT_MAX_DIMS];
@@ -163,6 +172,80 @@ hcq_status hcq_sharded_free(hcq_sharded *s)
     if (!base_handle_remove(s, BASE_H_SHARDED))
         return base_err(HCQ_ESTATE, "hcq_sharded_free: %p is not a live sharded tensor (freed twice?)", (void *)s);
     sh_drop(s);
+    return HCQ_OK;
+}
+
+/* a new handle to t's value (the same node), in t's context */
+static hcq_tensor *alias(hcq_tensor *t)
+{
+    tt_node_ref(t->n);
+    hcq_tensor *a = tt_wrap(t->ctx, t->n);
+    if (!a) tt_node_unref(t->n);
+    return a;
+}
+
+hcq_sharded *hcq_sharded_wrap(hcq_tensor *const *pieces, int n, int axis)
+{
+    const char *fn = "hcq_sharded_wrap";
+    if (n < 1 || n > HCQ_SHARD_MAX || !pieces)
+        return base_err(HCQ_EINVAL, "%s: %d pieces (1 to %d)", fn, n, HCQ_SHARD_MAX), NULL;
+    hcq_sharded like = {.n = n};
+    int64_t sh0[TT_MAX_DIMS], shape[TT_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < n; i++) {
+        if (!tt_arg(pieces[i], fn)) return base_err_prefix(hcq_error_status(), "%s: piece %d", fn, i), NULL;
+        like.ctx[i] = pieces[i]->ctx;
+        for (int k = 0; k < i; k++)
+            if (like.ctx[k] == like.ctx[i])
+                return base_err(HCQ_EINVAL, "%s: pieces %d and %d are of one context", fn, k, i), NULL;
+        int d = hcq_tensor_shape(pieces[i], i ? shape : sh0);
+        if (!i) {
+            nd = d;
+            if (axis != HCQ_REPLICATED && axis < 0) axis += nd;
+            if (axis != HCQ_REPLICATED && (axis < 0 || axis >= nd))
+                return base_err(HCQ_EINVAL, "%s: axis out of range for %d-dim pieces", fn, nd), NULL;
+            continue;
+        }
+        bool ok = d == nd && hcq_tensor_dtype(pieces[i]) == hcq_tensor_dtype(pieces[0]);
+        for (int k = 0; ok && k < nd; k++) ok = k == axis || shape[k] == sh0[k];
+        if (!ok)
+            return base_err(HCQ_EINVAL, "%s: piece %d's dtype or shape differs from piece 0's (beyond the split axis)",
+                            fn, i), NULL;
+    }
+    if (same_capture(like.ctx, n, fn)) return NULL;
+    memcpy(shape, sh0, sizeof shape);
+    if (axis != HCQ_REPLICATED) {
+        int64_t total = 0;
+        for (int i = 0; i < n; i++) total += pieces[i]->n->shape[axis];
+        for (int i = 0; i < n; i++)
+            if (pieces[i]->n->shape[axis] != lo_of(total, n, i + 1) - lo_of(total, n, i))
+                return base_err(HCQ_EINVAL, "%s: piece %d has %lld of axis %d; a split of %lld over %d pieces gives it "
+                                "%lld (hcq_shard's split)", fn, i, (long long)pieces[i]->n->shape[axis], axis,
+                                (long long)total, n, (long long)(lo_of(total, n, i + 1) - lo_of(total, n, i))), NULL;
+        shape[axis] = total;
+    }
+    hcq_sharded *s = sh_new(&like, axis, shape, nd);
+    if (!s) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!(s->t[i] = alias(pieces[i]))) {
+            sh_drop(s);
+            return NULL;
+        }
+    return sh_publish(s);
+}
+
+hcq_status hcq_sharded_unwrap(hcq_sharded *s, hcq_tensor **pieces)
+{
+    const char *fn = "hcq_sharded_unwrap";
+    hcq_status st = base_handle_check(s, BASE_H_SHARDED, fn, "the sharded tensor");
+    if (st) return st;
+    if (!pieces) return base_err(HCQ_EINVAL, "%s: pieces is NULL", fn);
+    for (int i = 0; i < s->n; i++)
+        if (!base_handle_live(s->t[i], BASE_H_TENSOR))
+            return base_err(HCQ_ESTATE, "%s: shard %d's context was destroyed (or its tensor freed)", fn, i);
+    base_handle_remove(s, BASE_H_SHARDED);
+    memcpy(pieces, s->t, (size_t)s->n * sizeof *pieces);
+    free(s);
     return HCQ_OK;
 }
 
@@ -245,18 +328,33 @@ static hcq_status rep_piece(const hcq_sharded *sp, const hcq_sharded *rep, int i
     return *out ? HCQ_OK : hcq_error_status();
 }
 
+static hcq_sharded *map2_impl(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *),
+                              const char *name);
+
 hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *))
 {
     const char *name = "hcq_sharded_map2";
     if (sh_check(a, name) || sh_check(b, name) || same_ctxs(a, b, name)) return NULL;
     if (!fn) return base_err(HCQ_EINVAL, "%s: fn is NULL", name), NULL;
-    const hcq_sharded *sp = a->axis != HCQ_REPLICATED ? a : b; /* the split one, if any */
+    hcq_sharded *moved = NULL; /* b resharded on a's axis */
     if (a->axis != HCQ_REPLICATED && b->axis != HCQ_REPLICATED) {
-        bool alike = a->axis == b->axis && a->ndim == b->ndim && !memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape);
-        if (!alike)
-            return base_err(HCQ_ENOTSUP, "%s: the operands are split differently (axes %d and %d, or other shapes): "
-                            "reshard one first", name, a->axis, b->axis), NULL;
+        if (a->ndim != b->ndim || memcmp(a->shape, b->shape, a->ndim * sizeof *a->shape))
+            return base_err(HCQ_ENOTSUP, "%s: both operands are split and their shapes differ (a broadcast between "
+                            "split operands): replicate one (hcq_reshard with HCQ_REPLICATED)", name), NULL;
+        /* split on different axes: b is resharded on a's (through the first
+         * device, as hcq_reshard does: exact, so the result is too) */
+        if (a->axis != b->axis && !(b = moved = hcq_reshard(b, a->axis)))
+            return base_err_prefix(hcq_error_status(), "%s: resharding b on a's axis %d", name, a->axis), NULL;
     }
+    hcq_sharded *r = map2_impl(a, b, fn, name);
+    if (moved) hcq_sharded_free(moved);
+    return r;
+}
+
+static hcq_sharded *map2_impl(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *),
+                              const char *name)
+{
+    const hcq_sharded *sp = a->axis != HCQ_REPLICATED ? a : b; /* the split one, if any */
     /* the result's shape: the op on shard 0, checked on every shard */
     hcq_sharded *r = NULL;
     for (int i = 0; i < a->n; i++) {
@@ -392,37 +490,67 @@ hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const int *axe
     return sh_publish(r);
 }
 
+/* The piece of replicated operand `rep` (nd dims) that goes with shard i
+ * of a matmul whose output (ndo dims) is split on batch axis oax (sizes
+ * right-aligned, the last two dims the matrix's): its matching batch dim
+ * sliced where it has the axis in full, whole where it broadcasts. */
+static hcq_status mm_rep_piece(const hcq_sharded *rep, int oax, int ndo, int64_t full, int n, int i, hcq_tensor **out,
+                               bool *fresh)
+{
+    int k = oax - (ndo - rep->ndim);
+    *fresh = false;
+    *out = rep->t[i];
+    if (k < 0 || rep->shape[k] == 1) return HCQ_OK;
+    if (rep->shape[k] != full)
+        return base_err(HCQ_EINVAL, "hcq_sharded_matmul: batch dims %lld and %lld do not broadcast",
+                        (long long)rep->shape[k], (long long)full);
+    *fresh = true;
+    *out = hcq_slice(rep->t[i], k, lo_of(full, n, i), lo_of(full, n, i + 1), 1);
+    return *out ? HCQ_OK : hcq_error_status();
+}
+
 hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b)
 {
     const char *fn = "hcq_sharded_matmul";
     if (sh_check(a, fn) || sh_check(b, fn) || same_ctxs(a, b, fn)) return NULL;
-    if (a->ndim != 2 || b->ndim != 2)
-        return base_err(HCQ_ENOTSUP, "%s: %d-dim x %d-dim: only 2-dim operands are split yet", fn, a->ndim, b->ndim),
-               NULL;
-    if (a->shape[1] != b->shape[0])
-        return base_err(HCQ_EINVAL, "%s: [%lld, %lld] x [%lld, %lld]", fn, (long long)a->shape[0],
-                        (long long)a->shape[1], (long long)b->shape[0], (long long)b->shape[1]), NULL;
+    if (a->ndim < 2 || b->ndim < 2)
+        return base_err(HCQ_ENOTSUP, "%s: %d-dim x %d-dim: a split vector (1-dim operand) is not supported; reshape "
+                        "it to a matrix", fn, a->ndim, b->ndim), NULL;
+    int na = a->ndim, nb = b->ndim, ndo = na > nb ? na : nb;
+    if (a->shape[na - 1] != b->shape[nb - 2])
+        return base_err(HCQ_EINVAL, "%s: a's last dim %lld is not b's next-to-last %lld", fn,
+                        (long long)a->shape[na - 1], (long long)b->shape[nb - 2]), NULL;
     enum { R = HCQ_REPLICATED };
     int sa = a->axis, sb = b->axis;
-    int out_axis;
+    /* each split axis as an axis of the output (-1: the contraction) */
+    int oa = sa == R ? R : sa == na - 1 ? -1 : sa + (ndo - na);
+    int ob = sb == R ? R : sb == nb - 2 ? -1 : sb + (ndo - nb);
+    bool batch_a = sa != R && sa < na - 2, batch_b = sb != R && sb < nb - 2;
+    int out_axis = R;
     bool contraction = false;
-    if (sa == R && sb == R) out_axis = R;
-    else if (sa == 0 && sb == R) out_axis = 0;
-    else if (sa == R && sb == 1) out_axis = 1;
-    else if ((sa == 1 && (sb == 0 || sb == R)) || (sa == R && sb == 0)) out_axis = R, contraction = true;
-    else
-        return base_err(HCQ_ENOTSUP, "%s: a split on axis %d with b split on axis %d is not supported (row-split a "
-                        "with replicated b, replicated a with column-split b, or both split on the contraction): "
-                        "reshard one operand", fn, sa, sb), NULL;
+    if (oa == -1 && (ob == -1 || ob == R)) contraction = true;  /* a on K, b on K or replicated */
+    else if (oa == R && ob == -1) contraction = true;           /* a replicated, b on K */
+    else if (oa == R || ob == R) out_axis = oa == R ? ob : oa; /* one split on a batch, M or N axis */
+    else if (batch_a && batch_b && oa == ob && a->shape[sa] == b->shape[sb]) out_axis = oa; /* the same batch axis */
+    if (!contraction && out_axis == R && (sa != R || sb != R))
+        return base_err(HCQ_ENOTSUP, "%s: a split on axis %d with b split on axis %d is not supported (one operand "
+                        "split on a batch, row or column axis and the other replicated, both split alike on a batch "
+                        "axis, or both on the contraction): reshard one operand", fn, sa, sb), NULL;
+    /* the split axis's size, where one side is split on a batch axis and
+     * the other replicated: that side is sliced to match */
+    bool slice_rep = out_axis != R && ((batch_a && sb == R) || (batch_b && sa == R));
+    int64_t full = slice_rep ? (sa != R ? a->shape[sa] : b->shape[sb]) : 0;
     hcq_tensor *parts[HCQ_SHARD_MAX] = {0};
     hcq_status st = HCQ_OK;
-    int64_t k_total = a->shape[1];
+    int64_t k_total = a->shape[na - 1];
     for (int i = 0; i < a->n && !st; i++) {
         hcq_tensor *x = a->t[i], *y = b->t[i];
         bool fx = false, fy = false;
         int64_t lo = lo_of(k_total, a->n, i), hi = lo_of(k_total, a->n, i + 1);
-        if (contraction && sa == R && (fx = true) && !(x = hcq_slice(a->t[i], 1, lo, hi, 1))) st = hcq_error_status();
-        if (contraction && sb == R && (fy = true) && !(y = hcq_slice(b->t[i], 0, lo, hi, 1))) st = hcq_error_status();
+        if (contraction && sa == R && (fx = true) && !(x = hcq_slice(a->t[i], na - 1, lo, hi, 1))) st = hcq_error_status();
+        if (contraction && sb == R && (fy = true) && !(y = hcq_slice(b->t[i], nb - 2, lo, hi, 1))) st = hcq_error_status();
+        if (!st && slice_rep && sa == R) st = mm_rep_piece(a, out_axis, ndo, full, a->n, i, &x, &fx);
+        if (!st && slice_rep && sb == R) st = mm_rep_piece(b, out_axis, ndo, full, a->n, i, &y, &fy);
         if (!st && !(parts[i] = hcq_matmul(x, y))) st = hcq_error_status();
         if (fx && x) hcq_tensor_free(x);
         if (fy && y) hcq_tensor_free(y);
@@ -433,12 +561,56 @@ hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b)
         return base_err_prefix(st, "%s", fn), NULL;
     }
     if (contraction) return fold_replicate(a, parts, HCQ_REDUCE_SUM, 1, fn);
-    int64_t shape[2] = {a->shape[0], b->shape[1]};
-    hcq_sharded *r = sh_new(a, out_axis, shape, 2);
+    /* the logical shape: shard 0's, the split axis whole */
+    int64_t shape[TT_MAX_DIMS];
+    int nd = hcq_tensor_shape(parts[0], shape);
+    if (out_axis != R) shape[out_axis] = sa != R ? a->shape[sa] : b->shape[sb];
+    hcq_sharded *r = sh_new(a, out_axis, shape, nd);
     if (!r) {
         for (int i = 0; i < a->n; i++) hcq_tensor_free(parts[i]);
         return NULL;
     }
     memcpy(r->t, parts, sizeof parts);
     return sh_publish(r);
+}
+
+/* ** all-reduce of tensors, eager or captured */
+
+bool hcq_ctx_capturing(const hcq_ctx *ctx) { return tt_live_ctx(ctx) && ctx->capture; }
+
+hcq_status hcq_tensors_allreduce(hcq_tensor *const *ts, int n, hcq_reduce_op op)
+{
+    const char *fn = "hcq_tensors_allreduce";
+    if (n < 1 || n > HCQ_SHARD_MAX || !ts) return base_err(HCQ_EINVAL, "%s: %d tensors (1 to %d)", fn, n, HCQ_SHARD_MAX);
+    hcq_ctx *ctxs[HCQ_SHARD_MAX];
+    tt_buf *bufs[HCQ_SHARD_MAX];
+    hcq_dtype dt = HCQ_VOID;
+    int64_t numel = 0;
+    for (int i = 0; i < n; i++) {
+        tt_node *nd = tt_arg(ts[i], fn);
+        if (!nd) return base_err_prefix(hcq_error_status() ? hcq_error_status() : HCQ_EINVAL, "%s: tensor %d", fn, i);
+        if (nd->op != TT_BUF)
+            return base_err(HCQ_EINVAL, "%s: tensor %d is %s, not a buffer of its own (make one with hcq_empty and "
+                            "hcq_assign)", fn, i, nd->op == TT_VIEW ? "a view" : "a lazy result");
+        ctxs[i] = ts[i]->ctx;
+        bufs[i] = nd->buf;
+        if (!i) dt = (hcq_dtype)nd->dtype, numel = tt_numel(nd->shape, nd->ndim);
+        else if (nd->dtype != dt || tt_numel(nd->shape, nd->ndim) != numel)
+            return base_err(HCQ_EINVAL, "%s: tensor %d's dtype or size differs from tensor 0's", fn, i);
+        for (int k = 0; k < i; k++)
+            if (ctxs[k] == ctxs[i]) return base_err(HCQ_EINVAL, "%s: tensors %d and %d are of one context", fn, k, i);
+    }
+    hcq_status st = same_capture(ctxs, n, fn);
+    if (st || n == 1 || !numel) return st;
+    if (ctxs[0]->capture) st = tt_capture_allreduce(ctxs[0]->capture, bufs, n, dt, op);
+    else {
+        hcq_buffer *hb[HCQ_SHARD_MAX];
+        for (int i = 0; i < n; i++) {
+            tt_buf_written(bufs[i]);
+            hb[i] = bufs[i]->hb;
+        }
+        st = hcq_allreduce(hb, (uint32_t)n, dt, op);
+    }
+    if (st) base_err_prefix(st, "%s", fn);
+    return st;
 }

@@ -209,7 +209,8 @@ typedef struct tt_kentry {
 typedef enum { TT_GV_SEED, TT_GV_DIM, TT_GV_GRID } tt_gv_kind;
 typedef struct tt_gvar {
     uint8_t kind, var;
-    uint64_t stream; /* TT_GV_SEED: the context's stream (absolute) */
+    uint8_t ci;      /* TT_GV_SEED: whose stream, the capture's ctxs[ci] */
+    uint64_t stream; /* TT_GV_SEED: that context's stream (absolute) */
     uint64_t per;    /* TT_GV_GRID: ceil(value * per / div) groups */
     uint32_t div;
 } tt_gvar;
@@ -217,15 +218,20 @@ typedef struct tt_gvar {
 /* Where launches go while a JIT captures. */
 typedef struct tt_capture {
     hcq_graph *g;
+    /* the JIT's contexts (ctxs[0] its home: variable dims are its alone;
+     * every context's random streams are the graph's variables) */
+    struct hcq_ctx *home;
+    struct hcq_ctx *ctxs[HCQ_SHARD_MAX];
+    uint32_t nctx;
     tt_buf **bufs; /* every buffer a captured launch names (referenced) */
     uint32_t nbufs, cap;
     uint32_t kernels;
     hcq_status err;
     /* graph variables, computed for each replay (tt_gvar_value): random
      * seeds, so a replay draws new numbers as calling the function again
-     * would (streams counted from the one the capture started at), and a
-     * variable dim's value with the launch sizes that follow it */
-    uint64_t stream0;
+     * would (streams counted from the one each context's capture started
+     * at), and a variable dim's value with the launch sizes that follow it */
+    uint64_t stream0[HCQ_SHARD_MAX];
     struct tt_gvar *vars;
     uint32_t nvars, vcap;
     /* the JIT's input buffers (replays swap them, so no layout copy of
@@ -719,6 +725,14 @@ hcq_status tt_sym_view_padded(const hcq_ctx *ctx, const tt_node *n, tt_view *out
 
 /* ** JIT (jit.c) */
 void tt_jits_free(hcq_ctx *ctx);
+/* Records a copy of size bytes from src (at src_off) to the start of dst
+ * into the capture both buffers' contexts take part in (a JIT over
+ * several contexts: hcq_tensor_to between two of them); the graph refuses
+ * a copy between devices without a peer path (realize.c). */
+hcq_status tt_capture_copy(tt_capture *c, tt_buf *dst, tt_buf *src, uint64_t src_off, uint64_t size);
+/* Records hcq_graph_allreduce over bufs[0..n) (one per context of the
+ * capture) into it: the buffers are captured and written (realize.c). */
+hcq_status tt_capture_allreduce(tt_capture *c, tt_buf *const *bufs, int n, hcq_dtype dt, hcq_reduce_op op);
 /* a capture's graph variable now (realize.c); a seed's stream as given */
 uint64_t tt_gvar_value(const hcq_ctx *ctx, const tt_gvar *v);
 

@@ -236,8 +236,16 @@ HCQ_API hcq_status hcq_batches_split(hcq_batches *b, int part, int nparts);
  *
  * hcq_dp_grads and hcq_dp_apply are tensor operations on replica i's
  * context and may run inside a JIT (two per replica: forward, backward
- * and hcq_dp_grads; hcq_dp_apply); hcq_dp_reduce is eager (it waits for
- * the devices once, at its end) and runs outside them. */
+ * and hcq_dp_grads; hcq_dp_apply), with hcq_dp_reduce eager between them
+ * (it waits for the devices once, at its end). Or the whole step, every
+ * replica's forward, backward, hcq_dp_grads, then hcq_dp_reduce, then
+ * every hcq_dp_apply, runs in one JIT over all the replicas' contexts
+ * (hcq_jit_create_multi; up to 8 replicas): hcq_dp_reduce is then
+ * recorded into its graph (hcq_tensors_allreduce), and a replay is the
+ * step as one unit, with the eager step's bits. That needs a peer path
+ * between neighbouring replicas' devices (HCQ_ENOTSUP at the capture
+ * otherwise), and one process (across ranks hcq_dp_reduce goes through
+ * the host and the caller's gather: HCQ_ENOTSUP inside a capture). */
 typedef struct hcq_dp hcq_dp;
 /* n replicas (1 to 64): replicas[i] and optims[i] (an optimizer made on
  * replicas[i]) in a context on a device of its own, all of one kind.

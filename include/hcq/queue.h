@@ -447,6 +447,19 @@ typedef enum hcq_reduce_op {
  * returns its fault. The fold kernels stay loaded on each device until it
  * closes. */
 HCQ_API hcq_status hcq_allreduce(hcq_buffer *const *bufs, uint32_t n, hcq_dtype dtype, hcq_reduce_op op);
+/* The same ring, recorded into graph g (queue.h's graphs, "Several
+ * devices") instead of run: its copies and fold kernels become nodes, in
+ * the order above, so every replay of g all-reduces bufs (or the buffers
+ * hcq_graph_set_buffer swaps in for them) with the same bits as
+ * hcq_allreduce, ordered with g's other nodes on the GPUs. Its scratch
+ * (one chunk per device) is held by the graph until it goes. Every ring
+ * neighbour needs a peer path from bufs[i]'s device to bufs[(i+1) % n]'s
+ * (a replay has no host thread to stage through): without one,
+ * HCQ_ENOTSUP before any node is recorded. Other errors as hcq_allreduce;
+ * one while recording (out of memory) leaves part of the ring in g,
+ * which the message says: destroy it. */
+HCQ_API hcq_status hcq_graph_allreduce(hcq_graph *g, hcq_buffer *const *bufs, uint32_t n, hcq_dtype dtype,
+                                       hcq_reduce_op op);
 
 /* ** graphs: capture launches and copies once, replay them with new inputs.
  * Replays are ordered on the device timeline like eager calls. Variables

@@ -571,6 +571,24 @@ typedef struct hcq_jit hcq_jit;
 typedef hcq_status (*hcq_jit_fn)(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout,
                                  void *user);
 HCQ_API hcq_jit *hcq_jit_create(hcq_ctx *ctx, hcq_jit_fn fn, void *user);
+/* A JIT over several contexts (ctxs[0..n), distinct, n up to 8, devices
+ * of one kind): a sharded step (hcq_sharded_* calls on those contexts)
+ * captured as one multi-device graph (queue.h, "Several devices"): each
+ * shard's kernels on its device, hcq_tensor_to between the contexts as
+ * the graph's peer copies, the folds of a reduction or contraction over
+ * the split axis as kernels on the first shard's device, all replayed as
+ * one unit, with results bit-equal to the same calls run eagerly. fn gets
+ * ctxs[0]; inputs and outputs may be tensors of any of the contexts (the
+ * pieces of sharded tensors: hcq_sharded_wrap and hcq_sharded_unwrap);
+ * a replay's outputs are new tensors of the context each output had.
+ * Inside the capture a copy between two devices needs a peer path
+ * (hcq_device_peer_access): without one the capture is refused
+ * (HCQ_ENOTSUP: a replay has no host thread to stage through; run such a
+ * step eagerly). Random tensors on any of the contexts draw new numbers
+ * on every replay, the ones calling fn again would (each context's own
+ * streams). Not yet (HCQ_ENOTSUP): variable dims (hcq_jit_dim).
+ * Destroying any of the contexts frees the JIT. */
+HCQ_API hcq_jit *hcq_jit_create_multi(hcq_ctx *const *ctxs, int n, hcq_jit_fn fn, void *user);
 /* NULL is fine. The context's destruction frees its JITs too. */
 HCQ_API hcq_status hcq_jit_destroy(hcq_jit *j);
 /* Runs the function on `in` (realized first if lazy); writes nout new
@@ -650,11 +668,13 @@ HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name
  *     at most (2m - 2 + n) * u * sum |x_i|. A mean is that sum divided
  *     once by the count (one more rounding, u of the result).
  * Not yet (HCQ_ENOTSUP, saying so): ops whose result is not elementwise
- * in hcq_sharded_map1/2 (a shape change), a binary op between tensors
- * split on different axes, matmul of more than 2 dims or with the splits
- * not listed at hcq_sharded_matmul, and any sharded call while one of the
- * contexts is capturing a JIT (a JIT captures one context's graph; a
- * sharded step captured as one multi-device graph is future work). */
+ * in hcq_sharded_map1/2 (a shape change), a binary op between split
+ * tensors of different shapes (a broadcast), matmul of 1-dim operands or
+ * with the splits not listed at hcq_sharded_matmul, gradients through
+ * sharded ops (hcq_tensor_to carries no history), and a sharded call while some of its
+ * contexts are capturing a JIT and others are not (a JIT made with
+ * hcq_jit_create_multi over all of them captures the step as one
+ * multi-device graph). */
 #define HCQ_SHARD_MAX 8
 #define HCQ_REPLICATED (-0x7fffffff - 1) /* not an axis: -1 is the last axis */
 typedef struct hcq_sharded hcq_sharded;
@@ -678,6 +698,19 @@ HCQ_API int hcq_sharded_axis(const hcq_sharded *s);   /* the axis, or HCQ_REPLIC
 HCQ_API int hcq_sharded_shape(const hcq_sharded *s, int64_t *shape);
 /* Shard i (a tensor of context i, owned by s). */
 HCQ_API hcq_tensor *hcq_sharded_piece(const hcq_sharded *s, int i);
+/* A sharded tensor made of pieces[0..n), one per context (their
+ * contexts, in that order, each once): split along axis (piece i must
+ * have the size of shard i of the concatenation along it, as hcq_shard
+ * makes them, and the other dims alike) or HCQ_REPLICATED (the pieces
+ * alike in shape; the caller answers for their values being equal). The
+ * shards are new handles to the pieces' values (the caller still frees
+ * its own). For a JIT over several contexts: fn wraps the pieces it is
+ * given. HCQ_EINVAL for pieces that do not fit the split. */
+HCQ_API hcq_sharded *hcq_sharded_wrap(hcq_tensor *const *pieces, int n, int axis);
+/* Frees s and hands its shard tensors to the caller (pieces[0..n), n
+ * from hcq_sharded_count): fn of a JIT over several contexts returns
+ * them as its outputs. */
+HCQ_API hcq_status hcq_sharded_unwrap(hcq_sharded *s, hcq_tensor **pieces);
 /* Realizes every shard (each on its device). */
 HCQ_API hcq_status hcq_sharded_realize(hcq_sharded *s);
 /* Elementwise ops per shard: fn (hcq_relu, hcq_exp, a cast wrapper, ...)
@@ -686,7 +719,9 @@ HCQ_API hcq_status hcq_sharded_realize(hcq_sharded *s);
  * or one split and the other replicated and broadcasting against it (its
  * piece of the split axis is taken where it has that axis in full, the
  * whole where the axis is 1 or absent); the result is split like the
- * split operand. */
+ * split operand. Both split, of one shape, on different axes: b is
+ * resharded on a's axis first (hcq_reshard: exact, through the first
+ * device), and the result is split like a. */
 HCQ_API hcq_sharded *hcq_sharded_map1(hcq_sharded *a, hcq_tensor *(*fn)(hcq_tensor *));
 HCQ_API hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor *(*fn)(hcq_tensor *, hcq_tensor *));
 /* Sum, max or mean over axes (as hcq_sum/hcq_max/hcq_mean). Over the
@@ -695,15 +730,37 @@ HCQ_API hcq_sharded *hcq_sharded_map2(hcq_sharded *a, hcq_sharded *b, hcq_tensor
  * logical axis (renumbered when keepdim is false). Mean needs a float
  * dtype (HCQ_ENOTSUP otherwise, over the split axis). */
 HCQ_API hcq_sharded *hcq_sharded_reduce(hcq_sharded *a, hcq_reduce_op op, const int *axes, int naxes, bool keepdim);
-/* a [M, K] x b [K, N]:
+/* a [..., M, K] x b [..., K, N] (2 dims or more each; batch dims
+ * broadcast as hcq_matmul's, right-aligned):
  *   a split on M, b replicated          -> split on M (rows);
  *   a replicated, b split on N          -> split on N (columns);
+ *   one split on a batch axis, the other replicated
+ *                                       -> split on that batch axis of the
+ *                                          result (the replicated one's
+ *                                          matching batch dim sliced, or
+ *                                          whole where it broadcasts);
+ *   both split on the same batch axis (of one size)
+ *                                       -> split on it;
  *   a split on K and b split on K alike, or one of them split on K and the
  *   other replicated                    -> partial products folded in a
  *                                          fixed order, replicated;
  *   both replicated                     -> replicated.
  * Other splits: HCQ_ENOTSUP (gather or reshard first). */
 HCQ_API hcq_sharded *hcq_sharded_matmul(hcq_sharded *a, hcq_sharded *b);
+/* In place: ts[0..n) (one per context, devices of one kind, n up to
+ * HCQ_SHARD_MAX), each a buffer of its own (hcq_empty, hcq_from_data, a
+ * realized result: not a view), of one dtype and size, each replaced by
+ * the op over all (hcq_allreduce on their buffers: queue.h's order, bound
+ * and dtypes). Inside a JIT over all their contexts
+ * (hcq_jit_create_multi) it is recorded into the JIT's graph
+ * (hcq_graph_allreduce, replayed with the rest of the step: a ring
+ * neighbour without a peer path is HCQ_ENOTSUP); contexts capturing
+ * unalike are HCQ_ENOTSUP. hcq_dp_reduce is this on the replicas'
+ * vectors. */
+HCQ_API hcq_status hcq_tensors_allreduce(hcq_tensor *const *ts, int n, hcq_reduce_op op);
+/* Whether a JIT is capturing on ctx now (inside the capture run of
+ * hcq_jit_run, where host reads would see nothing the graph computes). */
+HCQ_API bool hcq_ctx_capturing(const hcq_ctx *ctx);
 
 #ifdef __cplusplus
 }

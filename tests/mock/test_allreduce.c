@@ -141,6 +141,16 @@ static const char *op_str(hcq_reduce_op op)
     return op == HCQ_REDUCE_SUM ? "sum" : op == HCQ_REDUCE_MAX ? "max" : "mean";
 }
 
+/* check() records the ring into a graph (hcq_graph_allreduce) instead,
+ * replays it, writes the inputs again and replays it once more: the
+ * second replay's bits are checked */
+static bool graph_mode;
+
+static void sync_all(hcq_device **devs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) T_OK(hcq_device_synchronize(devs[i]));
+}
+
 /* all-reduce `count` elements of dt with op over devs[0..n), checked
  * element by element on every device */
 static void check(hcq_device **devs, uint32_t n, uint64_t count, hcq_dtype dt, hcq_reduce_op op, uint32_t seed,
@@ -160,7 +170,19 @@ static void check(hcq_device **devs, uint32_t n, uint64_t count, hcq_dtype dt, h
         }
         bufs[i] = t_buffer_from(devs[i], in[i], bytes);
     }
-    T_OK(hcq_allreduce(bufs, n, dt, op));
+    if (!graph_mode) {
+        T_OK(hcq_allreduce(bufs, n, dt, op));
+    } else {
+        hcq_graph *g = T_NONNULL(hcq_graph_create(devs[0]));
+        T_OK(hcq_graph_allreduce(g, bufs, n, dt, op));
+        cr_assert_gt(hcq_graph_node_count(g), 0);
+        T_OK(hcq_graph_replay(g, NULL, 0));
+        sync_all(devs, n);
+        for (uint32_t i = 0; i < n; i++) T_OK(hcq_buffer_copyin(bufs[i], 0, in[i], bytes));
+        T_OK(hcq_graph_replay(g, NULL, 0));
+        sync_all(devs, n);
+        T_OK(hcq_graph_destroy(g));
+    }
     void *out = malloc(bytes);
     for (uint32_t i = 0; i < n; i++) {
         t_read(bufs[i], out, bytes);
@@ -225,6 +247,54 @@ Test(allreduce, nv_four_gpus_without_links_stage_through_the_host)
 Test(allreduce, amd_two_gpus_without_links_stage_through_the_host)
 {
     ring("amd=gfx942x2,amd_peer=none", "AMD", 2, "AMD x2 no links");
+}
+
+/* hcq_graph_allreduce: the same ring as graph nodes, replayed twice, the
+ * same bits (the reference of the stated order); without links it is
+ * refused before any node is recorded */
+static void graph_ring(const char *spec, const char *kind, uint32_t n, bool all, const char *what)
+{
+    T_OK(mock_configure(spec));
+    hcq_device *devs[MAXD];
+    for (uint32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s:%u", kind, i);
+        devs[i] = open_dev(name);
+    }
+    graph_mode = true;
+    check(devs, n, 1001, HCQ_F32, HCQ_REDUCE_SUM, 21, what);
+    check(devs, n, 3, HCQ_F32, HCQ_REDUCE_SUM, 22, what);
+    if (all) {
+        check(devs, n, 1001, HCQ_F32, HCQ_REDUCE_MEAN, 23, what);
+        check(devs, n, 1001, HCQ_I32, HCQ_REDUCE_MAX, 24, what);
+        check(devs, n, 1001, HCQ_BF16, HCQ_REDUCE_MEAN, 25, what);
+    }
+    graph_mode = false;
+    for (uint32_t i = n; i-- > 0;) T_OK(hcq_device_close(devs[i]));
+}
+
+Test(allreduce, in_a_graph_amd_four_gpus_over_xgmi) { graph_ring("amd=gfx942x4,amd_peer=xgmi", "AMD", 4, true, "graph, AMD x4"); }
+Test(allreduce, in_a_graph_nv_two_gpus_with_links) { graph_ring("nv=H100x2,nv_peer=nvlink", "NV", 2, false, "graph, NV x2"); }
+
+Test(allreduce, in_a_graph_without_links_is_refused)
+{
+    T_OK(mock_configure("nv=H100x2,nv_peer=none"));
+    hcq_device *d[2] = {open_dev("NV:0"), open_dev("NV:1")};
+    float v[4] = {1, 2, 3, 4};
+    hcq_buffer *b[2] = {t_buffer_from(d[0], v, sizeof v), t_buffer_from(d[1], v, sizeof v)};
+    hcq_graph *g = T_NONNULL(hcq_graph_create(d[0]));
+    T_FAILS(hcq_graph_allreduce(g, b, 2, HCQ_F32, HCQ_REDUCE_SUM), HCQ_ENOTSUP);
+    T_MSG_HAS("peer");
+    cr_assert_eq(hcq_graph_node_count(g), 0, "nothing recorded");
+    T_FAILS(hcq_graph_allreduce(NULL, b, 2, HCQ_F32, HCQ_REDUCE_SUM), HCQ_EINVAL);
+    T_FAILS(hcq_graph_allreduce(g, b, 2, HCQ_F64, HCQ_REDUCE_SUM), HCQ_ENOTSUP);
+    T_OK(hcq_graph_allreduce(g, b, 1, HCQ_F32, HCQ_REDUCE_SUM)); /* one buffer: nothing to do */
+    cr_assert_eq(hcq_graph_node_count(g), 0);
+    T_OK(hcq_graph_destroy(g));
+    for (int i = 2; i-- > 0;) {
+        T_OK(hcq_buffer_free(b[i]));
+        T_OK(hcq_device_close(d[i]));
+    }
 }
 
 /* the order is the stated one, not another: in f32, 1 + 1 + 2^24 is

@@ -120,6 +120,29 @@ static hcq_status apply_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_ten
     return s;
 }
 
+/* The whole step over every replica, for one JIT over all their contexts
+ * (hcq_jit_create_multi): forward, backward and grads on each, the
+ * all-reduce (captured: hcq_graph_allreduce), the optimizer step on each.
+ * Inputs: each replica's x and y; outputs: each replica's loss. */
+typedef struct all_replicas {
+    replica *rs;
+    int n;
+} all_replicas;
+
+static hcq_status step_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    all_replicas *a = user;
+    hcq_status s = HCQ_OK;
+    for (int i = 0; i < a->n && !s; i++) s = grads_fn(a->rs[i].ctx, in + 2 * i, 2, &out[i], 1, &a->rs[i]);
+    if (!s) s = hcq_dp_reduce(a->rs[0].dp);
+    for (int i = 0; i < a->n && !s; i++) {
+        hcq_tensor *lr;
+        s = apply_fn(a->rs[i].ctx, NULL, 0, &lr, 1, &a->rs[i]);
+    }
+    return s;
+}
+
 /* the model on one device with the whole batch: each step's loss */
 static void reference(const char *dev, double *loss)
 {
@@ -149,6 +172,7 @@ typedef struct rank {
     const char *const *devs;
     int n;
     bool jit;
+    bool one_jit; /* the whole step, every device, in one JIT (step_fn) */
     int rank, nranks;
     hcq_dp_gather_fn gather;
     void *user;
@@ -193,12 +217,33 @@ static void *train(void *arg)
             cr_assert(rs[i].tj && rs[i].aj, "%s", hcq_error_message());
         }
     }
+    all_replicas all = {rs, k->n};
+    hcq_jit *oj = NULL;
+    if (k->one_jit) {
+        hcq_ctx *ctxs[MAXD];
+        for (int i = 0; i < k->n; i++) ctxs[i] = rs[i].ctx;
+        oj = hcq_jit_create_multi(ctxs, k->n, step_fn, &all);
+        cr_assert_not_null(oj, "%s", hcq_error_message());
+    }
     int step = 0;
     for (int e = 0; e < EPOCHS; e++) {
         for (int i = 0; i < k->n; i++) T_OK(hcq_batches_shuffle(rs[i].b, (uint64_t)e));
         for (int64_t b = 0; b < hcq_batches_count(rs[0].b); b++, step++) {
             size_t mark[MAXD];
             hcq_tensor *loss[MAXD];
+            if (oj) {
+                hcq_tensor *in[2 * MAXD];
+                for (int i = 0; i < k->n; i++) {
+                    mark[i] = hcq_ctx_mark(rs[i].ctx);
+                    T_OK(hcq_batches_get(rs[i].b, b, &in[2 * i], &in[2 * i + 1]));
+                }
+                T_OK(hcq_jit_run(oj, in, 2 * k->n, loss, k->n));
+                for (int i = 0; i < k->n; i++) {
+                    T_OK(hcq_tensor_item(loss[i], &k->losses[step * k->n + i]));
+                    T_OK(hcq_ctx_release(rs[i].ctx, mark[i]));
+                }
+                continue;
+            }
             for (int i = 0; i < k->n; i++) {
                 mark[i] = hcq_ctx_mark(rs[i].ctx);
                 hcq_tensor *x, *y;
@@ -219,6 +264,10 @@ static void *train(void *arg)
         }
     }
     cr_assert_eq(step, STEPS);
+    if (oj) {
+        cr_assert_eq(hcq_jit_capture_count(oj), 1);
+        T_OK(hcq_jit_destroy(oj));
+    }
     for (int i = 0; i < k->n; i++) {
         float *at = k->params[i];
         for (int j = 0; j < 4; j++) {
@@ -298,6 +347,63 @@ Test(dp, jit_steps_give_the_eager_steps_bits)
     for (int s = 0; s < STEPS * 2; s++)
         cr_assert_eq(jit.losses[s], eager.losses[s], "part loss %d: JIT %.9g, eager %.9g", s, jit.losses[s], eager.losses[s]);
     cr_assert(!memcmp(jit.params, eager.params, sizeof jit.params), "the JIT's parameters differ from the eager run's");
+}
+
+/* the whole step, every device's forward, backward, all-reduce and
+ * optimizer step, captured by one JIT as one multi-device graph, gives
+ * the eager steps' bits (make test: 2 AMD and 2 NV GPUs, whose kernels
+ * the runs above build too; CI's long form adds 4 AMD) */
+static void one_jit(const char *config, const char *const *devs, int n)
+{
+    T_OK(mock_configure(config));
+    static rank eager, jit;
+    eager = (rank){.devs = devs, .n = n, .nranks = 1};
+    jit = (rank){.devs = devs, .n = n, .nranks = 1, .one_jit = true};
+    train(&eager);
+    train(&jit);
+    for (int s = 0; s < STEPS * n; s++)
+        cr_assert_eq(jit.losses[s], eager.losses[s], "%s: part loss %d: JIT %.9g, eager %.9g", config, s, jit.losses[s],
+                     eager.losses[s]);
+    cr_assert(!memcmp(jit.params, eager.params, sizeof jit.params), "%s: the JIT's parameters differ from the eager run's",
+              config);
+}
+
+Test(dp, one_jit_over_two_amd_gpus_gives_the_eager_steps_bits) { one_jit("amd=gfx942x2,amd_peer=xgmi", amd4, 2); }
+Test(dp, one_jit_over_two_nv_gpus_gives_the_eager_steps_bits) { one_jit("nv=H100x2,nv_peer=nvlink", nv4, 2); }
+Test(dp, one_jit_over_four_amd_gpus_gives_the_eager_steps_bits)
+{
+    if (!getenv("HCQ_TEST_LONG")) cr_skip_test("in CI's long form (HCQ_TEST_LONG=1); make test runs 2 GPUs");
+    one_jit("amd=gfx942x4,amd_peer=xgmi", amd4, 4);
+}
+
+/* without peer links the captured all-reduce is refused, saying so */
+Test(dp, one_jit_without_links_is_refused)
+{
+    T_OK(mock_configure("amd=gfx942x2,amd_peer=none"));
+    replica rs[2] = {0};
+    hcq_params *ps[2];
+    hcq_optim *os[2];
+    for (int i = 0; i < 2; i++) {
+        open_replica(&rs[i], amd4[i], 3);
+        ps[i] = rs[i].p;
+        os[i] = rs[i].o;
+    }
+    hcq_dp *dp = T_NONNULL(hcq_dp_create(ps, os, 2));
+    for (int i = 0; i < 2; i++) {
+        rs[i].dp = dp;
+        rs[i].i = i;
+        T_OK(hcq_batches_split(rs[i].b, i, 2));
+    }
+    all_replicas all = {rs, 2};
+    hcq_jit *oj = T_NONNULL(hcq_jit_create_multi((hcq_ctx *const[]){rs[0].ctx, rs[1].ctx}, 2, step_fn, &all));
+    hcq_tensor *in[4], *loss[2] = {0};
+    for (int i = 0; i < 2; i++) T_OK(hcq_batches_get(rs[i].b, 0, &in[2 * i], &in[2 * i + 1]));
+    T_OK(hcq_jit_run(oj, in, 4, loss, 2)); /* run 0 is eager: staged through the host */
+    T_FAILS(hcq_jit_run(oj, in, 4, loss, 2), HCQ_ENOTSUP);
+    T_MSG_HAS("peer");
+    T_OK(hcq_jit_destroy(oj));
+    T_OK(hcq_dp_destroy(dp));
+    for (int i = 1; i >= 0; i--) close_replica(&rs[i]);
 }
 
 /* ** two ranks in threads: the gather is a barrier and a copy */

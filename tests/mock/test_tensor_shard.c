@@ -155,6 +155,10 @@ static void all_ops(const char *spec, const char *kind, int nd, bool full)
     hcq_sharded *br = keep(hcq_shard(b, e.ctx, nd, 0));
     hcq_sharded *biasrep = keep(hcq_shard(bias, e.ctx, nd, HCQ_REPLICATED));
     same_bits(keep(hcq_sharded_map2(ar, br, add)), hcq_add(a, b), &e, "a + b (rows)");
+    /* split on different axes: b is resharded on a's, exactly */
+    hcq_sharded *rc = keep(hcq_sharded_map2(ar, keep(hcq_shard(b, e.ctx, nd, 1)), add));
+    cr_assert_eq(hcq_sharded_axis(rc), 0);
+    same_bits(rc, hcq_add(a, b), &e, "a (rows) + b (columns)");
     if (full) {
         same_bits(keep(hcq_sharded_map1(ar, hcq_relu)), hcq_relu(a), &e, "relu (rows)");
         same_bits(keep(hcq_sharded_map1(ac, hcq_exp)), hcq_exp(a), &e, "exp (columns)");
@@ -216,6 +220,32 @@ static void all_ops(const char *spec, const char *kind, int nd, bool full)
             for (int k = 0; k < K; k++) mabs[i * N + j] += fabs(ha[i * K + k] * hw[k * N + j]);
         }
     within(keep(hcq_sharded_matmul(ac, wrow)), aw, mabs, K, &e, "contraction-split a x w");
+    if (full) { /* batched: [B, M, K] x [K, N] and x [B, K, N] */
+        enum { B = 5, M3 = 7 };
+        static float h3[B * M3 * K], hb3[B * K * N];
+        for (int i = 0; i < B * M3 * K; i++) h3[i] = frand();
+        for (int i = 0; i < B * K * N; i++) hb3[i] = frand();
+        hcq_tensor *a3 = T_NONNULL(hcq_from_data(c0, HCQ_F32, (const int64_t[]){B, M3, K}, 3, h3));
+        hcq_tensor *b3 = T_NONNULL(hcq_from_data(c0, HCQ_F32, (const int64_t[]){B, K, N}, 3, hb3));
+        hcq_sharded *a3b = keep(hcq_shard(a3, e.ctx, nd, 0)), *a3m = keep(hcq_shard(a3, e.ctx, nd, 1));
+        hcq_sharded *a3r = keep(hcq_shard(a3, e.ctx, nd, HCQ_REPLICATED)), *b3b = keep(hcq_shard(b3, e.ctx, nd, 0));
+        hcq_sharded *b3r = keep(hcq_shard(b3, e.ctx, nd, HCQ_REPLICATED));
+        hcq_tensor *a3w = hcq_matmul(a3, w), *a3b3 = hcq_matmul(a3, b3);
+        hcq_sharded *m1 = keep(hcq_sharded_matmul(a3b, wrep));
+        cr_assert_eq(hcq_sharded_axis(m1), 0);
+        same_bits(m1, a3w, &e, "batch-split a3 x replicated w");
+        hcq_sharded *m2 = keep(hcq_sharded_matmul(a3m, wrep));
+        cr_assert_eq(hcq_sharded_axis(m2), 1);
+        same_bits(m2, a3w, &e, "row-split a3 x replicated w");
+        same_bits(keep(hcq_sharded_matmul(a3b, b3b)), a3b3, &e, "batch-split a3 x batch-split b3");
+        same_bits(keep(hcq_sharded_matmul(a3r, b3b)), a3b3, &e, "replicated a3 x batch-split b3 (a3 sliced)");
+        same_bits(keep(hcq_sharded_matmul(a3b, b3r)), a3b3, &e, "batch-split a3 x replicated b3 (b3 sliced)");
+        hcq_sharded *m3 = keep(hcq_sharded_matmul(a3r, wcol));
+        cr_assert_eq(hcq_sharded_axis(m3), 2);
+        same_bits(m3, a3w, &e, "replicated a3 x column-split w");
+        cr_assert_null(hcq_sharded_matmul(a3m, b3b)); /* rows of a3 with batches of b3 */
+        cr_assert_eq(hcq_error_status(), HCQ_ENOTSUP);
+    }
     if (full) {
             within(keep(hcq_sharded_matmul(ac, wrep)), aw, mabs, K, &e, "contraction-split a x replicated w");
             within(keep(hcq_sharded_matmul(arep, wrow)), aw, mabs, K, &e, "replicated a x contraction-split w");
@@ -228,9 +258,10 @@ static void all_ops(const char *spec, const char *kind, int nd, bool full)
     cr_assert_null(hcq_sharded_map1(ar, sum0));
     cr_assert_eq(hcq_error_status(), HCQ_ENOTSUP);
     T_MSG_HAS("only elementwise");
-    cr_assert_null(hcq_sharded_map2(ar, ac, add));
+    hcq_sharded *bias_split = keep(hcq_shard(bias, e.ctx, nd, 0));
+    cr_assert_null(hcq_sharded_map2(ar, bias_split, add));
     cr_assert_eq(hcq_error_status(), HCQ_ENOTSUP);
-    T_MSG_HAS("split differently");
+    T_MSG_HAS("shapes differ");
     hcq_sharded *sub = keep(hcq_shard(a, e.ctx + 1, nd - 1, HCQ_REPLICATED));
     cr_assert_null(hcq_sharded_map2(arep, sub, add));
     cr_assert_eq(hcq_error_status(), HCQ_EINVAL);
