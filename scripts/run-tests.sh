@@ -249,7 +249,7 @@ done
 # (its decoder is hcq's own); CI's long form (HCQ_TEST_LONG=1) and an
 # explicit HCQ_MOCK_SHADER* run them as asked. The executors' own suites
 # and the queue-level API suites still run machine code in make test.
-nv_twin_suites=" test_dp test_dp_mpi test_tensor_shard test_allreduce test_tools "
+nv_twin_suites=" test_dp test_dp_mpi test_tensor_shard test_jit_shard test_allreduce test_tools "
 for t in "$@"; do
     case "$t" in */test_api_*) continue ;; esac
     n=$(basename "$t")
