@@ -10,7 +10,8 @@
 #   4. figures: hcq bench --vs-cuda --json on the first GPU (launches,
 #      copies both ways, matmul TFLOP/s in f32, f16 and bf16, with the CUDA
 #      driver API's figures beside them), then PyTorch's on the same GPU
-#      (torch_bench.py: the same measurements, torch.matmul for matmul);
+#      (torch_bench.py: the same measurements, torch.matmul for matmul),
+#      and with two or more GPUs of its kind, hcq bench --only allreduce;
 #   5. the rest: the other API suites on every GPU, hcq trace on a small
 #      CUDA program built here with nvcc (if there is one), the API suites
 #      on the CPU device (interpreted where there is no clang);
@@ -254,6 +255,8 @@ write_report() {
         if [ "$INFO_OK" = 1 ] && grep -q '^[[{]' "$OUT/info.json"; then cat "$OUT/info.json"; else echo null; fi
         printf ',\n "bench": '
         if [ "$BENCH_OK" = 1 ] && grep -q '^{' "$OUT/bench.json"; then cat "$OUT/bench.json"; else echo null; fi
+        printf ',\n "allreduce": '
+        if [ "${ALLREDUCE_OK:-0}" = 1 ]; then cat "$OUT/allreduce.json"; else echo null; fi
         echo "}"
     } >"$OUT/report.json.tmp" && mv -f "$OUT/report.json.tmp" "$OUT/report.json" || write_failed report.json
 
@@ -275,6 +278,7 @@ write_report() {
             "$OUT/info.json" 2>/dev/null
         echo "- hcq trace of a CUDA program: $TRACE_STATUS"
         echo "- PyTorch beside hcq bench: $TORCH_STATUS"
+        echo "- all-reduce (hcq bench --only allreduce): ${ALLREDUCE_STATUS:-not run}"
         echo "- kernel cache: $CACHE_BEFORE entries from the kit, $CACHE_AFTER after the run"
         sed 's/^/- /' "$OUT/notes.txt"
         echo
@@ -469,6 +473,20 @@ NV:*)
     fi ;;
 *) TORCH_STATUS="skipped: no NVIDIA GPU (${FIRST_GPU:-none})" ;;
 esac
+# all-reduce across the first GPU's kind, where there are several of it
+# (issue 23: bus bandwidth and latency, 4 KiB up; --quick: to 1 MiB)
+ALLREDUCE_OK=0 ALLREDUCE_STATUS="not run"
+kind_of() { local x=${1#mock:}; x=${x#mock\[*\]:}; echo "${x%%:*}"; }
+kind=$(kind_of "$FIRST_GPU")
+same=0
+for d in $GPUS; do [ "$(kind_of "$d")" = "$kind" ] && same=$((same + 1)); done
+if [ -n "$FIRST_GPU" ] && [ "$same" -ge 2 ]; then
+    run_step allreduce 90 "$OUT/allreduce.json" env ${benv[@]+"${benv[@]}"} "$HCQ" bench --device "$dev" --only allreduce --json --quick
+    grep -q '^{' "$OUT/allreduce.json" 2>/dev/null && ALLREDUCE_OK=1
+    ALLREDUCE_STATUS="$STEP_STATUS on $same ${kind} GPUs (allreduce.json)"
+else
+    ALLREDUCE_STATUS="skipped: fewer than 2 GPUs of one kind (${GPUS:-none})"
+fi
 write_report "running, after the figures"
 # ** 5. the rest: the other API suites on each GPU, hcq trace of a CUDA
 # program, the API suites on the CPU device
