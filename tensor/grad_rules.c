@@ -174,12 +174,17 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
             hi[d] = r->arg[d] + p->shape[d];
         }
         return shrink(B, g, lo, hi);
-    case TT_MV_SHRINK:
+    case TT_MV_SHRINK: {
+        bool var = false; /* a slice of fixed size from a variable dim: put back by a gather (symdim.c) */
         for (int d = 0; d < nd; d++) {
-            lo[d] = r->arg[d];
-            hi[d] = p->shape[d] - r->arg[d] - x->shape[d];
+            bool v = p->sym[d] && !x->sym[d];
+            var = var || v;
+            lo[d] = v ? 0 : r->arg[d];
+            hi[d] = v ? 0 : p->shape[d] - r->arg[d] - x->shape[d];
         }
-        return pad(B, g, lo, hi);
+        tt_node *q = pad(B, g, lo, hi);
+        return var && q ? OWN(tt_sym_unslice(q, p, r->arg)) : q;
+    }
     case TT_MV_FLIP: return OWN(tt_mv_flip(g, r->axes));
     case TT_MV_STEP: {
         tt_node *y = g;

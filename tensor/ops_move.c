@@ -65,8 +65,55 @@ static tt_node *mv_view(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 }
 
 /* the view, and its autodiff record when a needs gradients */
+static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+
+/* A flip of a variable dim (hcq_jit_dim), or a slice of fixed size from
+ * one: the fixed dims move as a view, the variable ones through a gather
+ * (symdim.c); the result's autodiff record is the movement itself. NULL
+ * with *done false when a has no variable dim the movement changes. */
+static tt_node *mv_sym(tt_node *a, tt_mv_kind kind, const tt_mv_args *x, bool *done)
+{
+    *done = false;
+    if (!tt_has_sym(a) || (kind != TT_MV_FLIP && kind != TT_MV_SHRINK)) return NULL;
+    uint32_t vm = 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->sym[d] && (kind == TT_MV_FLIP ? (x->axes >> d) & 1 : x->a[d] || x->b[d] != a->shape[d])) vm |= 1u << d;
+    if (!vm) return NULL;
+    *done = true;
+    tt_node *f = NULL, *r = NULL;
+    if (kind == TT_MV_FLIP) {
+        tt_mv_args y = *x;
+        y.axes &= ~vm;
+        f = y.axes ? mv(a, kind, &y) : (tt_node_ref(a), a);
+        r = f ? tt_sym_flip(f, vm) : NULL;
+    } else {
+        int64_t b[TT_MAX_DIMS], e[TT_MAX_DIMS];
+        for (int d = 0; d < a->ndim; d++) {
+            bool v = (vm >> d) & 1;
+            if (v && x->b[d] == a->shape[d])
+                return base_err(HCQ_ENOTSUP,
+                                "a slice [%lld, %lld) of dim %d, a variable size (hcq_jit_dim) traced at %lld, is read as running "
+                                "to the end: its size would be the variable minus a constant, not supported (a slice of a fixed "
+                                "size ending below the traced size is)",
+                                (long long)x->a[d], (long long)x->b[d], d, (long long)a->shape[d]),
+                       NULL;
+            b[d] = v ? 0 : x->a[d];
+            e[d] = v ? a->shape[d] : x->b[d];
+        }
+        tt_mv_args y = {.a = b, .b = e};
+        f = mv(a, kind, &y);
+        r = f ? tt_sym_slice(f, x->a, x->b) : NULL;
+    }
+    tt_node_unref(f);
+    if (r) tt_ad_move(r, a, kind, x);
+    return r;
+}
+
 static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 {
+    bool done;
+    tt_node *q = mv_sym(a, kind, x, &done);
+    if (done) return q;
     tt_node *r = mv_view(a, kind, x);
     if (r && tt_has_sym(a) && tt_sym_move(r, a, kind, x)) { /* a variable dim the movement cannot keep */
         tt_node_unref(r);
@@ -257,6 +304,21 @@ hcq_tensor *hcq_pad(hcq_tensor *a, const int64_t *pads, int npairs, double value
     return tt_wrap(a->ctx, tt_mv_pad(n, before, after, tt_val_from_double((hcq_dtype)n->dtype, value)));
 }
 
+/* A slice of fixed size from a variable dim must lie inside it at every
+ * value: below the variable's lower bound. */
+static hcq_status slice_in_range(hcq_ctx *ctx, const tt_node *n, const int64_t *b, const int64_t *e, const char *fn)
+{
+    for (int d = 0; d < n->ndim; d++) {
+        const tt_symvar *v = n->sym[d] ? tt_symvar_get(ctx, n->sym[d]) : NULL;
+        if (v && (b[d] || e[d] != n->shape[d]) && e[d] < n->shape[d] && e[d] > v->lo)
+            return base_err(HCQ_EINVAL,
+                            "%s: the slice [%lld, %lld) of dim %d, the variable '%s' of range [%lld, %lld], ends past the "
+                            "variable's lower bound: it would read past the end at a smaller size",
+                            fn, (long long)b[d], (long long)e[d], d, v->name, (long long)v->lo, (long long)v->hi);
+    }
+    return HCQ_OK;
+}
+
 hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs)
 {
     const char *fn = "hcq_shrink";
@@ -272,6 +334,7 @@ hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs)
                             (long long)e[d], d, (long long)n->shape[d]),
                    NULL;
     }
+    if (tt_has_sym(n) && slice_in_range(a->ctx, n, b, e, fn)) return NULL;
     return tt_wrap(a->ctx, tt_mv_shrink(n, b, e));
 }
 
@@ -299,6 +362,7 @@ hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int6
     b[ax] = first;
     e[ax] = count ? first + (count - 1) * (step > 0 ? step : -step) + 1 : 0;
     steps[ax] = step > 0 ? step : -step;
+    if (tt_has_sym(n) && slice_in_range(a->ctx, n, b, e, fn)) return NULL;
     tt_node *s = tt_mv_shrink(n, b, e);
     tt_node *f = s && step < 0 ? tt_mv_flip(s, 1u << ax) : (tt_node_ref(s), s);
     tt_node *r = f ? tt_mv_step(f, steps) : NULL;

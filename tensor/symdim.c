@@ -219,6 +219,127 @@ static hcq_status refuse(int d, tt_mv_kind kind, const char *why)
                     kind_name(kind), d, why);
 }
 
+/* ** movements of a variable dim through a gather
+ *
+ * A flip of a variable dim reads element v-1-i (v its value), and a slice
+ * of fixed size k from a variable dim reads element b+i: each is a gather
+ * along the dim (TT_GATHER, whose range check reads the value of a
+ * variable table dim, emit.c) with indexes computed in the kernel from
+ * TT_INDEX and TT_SYMVAL, so no view needs an offset that depends on the
+ * value. */
+static tt_node *sym_gather(tt_node *table, int ax, tt_node *idx)
+{
+    if (!idx) return NULL;
+    tt_node *g = tt_node_new(NULL, TT_GATHER, (hcq_dtype)table->dtype, idx->shape, idx->ndim);
+    if (!g) return NULL;
+    memcpy(g->sym, idx->sym, sizeof g->sym);
+    g->axes = (uint32_t)ax;
+    tt_node_ref(table);
+    tt_node_ref(idx);
+    g->src[0] = table;
+    g->src[1] = idx;
+    g->nsrc = 2;
+    return g;
+}
+
+/* i32 over (shape, sym): mul * (index along ax) + add, plus the value of
+ * variable `var` when var != 0 */
+static tt_node *axis_index(const int64_t *shape, int nd, const uint8_t *sym, int ax, int var, int64_t mul, int64_t add)
+{
+    tt_node *x = tt_node_new(NULL, TT_INDEX, HCQ_I32, shape, nd), *t = NULL;
+    if (!x) return NULL;
+    x->axes = (uint32_t)ax;
+    memcpy(x->sym, sym, sizeof x->sym);
+    x->ad_state = TT_AD_NONE;
+    tt_node *c[2] = {tt_const_node(NULL, HCQ_I32, (tt_val){.i = mul}, shape, nd), tt_const_node(NULL, HCQ_I32, (tt_val){.i = add}, shape, nd)};
+    if (c[0] && c[1]) {
+        memcpy(c[0]->sym, sym, sizeof c[0]->sym);
+        memcpy(c[1]->sym, sym, sizeof c[1]->sym);
+        tt_node *m = tt_alu(NULL, TT_MUL, HCQ_I32, x, c[0], NULL);
+        t = m ? tt_alu(NULL, TT_ADD, HCQ_I32, m, c[1], NULL) : NULL;
+        tt_node_unref(m);
+    }
+    tt_node_unref(x);
+    tt_node_unref(c[0]);
+    tt_node_unref(c[1]);
+    if (!t || !var) return t;
+    int64_t ones[TT_MAX_DIMS];
+    for (int d = 0; d < nd; d++) ones[d] = 1;
+    tt_node *v = tt_node_new(NULL, TT_SYMVAL, HCQ_I32, NULL, 0), *v1 = NULL, *ve = NULL, *r = NULL;
+    if (v) {
+        v->axes = (uint32_t)var;
+        v->ad_state = TT_AD_NONE; /* no gradient flows into a size */
+        v1 = tt_mv_reshape(v, ones, nd);
+        ve = v1 ? tt_mv_expand(v1, shape, nd) : NULL;
+        r = ve ? tt_alu(NULL, TT_ADD, HCQ_I32, t, ve, NULL) : NULL;
+    }
+    tt_node_unref(t);
+    tt_node_unref(v);
+    tt_node_unref(v1);
+    tt_node_unref(ve);
+    return r;
+}
+
+tt_node *tt_sym_flip(tt_node *a, uint32_t axes)
+{
+    tt_node_ref(a);
+    if (a->op == TT_CONST) return a; /* every element the same */
+    for (int d = 0; d < a->ndim && a; d++) {
+        if (!(axes & (1u << d)) || !a->sym[d] || a->shape[d] <= 1) continue;
+        /* element i reads v-1-i */
+        tt_node *ix = axis_index(a->shape, a->ndim, a->sym, d, a->sym[d], -1, -1);
+        tt_node *g = sym_gather(a, d, ix);
+        tt_node_unref(ix);
+        tt_node_unref(a);
+        a = g;
+    }
+    return a;
+}
+
+tt_node *tt_sym_slice(tt_node *a, const int64_t *begin, const int64_t *end)
+{
+    tt_node_ref(a);
+    for (int d = 0; d < a->ndim && a; d++) {
+        if (!a->sym[d] || (!begin[d] && end[d] == a->shape[d])) continue;
+        /* a fixed size end-begin: element i reads begin+i */
+        int64_t shape[TT_MAX_DIMS];
+        uint8_t sym[TT_MAX_DIMS];
+        memcpy(shape, a->shape, sizeof shape);
+        memcpy(sym, a->sym, sizeof sym);
+        shape[d] = end[d] - begin[d];
+        sym[d] = 0;
+        tt_node *ix = axis_index(shape, a->ndim, sym, d, 0, 1, begin[d]);
+        tt_node *g = ix && a->op == TT_CONST ? tt_const_node(NULL, (hcq_dtype)a->dtype, a->cv, shape, a->ndim) : sym_gather(a, d, ix);
+        if (g && a->op == TT_CONST) memcpy(g->sym, sym, sizeof g->sym);
+        tt_node_unref(ix);
+        tt_node_unref(a);
+        a = g;
+    }
+    return a;
+}
+
+tt_node *tt_sym_unslice(tt_node *g, const tt_node *p, const int64_t *begin)
+{
+    tt_node_ref(g);
+    for (int d = 0; d < g->ndim && g; d++) {
+        if (!p->sym[d] || g->sym[d]) continue;
+        /* element i of the variable dim is g's i-begin, zero outside g
+         * (the gather's range check) */
+        int64_t shape[TT_MAX_DIMS];
+        uint8_t sym[TT_MAX_DIMS];
+        memcpy(shape, g->shape, sizeof shape);
+        memcpy(sym, g->sym, sizeof sym);
+        shape[d] = p->shape[d];
+        sym[d] = p->sym[d];
+        tt_node *ix = axis_index(shape, g->ndim, sym, d, 0, 1, -begin[d]);
+        tt_node *r = sym_gather(g, d, ix);
+        tt_node_unref(ix);
+        tt_node_unref(g);
+        g = r;
+    }
+    return g;
+}
+
 hcq_status tt_sym_move(tt_node *r, const tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 {
     if (!tt_has_sym(a)) return HCQ_OK;
@@ -457,10 +578,6 @@ static void sub_walk(hcq_ctx *ctx, tt_symsave *S, tt_node *n, int depth)
         if (n->op == TT_VIEW && (S->err = tt_sym_view_padded(ctx, n, &e->nview))) return;
     }
     if (n->op == TT_BUF) return;
-    if (n->op == TT_GATHER && n->src[0]->sym[n->axes]) {
-        S->err = base_err(HCQ_ENOTSUP, "a gather along a variable dim (hcq_jit_dim) is not supported");
-        return;
-    }
     for (int i = 0; i < n->nsrc; i++) sub_walk(ctx, S, n->src[i], depth + 1);
 }
 

@@ -690,6 +690,15 @@ hcq_status tt_sym_adopt(tt_node **in, int n, const int64_t *shape, int ndim, con
  * need the variable's value (pad, shrink, flip, step or window along it,
  * a reshape merging or splitting it) */
 hcq_status tt_sym_move(tt_node *r, const tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+/* Movements of a variable dim made as gathers along it (symdim.c): a flip
+ * of a's variable dims in `axes`; a slice [begin, end) of fixed size of
+ * each variable dim not taken whole (end below the traced size: the
+ * caller refuses a slice to the end); and the slice's gradient, g (of
+ * the slice's shape) put back at begin in p's variable dims, zero
+ * elsewhere. Each returns a new reference (NULL with the error set). */
+tt_node *tt_sym_flip(tt_node *a, uint32_t axes);
+tt_node *tt_sym_slice(tt_node *a, const int64_t *begin, const int64_t *end);
+tt_node *tt_sym_unslice(tt_node *g, const tt_node *p, const int64_t *begin);
 /* the context's variable k (1-based), or NULL */
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k);
 /* elements of n with variable dims at their upper bound (buffers a

@@ -1,0 +1,133 @@
+/* Movements of a variable dim (hcq_jit_dim, tensor/symdim.c) on the device
+ * under test: flips of a variable batch and sequence, slices of a fixed
+ * size from a variable sequence, and gathers along it (indexes at or past
+ * the run's size read zero, not the captured upper bound's elements), and
+ * the gradients through each; one capture replayed at several sizes, as
+ * the eager ops give them at each. A slice running to the end of a
+ * variable dim (its size the variable minus a constant) and one reaching
+ * past the variable's lower bound say so. */
+#include "tensortest.h"
+
+#include "base/base.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(api_tensor_symmove, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
+
+enum { D = 3, K = 4, B_HI = 4, S_LO = 3, S_HI = 8, OUTS = 6 };
+
+static hcq_status move_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    hcq_tensor *x = in[0], *idx = in[1], *w = user;
+    int64_t b = hcq_tensor_dim(x, 0);
+    out[0] = hcq_flip(x, HCQ_AXES(1));                            /* the sequence: a dim inside the batch */
+    out[1] = hcq_flip(x, HCQ_AXES(0, 1, 2));                      /* both variables and a fixed dim */
+    out[2] = hcq_shrink(x, HCQ_PAIRS(0, b, 1, 3));                /* (b, 2, D): a fixed size from the sequence */
+    out[3] = hcq_slice(x, 1, -1, INT64_MIN, -1);                  /* x[:, ::-1] */
+    out[4] = hcq_gather(x, 1, idx);                               /* (b, K, D) */
+    /* the gradients of each movement, into w through u = x * w */
+    hcq_tensor *u = hcq_mul(x, w);
+    hcq_tensor *l = hcq_add(hcq_sum(hcq_mul(hcq_flip(u, HCQ_AXES(1)), x), HCQ_ALL_AXES, false),
+                            hcq_sum(hcq_mul_s(hcq_shrink(u, HCQ_PAIRS(0, b, 1, 3)), 3.0), HCQ_ALL_AXES, false));
+    l = hcq_add(l, hcq_sum(hcq_mul(hcq_gather(u, 1, idx), hcq_gather(x, 1, idx)), HCQ_ALL_AXES, false));
+    hcq_status st = l ? hcq_backward(l) : hcq_error_status();
+    if (st) return st;
+    out[5] = hcq_grad(w);
+    for (int i = 0; i < OUTS; i++)
+        if (!out[i]) return hcq_error_status();
+    st = hcq_realize_all(out, OUTS); /* before the gradient is dropped for the next call */
+    return st ? st : hcq_zero_grad(w);
+}
+
+/* indexes into a sequence of s: every position, and s itself (out of
+ * range: reads zero) */
+static hcq_tensor *indexes(int64_t b, int64_t s)
+{
+    double v[B_HI * K * D];
+    for (int64_t i = 0; i < b * K * D; i++) v[i] = (double)((i * 7 + i / D) % (s + 1));
+    return tx_from(HCQ_I32, TX_SHAPE(b, K, D), v);
+}
+
+Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
+{
+    /* traced at the first two; each size's eager kernels are compiled
+     * apart, so the eager reference runs at the replayed sizes */
+    static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {1, 8}};
+    static const char *const what[OUTS] = {"flip of the sequence", "flip of every dim", "slice [1, 3) of the sequence",
+                                           "reversed sequence", "gather along the sequence", "w's gradient"};
+    hcq_tensor *w = tx_rand(HCQ_F32, TX_SHAPE(D), -1, 1, 5, NULL);
+    T_OK(hcq_realize(w));
+    T_OK(hcq_requires_grad(w, true));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, move_fn, w));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, B_HI));
+    T_OK(hcq_jit_dim(j, 0, 1, "seq", S_LO, S_HI));
+    T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, B_HI));
+    static double got[B_HI * S_HI * D], want[B_HI * S_HI * D];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r][0], s = sizes[r][1];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, s, D), -1, 1, 30 + (uint32_t)r, NULL), *ix = indexes(b, s), *o[OUTS], *e[OUTS];
+        T_OK(hcq_realize_all((hcq_tensor *[]){x, ix}, 2));
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, ix}, 2, o, OUTS));
+        cr_assert_eq(hcq_tensor_dim(o[0], 1), s, "the run's size");
+        if (!getenv("HCQ_TEST_LONG") && r != 2) {
+            T_OK(hcq_ctx_release(tx_ctx, mark));
+            continue;
+        }
+        T_OK(move_fn(tx_ctx, (hcq_tensor *[]){x, ix}, 2, e, OUTS, w));
+        const int64_t n[OUTS] = {b * s * D, b * s * D, b * 2 * D, b * s * D, b * K * D, D};
+        for (int i = 0; i < OUTS; i++) {
+            cr_assert_eq(hcq_tensor_numel(o[i]), n[i], "(%lld, %lld) %s: its size", (long long)b, (long long)s, what[i]);
+            tx_read(o[i], got, n[i]);
+            tx_read(e[i], want, n[i]);
+            if (i < 5) { /* no sums: the same bits */
+                for (int64_t k = 0; k < n[i]; k++)
+                    cr_assert(got[k] == want[k], "(%lld, %lld) %s, element %lld: %.9g, eagerly %.9g", (long long)b, (long long)s, what[i],
+                              (long long)k, got[k], want[k]);
+            } else {
+                char msg[96];
+                snprintf(msg, sizeof msg, "(%lld, %lld) %s", (long long)b, (long long)s, what[i]);
+                tx_close(got, want, n[i], 1e-5, 1e-5, msg);
+            }
+        }
+        /* an index equal to the size reads zero */
+        tx_read(o[4], got, n[4]);
+        for (int64_t k = 0; k < n[4]; k++)
+            if ((k * 7 + k / D) % (s + 1) == s) cr_assert(got[k] == 0, "(%lld, %lld) gather: index %lld reads %g", (long long)b, (long long)s, (long long)s, got[k]);
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    T_OK(hcq_jit_destroy(j));
+}
+
+static hcq_status to_the_end(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_slice(in[0], 0, 1, INT64_MAX, 1); /* x[1:] */
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+static hcq_status past_lo(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_slice(in[0], 0, 0, 3, 1); /* x[:3] with sizes from 2 */
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symmove, slices_needing_the_value_say_so)
+{
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(6, 5), -1, 1, 1, NULL), *out;
+    hcq_jit_fn fns[2] = {to_the_end, past_lo};
+    const hcq_status st[2] = {HCQ_ENOTSUP, HCQ_EINVAL};
+    const char *want[2] = {"running to the end", "past the variable's lower bound"};
+    for (int f = 0; f < 2; f++) {
+        hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
+        T_OK(hcq_jit_dim(j, 0, 0, "n", 2, 64));
+        cr_assert_eq(hcq_jit_run(j, &x, 1, &out, 1), st[f], "case %d: %s", f, hcq_error_message());
+        cr_assert(strstr(hcq_error_message(), want[f]), "%s", hcq_error_message());
+        T_OK(hcq_jit_destroy(j));
+    }
+}
