@@ -22,10 +22,13 @@
  * at any dim: elementwise ops, broadcasting, reshapes that keep each
  * variable dim a dim of its own, permutes (a contiguous copy of a
  * transposed batch), reductions over any dims, matmul, softmax and the nn
- * layers, means, and the backward pass of all that. What would need a
- * division by the value (a reshape merging or splitting a variable dim;
- * padding, shrinking, flipping, striding or windowing it; a gather along
- * it; a view stepping across it) is HCQ_ENOTSUP with a message. */
+ * layers, means, and the backward pass of all that. Gathers along a
+ * variable dim (the range check reads the value), flips of one and slices
+ * of a fixed size from one (gathers whose indexes the kernel computes
+ * from the value: tt_sym_flip, tt_sym_slice below). What would need a
+ * size that is a function of the value (a reshape merging or splitting a
+ * variable dim; padding, a slice to the end, striding or windowing it; a
+ * view stepping across it) is HCQ_ENOTSUP with a message. */
 #include "tensor/tt.h"
 
 #include <stdlib.h>

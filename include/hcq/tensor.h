@@ -598,17 +598,20 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * cross-entropy, elementwise ops, permutes and reshapes keeping each
  * variable dim a dim of its own, attention scores masked by an input mask
  * or a causal one, dropout, and the backward pass with an optimizer step
- * (training with a variable batch; gradients over batch and sequence).
- * A tensor made in fn whose values
+ * (training with a variable batch; gradients over batch and sequence),
+ * gathers along a variable dim (an index at or past the run's size reads
+ * zero), flips of a variable dim and slices of a fixed size from one
+ * (ending at most at the variable's lower bound: HCQ_EINVAL otherwise),
+ * with their gradients. A tensor made in fn whose values
  * do not depend on its size (constants, hcq_arange, hcq_rand of the
  * traced size, and elementwise ops and views of them) takes the variable
  * where it meets one; random tensors then draw what eager ones of the
  * run's size draw. Results match the eager ops up to the order of sums
  * (the kernels' plans are made for the upper bounds). Not yet
- * (HCQ_ENOTSUP, saying where): padding, slicing, flipping or windowing a
- * variable dim, a reshape merging or splitting it,
- * a view stepping across it, gathers along it, a variable dim meeting a
- * tensor of a fixed size in memory. Tensors made inside fn with a
+ * (HCQ_ENOTSUP, saying where): padding, striding or windowing a variable
+ * dim, a slice of it running to the end (a bound equal to the traced size
+ * is read so), a reshape merging or splitting it, a view stepping across
+ * it, a variable dim meeting a tensor of a fixed size in memory. Tensors made inside fn with a
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 
