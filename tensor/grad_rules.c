@@ -169,21 +169,22 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
         return axes ? reduce(B, g, TT_R_SUM, axes) : g;
     }
     case TT_MV_PAD:
-        for (int d = 0; d < nd; d++) {
-            lo[d] = r->arg[d];
-            hi[d] = r->arg[d] + p->shape[d];
-        }
-        return shrink(B, g, lo, hi);
     case TT_MV_SHRINK: {
-        bool var = false; /* a slice of fixed size from a variable dim: put back by a gather (symdim.c) */
+        /* a variable dim the movement changed: put back by a gather
+         * (symdim.c); the others by the opposite movement */
+        bool var = false;
+        int64_t off[TT_MAX_DIMS] = {0};
         for (int d = 0; d < nd; d++) {
-            bool v = p->sym[d] && !x->sym[d];
+            bool v = p->sym[d] && p->sym[d] != x->sym[d];
             var = var || v;
+            off[d] = r->mv == TT_MV_PAD ? r->arg[d] : -r->arg[d];
             lo[d] = v ? 0 : r->arg[d];
-            hi[d] = v ? 0 : p->shape[d] - r->arg[d] - x->shape[d];
+            hi[d] = v                     ? (r->mv == TT_MV_PAD ? x->shape[d] : 0)
+                    : r->mv == TT_MV_PAD ? r->arg[d] + p->shape[d]
+                                          : p->shape[d] - r->arg[d] - x->shape[d];
         }
-        tt_node *q = pad(B, g, lo, hi);
-        return var && q ? OWN(tt_sym_unslice(q, p, r->arg)) : q;
+        tt_node *q = r->mv == TT_MV_PAD ? shrink(B, g, lo, hi) : pad(B, g, lo, hi);
+        return var && q ? OWN(tt_sym_unmove(q, p, off)) : q;
     }
     case TT_MV_FLIP: return OWN(tt_mv_flip(g, r->axes));
     case TT_MV_STEP: {

@@ -80,6 +80,7 @@ static void jit_free(hcq_jit *j)
 {
     capture_drop(j);
     for (int k = 0; k < j->nvdims; k++) j->ctx->syms[j->vdims[k].var - 1].users--;
+    tt_sym_release(j->ctx);
     base_handle_remove(j, TT_H_JIT);
     free(j);
 }
@@ -165,7 +166,7 @@ hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_
     if (j->nvdims == JIT_MAX_VDIMS) return base_err(HCQ_ELIMIT, "%s: at most %d variable dims per JIT", fn, JIT_MAX_VDIMS);
     hcq_ctx *ctx = j->ctx;
     uint32_t k = 0;
-    while (k < ctx->nsyms && !(ctx->syms[k].users && !strcmp(ctx->syms[k].name, name))) k++;
+    while (k < ctx->nsyms && !(ctx->syms[k].users && !ctx->syms[k].base && !strcmp(ctx->syms[k].name, name))) k++;
     if (k < ctx->nsyms && (ctx->syms[k].lo != lo || ctx->syms[k].hi != hi))
         return base_err(HCQ_EINVAL, "%s: '%s' is declared over [%lld, %lld] by a live JIT of this context; one name, one range", fn,
                         name, (long long)ctx->syms[k].lo, (long long)ctx->syms[k].hi);
@@ -177,6 +178,7 @@ hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_
                             TT_MAX_SYMS);
         if (k == ctx->nsyms) ctx->nsyms++;
         tt_symvar *v = &ctx->syms[k];
+        *v = (tt_symvar){0};
         snprintf(v->name, sizeof v->name, "%s", name);
         v->lo = lo;
         v->hi = hi;
@@ -215,13 +217,14 @@ static hcq_status bind(hcq_jit *j, hcq_tensor *const *in, int nin, bool trace)
         set[v->var - 1] = true;
         sv->val = size;
     }
-    return HCQ_OK;
+    return tt_sym_bind_derived(ctx); /* the sizes movements made of them */
 }
 
 /* the inputs' nodes carry their variable dims while fn runs (on), and no
  * longer after (they are the caller's tensors) */
 static void mark_inputs(hcq_jit *j, hcq_tensor *const *in, bool on)
 {
+    tt_sym_tracing(on && j->nvdims ? j->ctx : NULL);
     for (int k = 0; k < j->nvdims; k++) {
         const jit_vdim *v = &j->vdims[k];
         in[v->input]->n->sym[v->axis] = on ? v->var : 0;

@@ -67,45 +67,65 @@ static tt_node *mv_view(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 /* the view, and its autodiff record when a needs gradients */
 static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
 
-/* A flip of a variable dim (hcq_jit_dim), or a slice of fixed size from
- * one: the fixed dims move as a view, the variable ones through a gather
- * (symdim.c); the result's autodiff record is the movement itself. NULL
- * with *done false when a has no variable dim the movement changes. */
+/* A movement that changes a variable dim (hcq_jit_dim) other than by a
+ * view: the fixed dims move as a view, the variable ones through gathers
+ * (symdim.c). The result's autodiff record is the movement itself where
+ * its rule undoes it cheaply (a flip, a slice, padding); a step's and a
+ * window's gradient is the gathers' own. NULL with *done false when a
+ * has no variable dim the movement changes. */
 static tt_node *mv_sym(tt_node *a, tt_mv_kind kind, const tt_mv_args *x, bool *done)
 {
     *done = false;
-    if (!tt_has_sym(a) || (kind != TT_MV_FLIP && kind != TT_MV_SHRINK)) return NULL;
+    if (!tt_has_sym(a) || kind == TT_MV_RESHAPE || kind == TT_MV_PERMUTE || kind == TT_MV_EXPAND) return NULL;
     uint32_t vm = 0;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->sym[d] && (kind == TT_MV_FLIP ? (x->axes >> d) & 1 : x->a[d] || x->b[d] != a->shape[d])) vm |= 1u << d;
+    for (int d = 0; d < a->ndim; d++) {
+        if (!a->sym[d]) continue;
+        bool ch = false;
+        switch (kind) {
+        case TT_MV_FLIP: ch = (x->axes >> d) & 1; break;
+        case TT_MV_SHRINK: ch = x->a[d] || x->b[d] != a->shape[d]; break;
+        case TT_MV_PAD: ch = x->a[d] || x->b[d]; break;
+        case TT_MV_STEP: ch = x->a[d] != 1; break;
+        case TT_MV_WINDOW: ch = d == x->axis; break;
+        default: break;
+        }
+        if (ch) vm |= 1u << d;
+    }
     if (!vm) return NULL;
     *done = true;
     tt_node *f = NULL, *r = NULL;
-    if (kind == TT_MV_FLIP) {
-        tt_mv_args y = *x;
+    int64_t p[TT_MAX_DIMS], q[TT_MAX_DIMS];
+    tt_mv_args y = *x;
+    for (int d = 0; d < a->ndim; d++) { /* the fixed dims' movement */
+        bool v = (vm >> d) & 1;
+        if (kind == TT_MV_SHRINK) p[d] = v ? 0 : x->a[d], q[d] = v ? a->shape[d] : x->b[d];
+        if (kind == TT_MV_PAD || kind == TT_MV_STEP) p[d] = v ? (kind == TT_MV_STEP) : x->a[d], q[d] = v || kind == TT_MV_STEP ? 0 : x->b[d];
+    }
+    y.a = p;
+    y.b = q;
+    switch (kind) {
+    case TT_MV_FLIP:
         y.axes &= ~vm;
         f = y.axes ? mv(a, kind, &y) : (tt_node_ref(a), a);
         r = f ? tt_sym_flip(f, vm) : NULL;
-    } else {
-        int64_t b[TT_MAX_DIMS], e[TT_MAX_DIMS];
-        for (int d = 0; d < a->ndim; d++) {
-            bool v = (vm >> d) & 1;
-            if (v && x->b[d] == a->shape[d])
-                return base_err(HCQ_ENOTSUP,
-                                "a slice [%lld, %lld) of dim %d, a variable size (hcq_jit_dim) traced at %lld, is read as running "
-                                "to the end: its size would be the variable minus a constant, not supported (a slice of a fixed "
-                                "size ending below the traced size is)",
-                                (long long)x->a[d], (long long)x->b[d], d, (long long)a->shape[d]),
-                       NULL;
-            b[d] = v ? 0 : x->a[d];
-            e[d] = v ? a->shape[d] : x->b[d];
-        }
-        tt_mv_args y = {.a = b, .b = e};
+        break;
+    case TT_MV_SHRINK:
         f = mv(a, kind, &y);
         r = f ? tt_sym_slice(f, x->a, x->b) : NULL;
+        break;
+    case TT_MV_PAD:
+        f = mv(a, kind, &y);
+        r = f ? tt_sym_pad(f, x->a, x->b, x->pad) : NULL;
+        break;
+    case TT_MV_STEP:
+        f = mv(a, kind, &y);
+        r = f ? tt_sym_step(f, x->a) : NULL;
+        break;
+    case TT_MV_WINDOW: r = tt_sym_window(a, x->axis, x->k, x->stride, x->dil); break;
+    default: break;
     }
     tt_node_unref(f);
-    if (r) tt_ad_move(r, a, kind, x);
+    if (r && (kind == TT_MV_FLIP || kind == TT_MV_SHRINK || kind == TT_MV_PAD)) tt_ad_move(r, a, kind, x);
     return r;
 }
 
@@ -439,7 +459,8 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
         tt_node_unref(p);
         if (!(acc = s)) return NULL;
     }
-    if (!acc) acc = tt_const_node(ctx, dt, (tt_val){.i = 0}, shape, n->ndim);
+    if (!acc && (acc = tt_const_node(ctx, dt, (tt_val){.i = 0}, shape, n->ndim))) /* empty: the parts' variable dims stay */
+        for (int d = 0; d < n->ndim; d++) acc->sym[d] = d == ax ? 0 : n->sym[d];
     return tt_wrap(ctx, acc);
 }
 

@@ -36,6 +36,101 @@
 
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k) { return k >= 1 && (uint32_t)k <= ctx->nsyms ? &ctx->syms[k - 1] : NULL; }
 
+/* ** derived variables: the sizes movements make of a variable dim */
+static _Thread_local hcq_ctx *tracing;
+void tt_sym_tracing(hcq_ctx *ctx) { tracing = ctx; }
+hcq_ctx *tt_sym_tracing_ctx(void) { return tracing; }
+
+static int64_t fdiv(int64_t a, int64_t d) { return a >= 0 ? a / d : -((-a + d - 1) / d); }
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int64_t derived_value(const tt_symvar *d, int64_t base)
+{
+    return fdiv(d->mul * base + d->add, d->div);
+}
+
+int tt_sym_derive(hcq_ctx *ctx, int var, int64_t mul, int64_t add, int64_t div, bool exact, const char *what)
+{
+    const tt_symvar *v = tt_symvar_get(ctx, var);
+    if (!v || mul < 1 || div < 1) return base_err(HCQ_EINVAL, "%s: internal: derive variable %d (%lld, %lld, %lld)", what, var, (long long)mul, (long long)add, (long long)div), 0;
+    int b = var;
+    if (v->base) { /* restated over the base: (mul * ((m * b + a) / d) + add) / div */
+        if (v->div > 1 && mul > 1)
+            return base_err(HCQ_ENOTSUP, "%s: a multiple of a variable dim that is itself a fraction of one (%s): not supported", what, v->name), 0;
+        if (v->div > 1 && exact != v->exact)
+            return base_err(HCQ_ENOTSUP, "%s: a variable dim divided twice, once exactly and once rounding (%s): not supported", what, v->name), 0;
+        b = v->base;
+        if (v->div > 1) { /* floor(floor(x / d) + c) / e) = floor((x + c * d) / (d * e)) */
+            add = v->add + add * v->div;
+            mul = v->mul;
+            div *= v->div;
+        } else {
+            add = mul * v->add + add;
+            mul *= v->mul;
+        }
+    }
+    int64_t g = gcd64(gcd64(mul, add), div);
+    if (g > 1) mul /= g, add /= g, div /= g;
+    if (div == 1) exact = false;
+    if (mul == 1 && add == 0 && div == 1) return b;
+    const tt_symvar *bv = &ctx->syms[b - 1];
+    tt_symvar t = {.base = (uint8_t)b, .mul = mul, .add = add, .div = div, .exact = exact};
+    t.lo = derived_value(&t, bv->lo);
+    if (exact && (mul * bv->lo + add) % div) t.lo++; /* the least exact value is above */
+    t.hi = derived_value(&t, bv->hi);
+    t.val = derived_value(&t, bv->val);
+    if (t.lo < 0)
+        return base_err(HCQ_EINVAL,
+                        "%s: the size would be negative where the variable '%s' is at its lower bound %lld (its range is [%lld, %lld])",
+                        what, bv->name, (long long)bv->lo, (long long)bv->lo, (long long)bv->hi),
+               0;
+    uint32_t k = 0, free_k = TT_MAX_SYMS;
+    for (; k < ctx->nsyms; k++) {
+        const tt_symvar *o = &ctx->syms[k];
+        if (o->users && o->base == b && o->mul == mul && o->add == add && o->div == div && o->exact == exact) return (int)k + 1;
+        if (!o->users && free_k == TT_MAX_SYMS) free_k = k;
+    }
+    if (free_k == TT_MAX_SYMS && ctx->nsyms < TT_MAX_SYMS) free_k = ctx->nsyms++;
+    if (free_k == TT_MAX_SYMS)
+        return base_err(HCQ_ELIMIT, "%s: at most %d variables per context, the sizes movements make of variable dims included", what, TT_MAX_SYMS), 0;
+    char nm[96]; /* (a message's name; cut to the slot's) */
+    snprintf(nm, sizeof nm, "(%lld*%s%+lld)/%lld", (long long)mul, bv->name, (long long)add, (long long)div);
+    memcpy(t.name, nm, sizeof t.name - 1);
+    t.users = 1;
+    ctx->syms[free_k] = t;
+    return (int)free_k + 1;
+}
+
+hcq_status tt_sym_bind_derived(hcq_ctx *ctx)
+{
+    for (uint32_t k = 0; k < ctx->nsyms; k++) {
+        tt_symvar *d = &ctx->syms[k];
+        if (!d->users || !d->base) continue;
+        const tt_symvar *b = &ctx->syms[d->base - 1];
+        if (d->exact && (d->mul * b->val + d->add) % d->div)
+            return base_err(HCQ_EINVAL, "hcq_jit_run: '%s' is %lld, and a reshape the JIT captured splits it into parts of %lld: it must be a multiple",
+                            b->name, (long long)b->val, (long long)(d->div / gcd64(d->div, d->mul)));
+        d->val = derived_value(d, b->val);
+    }
+    return HCQ_OK;
+}
+
+void tt_sym_release(hcq_ctx *ctx)
+{
+    for (uint32_t k = 0; k < ctx->nsyms; k++)
+        if (ctx->syms[k].base && ctx->syms[k].users && !ctx->syms[ctx->syms[k].base - 1].users) ctx->syms[k].users = 0;
+}
+
 /* Values that are a function of the element's index alone, whatever the
  * tensor's size: constants, index tensors (hcq_arange), random tensors
  * (element i of a stream at any size: tt_mem_linear numbers it as the
@@ -224,12 +319,15 @@ static hcq_status refuse(int d, tt_mv_kind kind, const char *why)
 
 /* ** movements of a variable dim through a gather
  *
- * A flip of a variable dim reads element v-1-i (v its value), and a slice
- * of fixed size k from a variable dim reads element b+i: each is a gather
- * along the dim (TT_GATHER, whose range check reads the value of a
- * variable table dim, emit.c) with indexes computed in the kernel from
- * TT_INDEX and TT_SYMVAL, so no view needs an offset that depends on the
- * value. */
+ * A movement along a variable dim whose view would need the value (a
+ * flip reads element v-1-i; padding reads i-p, masked past p+v; a slice,
+ * a step or a window reads an affine function of the result's indexes)
+ * is a gather along the dim instead (TT_GATHER, whose range check reads
+ * the value of a variable table dim, emit.c; an index outside reads
+ * zero), its indexes computed in the kernel from TT_INDEX and TT_SYMVAL,
+ * and a size that is a function of the value is a derived variable
+ * (tt_sym_derive). So no view needs an offset, a mask or a stride that
+ * depends on the value. */
 static tt_node *sym_gather(tt_node *table, int ax, tt_node *idx)
 {
     if (!idx) return NULL;
@@ -245,42 +343,83 @@ static tt_node *sym_gather(tt_node *table, int ax, tt_node *idx)
     return g;
 }
 
-/* i32 over (shape, sym): mul * (index along ax) + add, plus the value of
- * variable `var` when var != 0 */
-static tt_node *axis_index(const int64_t *shape, int nd, const uint8_t *sym, int ax, int var, int64_t mul, int64_t add)
+/* consumes a and b */
+static tt_node *alu2(tt_op op, hcq_dtype dt, tt_node *a, tt_node *b)
 {
-    tt_node *x = tt_node_new(NULL, TT_INDEX, HCQ_I32, shape, nd), *t = NULL;
+    tt_node *r = a && b ? tt_alu(NULL, op, dt, a, b, NULL) : NULL;
+    tt_node_unref(a);
+    tt_node_unref(b);
+    return r;
+}
+
+static tt_node *iconst(int64_t v, const int64_t *shape, int nd, const uint8_t *sym)
+{
+    tt_node *c = tt_const_node(NULL, HCQ_I32, (tt_val){.i = v}, shape, nd);
+    if (c) memcpy(c->sym, sym, sizeof c->sym);
+    return c;
+}
+
+static tt_node *index_of(const int64_t *shape, int nd, const uint8_t *sym, int ax)
+{
+    tt_node *x = tt_node_new(NULL, TT_INDEX, HCQ_I32, shape, nd);
     if (!x) return NULL;
     x->axes = (uint32_t)ax;
     memcpy(x->sym, sym, sizeof x->sym);
     x->ad_state = TT_AD_NONE;
-    tt_node *c[2] = {tt_const_node(NULL, HCQ_I32, (tt_val){.i = mul}, shape, nd), tt_const_node(NULL, HCQ_I32, (tt_val){.i = add}, shape, nd)};
-    if (c[0] && c[1]) {
-        memcpy(c[0]->sym, sym, sizeof c[0]->sym);
-        memcpy(c[1]->sym, sym, sizeof c[1]->sym);
-        tt_node *m = tt_alu(NULL, TT_MUL, HCQ_I32, x, c[0], NULL);
-        t = m ? tt_alu(NULL, TT_ADD, HCQ_I32, m, c[1], NULL) : NULL;
-        tt_node_unref(m);
-    }
-    tt_node_unref(x);
-    tt_node_unref(c[0]);
-    tt_node_unref(c[1]);
+    return x;
+}
+
+/* i32 over (shape, sym): mul * (index along ax) + mul2 * (index along
+ * ax2, when ax2 >= 0) + add, plus the value of variable `var` when var
+ * != 0 */
+static tt_node *axis_index(const int64_t *shape, int nd, const uint8_t *sym, int ax, int64_t mul, int ax2, int64_t mul2, int64_t add,
+                           int var)
+{
+    tt_node *t = alu2(TT_MUL, HCQ_I32, index_of(shape, nd, sym, ax), iconst(mul, shape, nd, sym));
+    if (ax2 >= 0) t = alu2(TT_ADD, HCQ_I32, t, alu2(TT_MUL, HCQ_I32, index_of(shape, nd, sym, ax2), iconst(mul2, shape, nd, sym)));
+    t = alu2(TT_ADD, HCQ_I32, t, iconst(add, shape, nd, sym));
     if (!t || !var) return t;
     int64_t ones[TT_MAX_DIMS];
     for (int d = 0; d < nd; d++) ones[d] = 1;
-    tt_node *v = tt_node_new(NULL, TT_SYMVAL, HCQ_I32, NULL, 0), *v1 = NULL, *ve = NULL, *r = NULL;
+    tt_node *v = tt_node_new(NULL, TT_SYMVAL, HCQ_I32, NULL, 0), *v1 = NULL, *ve = NULL;
     if (v) {
         v->axes = (uint32_t)var;
         v->ad_state = TT_AD_NONE; /* no gradient flows into a size */
         v1 = tt_mv_reshape(v, ones, nd);
         ve = v1 ? tt_mv_expand(v1, shape, nd) : NULL;
-        r = ve ? tt_alu(NULL, TT_ADD, HCQ_I32, t, ve, NULL) : NULL;
     }
-    tt_node_unref(t);
     tt_node_unref(v);
     tt_node_unref(v1);
-    tt_node_unref(ve);
-    return r;
+    return alu2(TT_ADD, HCQ_I32, t, ve);
+}
+
+/* a gather along d: the result is a with dim d of traced size `size`
+ * (variable `var`, or fixed when 0), element i reading a's mul*i + add
+ * (+ the value of `plus`, when set); zero where that is outside a */
+static tt_node *take(tt_node *a, int d, int64_t size, uint8_t var, int64_t mul, int64_t add, int plus)
+{
+    int64_t shape[TT_MAX_DIMS];
+    uint8_t sym[TT_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    memcpy(sym, a->sym, sizeof sym);
+    shape[d] = size;
+    sym[d] = var;
+    if (a->op == TT_CONST && !var && !plus && mul == 1 && add >= 0) { /* a fixed slice of a constant (inside it: slice_in_range) */
+        tt_node *c = tt_const_node(NULL, (hcq_dtype)a->dtype, a->cv, shape, a->ndim);
+        if (c) memcpy(c->sym, sym, sizeof c->sym);
+        return c;
+    }
+    tt_node *ix = axis_index(shape, a->ndim, sym, d, mul, -1, 0, add, plus);
+    tt_node *g = sym_gather(a, d, ix);
+    tt_node_unref(ix);
+    return g;
+}
+
+static hcq_ctx *need_ctx(const char *what)
+{
+    hcq_ctx *c = tt_sym_tracing_ctx();
+    if (!c) base_err(HCQ_ESTATE, "%s: a variable dim outside a traced JIT run", what);
+    return c;
 }
 
 tt_node *tt_sym_flip(tt_node *a, uint32_t axes)
@@ -289,10 +428,7 @@ tt_node *tt_sym_flip(tt_node *a, uint32_t axes)
     if (a->op == TT_CONST) return a; /* every element the same */
     for (int d = 0; d < a->ndim && a; d++) {
         if (!(axes & (1u << d)) || !a->sym[d] || a->shape[d] <= 1) continue;
-        /* element i reads v-1-i */
-        tt_node *ix = axis_index(a->shape, a->ndim, a->sym, d, a->sym[d], -1, -1);
-        tt_node *g = sym_gather(a, d, ix);
-        tt_node_unref(ix);
+        tt_node *g = take(a, d, a->shape[d], a->sym[d], -1, -1, a->sym[d]); /* element i reads v-1-i */
         tt_node_unref(a);
         a = g;
     }
@@ -304,39 +440,108 @@ tt_node *tt_sym_slice(tt_node *a, const int64_t *begin, const int64_t *end)
     tt_node_ref(a);
     for (int d = 0; d < a->ndim && a; d++) {
         if (!a->sym[d] || (!begin[d] && end[d] == a->shape[d])) continue;
-        /* a fixed size end-begin: element i reads begin+i */
-        int64_t shape[TT_MAX_DIMS];
-        uint8_t sym[TT_MAX_DIMS];
-        memcpy(shape, a->shape, sizeof shape);
-        memcpy(sym, a->sym, sizeof sym);
-        shape[d] = end[d] - begin[d];
-        sym[d] = 0;
-        tt_node *ix = axis_index(shape, a->ndim, sym, d, 0, 1, begin[d]);
-        tt_node *g = ix && a->op == TT_CONST ? tt_const_node(NULL, (hcq_dtype)a->dtype, a->cv, shape, a->ndim) : sym_gather(a, d, ix);
-        if (g && a->op == TT_CONST) memcpy(g->sym, sym, sizeof g->sym);
-        tt_node_unref(ix);
+        uint8_t w = 0; /* a fixed size end-begin; to the end: the value minus begin */
+        if (end[d] == a->shape[d]) {
+            hcq_ctx *ctx = need_ctx("a slice of a variable dim");
+            int k = ctx ? tt_sym_derive(ctx, a->sym[d], 1, -begin[d], 1, false, "a slice of a variable dim to its end") : 0;
+            if (!k) {
+                tt_node_unref(a);
+                return NULL;
+            }
+            w = (uint8_t)k;
+        }
+        tt_node *g = take(a, d, end[d] - begin[d], w, 1, begin[d], 0);
         tt_node_unref(a);
         a = g;
     }
     return a;
 }
 
-tt_node *tt_sym_unslice(tt_node *g, const tt_node *p, const int64_t *begin)
+tt_node *tt_sym_pad(tt_node *a, const int64_t *before, const int64_t *after, tt_val padval)
+{
+    hcq_ctx *ctx = need_ctx("padding a variable dim");
+    if (!ctx) return NULL;
+    tt_node_ref(a);
+    for (int d = 0; d < a->ndim && a; d++) {
+        if (!a->sym[d] || (!before[d] && !after[d])) continue;
+        int k = tt_sym_derive(ctx, a->sym[d], 1, before[d] + after[d], 1, false, "padding a variable dim");
+        int64_t size = a->shape[d] + before[d] + after[d];
+        tt_node *g = k ? take(a, d, size, (uint8_t)k, 1, -before[d], 0) : NULL;
+        if (g && padval.i) { /* the padding where a gather of "true" reads zero */
+            tt_node *t = tt_const_node(NULL, HCQ_BOOL, (tt_val){.i = 1}, a->shape, a->ndim);
+            if (t) memcpy(t->sym, a->sym, sizeof t->sym);
+            tt_node *in = t ? take(t, d, size, (uint8_t)k, 1, -before[d], 0) : NULL;
+            tt_node *c = tt_const_node(NULL, (hcq_dtype)a->dtype, padval, g->shape, g->ndim);
+            if (c) memcpy(c->sym, g->sym, sizeof c->sym);
+            tt_node *r = in && c ? tt_alu(NULL, TT_WHERE, (hcq_dtype)a->dtype, in, g, c) : NULL;
+            tt_node_unref(t);
+            tt_node_unref(in);
+            tt_node_unref(c);
+            tt_node_unref(g);
+            g = r;
+        }
+        tt_node_unref(a);
+        a = g;
+    }
+    return a;
+}
+
+tt_node *tt_sym_step(tt_node *a, const int64_t *steps)
+{
+    hcq_ctx *ctx = need_ctx("a step along a variable dim");
+    if (!ctx) return NULL;
+    tt_node_ref(a);
+    for (int d = 0; d < a->ndim && a; d++) {
+        if (!a->sym[d] || steps[d] == 1) continue;
+        int64_t k = steps[d];
+        int w = tt_sym_derive(ctx, a->sym[d], 1, k - 1, k, false, "a step along a variable dim"); /* ceil(v / k) */
+        tt_node *g = w ? take(a, d, (a->shape[d] + k - 1) / k, (uint8_t)w, k, 0, 0) : NULL;
+        tt_node_unref(a);
+        a = g;
+    }
+    return a;
+}
+
+tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil)
+{
+    hcq_ctx *ctx = need_ctx("windows along a variable dim");
+    if (!ctx) return NULL;
+    if (a->ndim + 1 > TT_MAX_DIMS) return base_err(HCQ_EINVAL, "windows of a %d-d tensor", a->ndim), NULL;
+    int64_t ek = dil * (k - 1) + 1, nw = a->shape[axis] >= ek ? (a->shape[axis] - ek) / stride + 1 : 0;
+    /* (v - ek) / stride + 1 windows */
+    int w = tt_sym_derive(ctx, a->sym[axis], 1, stride - ek, stride, false, "windows along a variable dim");
+    if (!w) return NULL;
+    /* a [.., v, 1, ..] expanded to [.., v, k, ..], gathered along the
+     * variable dim at i*stride + j*dil for window i, element j */
+    int64_t s1[TT_MAX_DIMS], sk[TT_MAX_DIMS], so[TT_MAX_DIMS];
+    uint8_t sym[TT_MAX_DIMS] = {0};
+    for (int d = 0, e = 0; d < a->ndim; d++, e++) {
+        s1[e] = sk[e] = so[e] = a->shape[d];
+        sym[e] = a->sym[d];
+        if (d == axis) {
+            e++;
+            s1[e] = 1;
+            sk[e] = so[e] = k;
+            so[e - 1] = nw;
+            sym[e - 1] = (uint8_t)w;
+        }
+    }
+    tt_node *r = tt_mv_reshape(a, s1, a->ndim + 1), *x = r ? tt_mv_expand(r, sk, a->ndim + 1) : NULL;
+    tt_node *ix = x ? axis_index(so, a->ndim + 1, sym, axis, stride, axis + 1, dil, 0, 0) : NULL;
+    tt_node *g = ix ? sym_gather(x, axis, ix) : NULL;
+    tt_node_unref(r);
+    tt_node_unref(x);
+    tt_node_unref(ix);
+    return g;
+}
+
+tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off)
 {
     tt_node_ref(g);
     for (int d = 0; d < g->ndim && g; d++) {
-        if (!p->sym[d] || g->sym[d]) continue;
-        /* element i of the variable dim is g's i-begin, zero outside g
-         * (the gather's range check) */
-        int64_t shape[TT_MAX_DIMS];
-        uint8_t sym[TT_MAX_DIMS];
-        memcpy(shape, g->shape, sizeof shape);
-        memcpy(sym, g->sym, sizeof sym);
-        shape[d] = p->shape[d];
-        sym[d] = p->sym[d];
-        tt_node *ix = axis_index(shape, g->ndim, sym, d, 0, 1, -begin[d]);
-        tt_node *r = sym_gather(g, d, ix);
-        tt_node_unref(ix);
+        if (!p->sym[d] || g->sym[d] == p->sym[d]) continue;
+        /* element i of p's variable dim is g's i+off, zero outside g */
+        tt_node *r = take(g, d, p->shape[d], p->sym[d], 1, off[d], 0);
         tt_node_unref(g);
         g = r;
     }

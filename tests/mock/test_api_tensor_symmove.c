@@ -1,11 +1,12 @@
 /* Movements of a variable dim (hcq_jit_dim, tensor/symdim.c) on the device
  * under test: flips of a variable batch and sequence, slices of a fixed
- * size from a variable sequence, and gathers along it (indexes at or past
+ * size from a variable sequence and slices to its end, padding, steps,
+ * max pooling windows along it, and gathers along it (indexes at or past
  * the run's size read zero, not the captured upper bound's elements), and
  * the gradients through each; one capture replayed at several sizes, as
- * the eager ops give them at each. A slice running to the end of a
- * variable dim (its size the variable minus a constant) and one reaching
- * past the variable's lower bound say so. */
+ * the eager ops give them at each. A reshape merging the variable dim, a
+ * slice reaching past the variable's lower bound, and one to the end
+ * whose size would be negative there say so. */
 #include "tensortest.h"
 
 #include "base/base.h"
@@ -16,7 +17,7 @@
 
 TestSuite(api_tensor_symmove, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
-enum { D = 3, K = 4, B_HI = 4, S_LO = 3, S_HI = 8, OUTS = 6 };
+enum { D = 3, K = 4, B_HI = 4, S_LO = 3, S_HI = 8, OUTS = 10 };
 
 static hcq_status move_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
@@ -28,11 +29,19 @@ static hcq_status move_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tens
     out[2] = hcq_shrink(x, HCQ_PAIRS(0, b, 1, 3));                /* (b, 2, D): a fixed size from the sequence */
     out[3] = hcq_slice(x, 1, -1, INT64_MIN, -1);                  /* x[:, ::-1] */
     out[4] = hcq_gather(x, 1, idx);                               /* (b, K, D) */
+    out[6] = hcq_slice(x, 1, 1, INT64_MAX, 1);                    /* x[:, 1:]: (b, s-1, D) */
+    out[7] = hcq_pad(x, HCQ_PAIRS(0, 0, 1, 2), 0.5);              /* (b, s+3, D) */
+    out[8] = hcq_slice(x, 1, 0, INT64_MAX, 2);                    /* x[:, ::2]: (b, ceil(s/2), D) */
+    out[9] = hcq_max_pool2d(x, &(hcq_pool2d_opts){{2, 1}, {1, 1}, {0, 0}}); /* windows along the sequence: (b, s-1, D) */
     /* the gradients of each movement, into w through u = x * w */
     hcq_tensor *u = hcq_mul(x, w);
     hcq_tensor *l = hcq_add(hcq_sum(hcq_mul(hcq_flip(u, HCQ_AXES(1)), x), HCQ_ALL_AXES, false),
                             hcq_sum(hcq_mul_s(hcq_shrink(u, HCQ_PAIRS(0, b, 1, 3)), 3.0), HCQ_ALL_AXES, false));
     l = hcq_add(l, hcq_sum(hcq_mul(hcq_gather(u, 1, idx), hcq_gather(x, 1, idx)), HCQ_ALL_AXES, false));
+    l = hcq_add(l, hcq_sum(hcq_mul(hcq_slice(u, 1, 1, INT64_MAX, 1), hcq_slice(x, 1, 1, INT64_MAX, 1)), HCQ_ALL_AXES, false));
+    l = hcq_add(l, hcq_sum(hcq_mul_s(hcq_pad(u, HCQ_PAIRS(0, 0, 1, 2), 0.5), 2.0), HCQ_ALL_AXES, false));
+    l = hcq_add(l, hcq_sum(hcq_mul(hcq_slice(u, 1, 0, INT64_MAX, 2), hcq_slice(x, 1, 0, INT64_MAX, 2)), HCQ_ALL_AXES, false));
+    l = hcq_add(l, hcq_sum(hcq_max_pool2d(u, &(hcq_pool2d_opts){{2, 1}, {1, 1}, {0, 0}}), HCQ_ALL_AXES, false));
     hcq_status st = l ? hcq_backward(l) : hcq_error_status();
     if (st) return st;
     out[5] = hcq_grad(w);
@@ -57,7 +66,9 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
      * apart, so the eager reference runs at the replayed sizes */
     static const int64_t sizes[][2] = {{3, 5}, {2, 7}, {4, 3}, {1, 8}};
     static const char *const what[OUTS] = {"flip of the sequence", "flip of every dim", "slice [1, 3) of the sequence",
-                                           "reversed sequence", "gather along the sequence", "w's gradient"};
+                                           "reversed sequence", "gather along the sequence", "w's gradient",
+                                           "slice [1, end) of the sequence", "padding of the sequence", "every second element",
+                                           "max pooling along the sequence"};
     hcq_tensor *w = tx_rand(HCQ_F32, TX_SHAPE(D), -1, 1, 5, NULL);
     T_OK(hcq_realize(w));
     T_OK(hcq_requires_grad(w, true));
@@ -65,7 +76,7 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
     T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, B_HI));
     T_OK(hcq_jit_dim(j, 0, 1, "seq", S_LO, S_HI));
     T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, B_HI));
-    static double got[B_HI * S_HI * D], want[B_HI * S_HI * D];
+    static double got[B_HI * (S_HI + 3) * D], want[B_HI * (S_HI + 3) * D];
     for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
         int64_t b = sizes[r][0], s = sizes[r][1];
         size_t mark = hcq_ctx_mark(tx_ctx);
@@ -78,12 +89,13 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
             continue;
         }
         T_OK(move_fn(tx_ctx, (hcq_tensor *[]){x, ix}, 2, e, OUTS, w));
-        const int64_t n[OUTS] = {b * s * D, b * s * D, b * 2 * D, b * s * D, b * K * D, D};
+        const int64_t n[OUTS] = {b * s * D, b * s * D, b * 2 * D, b * s * D, b * K * D, D, b * (s - 1) * D, b * (s + 3) * D, b * ((s + 1) / 2) * D,
+                                 b * (s - 1) * D};
         for (int i = 0; i < OUTS; i++) {
             cr_assert_eq(hcq_tensor_numel(o[i]), n[i], "(%lld, %lld) %s: its size", (long long)b, (long long)s, what[i]);
             tx_read(o[i], got, n[i]);
             tx_read(e[i], want, n[i]);
-            if (i < 5) { /* no sums: the same bits */
+            if (i != 5) { /* no sums: the same bits */
                 for (int64_t k = 0; k < n[i]; k++)
                     cr_assert(got[k] == want[k], "(%lld, %lld) %s, element %lld: %.9g, eagerly %.9g", (long long)b, (long long)s, what[i],
                               (long long)k, got[k], want[k]);
@@ -103,10 +115,10 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
     T_OK(hcq_jit_destroy(j));
 }
 
-static hcq_status to_the_end(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+static hcq_status merged(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_slice(in[0], 0, 1, INT64_MAX, 1); /* x[1:] */
+    out[0] = hcq_reshape(in[0], HCQ_SHAPE(-1)); /* the variable rows merged with the columns */
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
@@ -117,13 +129,20 @@ static hcq_status past_lo(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tens
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
-Test(api_tensor_symmove, slices_needing_the_value_say_so)
+static hcq_status end_past_lo(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    out[0] = hcq_slice(in[0], 0, 4, INT64_MAX, 1); /* x[4:] with sizes from 2 */
+    return out[0] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symmove, what_cannot_follow_the_value_says_so)
 {
     hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(6, 5), -1, 1, 1, NULL), *out;
-    hcq_jit_fn fns[2] = {to_the_end, past_lo};
-    const hcq_status st[2] = {HCQ_ENOTSUP, HCQ_EINVAL};
-    const char *want[2] = {"running to the end", "past the variable's lower bound"};
-    for (int f = 0; f < 2; f++) {
+    hcq_jit_fn fns[3] = {merged, past_lo, end_past_lo};
+    const hcq_status st[3] = {HCQ_ENOTSUP, HCQ_EINVAL, HCQ_EINVAL};
+    const char *want[3] = {"merges or splits", "past the variable's lower bound", "would be negative"};
+    for (int f = 0; f < 3; f++) {
         hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
         T_OK(hcq_jit_dim(j, 0, 0, "n", 2, 64));
         cr_assert_eq(hcq_jit_run(j, &x, 1, &out, 1), st[f], "case %d: %s", f, hcq_error_message());
