@@ -76,7 +76,25 @@ static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
 static tt_node *mv_sym(tt_node *a, tt_mv_kind kind, const tt_mv_args *x, bool *done)
 {
     *done = false;
-    if (!tt_has_sym(a) || kind == TT_MV_RESHAPE || kind == TT_MV_PERMUTE || kind == TT_MV_EXPAND) return NULL;
+    if (!tt_has_sym(a) || kind == TT_MV_PERMUTE || kind == TT_MV_EXPAND) return NULL;
+    if (kind == TT_MV_RESHAPE) { /* a variable dim merged or split: regrouped by gathers (symdim.c) */
+        bool own = true; /* each variable dim stays a dim of its own, the same elements before it: a view */
+        for (int d = 0; d < a->ndim && own; d++) {
+            if (!a->sym[d]) continue;
+            int64_t pre = 1, q = 1;
+            for (int k = 0; k < d; k++) pre *= a->shape[k];
+            own = false;
+            for (int k = 0; k < x->ndim && !own; k++) {
+                own = q == pre && x->shape[k] == a->shape[d];
+                q *= x->shape[k];
+            }
+        }
+        if (own) return NULL;
+        *done = true;
+        tt_node *r = tt_sym_reshape(a, x->shape, x->ndim);
+        if (r) tt_ad_move(r, a, kind, x);
+        return r;
+    }
     uint32_t vm = 0;
     for (int d = 0; d < a->ndim; d++) {
         if (!a->sym[d]) continue;
@@ -243,7 +261,27 @@ hcq_tensor *hcq_reshape(hcq_tensor *a, const int64_t *shape, int ndim)
         return base_err(HCQ_EINVAL, "%s: the tensor has %lld elements; the new shape has %lld", fn, (long long)numel,
                         (long long)known),
                NULL;
-    return tt_wrap(a->ctx, tt_mv_reshape(n, s, ndim));
+    tt_node *r = tt_mv_reshape(n, s, ndim);
+    if (r && infer >= 0 && tt_has_sym(n) && !r->sym[infer]) {
+        /* a variable dim merged or split goes to the outermost dim of its
+         * group; a -1 elsewhere in it means the caller meant the variable
+         * there (2 x n/2, not n/2 x 2), which cannot be followed */
+        bool moved = false;
+        for (int d = 0; d < r->ndim; d++) {
+            bool kept = false;
+            for (int e = 0; e < n->ndim; e++) kept = kept || (r->sym[d] && r->sym[d] == n->sym[e]);
+            moved = moved || (r->sym[d] && !kept);
+        }
+        if (moved) {
+            tt_node_unref(r);
+            return base_err(HCQ_ENOTSUP,
+                            "%s: the -1 (dim %d) is a fixed size here: a variable dim (hcq_jit_dim) a reshape merges or splits goes "
+                            "to the outermost dim of its group; write the shape with the -1 there (or no -1)",
+                            fn, infer),
+                   NULL;
+        }
+    }
+    return tt_wrap(a->ctx, r);
 }
 
 hcq_tensor *hcq_permute(hcq_tensor *a, const int *perm, int ndim)

@@ -65,19 +65,17 @@ int tt_sym_derive(hcq_ctx *ctx, int var, int64_t mul, int64_t add, int64_t div, 
     if (!v || mul < 1 || div < 1) return base_err(HCQ_EINVAL, "%s: internal: derive variable %d (%lld, %lld, %lld)", what, var, (long long)mul, (long long)add, (long long)div), 0;
     int b = var;
     if (v->base) { /* restated over the base: (mul * ((m * b + a) / d) + add) / div */
-        if (v->div > 1 && mul > 1)
-            return base_err(HCQ_ENOTSUP, "%s: a multiple of a variable dim that is itself a fraction of one (%s): not supported", what, v->name), 0;
-        if (v->div > 1 && exact != v->exact)
-            return base_err(HCQ_ENOTSUP, "%s: a variable dim divided twice, once exactly and once rounding (%s): not supported", what, v->name), 0;
+        if (v->div > 1 && !v->exact && (mul > 1 || exact))
+            return base_err(HCQ_ENOTSUP, "%s: a multiple or an exact part of a variable dim that is a rounded fraction of one (%s): not supported",
+                            what, v->name),
+                   0;
+        /* exact (or no division): (mul * (m*b + a) + add * d) / (d * div), exact as
+         * this division is (the base's own exactness its slot checks);
+         * rounded: floor((floor(x / d) + c) / e) = floor((x + c*d) / (d*e)) */
         b = v->base;
-        if (v->div > 1) { /* floor(floor(x / d) + c) / e) = floor((x + c * d) / (d * e)) */
-            add = v->add + add * v->div;
-            mul = v->mul;
-            div *= v->div;
-        } else {
-            add = mul * v->add + add;
-            mul *= v->mul;
-        }
+        add = mul * v->add + add * v->div;
+        mul *= v->mul;
+        div *= v->div;
     }
     int64_t g = gcd64(gcd64(mul, add), div);
     if (g > 1) mul /= g, add /= g, div /= g;
@@ -502,14 +500,17 @@ tt_node *tt_sym_step(tt_node *a, const int64_t *steps)
     return a;
 }
 
-tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil)
+/* windows; split (a reshape splitting the dim into [v/k, k], k = stride,
+ * dil 1): the division must be exact */
+static tt_node *window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil, bool split)
 {
-    hcq_ctx *ctx = need_ctx("windows along a variable dim");
+    const char *what = split ? "a reshape splitting a variable dim" : "windows along a variable dim";
+    hcq_ctx *ctx = need_ctx(what);
     if (!ctx) return NULL;
-    if (a->ndim + 1 > TT_MAX_DIMS) return base_err(HCQ_EINVAL, "windows of a %d-d tensor", a->ndim), NULL;
+    if (a->ndim + 1 > TT_MAX_DIMS) return base_err(HCQ_ENOTSUP, "%s: a %d-d tensor would need more dims", what, a->ndim), NULL;
     int64_t ek = dil * (k - 1) + 1, nw = a->shape[axis] >= ek ? (a->shape[axis] - ek) / stride + 1 : 0;
     /* (v - ek) / stride + 1 windows */
-    int w = tt_sym_derive(ctx, a->sym[axis], 1, stride - ek, stride, false, "windows along a variable dim");
+    int w = tt_sym_derive(ctx, a->sym[axis], 1, stride - ek, stride, split, what);
     if (!w) return NULL;
     /* a [.., v, 1, ..] expanded to [.., v, k, ..], gathered along the
      * variable dim at i*stride + j*dil for window i, element j */
@@ -533,6 +534,114 @@ tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t 
     tt_node_unref(x);
     tt_node_unref(ix);
     return g;
+}
+
+tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil) { return window(a, axis, k, stride, dil, false); }
+
+/* [.., v, F, ..] (v at d) -> [.., v*F, ..]: element i reads (i / F, i % F),
+ * a gather along d, then one along d+1 (to a dim of 1, dropped) */
+static tt_node *merge(tt_node *a, int d)
+{
+    hcq_ctx *ctx = need_ctx("a reshape merging a variable dim");
+    if (!ctx) return NULL;
+    int64_t F = a->shape[d + 1];
+    int w = tt_sym_derive(ctx, a->sym[d], F, 0, 1, false, "a reshape merging a variable dim");
+    if (!w) return NULL;
+    int64_t s1[TT_MAX_DIMS], s2[TT_MAX_DIMS];
+    uint8_t sym[TT_MAX_DIMS];
+    memcpy(s1, a->shape, sizeof s1);
+    memcpy(sym, a->sym, sizeof sym);
+    s1[d] = a->shape[d] * F;
+    sym[d] = (uint8_t)w;
+    memcpy(s2, s1, sizeof s2);
+    s2[d + 1] = 1;
+    int nd = a->ndim;
+    tt_node *i1 = alu2(TT_IDIV, HCQ_I32, index_of(s1, nd, sym, d), iconst(F, s1, nd, sym));
+    tt_node *g1 = i1 ? sym_gather(a, d, i1) : NULL;
+    tt_node *i2 = g1 ? alu2(TT_MOD, HCQ_I32, index_of(s2, nd, sym, d), iconst(F, s2, nd, sym)) : NULL;
+    tt_node *g2 = i2 ? sym_gather(g1, d + 1, i2) : NULL;
+    int64_t s3[TT_MAX_DIMS];
+    for (int e = 0, k = 0; e < nd; e++)
+        if (e != d + 1) s3[k++] = s2[e];
+    tt_node *r = g2 ? tt_mv_reshape(g2, s3, nd - 1) : NULL;
+    tt_node_unref(i1);
+    tt_node_unref(g1);
+    tt_node_unref(i2);
+    tt_node_unref(g2);
+    return r;
+}
+
+/* a reshape of a's dims [from, from+ns) (a variable outermost, the rest
+ * fixed) into `nr` dims of `rs` (the first one taking the variable): the
+ * fixed dims merged (a view), the variable dim merged with them and split
+ * again as the result needs (gathers), the result's fixed dims split off
+ * (a view) */
+static tt_node *regroup(tt_node *a, int from, int ns, const int64_t *rs, int nr)
+{
+    int64_t F = 1, G = 1;
+    for (int e = 1; e < ns; e++) F *= a->shape[from + e];
+    for (int e = 1; e < nr; e++) G *= rs[e];
+    int64_t sh[TT_MAX_DIMS];
+    int nd = 0;
+    for (int e = 0; e < from + 1; e++) sh[nd++] = a->shape[e];
+    if (ns > 1) sh[nd++] = F;
+    for (int e = from + ns; e < a->ndim; e++) sh[nd++] = a->shape[e];
+    tt_node *x = tt_mv_reshape(a, sh, nd), *y; /* [.., v, F, ..]: the variable dim its own */
+    if (x && ns > 1 && F > 1) {
+        y = merge(x, from);
+        tt_node_unref(x);
+        x = y;
+    } else if (x && ns > 1) { /* F == 1: drop it */
+        int64_t s2[TT_MAX_DIMS];
+        for (int e = 0, k = 0; e < nd; e++)
+            if (e != from + 1) s2[k++] = sh[e];
+        y = tt_mv_reshape(x, s2, nd - 1);
+        tt_node_unref(x);
+        x = y;
+    }
+    if (x && G > 1) {
+        y = window(x, from, G, G, 1, true); /* [.., w/G, G, ..] */
+        tt_node_unref(x);
+        x = y;
+    }
+    return x;
+}
+
+tt_node *tt_sym_reshape(tt_node *a, const int64_t *shape, int ndim)
+{
+    /* groups of source and result dims of equal products; a group whose
+     * variable dim does not stay a dim of its own is regrouped */
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < a->ndim && a->shape[i] == 1) i++; /* (dims of 1 belong to no group) */
+        while (j < ndim && shape[j] == 1) j++;
+        if (i == a->ndim && j == ndim) break;
+        int i0 = i, j0 = j;
+        int64_t ps = i < a->ndim ? a->shape[i++] : 1, pr = j < ndim ? shape[j++] : 1;
+        while (ps != pr) {
+            if (ps < pr && i < a->ndim) ps *= a->shape[i++];
+            else if (pr < ps && j < ndim) pr *= shape[j++];
+            else break;
+        }
+        if (ps != pr || !ps) /* (a variable dim is never 0, so another dim is) */
+            return base_err(HCQ_ENOTSUP, "a reshape of an empty tensor with a variable dim (hcq_jit_dim): not supported"), NULL;
+        int nv = 0;
+        for (int e = i0; e < i; e++) nv += a->sym[e] != 0;
+        if (!nv) continue;
+        bool own = i - i0 == 1 && j - j0 == 1; /* kept as it is */
+        if (own) continue;
+        if (nv > 1 || !a->sym[i0])
+            return base_err(HCQ_ENOTSUP,
+                            "a reshape merges or splits a variable dim (hcq_jit_dim) %s: not supported (a variable dim outermost "
+                            "among fixed ones is)",
+                            nv > 1 ? "with another variable dim" : "with fixed dims outside it"),
+                   NULL;
+        tt_node *x = regroup(a, i0, i - i0, shape + j0, j - j0);
+        tt_node *r = x ? tt_mv_reshape(x, shape, ndim) : NULL; /* the rest (views; other groups again) */
+        tt_node_unref(x);
+        return r;
+    }
+    return base_err(HCQ_ENOTSUP, "a reshape moving a variable dim (hcq_jit_dim) this version does not follow"), NULL;
 }
 
 tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off)

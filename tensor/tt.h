@@ -726,6 +726,10 @@ tt_node *tt_sym_pad(tt_node *a, const int64_t *before, const int64_t *after, tt_
 tt_node *tt_sym_step(tt_node *a, const int64_t *steps);
 tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil);
 tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off);
+/* A reshape that merges or splits a variable dim (outermost in its group
+ * of dims, the others fixed): [.., v, F, ..] -> [.., v*F, ..] and back to
+ * [.., v*F/G, G, ..] (v*F/G exact, checked at each run) through gathers. */
+tt_node *tt_sym_reshape(tt_node *a, const int64_t *shape, int ndim);
 /* the context's variable k (1-based), or NULL */
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k);
 /* elements of n with variable dims at their upper bound (buffers a

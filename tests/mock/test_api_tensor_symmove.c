@@ -118,7 +118,7 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
 static hcq_status merged(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_reshape(in[0], HCQ_SHAPE(-1)); /* the variable rows merged with the columns */
+    out[0] = hcq_reshape(hcq_transpose(in[0], 0, 1), HCQ_SHAPE(-1)); /* the variable dim inside a fixed one, merged */
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
@@ -141,7 +141,7 @@ Test(api_tensor_symmove, what_cannot_follow_the_value_says_so)
     hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(6, 5), -1, 1, 1, NULL), *out;
     hcq_jit_fn fns[3] = {merged, past_lo, end_past_lo};
     const hcq_status st[3] = {HCQ_ENOTSUP, HCQ_EINVAL, HCQ_EINVAL};
-    const char *want[3] = {"merges or splits", "past the variable's lower bound", "would be negative"};
+    const char *want[3] = {"with fixed dims outside it", "past the variable's lower bound", "would be negative"};
     for (int f = 0; f < 3; f++) {
         hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], NULL));
         T_OK(hcq_jit_dim(j, 0, 0, "n", 2, 64));
@@ -149,4 +149,73 @@ Test(api_tensor_symmove, what_cannot_follow_the_value_says_so)
         cr_assert(strstr(hcq_error_message(), want[f]), "%s", hcq_error_message());
         T_OK(hcq_jit_destroy(j));
     }
+}
+
+/* Reshapes merging a variable batch with fixed dims and splitting it
+ * again: [b, 4, D] -> [b*4, D] (a product with a weight) -> [b, 4, E], a
+ * split of a variable row count [n, D] -> [n/2, 2*D] (n must be even at
+ * every run), and the weight's gradient through both; as the eager ops. */
+enum { RS = 4, RE = 5, RB_HI = 6 };
+static hcq_status reshape_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    hcq_tensor *x = in[0], *r = in[1], *w = user;
+    int64_t b = hcq_tensor_dim(x, 0), n = hcq_tensor_dim(r, 0);
+    hcq_tensor *flat = hcq_reshape(x, HCQ_SHAPE(b * RS, D));                      /* [b*4, D] */
+    out[0] = hcq_reshape(hcq_matmul(flat, w), HCQ_SHAPE(b, RS, RE));              /* [b, 4, E] */
+    out[1] = hcq_reshape(r, HCQ_SHAPE(n / 2, 2 * D));                             /* [n/2, 2D] */
+    out[2] = hcq_reshape(hcq_flip(flat, HCQ_AXES(0)), HCQ_SHAPE(b, RS * D));       /* [b, 4D] of the reversed rows */
+    hcq_tensor *l = hcq_sum(hcq_mul(out[0], out[0]), HCQ_ALL_AXES, false);
+    l = hcq_add(l, hcq_sum(hcq_reshape(hcq_matmul(hcq_reshape(r, HCQ_SHAPE(n / 2, 2, D)), w), HCQ_SHAPE(n, RE)), HCQ_ALL_AXES, false));
+    hcq_status st = l ? hcq_backward(l) : hcq_error_status();
+    if (st) return st;
+    out[3] = hcq_grad(w);
+    for (int i = 0; i < 4; i++)
+        if (!out[i]) return hcq_error_status();
+    st = hcq_realize_all(out, 4);
+    return st ? st : hcq_zero_grad(w);
+}
+
+Test(api_tensor_symmove, reshapes_merging_and_splitting_a_variable_dim)
+{
+    static const int64_t sizes[][2] = {{3, 4}, {2, 6}, {5, 2}, {1, 12}};
+    hcq_tensor *w = tx_rand(HCQ_F32, TX_SHAPE(D, RE), -1, 1, 7, NULL);
+    T_OK(hcq_realize(w));
+    T_OK(hcq_requires_grad(w, true));
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, reshape_fn, w));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, RB_HI));
+    T_OK(hcq_jit_dim(j, 1, 0, "rows", 2, 12));
+    static const char *const what[4] = {"merged, multiplied and split", "a split of the rows", "merged, flipped and split",
+                                        "w's gradient"};
+    static double got[RB_HI * RS * RE + 64], want[RB_HI * RS * RE + 64];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r][0], n = sizes[r][1];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(b, RS, D), -1, 1, 40 + (uint32_t)r, NULL);
+        hcq_tensor *rw = tx_rand(HCQ_F32, TX_SHAPE(n, D), -1, 1, 50 + (uint32_t)r, NULL), *o[4], *e[4];
+        T_OK(hcq_realize_all((hcq_tensor *[]){x, rw}, 2));
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){x, rw}, 2, o, 4));
+        cr_assert_eq(hcq_tensor_dim(o[1], 0), n / 2, "the run's size");
+        if (!getenv("HCQ_TEST_LONG") && r != 2) {
+            T_OK(hcq_ctx_release(tx_ctx, mark));
+            continue;
+        }
+        T_OK(reshape_fn(tx_ctx, (hcq_tensor *[]){x, rw}, 2, e, 4, w));
+        const int64_t cnt[4] = {b * RS * RE, n * D, b * RS * D, D * RE};
+        for (int i = 0; i < 4; i++) {
+            cr_assert_eq(hcq_tensor_numel(o[i]), cnt[i], "(%lld, %lld) %s: its size", (long long)b, (long long)n, what[i]);
+            tx_read(o[i], got, cnt[i]);
+            tx_read(e[i], want, cnt[i]);
+            char msg[96];
+            snprintf(msg, sizeof msg, "(%lld, %lld) %s", (long long)b, (long long)n, what[i]);
+            tx_close(got, want, cnt[i], 1e-5, 1e-5, msg);
+        }
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    /* rows not a multiple of 2: the split cannot hold */
+    hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(2, RS, D), -1, 1, 9, NULL), *rw = tx_rand(HCQ_F32, TX_SHAPE(5, D), -1, 1, 9, NULL), *o[4];
+    cr_assert_eq(hcq_jit_run(j, (hcq_tensor *[]){x, rw}, 2, o, 4), HCQ_EINVAL, "5 rows in pairs");
+    cr_assert(strstr(hcq_error_message(), "must be a multiple"), "%s", hcq_error_message());
+    T_OK(hcq_jit_destroy(j));
 }
