@@ -279,7 +279,9 @@ static uint64_t low_bytes(const hcq_jit *j, const io_meta *m, int input)
     for (int d = 0; d < m->ndim; d++) {
         const jit_vdim *v = input >= 0 ? vdim_of(j, input, d) : NULL;
         int var = v ? v->var : input < 0 ? m->sym[d] : 0;
-        n *= var ? j->ctx->syms[var - 1].lo : m->shape[d];
+        /* (a derived variable may be 0 at its lower bound: a replay's
+         * nonempty buffer has at least 1 of each) */
+        n *= var ? (j->ctx->syms[var - 1].lo > 0 ? j->ctx->syms[var - 1].lo : 1) : m->shape[d];
     }
     return (uint64_t)n * hcq_dtype_size(m->dt);
 }

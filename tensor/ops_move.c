@@ -457,6 +457,12 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
                 return base_err(HCQ_EINVAL, "%s: tensor %d has size %lld in dim %d, tensor 0 has %lld", fn, i,
                                 (long long)x->shape[d], d, (long long)n->shape[d]),
                        NULL;
+        if (x->sym[ax])
+            return base_err(HCQ_ENOTSUP,
+                            "%s: tensor %d's dim %d is a variable size (hcq_jit_dim): a concatenation along it is not supported "
+                            "(the parts after it would start at an offset of the value)",
+                            fn, i, ax),
+                   NULL;
         total += x->shape[ax];
         if (i) {
             tt_node tmp = {.dtype = (uint8_t)dt};
