@@ -404,6 +404,22 @@ hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int6
     if (ax < 0) return NULL;
     if (step == 0) return base_err(HCQ_EINVAL, "%s: step is 0", fn), NULL;
     int64_t size = n->shape[ax], lo = step > 0 ? 0 : -1, hi = step > 0 ? size : size - 1;
+    /* a variable dim (hcq_jit_dim): the bounds as written say what follows
+     * the value: a start from the beginning, a stop at or past the traced
+     * size is the end, a stop below it a fixed place; backwards, the whole
+     * dim only. Bounds from the end would move with the value and clamp
+     * in ways one variable cannot state. */
+    bool to_end = false;
+    if (n->sym[ax]) {
+        bool ok = step > 0 ? start >= 0 && stop >= 0 : (start == -1 || start >= size - 1) && stop < -size;
+        if (!ok)
+            return base_err(HCQ_ENOTSUP,
+                            "%s: [%lld:%lld:%lld] of dim %d, a variable size (hcq_jit_dim): with a variable dim a slice starts at "
+                            "0 or later and stops at a fixed place or the end, or walks the whole dim backwards",
+                            fn, (long long)start, (long long)stop, (long long)step, ax),
+                   NULL;
+        to_end = step < 0 || stop >= size;
+    }
     if (start < 0) start = start < -size ? lo : start + size;
     if (stop < 0) stop = stop < -size ? lo : stop + size;
     start = start < lo ? lo : start > hi ? hi : start;
@@ -420,6 +436,12 @@ hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int6
     b[ax] = first;
     e[ax] = count ? first + (count - 1) * (step > 0 ? step : -step) + 1 : 0;
     steps[ax] = step > 0 ? step : -step;
+    /* to the end of a variable dim (x[1::2], x[::-2]): the rest of the
+     * dim, stepped, whatever the value's remainder */
+    if (to_end && count) {
+        b[ax] = step > 0 ? start : 0;
+        e[ax] = size;
+    }
     if (tt_has_sym(n) && slice_in_range(a->ctx, n, b, e, fn)) return NULL;
     tt_node *s = tt_mv_shrink(n, b, e);
     tt_node *f = s && step < 0 ? tt_mv_flip(s, 1u << ax) : (tt_node_ref(s), s);
@@ -446,6 +468,7 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
     if (ax < 0) return NULL;
     hcq_ctx *ctx = ts[0]->ctx;
     int64_t total = 0;
+    bool vcat = false; /* along a variable dim (hcq_jit_dim) */
     hcq_dtype dt = (hcq_dtype)n->dtype;
     for (int i = 0; i < count; i++) {
         tt_node *x = tt_arg(ts[i], fn);
@@ -457,12 +480,7 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
                 return base_err(HCQ_EINVAL, "%s: tensor %d has size %lld in dim %d, tensor 0 has %lld", fn, i,
                                 (long long)x->shape[d], d, (long long)n->shape[d]),
                        NULL;
-        if (x->sym[ax])
-            return base_err(HCQ_ENOTSUP,
-                            "%s: tensor %d's dim %d is a variable size (hcq_jit_dim): a concatenation along it is not supported "
-                            "(the parts after it would start at an offset of the value)",
-                            fn, i, ax),
-                   NULL;
+        vcat = vcat || x->sym[ax];
         total += x->shape[ax];
         if (i) {
             tt_node tmp = {.dtype = (uint8_t)dt};
@@ -473,6 +491,15 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
     memcpy(shape, n->shape, sizeof shape);
     shape[ax] = total;
     if (tt_check_shape(shape, n->ndim, fn)) return NULL;
+    if (vcat) { /* each part gathered at an offset of the value (symdim.c) */
+        tt_node *c[64] = {0}, *r = NULL;
+        if (count > 64) return base_err(HCQ_ENOTSUP, "%s: %d parts along a variable dim (hcq_jit_dim); at most 64", fn, count), NULL;
+        bool ok = true;
+        for (int i = 0; i < count; i++) ok = ok && (c[i] = tt_cast_node(ts[i]->n, dt));
+        if (ok) r = tt_sym_cat(c, count, ax);
+        for (int i = 0; i < count; i++) tt_node_unref(c[i]);
+        return tt_wrap(ctx, r);
+    }
     /* Each part padded to the whole, chosen by where its own box holds:
      * acc = where(box_i, part_i, acc). A select moves bits, so signalling
      * NaNs and payloads come through as they are (adding the parts, with

@@ -23,12 +23,13 @@
  * variable dim a dim of its own, permutes (a contiguous copy of a
  * transposed batch), reductions over any dims, matmul, softmax and the nn
  * layers, means, and the backward pass of all that. Gathers along a
- * variable dim (the range check reads the value), flips of one and slices
- * of a fixed size from one (gathers whose indexes the kernel computes
- * from the value: tt_sym_flip, tt_sym_slice below). What would need a
- * size that is a function of the value (a reshape merging or splitting a
- * variable dim; padding, a slice to the end, striding or windowing it; a
- * view stepping across it) is HCQ_ENOTSUP with a message. */
+ * variable dim (the range check reads the value), and the movements that
+ * need the value, as gathers whose indexes the kernel computes from it:
+ * flips, slices, padding, steps, windows, concatenations, and reshapes
+ * merging the dim with the fixed dims inside it or splitting it; the
+ * sizes they make are derived variables ((mul * v + add) / div of one,
+ * tt_sym_derive). Merging two variable dims, or one inside a fixed dim,
+ * and a view stepping across one are HCQ_ENOTSUP with a message. */
 #include "tensor/tt.h"
 
 #include <stdlib.h>
@@ -370,8 +371,17 @@ static tt_node *index_of(const int64_t *shape, int nd, const uint8_t *sym, int a
 /* i32 over (shape, sym): mul * (index along ax) + mul2 * (index along
  * ax2, when ax2 >= 0) + add, plus the value of variable `var` when var
  * != 0 */
+static tt_node *axis_index_v(const int64_t *shape, int nd, const uint8_t *sym, int ax, int64_t mul, int ax2, int64_t mul2, int64_t add,
+                             int var, int64_t vmul);
 static tt_node *axis_index(const int64_t *shape, int nd, const uint8_t *sym, int ax, int64_t mul, int ax2, int64_t mul2, int64_t add,
                            int var)
+{
+    return axis_index_v(shape, nd, sym, ax, mul, ax2, mul2, add, var, 1);
+}
+
+/* (and vmul times the value) */
+static tt_node *axis_index_v(const int64_t *shape, int nd, const uint8_t *sym, int ax, int64_t mul, int ax2, int64_t mul2, int64_t add,
+                             int var, int64_t vmul)
 {
     tt_node *t = alu2(TT_MUL, HCQ_I32, index_of(shape, nd, sym, ax), iconst(mul, shape, nd, sym));
     if (ax2 >= 0) t = alu2(TT_ADD, HCQ_I32, t, alu2(TT_MUL, HCQ_I32, index_of(shape, nd, sym, ax2), iconst(mul2, shape, nd, sym)));
@@ -388,6 +398,7 @@ static tt_node *axis_index(const int64_t *shape, int nd, const uint8_t *sym, int
     }
     tt_node_unref(v);
     tt_node_unref(v1);
+    if (vmul != 1) ve = alu2(TT_MUL, HCQ_I32, ve, iconst(vmul, shape, nd, sym));
     return alu2(TT_ADD, HCQ_I32, t, ve);
 }
 
@@ -642,6 +653,64 @@ tt_node *tt_sym_reshape(tt_node *a, const int64_t *shape, int ndim)
         return r;
     }
     return base_err(HCQ_ENOTSUP, "a reshape moving a variable dim (hcq_jit_dim) this version does not follow"), NULL;
+}
+
+tt_node *tt_sym_cat(tt_node *const *parts, int count, int ax)
+{
+    const char *what = "a concatenation along a variable dim";
+    hcq_ctx *ctx = need_ctx(what);
+    if (!ctx) return NULL;
+    /* each part's size along ax, m * b + a over one base variable b */
+    int base = 0;
+    int64_t M = 0, A = 0, total = 0;
+    for (int i = 0; i < count; i++) {
+        const tt_node *x = parts[i];
+        total += x->shape[ax];
+        if (!x->sym[ax]) {
+            A += x->shape[ax];
+            continue;
+        }
+        const tt_symvar *v = &ctx->syms[x->sym[ax] - 1];
+        int b = v->base ? v->base : x->sym[ax];
+        if ((base && b != base) || (v->base && v->div != 1))
+            return base_err(HCQ_ENOTSUP, "%s: parts of different variables, or a fraction of one: not supported", what), NULL;
+        base = b;
+        M += v->base ? v->mul : 1;
+        A += v->base ? v->add : 0;
+    }
+    int w = tt_sym_derive(ctx, base, M, A, 1, false, what);
+    if (!w) return NULL;
+    tt_node *acc = NULL;
+    int64_t m = 0, a = 0; /* the part's offset: m * b + a */
+    for (int i = 0; i < count && (i == 0 || acc); i++) {
+        tt_node *x = parts[i];
+        int64_t shape[TT_MAX_DIMS];
+        uint8_t sym[TT_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof shape);
+        memcpy(sym, x->sym, sizeof sym);
+        shape[ax] = total;
+        sym[ax] = (uint8_t)w;
+        /* element i of the whole is the part's i - offset; where that is
+         * inside the part (a gather of "true"), the part's value */
+        tt_node *ix = axis_index_v(shape, x->ndim, sym, ax, 1, -1, 0, -a, m ? base : 0, -m);
+        tt_node *t = tt_const_node(NULL, HCQ_BOOL, (tt_val){.i = 1}, x->shape, x->ndim);
+        if (t) memcpy(t->sym, x->sym, sizeof t->sym);
+        tt_node *g = ix ? sym_gather(x, ax, ix) : NULL, *in = ix && t ? sym_gather(t, ax, ix) : NULL, *r = NULL;
+        if (g && in) r = acc ? tt_alu(NULL, TT_WHERE, (hcq_dtype)x->dtype, in, g, acc) : (tt_node_ref(g), g);
+        tt_node_unref(ix);
+        tt_node_unref(t);
+        tt_node_unref(g);
+        tt_node_unref(in);
+        tt_node_unref(acc);
+        acc = r;
+        if (!x->sym[ax]) a += x->shape[ax];
+        else {
+            const tt_symvar *v = &ctx->syms[x->sym[ax] - 1];
+            m += v->base ? v->mul : 1;
+            a += v->base ? v->add : 0;
+        }
+    }
+    return acc;
 }
 
 tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off)

@@ -730,6 +730,10 @@ tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off);
  * of dims, the others fixed): [.., v, F, ..] -> [.., v*F, ..] and back to
  * [.., v*F/G, G, ..] (v*F/G exact, checked at each run) through gathers. */
 tt_node *tt_sym_reshape(tt_node *a, const int64_t *shape, int ndim);
+/* A concatenation along ax of parts (of one dtype) some of which are
+ * variable there (sizes over one variable): each part gathered at its
+ * offset, a multiple of the value plus a constant. */
+tt_node *tt_sym_cat(tt_node *const *parts, int count, int ax);
 /* the context's variable k (1-based), or NULL */
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k);
 /* elements of n with variable dims at their upper bound (buffers a

@@ -603,7 +603,10 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * (an index at or past the run's size reads zero), flips, slices of a
  * fixed size (ending at most at the variable's lower bound: HCQ_EINVAL
  * otherwise) and slices to the end (a bound equal to the traced size is
- * read as the end: x[1:] is the value minus 1), padding, steps, windows
+ * read as the end: x[1:] is the value minus 1; hcq_slice's bounds as
+ * written: a start of 0 or more, a stop at a fixed place or the end, or
+ * the whole dim backwards; others, from the end, are HCQ_ENOTSUP),
+ * concatenations along it (parts over one variable), padding, steps, windows
  * (pooling; the count follows the value), and reshapes merging it with
  * the fixed dims inside it or splitting it ([b, s, d] <-> [b*s, d] with
  * s fixed; the variable goes to the outermost dim of its group, a split
@@ -616,9 +619,9 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * run's size draw. Results match the eager ops up to the order of sums
  * (the kernels' plans are made for the upper bounds). Not yet
  * (HCQ_ENOTSUP, saying where): a reshape merging two variable dims or a
- * variable dim inside a fixed one, a concatenation along a variable dim,
- * a view stepping across one, a variable dim meeting a tensor of a fixed
- * size in memory. Tensors made inside fn with a
+ * variable dim inside a fixed one, a concatenation of parts of different
+ * variables, a view stepping across a variable dim, a variable dim
+ * meeting a tensor of a fixed size in memory. Tensors made inside fn with a
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 

@@ -1,7 +1,8 @@
 /* Movements of a variable dim (hcq_jit_dim, tensor/symdim.c) on the device
  * under test: flips of a variable batch and sequence, slices of a fixed
  * size from a variable sequence and slices to its end, padding, steps,
- * max pooling windows along it, and gathers along it (indexes at or past
+ * max pooling windows along it, concatenations along it, and gathers
+ * along it (indexes at or past
  * the run's size read zero, not the captured upper bound's elements), and
  * the gradients through each; one capture replayed at several sizes, as
  * the eager ops give them at each. A reshape merging the variable dim, a
@@ -17,7 +18,7 @@
 
 TestSuite(api_tensor_symmove, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
-enum { D = 3, K = 4, B_HI = 4, S_LO = 3, S_HI = 8, OUTS = 10 };
+enum { D = 3, K = 4, B_HI = 4, S_LO = 3, S_HI = 8, OUTS = 12 };
 
 static hcq_status move_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
@@ -33,6 +34,9 @@ static hcq_status move_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tens
     out[7] = hcq_pad(x, HCQ_PAIRS(0, 0, 1, 2), 0.5);              /* (b, s+3, D) */
     out[8] = hcq_slice(x, 1, 0, INT64_MAX, 2);                    /* x[:, ::2]: (b, ceil(s/2), D) */
     out[9] = hcq_max_pool2d(x, &(hcq_pool2d_opts){{2, 1}, {1, 1}, {0, 0}}); /* windows along the sequence: (b, s-1, D) */
+    hcq_tensor *head = hcq_shrink(x, HCQ_PAIRS(0, b, 0, 2));
+    out[10] = hcq_cat((hcq_tensor *[]){head, x, x}, 3, 1);       /* (b, 2s+2, D): parts at offsets 2 and s+2 */
+    out[11] = hcq_cat((hcq_tensor *[]){x, head}, 2, 1);          /* (b, s+2, D) */
     /* the gradients of each movement, into w through u = x * w */
     hcq_tensor *u = hcq_mul(x, w);
     hcq_tensor *l = hcq_add(hcq_sum(hcq_mul(hcq_flip(u, HCQ_AXES(1)), x), HCQ_ALL_AXES, false),
@@ -42,6 +46,7 @@ static hcq_status move_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tens
     l = hcq_add(l, hcq_sum(hcq_mul_s(hcq_pad(u, HCQ_PAIRS(0, 0, 1, 2), 0.5), 2.0), HCQ_ALL_AXES, false));
     l = hcq_add(l, hcq_sum(hcq_mul(hcq_slice(u, 1, 0, INT64_MAX, 2), hcq_slice(x, 1, 0, INT64_MAX, 2)), HCQ_ALL_AXES, false));
     l = hcq_add(l, hcq_sum(hcq_max_pool2d(u, &(hcq_pool2d_opts){{2, 1}, {1, 1}, {0, 0}}), HCQ_ALL_AXES, false));
+    l = hcq_add(l, hcq_sum(hcq_mul(hcq_cat((hcq_tensor *[]){u, hcq_shrink(u, HCQ_PAIRS(0, b, 0, 2))}, 2, 1), out[11]), HCQ_ALL_AXES, false));
     hcq_status st = l ? hcq_backward(l) : hcq_error_status();
     if (st) return st;
     out[5] = hcq_grad(w);
@@ -68,7 +73,8 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
     static const char *const what[OUTS] = {"flip of the sequence", "flip of every dim", "slice [1, 3) of the sequence",
                                            "reversed sequence", "gather along the sequence", "w's gradient",
                                            "slice [1, end) of the sequence", "padding of the sequence", "every second element",
-                                           "max pooling along the sequence"};
+                                           "max pooling along the sequence", "cat of a slice and the sequence twice",
+                                           "cat of the sequence and a slice"};
     hcq_tensor *w = tx_rand(HCQ_F32, TX_SHAPE(D), -1, 1, 5, NULL);
     T_OK(hcq_realize(w));
     T_OK(hcq_requires_grad(w, true));
@@ -76,7 +82,7 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
     T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, B_HI));
     T_OK(hcq_jit_dim(j, 0, 1, "seq", S_LO, S_HI));
     T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, B_HI));
-    static double got[B_HI * (S_HI + 3) * D], want[B_HI * (S_HI + 3) * D];
+    static double got[B_HI * (2 * S_HI + 2) * D], want[B_HI * (2 * S_HI + 2) * D];
     for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
         int64_t b = sizes[r][0], s = sizes[r][1];
         size_t mark = hcq_ctx_mark(tx_ctx);
@@ -90,7 +96,7 @@ Test(api_tensor_symmove, flips_slices_and_gathers_of_variable_dims)
         }
         T_OK(move_fn(tx_ctx, (hcq_tensor *[]){x, ix}, 2, e, OUTS, w));
         const int64_t n[OUTS] = {b * s * D, b * s * D, b * 2 * D, b * s * D, b * K * D, D, b * (s - 1) * D, b * (s + 3) * D, b * ((s + 1) / 2) * D,
-                                 b * (s - 1) * D};
+                                 b * (s - 1) * D, b * (2 * s + 2) * D, b * (s + 2) * D};
         for (int i = 0; i < OUTS; i++) {
             cr_assert_eq(hcq_tensor_numel(o[i]), n[i], "(%lld, %lld) %s: its size", (long long)b, (long long)s, what[i]);
             tx_read(o[i], got, n[i]);

@@ -88,6 +88,16 @@ def compute(op, a, b, rt, ct):
             return np.max(a, axis=0).astype(DT[rt])
         if op == "flip0":
             return np.flip(a, 0)
+        if op == "slice1":
+            return a[1:]
+        if op == "pad12":
+            return np.pad(a, ((1, 2), (0, 0)), constant_values=7).astype(DT[rt])
+        if op == "step2":
+            return a[::2]
+        if op == "rstep2":
+            return a[::-2]
+        if op == "flat":
+            return a.reshape(-1)
         if op == "matmul":
             return np.matmul(a.astype(DT[rt]), b.astype(DT[rt])).astype(DT[rt])
     raise ValueError("unknown op " + op)
