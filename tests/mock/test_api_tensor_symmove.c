@@ -225,3 +225,50 @@ Test(api_tensor_symmove, reshapes_merging_and_splitting_a_variable_dim)
     cr_assert(strstr(hcq_error_message(), "must be a multiple"), "%s", hcq_error_message());
     T_OK(hcq_jit_destroy(j));
 }
+
+/* Found by the differential fuzzer (tests/tfuzz, CPU+sym): results with a
+ * dim of 0 keep the variable batch (a concatenation of empty parts, max
+ * pooling of an empty image: the reduction of a constant folded), and
+ * pooling windows along a variable dim whose count is 0 at the smallest
+ * value replay at every size. */
+static hcq_status empty_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout, (void)user;
+    hcq_tensor *e = in[0], *x = in[1];
+    out[0] = hcq_cat((hcq_tensor *[]){e, e, e}, 3, 1);                                                  /* (b, 0) */
+    out[1] = hcq_max_pool2d(hcq_reshape(e, HCQ_SHAPE(hcq_tensor_dim(e, 0), 1, 0)), &(hcq_pool2d_opts){{3, 2}, {2, 2}, {1, 0}}); /* (b, 1, 0) */
+    out[2] = hcq_max_pool2d(hcq_contiguous(hcq_transpose(x, 0, 2)), &(hcq_pool2d_opts){{3, 2}, {2, 2}, {1, 0}}); /* (1, 7, (b-2)/2+1) */
+    return out[0] && out[1] && out[2] ? HCQ_OK : hcq_error_status();
+}
+
+Test(api_tensor_symmove, empty_results_and_empty_windows)
+{
+    static const int64_t sizes[] = {3, 4, 1, 6, 2};
+    hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, empty_fn, NULL));
+    T_OK(hcq_jit_dim(j, 0, 0, "batch", 1, 8));
+    T_OK(hcq_jit_dim(j, 1, 0, "batch", 1, 8));
+    double got[64], want[64];
+    for (size_t r = 0; r < BASE_ARRAY_LEN(sizes); r++) {
+        int64_t b = sizes[r];
+        size_t mark = hcq_ctx_mark(tx_ctx);
+        hcq_tensor *e = T_NONNULL(hcq_zeros(tx_ctx, HCQ_F32, TX_SHAPE(b, 0))), *x = tx_rand(HCQ_F32, TX_SHAPE(b, 13, 1), -1, 1, 3, NULL), *o[3], *w[3];
+        T_OK(hcq_realize_all((hcq_tensor *[]){e, x}, 2));
+        T_OK(hcq_jit_run(j, (hcq_tensor *[]){e, x}, 2, o, 3));
+        T_OK(empty_fn(tx_ctx, (hcq_tensor *[]){e, x}, 2, w, 3, NULL));
+        for (int i = 0; i < 3; i++) {
+            int64_t so[HCQ_MAX_DIMS], sw[HCQ_MAX_DIMS];
+            int nd = hcq_tensor_shape(o[i], so);
+            cr_assert_eq(nd, hcq_tensor_shape(w[i], sw), "batch %lld, output %d: its dims", (long long)b, i);
+            for (int d = 0; d < nd; d++)
+                cr_assert_eq(so[d], sw[d], "batch %lld, output %d: dim %d is %lld, eagerly %lld", (long long)b, i, d, (long long)so[d],
+                             (long long)sw[d]);
+        }
+        int64_t n = hcq_tensor_numel(w[2]);
+        tx_read(o[2], got, n);
+        tx_read(w[2], want, n);
+        for (int64_t k = 0; k < n; k++) cr_assert(got[k] == want[k], "batch %lld, pooled element %lld: %g, eagerly %g", (long long)b, (long long)k, got[k], want[k]);
+        T_OK(hcq_ctx_release(tx_ctx, mark));
+    }
+    cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+    T_OK(hcq_jit_destroy(j));
+}
