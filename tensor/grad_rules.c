@@ -189,8 +189,11 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
     case TT_MV_FLIP: return OWN(tt_mv_flip(g, r->axes));
     case TT_MV_STEP: {
         tt_node *y = g;
+        bool var = false; /* a variable dim stepped: put back by a gather (symdim.c) */
+        for (int d = 0; d < nd; d++) var = var || (p->sym[d] && r->arg[d] > 1);
+        if (var && y) y = OWN(tt_sym_unstep(y, p, r->arg));
         for (int d = 0; d < nd; d++)
-            if (r->arg[d] > 1) y = fit(B, interleave(B, y, d, r->arg[d]), d, p->shape[d]);
+            if (r->arg[d] > 1 && !p->sym[d]) y = fit(B, interleave(B, y, d, r->arg[d]), d, p->shape[d]);
         return y;
     }
     case TT_MV_WINDOW: {

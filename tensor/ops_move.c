@@ -69,9 +69,9 @@ static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
 
 /* A movement that changes a variable dim (hcq_jit_dim) other than by a
  * view: the fixed dims move as a view, the variable ones through gathers
- * (symdim.c). The result's autodiff record is the movement itself where
- * its rule undoes it cheaply (a flip, a slice, padding); a step's and a
- * window's gradient is the gathers' own. NULL with *done false when a
+ * (symdim.c). The result's autodiff record is the movement itself (its
+ * rule undoes it by gathers too), but for a window, whose gradient is the
+ * gathers' own. NULL with *done false when a
  * has no variable dim the movement changes. */
 static tt_node *mv_sym(tt_node *a, tt_mv_kind kind, const tt_mv_args *x, bool *done)
 {
@@ -143,7 +143,7 @@ static tt_node *mv_sym(tt_node *a, tt_mv_kind kind, const tt_mv_args *x, bool *d
     default: break;
     }
     tt_node_unref(f);
-    if (r && (kind == TT_MV_FLIP || kind == TT_MV_SHRINK || kind == TT_MV_PAD)) tt_ad_move(r, a, kind, x);
+    if (r && kind != TT_MV_WINDOW) tt_ad_move(r, a, kind, x);
     return r;
 }
 

@@ -713,6 +713,40 @@ tt_node *tt_sym_cat(tt_node *const *parts, int count, int ax)
     return acc;
 }
 
+tt_node *tt_sym_unstep(tt_node *g, const tt_node *p, const int64_t *steps)
+{
+    tt_node_ref(g);
+    for (int d = 0; d < g->ndim && g; d++) {
+        if (!p->sym[d] || steps[d] == 1) continue;
+        /* element i of p's variable dim is g's i / k where k divides i,
+         * else zero */
+        int64_t shape[TT_MAX_DIMS], k = steps[d];
+        uint8_t sym[TT_MAX_DIMS];
+        memcpy(shape, g->shape, sizeof shape);
+        memcpy(sym, g->sym, sizeof sym);
+        shape[d] = p->shape[d];
+        sym[d] = p->sym[d];
+        int nd = g->ndim;
+        tt_node *ix = alu2(TT_IDIV, HCQ_I32, index_of(shape, nd, sym, d), iconst(k, shape, nd, sym));
+        tt_node *off = alu2(TT_CMPNE, HCQ_BOOL, alu2(TT_MOD, HCQ_I32, index_of(shape, nd, sym, d), iconst(k, shape, nd, sym)),
+                            iconst(0, shape, nd, sym));
+        tt_node *z = tt_const_node(NULL, (hcq_dtype)g->dtype, (tt_val){.i = 0}, shape, nd);
+        if (z) {
+            memcpy(z->sym, sym, sizeof z->sym);
+            if (hcq_dtype_is_float((hcq_dtype)g->dtype)) z->cv.f = 0.0;
+        }
+        tt_node *v = ix ? sym_gather(g, d, ix) : NULL;
+        tt_node *r = v && off && z ? tt_alu(NULL, TT_WHERE, (hcq_dtype)g->dtype, off, z, v) : NULL;
+        tt_node_unref(ix);
+        tt_node_unref(off);
+        tt_node_unref(z);
+        tt_node_unref(v);
+        tt_node_unref(g);
+        g = r;
+    }
+    return g;
+}
+
 tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off)
 {
     tt_node_ref(g);

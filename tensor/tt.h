@@ -726,6 +726,9 @@ tt_node *tt_sym_pad(tt_node *a, const int64_t *before, const int64_t *after, tt_
 tt_node *tt_sym_step(tt_node *a, const int64_t *steps);
 tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil);
 tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off);
+/* A step's gradient along p's variable dims: g's i / k where k divides i,
+ * zero elsewhere. */
+tt_node *tt_sym_unstep(tt_node *g, const tt_node *p, const int64_t *steps);
 /* A reshape that merges or splits a variable dim (outermost in its group
  * of dims, the others fixed): [.., v, F, ..] -> [.., v*F, ..] and back to
  * [.., v*F/G, G, ..] (v*F/G exact, checked at each run) through gathers. */
