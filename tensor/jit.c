@@ -217,7 +217,7 @@ static hcq_status bind(hcq_jit *j, hcq_tensor *const *in, int nin, bool trace)
         set[v->var - 1] = true;
         sv->val = size;
     }
-    return tt_sym_bind_derived(ctx); /* the sizes movements made of them */
+    return tt_sym_bind_derived(ctx, set); /* the sizes movements made of them */
 }
 
 /* the inputs' nodes carry their variable dims while fn runs (on), and no

@@ -110,11 +110,11 @@ int tt_sym_derive(hcq_ctx *ctx, int var, int64_t mul, int64_t add, int64_t div, 
     return (int)free_k + 1;
 }
 
-hcq_status tt_sym_bind_derived(hcq_ctx *ctx)
+hcq_status tt_sym_bind_derived(hcq_ctx *ctx, const bool *bound)
 {
     for (uint32_t k = 0; k < ctx->nsyms; k++) {
         tt_symvar *d = &ctx->syms[k];
-        if (!d->users || !d->base) continue;
+        if (!d->users || !d->base || !bound[d->base - 1]) continue;
         const tt_symvar *b = &ctx->syms[d->base - 1];
         if (d->exact && (d->mul * b->val + d->add) % d->div)
             return base_err(HCQ_EINVAL, "hcq_jit_run: '%s' is %lld, and a reshape the JIT captured splits it into parts of %lld: it must be a multiple",

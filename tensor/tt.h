@@ -705,9 +705,10 @@ hcq_ctx *tt_sym_tracing_ctx(void);
  * made or found in ctx; 0 with the error set (what names the movement)
  * where it cannot be stated so or its range would hold a negative size. */
 int tt_sym_derive(hcq_ctx *ctx, int var, int64_t mul, int64_t add, int64_t div, bool exact, const char *what);
-/* After the base variables are bound: each derived one's value
- * (HCQ_EINVAL where an exact division has a remainder). */
-hcq_status tt_sym_bind_derived(hcq_ctx *ctx);
+/* After the base variables marked in bound[] are bound: the value of
+ * each one derived from them (HCQ_EINVAL where an exact division has a
+ * remainder). */
+hcq_status tt_sym_bind_derived(hcq_ctx *ctx, const bool *bound);
 /* After a JIT dropped its variables: derived ones whose base nobody uses
  * free their slots. */
 void tt_sym_release(hcq_ctx *ctx);
