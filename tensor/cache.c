@@ -98,7 +98,13 @@ static bool put_dim(tt_key *k, const tt_node *n, int d, int64_t v)
     uint32_t slot;
     /* the upper bound too: the plan is made for it, and a slot can hold
      * another variable once its JITs are gone */
-    int64_t hi = n->sym[d] <= k->ctx->nsyms ? k->ctx->syms[n->sym[d] - 1].hi : 0;
+    const tt_symvar *sv = n->sym[d] <= k->ctx->nsyms ? &k->ctx->syms[n->sym[d] - 1] : NULL;
+    int64_t hi = sv ? sv->hi : 0;
+    /* a derived variable (a movement's size of one): its derivation too */
+    if (sv && sv->base &&
+        !(key_put(k, (uint64_t)sv->base << 1 | sv->exact) && key_put(k, (uint64_t)sv->mul) && key_put(k, (uint64_t)sv->add) &&
+          key_put(k, (uint64_t)sv->div)))
+        return false;
     return add_input(k, NULL, NULL, HCQ_I32, n->sym[d], &slot) && key_put(k, (uint64_t)K_SYM << 32 | n->sym[d]) &&
            key_put(k, (uint64_t)hi);
 }

@@ -412,9 +412,12 @@ static void em_gather(tt_lw *L, tt_node *g, int nl, const tt_lane *lanes, hcq_ir
     }
     tt_em(L, g->src[1], nl, lanes, iv);
     hcq_ir_ref *valid = iv + nl;
+    /* a variable table dim (symdim.c): in range below its value, not the
+     * upper bound its shape entry holds while lowering */
+    hcq_ir_ref bound = table->sym[ax] ? tt_var_param(L, table->sym[ax]) : i32c(L, size);
     for (int l = 0; l < nl; l++) {
         hcq_ir_ref v = iv[l];
-        valid[l] = tt_irb_and(b, tt_irb_binary(b, HCQ_OP_CMPLT, i32c(L, -1), v), tt_irb_binary(b, HCQ_OP_CMPLT, v, i32c(L, size)));
+        valid[l] = tt_irb_and(b, tt_irb_binary(b, HCQ_OP_CMPLT, i32c(L, -1), v), tt_irb_binary(b, HCQ_OP_CMPLT, v, bound));
         memcpy(sub[l].idx, lanes[l].idx, sizeof sub[l].idx);
         sub[l].idx[ax] = tt_sx_var(&L->sym, 0, size > 0 ? size - 1 : 0, v);
         sub[l].gate = tt_irb_and(b, lanes[l].gate, valid[l]);

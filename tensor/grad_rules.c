@@ -169,22 +169,31 @@ static tt_node *vjp_move(tt_gb *B, const tt_ad *r, tt_node *x, tt_node *g)
         return axes ? reduce(B, g, TT_R_SUM, axes) : g;
     }
     case TT_MV_PAD:
+    case TT_MV_SHRINK: {
+        /* a variable dim the movement changed: put back by a gather
+         * (symdim.c); the others by the opposite movement */
+        bool var = false;
+        int64_t off[TT_MAX_DIMS] = {0};
         for (int d = 0; d < nd; d++) {
-            lo[d] = r->arg[d];
-            hi[d] = r->arg[d] + p->shape[d];
+            bool v = p->sym[d] && p->sym[d] != x->sym[d];
+            var = var || v;
+            off[d] = r->mv == TT_MV_PAD ? r->arg[d] : -r->arg[d];
+            lo[d] = v ? 0 : r->arg[d];
+            hi[d] = v                     ? (r->mv == TT_MV_PAD ? x->shape[d] : 0)
+                    : r->mv == TT_MV_PAD ? r->arg[d] + p->shape[d]
+                                          : p->shape[d] - r->arg[d] - x->shape[d];
         }
-        return shrink(B, g, lo, hi);
-    case TT_MV_SHRINK:
-        for (int d = 0; d < nd; d++) {
-            lo[d] = r->arg[d];
-            hi[d] = p->shape[d] - r->arg[d] - x->shape[d];
-        }
-        return pad(B, g, lo, hi);
+        tt_node *q = r->mv == TT_MV_PAD ? shrink(B, g, lo, hi) : pad(B, g, lo, hi);
+        return var && q ? OWN(tt_sym_unmove(q, p, off)) : q;
+    }
     case TT_MV_FLIP: return OWN(tt_mv_flip(g, r->axes));
     case TT_MV_STEP: {
         tt_node *y = g;
+        bool var = false; /* a variable dim stepped: put back by a gather (symdim.c) */
+        for (int d = 0; d < nd; d++) var = var || (p->sym[d] && r->arg[d] > 1);
+        if (var && y) y = OWN(tt_sym_unstep(y, p, r->arg));
         for (int d = 0; d < nd; d++)
-            if (r->arg[d] > 1) y = fit(B, interleave(B, y, d, r->arg[d]), d, p->shape[d]);
+            if (r->arg[d] > 1 && !p->sym[d]) y = fit(B, interleave(B, y, d, r->arg[d]), d, p->shape[d]);
         return y;
     }
     case TT_MV_WINDOW: {

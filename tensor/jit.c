@@ -130,6 +130,7 @@ static void jit_free(hcq_jit *j)
 {
     capture_drop(j);
     for (int k = 0; k < j->nvdims; k++) j->ctx->syms[j->vdims[k].var - 1].users--;
+    tt_sym_release(j->ctx);
     base_handle_remove(j, TT_H_JIT);
     free(j);
 }
@@ -216,7 +217,7 @@ hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_
     if (j->nvdims == JIT_MAX_VDIMS) return base_err(HCQ_ELIMIT, "%s: at most %d variable dims per JIT", fn, JIT_MAX_VDIMS);
     hcq_ctx *ctx = j->ctx;
     uint32_t k = 0;
-    while (k < ctx->nsyms && !(ctx->syms[k].users && !strcmp(ctx->syms[k].name, name))) k++;
+    while (k < ctx->nsyms && !(ctx->syms[k].users && !ctx->syms[k].base && !strcmp(ctx->syms[k].name, name))) k++;
     if (k < ctx->nsyms && (ctx->syms[k].lo != lo || ctx->syms[k].hi != hi))
         return base_err(HCQ_EINVAL, "%s: '%s' is declared over [%lld, %lld] by a live JIT of this context; one name, one range", fn,
                         name, (long long)ctx->syms[k].lo, (long long)ctx->syms[k].hi);
@@ -228,6 +229,7 @@ hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_
                             TT_MAX_SYMS);
         if (k == ctx->nsyms) ctx->nsyms++;
         tt_symvar *v = &ctx->syms[k];
+        *v = (tt_symvar){0};
         snprintf(v->name, sizeof v->name, "%s", name);
         v->lo = lo;
         v->hi = hi;
@@ -266,13 +268,14 @@ static hcq_status bind(hcq_jit *j, hcq_tensor *const *in, int nin, bool trace)
         set[v->var - 1] = true;
         sv->val = size;
     }
-    return HCQ_OK;
+    return tt_sym_bind_derived(ctx, set); /* the sizes movements made of them */
 }
 
 /* the inputs' nodes carry their variable dims while fn runs (on), and no
  * longer after (they are the caller's tensors) */
 static void mark_inputs(hcq_jit *j, hcq_tensor *const *in, bool on)
 {
+    tt_sym_tracing(on && j->nvdims ? j->ctx : NULL);
     for (int k = 0; k < j->nvdims; k++) {
         const jit_vdim *v = &j->vdims[k];
         in[v->input]->n->sym[v->axis] = on ? v->var : 0;
@@ -328,7 +331,9 @@ static uint64_t low_bytes(const hcq_jit *j, const io_meta *m, int input)
     for (int d = 0; d < m->ndim; d++) {
         const jit_vdim *v = input >= 0 ? vdim_of(j, input, d) : NULL;
         int var = v ? v->var : input < 0 ? m->sym[d] : 0;
-        n *= var ? j->ctx->syms[var - 1].lo : m->shape[d];
+        /* (a derived variable may be 0 at its lower bound: a replay's
+         * nonempty buffer has at least 1 of each) */
+        n *= var ? (j->ctx->syms[var - 1].lo > 0 ? j->ctx->syms[var - 1].lo : 1) : m->shape[d];
     }
     return (uint64_t)n * hcq_dtype_size(m->dt);
 }

@@ -65,8 +65,93 @@ static tt_node *mv_view(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 }
 
 /* the view, and its autodiff record when a needs gradients */
+static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+
+/* A movement that changes a variable dim (hcq_jit_dim) other than by a
+ * view: the fixed dims move as a view, the variable ones through gathers
+ * (symdim.c). The result's autodiff record is the movement itself (its
+ * rule undoes it by gathers too), but for a window, whose gradient is the
+ * gathers' own. NULL with *done false when a
+ * has no variable dim the movement changes. */
+static tt_node *mv_sym(tt_node *a, tt_mv_kind kind, const tt_mv_args *x, bool *done)
+{
+    *done = false;
+    if (!tt_has_sym(a) || kind == TT_MV_PERMUTE || kind == TT_MV_EXPAND) return NULL;
+    if (kind == TT_MV_RESHAPE) { /* a variable dim merged or split: regrouped by gathers (symdim.c) */
+        bool own = true; /* each variable dim stays a dim of its own, the same elements before it: a view */
+        for (int d = 0; d < a->ndim && own; d++) {
+            if (!a->sym[d]) continue;
+            int64_t pre = 1, q = 1;
+            for (int k = 0; k < d; k++) pre *= a->shape[k];
+            own = false;
+            for (int k = 0; k < x->ndim && !own; k++) {
+                own = q == pre && x->shape[k] == a->shape[d];
+                q *= x->shape[k];
+            }
+        }
+        if (own) return NULL;
+        *done = true;
+        tt_node *r = tt_sym_reshape(a, x->shape, x->ndim);
+        if (r) tt_ad_move(r, a, kind, x);
+        return r;
+    }
+    uint32_t vm = 0;
+    for (int d = 0; d < a->ndim; d++) {
+        if (!a->sym[d]) continue;
+        bool ch = false;
+        switch (kind) {
+        case TT_MV_FLIP: ch = (x->axes >> d) & 1; break;
+        case TT_MV_SHRINK: ch = x->a[d] || x->b[d] != a->shape[d]; break;
+        case TT_MV_PAD: ch = x->a[d] || x->b[d]; break;
+        case TT_MV_STEP: ch = x->a[d] != 1; break;
+        case TT_MV_WINDOW: ch = d == x->axis; break;
+        default: break;
+        }
+        if (ch) vm |= 1u << d;
+    }
+    if (!vm) return NULL;
+    *done = true;
+    tt_node *f = NULL, *r = NULL;
+    int64_t p[TT_MAX_DIMS], q[TT_MAX_DIMS];
+    tt_mv_args y = *x;
+    for (int d = 0; d < a->ndim; d++) { /* the fixed dims' movement */
+        bool v = (vm >> d) & 1;
+        if (kind == TT_MV_SHRINK) p[d] = v ? 0 : x->a[d], q[d] = v ? a->shape[d] : x->b[d];
+        if (kind == TT_MV_PAD || kind == TT_MV_STEP) p[d] = v ? (kind == TT_MV_STEP) : x->a[d], q[d] = v || kind == TT_MV_STEP ? 0 : x->b[d];
+    }
+    y.a = p;
+    y.b = q;
+    switch (kind) {
+    case TT_MV_FLIP:
+        y.axes &= ~vm;
+        f = y.axes ? mv(a, kind, &y) : (tt_node_ref(a), a);
+        r = f ? tt_sym_flip(f, vm) : NULL;
+        break;
+    case TT_MV_SHRINK:
+        f = mv(a, kind, &y);
+        r = f ? tt_sym_slice(f, x->a, x->b) : NULL;
+        break;
+    case TT_MV_PAD:
+        f = mv(a, kind, &y);
+        r = f ? tt_sym_pad(f, x->a, x->b, x->pad) : NULL;
+        break;
+    case TT_MV_STEP:
+        f = mv(a, kind, &y);
+        r = f ? tt_sym_step(f, x->a) : NULL;
+        break;
+    case TT_MV_WINDOW: r = tt_sym_window(a, x->axis, x->k, x->stride, x->dil); break;
+    default: break;
+    }
+    tt_node_unref(f);
+    if (r && kind != TT_MV_WINDOW) tt_ad_move(r, a, kind, x);
+    return r;
+}
+
 static tt_node *mv(tt_node *a, tt_mv_kind kind, const tt_mv_args *x)
 {
+    bool done;
+    tt_node *q = mv_sym(a, kind, x, &done);
+    if (done) return q;
     tt_node *r = mv_view(a, kind, x);
     if (r && tt_has_sym(a) && tt_sym_move(r, a, kind, x)) { /* a variable dim the movement cannot keep */
         tt_node_unref(r);
@@ -176,7 +261,27 @@ hcq_tensor *hcq_reshape(hcq_tensor *a, const int64_t *shape, int ndim)
         return base_err(HCQ_EINVAL, "%s: the tensor has %lld elements; the new shape has %lld", fn, (long long)numel,
                         (long long)known),
                NULL;
-    return tt_wrap(a->ctx, tt_mv_reshape(n, s, ndim));
+    tt_node *r = tt_mv_reshape(n, s, ndim);
+    if (r && infer >= 0 && tt_has_sym(n) && !r->sym[infer]) {
+        /* a variable dim merged or split goes to the outermost dim of its
+         * group; a -1 elsewhere in it means the caller meant the variable
+         * there (2 x n/2, not n/2 x 2), which cannot be followed */
+        bool moved = false;
+        for (int d = 0; d < r->ndim; d++) {
+            bool kept = false;
+            for (int e = 0; e < n->ndim; e++) kept = kept || (r->sym[d] && r->sym[d] == n->sym[e]);
+            moved = moved || (r->sym[d] && !kept);
+        }
+        if (moved) {
+            tt_node_unref(r);
+            return base_err(HCQ_ENOTSUP,
+                            "%s: the -1 (dim %d) is a fixed size here: a variable dim (hcq_jit_dim) a reshape merges or splits goes "
+                            "to the outermost dim of its group; write the shape with the -1 there (or no -1)",
+                            fn, infer),
+                   NULL;
+        }
+    }
+    return tt_wrap(a->ctx, r);
 }
 
 hcq_tensor *hcq_permute(hcq_tensor *a, const int *perm, int ndim)
@@ -257,6 +362,21 @@ hcq_tensor *hcq_pad(hcq_tensor *a, const int64_t *pads, int npairs, double value
     return tt_wrap(a->ctx, tt_mv_pad(n, before, after, tt_val_from_double((hcq_dtype)n->dtype, value)));
 }
 
+/* A slice of fixed size from a variable dim must lie inside it at every
+ * value: below the variable's lower bound. */
+static hcq_status slice_in_range(hcq_ctx *ctx, const tt_node *n, const int64_t *b, const int64_t *e, const char *fn)
+{
+    for (int d = 0; d < n->ndim; d++) {
+        const tt_symvar *v = n->sym[d] ? tt_symvar_get(ctx, n->sym[d]) : NULL;
+        if (v && (b[d] || e[d] != n->shape[d]) && e[d] < n->shape[d] && e[d] > v->lo)
+            return base_err(HCQ_EINVAL,
+                            "%s: the slice [%lld, %lld) of dim %d, the variable '%s' of range [%lld, %lld], ends past the "
+                            "variable's lower bound: it would read past the end at a smaller size",
+                            fn, (long long)b[d], (long long)e[d], d, v->name, (long long)v->lo, (long long)v->hi);
+    }
+    return HCQ_OK;
+}
+
 hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs)
 {
     const char *fn = "hcq_shrink";
@@ -272,6 +392,7 @@ hcq_tensor *hcq_shrink(hcq_tensor *a, const int64_t *ranges, int npairs)
                             (long long)e[d], d, (long long)n->shape[d]),
                    NULL;
     }
+    if (tt_has_sym(n) && slice_in_range(a->ctx, n, b, e, fn)) return NULL;
     return tt_wrap(a->ctx, tt_mv_shrink(n, b, e));
 }
 
@@ -283,6 +404,22 @@ hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int6
     if (ax < 0) return NULL;
     if (step == 0) return base_err(HCQ_EINVAL, "%s: step is 0", fn), NULL;
     int64_t size = n->shape[ax], lo = step > 0 ? 0 : -1, hi = step > 0 ? size : size - 1;
+    /* a variable dim (hcq_jit_dim): the bounds as written say what follows
+     * the value: a start from the beginning, a stop at or past the traced
+     * size is the end, a stop below it a fixed place; backwards, the whole
+     * dim only. Bounds from the end would move with the value and clamp
+     * in ways one variable cannot state. */
+    bool to_end = false;
+    if (n->sym[ax]) {
+        bool ok = step > 0 ? start >= 0 && stop >= 0 : (start == -1 || start >= size - 1) && stop < -size;
+        if (!ok)
+            return base_err(HCQ_ENOTSUP,
+                            "%s: [%lld:%lld:%lld] of dim %d, a variable size (hcq_jit_dim): with a variable dim a slice starts at "
+                            "0 or later and stops at a fixed place or the end, or walks the whole dim backwards",
+                            fn, (long long)start, (long long)stop, (long long)step, ax),
+                   NULL;
+        to_end = step < 0 || stop >= size;
+    }
     if (start < 0) start = start < -size ? lo : start + size;
     if (stop < 0) stop = stop < -size ? lo : stop + size;
     start = start < lo ? lo : start > hi ? hi : start;
@@ -299,6 +436,13 @@ hcq_tensor *hcq_slice(hcq_tensor *a, int axis, int64_t start, int64_t stop, int6
     b[ax] = first;
     e[ax] = count ? first + (count - 1) * (step > 0 ? step : -step) + 1 : 0;
     steps[ax] = step > 0 ? step : -step;
+    /* to the end of a variable dim (x[1::2], x[::-2]): the rest of the
+     * dim, stepped, whatever the value's remainder */
+    if (to_end && count) {
+        b[ax] = step > 0 ? start : 0;
+        e[ax] = size;
+    }
+    if (tt_has_sym(n) && slice_in_range(a->ctx, n, b, e, fn)) return NULL;
     tt_node *s = tt_mv_shrink(n, b, e);
     tt_node *f = s && step < 0 ? tt_mv_flip(s, 1u << ax) : (tt_node_ref(s), s);
     tt_node *r = f ? tt_mv_step(f, steps) : NULL;
@@ -324,6 +468,7 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
     if (ax < 0) return NULL;
     hcq_ctx *ctx = ts[0]->ctx;
     int64_t total = 0;
+    bool vcat = false; /* along a variable dim (hcq_jit_dim) */
     hcq_dtype dt = (hcq_dtype)n->dtype;
     for (int i = 0; i < count; i++) {
         tt_node *x = tt_arg(ts[i], fn);
@@ -335,6 +480,7 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
                 return base_err(HCQ_EINVAL, "%s: tensor %d has size %lld in dim %d, tensor 0 has %lld", fn, i,
                                 (long long)x->shape[d], d, (long long)n->shape[d]),
                        NULL;
+        vcat = vcat || x->sym[ax];
         total += x->shape[ax];
         if (i) {
             tt_node tmp = {.dtype = (uint8_t)dt};
@@ -345,6 +491,15 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
     memcpy(shape, n->shape, sizeof shape);
     shape[ax] = total;
     if (tt_check_shape(shape, n->ndim, fn)) return NULL;
+    if (vcat) { /* each part gathered at an offset of the value (symdim.c) */
+        tt_node *c[64] = {0}, *r = NULL;
+        if (count > 64) return base_err(HCQ_ENOTSUP, "%s: %d parts along a variable dim (hcq_jit_dim); at most 64", fn, count), NULL;
+        bool ok = true;
+        for (int i = 0; i < count; i++) ok = ok && (c[i] = tt_cast_node(ts[i]->n, dt));
+        if (ok) r = tt_sym_cat(c, count, ax);
+        for (int i = 0; i < count; i++) tt_node_unref(c[i]);
+        return tt_wrap(ctx, r);
+    }
     /* Each part padded to the whole, chosen by where its own box holds:
      * acc = where(box_i, part_i, acc). A select moves bits, so signalling
      * NaNs and payloads come through as they are (adding the parts, with
@@ -375,7 +530,8 @@ hcq_tensor *hcq_cat(hcq_tensor *const *ts, int count, int axis)
         tt_node_unref(p);
         if (!(acc = s)) return NULL;
     }
-    if (!acc) acc = tt_const_node(ctx, dt, (tt_val){.i = 0}, shape, n->ndim);
+    if (!acc && (acc = tt_const_node(ctx, dt, (tt_val){.i = 0}, shape, n->ndim))) /* empty: the parts' variable dims stay */
+        for (int d = 0; d < n->ndim; d++) acc->sym[d] = d == ax ? 0 : n->sym[d];
     return tt_wrap(ctx, acc);
 }
 

@@ -80,7 +80,10 @@ tt_node *tt_reduce_node(tt_node *a, tt_rop rop, uint32_t axes, hcq_dtype out_dt)
         for (int d = 0; d < a->ndim; d++) s[d] = axes & (1u << d) ? 1 : a->shape[d];
         hcq_dtype acc = hcq_dtype_is_float(out_dt) && rop != TT_R_MAX ? tt_calc_float(out_dt) : out_dt;
         tt_node *f = tt_fold_reduce(a, rop, R, acc, out_dt, s, a->ndim);
-        if (f) return f;
+        if (f) { /* the kept dims keep their variables (hcq_jit_dim) */
+            for (int d = 0; d < a->ndim; d++) f->sym[d] = axes & (1u << d) ? 0 : a->sym[d];
+            return f;
+        }
     }
     int64_t O = numel / R;
     /* (a kept variable dim: the output count is not known when the graph

@@ -248,12 +248,19 @@ typedef struct tt_capture {
 } tt_capture;
 
 /* A symbolic dimension: a named size in [lo, hi], bound to val while a
- * JIT that declared it runs (symdim.c). */
-#define TT_MAX_SYMS 4
+ * JIT that declared it runs (symdim.c). A derived one (base != 0) is the
+ * size a movement makes of a variable dim, (mul * base + add) / div
+ * (floor; exact: the division must leave no remainder), its value
+ * computed from its base's when that is bound (tt_sym_bind_derived); it
+ * is a slot, an argument and a key entry of its own like any variable. */
+#define TT_MAX_SYMS 12
 typedef struct tt_symvar {
     char name[32];
     int64_t lo, hi, val;
-    uint32_t users; /* JIT dims declaring it; a slot nobody uses takes a new variable */
+    uint32_t users; /* JIT dims declaring it (a derived one: 1 while its base is in use); a slot nobody uses takes a new variable */
+    uint8_t base;   /* 0, or 1 + the variable it is derived from (itself not derived) */
+    bool exact;
+    int64_t mul, add, div;
 } tt_symvar;
 
 struct hcq_ctx {
@@ -696,6 +703,47 @@ hcq_status tt_sym_adopt(tt_node **in, int n, const int64_t *shape, int ndim, con
  * need the variable's value (pad, shrink, flip, step or window along it,
  * a reshape merging or splitting it) */
 hcq_status tt_sym_move(tt_node *r, const tt_node *a, tt_mv_kind kind, const tt_mv_args *x);
+/* The context whose JIT this thread traces (movements of a variable dim
+ * make derived variables in it; NULL: none), set around the traced call. */
+void tt_sym_tracing(hcq_ctx *ctx);
+hcq_ctx *tt_sym_tracing_ctx(void);
+/* 1 + the variable (mul * var + add) / div, derived from var's base and
+ * made or found in ctx; 0 with the error set (what names the movement)
+ * where it cannot be stated so or its range would hold a negative size. */
+int tt_sym_derive(hcq_ctx *ctx, int var, int64_t mul, int64_t add, int64_t div, bool exact, const char *what);
+/* After the base variables marked in bound[] are bound: the value of
+ * each one derived from them (HCQ_EINVAL where an exact division has a
+ * remainder). */
+hcq_status tt_sym_bind_derived(hcq_ctx *ctx, const bool *bound);
+/* After a JIT dropped its variables: derived ones whose base nobody uses
+ * free their slots. */
+void tt_sym_release(hcq_ctx *ctx);
+/* Movements of a variable dim made as gathers along it (symdim.c), each
+ * on a's variable dims the movement changes (the caller moves the fixed
+ * ones): a flip of those in `axes`; a slice [begin, end) (of a fixed size
+ * ending below the traced size, or to the end: the value minus begin);
+ * padding (the value plus before and after); steps (ceil(value / step));
+ * windows along `axis` (floor((value - span) / stride) + 1 of them, a
+ * dim of k after). tt_sym_unmove is the gradient of a slice or padding:
+ * g put back into p's variable dims, element i reading g's i + off[d],
+ * zero outside g. Each returns a new reference (NULL with the error set). */
+tt_node *tt_sym_flip(tt_node *a, uint32_t axes);
+tt_node *tt_sym_slice(tt_node *a, const int64_t *begin, const int64_t *end);
+tt_node *tt_sym_pad(tt_node *a, const int64_t *before, const int64_t *after, tt_val padval);
+tt_node *tt_sym_step(tt_node *a, const int64_t *steps);
+tt_node *tt_sym_window(tt_node *a, int axis, int64_t k, int64_t stride, int64_t dil);
+tt_node *tt_sym_unmove(tt_node *g, const tt_node *p, const int64_t *off);
+/* A step's gradient along p's variable dims: g's i / k where k divides i,
+ * zero elsewhere. */
+tt_node *tt_sym_unstep(tt_node *g, const tt_node *p, const int64_t *steps);
+/* A reshape that merges or splits a variable dim (outermost in its group
+ * of dims, the others fixed): [.., v, F, ..] -> [.., v*F, ..] and back to
+ * [.., v*F/G, G, ..] (v*F/G exact, checked at each run) through gathers. */
+tt_node *tt_sym_reshape(tt_node *a, const int64_t *shape, int ndim);
+/* A concatenation along ax of parts (of one dtype) some of which are
+ * variable there (sizes over one variable): each part gathered at its
+ * offset, a multiple of the value plus a constant. */
+tt_node *tt_sym_cat(tt_node *const *parts, int count, int ax);
 /* the context's variable k (1-based), or NULL */
 tt_symvar *tt_symvar_get(hcq_ctx *ctx, int k);
 /* elements of n with variable dims at their upper bound (buffers a

@@ -610,23 +610,36 @@ HCQ_API uint32_t hcq_jit_capture_count(const hcq_jit *j);
  * before the first run. The first two runs trace the function, and need
  * a size of at least 2 (a size of 1 would broadcast); later runs take any
  * size in range, and one outside it is HCQ_EINVAL. Supported: several
- * variables (4 in use per context) at any dims, a batch and a sequence
+ * variables (12 in use per context, with the sizes movements derive) at any dims, a batch and a sequence
  * (an input of shape (batch, seq, d) with both declared): linear layers,
  * matmul, convolutions, softmax, layernorm, sums, means and maxima over any dims,
  * cross-entropy, elementwise ops, permutes and reshapes keeping each
  * variable dim a dim of its own, attention scores masked by an input mask
  * or a causal one, dropout, and the backward pass with an optimizer step
- * (training with a variable batch; gradients over batch and sequence).
- * A tensor made in fn whose values
+ * (training with a variable batch; gradients over batch and sequence),
+ * and movements of a variable dim with their gradients: gathers along it
+ * (an index at or past the run's size reads zero), flips, slices of a
+ * fixed size (ending at most at the variable's lower bound: HCQ_EINVAL
+ * otherwise) and slices to the end (a bound equal to the traced size is
+ * read as the end: x[1:] is the value minus 1; hcq_slice's bounds as
+ * written: a start of 0 or more, a stop at a fixed place or the end, or
+ * the whole dim backwards; others, from the end, are HCQ_ENOTSUP),
+ * concatenations along it (parts over one variable), padding, steps, windows
+ * (pooling; the count follows the value), and reshapes merging it with
+ * the fixed dims inside it or splitting it ([b, s, d] <-> [b*s, d] with
+ * s fixed; the variable goes to the outermost dim of its group, a split
+ * must divide the value at every run: HCQ_EINVAL otherwise). These sizes
+ * are variables of their own (derived, counted in a context's 12). They
+ * run as gathers, slower than views. A tensor made in fn whose values
  * do not depend on its size (constants, hcq_arange, hcq_rand of the
  * traced size, and elementwise ops and views of them) takes the variable
  * where it meets one; random tensors then draw what eager ones of the
  * run's size draw. Results match the eager ops up to the order of sums
  * (the kernels' plans are made for the upper bounds). Not yet
- * (HCQ_ENOTSUP, saying where): padding, slicing, flipping or windowing a
- * variable dim, a reshape merging or splitting it,
- * a view stepping across it, gathers along it, a variable dim meeting a
- * tensor of a fixed size in memory. Tensors made inside fn with a
+ * (HCQ_ENOTSUP, saying where): a reshape merging two variable dims or a
+ * variable dim inside a fixed one, a concatenation of parts of different
+ * variables, a view stepping across a variable dim, a variable dim
+ * meeting a tensor of a fixed size in memory. Tensors made inside fn with a
  * variable dim must not be kept past the run. */
 HCQ_API hcq_status hcq_jit_dim(hcq_jit *j, int input, int axis, const char *name, int64_t lo, int64_t hi);
 

@@ -199,3 +199,63 @@ Test(api_tensor_numpy, integer_and_f64_ops_agree_with_numpy)
     }
     run_numpy();
 }
+
+/* Symbolic shapes: one JIT whose rows are a variable (hcq_jit_dim),
+ * captured once and compiled once, replayed at several sizes; each run's
+ * outputs (elementwise, sums and maxima over the variable rows and across
+ * them, a product with a fixed matrix, a flip of the rows) against NumPy
+ * at that size; and the movements that make sizes of the value (a
+ * slice to the end, padding, a step, a merging reshape). i64 and
+ * integer-valued f64: exact in any order. */
+static hcq_status sym_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+{
+    (void)ctx, (void)nin, (void)nout;
+    hcq_tensor *a = in[0], *w = user;
+    out[0] = hcq_add_s(hcq_mul_s(a, 3), 1);
+    out[1] = hcq_sum(a, HCQ_AXES(0), false);
+    out[2] = hcq_sum(a, HCQ_AXES(-1), false);
+    out[3] = hcq_max(a, HCQ_AXES(0), false);
+    out[4] = hcq_matmul(a, hcq_cast(w, hcq_tensor_dtype(a)));
+    out[5] = hcq_flip(a, HCQ_AXES(0));
+    out[6] = hcq_slice(a, 0, 1, INT64_MAX, 1);              /* a[1:] (empty at 1 row) */
+    out[7] = hcq_pad(a, HCQ_PAIRS(1, 2, 0, 0), 7.0);         /* rows padded */
+    out[8] = hcq_slice(a, 0, 0, INT64_MAX, 2);               /* a[::2] */
+    out[9] = hcq_reshape(a, HCQ_SHAPE(-1));                  /* rows merged with the columns */
+    out[10] = hcq_slice(a, 0, -1, INT64_MIN, -2);            /* a[::-2] */
+    for (int i = 0; i < 11; i++)
+        if (!out[i]) return hcq_error_status();
+    return HCQ_OK;
+}
+
+Test(api_tensor_numpy, symbolic_shapes_agree_with_numpy)
+{
+    if (t_sh("timeout 60 python3 -c 'import numpy' >/dev/null 2>&1")) cr_skip_test("no python3 with numpy");
+    setup_dir();
+    static const char *ops[11] = {"mul3add1", "sum0", "sum", "max0", "matmul", "flip0", "slice1", "pad12", "step2", "flat", "rstep2"};
+    static const int64_t sizes[] = {6, 4, 1, 17, 9}; /* traced at the first two */
+    static const hcq_dtype dts[] = {HCQ_I64, HCQ_F64};
+    for (size_t k = 0; k < sizeof dts / sizeof *dts; k++) {
+        hcq_tensor *w = hcq_reshape(values(HCQ_I32, 15, true), HCQ_SHAPE(5, 3));
+        T_OK(hcq_realize(w));
+        hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, sym_fn, w));
+        T_OK(hcq_jit_dim(j, 0, 0, "rows", 1, 32));
+        hcq_ctx_stats st;
+        uint64_t built = 0;
+        for (size_t r = 0; r < sizeof sizes / sizeof *sizes; r++) {
+            int64_t n = sizes[r];
+            hcq_tensor *a = hcq_contiguous(hcq_reshape(values(dts[k], n * 5, true), HCQ_SHAPE(n, 5))), *o[11]; /* a buffer of its own: the run copies no view */
+            T_OK(hcq_realize(a));
+            T_OK(hcq_ctx_get_stats(tx_ctx, &st));
+            uint64_t before = st.programs;
+            T_OK(hcq_jit_run(j, &a, 1, o, 11));
+            T_OK(hcq_ctx_get_stats(tx_ctx, &st));
+            if (r >= 2) built += st.programs - before;
+            cr_assert_eq(hcq_tensor_dim(o[0], 0), n, "the run's size");
+            for (int i = 0; i < 11; i++) add_case(ops[i], a, i == 4 ? w : NULL, o[i], dts[k]);
+        }
+        cr_assert_eq(built, 0, "%s: no kernel compiled after the capture", hcq_dtype_name(dts[k]));
+        cr_assert_eq(hcq_jit_capture_count(j), 1, "one capture");
+        T_OK(hcq_jit_destroy(j));
+    }
+    run_numpy();
+}

@@ -517,12 +517,12 @@ Test(api_tensor_symdim, sizes_out_of_range_and_ones_while_tracing_are_refused)
     T_OK(hcq_jit_destroy(j));
 }
 
-/* what needs the variable's value in index arithmetic: HCQ_ENOTSUP from
- * the op or the kernel, naming the variable dim */
-static hcq_status pad_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
+/* what cannot follow the variable's value: HCQ_ENOTSUP from the op or
+ * the kernel, naming the variable dim */
+static hcq_status split_rows(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_pad(in[0], (const int64_t[]){1, 0, 0, 0}, 2, 0.0);
+    out[0] = hcq_reshape(in[0], HCQ_SHAPE(2, -1, 5)); /* the variable rows split in two */
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
@@ -536,7 +536,7 @@ static hcq_status fixed_meets_variable(hcq_ctx *ctx, hcq_tensor *const *in, int 
 static hcq_status merged_reshape(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor **out, int nout, void *user)
 {
     (void)ctx, (void)nin, (void)nout, (void)user;
-    out[0] = hcq_reshape(in[0], HCQ_SHAPE(-1));
+    out[0] = hcq_reshape(hcq_transpose(in[0], 0, 1), HCQ_SHAPE(-1)); /* the variable dim inside a fixed one */
     return out[0] ? HCQ_OK : hcq_error_status();
 }
 
@@ -544,10 +544,11 @@ Test(api_tensor_symdim, what_is_not_supported_says_so)
 {
     hcq_tensor *x = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 1, NULL), *out, *fixed = tx_rand(HCQ_F32, TX_SHAPE(4, 5), -1, 1, 2, NULL);
     T_OK(hcq_realize(fixed));
-    /* a reshape merging the variable dim with another: its index would
-     * divide by the value */
-    hcq_jit_fn fns[3] = {pad_rows, fixed_meets_variable, merged_reshape};
-    const char *want[3] = {"padding along dim 0", "a fixed 4", "merges or splits"};
+    /* a split whose -1 is not where the variable goes, a fixed size in
+     * memory meeting the variable, a merge with the variable inside a
+     * fixed dim (its index would divide by the value) */
+    hcq_jit_fn fns[3] = {split_rows, fixed_meets_variable, merged_reshape};
+    const char *want[3] = {"the -1 (dim 1) is a fixed size", "a fixed 4", "merges or splits"};
     for (int f = 0; f < 3; f++) {
         hcq_jit *j = T_NONNULL(hcq_jit_create(tx_ctx, fns[f], fixed));
         T_OK(hcq_jit_dim(j, 0, 0, "n", 1, 64));

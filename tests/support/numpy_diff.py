@@ -80,6 +80,24 @@ def compute(op, a, b, rt, ct):
             return a.astype(DT[rt])
         if op == "sum":
             return np.sum(a, axis=-1, dtype=DT[rt])
+        if op == "mul3add1":
+            return a.astype(DT[rt]) * 3 + 1
+        if op == "sum0":
+            return np.sum(a, axis=0, dtype=DT[rt])
+        if op == "max0":
+            return np.max(a, axis=0).astype(DT[rt])
+        if op == "flip0":
+            return np.flip(a, 0)
+        if op == "slice1":
+            return a[1:]
+        if op == "pad12":
+            return np.pad(a, ((1, 2), (0, 0)), constant_values=7).astype(DT[rt])
+        if op == "step2":
+            return a[::2]
+        if op == "rstep2":
+            return a[::-2]
+        if op == "flat":
+            return a.reshape(-1)
         if op == "matmul":
             return np.matmul(a.astype(DT[rt]), b.astype(DT[rt])).astype(DT[rt])
     raise ValueError("unknown op " + op)
@@ -103,7 +121,7 @@ def main():
                     print(f"{name}: {op}({adt}, {bdt}) is {rt}; the stated rule gives {want_dt}")
                     bad += 1
                     continue
-            if op == "sum":
+            if op in ("sum", "sum0"):
                 acc = {"bool": "i32", "i8": "i32", "i16": "i32", "u8": "u32", "u16": "u32"}.get(adt, adt)
                 if acc != rt:
                     print(f"{name}: sum of {adt} is {rt}; the stated accumulation dtype is {acc}")
