@@ -286,7 +286,7 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, cons
         *out = *hit;
         return HCQ_OK;
     }
-    if (ctx->beam && !ctx->capture) { /* HCQ_BEAM: the plan a search found (beam.c) */
+    if (ctx->beam) { /* HCQ_BEAM: the plan a search found (beam.c) */
         bool done = false;
         hcq_status bs = tt_beam_kernel(ctx, xs, nx, key, out, &done);
         if (bs || done) {
