@@ -181,7 +181,7 @@ static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t 
     uint32_t n = 0;
     static const int64_t vs[] = {4, 8, 16, 24, 32, 48, 64, 96, 128};
     static const int64_t rs[] = {1, 2, 3, 4, 5, 6, 8};
-    static const int64_t us[] = {1, 2, 4, 8, 16, 32};
+    static const int64_t us[] = {1, 2, 4, 8, 16};
     if (!b.group) {
         /* slot 1: the contiguous dim's upcast */
         int d1 = b.ud[1] >= 0 ? b.ud[1] : sp->ndim - 1;

@@ -108,8 +108,9 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
             break;
         case TT_OPT_UNROLL:
             if (!sp->main || sp->main_sym) REFUSE(HCQ_EINVAL, "unroll(%lld): no main reduction of a fixed size", (long long)c->amt);
-            if (c->amt < 2 || c->amt > 64 || sp->rin % c->amt)
-                REFUSE(HCQ_EINVAL, "unroll(%lld): 2 to 64 dividing the innermost reduced axis (%lld)", (long long)c->amt, (long long)sp->rin);
+            /* at most 16: emit.c's em_reduce keeps 16 index slots per reduced axis */
+            if (c->amt < 2 || c->amt > 16 || sp->rin % c->amt)
+                REFUSE(HCQ_EINVAL, "unroll(%lld): 2 to 16 dividing the innermost reduced axis (%lld)", (long long)c->amt, (long long)sp->rin);
             P.red_up = c->amt;
             break;
         case TT_OPT_LOCAL:

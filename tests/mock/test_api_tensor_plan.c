@@ -202,7 +202,7 @@ Test(tensor_plan, each_choice_gives_the_right_values)
         for (int j = 0; j < 64; j++) rs[i] += x[i * 64 + j];
     }
     const tt_opts rlists[] = {
-        LIST(2, OPT(TT_OPT_UNROLL, 64), OPT(TT_OPT_LOCAL, 2)),
+        LIST(2, OPT(TT_OPT_UNROLL, 8), OPT(TT_OPT_LOCAL, 2)),
         LIST(3, UP(0, 0, 3), PAD(0, 3), OPT(TT_OPT_UNROLL, 2)),
         LIST(1, OPT(TT_OPT_GROUP, 32)),
     };
@@ -239,6 +239,7 @@ Test(tensor_plan, choices_that_do_not_fit_are_refused)
     refused(c, mm, LIST(1, UP(0, 0, 5)), HCQ_EINVAL, "does not divide");
     refused(c, mm, LIST(2, UP(0, 0, 4), PAD(0, 4)), HCQ_EINVAL, "multiple already");
     refused(c, mm, LIST(1, OPT(TT_OPT_UNROLL, 3)), HCQ_EINVAL, "dividing the innermost");
+    refused(c, mm, LIST(1, OPT(TT_OPT_UNROLL, 32)), HCQ_EINVAL, "2 to 16"); /* the emitter's bound */
     refused(c, mm, LIST(2, UP(1, 1, 8), OPT(TT_OPT_BLOCK, 2)), HCQ_EINVAL, "register tile");
     refused(c, mm, LIST(2, OPT(TT_OPT_GROUP, 16), UP(1, 1, 8)), HCQ_EINVAL, "group");
     refused(c, mm, LIST(1, OPT(TT_OPT_GROUP, 12)), HCQ_EINVAL, "power of 2");
