@@ -49,6 +49,8 @@ typedef struct base_env {
     const char *dump;        /* HCQ_DUMP */
     const char *profile;     /* HCQ_PROFILE */
     int cpu_threads;         /* HCQ_CPU_THREADS: 0 = one per core */
+    int beam;                /* HCQ_BEAM: kernel plan search width (0: off; tensor/beam.c) */
+    uint32_t beam_budget_ms; /* HCQ_BEAM_BUDGET_MS: a kernel's search time at most */
     const char *cpu_target;  /* HCQ_CPU_TARGET: "cpu" (default) or "ir" */
     const char *mock_shader; /* HCQ_MOCK_SHADER: "ir" runs the mock GPUs on kernel IR, "twin" on host
                                 twins of real binaries even without the tools (from the kernel cache),

@@ -157,6 +157,8 @@ static void env_read(void)
     e.dump = env_str("HCQ_DUMP");
     e.profile = env_str("HCQ_PROFILE");
     e.cpu_threads = (int)env_num("HCQ_CPU_THREADS", 0, 0, 1024, "a thread count (0: one per core)");
+    e.beam = (int)env_num("HCQ_BEAM", 0, 0, 64, "a beam width (0: no kernel plan search)");
+    e.beam_budget_ms = (uint32_t)env_num("HCQ_BEAM_BUDGET_MS", 10000, 100, 3600000, "milliseconds");
     e.path = env_str("PATH");
     e.home = env_str("HOME");
     e.xdg_cache_home = env_str("XDG_CACHE_HOME");

@@ -191,6 +191,35 @@ static void cpu_tile_walk(tt_plan *P, const int64_t *S, uint64_t rsize, hcq_dtyp
     P->cblock = largest_divisor((uint64_t)tv, fit ? fit : 1);
 }
 
+/* The kernel's optimization space: what every plan of it shares. */
+static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
+{
+    tt_space *sp = &L->space;
+    const hcq_device_props *pr = &L->ctx->props;
+    tt_node *m = L->plan.main;
+    memset(sp, 0, sizeof *sp);
+    sp->ndim = root->ndim;
+    for (int d = 0; d < root->ndim; d++) {
+        sp->shape[d] = root->shape[d];
+        sp->sym[d] = root->sym[d];
+    }
+    sp->main = m;
+    sp->rsize = rsize;
+    for (int d = 0; m && d < m->src[0]->ndim; d++)
+        if ((m->axes & (1u << d)) && m->src[0]->shape[d] > 1) sp->rin = m->src[0]->shape[d];
+    sp->main_sym = main_sym;
+    sp->cpu = L->ctx->cpu_style;
+    sp->maxl = pr->max_threads_per_group < pr->max_block[0] ? pr->max_threads_per_group : pr->max_block[0];
+    if (!sp->maxl) sp->maxl = 1;
+    sp->max_local_bytes = pr->max_local_bytes;
+    /* group mode's accumulators: f16/bf16 sums in f32 (emit.c's em_reduce) */
+    sp->acc_bytes = m ? (uint32_t)hcq_dtype_size((m->dtype == HCQ_F16 || m->dtype == HCQ_BF16) && m->rop != TT_R_MAX ? HCQ_F32
+                                                                                                          : (hcq_dtype)m->dtype)
+                      : 4;
+}
+
+/* The heuristics: today's plan for the kernel, which tt_lower records as
+ * the default choice list (plan.c). */
 static void choose(tt_lw *L, tt_node *root)
 {
     tt_plan *P = &L->plan;
@@ -241,6 +270,7 @@ static void choose(tt_lw *L, tt_node *root)
     }
     bool main_sym = false; /* the main reduction runs over a variable dim: a plain loop to its value */
     for (int d = 0; P->main && d < P->main->src[0]->ndim; d++) main_sym = main_sym || ((P->main->axes & (1u << d)) && P->main->src[0]->sym[d]);
+    fill_space(L, root, rsize, main_sym);
     if (P->main && !cpu && !main_sym && P->up_dim[0] < 0 && rsize >= 256 && n <= 64ull * (pr->compute_units ? pr->compute_units : 1)) {
         uint32_t lg = 256;
         if (lg > pr->max_threads_per_group) lg = pr->max_threads_per_group;
@@ -362,6 +392,30 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
 
 hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out)
 {
+    return tt_lower_opts(ctx, roots, nroots, key, NULL, out);
+}
+
+/* The plan from its choices, in one place: the heuristics' default list
+ * (which must give back their own plan: checked, so the default kernels
+ * stay exactly the heuristics' ones) or a forced one. */
+static hcq_status apply_choices(tt_lw *L, const tt_opts *force)
+{
+    tt_plan planned = L->plan, applied;
+    if (force)
+        L->opts = *force;
+    else
+        tt_opts_from_plan(&planned, &L->opts);
+    hcq_status s = tt_plan_apply(&L->space, &L->opts, &applied);
+    if (s) return s;
+    if (!force && !tt_plan_same(&planned, &applied))
+        return base_err(HCQ_EFORMAT, "lowering: the default choice list does not give the heuristics' plan back (a bug in tensor/plan.c)");
+    L->plan = applied;
+    return HCQ_OK;
+}
+
+hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, const tt_opts *force,
+                         tt_lowered *out)
+{
     tt_node *root = roots[0]; /* every root has its shape and loop structure (group.c) */
     memset(out, 0, sizeof *out);
     tt_lw *L = ctx->lw;
@@ -393,6 +447,11 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
     for (int d = 0; var && d < root->ndim && launch_dim < 0; d++)
         if (root->shape[d] != 1) launch_dim = d;
     choose(L, root);
+    s = apply_choices(L, force);
+    if (s) {
+        tt_sym_restore(save);
+        return s;
+    }
     tt_plan *P = &L->plan;
     L->nmains = 0;
     for (uint32_t r = 1; r < nroots && P->main; r++) {
@@ -411,6 +470,11 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
     if (nroots > 1) {
         size_t len = strlen(out->name);
         if (len + 8 < sizeof out->name) snprintf(out->name + len, sizeof out->name - len, "_o%u", nroots);
+    }
+    if (hcq_debug_level() >= 1) {
+        char words[256];
+        tt_opts_format(&L->opts, words, sizeof words);
+        base_log(1, "%s: kernel %s plan%s: %s", ctx->props.id, out->name, force ? "" : " (default)", words);
     }
     L->nout = nroots;
     s = tt_irb_init(&L->b, out->name);
@@ -542,6 +606,7 @@ hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const 
     out->block[0] = P->L;
     out->block[1] = out->block[2] = 1;
     out->flops = L->flops * (double)P->items * (P->group ? P->L : 1);
+    out->opts = L->opts;
     if (var) {
         out->var = (uint8_t)var;
         out->per = P->items / (uint64_t)ctx->syms[var - 1].hi;

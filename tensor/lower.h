@@ -29,6 +29,41 @@ typedef struct tt_plan {
                         blocks of cblock tiles along dv (0: the plain order) */
 } tt_plan;
 
+/* ** the optimization space (plan.c)
+ *
+ * A kernel's plan is a list of explicit choices over its dims; tt_plan_apply
+ * is the one place a list becomes the tt_plan the lowering follows. The
+ * heuristics of lower.c's choose() produce the default list (tt_opts_from_plan
+ * of their plan), which applies back to exactly that plan; a search
+ * (beam.c) lowers other lists. The choices themselves (tt_opt) are in
+ * tt.h: the kernel cache and the search keep them. */
+/* What a plan is chosen over: fixed by the kernel, whatever the choices. */
+typedef struct tt_space {
+    int ndim;
+    int64_t shape[TT_MAX_DIMS];
+    uint8_t sym[TT_MAX_DIMS]; /* variable dims are never upcast */
+    tt_node *main;            /* the main reduction, or NULL */
+    uint64_t rsize;           /* its reduced elements */
+    int64_t rin;              /* its innermost reduced axis' size */
+    bool main_sym;            /* it runs over a variable dim */
+    bool cpu;                 /* a CPU-style target */
+    uint32_t maxl;            /* work-items per group at most */
+    uint32_t max_local_bytes;
+    uint32_t acc_bytes;       /* an accumulator of the main reduction */
+} tt_space;
+
+/* "upcast" ... */
+const char *tt_opt_name(tt_opt_kind k);
+/* The list in words: "upcast0(d1,8) pad(d1,8) upcast1(d2,64) local(4)". */
+void tt_opts_format(const tt_opts *o, char *buf, size_t size);
+/* The list that applies to plan P. */
+void tt_opts_from_plan(const tt_plan *P, tt_opts *out);
+/* The plan a list gives in space sp; HCQ_EINVAL (or HCQ_ENOTSUP for a
+ * choice no target takes yet) saying which choice does not fit, P untouched. */
+hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *P);
+/* Whether two plans lay a kernel out alike. */
+bool tt_plan_same(const tt_plan *a, const tt_plan *b);
+
 typedef struct memo_ent memo_ent;
 
 typedef struct tt_lw {
@@ -37,6 +72,8 @@ typedef struct tt_lw {
     tt_arena ar;
     tt_sym sym;
     tt_plan plan;
+    tt_space space; /* the kernel's optimization space (choose) */
+    tt_opts opts;   /* the choices plan was applied from */
     const tt_key *key;              /* inputs: param nout + i is key->in[i] */
     uint32_t nout;
     hcq_ir_ref pref[TT_MAX_PARAMS]; /* param refs, the outputs first */

@@ -101,10 +101,10 @@ void tt_debug_free(hcq_ctx *ctx)
     ctx->dbg_t[0] = ctx->dbg_t[1] = ctx->dbg_done = NULL;
 }
 
-/* HCQ_DEBUG >= 2: the launch through a recorded queue with device
- * timestamps around it, waited for, and one line about it. */
-static hcq_status timed_launch(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims,
-                               const tt_kentry *ke, double bytes)
+/* The launch through a recorded queue with device timestamps around it,
+ * waited for: its time on the device in us (HCQ_DEBUG >= 2's lines, and
+ * the plan search's timings, beam.c). */
+hcq_status tt_timed_exec(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims, double *us_out)
 {
     if (!ctx->dbg_q) {
         ctx->dbg_q = hcq_queue_create(ctx->dev, HCQ_QUEUE_COMPUTE);
@@ -127,7 +127,17 @@ static hcq_status timed_launch(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args
     if (!s) s = hcq_queue_submit(q, NULL, 0);
     if (!s) s = hcq_signal_wait(ctx->dbg_done, ++ctx->dbg_val, 0);
     if (s) return s;
-    double us = (double)(hcq_signal_timestamp_ns(ctx->dbg_t[1]) - hcq_signal_timestamp_ns(ctx->dbg_t[0])) / 1000.0;
+    *us_out = (double)(hcq_signal_timestamp_ns(ctx->dbg_t[1]) - hcq_signal_timestamp_ns(ctx->dbg_t[0])) / 1000.0;
+    return HCQ_OK;
+}
+
+/* HCQ_DEBUG >= 2: the launch timed, and one line about it. */
+static hcq_status timed_launch(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims,
+                               const tt_kentry *ke, double bytes)
+{
+    double us = 0;
+    hcq_status s = tt_timed_exec(ctx, p, args, nargs, dims, &us);
+    if (s) return s;
     double sec = us > 0 ? us * 1e-6 : 1e-9;
     /* (a variable size's kernel: its flops are counted at the upper bound) */
     double flops = ke->flops * (ke->grid[0] ? (double)dims.grid[0].imm / ke->grid[0] : 1);
@@ -321,6 +331,14 @@ static hcq_status kernel_for(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, cons
     if (hit) {
         *out = *hit;
         return HCQ_OK;
+    }
+    if (ctx->beam) { /* HCQ_BEAM: the plan a search found (beam.c) */
+        bool done = false;
+        hcq_status bs = tt_beam_kernel(ctx, xs, nx, key, out, &done);
+        if (bs || done) {
+            if (!bs) tt_kcache_add(ctx, key, out); /* on failure the next realize lowers again */
+            return bs;
+        }
     }
     tt_lowered lw;
     hcq_status s = tt_lower(ctx, xs, nx, key, &lw);

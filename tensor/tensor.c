@@ -317,8 +317,25 @@ hcq_ctx *hcq_ctx_create(hcq_device *dev)
     ctx->props = *p;
     ctx->cpu_style = !strcmp(p->target, "cpu") || !strcmp(p->target, "ir");
     ctx->next_seq = 1;
+    ctx->beam = (uint32_t)base_env_get()->beam; /* HCQ_BEAM */
+    if (ctx->beam && p->is_mock) { /* said once per context, whatever HCQ_DEBUG */
+        base_log(0, "HCQ_BEAM=%u ignored on %s: an emulated device's timings are not a GPU's (kernels keep their default plans)",
+                 ctx->beam, p->id);
+        ctx->beam = 0;
+    }
     base_handle_add(ctx, BASE_H_CTX);
     return ctx;
+}
+
+hcq_status hcq_ctx_set_beam(hcq_ctx *ctx, uint32_t width)
+{
+    if (!tt_live_ctx(ctx)) return base_err(HCQ_EINVAL, "hcq_ctx_set_beam: not a live context");
+    if (width > 64) return base_err(HCQ_EINVAL, "hcq_ctx_set_beam: width %u, at most 64", width);
+    if (width && ctx->props.is_mock)
+        return base_err(HCQ_ENOTSUP, "hcq_ctx_set_beam: %s is emulated: its timings are not a GPU's, so no plan search runs there",
+                        ctx->props.id);
+    ctx->beam = width;
+    return HCQ_OK;
 }
 
 hcq_status hcq_ctx_destroy(hcq_ctx *ctx)

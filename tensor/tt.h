@@ -263,6 +263,15 @@ typedef struct tt_symvar {
     int64_t mul, add, div;
 } tt_symvar;
 
+typedef struct tt_beam_stats {
+    uint32_t searched;      /* kernels whose plans were timed */
+    uint32_t cache_hits;    /* winners read from the disk cache */
+    uint32_t cache_ignored; /* entries set aside: corrupt, foreign, not fitting */
+    uint32_t timed;         /* candidates timed */
+    uint32_t discarded;     /* candidates refused, failing to compile, or differing */
+    uint32_t skipped;       /* kernels not searched (variable sizes) */
+} tt_beam_stats;
+
 struct hcq_ctx {
     hcq_device *dev;
     hcq_device_props props;
@@ -293,10 +302,17 @@ struct hcq_ctx {
     uint32_t grep_epoch;  /* the last second scheduling pass (tt_node.grep_epoch) */
     tt_symvar syms[TT_MAX_SYMS];
     uint32_t nsyms, sym_stamp;
-    /* HCQ_DEBUG >= 2: timed launches */
+    /* HCQ_DEBUG >= 2: timed launches (and the plan search's) */
     hcq_queue *dbg_q;
     hcq_signal *dbg_t[2], *dbg_done;
     uint64_t dbg_val;
+    /* kernel plan search (beam.c): its width (0: off), what it did, and
+     * its last note (why a candidate or a cache entry was set aside) */
+    uint32_t beam;
+    uint32_t beam_max; /* plans timed per kernel at most, the default's included (0: beam.c's
+                          BEAM_MAX); tests keep their searches small */
+    tt_beam_stats beam_stats;
+    char beam_note[256];
 };
 
 /* ** nodes (tensor.c) */
@@ -634,6 +650,37 @@ hcq_status tt_group(hcq_ctx *ctx, tt_node **mats, uint32_t n, tt_sched *out, tt_
 bool tt_same_reduce(const tt_node *a, const tt_node *b);
 
 /* ** lowering (lower.c, emit.c) */
+/* ** a kernel's plan as explicit choices (plan.c, lower.h) */
+typedef enum tt_opt_kind {
+    TT_OPT_UPCAST, /* slot, dim, amt: amt outputs along dim per work-item. Slot 0 is
+                      the row dim of a register tile (at most 8; may be padded),
+                      slot 1 the contiguous one (at most 256) */
+    TT_OPT_PADTO,  /* dim, amt: slot 0's dim padded to a multiple of its upcast amt:
+                      rows past the edge read the last row and are not stored */
+    TT_OPT_UNROLL, /* amt accumulators along the main reduction's innermost axis */
+    TT_OPT_LOCAL,  /* amt work-items per work-group (absent: 1) */
+    TT_OPT_GROUP,  /* grouped reduction: a work-group of amt per output, combining
+                      through local memory (a power of 2) */
+    TT_OPT_BLOCK,  /* a register tile's walk in column blocks of amt tiles */
+    TT_OPT_VECTOR, /* vector width of loads and stores: refused (no IR vector types yet) */
+    TT_OPT_SMEM,   /* shared-memory staging of operands: refused (no GPU plan takes it yet) */
+    TT_OPT_TC,     /* tensor cores: refused (no IR matrix-multiply-accumulate op yet) */
+    TT_OPT_KINDS
+} tt_opt_kind;
+
+typedef struct tt_opt {
+    uint8_t kind; /* tt_opt_kind */
+    int8_t slot;  /* UPCAST: 0 or 1; else -1 */
+    int8_t dim;   /* an output dim, or -1 */
+    int64_t amt;
+} tt_opt;
+
+#define TT_MAX_OPTS 12
+typedef struct tt_opts {
+    uint32_t n;
+    tt_opt o[TT_MAX_OPTS];
+} tt_opts;
+
 typedef struct tt_lowered {
     hcq_kernel *k;
     char name[64];
@@ -642,13 +689,31 @@ typedef struct tt_lowered {
     uint8_t var; /* see tt_kentry */
     uint64_t per;
     uint32_t div;
+    tt_opts opts; /* the plan's choices */
 } tt_lowered;
 /* Lowers the nodes (one shape and loop structure; their sources realized
  * or fused) to a kernel that stores root i's elements row-major in param
  * i; params nroots.. are key->in. */
 hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out);
+/* tt_lower with the plan's choices given (NULL: the default ones);
+ * a list that does not fit the kernel fails (tt_plan_apply's message). */
+hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, const tt_opts *force,
+                         tt_lowered *out);
 void tt_lowered_free(tt_lowered *l);
 void tt_lower_scratch_free(hcq_ctx *ctx);
+
+/* ** kernel plan search (beam.c) */
+/* The kernel for xs from the plan search (or its disk cache): *done false
+ * when the search does not apply (the caller lowers the default plan). */
+hcq_status tt_beam_kernel(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, const tt_key *key, tt_kentry *out, bool *done);
+/* A disk cache entry's choices: HCQ_OK, or HCQ_EFORMAT with why (corrupt,
+ * or written for another kernel, device or compiler: want_id differs). */
+hcq_status tt_beam_entry_parse(const char *text, size_t size, const char *want_id, tt_opts *out, char *why, size_t wn);
+/* Where the disk cache keeps the search's winner for xs (the default
+ * plan is lowered to find its key). */
+hcq_status tt_beam_entry_path(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, char *path, size_t size);
+/* The timed launch (realize.c): its device time in us. */
+hcq_status tt_timed_exec(hcq_ctx *ctx, hcq_program *p, const hcq_arg *args, uint32_t nargs, hcq_dims dims, double *us_out);
 
 /* ** caches (cache.c) */
 /* the key of the kernel writing roots (in order) */

@@ -236,6 +236,20 @@ HCQ_API hcq_status hcq_ctx_get_stats(const hcq_ctx *ctx, hcq_ctx_stats *out);
  * what a long first step is doing. NULL removes it. (Since 0.2.) */
 typedef void (*hcq_build_fn)(void *user, const char *kernel, uint64_t built);
 HCQ_API hcq_status hcq_ctx_on_build(hcq_ctx *ctx, hcq_build_fn fn, void *user);
+/* Kernel plan search (also HCQ_BEAM=N, read when the context is made):
+ * with width > 0, each kernel the context builds for the first time has
+ * its plan searched on the device itself: candidate plans (register tile,
+ * unroll, work-group size, ...) near the default one are compiled and
+ * timed (medians of repeats, at most HCQ_BEAM_BUDGET_MS per kernel, default
+ * 10 s), the `width` fastest are expanded again, and the fastest whose
+ * output equals the default plan's (within the dtype's rounding) is used
+ * and kept in the kernel cache directory, keyed by the kernel, the device
+ * model and the compiler, so later processes use it without searching.
+ * Candidates that fail to compile or give other results are discarded
+ * (HCQ_DEBUG=1 says which and why). 0 turns the search off (cached winners
+ * are then not read either). HCQ_ENOTSUP on an emulated device (its
+ * timings are not a GPU's); HCQ_EINVAL for a width over 64. (Since 0.2.) */
+HCQ_API hcq_status hcq_ctx_set_beam(hcq_ctx *ctx, uint32_t width);
 
 /* ** tensor facts (valid for live tensors; a stale one gives 0 / NULL) */
 HCQ_API hcq_ctx *hcq_tensor_ctx(const hcq_tensor *t);

@@ -29,6 +29,8 @@ static const struct {
     {"HCQ_TIMEOUT_MS", {"forever", "-5", "99999999999", "1e3"}},
     {"HCQ_COMPILE_TIMEOUT_S", {"never", "-1", "100000", NULL}},
     {"HCQ_CPU_THREADS", {"all", "-2", "100000", NULL}},
+    {"HCQ_BEAM", {"wide", "-1", "65", NULL}},
+    {"HCQ_BEAM_BUDGET_MS", {"long", "99", "3600001", NULL}},
     {"HCQ_ALLOC_CACHE", {"off", "2", NULL}},
     {"HCQ_CACHE_ONLY", {"yes", "2", NULL}},
     {"HCQ_KERNARG_RING_KIB", {"big", "0", "63", "4294967297"}},

@@ -1,0 +1,176 @@
+/* A kernel's plan as a list of explicit choices (lower.h, tt_opt), and the
+ * one function that turns a list into the tt_plan the lowering follows.
+ *
+ * lower.c's choose() runs the heuristics and records what they decided as
+ * the default list (tt_opts_from_plan); tt_lower then applies the list, and
+ * checks that the default applies back to the heuristics' own plan, so the
+ * default kernels are exactly those the heuristics made. A search (beam.c)
+ * applies other lists; every rule a list must obey to give a correct kernel
+ * is checked here, so a list from a file or a search is refused with a
+ * message rather than lowered wrong. */
+#include "tensor/lower.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const opt_names[TT_OPT_KINDS] = {
+    [TT_OPT_UPCAST] = "upcast", [TT_OPT_PADTO] = "pad",    [TT_OPT_UNROLL] = "unroll",
+    [TT_OPT_LOCAL] = "local",   [TT_OPT_GROUP] = "group",  [TT_OPT_BLOCK] = "block",
+    [TT_OPT_VECTOR] = "vector", [TT_OPT_SMEM] = "smem",    [TT_OPT_TC] = "tc",
+};
+
+const char *tt_opt_name(tt_opt_kind k) { return (unsigned)k < TT_OPT_KINDS ? opt_names[k] : "?"; }
+
+void tt_opts_format(const tt_opts *o, char *buf, size_t size)
+{
+    size_t pos = 0;
+    if (size) buf[0] = 0;
+    if (!o->n) snprintf(buf, size, "(none)");
+    for (uint32_t i = 0; i < o->n && i < TT_MAX_OPTS && pos + 1 < size; i++) {
+        const tt_opt *p = &o->o[i];
+        const char *sp = i ? " " : "";
+        int w;
+        if (p->kind == TT_OPT_UPCAST)
+            w = snprintf(buf + pos, size - pos, "%s%s%d(d%d,%lld)", sp, tt_opt_name(p->kind), p->slot, p->dim, (long long)p->amt);
+        else if (p->dim >= 0)
+            w = snprintf(buf + pos, size - pos, "%s%s(d%d,%lld)", sp, tt_opt_name(p->kind), p->dim, (long long)p->amt);
+        else
+            w = snprintf(buf + pos, size - pos, "%s%s(%lld)", sp, tt_opt_name(p->kind), (long long)p->amt);
+        if (w < 0) break;
+        pos += (size_t)w;
+    }
+}
+
+static void put(tt_opts *o, tt_opt_kind k, int slot, int dim, int64_t amt)
+{
+    if (o->n < TT_MAX_OPTS) o->o[o->n++] = (tt_opt){(uint8_t)k, (int8_t)slot, (int8_t)dim, amt};
+}
+
+void tt_opts_from_plan(const tt_plan *P, tt_opts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int u = 0; u < 2; u++) {
+        if (P->up_dim[u] < 0) continue;
+        put(out, TT_OPT_UPCAST, u, P->up_dim[u], P->up[u]);
+        if (u == 0 && P->ragged) put(out, TT_OPT_PADTO, -1, P->up_dim[0], P->up[0]);
+    }
+    if (P->red_up > 1) put(out, TT_OPT_UNROLL, -1, -1, P->red_up);
+    if (P->group)
+        put(out, TT_OPT_GROUP, -1, -1, P->L);
+    else
+        put(out, TT_OPT_LOCAL, -1, -1, P->L);
+    if (P->cblock > 0) put(out, TT_OPT_BLOCK, -1, -1, P->cblock);
+}
+
+bool tt_plan_same(const tt_plan *a, const tt_plan *b)
+{
+    return a->up_dim[0] == b->up_dim[0] && a->up_dim[1] == b->up_dim[1] && a->up[0] == b->up[0] && a->up[1] == b->up[1] &&
+           a->ragged == b->ragged && a->main == b->main && a->red_up == b->red_up && a->group == b->group && a->L == b->L &&
+           a->items == b->items && a->cblock == b->cblock;
+}
+
+#define REFUSE(st, ...) return base_err((st), "kernel plan: " __VA_ARGS__)
+
+hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
+{
+    tt_plan P;
+    memset(&P, 0, sizeof P);
+    P.up_dim[0] = P.up_dim[1] = -1;
+    P.up[0] = P.up[1] = 1;
+    P.red_up = 1;
+    P.main = sp->main;
+    bool pad = false;
+    int64_t local = 0;
+    if (o->n > TT_MAX_OPTS) REFUSE(HCQ_EINVAL, "%u choices, at most %d", o->n, TT_MAX_OPTS);
+    for (uint32_t i = 0; i < o->n; i++) {
+        const tt_opt *c = &o->o[i];
+        const char *nm = tt_opt_name((tt_opt_kind)c->kind);
+        int d = c->dim;
+        switch ((tt_opt_kind)c->kind) {
+        case TT_OPT_UPCAST: {
+            int u = c->slot;
+            if (u != 0 && u != 1) REFUSE(HCQ_EINVAL, "upcast slot %d: 0 (rows) or 1 (the contiguous dim)", u);
+            if (d < 0 || d >= sp->ndim) REFUSE(HCQ_EINVAL, "upcast%d of dim %d: the output has %d dims", u, d, sp->ndim);
+            if (sp->sym[d]) REFUSE(HCQ_EINVAL, "upcast%d of dim %d: a variable dim (its size is known at launch only)", u, d);
+            int64_t max = u == 0 ? 8 : 256;
+            if (c->amt < 2 || c->amt > max) REFUSE(HCQ_EINVAL, "upcast%d(d%d,%lld): 2 to %lld", u, d, (long long)c->amt, (long long)max);
+            if (P.up_dim[u] >= 0) REFUSE(HCQ_EINVAL, "upcast%d given twice", u);
+            if (P.up_dim[1 - u] == d) REFUSE(HCQ_EINVAL, "dim %d upcast in both slots", d);
+            P.up_dim[u] = d;
+            P.up[u] = c->amt;
+            break;
+        }
+        case TT_OPT_PADTO:
+            if (P.up_dim[0] != d || P.up[0] != c->amt)
+                REFUSE(HCQ_EINVAL, "pad(d%d,%lld): only slot 0's upcast dim pads, to its amount, after it", d, (long long)c->amt);
+            if (sp->shape[d] % c->amt == 0) REFUSE(HCQ_EINVAL, "pad(d%d,%lld): %lld is a multiple already", d, (long long)c->amt, (long long)sp->shape[d]);
+            pad = true;
+            break;
+        case TT_OPT_UNROLL:
+            if (!sp->main || sp->main_sym) REFUSE(HCQ_EINVAL, "unroll(%lld): no main reduction of a fixed size", (long long)c->amt);
+            /* at most 16: emit.c's em_reduce keeps 16 index slots per reduced axis */
+            if (c->amt < 2 || c->amt > 16 || sp->rin % c->amt)
+                REFUSE(HCQ_EINVAL, "unroll(%lld): 2 to 16 dividing the innermost reduced axis (%lld)", (long long)c->amt, (long long)sp->rin);
+            P.red_up = c->amt;
+            break;
+        case TT_OPT_LOCAL:
+            if (c->amt < 1 || c->amt > sp->maxl) REFUSE(HCQ_EINVAL, "local(%lld): 1 to %u work-items", (long long)c->amt, sp->maxl);
+            local = c->amt;
+            break;
+        case TT_OPT_GROUP:
+            if (!sp->main || sp->main_sym) REFUSE(HCQ_EINVAL, "group(%lld): no main reduction of a fixed size", (long long)c->amt);
+            if (c->amt < 2 || c->amt > sp->maxl || (c->amt & (c->amt - 1)))
+                REFUSE(HCQ_EINVAL, "group(%lld): a power of 2 from 2 to %u", (long long)c->amt, sp->maxl);
+            if ((uint64_t)c->amt * sp->acc_bytes > sp->max_local_bytes)
+                REFUSE(HCQ_EINVAL, "group(%lld): %llu bytes of local memory, the device has %u", (long long)c->amt,
+                       (unsigned long long)c->amt * sp->acc_bytes, sp->max_local_bytes);
+            P.group = true;
+            P.L = (uint32_t)c->amt;
+            break;
+        case TT_OPT_BLOCK:
+            if (c->amt < 1) REFUSE(HCQ_EINVAL, "block(%lld): at least 1", (long long)c->amt);
+            P.cblock = c->amt;
+            break;
+        case TT_OPT_VECTOR:
+            REFUSE(HCQ_ENOTSUP, "%s(%lld): the IR has no vector types yet (issue 24, item 3); CPU kernels are vectorised by the C compiler",
+                   nm, (long long)c->amt);
+        case TT_OPT_SMEM:
+            REFUSE(HCQ_ENOTSUP, "%s: shared-memory staging is not lowered yet (issue 24, item 3: GPU plans)", nm);
+        case TT_OPT_TC:
+            REFUSE(HCQ_ENOTSUP, "%s: tensor cores need the IR's matrix-multiply-accumulate op, not there yet (issue 24, item 4)", nm);
+        default: REFUSE(HCQ_EINVAL, "choice %u: unknown kind %u", i, c->kind);
+        }
+    }
+    for (int u = 0; u < 2; u++) {
+        int d = P.up_dim[u];
+        if (d < 0 || sp->shape[d] % P.up[u] == 0) continue;
+        if (u == 1 || !pad)
+            REFUSE(HCQ_EINVAL, "upcast%d(d%d,%lld) does not divide %lld%s", u, d, (long long)P.up[u], (long long)sp->shape[d],
+                   u == 0 ? " (and no pad)" : "");
+        P.ragged = true;
+    }
+    if (P.up[0] * P.up[1] > 512) REFUSE(HCQ_EINVAL, "a tile of %lld outputs per work-item, at most 512", (long long)(P.up[0] * P.up[1]));
+    if (P.group && (P.up_dim[0] >= 0 || P.up_dim[1] >= 0 || P.red_up > 1 || local || P.cblock))
+        REFUSE(HCQ_EINVAL, "group: a work-group per output takes no upcast, unroll, local or block");
+    uint64_t items = 1;
+    int64_t T[TT_MAX_DIMS];
+    for (int d = 0; d < sp->ndim; d++) {
+        T[d] = sp->shape[d];
+        for (int u = 0; u < 2; u++)
+            if (P.up_dim[u] == d) T[d] = (T[d] + P.up[u] - 1) / P.up[u];
+        items *= (uint64_t)T[d];
+    }
+    P.items = items;
+    if (P.cblock) {
+        if (P.up_dim[0] < 0 || P.up_dim[1] < 0) REFUSE(HCQ_EINVAL, "block(%lld): only a register tile (both upcasts) walks in blocks", (long long)P.cblock);
+        if (T[P.up_dim[1]] % P.cblock)
+            REFUSE(HCQ_EINVAL, "block(%lld) does not divide the %lld column tiles", (long long)P.cblock, (long long)T[P.up_dim[1]]);
+    }
+    if (!P.group) {
+        if (local && (uint64_t)local > (items ? items : 1))
+            REFUSE(HCQ_EINVAL, "local(%lld): the kernel has %llu work-items", (long long)local, (unsigned long long)items);
+        P.L = local ? (uint32_t)local : 1;
+    }
+    *out = P;
+    return HCQ_OK;
+}
