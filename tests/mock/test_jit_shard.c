@@ -13,6 +13,7 @@
 #include "drivers/mock/mock.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
+#include "tensortest.h"
 
 #include <hcq/tensor.h>
 
@@ -21,33 +22,6 @@ static void teardown(void) { mock_configure(""); }
 TestSuite(jit_shard, .init = setup, .fini = teardown, .timeout = 300);
 
 enum { MAXD = 4, M = 11, K = 9, N = 6 };
-
-typedef struct env {
-    int n;
-    hcq_device *dev[MAXD];
-    hcq_ctx *ctx[MAXD];
-} env;
-
-static void env_open(env *e, const char *spec, const char *kind, int n)
-{
-    T_OK(mock_configure(spec));
-    e->n = n;
-    for (int d = 0; d < n; d++) {
-        char name[16];
-        snprintf(name, sizeof name, "%s:%d", kind, d);
-        e->dev[d] = hcq_device_open(name);
-        cr_assert_not_null(e->dev[d], "%s: %s", name, hcq_error_message());
-        e->ctx[d] = T_NONNULL(hcq_ctx_create(e->dev[d]));
-    }
-}
-
-static void env_close(env *e)
-{
-    for (int d = e->n; d-- > 0;) {
-        if (e->ctx[d]) T_OK(hcq_ctx_destroy(e->ctx[d]));
-        T_OK(hcq_device_close(e->dev[d]));
-    }
-}
 
 static uint32_t rng = 777;
 static float frand(void)
@@ -92,7 +66,7 @@ static hcq_status step(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tensor 
 }
 
 /* the inputs: x split on rows, w replicated, fresh values each call */
-static void make_inputs(const env *e, hcq_sharded **xs, hcq_sharded **ws, hcq_tensor **in)
+static void make_inputs(const tx_mdev *e, hcq_sharded **xs, hcq_sharded **ws, hcq_tensor **in)
 {
     hcq_tensor *x = rand_f32(e->ctx[0], M, K), *w = rand_f32(e->ctx[0], K, N);
     *xs = T_NONNULL(hcq_shard(x, e->ctx, e->n, 0));
@@ -121,8 +95,8 @@ static void same_bytes(hcq_tensor *got, hcq_tensor *want, hcq_ctx *where, const 
  * every output bit-equal to the eager step's */
 static void captured_step(const char *spec, const char *kind, int nd, int replays)
 {
-    env e;
-    env_open(&e, spec, kind, nd);
+    tx_mdev e;
+    tx_mdev_open(&e, spec, kind, nd);
     hcq_jit *j = T_NONNULL(hcq_jit_create_multi(e.ctx, nd, step, NULL));
     for (int run = 0; run < 2 + replays; run++) {
         hcq_sharded *xs, *ws;
@@ -143,7 +117,7 @@ static void captured_step(const char *spec, const char *kind, int nd, int replay
     /* each device's add+relu, matmul and partial sum, the fold on device 0, the outputs' copies */
     cr_assert_geq(hcq_jit_kernel_count(j), (uint32_t)(2 * nd), "%u kernels", hcq_jit_kernel_count(j));
     T_OK(hcq_jit_destroy(j));
-    env_close(&e);
+    tx_mdev_close(&e);
 }
 
 Test(jit_shard, amd_four_gpus_xgmi) { captured_step("amd=gfx942x4,amd_peer=xgmi", "AMD", 4, 2); }
@@ -160,8 +134,8 @@ Test(jit_shard, nv_four_gpus_nvlink)
  * refused, saying so, every time; the step still runs eagerly (staged). */
 static void refused_without_links(const char *spec, const char *kind, int nd)
 {
-    env e;
-    env_open(&e, spec, kind, nd);
+    tx_mdev e;
+    tx_mdev_open(&e, spec, kind, nd);
     hcq_jit *j = T_NONNULL(hcq_jit_create_multi(e.ctx, nd, step, NULL));
     hcq_sharded *xs, *ws;
     hcq_tensor *in[2 * MAXD], *got[2 * MAXD] = {0}, *want[2 * MAXD] = {0};
@@ -179,7 +153,7 @@ static void refused_without_links(const char *spec, const char *kind, int nd)
     T_OK(hcq_sharded_free(xs));
     T_OK(hcq_sharded_free(ws));
     T_OK(hcq_jit_destroy(j));
-    env_close(&e);
+    tx_mdev_close(&e);
 }
 
 Test(jit_shard, amd_two_gpus_without_links) { refused_without_links("amd=gfx1100x2,amd_peer=none", "AMD", 2); }
@@ -199,8 +173,8 @@ static hcq_status rand_on_each(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq
 
 Test(jit_shard, random_tensors_on_every_context_draw_anew)
 {
-    env e;
-    env_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
+    tx_mdev e;
+    tx_mdev_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
     hcq_tensor *in[2] = {rand_f32(e.ctx[0], M, K), rand_f32(e.ctx[1], M, K)};
     enum { RUNS = 4 };
     static float got[RUNS][2][M * K], want[M * K];
@@ -234,13 +208,13 @@ Test(jit_shard, random_tensors_on_every_context_draw_anew)
     T_OK(hcq_ctx_destroy(e.ctx[1]));
     e.ctx[1] = NULL;
     T_FAILS(hcq_jit_destroy(j), HCQ_ESTATE);
-    env_close(&e);
+    tx_mdev_close(&e);
 }
 
 Test(jit_shard, what_is_refused)
 {
-    env e;
-    env_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
+    tx_mdev e;
+    tx_mdev_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
     hcq_tensor *a = rand_f32(e.ctx[0], M, K), *b = rand_f32(e.ctx[1], M, K), *out = NULL;
     hcq_tensor *in[2] = {a, b};
     hcq_jit *j = T_NONNULL(hcq_jit_create_multi(e.ctx, 2, rand_on_each, NULL));
@@ -285,7 +259,7 @@ Test(jit_shard, what_is_refused)
     e.ctx[1] = NULL;
     T_FAILS(hcq_jit_destroy(m), HCQ_ESTATE);
     T_OK(hcq_jit_destroy(j));
-    env_close(&e);
+    tx_mdev_close(&e);
 }
 
 /* hcq_tensors_allreduce: eager, in place, every copy the same bits;
@@ -301,8 +275,8 @@ static hcq_status ar_half_jit(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_
 
 Test(jit_shard, tensors_allreduce)
 {
-    env e;
-    env_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
+    tx_mdev e;
+    tx_mdev_open(&e, "amd=gfx1100x2,amd_peer=xgmi", "AMD", 2);
     const float x0[3] = {1, 2, 3}, x1[3] = {3, 4, 6}, want[3] = {2, 3, 4.5f};
     hcq_tensor *t[2] = {T_NONNULL(hcq_from_data(e.ctx[0], HCQ_F32, (const int64_t[]){3}, 1, x0)),
                         T_NONNULL(hcq_from_data(e.ctx[1], HCQ_F32, (const int64_t[]){3}, 1, x1))};
@@ -325,5 +299,5 @@ Test(jit_shard, tensors_allreduce)
     T_MSG_HAS("created over all its contexts");
     cr_assert(!hcq_ctx_capturing(e.ctx[0]), "the capture ended with the run");
     T_OK(hcq_jit_destroy(j));
-    env_close(&e);
+    tx_mdev_close(&e);
 }

@@ -13,6 +13,7 @@
 #include "drivers/mock/mock.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
+#include "tensortest.h"
 
 #include <hcq/tensor.h>
 
@@ -21,33 +22,6 @@ static void teardown(void) { mock_configure(""); }
 TestSuite(shard, .init = setup, .fini = teardown, .timeout = 300);
 
 enum { MAXD = 4 };
-
-typedef struct env {
-    int n;
-    hcq_device *dev[MAXD];
-    hcq_ctx *ctx[MAXD];
-} env;
-
-static void env_open(env *e, const char *spec, const char *kind, int n)
-{
-    T_OK(mock_configure(spec));
-    e->n = n;
-    for (int d = 0; d < n; d++) {
-        char name[16];
-        snprintf(name, sizeof name, "%s:%d", kind, d);
-        e->dev[d] = hcq_device_open(name);
-        cr_assert_not_null(e->dev[d], "%s: %s", name, hcq_error_message());
-        e->ctx[d] = T_NONNULL(hcq_ctx_create(e->dev[d]));
-    }
-}
-
-static void env_close(env *e)
-{
-    for (int d = e->n; d-- > 0;) {
-        T_OK(hcq_ctx_destroy(e->ctx[d]));
-        T_OK(hcq_device_close(e->dev[d]));
-    }
-}
 
 static uint32_t rng = 12345;
 static float frand(void)
@@ -70,7 +44,7 @@ static void rd(hcq_tensor *t, float *out, size_t n)
 }
 
 /* the sharded result gathered on ctx 0 equals the single-device one bit for bit */
-static void same_bits(hcq_sharded *s, hcq_tensor *want, const env *e, const char *what)
+static void same_bits(hcq_sharded *s, hcq_tensor *want, const tx_mdev *e, const char *what)
 {
     cr_assert_not_null(s, "%s: %s", what, hcq_error_message());
     int64_t n = hcq_tensor_numel(want);
@@ -90,7 +64,7 @@ static void same_bits(hcq_sharded *s, hcq_tensor *want, const env *e, const char
 
 /* within the header's bound: (2m - 2 + n) u sum|x| per element, sumabs
  * the per-element sum of |terms| */
-static void within(hcq_sharded *s, hcq_tensor *want, const double *sumabs, int m, const env *e, const char *what)
+static void within(hcq_sharded *s, hcq_tensor *want, const double *sumabs, int m, const tx_mdev *e, const char *what)
 {
     cr_assert_not_null(s, "%s: %s", what, hcq_error_message());
     int64_t n = hcq_tensor_numel(want);
@@ -130,8 +104,8 @@ static hcq_tensor *sum0(hcq_tensor *a) { return hcq_sum(a, (const int[]){0}, 1, 
  * compiles on a cold cache, and make test has a budget */
 static void all_ops(const char *spec, const char *kind, int nd, bool full)
 {
-    env e;
-    env_open(&e, spec, kind, nd);
+    tx_mdev e;
+    tx_mdev_open(&e, spec, kind, nd);
     enum { M = 11, K = 9, N = 6 };
     static float ha[M * K], hb[M * K], hw[K * N], hbias[K];
     hcq_ctx *c0 = e.ctx[0];
@@ -278,7 +252,7 @@ static void all_ops(const char *spec, const char *kind, int nd, bool full)
     cr_assert_null(hcq_sharded_gather(stale, c0));
     T_OK(hcq_sharded_realize(ar));
     free_made();
-    env_close(&e);
+    tx_mdev_close(&e);
 }
 
 /* (make test's budget: on the NV mocks' SASS executor every op costs ~20 s of CPU; make test runs the ops that
@@ -311,8 +285,8 @@ static hcq_status jit_fn(hcq_ctx *ctx, hcq_tensor *const *in, int nin, hcq_tenso
 
 Test(shard, a_jit_capture_refuses_sharded_tensors)
 {
-    env e;
-    env_open(&e, "nv=H100x2", "NV", 2);
+    tx_mdev e;
+    tx_mdev_open(&e, "nv=H100x2", "NV", 2);
     jit_peer = e.ctx[1];
     static float h[8 * 4];
     hcq_tensor *x = rand_f32(e.ctx[0], 8, 4, h);
@@ -322,15 +296,15 @@ Test(shard, a_jit_capture_refuses_sharded_tensors)
     T_FAILS(hcq_jit_run(j, &x, 1, &out, 1), HCQ_ENOTSUP);
     T_MSG_HAS("JIT");
     T_OK(hcq_jit_destroy(j));
-    env_close(&e);
+    tx_mdev_close(&e);
 }
 
 /* A context destroyed under a sharded tensor makes it stale, not a crash;
  * it still frees. */
 Test(shard, a_destroyed_context_makes_it_stale)
 {
-    env e;
-    env_open(&e, "amd=gfx1100x2", "AMD", 2);
+    tx_mdev e;
+    tx_mdev_open(&e, "amd=gfx1100x2", "AMD", 2);
     static float h[4 * 3];
     hcq_tensor *x = rand_f32(e.ctx[0], 4, 3, h);
     hcq_sharded *s = T_NONNULL(hcq_shard(x, e.ctx, 2, 0));
@@ -341,5 +315,5 @@ Test(shard, a_destroyed_context_makes_it_stale)
     cr_assert_null(hcq_sharded_map1(s, hcq_relu));
     T_OK(hcq_sharded_free(s));
     e.ctx[1] = T_NONNULL(hcq_ctx_create(e.dev[1]));
-    env_close(&e);
+    tx_mdev_close(&e);
 }

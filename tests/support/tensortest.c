@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/mock/mock.h"
+#include "hcqtest.h"
 #include "tensor/tt.h" /* the launch hook (internal) */
 
 hcq_device *tx_dev;
@@ -265,4 +267,28 @@ void tx_teardown(void)
     T_OK(hcq_device_close(tx_dev));
     tx_ctx = NULL;
     tx_dev = NULL;
+}
+
+/* ** several mock GPUs */
+void tx_mdev_open(tx_mdev *e, const char *spec, const char *kind, int n)
+{
+    cr_assert(n > 0 && n <= TX_MDEV_MAX, "%d devices", n);
+    T_OK(mock_configure(spec));
+    memset(e, 0, sizeof *e);
+    e->n = n;
+    for (int d = 0; d < n; d++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s:%d", kind, d);
+        e->dev[d] = hcq_device_open(name);
+        cr_assert_not_null(e->dev[d], "%s: %s", name, hcq_error_message());
+        e->ctx[d] = T_NONNULL(hcq_ctx_create(e->dev[d]));
+    }
+}
+
+void tx_mdev_close(tx_mdev *e)
+{
+    for (int d = e->n; d-- > 0;) {
+        if (e->ctx[d]) T_OK(hcq_ctx_destroy(e->ctx[d]));
+        T_OK(hcq_device_close(e->dev[d]));
+    }
 }

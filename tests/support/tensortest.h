@@ -45,6 +45,19 @@ void tx_close(const double *got, const double *want, int64_t n, double rtol, dou
 void tx_unravel(int64_t i, const int64_t *shape, int ndim, int64_t *idx);
 int64_t tx_ravel(const int64_t *idx, const int64_t *shape, int ndim);
 
+/* n mock GPUs of one kind configured by spec (HCQ_MOCK_CONFIG's form,
+ * e.g. "nv=H100x4,nv_peer=none"), each opened ("NV:0", ...) with a
+ * context; close frees what is left (a context already destroyed is
+ * NULL) and closes the devices in reverse order */
+#define TX_MDEV_MAX 8
+typedef struct tx_mdev {
+    int n;
+    hcq_device *dev[TX_MDEV_MAX];
+    hcq_ctx *ctx[TX_MDEV_MAX];
+} tx_mdev;
+void tx_mdev_open(tx_mdev *e, const char *spec, const char *kind, int n);
+void tx_mdev_close(tx_mdev *e);
+
 #define TX_SHAPE(...) ((const int64_t[]){__VA_ARGS__}), ((int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)))
 
 #endif
