@@ -566,9 +566,10 @@ static void busy_workload(walk *w, hcq_binary *inc_bin, hcq_binary *spin_bin, co
 ParameterizedTest(gpu_case *c, mock_failures, every_ioctl_of_a_busy_close_fails_in_turn, .timeout = 600)
 {
     /* the walk sets a busy device up once per ioctl: 8-14 s each; make test
-     * walks one GPU of each kind, CI (HCQ_TEST_LONG=1) the multi-XCC gfx942 too */
-    if (!strcmp(c->spec, "amd=gfx942") && !getenv("HCQ_TEST_LONG"))
-        cr_skip_test("HCQ_TEST_LONG=1 (CI) walks gfx942's busy close too");
+     * walks NV's (RM statuses and errnos), CI (HCQ_TEST_LONG=1) AMD's
+     * gfx1100 and multi-XCC gfx942 too */
+    if (!c->nv && !getenv("HCQ_TEST_LONG"))
+        cr_skip_test("HCQ_TEST_LONG=1 (CI) walks the AMD mocks' busy close too");
     use_mock(c, NULL);
     setenv("HCQ_TIMEOUT_MS", "20000", 1);
     base_env_reload();
