@@ -49,11 +49,24 @@
 static void note(hcq_ctx *ctx, const char *fmt, ...) HCQ_PRINTF(2, 3);
 static void note(hcq_ctx *ctx, const char *fmt, ...)
 {
+    char line[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->beam_note, sizeof ctx->beam_note, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    BASE_LOG(1, "HCQ_BEAM: %s", ctx->beam_note);
+    BASE_LOG(1, "HCQ_BEAM: %s", line);
+    /* The context's notes, newest last: one search can leave several (a
+     * cache entry ignored, then a winner not confirmed), and the later one
+     * must not hide the earlier. When full, the oldest lines go. */
+    size_t cap = sizeof ctx->beam_note, len = strlen(ctx->beam_note), add = strlen(line) + (len ? 1 : 0);
+    while (len && len + add >= cap) {
+        char *nl = strchr(ctx->beam_note, '\n');
+        size_t drop = nl ? (size_t)(nl - ctx->beam_note) + 1 : len;
+        memmove(ctx->beam_note, ctx->beam_note + drop, len - drop + 1);
+        len -= drop;
+        add = strlen(line) + (len ? 1 : 0);
+    }
+    snprintf(ctx->beam_note + len, cap - len, "%s%s", len ? "\n" : "", line);
 }
 
 /* ** choice lists as knobs, for making neighbours */

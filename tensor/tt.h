@@ -307,12 +307,13 @@ struct hcq_ctx {
     hcq_signal *dbg_t[2], *dbg_done;
     uint64_t dbg_val;
     /* kernel plan search (beam.c): its width (0: off), what it did, and
-     * its last note (why a candidate or a cache entry was set aside) */
+     * its notes, one a line, newest last (why a candidate or a cache entry
+     * was set aside) */
     uint32_t beam;
     uint32_t beam_max; /* plans timed per kernel at most, the default's included (0: beam.c's
                           BEAM_MAX); tests keep their searches small */
     tt_beam_stats beam_stats;
-    char beam_note[256];
+    char beam_note[1024];
 };
 
 /* ** nodes (tensor.c) */
