@@ -53,12 +53,15 @@ strip --strip-debug "$KIT"/bin/* "$KIT"/tests/*/*
 # instead of compiling them again, and the kit keeps only those it read.
 # Reads show in access times: each seeded entry gets an old one (1970), a
 # read makes it new, and the entries still old afterwards go. Where the
-# filesystem keeps no access times (noatime) the seed is not used.
+# filesystem keeps no access times (noatime) the seed is not used. The
+# SASS executor's decoded cubins (.sass, beside the .bin) are seeded too:
+# without them the fill on the NV mock ran nvdisasm again for every kernel
+# make test had decoded (258 of the fill's 314 s in CI, 2026-11-28).
 entries() { find "$KIT/cache" -maxdepth 1 -name '*.bin' | wc -l; }
 seeded=0
 if [ -n "${HW_KIT_SEED_CACHE:-}" ] && [ -d "$HW_KIT_SEED_CACHE" ]; then
-    find "$HW_KIT_SEED_CACHE" -maxdepth 1 -name '*.bin' -type f -exec cp -t "$KIT/cache" {} +
-    find "$KIT/cache" -maxdepth 1 -name '*.bin' -exec touch -a -d @1 {} +
+    find "$HW_KIT_SEED_CACHE" -maxdepth 1 \( -name '*.bin' -o -name '*.sass' \) -type f -exec cp -t "$KIT/cache" {} +
+    find "$KIT/cache" -maxdepth 1 \( -name '*.bin' -o -name '*.sass' \) -exec touch -a -d @1 {} +
     probe=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -print -quit)
     if [ -n "$probe" ] && cat "$probe" >/dev/null && [ "$(stat -c %X "$probe")" -gt 1 ]; then
         touch -a -d @1 "$probe"
@@ -134,7 +137,7 @@ done
 echo "hw-kit: hcq bench's matmuls on the mock models: $(entries) cache entries"
 if [ "$seeded" -gt 0 ]; then
     unread=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 | wc -l)
-    find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 -delete
+    find "$KIT/cache" -maxdepth 1 \( -name '*.bin' -o -name '*.sass' \) -atime +3650 -delete
     echo "hw-kit: of the $seeded seeded entries the fill read $((seeded - unread)); $(entries) in the kit's cache"
 fi
 
