@@ -265,16 +265,8 @@ hcq_tensor *hcq_gather(hcq_tensor *ta, int axis, hcq_tensor *tidx)
             return base_err(HCQ_ENOTSUP, "%s: dim %d is a variable size in one of the tensor and the indexes but not in the other", fn,
                             d),
                    NULL;
-    tt_node *g = tt_node_new(ta->ctx, TT_GATHER, (hcq_dtype)a->dtype, idx->shape, idx->ndim);
-    if (!g) return NULL;
-    memcpy(g->sym, idx->sym, sizeof g->sym);
-    g->axes = (uint32_t)ax;
-    tt_node_ref(a);
-    tt_node_ref(idx);
-    g->src[0] = a;
-    g->src[1] = idx;
-    g->nsrc = 2;
-    return tt_wrap(ta->ctx, g);
+    tt_node *g = tt_gather_node(a, ax, idx);
+    return g ? tt_wrap(ta->ctx, g) : NULL;
 }
 
 hcq_tensor *hcq_embedding(hcq_tensor *weight, hcq_tensor *idx)

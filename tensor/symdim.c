@@ -329,17 +329,7 @@ static hcq_status refuse(int d, tt_mv_kind kind, const char *why)
  * depends on the value. */
 static tt_node *sym_gather(tt_node *table, int ax, tt_node *idx)
 {
-    if (!idx) return NULL;
-    tt_node *g = tt_node_new(NULL, TT_GATHER, (hcq_dtype)table->dtype, idx->shape, idx->ndim);
-    if (!g) return NULL;
-    memcpy(g->sym, idx->sym, sizeof g->sym);
-    g->axes = (uint32_t)ax;
-    tt_node_ref(table);
-    tt_node_ref(idx);
-    g->src[0] = table;
-    g->src[1] = idx;
-    g->nsrc = 2;
-    return g;
+    return idx ? tt_gather_node(table, ax, idx) : NULL;
 }
 
 /* consumes a and b */

@@ -29,6 +29,20 @@ void tt_node_ref(tt_node *n)
     if (n) n->refs++;
 }
 
+tt_node *tt_gather_node(tt_node *table, int ax, tt_node *idx)
+{
+    tt_node *g = tt_node_new(NULL, TT_GATHER, (hcq_dtype)table->dtype, idx->shape, idx->ndim);
+    if (!g) return NULL;
+    memcpy(g->sym, idx->sym, sizeof g->sym);
+    g->axes = (uint32_t)ax;
+    tt_node_ref(table);
+    tt_node_ref(idx);
+    g->src[0] = table;
+    g->src[1] = idx;
+    g->nsrc = 2;
+    return g;
+}
+
 /* Iterative, so dropping a long chain of lazy ops cannot exhaust the stack. */
 void tt_node_unref(tt_node *n)
 {

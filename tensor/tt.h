@@ -320,6 +320,11 @@ struct hcq_ctx {
 bool tt_live_ctx(const hcq_ctx *ctx);
 tt_node *tt_node_new(hcq_ctx *ctx, tt_op op, hcq_dtype dt, const int64_t *shape, int ndim);
 void tt_node_ref(tt_node *n);
+/* A TT_GATHER node along axis ax of table at idx (both referenced, not
+ * consumed): idx's shape and variable dims, table's dtype. The one
+ * constructor of hcq_gather and the symbolic movements (symdim.c); the
+ * callers check the operands. NULL when memory runs out. */
+tt_node *tt_gather_node(tt_node *table, int ax, tt_node *idx);
 void tt_node_unref(tt_node *n); /* NULL is fine */
 /* Turns n into TT_BUF over buf (taking the caller's reference to buf). */
 void tt_node_set_buf(tt_node *n, tt_buf *buf);

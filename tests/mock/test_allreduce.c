@@ -29,6 +29,17 @@ static hcq_device *open_dev(const char *name)
     return d;
 }
 
+/* the mock configured as spec, and its first n GPUs of kind (KIND:0..n-1) */
+static void open_devs(const char *spec, const char *kind, uint32_t n, hcq_device **devs)
+{
+    T_OK(mock_configure(spec));
+    for (uint32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s:%u", kind, i);
+        devs[i] = open_dev(name);
+    }
+}
+
 /* values whose sums depend on the order they are added in: magnitudes
  * from 2^-10 to 2^10, both signs, no zeros (max(+0, -0) is either) */
 static float fval(uint32_t *st)
@@ -214,13 +225,8 @@ static void check(hcq_device **devs, uint32_t n, uint64_t count, hcq_dtype dt, h
 
 static void ring(const char *spec, const char *kind, uint32_t n, const char *what)
 {
-    T_OK(mock_configure(spec));
     hcq_device *devs[MAXD];
-    for (uint32_t i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "%s:%u", kind, i);
-        devs[i] = open_dev(name);
-    }
+    open_devs(spec, kind, n, devs);
     static const uint64_t counts[] = {1001, 3};
     for (uint32_t s = 0; s < 2; s++) {
         uint64_t c = counts[s];
@@ -254,13 +260,8 @@ Test(allreduce, amd_two_gpus_without_links_stage_through_the_host)
  * refused before any node is recorded */
 static void graph_ring(const char *spec, const char *kind, uint32_t n, bool all, const char *what)
 {
-    T_OK(mock_configure(spec));
     hcq_device *devs[MAXD];
-    for (uint32_t i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "%s:%u", kind, i);
-        devs[i] = open_dev(name);
-    }
+    open_devs(spec, kind, n, devs);
     graph_mode = true;
     check(devs, n, 1001, HCQ_F32, HCQ_REDUCE_SUM, 21, what);
     check(devs, n, 3, HCQ_F32, HCQ_REDUCE_SUM, 22, what);
@@ -449,13 +450,8 @@ static void *ar_thread_main(void *arg)
 
 Test(allreduce, calls_from_several_threads_at_once)
 {
-    T_OK(mock_configure("nv=H100x4"));
     hcq_device *devs[4];
-    for (uint32_t i = 0; i < 4; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "NV:%u", i);
-        devs[i] = open_dev(name);
-    }
+    open_devs("nv=H100x4", "NV", 4, devs);
     pthread_t th[4];
     struct ar_thread args[4];
     for (uint32_t t = 0; t < 4; t++) {

@@ -172,6 +172,12 @@ void tx_close(const double *got, const double *want, int64_t n, double rtol, dou
     }
 }
 
+void tx_same(const double *got, const double *want, int64_t n, const char *what)
+{
+    for (int64_t i = 0; i < n; i++)
+        cr_assert(got[i] == want[i], "%s, element %lld: %.9g, want %.9g", what, (long long)i, got[i], want[i]);
+}
+
 void tx_unravel(int64_t i, const int64_t *shape, int ndim, int64_t *idx)
 {
     for (int d = ndim - 1; d >= 0; d--) {

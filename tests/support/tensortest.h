@@ -40,6 +40,8 @@ double tx_rtol(hcq_dtype dt);
 /* asserts |got - want| <= atol + rtol * |want| elementwise (NaNs must
  * match NaNs, infinities must match in sign) */
 void tx_close(const double *got, const double *want, int64_t n, double rtol, double atol, const char *what);
+/* asserts got[i] == want[i] for every element (a NaN never equals) */
+void tx_same(const double *got, const double *want, int64_t n, const char *what);
 
 /* multi-index <-> linear, row-major */
 void tx_unravel(int64_t i, const int64_t *shape, int ndim, int64_t *idx);
