@@ -9,13 +9,13 @@
 #include <unistd.h>
 
 #include "test_ir_util.h"
+#include "tmptest.h"
 
-static char cache_dir[256];
+static char cache_dir[T_TMP_PATH];
 
 static void fresh_cache_dir(void)
 {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/hcq-test-cache-XXXXXX");
-    cr_assert_not_null(mkdtemp(cache_dir));
+    t_tmpdir(cache_dir, sizeof cache_dir, "hcq-test-cache");
     setenv("HCQ_CACHE_DIR", cache_dir, 1);
     base_env_reload();
     cr_assert_str_eq(hcq_cache_dir(), cache_dir);
@@ -174,8 +174,8 @@ static int count_lines(const char *path)
 Test(compile_toolchain, compiler_probe_is_remembered_until_the_binary_changes, .fini = rm_cache)
 {
     fresh_cache_dir(); /* nothing here looks for clang before the children do */
-    char dir[] = "/tmp/hcq-test-fakecc-XXXXXX", cc[512], count[512], v[256];
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH], cc[512], count[512], v[256];
+    t_tmpdir(dir, sizeof dir, "hcq-test-fakecc");
     snprintf(cc, sizeof cc, "%s/clang", dir);
     /* not beside it: a new file in the compiler's directory changes its identity too */
     snprintf(count, sizeof count, "%s.runs", dir);
@@ -374,8 +374,8 @@ Test(compile_toolchain, two_processes_compile_one_new_kernel_at_once, .fini = rm
 Test(compile_toolchain, debug_levels_log_compiler_cache_and_source, .fini = rm_cache)
 {
     fresh_cache();
-    char log[] = "/tmp/hcq-test-log-XXXXXX";
-    int fd = mkstemp(log);
+    char log[T_TMP_PATH];
+    int fd = t_tmpfile(log, sizeof log, "hcq-test-log");
     cr_assert(fd >= 0);
     fflush(stderr);
     int saved = dup(2);
