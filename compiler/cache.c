@@ -23,12 +23,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -234,30 +234,47 @@ static void entry_path(const cc_cache_key *key, const char *ext, char *buf, size
 
 void cc_cache_path(const cc_cache_key *key, char *buf, size_t size) { entry_path(key, ".bin", buf, size); }
 
+/* The build directory this thread made last and has not removed yet: the
+ * tools cc_run starts meanwhile get it as their TMPDIR, so that what they
+ * keep there (clang's object before it links, nvcc's tmpxft files), and
+ * all of it when a timeout kills them mid-build, goes with the directory. */
+static _Thread_local char building_in[PATH_MAX];
+
+const char *cc_build_dir(void) { return building_in[0] ? building_in : NULL; }
+
+/* Every caller removes the directory on each of its paths, a failed or
+ * timed-out compile included. What no code can remove is the directory of
+ * a process killed mid-build (a test's timeout, ctrl-C, SIGKILL): it stays
+ * under $TMPDIR, named hcq-build-*, for whoever cleans that. */
 hcq_status cc_make_temp_dir(char *buf, size_t size)
 {
     /* never in the cache directory: a full or unusable cache must not stop
      * compiling */
     const char *tmp = base_env_get()->tmpdir ? base_env_get()->tmpdir : "/tmp";
-    if (snprintf(buf, size, "%s/hcq-build-XXXXXX", tmp) < (int)size && mkdtemp(buf)) return HCQ_OK;
+    bool made = snprintf(buf, size, "%s/hcq-build-XXXXXX", tmp) < (int)size && mkdtemp(buf);
     int e = errno;
-    if (strcmp(tmp, "/tmp") != 0 && snprintf(buf, size, "/tmp/hcq-build-XXXXXX") < (int)size && mkdtemp(buf))
-        return HCQ_OK;
-    return base_err(HCQ_EIO, "cannot create a private build directory in %s: %s (set TMPDIR to a writable directory)",
-                    tmp, strerror(e));
+    if (!made && strcmp(tmp, "/tmp") != 0)
+        made = snprintf(buf, size, "/tmp/hcq-build-XXXXXX") < (int)size && mkdtemp(buf);
+    if (!made)
+        return base_err(HCQ_EIO, "cannot create a private build directory in %s: %s (set TMPDIR to a writable directory)",
+                        tmp, strerror(e));
+    if (strlen(buf) < sizeof building_in) snprintf(building_in, sizeof building_in, "%s", buf);
+    return HCQ_OK;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0; /* on: what cannot go stays, the rest goes */
 }
 
 void cc_remove_temp_dir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
+    /* depth first, not following links: the tools may leave directories
+     * of their own in it */
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (!strcmp(dir, building_in)) building_in[0] = 0;
 }
 
 /* ** keys */

@@ -8,8 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compiler/render_gpu.h"
 #include "test_ir_util.h"
-#include "tmptest.h"
+#include "proctest.h"
 
 static char cache_dir[T_TMP_PATH];
 
@@ -179,6 +180,7 @@ Test(compile_toolchain, compiler_probe_is_remembered_until_the_binary_changes, .
     snprintf(cc, sizeof cc, "%s/clang", dir);
     /* not beside it: a new file in the compiler's directory changes its identity too */
     snprintf(count, sizeof count, "%s.runs", dir);
+    t_tmp_remove_at_exit(count);
     fake_clang(cc, count, "clang version 99.1.2");
     setenv("HCQ_CLANG", cc, 1);
     base_env_reload();
@@ -203,6 +205,54 @@ Test(compile_toolchain, compiler_probe_is_remembered_until_the_binary_changes, .
     unlink(cc);
     unlink(count);
     rmdir(dir);
+}
+
+/* A tool a build runs has the build's private directory as its TMPDIR, and
+ * what it keeps there goes with the directory: when the tool fails, and
+ * when the compile timeout kills it mid-build. */
+static void build_leaves_nothing(const char *tools, const char *tmp, const char *name, const char *end)
+{
+    char tool[T_TMP_PATH + 32], seen[T_TMP_PATH + 32];
+    snprintf(tool, sizeof tool, "%s/%s", tools, name);
+    snprintf(seen, sizeof seen, "%s/%s.tmpdir", tools, name);
+    FILE *f = fopen(tool, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\necho \"$TMPDIR\" > %s\nmkdir -p \"$TMPDIR/own/deeper\" && echo x > \"$TMPDIR/own/deeper/f\"\n%s\n",
+            seen, end);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(tool, 0700), 0);
+    const char *argv[] = {tool, NULL};
+    void *out = NULL;
+    size_t size = 0;
+    hcq_status st = cc_build_in_temp("int x;\n", ".c", argv, NULL, "a test build", &out, &size);
+    cr_assert_eq(st, HCQ_ECOMPILE, "%s: %s", name, hcq_error_message());
+    cr_assert_null(out);
+    char *dir = t_slurp(seen, 4096);
+    dir[strcspn(dir, "\n")] = 0;
+    char want[T_TMP_PATH + 16];
+    snprintf(want, sizeof want, "%s/hcq-build-", tmp);
+    cr_assert(!strncmp(dir, want, strlen(want)), "%s: the tool's TMPDIR was %s, not the build's directory", name, dir);
+    struct stat sb;
+    cr_assert_neq(stat(dir, &sb), 0, "%s: %s is still there", name, dir);
+    free(dir);
+    DIR *d = opendir(tmp);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        cr_assert(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "%s: %s/%s left behind", name, tmp, e->d_name);
+    closedir(d);
+}
+
+Test(compile_toolchain, a_failed_or_killed_tool_leaves_nothing_in_tmpdir, .timeout = 60)
+{
+    char tools[T_TMP_PATH], tmp[T_TMP_PATH];
+    t_tmpdir(tools, sizeof tools, "hcq-test-tools");
+    t_tmpdir(tmp, sizeof tmp, "hcq-test-builds");
+    setenv("TMPDIR", tmp, 1);
+    setenv("HCQ_COMPILE_TIMEOUT_S", "1", 1);
+    base_env_reload();
+    build_leaves_nothing(tools, tmp, "fails", "exit 1");
+    build_leaves_nothing(tools, tmp, "hangs", "exec sleep 30");
+    cr_assert(strstr(hcq_error_message(), "without finishing and was killed"), "%s", hcq_error_message());
 }
 
 Test(compile_toolchain, require_clang_says_what_needs_it)
