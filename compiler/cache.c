@@ -242,10 +242,74 @@ static _Thread_local char building_in[PATH_MAX];
 
 const char *cc_build_dir(void) { return building_in[0] ? building_in : NULL; }
 
+/* The build directories in use, for a process that exits while a thread
+ * of it builds (a test's worker after a failed assertion, with an engine
+ * thread decoding SASS; a program that returns from main mid-compile):
+ * its exit removes them. Each names the process that made it, so that a
+ * forked child's exit leaves its parent's alone. */
+typedef struct live_dir {
+    struct live_dir *next;
+    pid_t pid;
+    char path[];
+} live_dir;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static live_dir *live;
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0; /* on: what cannot go stays, the rest goes */
+}
+
+/* depth first, not following links: the tools may leave directories of
+ * their own in it */
+static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static void remove_live_at_exit(void)
+{
+    pid_t me = getpid();
+    pthread_mutex_lock(&live_lock);
+    for (live_dir *d = live; d; d = d->next)
+        if (d->pid == me) remove_tree(d->path);
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_at_exit(void) { atexit(remove_live_at_exit); }
+
+static void live_add(const char *dir)
+{
+    pthread_once(&live_once, live_at_exit);
+    size_t n = strlen(dir) + 1;
+    live_dir *d = malloc(sizeof *d + n);
+    if (!d) return; /* only its removal at an exit mid-build is lost */
+    d->pid = getpid();
+    memcpy(d->path, dir, n);
+    pthread_mutex_lock(&live_lock);
+    d->next = live;
+    live = d;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(const char *dir)
+{
+    pthread_mutex_lock(&live_lock);
+    for (live_dir **p = &live; *p; p = &(*p)->next) {
+        if (strcmp((*p)->path, dir) != 0) continue;
+        live_dir *d = *p;
+        *p = d->next;
+        free(d);
+        break;
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
 /* Every caller removes the directory on each of its paths, a failed or
- * timed-out compile included. What no code can remove is the directory of
- * a process killed mid-build (a test's timeout, ctrl-C, SIGKILL): it stays
- * under $TMPDIR, named hcq-build-*, for whoever cleans that. */
+ * timed-out compile included, and a process that exits mid-build removes
+ * those of its builds under way. What no code can remove is the directory
+ * of a process killed mid-build (a test's timeout, ctrl-C, SIGKILL): it
+ * stays under $TMPDIR, named hcq-build-*, for whoever cleans that. */
 hcq_status cc_make_temp_dir(char *buf, size_t size)
 {
     /* never in the cache directory: a full or unusable cache must not stop
@@ -259,21 +323,14 @@ hcq_status cc_make_temp_dir(char *buf, size_t size)
         return base_err(HCQ_EIO, "cannot create a private build directory in %s: %s (set TMPDIR to a writable directory)",
                         tmp, strerror(e));
     if (strlen(buf) < sizeof building_in) snprintf(building_in, sizeof building_in, "%s", buf);
+    live_add(buf);
     return HCQ_OK;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    remove(path);
-    return 0; /* on: what cannot go stays, the rest goes */
 }
 
 void cc_remove_temp_dir(const char *dir)
 {
-    /* depth first, not following links: the tools may leave directories
-     * of their own in it */
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    remove_tree(dir);
+    live_remove(dir);
     if (!strcmp(dir, building_in)) building_in[0] = 0;
 }
 
