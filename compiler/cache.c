@@ -23,12 +23,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -234,30 +234,104 @@ static void entry_path(const cc_cache_key *key, const char *ext, char *buf, size
 
 void cc_cache_path(const cc_cache_key *key, char *buf, size_t size) { entry_path(key, ".bin", buf, size); }
 
+/* The build directory this thread made last and has not removed yet: the
+ * tools cc_run starts meanwhile get it as their TMPDIR, so that what they
+ * keep there (clang's object before it links, nvcc's tmpxft files), and
+ * all of it when a timeout kills them mid-build, goes with the directory. */
+static _Thread_local char building_in[PATH_MAX];
+
+const char *cc_build_dir(void) { return building_in[0] ? building_in : NULL; }
+
+/* The build directories in use, for a process that exits while a thread
+ * of it builds (a test's worker after a failed assertion, with an engine
+ * thread decoding SASS; a program that returns from main mid-compile):
+ * its exit removes them. Each names the process that made it, so that a
+ * forked child's exit leaves its parent's alone. */
+typedef struct live_dir {
+    struct live_dir *next;
+    pid_t pid;
+    char path[];
+} live_dir;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static live_dir *live;
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0; /* on: what cannot go stays, the rest goes */
+}
+
+/* depth first, not following links: the tools may leave directories of
+ * their own in it */
+static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static void remove_live_at_exit(void)
+{
+    pid_t me = getpid();
+    pthread_mutex_lock(&live_lock);
+    for (live_dir *d = live; d; d = d->next)
+        if (d->pid == me) remove_tree(d->path);
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_at_exit(void) { atexit(remove_live_at_exit); }
+
+static void live_add(const char *dir)
+{
+    pthread_once(&live_once, live_at_exit);
+    size_t n = strlen(dir) + 1;
+    live_dir *d = malloc(sizeof *d + n);
+    if (!d) return; /* only its removal at an exit mid-build is lost */
+    d->pid = getpid();
+    memcpy(d->path, dir, n);
+    pthread_mutex_lock(&live_lock);
+    d->next = live;
+    live = d;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(const char *dir)
+{
+    pthread_mutex_lock(&live_lock);
+    for (live_dir **p = &live; *p; p = &(*p)->next) {
+        if (strcmp((*p)->path, dir) != 0) continue;
+        live_dir *d = *p;
+        *p = d->next;
+        free(d);
+        break;
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* Every caller removes the directory on each of its paths, a failed or
+ * timed-out compile included, and a process that exits mid-build removes
+ * those of its builds under way. What no code can remove is the directory
+ * of a process killed mid-build (a test's timeout, ctrl-C, SIGKILL): it
+ * stays under $TMPDIR, named hcq-build-*, for whoever cleans that. */
 hcq_status cc_make_temp_dir(char *buf, size_t size)
 {
     /* never in the cache directory: a full or unusable cache must not stop
      * compiling */
     const char *tmp = base_env_get()->tmpdir ? base_env_get()->tmpdir : "/tmp";
-    if (snprintf(buf, size, "%s/hcq-build-XXXXXX", tmp) < (int)size && mkdtemp(buf)) return HCQ_OK;
+    bool made = snprintf(buf, size, "%s/hcq-build-XXXXXX", tmp) < (int)size && mkdtemp(buf);
     int e = errno;
-    if (strcmp(tmp, "/tmp") != 0 && snprintf(buf, size, "/tmp/hcq-build-XXXXXX") < (int)size && mkdtemp(buf))
-        return HCQ_OK;
-    return base_err(HCQ_EIO, "cannot create a private build directory in %s: %s (set TMPDIR to a writable directory)",
-                    tmp, strerror(e));
+    if (!made && strcmp(tmp, "/tmp") != 0)
+        made = snprintf(buf, size, "/tmp/hcq-build-XXXXXX") < (int)size && mkdtemp(buf);
+    if (!made)
+        return base_err(HCQ_EIO, "cannot create a private build directory in %s: %s (set TMPDIR to a writable directory)",
+                        tmp, strerror(e));
+    if (strlen(buf) < sizeof building_in) snprintf(building_in, sizeof building_in, "%s", buf);
+    live_add(buf);
+    return HCQ_OK;
 }
 
 void cc_remove_temp_dir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        char path[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
+    remove_tree(dir);
+    live_remove(dir);
+    if (!strcmp(dir, building_in)) building_in[0] = 0;
 }
 
 /* ** keys */

@@ -76,9 +76,14 @@ bool cc_cache_dir_trusted(const char *dir, char *why, size_t n);
 void cc_cache_path(const cc_cache_key *key, char *buf, size_t size);
 /* A fresh private directory (mode 700) for a compile job's files, under
  * $TMPDIR or /tmp: never in the cache directory, whose filesystem may be
- * full. Remove it with cc_remove_temp_dir (which deletes the files in it). */
+ * full. Remove it with cc_remove_temp_dir (which deletes it and all in it)
+ * on every path: until then the tools cc_run starts on this thread get it
+ * as their TMPDIR (cc_build_dir), so their own temporary files go with it. */
 hcq_status cc_make_temp_dir(char *buf, size_t size);
 void cc_remove_temp_dir(const char *dir);
+/* The directory this thread's cc_make_temp_dir made and cc_remove_temp_dir
+ * has not removed, or NULL. */
+const char *cc_build_dir(void);
 
 /* The host CPU's identity ("model name" + "flags" of /proc/cpuinfo), for
  * keys of binaries built with -march=native. */

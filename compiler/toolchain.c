@@ -60,7 +60,7 @@ static bool read_all(int fd, uint64_t deadline, char **output)
     return in_time;
 }
 
-hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
+static hcq_status run_in(const char *const *argv, char **env, char **output, int *exit_code)
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0) return base_err(HCQ_ENODEV, "cannot run %s: pipe: %s", argv[0], strerror(errno));
@@ -78,7 +78,7 @@ hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
     pid_t pid;
     uint64_t limit = base_env_get()->compile_timeout_ns;
     uint64_t start = hcq_now_ns();
-    int err = posix_spawn(&pid, argv[0], &fa, &sa, (char *const *)argv, environ);
+    int err = posix_spawn(&pid, argv[0], &fa, &sa, (char *const *)argv, env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&sa);
     close(pfd[1]);
@@ -105,6 +105,45 @@ hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
     *exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
     *output = out;
     return HCQ_OK;
+}
+
+/* The environment a tool runs in: this process's, with TMPDIR set to the
+ * build directory where there is one (cc_build_dir). NULL when out of
+ * memory; *tmpdir_var is what to free with it. */
+static char **tool_env(char **tmpdir_var)
+{
+    *tmpdir_var = NULL;
+    const char *dir = cc_build_dir();
+    if (!dir) return environ;
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = malloc((n + 2) * sizeof *env);
+    size_t len = strlen("TMPDIR=") + strlen(dir) + 1;
+    char *var = malloc(len);
+    if (!env || !var) {
+        free(env);
+        free(var);
+        return NULL;
+    }
+    snprintf(var, len, "TMPDIR=%s", dir);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7) != 0) env[k++] = environ[i];
+    env[k++] = var;
+    env[k] = NULL;
+    *tmpdir_var = var;
+    return env;
+}
+
+hcq_status cc_run(const char *const *argv, char **output, int *exit_code)
+{
+    char *tmpdir_var;
+    char **env = tool_env(&tmpdir_var);
+    if (!env) return base_err(HCQ_ENOMEM, "cannot run %s: out of memory", argv[0]);
+    hcq_status st = run_in(argv, env, output, exit_code);
+    if (env != environ) free(env);
+    free(tmpdir_var);
+    return st;
 }
 
 static void join_argv(const char *const *argv, char *buf, size_t size)

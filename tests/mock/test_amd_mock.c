@@ -378,8 +378,8 @@ static int count_dumps(const char *dir, const char *format)
 
 Test(amd_mock, dumps_the_streams_it_runs)
 {
-    char dir[] = "/tmp/hcq-amd-dump-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-amd-dump");
     setenv("HCQ_MOCK_DUMP", dir, 1);
     use_mock("amd=gfx1100");
     hcq_device *d = T_NONNULL(hcq_device_open("AMD:0"));
@@ -413,8 +413,8 @@ Test(amd_mock, loader_refuses_code_for_another_target)
     /* machine code the mock has no host twin of (none made, none cached):
      * the ISA executor runs it by default; pinned to twins, it is refused */
     if (cc_require_clang(17, "HIP for gfx1100") == HCQ_OK) {
-        char dir[] = "/tmp/hcq-amd-cache-XXXXXX";
-        cr_assert_not_null(mkdtemp(dir));
+        char dir[T_TMP_PATH];
+        t_tmpdir(dir, sizeof dir, "hcq-amd-cache");
         setenv("HCQ_CACHE_DIR", dir, 1);
         base_env_reload();
         T_OK(hcq_compile(k, "gfx1100", &b));
@@ -430,7 +430,7 @@ Test(amd_mock, loader_refuses_code_for_another_target)
         unsetenv("HCQ_MOCK_SHADER");
         base_env_reload();
         hcq_binary_free(b);
-        char cmd[128];
+        char cmd[T_TMP_PATH + 16];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         cr_assert_eq(system(cmd), 0);
     }

@@ -21,10 +21,9 @@ TestSuite(amd_preload, .timeout = 120);
  * empty again afterwards: every materialized directory removed. */
 static char *run_prog(const char *src, const char *config, int *rc)
 {
-    static char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/hcq-amdpre-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    char path[128];
+    static char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-amdpre");
+    char path[T_TMP_PATH + 32];
     snprintf(path, sizeof path, "%s/p.c", dir);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);

@@ -7,6 +7,7 @@
  * saying why, where the packages are absent (scripts/deps.sh installs
  * them). */
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,10 @@ Test(amd_rocm, rocminfo_lists_the_mock_gfx90a_agent)
 {
     if (t_sh("command -v rocminfo >/dev/null 2>&1")) cr_skip_test("rocminfo (Debian package rocminfo) is not installed");
     const char *lib = t_mock_preload_lib();
-    char dir[] = "/tmp/hcq-rocminfo-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-rocminfo");
     int rc = t_sh("HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s timeout 120 rocminfo > %s/out.txt 2>&1", lib, dir);
-    char path[128];
+    char path[T_TMP_PATH + 32];
     snprintf(path, sizeof path, "%s/out.txt", dir);
     const char *out = t_slurp(path, 1 << 17);
     cr_assert_eq(rc, 0, "rocminfo failed (%d): %s", rc, out);
@@ -75,10 +76,16 @@ static void build_hip(const char *prog, char *bin, size_t bin_size)
 {
     if (t_sh("command -v hipcc >/dev/null 2>&1 && test -f /usr/include/hip/hip_runtime.h"))
         cr_skip_test("hipcc and the HIP headers (Debian packages hipcc, libamdhip64-dev) are not installed");
+    /* the HIP runtime unpacks code objects into $TMPDIR (<program>-XXXXXX
+     * directories) and leaves them: the program runs with a TMPDIR of the
+     * test's, removed when the test ends */
+    char rt[T_TMP_PATH];
+    setenv("TMPDIR", t_tmpdir(rt, sizeof rt, "hcq-hip-rt"), 1);
     unsigned long hash = 5381;
     for (const char *c = prog; *c; c++) hash = hash * 33 + (unsigned char)*c;
-    char src[160];
-    snprintf(bin, bin_size, "/tmp/hcq-hip-%lx", hash);
+    char src[PATH_MAX + 8], name[32];
+    snprintf(name, sizeof name, "hcq-hip-%lx", hash);
+    t_kept_path(bin, bin_size, name);
     snprintf(src, sizeof src, "%s.hip", bin);
     if (access(bin, X_OK)) {
         FILE *f = fopen(src, "w");
@@ -93,10 +100,10 @@ static void build_hip(const char *prog, char *bin, size_t bin_size)
 
 Test(amd_rocm, a_hipcc_program_runs_to_its_results)
 {
-    char bin[128];
+    char bin[PATH_MAX];
     build_hip(hip_prog, bin, sizeof bin);
     const char *lib = t_mock_preload_lib();
-    char out_path[160], cmd[1024];
+    char out_path[PATH_MAX + 16], cmd[3 * PATH_MAX];
     snprintf(out_path, sizeof out_path, "%s.out", bin);
     /* no HCQ_MOCK_SHADER: machine code without a twin goes to the ISA
      * executor by default */
@@ -136,7 +143,6 @@ Test(amd_rocm, a_hipcc_program_runs_to_its_results)
         waitpid(pid, &st, 0);
     }
     const char *out = t_slurp(out_path, 1 << 17);
-    t_sh("rm -rf %s-*", bin); /* what the HIP runtime leaves in /tmp for the program */
     cr_assert(strstr(out, "devices 1") && strstr(out, "device gfx90a") && strstr(out, "104 CUs"), "%s", out);
     cr_assert(strstr(out, "malloc ok"), "hipMalloc: %s", out);
     cr_assert(strstr(out, "results right"), "the program did not get its results (exit %d): %s", rc, out);
@@ -172,7 +178,7 @@ static const char *peer_prog =
 
 Test(amd_rocm, hip_peer_access_and_copies_follow_the_mock_links)
 {
-    char bin[128];
+    char bin[PATH_MAX];
     build_hip(peer_prog, bin, sizeof bin);
     const char *lib = t_mock_preload_lib();
     static const struct {
@@ -180,7 +186,7 @@ Test(amd_rocm, hip_peer_access_and_copies_follow_the_mock_links)
         int can;
     } cases[] = {{"xgmi", 1}, {"pcie", 1}, {"none", 0}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        char out_path[160];
+        char out_path[PATH_MAX + 16];
         snprintf(out_path, sizeof out_path, "%s.%s.out", bin, cases[i].peer);
         int rc = t_sh("HCQ_MOCK_CONFIG=amd=gfx90ax2,amd_peer=%s LD_PRELOAD=%s timeout 60 %s > %s 2>&1", cases[i].peer, lib,
                       bin, out_path);
@@ -191,7 +197,6 @@ Test(amd_rocm, hip_peer_access_and_copies_follow_the_mock_links)
         cr_assert(strstr(out, "results right") && rc == 0, "amd_peer=%s (exit %d): %s", cases[i].peer, rc, out);
         unlink(out_path);
     }
-    t_sh("rm -rf %s-*", bin);
 }
 
 /* What a HIP program ordinarily uses beyond a plain kernel, through ROCm's
@@ -231,10 +236,10 @@ static const char *features_prog =
 
 Test(amd_rocm, hip_stacks_printf_events_and_host_memory_run)
 {
-    char bin[128];
+    char bin[PATH_MAX];
     build_hip(features_prog, bin, sizeof bin);
     const char *lib = t_mock_preload_lib();
-    char out_path[160];
+    char out_path[PATH_MAX + 16];
     snprintf(out_path, sizeof out_path, "%s.out", bin);
     int rc = t_sh("HCQ_MOCK_CONFIG=amd=gfx90a LD_PRELOAD=%s timeout 90 %s > %s 2>&1", lib, bin, out_path);
     const char *out = t_slurp(out_path, 1 << 16);
@@ -244,5 +249,4 @@ Test(amd_rocm, hip_stacks_printf_events_and_host_memory_run)
         cr_assert(strstr(out, want[i]), "the program does not say `%s` (exit %d): %s", want[i], rc, out);
     cr_assert_eq(rc, 0, "%s", out);
     unlink(out_path);
-    t_sh("rm -rf %s-*", bin);
 }

@@ -118,9 +118,9 @@ Test(api_errors, compile_errors_carry_the_compiler_output)
 {
     if (strcmp(hcq_device_get_props(dev)->target, "cpu"))
         cr_skip_test("the device's target (%s) is not compiled by clang here", hcq_device_get_props(dev)->target);
-    char dir[] = "/tmp/hcq-test-cc-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char script[256];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-test-cc");
+    char script[T_TMP_PATH + 16];
     snprintf(script, sizeof script, "%s/clang-99", dir);
     FILE *f = fopen(script, "w");
     cr_assert_not_null(f);

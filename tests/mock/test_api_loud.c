@@ -101,8 +101,8 @@ Test(api_loud, tensor_errors_name_the_public_call_the_argument_and_both_shapes)
 
 Test(api_loud, a_safetensors_tensor_of_another_shape_says_both_shapes)
 {
-    char path[] = "/tmp/hcq-loud-st-XXXXXX";
-    int fd = mkstemp(path);
+    char path[T_TMP_PATH];
+    int fd = t_tmpfile(path, sizeof path, "hcq-loud-st");
     cr_assert_geq(fd, 0);
     close(fd);
     hcq_params *p = T_NONNULL(hcq_params_create(tx_ctx));

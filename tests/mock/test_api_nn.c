@@ -360,8 +360,8 @@ Test(api_nn, dropout_in_a_jit)
 /* ** safetensors */
 Test(api_nn, save_and_load)
 {
-    char path[] = "/tmp/hcq_st_XXXXXX";
-    int fd = mkstemp(path);
+    char path[T_TMP_PATH];
+    int fd = t_tmpfile(path, sizeof path, "hcq_st");
     cr_assert(fd >= 0);
     close(fd);
     hcq_params *p = hcq_params_create(tx_ctx);
@@ -441,8 +441,8 @@ static int entries(const char *dir)
  * as it was and no temporary file behind; the next save replaces it. */
 Test(api_nn, save_failing_keeps_the_previous_checkpoint)
 {
-    char dir[] = "/tmp/hcq_ckpt_XXXXXX", path[64];
-    cr_assert(mkdtemp(dir));
+    char dir[T_TMP_PATH], path[T_TMP_PATH + 32];
+    t_tmpdir(dir, sizeof dir, "hcq_ckpt");
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     hcq_params *p = hcq_params_create(tx_ctx);
     hcq_tensor *w = T_NONNULL(hcq_params_add(p, "w", hcq_arange(tx_ctx, HCQ_F32, 0, 1000, 1)));
@@ -466,7 +466,7 @@ Test(api_nn, save_failing_keeps_the_previous_checkpoint)
     cr_assert(n1 == n0 && !memcmp(before, after, n0), "the previous checkpoint changed (%zu bytes, was %zu)", n1, n0);
     cr_assert_eq(entries(dir), 1, "a temporary file was left beside the checkpoint");
     /* a directory that does not exist: refused, nothing created */
-    char nowhere[96];
+    char nowhere[T_TMP_PATH + 32];
     snprintf(nowhere, sizeof nowhere, "%s/absent/model.safetensors", dir);
     T_FAILS(hcq_params_save(p, nowhere), HCQ_EINVAL);
     /* the next save replaces it whole, keeping its permissions */
@@ -495,8 +495,8 @@ Test(api_nn, save_failing_keeps_the_previous_checkpoint)
  * sanitizers, whose shadow memory needs the space). */
 Test(api_nn, load_checks_the_header_before_reading_data)
 {
-    char path[] = "/tmp/hcq_big_XXXXXX";
-    int fd = mkstemp(path);
+    char path[T_TMP_PATH];
+    int fd = t_tmpfile(path, sizeof path, "hcq_big");
     cr_assert(fd >= 0);
     const char *hdr = "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}   ";
     uint8_t len[8] = {(uint8_t)strlen(hdr)};

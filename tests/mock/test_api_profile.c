@@ -50,10 +50,10 @@ static unsigned count(const ev *v, size_t n, unsigned tid, const char *name)
     return c;
 }
 
-/* HCQ_PROFILE names a new temporary file (path: a mkstemp template) */
+/* HCQ_PROFILE names a new temporary file (its path into path, T_TMP_PATH bytes) */
 static void profile_into(char *path)
 {
-    int fd = mkstemp(path);
+    int fd = t_tmpfile(path, T_TMP_PATH, "hcq-profile");
     cr_assert_geq(fd, 0);
     close(fd);
     setenv("HCQ_PROFILE", path, 1);
@@ -62,7 +62,7 @@ static void profile_into(char *path)
 
 Test(api_profile, trace_names_spans_in_order)
 {
-    char path[] = "/tmp/hcq-profile-XXXXXX";
+    char path[T_TMP_PATH];
     profile_into(path);
     hcq_device *dev = t_open();
     hcq_program *add1 = t_load(dev, t_k_add1());
@@ -125,7 +125,7 @@ Test(api_profile, trace_names_spans_in_order)
  * track at its submit; the trace names hcq's version and the device's driver */
 Test(api_profile, spans_carry_args_and_flows_from_their_submit)
 {
-    char path[] = "/tmp/hcq-profile-XXXXXX";
+    char path[T_TMP_PATH];
     profile_into(path);
     hcq_device *dev = t_open();
     hcq_program *add1 = t_load(dev, t_k_add1());
@@ -218,7 +218,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void threads_round(void)
 {
-    char path[] = "/tmp/hcq-profile-XXXXXX";
+    char path[T_TMP_PATH];
     profile_into(path);
     hcq_device *dev = t_open();
     hcq_program *add1 = t_load(dev, t_k_add1());

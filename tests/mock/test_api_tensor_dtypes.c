@@ -555,8 +555,8 @@ Test(api_tensor_dtypes, idx_files_load_as_tensors_of_their_dtype)
         uint8_t type;
         hcq_dtype dt;
     } codes[] = {{0x08, HCQ_U8}, {0x09, HCQ_I8}, {0x0b, HCQ_I16}, {0x0c, HCQ_I32}, {0x0d, HCQ_F32}, {0x0e, HCQ_F64}};
-    char path[] = "/tmp/hcq-idx-XXXXXX";
-    int fd = mkstemp(path);
+    char path[T_TMP_PATH];
+    int fd = t_tmpfile(path, sizeof path, "hcq-idx");
     cr_assert(fd >= 0);
     close(fd);
     for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {

@@ -189,8 +189,8 @@ Test(api_tensor_jit, every_kernel_agrees_with_the_interpreter_on_cpu)
  * GB/s, GFLOP/s) and a line per JIT replay */
 Test(api_tensor_jit, debug_level_2_prints_kernels_and_replays)
 {
-    char log[] = "/tmp/hcq-jit-log-XXXXXX";
-    int fd = mkstemp(log);
+    char log[T_TMP_PATH];
+    int fd = t_tmpfile(log, sizeof log, "hcq-jit-log");
     cr_assert(fd >= 0);
     fflush(stderr);
     int saved = dup(2);

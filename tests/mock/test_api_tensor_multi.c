@@ -326,8 +326,8 @@ Test(api_tensor_multi, jit_replays_a_multi_output_kernel)
  * same structure did not join it */
 Test(api_tensor_multi, debug_level_2_explains_the_grouping)
 {
-    char log[] = "/tmp/hcq-multi-log-XXXXXX";
-    int fd = mkstemp(log);
+    char log[T_TMP_PATH];
+    int fd = t_tmpfile(log, sizeof log, "hcq-multi-log");
     cr_assert(fd >= 0);
     hcq_tensor *tx = tx_rand(HCQ_F32, TX_SHAPE(16), -1, 1, 30, NULL), *ty = tx_rand(HCQ_F32, TX_SHAPE(16), -1, 1, 31, NULL);
     hcq_tensor *ta = tx_rand(HCQ_F32, TX_SHAPE(16), -1, 1, 32, NULL);

@@ -18,7 +18,7 @@
 
 TestSuite(api_tensor_numpy, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
-static char dir[64];
+static char dir[T_TMP_PATH];
 static FILE *manifest;
 static int ncase;
 
@@ -35,7 +35,7 @@ static void save(const char *name, const char *ext, hcq_tensor *t)
     size_t sz = (size_t)hcq_tensor_numel(t) * hcq_dtype_size(hcq_tensor_dtype(t));
     void *buf = malloc(sz + 1);
     T_OK(hcq_tensor_read(t, buf, sz));
-    char path[128];
+    char path[T_TMP_PATH + 32];
     snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
     FILE *f = fopen(path, "wb");
     cr_assert_not_null(f, "%s", path);
@@ -100,9 +100,8 @@ static hcq_tensor *values(hcq_dtype dt, int64_t n, bool small)
 
 static void setup_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/hcq-numpy-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    char path[128];
+    t_tmpdir(dir, sizeof dir, "hcq-numpy");
+    char path[T_TMP_PATH + 32];
     snprintf(path, sizeof path, "%s/manifest", dir);
     manifest = fopen(path, "w");
     cr_assert_not_null(manifest);
@@ -116,7 +115,7 @@ static void run_numpy(void)
     char *slash = strrchr(src, '/');
     cr_assert_not_null(slash);
     snprintf(slash, sizeof src - (size_t)(slash - src), "/../support/numpy_diff.py");
-    char out[160];
+    char out[T_TMP_PATH + 16];
     snprintf(out, sizeof out, "%s/log", dir);
     int rc = t_sh("timeout 120 python3 %s %s > %s 2>&1", src, dir, out);
     char *log = t_slurp(out, 1 << 16);

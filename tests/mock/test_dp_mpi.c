@@ -47,8 +47,8 @@ Test(dp_mpi, two_ranks_train_as_one_process_on_their_four_gpus, .timeout = 600)
     if (t_sh("grep -q MPI_Allgather '%s'", ex))
         cr_skip_test("%s was built without MPI (no mpicc when it was built, or HCQ_NO_MPI=1)", ex);
 
-    char dir[] = "/tmp/hcq-dp-mpi-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-dp-mpi");
     /* as root, Open MPI wants to be told; --oversubscribe: two ranks on
      * however few cores; the timeouts end a hung rank */
     int rc = t_sh("HCQ_MOCK=1 HCQ_MOCK_CONFIG=nv=H100x4 timeout -k 10 240 mpirun -np 2 %s--oversubscribe "

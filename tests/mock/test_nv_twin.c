@@ -311,8 +311,8 @@ static bool file_has(const char *path, const char *s)
 
 Test(nv_twin, without_ptxas_the_mock_runs_kernel_ir_and_says_why)
 {
-    char log[] = "/tmp/hcq-twin-log-XXXXXX";
-    int fd = mkstemp(log);
+    char log[T_TMP_PATH];
+    int fd = t_tmpfile(log, sizeof log, "hcq-twin-log");
     cr_assert(fd >= 0);
     close(fd);
     cr_assert_eq(in_child(fallback, "HCQ_PTXAS", log), 0);
@@ -357,8 +357,8 @@ static void use_without_tools(const char *dir)
  * looks, so the second child finds none) */
 Test(nv_twin, a_cache_filled_with_the_tools_runs_real_cubins_without_them)
 {
-    char dir[] = "/tmp/hcq-twin-cache-XXXXXX", why_file[300];
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH], why_file[300];
+    t_tmpdir(dir, sizeof dir, "hcq-twin-cache");
     setenv("HCQ_CACHE_DIR", dir, 1);
     base_env_reload();
     snprintf(why_file, sizeof why_file, "%s/why", dir);
@@ -371,7 +371,7 @@ Test(nv_twin, a_cache_filled_with_the_tools_runs_real_cubins_without_them)
     }
     cr_assert_eq(rc, 0);
     cr_assert_eq(in_child(use_without_tools, dir, NULL), 0);
-    char cmd[128];
+    char cmd[T_TMP_PATH + 16];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }

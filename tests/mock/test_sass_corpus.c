@@ -213,13 +213,13 @@ Test(sass_corpus, the_preloaded_mock_runs_a_programs_own_cubin)
     void *bin = t_nvcc_cubin("tests/corpus/corpus.cu", 90, &size);
     /* the program links libhcq.a of the build hcq's binary is in (a
      * sanitizer build's would need its runtime first: t_hcq_bin skips) */
-    char build[512], lib[600], dir[] = "/tmp/hcq-sasspre-XXXXXX", path[700], cmd[3000];
+    char build[512], lib[600], dir[T_TMP_PATH], path[T_TMP_PATH + 32], cmd[3000];
     snprintf(build, sizeof build, "%s", t_hcq_bin());
     char *slash = strrchr(build, '/');
     if (slash) *slash = 0;
     else snprintf(build, sizeof build, ".");
     snprintf(lib, sizeof lib, "%s", t_mock_preload_lib());
-    cr_assert_not_null(mkdtemp(dir));
+    t_tmpdir(dir, sizeof dir, "hcq-sasspre");
     snprintf(path, sizeof path, "%s/corpus.cubin", dir);
     FILE *f = fopen(path, "wb");
     cr_assert(f && fwrite(bin, 1, size, f) == size);

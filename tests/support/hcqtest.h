@@ -7,6 +7,8 @@
 #include <criterion/criterion.h>
 #include <hcq/hcq.h>
 
+#include "tmptest.h"
+
 /* asserts HCQ_OK, printing the expression and hcq_error_message() */
 #define T_OK(expr)                                                                                 \
     do {                                                                                           \

@@ -2,11 +2,13 @@
 #include "proctest.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,4 +56,16 @@ const char *t_mock_preload_lib(void)
     cr_assert_eq(access(beside, R_OK), 0, "%s is built beside hcq (make all)", beside);
     cr_assert_not_null(realpath(beside, lib), "%s", beside);
     return lib;
+}
+
+void t_kept_path(char *buf, size_t size, const char *name)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", t_mock_preload_lib());
+    char *slash = strrchr(dir, '/');
+    cr_assert_not_null(slash);
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/test-kept");
+    cr_assert(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir %s: %s", dir, strerror(errno));
+    int n = snprintf(buf, size, "%s/%s", dir, name);
+    cr_assert(n > 0 && (size_t)n < size, "%s/%s does not fit %zu bytes", dir, name, size);
 }

@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "tmptest.h"
+
 /* A sanitizer build's libhcqmock.so carries the sanitizer's runtime, which
  * must load first: it cannot be preloaded into the uninstrumented programs
  * these suites run (gcc says __SANITIZE_*__, clang __has_feature). */
@@ -34,5 +36,11 @@ const char *t_hcq_bin(void);
  * run in other directories); skips as t_hcq_bin does, fails the test when
  * the library is not there. */
 const char *t_mock_preload_lib(void);
+
+/* Writes into buf the path of NAME in the build directory's test-kept/
+ * (beside t_mock_preload_lib(), made if absent): for what a slow build
+ * (hipcc) makes once and later runs reuse, which a temporary directory
+ * would lose and /tmp would collect. Skips and fails as t_mock_preload_lib. */
+void t_kept_path(char *buf, size_t size, const char *name);
 
 #endif

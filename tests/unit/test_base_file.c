@@ -18,12 +18,11 @@
 
 TestSuite(base_file, .timeout = 30);
 
-static char dir[64];
+static char dir[T_TMP_PATH];
 
 static void mkdir_tmp(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/hcq_outfile_XXXXXX");
-    cr_assert(mkdtemp(dir));
+    t_tmpdir(dir, sizeof dir, "hcq_outfile");
 }
 
 static int entries(void)
@@ -56,7 +55,7 @@ static hcq_status write_whole(const char *path, const char *text)
 Test(base_file, replaces_keeps_mode_and_leaves_nothing_behind)
 {
     mkdir_tmp();
-    char path[128], buf[64];
+    char path[T_TMP_PATH + 32], buf[64];
     snprintf(path, sizeof path, "%s/f", dir);
     T_OK(write_whole(path, "one"));
     chmod(path, 0600);
@@ -93,7 +92,7 @@ Test(base_file, replaces_keeps_mode_and_leaves_nothing_behind)
 Test(base_file, a_symlink_stays_a_link_to_the_new_contents)
 {
     mkdir_tmp();
-    char path[128], link[128], buf[64];
+    char path[T_TMP_PATH + 32], link[T_TMP_PATH + 32], buf[64];
     snprintf(path, sizeof path, "%s/real", dir);
     snprintf(link, sizeof link, "%s/link", dir);
     T_OK(write_whole(path, "old"));

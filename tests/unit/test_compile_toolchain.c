@@ -4,18 +4,21 @@
  * fresh temp directory (Criterion runs each test in its own process). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compiler/render_gpu.h"
 #include "test_ir_util.h"
+#include "proctest.h"
 
-static char cache_dir[256];
+static char cache_dir[T_TMP_PATH];
 
 static void fresh_cache_dir(void)
 {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/hcq-test-cache-XXXXXX");
-    cr_assert_not_null(mkdtemp(cache_dir));
+    t_tmpdir(cache_dir, sizeof cache_dir, "hcq-test-cache");
     setenv("HCQ_CACHE_DIR", cache_dir, 1);
     base_env_reload();
     cr_assert_str_eq(hcq_cache_dir(), cache_dir);
@@ -174,11 +177,12 @@ static int count_lines(const char *path)
 Test(compile_toolchain, compiler_probe_is_remembered_until_the_binary_changes, .fini = rm_cache)
 {
     fresh_cache_dir(); /* nothing here looks for clang before the children do */
-    char dir[] = "/tmp/hcq-test-fakecc-XXXXXX", cc[512], count[512], v[256];
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH], cc[512], count[512], v[256];
+    t_tmpdir(dir, sizeof dir, "hcq-test-fakecc");
     snprintf(cc, sizeof cc, "%s/clang", dir);
     /* not beside it: a new file in the compiler's directory changes its identity too */
     snprintf(count, sizeof count, "%s.runs", dir);
+    t_tmp_remove_at_exit(count);
     fake_clang(cc, count, "clang version 99.1.2");
     setenv("HCQ_CLANG", cc, 1);
     base_env_reload();
@@ -203,6 +207,110 @@ Test(compile_toolchain, compiler_probe_is_remembered_until_the_binary_changes, .
     unlink(cc);
     unlink(count);
     rmdir(dir);
+}
+
+/* A tool a build runs has the build's private directory as its TMPDIR, and
+ * what it keeps there goes with the directory: when the tool fails, and
+ * when the compile timeout kills it mid-build. */
+/* a tool that keeps files in its TMPDIR, says which TMPDIR that was (in
+ * <tools>/<name>.tmpdir, its pid in <name>.pid), then runs end */
+static void write_tool(const char *tools, const char *name, const char *end, char *tool, size_t size)
+{
+    snprintf(tool, size, "%s/%s", tools, name);
+    FILE *f = fopen(tool, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "#!/bin/sh\nmkdir -p \"$TMPDIR/own/deeper\" && echo x > \"$TMPDIR/own/deeper/f\"\necho $$ > %s.pid\n"
+            "echo \"$TMPDIR\" > %s.tmp && mv %s.tmp %s.tmpdir\n%s\n",
+            tool, tool, tool, tool, end);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(chmod(tool, 0700), 0);
+}
+
+/* the tool's build directory is gone, and nothing else is in tmp */
+static void nothing_left(const char *tool, const char *tmp)
+{
+    char seen[T_TMP_PATH + 48];
+    snprintf(seen, sizeof seen, "%s.tmpdir", tool);
+    char *dir = t_slurp(seen, 4096);
+    dir[strcspn(dir, "\n")] = 0;
+    const char *name = strrchr(tool, '/') + 1;
+    char want[T_TMP_PATH + 16];
+    snprintf(want, sizeof want, "%s/hcq-build-", tmp);
+    cr_assert(!strncmp(dir, want, strlen(want)), "%s: the tool's TMPDIR was %s, not the build's directory", name, dir);
+    struct stat sb;
+    cr_assert_neq(stat(dir, &sb), 0, "%s: %s is still there", name, dir);
+    free(dir);
+    DIR *d = opendir(tmp);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        cr_assert(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "%s: %s/%s left behind", name, tmp, e->d_name);
+    closedir(d);
+}
+
+static void build_leaves_nothing(const char *tools, const char *tmp, const char *name, const char *end)
+{
+    char tool[T_TMP_PATH + 32];
+    write_tool(tools, name, end, tool, sizeof tool);
+    const char *argv[] = {tool, NULL};
+    void *out = NULL;
+    size_t size = 0;
+    hcq_status st = cc_build_in_temp("int x;\n", ".c", argv, NULL, "a test build", &out, &size);
+    cr_assert_eq(st, HCQ_ECOMPILE, "%s: %s", name, hcq_error_message());
+    cr_assert_null(out);
+    nothing_left(tool, tmp);
+}
+
+Test(compile_toolchain, a_failed_or_killed_tool_leaves_nothing_in_tmpdir, .timeout = 60)
+{
+    char tools[T_TMP_PATH], tmp[T_TMP_PATH];
+    t_tmpdir(tools, sizeof tools, "hcq-test-tools");
+    t_tmpdir(tmp, sizeof tmp, "hcq-test-builds");
+    setenv("TMPDIR", tmp, 1);
+    setenv("HCQ_COMPILE_TIMEOUT_S", "1", 1);
+    base_env_reload();
+    build_leaves_nothing(tools, tmp, "fails", "exit 1");
+    build_leaves_nothing(tools, tmp, "hangs", "exec sleep 30");
+    cr_assert(strstr(hcq_error_message(), "without finishing and was killed"), "%s", hcq_error_message());
+}
+
+static void *build_thread(void *tool)
+{
+    const char *argv[] = {tool, NULL};
+    void *out = NULL;
+    size_t size = 0;
+    cc_build_in_temp("int x;\n", ".c", argv, NULL, "a test build", &out, &size);
+    return NULL;
+}
+
+/* a process that exits (not killed) while a thread of it builds removes
+ * that build's directory */
+Test(compile_toolchain, an_exit_mid_build_leaves_nothing_in_tmpdir, .timeout = 60)
+{
+    char tools[T_TMP_PATH], tmp[T_TMP_PATH], tool[T_TMP_PATH + 32], pidfile[T_TMP_PATH + 48];
+    t_tmpdir(tools, sizeof tools, "hcq-test-tools");
+    t_tmpdir(tmp, sizeof tmp, "hcq-test-builds");
+    write_tool(tools, "waits", "exec sleep 60", tool, sizeof tool);
+    snprintf(pidfile, sizeof pidfile, "%s.tmpdir", tool);
+    pid_t kid = fork();
+    cr_assert(kid >= 0);
+    if (kid == 0) {
+        setenv("TMPDIR", tmp, 1);
+        base_env_reload();
+        pthread_t th;
+        if (pthread_create(&th, NULL, build_thread, tool) != 0) _exit(2);
+        /* once the tool runs (it says so last), the process exits */
+        for (int i = 0; i < 50 * 100 && access(pidfile, F_OK) != 0; i++) usleep(10000);
+        exit(access(pidfile, F_OK) == 0 ? 0 : 3);
+    }
+    int ws;
+    cr_assert_eq(waitpid(kid, &ws, 0), kid);
+    snprintf(pidfile, sizeof pidfile, "%s.pid", tool);
+    char *pid = t_slurp(pidfile, 64);
+    if (atoi(pid) > 0) kill(atoi(pid), SIGKILL); /* the tool outlives the process that ran it */
+    free(pid);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the child: status %#x (3: the tool never ran)", ws);
+    nothing_left(tool, tmp);
 }
 
 Test(compile_toolchain, require_clang_says_what_needs_it)
@@ -374,8 +482,8 @@ Test(compile_toolchain, two_processes_compile_one_new_kernel_at_once, .fini = rm
 Test(compile_toolchain, debug_levels_log_compiler_cache_and_source, .fini = rm_cache)
 {
     fresh_cache();
-    char log[] = "/tmp/hcq-test-log-XXXXXX";
-    int fd = mkstemp(log);
+    char log[T_TMP_PATH];
+    int fd = t_tmpfile(log, sizeof log, "hcq-test-log");
     cr_assert(fd >= 0);
     fflush(stderr);
     int saved = dup(2);

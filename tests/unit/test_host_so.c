@@ -21,8 +21,8 @@ TestSuite(host_so, .timeout = 60);
 /* a shared object whose which() returns v, as bytes */
 static void *build(int v, size_t *size)
 {
-    char dir[] = "/tmp/hcq-so-XXXXXX", cmd[512], path[128];
-    cr_assert(mkdtemp(dir));
+    char dir[T_TMP_PATH], cmd[4 * T_TMP_PATH], path[T_TMP_PATH + 32];
+    t_tmpdir(dir, sizeof dir, "hcq-so");
     snprintf(cmd, sizeof cmd, "printf 'int which(void) { return %d; }\\n' > %s/w.c && cc -shared -fPIC -o %s/w.so %s/w.c",
              v, dir, dir, dir);
     if (system(cmd)) cr_skip_test("no C compiler to build a test shared object");

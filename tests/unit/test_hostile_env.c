@@ -147,13 +147,12 @@ Test(hostile_env, eagain_forever_gives_up_at_the_timeout_without_spinning)
 
 /* ** the compiler and the kernel cache */
 
-static char dir[256];
+static char dir[T_TMP_PATH];
 
 /* a fresh private directory for the test's cache */
 static void fresh_dir(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/hcq-test-hostile-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    t_tmpdir(dir, sizeof dir, "hcq-test-hostile");
     char cache[300];
     snprintf(cache, sizeof cache, "%s/cache", dir);
     setenv("HCQ_CACHE_DIR", cache, 1);

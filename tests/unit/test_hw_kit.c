@@ -18,14 +18,13 @@
 
 TestSuite(hw_kit, .timeout = 120);
 
-static char kit[64];
+static char kit[T_TMP_PATH];
 
 /* the kit: bin/hcq, run.sh, cache/, a MANIFEST listing `listed`, and the
  * stand-in suites tests/hw/test_hw_fake and tests/mock/test_api_fake */
 static void make_kit(const char *listed)
 {
-    snprintf(kit, sizeof kit, "/tmp/hcq-kit-XXXXXX");
-    cr_assert(mkdtemp(kit));
+    t_tmpdir(kit, sizeof kit, "hcq-kit");
     char hcq[4096];
     const char *b = getenv("HCQ_TEST_HCQ_BIN");
     cr_assert(realpath(b ? b : "build/hcq", hcq), "no hcq binary to put in the kit");
@@ -43,7 +42,7 @@ static void make_kit(const char *listed)
 
 static int run_kit(const char *limit, char *err, size_t size)
 {
-    char path[128];
+    char path[T_TMP_PATH + 32];
     snprintf(path, sizeof path, "%s/err.txt", kit);
     /* stderr through a pipe: the file size limit is the run's, not the reader's */
     int rc = t_sh("cd %s && { (trap '' XFSZ; %s ./run.sh --out %s/report --devices CPU --no-trace --budget 60) "
@@ -58,7 +57,7 @@ static int run_kit(const char *limit, char *err, size_t size)
 Test(hw_kit, a_complete_kit_passes)
 {
     make_kit("tests/hw/test_hw_fake tests/mock/test_api_fake");
-    char err[4096], path[128];
+    char err[4096], path[T_TMP_PATH + 32];
     int rc = run_kit("", err, sizeof err);
     cr_assert_eq(rc, 0, "exit %d: %s", rc, err);
     snprintf(path, sizeof path, "%s/report/report.json", kit);
@@ -72,7 +71,7 @@ Test(hw_kit, a_complete_kit_passes)
 Test(hw_kit, a_suite_missing_from_the_kit_fails_the_run)
 {
     make_kit("tests/hw/test_hw_fake tests/mock/test_api_fake tests/mock/test_api_gone");
-    char err[4096], path[128];
+    char err[4096], path[T_TMP_PATH + 32];
     int rc = run_kit("", err, sizeof err);
     cr_assert_neq(rc, 0, "a kit without test_api_gone exited 0");
     snprintf(path, sizeof path, "%s/report/report.json", kit);

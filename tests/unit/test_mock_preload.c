@@ -21,8 +21,8 @@ TestSuite(mock_preload, .timeout = 120);
 static int run_prog(const char *name, const char *src, char **out)
 {
     const char *lib = t_mock_preload_lib();
-    char dir[] = "/tmp/hcq-mockprog-XXXXXX", path[600];
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH], path[600];
+    t_tmpdir(dir, sizeof dir, "hcq-mockprog");
     snprintf(path, sizeof path, "%s/%s.c", dir, name);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);

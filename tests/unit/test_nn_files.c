@@ -255,8 +255,8 @@ static void write_idx(const char *path, bool gz, uint8_t type, int ndim, const u
 
 Test(nn_files, idx_types_gzip_and_plain)
 {
-    char path[] = "/tmp/hcq_idx_XXXXXX";
-    int fd = mkstemp(path);
+    char path[T_TMP_PATH];
+    int fd = t_tmpfile(path, sizeof path, "hcq_idx");
     cr_assert(fd >= 0);
     close(fd);
     /* i32 [2, 3], big-endian */
@@ -308,8 +308,8 @@ Test(nn_files, idx_types_gzip_and_plain)
  * (plain: by the file's size; gzip: the buffer grows with what arrives). */
 Test(nn_files, idx_headers_that_lie)
 {
-    char path[] = "/tmp/hcq_idx_XXXXXX";
-    int fd = mkstemp(path);
+    char path[T_TMP_PATH];
+    int fd = t_tmpfile(path, sizeof path, "hcq_idx");
     cr_assert(fd >= 0);
     close(fd);
     uint8_t ten[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};

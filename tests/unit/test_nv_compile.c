@@ -30,9 +30,8 @@ static void need(cc_nv_compiler which)
 
 static void fresh_cache(void)
 {
-    static char dir[64];
-    snprintf(dir, sizeof dir, "/tmp/hcq-nvc-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    static char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-nvc");
     setenv("HCQ_CACHE_DIR", dir, 1);
     base_env_reload();
 }

@@ -329,8 +329,8 @@ static unsigned count_dumps(const char *dir, const char *engine)
 
 Test(nv_mock, dumps_every_executed_pushbuffer)
 {
-    char dir[] = "/tmp/hcq-nv-dump-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-nv-dump");
     setenv("HCQ_MOCK_DUMP", dir, 1);
     base_env_reload();
     T_OK(mock_configure(""));
@@ -339,7 +339,7 @@ Test(nv_mock, dumps_every_executed_pushbuffer)
     T_OK(hcq_device_close(d));
     cr_assert_gt(count_dumps(dir, "nv0.compute"), 1);
     cr_assert_gt(count_dumps(dir, "nv0.copy"), 1);
-    char cmd[128];
+    char cmd[T_TMP_PATH + 16];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }

@@ -263,14 +263,14 @@ Test(telemetry, the_cpu_device_has_no_driver_readings_and_says_so)
 
 Test(telemetry, an_open_device_publishes_its_progress_for_hcq_top)
 {
-    char dir[] = "/tmp/hcq-status-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char sub[64];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-status");
+    char sub[T_TMP_PATH + 16];
     snprintf(sub, sizeof sub, "%s/pages", dir);
     setenv("HCQ_STATUS_DIR", sub, 1);
     base_env_reload();
     hcq_device *d = T_NONNULL(hcq_device_open("NV:0"));
-    char path[128];
+    char path[T_TMP_PATH + 32];
     snprintf(path, sizeof path, "%s/%d-NV-0.status", sub, (int)getpid());
     struct stat st;
     cr_assert_eq(stat(sub, &st), 0);

@@ -50,9 +50,9 @@ Test(tools, demo_checks_its_results, .timeout = 120)
 
 Test(tools, decode_reads_a_dump_of_the_demo, .timeout = 120)
 {
-    char dir[] = "/tmp/hcq-dump-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char env[256], args[512];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-dump");
+    char env[T_TMP_PATH + 64], args[512];
     snprintf(env, sizeof env, "HCQ_DEVICE=CPU HCQ_DUMP=%s", dir);
     int st;
     free(run(env, "demo --no-train", &st));
@@ -74,12 +74,13 @@ Test(tools, decode_reads_a_dump_of_the_demo, .timeout = 120)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
-    FILE *f = fopen("/tmp/hcq-not-a-dump", "w"); /* (/dev/null is refused: not a regular file) */
+    char not_dump[T_TMP_PATH];
+    FILE *f = fdopen(t_tmpfile(not_dump, sizeof not_dump, "hcq-not-a-dump"), "w"); /* (/dev/null is refused: not a regular file) */
     cr_assert_not_null(f);
     fputs("words", f);
     fclose(f);
-    out = run(NULL, "decode /tmp/hcq-not-a-dump", &st);
-    unlink("/tmp/hcq-not-a-dump");
+    snprintf(args, sizeof args, "decode %s", not_dump);
+    out = run(NULL, args, &st);
     cr_assert_neq(st, 0, "a file that is not a dump needs a format");
     cr_assert(strstr(out, "not an .hcqdump file"), "%s", out);
     free(out);
@@ -176,9 +177,9 @@ Test(tools, demo_passes_with_each_nv_path_refused, .timeout = 3600)
 
 Test(tools, demo_stops_at_its_first_error, .timeout = 120)
 {
-    char dir[] = "/tmp/hcq-demo-cache-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char env[256];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-demo-cache");
+    char env[T_TMP_PATH + 64];
     snprintf(env, sizeof env, "HCQ_CACHE_DIR=%s HCQ_CLANG=/nonexistent/clang", dir);
     int st;
     char *out = run(env, "demo CPU", &st);

@@ -36,9 +36,9 @@ static void write_kernel(const char *path, hcq_kernel *k)
 
 Test(tools_compile, a_serialized_kernel_for_a_target_and_its_binary)
 {
-    char dir[] = "/tmp/hcq-compile-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char k[128], out[128], args[512];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-compile");
+    char k[2 * T_TMP_PATH], out[2 * T_TMP_PATH], args[8 * T_TMP_PATH];
     snprintf(k, sizeof k, "%s/add1.hcqir", dir);
     snprintf(out, sizeof out, "%s/add1.cubin", dir);
     write_kernel(k, tk_add1());
@@ -74,7 +74,7 @@ Test(tools_compile, a_serialized_kernel_for_a_target_and_its_binary)
      * binary is named after its file, and a name taken already is not
      * overwritten (kernels of different shapes share names) */
     write_kernel(k, tk_vadd_u32n());
-    char k2[200], k3[200], sub[100], od[160];
+    char k2[2 * T_TMP_PATH], k3[3 * T_TMP_PATH], sub[2 * T_TMP_PATH], od[2 * T_TMP_PATH];
     snprintf(k2, sizeof k2, "%s/copy.hcqir", dir);
     write_kernel(k2, tk_copy_u32());
     snprintf(sub, sizeof sub, "%s/more", dir);
@@ -87,21 +87,21 @@ Test(tools_compile, a_serialized_kernel_for_a_target_and_its_binary)
     cr_assert_eq(st, 0, "%s", o);
     cr_assert(strstr(o, "/bin/copy-2.co"), "%s", o);
     free(o);
-    char b1[200], b2[200], b3[200];
+    char b1[3 * T_TMP_PATH], b2[3 * T_TMP_PATH], b3[3 * T_TMP_PATH];
     snprintf(b1, sizeof b1, "%s/add1.co", od);
     snprintf(b2, sizeof b2, "%s/copy.co", od);
     snprintf(b3, sizeof b3, "%s/copy-2.co", od);
     cr_assert(stat(b1, &sb) == 0 && stat(b2, &sb) == 0 && stat(b3, &sb) == 0, "binaries in %s", od);
-    char cmd[300];
+    char cmd[3 * T_TMP_PATH];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
 
 Test(tools_compile, what_is_not_a_kernel_is_a_clear_error)
 {
-    char dir[] = "/tmp/hcq-compile-bad-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char args[300], path[160];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-compile-bad");
+    char args[8 * T_TMP_PATH], path[3 * T_TMP_PATH];
     int st;
     snprintf(args, sizeof args, "compile --target mock-sm_90 %s", dir);
     char *o = t_run_hcq(NULL, args, &st);
@@ -130,8 +130,8 @@ Test(tools_compile, what_is_not_a_kernel_is_a_clear_error)
 
 Test(tools_compile, hcq_dump_keeps_the_ir_of_every_kernel_a_program_builds)
 {
-    char dir[] = "/tmp/hcq-compile-dump-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-compile-dump");
     setenv("HCQ_DUMP", dir, 1);
     base_env_reload();
     sys_set(mock_sys());
@@ -142,10 +142,10 @@ Test(tools_compile, hcq_dump_keeps_the_ir_of_every_kernel_a_program_builds)
     T_OK(hcq_device_close(d));
     unsetenv("HCQ_DUMP");
     base_env_reload();
-    char cmd[300];
+    char cmd[3 * T_TMP_PATH];
     snprintf(cmd, sizeof cmd, "ls %s | grep -q -- '-add1.hcqir$'", dir);
     cr_assert_eq(system(cmd), 0, "no add1.hcqir in %s", dir);
-    char args[300];
+    char args[8 * T_TMP_PATH];
     int st;
     snprintf(args, sizeof args, "compile --target mock-gfx942 %s", dir);
     char *o = t_run_hcq(NULL, args, &st);
@@ -226,9 +226,9 @@ Test(tools_compile, twins_let_the_mock_run_the_binaries_without_the_tools)
 {
     char why[256];
     if (!cc_twin_available("sm_90", why, sizeof why)) cr_skip_test("no host twins for sm_90 here: %s", why);
-    char dir[] = "/tmp/hcq-compile-twins-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char k[128], cubin[128], plain[128], with[128], err[128], args[1024];
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-compile-twins");
+    char k[2 * T_TMP_PATH], cubin[2 * T_TMP_PATH], plain[2 * T_TMP_PATH], with[2 * T_TMP_PATH], err[2 * T_TMP_PATH], args[8 * T_TMP_PATH];
     snprintf(k, sizeof k, "%s/add1.hcqir", dir);
     snprintf(cubin, sizeof cubin, "%s/add1.cubin", dir);
     snprintf(plain, sizeof plain, "%s/plain", dir);
@@ -259,7 +259,7 @@ Test(tools_compile, twins_let_the_mock_run_the_binaries_without_the_tools)
     cr_assert_eq(st, 2, "%s", o);
     cr_assert(strstr(o, "no host twin"), "%s", o);
     free(o);
-    char cmd[300];
+    char cmd[3 * T_TMP_PATH];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }

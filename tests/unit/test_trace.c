@@ -55,8 +55,8 @@ static int count(const char *text, const char *what)
 
 Test(trace, the_seam_wrapper_decodes_calls_on_driver_files)
 {
-    char out[] = "/tmp/hcq-trace-XXXXXX";
-    int ofd = mkstemp(out);
+    char out[T_TMP_PATH];
+    int ofd = t_tmpfile(out, sizeof out, "hcq-trace");
     cr_assert_geq(ofd, 0);
     close(ofd);
     setenv("HCQ_TRACE_FILE", out, 1);
@@ -110,8 +110,8 @@ static int fd_of(const char *path)
 
 Test(trace, a_trace_file_closed_behind_its_back_is_opened_again)
 {
-    char out[] = "/tmp/hcq-trace-XXXXXX", own[] = "/tmp/hcq-own-XXXXXX";
-    int ofd = mkstemp(out);
+    char out[T_TMP_PATH], own[T_TMP_PATH];
+    int ofd = t_tmpfile(out, sizeof out, "hcq-trace");
     cr_assert_geq(ofd, 0);
     close(ofd);
     setenv("HCQ_TRACE_FILE", out, 1);
@@ -123,7 +123,7 @@ Test(trace, a_trace_file_closed_behind_its_back_is_opened_again)
     int tfd = fd_of(out);
     cr_assert_geq(tfd, 0, "the tracer's descriptor of %s", out);
     close(tfd); /* the program closes what it did not open... */
-    int mine = mkstemp(own); /* ...and the number is its own file's */
+    int mine = t_tmpfile(own, sizeof own, "hcq-own"); /* ...and the number is its own file's */
     cr_assert_geq(mine, 0);
     if (mine != tfd) {
         cr_assert_eq(dup2(mine, tfd), tfd);
@@ -145,7 +145,7 @@ Test(trace, a_trace_file_closed_behind_its_back_is_opened_again)
 
 static tracer *api_tracer(char *path, bool json)
 {
-    int fd = mkstemp(path);
+    int fd = t_tmpfile(path, T_TMP_PATH, "hcq-trace-api");
     cr_assert_geq(fd, 0);
     tracer_opts o = {.out_fd = fd, .json = json, .lines = true};
     tracer *t = tracer_create(&o);
@@ -171,7 +171,7 @@ static void call(tracer *t, int fd, unsigned long req, void *arg, int ret)
 
 Test(trace, bad_pointers_are_read_safely_and_said_to_be_bad)
 {
-    char out[] = "/tmp/hcq-trace-api-XXXXXX";
+    char out[T_TMP_PATH];
     tracer *t = api_tracer(out, false);
     tracer_open(t, "/dev/nvidiactl", O_RDWR, 40, 0);
     tracer_open(t, "/dev/kfd", O_RDWR, 41, 0);
@@ -205,7 +205,7 @@ Test(trace, bad_pointers_are_read_safely_and_said_to_be_bad)
 
 Test(trace, failed_nv_calls_never_print_nv_ok)
 {
-    char out[] = "/tmp/hcq-trace-api-XXXXXX";
+    char out[T_TMP_PATH];
     tracer *t = api_tracer(out, false);
     tracer_open(t, "/dev/nvidiactl", O_RDWR, 40, 0);
     nv_rm_alloc a = {.hRoot = 1, .hClass = NV01_ROOT_CLIENT}; /* status 0 = NV_OK, as the program left it */
@@ -227,7 +227,7 @@ Test(trace, failed_nv_calls_never_print_nv_ok)
  * paramsSize and, where it differs, the size RM copies for the class */
 Test(trace, rm_calls_show_params_size_and_ioctl_size)
 {
-    char out[] = "/tmp/hcq-trace-api-XXXXXX";
+    char out[T_TMP_PATH];
     tracer *t = api_tracer(out, false);
     tracer_open(t, "/dev/nvidiactl", O_RDWR, 40, 0);
     static nv_vaspace_alloc va;
@@ -248,7 +248,7 @@ Test(trace, rm_calls_show_params_size_and_ioctl_size)
 
 Test(trace, drm_and_amdgpu_ioctls_by_name)
 {
-    char out[] = "/tmp/hcq-trace-api-XXXXXX";
+    char out[T_TMP_PATH];
     tracer *t = api_tracer(out, false);
     tracer_open(t, "/dev/dri/renderD128", O_RDWR | O_CLOEXEC, 42, 0);
     static char name[] = "amdgpu", desc[] = "AMD GPU";
@@ -297,7 +297,7 @@ Test(trace, our_drm_definitions_match_libdrms)
 
 Test(trace, json_lines_with_pid_tid_and_symbolic_flags)
 {
-    char out[] = "/tmp/hcq-trace-api-XXXXXX";
+    char out[T_TMP_PATH];
     tracer *t = api_tracer(out, true);
     tracer_open(t, "/dev/kfd", O_RDWR | O_CLOEXEC, 41, 0);
     tracer_open(t, "/dev/nvidiactl", O_RDWR, -EACCES, 0);
@@ -329,19 +329,13 @@ static bool build_prog(const char *dir, const char *name, const char *src, const
     return system(cmd) == 0;
 }
 
-static char *tmpdir(char *buf)
-{
-    cr_assert_not_null(mkdtemp(buf));
-    return buf;
-}
-
 static void rm_rf(const char *dir) { t_sh("rm -rf %s", dir); }
 
 Test(trace, hcq_trace_preloads_into_any_program, .timeout = 60)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-prog-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-prog");
     cr_assert(build_prog(dir, "p",
                          "#include <fcntl.h>\n#include <sys/ioctl.h>\n#include <unistd.h>\n"
                          "int main(void) { int fd = open(\"/dev/null\", O_RDWR); unsigned a[4] = {1, 2, 3, 4};\n"
@@ -393,8 +387,8 @@ static const char *fork_prog =
 Test(trace, children_are_followed_and_labelled_and_forks_never_deadlock, .timeout = 120)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-fork-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-fork");
     cr_assert(build_prog(dir, "forker", fork_prog, ""));
     int rc = t_sh("HCQ_TRACE_PATHS=/dev/null timeout 90 %s trace -o %s/t.txt -- %s/forker", hcq, dir, dir);
     cr_assert_eq(rc, 0, "exit %d (124: a child deadlocked)", rc);
@@ -426,8 +420,8 @@ static const char *bad_prog =
 Test(trace, a_bad_ioctl_pointer_never_crashes_the_program, .timeout = 60)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-bad-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-bad");
     cr_assert(build_prog(dir, "bad", bad_prog, ""));
     cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace -o %s/t.txt -- %s/bad > %s/out.txt", hcq, dir, dir, dir), 0);
     char path[512];
@@ -462,8 +456,8 @@ static const char *probe_prog =
 Test(trace, probes_flags_errnos_syscall_and_unseen_descriptors, .timeout = 60)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-probe-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-probe");
     cr_assert(build_prog(dir, "probe", probe_prog, ""));
     /* no -o: the trace is on hcq trace's stderr, though the program's own is gone */
     cr_assert_eq(t_sh("HCQ_TRACE_PATHS=/dev/null %s trace -- %s/probe 2> %s/t.txt", hcq, dir, dir), 0);
@@ -486,8 +480,8 @@ Test(trace, probes_flags_errnos_syscall_and_unseen_descriptors, .timeout = 60)
 Test(trace, summary_counts_calls_errors_and_time, .timeout = 60)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-sum-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-sum");
     cr_assert(build_prog(dir, "p",
                          "#include <fcntl.h>\n#include <sys/ioctl.h>\n#include <unistd.h>\n"
                          "int main(void) { int fd = open(\"/dev/null\", O_RDWR); unsigned a[2] = {0};\n"
@@ -533,8 +527,8 @@ static const char *threads_prog =
 Test(trace, two_hundred_threads_lose_no_event, .timeout = 120)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-threads-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-threads");
     cr_assert(build_prog(dir, "threads", threads_prog, ""));
     for (int run = 0; run < 3; run++) {
         int rc = t_sh("timeout 100 %s trace --mock -o %s/t.txt -- %s/threads", hcq, dir, dir);
@@ -556,8 +550,8 @@ Test(trace, two_hundred_threads_lose_no_event, .timeout = 120)
 Test(trace, an_output_that_fails_is_said_and_fails_the_run, .timeout = 120)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-full-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-full");
     cr_assert(build_prog(dir, "threads", threads_prog, ""));
     char path[512];
     struct stat st;
@@ -582,8 +576,8 @@ Test(trace, an_output_that_fails_is_said_and_fails_the_run, .timeout = 120)
 Test(trace, a_static_program_is_said_to_be_untraceable, .timeout = 60)
 {
     const char *hcq = t_hcq_bin();
-    char dir[] = "/tmp/hcq-trace-static-XXXXXX";
-    tmpdir(dir);
+    char dir[T_TMP_PATH];
+    t_tmpdir(dir, sizeof dir, "hcq-trace-static");
     if (!build_prog(dir, "s", "int main(void) { return 0; }\n", "-static")) {
         rm_rf(dir);
         cr_skip_test("no static libc here (libc6-dev's libc.a) to build a static program");
@@ -602,7 +596,7 @@ Test(trace, a_static_program_is_said_to_be_untraceable, .timeout = 60)
  * controls and status by name */
 static char *trace_device(const char *dev_name, char *out)
 {
-    int ofd = mkstemp(out);
+    int ofd = t_tmpfile(out, T_TMP_PATH, "hcq-trace-dev");
     cr_assert_geq(ofd, 0);
     close(ofd);
     setenv("HCQ_TRACE_FILE", out, 1);
@@ -621,7 +615,7 @@ static char *trace_device(const char *dev_name, char *out)
 
 Test(trace, nv_escapes_and_uvm_commands_by_name)
 {
-    char out[] = "/tmp/hcq-trace-nv-XXXXXX";
+    char out[T_TMP_PATH];
     char *text = trace_device("NV:0", out);
     cr_assert(strstr(text, "file=/dev/nvidiactl") && strstr(text, "cmd=NV_ESC_RM_ALLOC"), "%s", text);
     cr_assert(strstr(text, "hClass=NV01_ROOT_CLIENT"), "%s", text);
@@ -642,7 +636,7 @@ Test(trace, nv_escapes_and_uvm_commands_by_name)
 
 Test(trace, kfd_commands_by_name)
 {
-    char out[] = "/tmp/hcq-trace-amd-XXXXXX";
+    char out[T_TMP_PATH];
     char *text = trace_device("AMD:0", out);
     cr_assert(strstr(text, "file=/dev/kfd") && strstr(text, "cmd=AMDKFD_IOC_GET_VERSION"), "%s", text);
     cr_assert(strstr(text, "cmd=AMDKFD_IOC_CREATE_QUEUE") && strstr(text, "queue_id="), "%s", text);
@@ -686,9 +680,9 @@ static const char *foreign_prog =
 
 Test(trace, the_preloaded_mock_emulates_the_drivers_for_any_program, .timeout = 60)
 {
-    char lib[512], dir[] = "/tmp/hcq-mockpre-XXXXXX";
+    char lib[512], dir[T_TMP_PATH];
     mock_lib(lib, sizeof lib);
-    tmpdir(dir);
+    t_tmpdir(dir, sizeof dir, "hcq-mockpre");
     cr_assert(build_prog(dir, "foreign", foreign_prog, ""));
     int rc = t_sh("LD_PRELOAD=%s %s/foreign > %s/out.txt", lib, dir, dir);
     char path[512];
@@ -779,8 +773,8 @@ static char *capture(const char *dir, const char *config)
 
 Test(trace, streams_of_a_program_on_the_preloaded_mock_are_what_the_mock_ran, .timeout = 200)
 {
-    char dir[] = "/tmp/hcq-streams-XXXXXX", dump[600];
-    tmpdir(dir);
+    char dir[T_TMP_PATH], dump[600];
+    t_tmpdir(dir, sizeof dir, "hcq-streams");
     snprintf(dump, sizeof dump, "%s/dump", dir);
     char *text = capture(dir, "nv=H100,amd=gfx1100");
     int segs, lines, qmds;
@@ -814,8 +808,8 @@ Test(trace, streams_of_a_program_on_the_preloaded_mock_are_what_the_mock_ran, .t
 
 Test(trace, streams_of_an_aql_queue_follow_its_indirect_buffers, .timeout = 200)
 {
-    char dir[] = "/tmp/hcq-streams-aql-XXXXXX", dump[600];
-    tmpdir(dir);
+    char dir[T_TMP_PATH], dump[600];
+    t_tmpdir(dir, sizeof dir, "hcq-streams-aql");
     snprintf(dump, sizeof dump, "%s/dump", dir);
     char *text = capture(dir, "nv=H100x0,amd=gfx942");
     int segs, lines;
