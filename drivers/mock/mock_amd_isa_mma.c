@@ -8,7 +8,10 @@
  *   Accumulate"): A register v of lane l holds A[l % 16][2v], [2v + 1];
  *   B register v holds B[2v][l % 16], B[2v + 1][l % 16] (lanes 16-31 hold
  *   the same as lanes 0-15; the executor reads lanes 0-15); C/D register v
- *   holds element (2v + l / 16, l % 16).
+ *   holds element (2v + l / 16, l % 16). Wave64 (A and B as in wave32, in
+ *   lanes 0-15, the rest copies): C/D register v holds element
+ *   (4v + l / 16, l % 16), four rows per register, as AMD's matrix
+ *   instruction calculator gives the gfx11 wave64 form.
  *   gfx9 MFMA 16x16x16 (CDNA2/3 ISA guides, "Matrix Fused Multiply Add",
  *   one block): A register j/2 of lane l holds A[l % 16][4 (l / 16) + j],
  *   B B[4 (l / 16) + j][l % 16]; C/D register j holds element
@@ -26,8 +29,8 @@
  * Refused (an illegal-instruction exception naming the instruction): EXEC
  * not all of the wave's lanes (the guides give WMMA's results only for a
  * full EXEC; the mock refuses MFMA likewise rather than guess), the
- * broadcast controls cbsz/abid/blgp, WMMA's op_sel/neg/clamp modifiers,
- * and gfx11 wave64 WMMA (its C/D layout is not modelled yet). */
+ * broadcast controls cbsz/abid/blgp, and WMMA's op_sel/neg/clamp
+ * modifiers. */
 #include "drivers/mock/mock_amd_isa.h"
 
 #include "compiler/ir_float.h"
@@ -81,10 +84,6 @@ bool mai_mma(mai_wave *w, const amdi_inst *in)
             refuse(w, in, "WMMA with op_sel, neg or clamp modifiers is not implemented by the mock");
             return false;
         }
-        if (d->wave != 32) {
-            refuse(w, in, "wave64 WMMA is not implemented by the mock (its C/D layout is not modelled yet)");
-            return false;
-        }
     } else if (in->cbsz || in->abid || in->blgp) {
         refuse(w, in, "MFMA with cbsz/abid/blgp broadcast controls is not implemented by the mock");
         return false;
@@ -103,8 +102,9 @@ bool mai_mma(mai_wave *w, const amdi_inst *in)
                 a[l][k] = half_of(w, A, k / 2, l, k & 1, bf16);
                 b[k][l] = half_of(w, B, k / 2, l, k & 1, bf16);
             }
-        for (unsigned l = 0; l < 32; l++)
-            for (unsigned v = 0; v < 8; v++) c[2 * v + l / 16][l % 16] = f32_of(w, C, v, l);
+        unsigned rows = d->wave / 16; /* rows per C/D register: 2 (wave32) or 4 (wave64) */
+        for (unsigned l = 0; l < d->wave; l++)
+            for (unsigned v = 0; v < 16 / rows; v++) c[rows * v + l / 16][l % 16] = f32_of(w, C, v, l);
     } else {
         for (unsigned l = 0; l < 64; l++) {
             unsigned row = l % M, q = l / M;
@@ -122,9 +122,9 @@ bool mai_mma(mai_wave *w, const amdi_inst *in)
         for (unsigned n = 0; n < N; n++) r[m][n] = mock_mma_dot(a[m], 1, &b[0][n], 32, K, c[m][n]);
     uint32_t *out = (D->kind == AMDI_O_AGPR ? w->a : w->v) + (size_t)D->reg * 64;
     for (unsigned l = 0; l < d->wave; l++) {
-        unsigned nreg = wmma ? 8 : big ? 16 : 4;
+        unsigned rows = d->wave / 16, nreg = wmma ? 16 / rows : big ? 16 : 4;
         for (unsigned j = 0; j < nreg; j++) {
-            float x = wmma ? r[2 * j + l / 16][l % 16]
+            float x = wmma ? r[rows * j + l / 16][l % 16]
                            : big ? r[8 * (j / 4) + 4 * (l / M) + j % 4][l % M] : r[4 * (l / M) + j][l % M];
             uint32_t u;
             if (x != x) u = 0x7fc00000u; /* a NaN result: the default quiet NaN */

@@ -1,6 +1,7 @@
 /* The AMD ISA executor's matrix cores: the kernels of
  * tests/corpus/hip/mma.hip (clang's __builtin_amdgcn_wmma_*_w32 on
- * gfx1100; __builtin_amdgcn_mfma_f32_16x16x16f16, _32x32x8f16 and
+ * gfx1100, and _w64 from mma_w64.hip built for wave64;
+ * __builtin_amdgcn_mfma_f32_16x16x16f16, _32x32x8f16 and
  * _16x16x16bf16_1k on gfx90a and gfx942, and an MFMA pair through inline
  * assembly with the accumulator in AGPRs), built by clang -x hip, loaded
  * with hcq_program_load_kernel and run on the matching mock models, every
@@ -8,8 +9,8 @@
  * the ISA guides' definition (D = A * B + C) and the model
  * docs/architecture.md states: products exact, summed into C in k order,
  * each step one f32 fma rounded to nearest even; a NaN result the quiet
- * NaN 0x7fc00000. Also: WMMA with part of EXEC, and wave64 WMMA (not
- * modelled yet), are illegal-instruction errors naming the instruction. */
+ * NaN 0x7fc00000. Also: WMMA with part of EXEC is an illegal-instruction
+ * error naming the instruction. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -192,15 +193,9 @@ Test(amd_isa_mma, wmma_with_part_of_exec_is_an_illegal_instruction)
     close_model(&m);
 }
 
-/* wave64 WMMA decodes but does not run yet: an illegal-instruction error saying so, never a wrong result */
-Test(amd_isa_mma, wave64_wmma_is_refused_until_modelled)
+Test(amd_isa_mma, gfx1100_wmma_wave64)
 {
     model m = open_model("gfx1100", "mma_w64.hip", true);
-    inputs *in = calloc(1, sizeof *in);
-    static uint32_t out[TILES * 1024];
-    char why[1024];
-    cr_assert(!run(&m, "wmma_f16_w64", 64, in, out, why, sizeof why), "wave64 WMMA ran");
-    cr_assert(strstr(why, "illegal instruction") && strstr(why, "wave64 WMMA"), "%s", why);
-    free(in);
+    check(&m, "wmma_f16_w64", 64, 16, 16, 16, false, 1);
     close_model(&m);
 }
