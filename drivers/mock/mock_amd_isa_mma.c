@@ -93,6 +93,14 @@ bool mai_mma(mai_wave *w, const amdi_inst *in)
         refuse(w, in, "a matrix result that is not a register range");
         return false;
     }
+    /* a range running past the last register (a crafted encoding: LLVM prints v[250:265] but no compiler makes
+     * it) would read another file */
+    const amdi_opnd *ops[4] = {A, B, C, D};
+    for (unsigned i = 0; i < 4; i++)
+        if (ops[i]->kind != AMDI_O_CONST && ops[i]->reg + ops[i]->n > 256) {
+            refuse(w, in, "a register range past the 256th register");
+            return false;
+        }
     /* M x K times K x N: 16x16x16, or 32x8 times 8x32 */
     unsigned M = big ? 32 : 16, N = M, K = big ? 8 : 16;
     float a[32][16], b[16][32], c[32][32], r[32][32];
