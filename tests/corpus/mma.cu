@@ -89,6 +89,22 @@ extern "C" __global__ void mma_ldmatrix_f16(const unsigned short *a, const unsig
     d[g * 8 + 2 * t] = d0, d[g * 8 + 2 * t + 1] = d1, d[(g + 8) * 8 + 2 * t] = d2, d[(g + 8) * 8 + 2 * t + 1] = d3;
 }
 
+// C = 0: ptxas gives HMMA RZ as its accumulator
+extern "C" __global__ void mma_f16_zero_c(const unsigned short *a, const unsigned short *b, const float *c, float *d)
+{
+    int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    a += 256 * w, b += 128 * w, d += 128 * w;
+    (void)c;
+    unsigned a0 = pack(a, g * 16 + 2 * t, g * 16 + 2 * t + 1), a1 = pack(a, (g + 8) * 16 + 2 * t, (g + 8) * 16 + 2 * t + 1);
+    unsigned a2 = pack(a, g * 16 + 2 * t + 8, g * 16 + 2 * t + 9), a3 = pack(a, (g + 8) * 16 + 2 * t + 8, (g + 8) * 16 + 2 * t + 9);
+    unsigned b0 = pack(b, (2 * t) * 8 + g, (2 * t + 1) * 8 + g), b1 = pack(b, (2 * t + 8) * 8 + g, (2 * t + 9) * 8 + g);
+    float d0, d1, d2, d3, z = 0.0f;
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+                 : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(z));
+    d[g * 8 + 2 * t] = d0, d[g * 8 + 2 * t + 1] = d1, d[(g + 8) * 8 + 2 * t] = d2, d[(g + 8) * 8 + 2 * t + 1] = d3;
+}
+
 // ldmatrix .x1 (non-transposed): each lane's register as loaded, to check the layout by itself
 extern "C" __global__ void ldmatrix_x1(const unsigned short *a, unsigned *out)
 {

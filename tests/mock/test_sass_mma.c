@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/base.h"
+#include "compiler/sass.h"
 #include "drivers/mock/mock_nv.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
@@ -174,6 +175,10 @@ static void all_forms(const char *cfg, unsigned sm)
         if (!bf16) {
             run(dev, bin, size, "mma_ldmatrix_f16", in, false, out, sizeof out);
             check_f32(cfg, "mma_ldmatrix_f16", in, false, out);
+            /* C = 0 (HMMA's accumulator RZ): the sum starts from +0 */
+            memset(in->c, 0, sizeof in->c);
+            run(dev, bin, size, "mma_f16_zero_c", in, false, out, sizeof out);
+            check_f32(cfg, "mma_f16_zero_c", in, false, out);
         }
     }
     /* the f16 accumulator: C widened exactly, the sum as above, D rounded once to f16 */
@@ -260,4 +265,38 @@ Test(sass_mma, a_diverged_warp_at_hmma_is_an_error)
               strstr(err, "mma_diverged"), "%s", err);
     hcq_device_close(dev);
     free(bin);
+}
+
+/* the decoder on nvdisasm's text: the forms the executor runs, and the tensor-core modifiers elsewhere (or an
+ * HMMA shape it does not run) left unknown, so running them is an illegal instruction */
+Test(sass_mma, the_decoder_reads_hmma_and_ldsm)
+{
+    const char *text = "        /*0000*/                   HMMA.16816.F32.BF16 R16, R4, R12.reuse, RZ ;\n"
+                       "        /*0010*/                   LDSM.16.MT88.2 R12, [R12+0x200] ;\n"
+                       "        /*0020*/                   LDSM.16.M88.4 R8, [R0+UR4] ;\n"
+                       "        /*0030*/                   HMMA.1688.F32 R4, R4, R2, RZ ;\n"
+                       "        /*0040*/                   IMAD.16816 R1, R2, R3, R4 ;\n"
+                       "        /*0050*/                   LDSM.16.M88 R7, [R6] ;\n";
+    sass_prog *p;
+    T_OK(sass_parse(text, 90, 6, NULL, &p));
+    const sass_insn *i = p->insns;
+    cr_assert_eq(i[0].op, SASS_OP_HMMA);
+    cr_assert(sass_has(&i[0], SASS_M_16816));
+    cr_assert_eq(i[0].ntypes, 2);
+    cr_assert_eq(i[0].types[0], SASS_M_F32);
+    cr_assert_eq(i[0].types[1], SASS_M_BF16);
+    cr_assert_eq(i[0].nops, 4);
+    cr_assert_eq(i[0].o[2].reg, 12, ".reuse is a hint");
+    cr_assert_eq(i[0].o[3].reg, 255, "RZ");
+    cr_assert_eq(i[1].op, SASS_OP_LDSM);
+    cr_assert(sass_has(&i[1], SASS_M_MT88) && sass_has(&i[1], SASS_M_MAT2) && sass_has(&i[1], SASS_M_U16));
+    cr_assert_eq(i[1].o[1].kind, SASS_K_MEM);
+    cr_assert_eq(i[1].o[1].imm, 0x200);
+    cr_assert(sass_has(&i[2], SASS_M_M88) && sass_has(&i[2], SASS_M_MAT4));
+    cr_assert_eq(i[2].o[1].flags & SASS_F_IDX_UR, SASS_F_IDX_UR);
+    cr_assert_eq(i[3].op, SASS_OP_UNKNOWN, "HMMA.1688 is not a form the executor runs");
+    cr_assert_eq(i[4].op, SASS_OP_UNKNOWN, "a tensor-core modifier on another op");
+    cr_assert_eq(i[5].op, SASS_OP_LDSM);
+    cr_assert(!sass_has(&i[5], SASS_M_MAT2) && !sass_has(&i[5], SASS_M_MAT4), ".x1");
+    sass_prog_free(p);
 }
