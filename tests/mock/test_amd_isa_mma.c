@@ -9,8 +9,8 @@
  * the ISA guides' definition (D = A * B + C) and the model
  * docs/architecture.md states: products exact, summed into C in k order,
  * each step one f32 fma rounded to nearest even; a NaN result the quiet
- * NaN 0x7fc00000. Also: WMMA with part of EXEC is an illegal-instruction
- * error naming the instruction. */
+ * NaN 0x7fc00000. Also: WMMA or MFMA with part of EXEC is an
+ * illegal-instruction error naming the instruction. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -189,6 +189,21 @@ Test(amd_isa_mma, wmma_with_part_of_exec_is_an_illegal_instruction)
     cr_assert(!run(&m, "wmma_diverged", 32, in, out, why, sizeof why), "a WMMA with half of EXEC ran");
     cr_assert(strstr(why, "illegal instruction") && strstr(why, "v_wmma_f32_16x16x16_f16") && strstr(why, "EXEC") &&
               strstr(why, "wmma_diverged"), "%s", why);
+    free(in);
+    close_model(&m);
+}
+
+/* MFMA likewise (the mock models it only with a full EXEC) */
+Test(amd_isa_mma, mfma_with_part_of_exec_is_an_illegal_instruction)
+{
+    model m = open_model("gfx942", "mma.hip", false);
+    inputs *in = calloc(1, sizeof *in);
+    for (int i = 0; i < 64; i++) in->a[0][i] = (uint16_t)i;
+    static uint32_t out[TILES * 1024];
+    char why[1024];
+    cr_assert(!run(&m, "mfma_diverged", 64, in, out, why, sizeof why), "an MFMA with half of EXEC ran");
+    cr_assert(strstr(why, "illegal instruction") && strstr(why, "v_mfma_f32_16x16x16_f16") && strstr(why, "EXEC") &&
+              strstr(why, "mfma_diverged"), "%s", why);
     free(in);
     close_model(&m);
 }

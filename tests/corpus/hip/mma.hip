@@ -103,6 +103,18 @@ __global__ void mfma_32x32x8_f16(const unsigned short *a, const unsigned short *
     f32x16 D = __builtin_amdgcn_mfma_f32_32x32x8f16(A, B, C, 0, 0, 0);
     for (int j = 0; j < 16; j++) d[(8 * (j / 4) + 4 * q + j % 4) * 32 + r] = D[j];
 }
+// only part of the wave at the MFMA: the mock refuses it (it models MFMA only with a full EXEC)
+__global__ void mfma_diverged(const unsigned short *a, const unsigned short *b, const float *c, float *d)
+{
+    unsigned l = lane();
+    if (a[l] & 1) {
+        f16x4 A, B;
+        f32x4 C = {};
+        for (int j = 0; j < 4; j++) A[j] = h(a[j]), B[j] = h(b[j]);
+        f32x4 D = __builtin_amdgcn_mfma_f32_16x16x16f16(A, B, C, 0, 0, 0);
+        d[l] = D[0];
+    }
+}
 // the 16x16x16 f16 product through inline assembly with C and D in AGPRs (acc_cd; v_accvgpr_write/read move
 // them), twice in a row: D = A * B + (A * B + C)
 #if defined(__gfx942__)
