@@ -154,10 +154,17 @@ static amdi_op for_target(const amdi_target *t, amdi_op op)
         case AMDI_V_MAC_F32: case AMDI_V_MAD_F32: case AMDI_B_WBINVL1: case AMDI_B_WBINVL1_VOL: return AMDI_OP_NONE;
         case AMDI_V_MADMK_F32: return AMDI_V_FMAMK_F32;
         case AMDI_V_MADAK_F32: return AMDI_V_FMAAK_F32;
+        /* the MFMA renames (VOP3PInstructions.td VOP3P_Real_MFMA_gfx940) */
+        case AMDI_V_MFMA_F32_16X16X16F16: return AMDI_V_MFMA_F32_16X16X16_F16;
+        case AMDI_V_MFMA_F32_32X32X8F16: return AMDI_V_MFMA_F32_32X32X8_F16;
+        case AMDI_V_MFMA_F32_16X16X16BF16_1K: return AMDI_OP_NONE;
         default: return op;
         }
     }
-    return op == AMDI_V_MOV_B64 || op == AMDI_V_LSHL_ADD_U64 ? AMDI_OP_NONE : op;
+    switch (op) {
+    case AMDI_V_MOV_B64: case AMDI_V_LSHL_ADD_U64: case AMDI_V_MFMA_F32_16X16X16_BF16: return AMDI_OP_NONE;
+    default: return op;
+    }
 }
 
 static bool is_cmp(amdi_op op) { return op >= AMDI_V_CMP_F_F16 && op <= AMDI_V_CMPX_CLASS_F64; }
@@ -431,6 +438,34 @@ static int vop3(dctx *c, amdi_inst *in, uint32_t w0)
     return 0;
 }
 
+/* gfx9's MFMA (VOP3P-MAI, as llvm-mc -show-encoding lays it out): vdst 0-7, cbsz 8-10, abid 11-14, acc_cd 15
+ * (D and C are AGPRs), op 16-22; src0/src1/src2 in the second dword's 0-8/9-17/18-26, bits 27/28 make A/B
+ * AGPRs, blgp 29-31. A and B are two registers (four 16-bit values); C and D four (16x16) or sixteen (32x32) */
+static int mfma(dctx *c, amdi_inst *in, amdi_op op, uint32_t w0, uint32_t w1)
+{
+    unsigned nd = op == AMDI_V_MFMA_F32_32X32X8F16 || op == AMDI_V_MFMA_F32_32X32X8_F16 ? 16 : 4;
+    bool acc_cd = bits(w0, 15, 1);
+    in->ns = 3;
+    unsigned codes[3] = {bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)};
+    for (unsigned i = 0; i < 3; i++) {
+        src_of(c, codes[i], 'f', &in->s[i]);
+        if (in->s[i].kind == AMDI_O_VGPR) {
+            in->s[i].n = (uint8_t)(i < 2 ? 2 : nd);
+            if (i < 2 && bits(w1, 27 + i, 1)) in->s[i].kind = AMDI_O_AGPR;
+            if (i == 2 && acc_cd) in->s[i].kind = AMDI_O_AGPR;
+        } else if (i < 2 || in->s[i].kind != AMDI_O_CONST) {
+            return -1; /* A and B are registers; C a register range or an inline constant */
+        }
+    }
+    in->cbsz = (uint8_t)bits(w0, 8, 3);
+    in->abid = (uint8_t)bits(w0, 11, 4);
+    in->blgp = (uint8_t)bits(w1, 29, 3);
+    in->nd = 1;
+    vgpr_of(bits(w0, 0, 8), nd, &in->d[0]);
+    if (acc_cd) in->d[0].kind = AMDI_O_AGPR;
+    return c->lit_used ? -1 : 0;
+}
+
 static int vop3p(dctx *c, amdi_inst *in, uint32_t w0)
 {
     const amdi_target *t = c->t;
@@ -438,10 +473,11 @@ static int vop3p(dctx *c, amdi_inst *in, uint32_t w0)
     if (c->avail < 8) return -1;
     uint32_t w1 = rd32(c->p + 4);
     c->base = 8;
-    amdi_op op = lookup(tb->vop3p, tb->nvop3p, bits(w0, 16, 7));
+    amdi_op op = for_target(t, lookup(tb->vop3p, tb->nvop3p, bits(w0, 16, 7)));
     in->op = (uint16_t)op;
     in->enc = AMDI_E_VOP3P;
     if (op == AMDI_OP_NONE) return -1;
+    if (t->fam == AMDI_GFX9 && amdi_is_mma(op)) return mfma(c, in, op, w0, w1);
     unsigned ns = sig_nsrc(op);
     if (op == AMDI_V_ACCVGPR_READ_B32 || op == AMDI_V_ACCVGPR_WRITE_B32) ns = 1;
     in->ns = (uint8_t)ns;
@@ -462,6 +498,13 @@ static int vop3p(dctx *c, amdi_inst *in, uint32_t w0)
     vgpr_of(bits(w0, 0, 8), type_bits(t, sig_dst(op)) == 64 ? 2 : 1, &in->d[0]);
     if (op == AMDI_V_ACCVGPR_WRITE_B32) in->d[0].kind = AMDI_O_AGPR;
     if (op == AMDI_V_ACCVGPR_READ_B32) in->s[0].kind = in->s[0].kind == AMDI_O_VGPR ? AMDI_O_AGPR : in->s[0].kind;
+    if (amdi_is_mma(op)) { /* gfx11 WMMA: A and B eight registers; C and D eight in wave32, four in wave64 */
+        unsigned ncd = t->wave == 64 ? 4 : 8;
+        for (unsigned i = 0; i < 3; i++)
+            if (in->s[i].kind == AMDI_O_VGPR) in->s[i].n = (uint8_t)(i < 2 ? 8 : ncd);
+            else if (i < 2 || in->s[i].kind != AMDI_O_CONST) return -1;
+        in->d[0].n = (uint8_t)ncd;
+    }
     if (t->fam == AMDI_GFX9 && c->lit_used) return -1;
     return 0;
 }

@@ -487,6 +487,17 @@ typedef struct amdi_target {
     X(V_ACCVGPR_READ_B32, "v_accvgpr_read_b32", "", "i:i")                     \
     X(V_ACCVGPR_WRITE_B32, "v_accvgpr_write_b32", "", "i:i")                   \
     X(V_ACCVGPR_MOV_B32, "v_accvgpr_mov_b32", "", "i:i")                       \
+    /* matrix multiply-accumulate (one operation of the whole wave): gfx9's  \
+     * MFMA (VOP3P-MAI; gfx940 renames them, and moves the bf16 one), gfx11's \
+     * WMMA. A and B are 16-bit values two to a register */                  \
+    X(V_MFMA_F32_16X16X16F16, "v_mfma_f32_16x16x16f16", "", "f:ppf")           \
+    X(V_MFMA_F32_32X32X8F16, "v_mfma_f32_32x32x8f16", "", "f:ppf")             \
+    X(V_MFMA_F32_16X16X16BF16_1K, "v_mfma_f32_16x16x16bf16_1k", "", "f:ppf")   \
+    X(V_MFMA_F32_16X16X16_F16, "v_mfma_f32_16x16x16_f16", "", "f:ppf")         \
+    X(V_MFMA_F32_32X32X8_F16, "v_mfma_f32_32x32x8_f16", "", "f:ppf")           \
+    X(V_MFMA_F32_16X16X16_BF16, "v_mfma_f32_16x16x16_bf16", "", "f:ppf")       \
+    X(V_WMMA_F32_16X16X16_F16, "", "v_wmma_f32_16x16x16_f16", "f:ppf")         \
+    X(V_WMMA_F32_16X16X16_BF16, "", "v_wmma_f32_16x16x16_bf16", "f:ppf")       \
     /* VOPC: compares write a lane mask (VCC in VOPC, an SGPR in VOP3);     \
      * cmpx forms write EXEC */                                                \
     AMDI_CMP_OPS(X)                                                            \
@@ -762,6 +773,8 @@ typedef struct amdi_inst {
     amdi_opnd s[4];  /* sources; memory: s[0] address, s[1] data, s[2] data1 / saddr, s[3] soffset */
     /* VOP3 / VOP3P */
     uint8_t clamp, omod, op_sel, op_sel_hi, neg_hi;
+    /* MFMA: the broadcast controls (cbsz, abid: A's blocks; blgp: B's lane groups) */
+    uint8_t cbsz, abid, blgp;
     /* DPP (gfx9 DPP, gfx11 DPP16) and DPP8; SDWA */
     uint16_t dpp_ctrl;
     uint8_t row_mask, bank_mask, bound_ctrl, fi;
@@ -815,6 +828,9 @@ static inline bool amdi_dst_is_addend(amdi_op op)
     default: return false;
     }
 }
+
+/* the matrix multiply-accumulate ops (MFMA, WMMA) */
+static inline bool amdi_is_mma(amdi_op op) { return op >= AMDI_V_MFMA_F32_16X16X16F16 && op <= AMDI_V_WMMA_F32_16X16X16_BF16; }
 
 /* per-family opcode tables (amdgpu_tables.c): encoding opcode -> amdi_op */
 typedef struct amdi_tables {

@@ -335,7 +335,11 @@ static void print_one(sb *b, const amdi_target *t, const amdi_inst *in)
         for (unsigned i = 0; i < ns; i++) put(b, "%s%u", i ? "," : "", in->op_sel >> i & 1);
         put(b, ",%u]", in->op_sel >> 3 & 1);
     }
-    if (in->enc == AMDI_E_VOP3P) {
+    if (in->enc == AMDI_E_VOP3P && t->fam == AMDI_GFX9 && amdi_is_mma(op)) {
+        if (in->cbsz) put(b, " cbsz:%u", in->cbsz);
+        if (in->abid) put(b, " abid:%u", in->abid);
+        if (in->blgp) put(b, " blgp:%u", in->blgp);
+    } else if (in->enc == AMDI_E_VOP3P) {
         unsigned ns = in->ns, all = (1u << ns) - 1;
         unsigned neg_lo = 0;
         for (unsigned i = 0; i < ns; i++) neg_lo |= (in->s[i].mod & AMDI_M_NEG ? 1u : 0u) << i;

@@ -183,6 +183,10 @@ static const uint16_t g9_vop3p[] = {
     [0x28] = O(V_DOT4_I32_I8), [0x29] = O(V_DOT4_U32_U8), [0x2a] = O(V_DOT8_I32_I4), [0x2b] = O(V_DOT8_U32_U4),
     [0x30] = O(V_PK_FMA_F32), [0x31] = O(V_PK_MUL_F32), [0x32] = O(V_PK_ADD_F32),
     [0x33] = O(V_PK_MOV_B32), [0x58] = O(V_ACCVGPR_READ_B32), [0x59] = O(V_ACCVGPR_WRITE_B32),
+    /* MFMA (VOP3PInstructions.td VOP3P_Real_MFMA_gfx90a / _gfx940): gfx940 renames 0x4c/0x4d (see for_target)
+     * and has the bf16 one at 0x61 (gfx90a's 0x67, v_mfma_f32_16x16x16bf16_1k) */
+    [0x4c] = O(V_MFMA_F32_32X32X8F16), [0x4d] = O(V_MFMA_F32_16X16X16F16), [0x61] = O(V_MFMA_F32_16X16X16_BF16),
+    [0x67] = O(V_MFMA_F32_16X16X16BF16_1K),
 };
 static const uint16_t g9_ds[] = {
     [0x00] = O(DS_ADD_U32), [0x01] = O(DS_SUB_U32), [0x03] = O(DS_INC_U32), [0x04] = O(DS_DEC_U32),
@@ -362,6 +366,8 @@ static const uint16_t g11_vop3p[] = {
     [0x13] = O(V_DOT2_F32_F16), [0x16] = O(V_DOT4_I32_I8), [0x17] = O(V_DOT4_U32_U8), [0x18] = O(V_DOT8_I32_I4),
     [0x19] = O(V_DOT8_U32_U4), [0x1a] = O(V_DOT2_F32_BF16), [0x20] = O(V_FMA_MIX_F32), [0x21] = O(V_FMA_MIXLO_F16),
     [0x22] = O(V_FMA_MIXHI_F16),
+    /* WMMA (VOP3PInstructions.td VOP3P_Real_WMMA_gfx11) */
+    [0x40] = O(V_WMMA_F32_16X16X16_F16), [0x41] = O(V_WMMA_F32_16X16X16_BF16),
 };
 static const uint16_t g11_ds[] = {
     [0x00] = O(DS_ADD_U32), [0x01] = O(DS_SUB_U32), [0x03] = O(DS_INC_U32), [0x04] = O(DS_DEC_U32),

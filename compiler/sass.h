@@ -29,7 +29,7 @@
 
 /* bump when the decoded form or its parse changes: old cache entries are
  * then ignored */
-#define SASS_DECODER_VERSION 8u
+#define SASS_DECODER_VERSION 9u
 
 /* ** opcodes the executor knows; everything else decodes as SASS_OP_UNKNOWN
  * and is an illegal instruction when executed (never a silent no-op) */
@@ -46,7 +46,7 @@
     _(HADD2) _(HMUL2) _(HFMA2) _(HSETP2) _(HMNMX2) _(HSET2)                                                     \
     _(I2F) _(I2FP) _(F2I) _(F2IP) _(F2F) _(F2FP) _(I2I) _(I2IP)                                                 \
     _(LDG) _(STG) _(LD) _(ST) _(LDS) _(STS) _(LDL) _(STL) _(ATOMG) _(ATOM) _(ATOMS) _(RED) _(REDG)              \
-    _(SHFL) _(VOTE) _(VOTEU) _(MATCH) _(REDUX) _(ELECT) _(B2R)
+    _(SHFL) _(VOTE) _(VOTEU) _(MATCH) _(REDUX) _(ELECT) _(B2R) _(HMMA) _(LDSM)
 
 #define SASS_OP_ENUM(n) SASS_OP_##n,
 typedef enum sass_opcode { SASS_OPCODES(SASS_OP_ENUM) SASS_OP_COUNT } sass_opcode;
@@ -65,7 +65,7 @@ typedef enum sass_opcode { SASS_OPCODES(SASS_OP_ENUM) SASS_OP_COUNT } sass_opcod
     _(EX2) _(LG2) _(RCP) _(RSQ) _(SIN) _(COS) _(SQRT) _(TANH) _(RCP64H) _(RSQ64H) _(FMZ) _(BF16_V2) _(H1_H1)      \
     _(ALIGN) _(PRIVATE) _(ZD) _(INVALL) _(IVALL) _(GEN) _(LDGSTS) _(VIEW) _(ASYNC) _(S) _(B1) _(IVAL)            \
     _(D2) _(D4) _(M8) _(M4) _(M2) _(RELU) _(V2) _(NODEP) _(FMA) _(SH) _(BRX) _(CONV) _(MMIO) _(MATCH) _(NOT) _(BF) _(RESULT)    \
-    _(S16x2) _(U16x2) _(16x2)
+    _(S16x2) _(U16x2) _(16x2) _(16816) _(M88) _(MT88) _(MAT2) _(MAT4)
 
 #define SASS_MOD_ENUM(n) SASS_M_##n,
 typedef enum sass_mod { SASS_MODS(SASS_MOD_ENUM) SASS_MOD_COUNT } sass_mod;

@@ -31,7 +31,9 @@ static int mod_lookup(const char *s, size_t n)
     static const struct {
         const char *text;
         int mod;
-    } alias[] = {{"64", SASS_M_M64}, {"128", SASS_M_M128}, {"32", SASS_M_B32}, {"8", SASS_M_M8}, {"16", SASS_M_U16}};
+    } alias[] = {{"64", SASS_M_M64}, {"128", SASS_M_M128}, {"32", SASS_M_B32}, {"8", SASS_M_M8}, {"16", SASS_M_U16},
+                   /* LDSM.16.M88.2 / .4: how many 8x8 matrices (ldmatrix's .x2 / .x4) */
+                   {"2", SASS_M_MAT2}, {"4", SASS_M_MAT4}};
     for (size_t i = 0; i < BASE_ARRAY_LEN(alias); i++)
         if (strlen(alias[i].text) == n && !memcmp(alias[i].text, s, n)) return alias[i].mod;
     for (int i = 0; i < SASS_MOD_COUNT; i++)
@@ -446,6 +448,12 @@ static void parse_insn(const char *s, const char *end, const uint64_t *raw, sass
         if (is_type(id) && in->ntypes < 3) in->types[in->ntypes++] = (uint8_t)id;
         m = me;
     }
+    /* the tensor-core modifiers mean something only on HMMA and LDSM: on any other op they make it unknown (an
+     * illegal instruction when run) rather than a modifier its executor would ignore */
+    if (op != SASS_OP_HMMA && op != SASS_OP_LDSM &&
+        (sass_has(in, SASS_M_16816) || sass_has(in, SASS_M_M88) || sass_has(in, SASS_M_MT88) ||
+         sass_has(in, SASS_M_MAT2) || sass_has(in, SASS_M_MAT4)))
+        return;
     const char *b[SASS_MAX_OPNDS + 1], *e[SASS_MAX_OPNDS + 1];
     unsigned n = split(w, end, b, e, SASS_MAX_OPNDS);
     if (n > SASS_MAX_OPNDS) return;

@@ -7,7 +7,8 @@
  *                        its control flow, faults and exceptions;
  *   mock_amd_isa_salu.c  SOP1/SOP2/SOPK/SOPC and SMEM;
  *   mock_amd_isa_valu.c  VOP1/VOP2/VOPC/VOP3/VOP3P/VOPD with DPP and SDWA;
- *   mock_amd_isa_mem.c   DS (LDS), FLAT/GLOBAL/SCRATCH and MUBUF.
+ *   mock_amd_isa_mem.c   DS (LDS), FLAT/GLOBAL/SCRATCH and MUBUF;
+ *   mock_amd_isa_mma.c   the matrix cores (gfx9 MFMA, gfx11 WMMA).
  * docs/architecture.md ("The mock's shader cores") says what is covered. */
 #ifndef HCQ_DRIVERS_MOCK_AMD_ISA_H
 #define HCQ_DRIVERS_MOCK_AMD_ISA_H
@@ -132,6 +133,7 @@ bool mai_salu(mai_wave *w, const amdi_inst *in);
 bool mai_smem(mai_wave *w, const amdi_inst *in);
 bool mai_valu(mai_wave *w, const amdi_inst *in);
 bool mai_vopd(mai_wave *w, const amdi_inst *x, const amdi_inst *y);
+bool mai_mma(mai_wave *w, const amdi_inst *in); /* MFMA, WMMA (mock_amd_isa_mma.c) */
 bool mai_ds(mai_wave *w, const amdi_inst *in);
 bool mai_vmem(mai_wave *w, const amdi_inst *in);
 

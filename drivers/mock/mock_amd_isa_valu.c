@@ -1594,6 +1594,7 @@ static bool fast_more(mai_wave *w, const amdi_inst *in)
 
 bool mai_valu(mai_wave *w, const amdi_inst *in)
 {
+    if (amdi_is_mma((amdi_op)in->op)) return mai_mma(w, in);
     if ((in->flags & AMDI_F_PLAIN) && fast32(w, in)) return true;
     if ((in->flags & AMDI_F_NOMOD) && fast_more(w, in)) return true;
     vres o;

@@ -5,7 +5,8 @@
  *                     warp by the lowest PC, control flow, the watchdog
  *   mock_sass_alu.c   integer, float, half, double, conversion, predicate ops
  *   mock_sass_mem.c   constant banks, global/shared/local/generic loads,
- *                     stores and atomics, warp-wide ops (SHFL, VOTE, ...)
+ *                     stores and atomics, warp-wide ops (SHFL, VOTE, LDSM, ...)
+ *   mock_sass_mma.c   the tensor cores (HMMA)
  *
  * Registers are stored per warp as rows of 32 lanes (r[reg * 32 + lane]),
  * predicates as lane masks, so an op is a loop over the active lanes with
@@ -154,6 +155,7 @@ typedef struct msass_op {
 /* both return 0 or a fault kind (wk->fault filled) */
 int msass_alu(msass_op *o);
 int msass_mem(msass_op *o);
+int msass_mma(msass_op *o); /* -1: not a tensor-core op this executor implements */
 /* "kernel `k`, instruction `i` at 0x.. (code offset 0x..), thread (x,y,z)
  * of block (x,y,z)" for a lane of the instruction */
 void msass_where(const msass_op *o, uint32_t lane, char *buf, size_t size);

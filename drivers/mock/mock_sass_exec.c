@@ -552,6 +552,7 @@ static int step(msass_worker *wk, msass_warp *w, msass_op *o)
         if (msass_uniform(in)) o->exec = exec = 1u << __builtin_ctz(exec); /* one value for the warp */
         rc = msass_alu(o);
         if (rc < 0) rc = msass_mem(o);
+        if (rc < 0) rc = msass_mma(o);
         if (rc < 0)
             return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: the mock's SASS executor does not "
                               "implement `%s`", l->p->strings + in->text);

@@ -522,9 +522,57 @@ static int elect(msass_op *o)
     return 0;
 }
 
+/* ** LDSM.16.{M88,MT88}[.2|.4] Rd, [addr]: PTX's ldmatrix.sync.aligned.m8n8{.x1,.x2,.x4}{,.trans}.shared.b16
+ * (PTX ISA "Warp-level matrix load instruction: ldmatrix"). Matrix j (of 1, 2 or 4) is 8 rows of eight 16-bit
+ * values; lane 8 * j + r gives the shared address of its row r (16 bytes, 16-byte aligned; the other lanes'
+ * addresses are not read). Every lane then gets one register per matrix, in the fragment layout of mma:
+ * lane 4 * g + t holds row g, columns 2t and 2t + 1 (low half first); .trans (MT88) the transposed matrix's,
+ * i.e. rows 2t and 2t + 1 of column g. One operation of the whole warp, like HMMA: every lane must run it. */
+static int ldsm(msass_op *o)
+{
+    const sass_insn *in = o->in;
+    bool trans = sass_has(in, SASS_M_MT88);
+    if (in->nops != 2 || in->o[0].kind != SASS_K_R || in->o[0].sel || in->o[1].kind != SASS_K_MEM ||
+        !sass_has(in, SASS_M_U16) || trans == sass_has(in, SASS_M_M88) ||
+        (sass_has(in, SASS_M_MAT2) && sass_has(in, SASS_M_MAT4)))
+        return -1;
+    for (int m = 0; m < SASS_MOD_COUNT; m++)
+        if (sass_has(in, (sass_mod)m) && m != SASS_M_U16 && m != SASS_M_M88 && m != SASS_M_MT88 &&
+            m != SASS_M_MAT2 && m != SASS_M_MAT4)
+            return -1;
+    if (o->exec != 0xffffffffu)
+        return msass_fail(o, MSASS_ILLEGAL, 0, false, "illegal instruction: LDSM is one operation of the whole warp "
+                          "(PTX ldmatrix.sync.aligned), but only lanes 0x%08x of it execute it (the warp is diverged, "
+                          "predicated off in part, or has fewer than 32 threads): the PTX ISA leaves that undefined",
+                          o->exec);
+    uint32_t nmat = sass_has(in, SASS_M_MAT4) ? 4 : sass_has(in, SASS_M_MAT2) ? 2 : 1;
+    uint64_t addr[32];
+    addresses(o, 1, false, addr);
+    uint16_t rows[4][8][8];
+    int rc = 0;
+    for (uint32_t j = 0; j < nmat; j++)
+        for (uint32_t r = 0; r < 8; r++) {
+            uint32_t lane = 8 * j + r;
+            const uint8_t *p = resolve(o, SP_SHARED, addr[lane], 16, false, lane, &rc);
+            if (!p) return rc;
+            memcpy(rows[j][r], p, 16);
+        }
+    uint32_t rd = in->o[0].reg;
+    if (rd == 255) return 0;
+    for (uint32_t j = 0; j < nmat; j++)
+        for (uint32_t lane = 0; lane < 32; lane++) {
+            uint32_t g = lane >> 2, t = lane & 3, lo, hi;
+            if (trans) lo = rows[j][2 * t][g], hi = rows[j][2 * t + 1][g];
+            else lo = rows[j][g][2 * t], hi = rows[j][g][2 * t + 1];
+            o->w->r[(size_t)(rd + j) * 32 + lane] = lo | hi << 16;
+        }
+    return 0;
+}
+
 int msass_mem(msass_op *o)
 {
     switch (o->in->op) {
+    case SASS_OP_LDSM: return ldsm(o);
     case SASS_OP_LDC: case SASS_OP_ULDC: return ldc(o);
     case SASS_OP_LDG: case SASS_OP_LD: case SASS_OP_LDS: case SASS_OP_LDL: return load_store(o, false);
     case SASS_OP_STG: case SASS_OP_ST: case SASS_OP_STS: case SASS_OP_STL: return load_store(o, true);
