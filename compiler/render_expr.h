@@ -40,4 +40,23 @@ void cc_expr_const(cc_sb *b, const hcq_ir_op *o, bool cxx);
 /* the op at e->at (an ALU op, CAST, BITCAST, WHERE, LOAD, DEFINE_ACC) as an expression */
 void cc_expr_emit(cc_expr *e);
 
+/* ** vectors (compiler.h "Vector values"): a vector value is a struct of
+ * its lanes in value form, hcq_v<dtype>x<N> { T v[N]; }; in memory a
+ * struct aligned to its size, hcq_m<dtype>x<N>, so one struct copy is one
+ * access (ld.global.v4 / global_load_b128 at 16 bytes). Helpers per type:
+ * hcq_splat_<tag>(x), hcq_set_<tag>(v, lane, x), hcq_ld_<tag>(m) and
+ * hcq_st_<tag>(v) (memory <-> value form), hcq_vld_<tag>(p) and
+ * hcq_vst_<tag>(p, m) (through memcpy: no alignment assumed, for hosts).
+ * The body reads and writes memory through the dialect's
+ * HCQ_VLD(tag, buf, index) and HCQ_VST(tag, buf, index, m). */
+/* the tag "f32x4" of a value of dtype t with `lanes` lanes */
+const char *cc_expr_vtag(char *buf, size_t size, hcq_dtype t, unsigned lanes);
+/* the declared type of op o's value: ctype, or hcq_v<tag> for a vector */
+const char *cc_expr_decl_type(char *buf, size_t size, const hcq_ir_op *o, bool cxx);
+/* the types and helpers for every vector the kernel uses (after the
+ * helpers: they need u16 and H) */
+void cc_expr_vec_defs(cc_sb *b, const hcq_kernel *k, bool cxx);
+/* a STORE op (either form) as a statement without indent, for both renderers */
+void cc_expr_store(cc_expr *e);
+
 #endif
