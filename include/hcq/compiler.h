@@ -63,27 +63,29 @@
  *     work-item of a group (they do not depend on LOCAL_ID or on loads).
 
  *
- * Vector values. An op's lanes (HCQ_IR_FLAG_LANES in its flags;
- * hcq_ir_lanes) are 0 for a scalar, else 2, 4, 8 or 16; the dtype is the lanes' dtype (any value
- * dtype but bool), and a vector holds at most 64 bytes (16 x f32: the
- * widest matrix-core accumulator fragment, so MMA ops can take and make
- * fragments as vectors: m16n8k16's A fragment is 8 x f16, its C 4 x f32).
+ * Vector values. An op's lanes (HCQ_IR_FLAG_LANES in its flags; read
+ * them with hcq_ir_lanes) are 0 for a scalar, else 2, 4, 8 or 16; the
+ * dtype is the lanes' dtype (any value dtype but bool), and a vector holds
+ * at most 64 bytes (16 x f32: the widest matrix-core accumulator fragment,
+ * so MMA ops can take and make fragments as vectors: m16n8k16's A fragment
+ * is 8 x f16, its C 4 x f32).
  *   - Made by a vector LOAD, VSPLAT (every lane one scalar) and VSET (a copy
  *     of a vector with one lane replaced); read by VGET (one lane) and a
  *     vector STORE; DEFINE_ACC and ASSIGN carry vectors (equal lanes). No
  *     other op takes or makes a vector (ALU, CAST, WHERE, an index, a gate,
  *     a condition): work lane by lane through VGET and VSET.
- *   - A vector LOAD (vec = N) reads elements idx .. idx+N-1 of its buffer in
- *     one access; a STORE whose value is a vector of N lanes writes them.
- *     N x element size must be 2 to 16 bytes (one memory instruction:
- *     LDG.E.128 / global_load_b128 at 16). A gated vector LOAD takes a
- *     scalar bool gate and an alt vector of the same lanes; a gated vector
- *     STORE a scalar gate.
+ *   - A vector LOAD of N lanes reads elements idx .. idx+N-1 of its buffer
+ *     in one access; a STORE whose value is a vector of N lanes writes
+ *     them. N x element size must be at most 16 bytes (one memory
+ *     instruction: LDG.E.128 / global_load_b128 at 16). A gated vector LOAD
+ *     takes a scalar bool gate and an alt vector of the same lanes; a gated
+ *     vector STORE a scalar gate.
  *   - Alignment: the address of element idx must be a multiple of the
- *     access size (N x element size), as NVIDIA requires of a vector
- *     access (a misaligned LDG.E.128 is an Xid 13 exception). Buffers
- *     start aligned (device allocations at 256 bytes at least, DEFINE_LOCAL
- *     at 16), so in practice idx must be a multiple of N. The verifier
+ *     access size (N x element size), as NVIDIA requires of a vector access
+ *     (a misaligned LDG.E.128 is an Xid 13 exception). hcq's buffers start
+ *     page-aligned and DEFINE_LOCAL arrays 16-byte aligned, so from a
+ *     buffer's start an idx that is a multiple of N is aligned (a buffer at
+ *     an offset, such as a view, must keep the rule itself). The verifier
  *     cannot know addresses, so: the interpreter faults (HCQ_EFAULT,
  *     "misaligned vector access", with the address, size and work-item);
  *     NVIDIA GPUs fault, and so do the mock's SASS executor and the host
@@ -91,8 +93,8 @@
  *     alignment mode to UNALIGNED: Linux drivers/gpu/drm/amd/amdkfd/
  *     kfd_device_queue_manager_v9.c, _v10.c, _v11.c), and so do the mock's
  *     AMD executor and the host twins of HIP code; the cpu target does not
- *     check (nor bounds). A kernel that breaks the rule is wrong even
- *     where it runs.
+ *     check (nor bounds). A kernel that breaks the rule is wrong even where
+ *     it runs.
  */
 #ifndef HCQ_COMPILER_H
 #define HCQ_COMPILER_H
