@@ -2,9 +2,10 @@
  * and verifier refuse bad widths, dtypes and uses with a clear message;
  * the dump names vector types; blobs round trip at version 2 and version 1
  * blobs still load (or are refused, saying why); the interpreter faults a
- * misaligned local access; and what the GPU compilers make of a 16-byte
- * access: one LDG.E.128 on sm_90 and one global_load_b128 on gfx1100 (read
- * back with nvdisasm and llvm-objdump-22; skipped, saying so, where the
+ * misaligned local access; and what the GPU compilers make of a vector
+ * access: one instruction of its width (16 bytes: LDG.E.128 on sm_90,
+ * global_load_b128 on gfx1100, global_load_dwordx4 on gfx942; read back
+ * with nvdisasm and llvm-objdump-22; skipped, saying so, where the
  * compiler or disassembler is missing). */
 #include "compiler/sass.h"
 #include "compiler/twin.h"
@@ -19,17 +20,8 @@ static hcq_ir_ref gid(hcq_kernel *k)
     return hcq_ir_binary(k, HCQ_OP_ADD, hcq_ir_binary(k, HCQ_OP_MUL, g, ls), hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0));
 }
 
-/* out[i*4 ..] = in[i*4 ..] with lanes 0 and 3 swapped: one f32x4 load and store */
-static hcq_kernel *k_swap4(void)
-{
-    hcq_kernel *k = hcq_kernel_create("swap4");
-    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F32), in = hcq_ir_param_buffer(k, HCQ_F32);
-    hcq_ir_ref at = hcq_ir_binary(k, HCQ_OP_MUL, gid(k), hcq_ir_const_int(k, HCQ_I32, 4));
-    hcq_ir_ref v = hcq_ir_load_vec(k, in, at, 4);
-    hcq_ir_ref w = hcq_ir_vset(k, hcq_ir_vset(k, v, 0, hcq_ir_vget(k, v, 3)), 3, hcq_ir_vget(k, v, 0));
-    hcq_ir_store(k, out, at, w);
-    return k;
-}
+static hcq_kernel *k_swap(hcq_dtype t, unsigned n);
+static hcq_kernel *k_swap4(void) { return k_swap(HCQ_F32, 4); }
 
 /* the builder's sticky error for k, which must contain `sub` */
 static void refused(hcq_kernel *k, const char *sub)
@@ -256,10 +248,25 @@ static unsigned count(const char *text, const char *word)
     return c;
 }
 
-/* The binary of k_swap4 for target, written to a temp file (path in file). */
-static bool binary_file(const char *target, char *file, size_t size)
+/* out[i*N ..] = in[i*N ..] with lanes 0 and N-1 swapped: one N-lane load
+ * and one N-lane store of dtype t */
+static hcq_kernel *k_swap(hcq_dtype t, unsigned n)
 {
-    hcq_kernel *k = k_swap4();
+    hcq_kernel *k = hcq_kernel_create("swapn");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, t), in = hcq_ir_param_buffer(k, t);
+    hcq_ir_ref at = hcq_ir_binary(k, HCQ_OP_MUL, gid(k), hcq_ir_const_int(k, HCQ_I32, n));
+    hcq_ir_ref v = hcq_ir_load_vec(k, in, at, n);
+    hcq_ir_ref w = hcq_ir_vset(k, hcq_ir_vset(k, v, 0, hcq_ir_vget(k, v, n - 1)), n - 1, hcq_ir_vget(k, v, 0));
+    hcq_ir_store(k, out, at, w);
+    return k;
+}
+
+/* The binary of k_swap(t, n) for target, written to a temp file (path in
+ * file); false (with the reason in hcq_error_message) where no compiler
+ * for the target is here. */
+static bool binary_file(const char *target, hcq_dtype t, unsigned n, char *file, size_t size)
+{
+    hcq_kernel *k = k_swap(t, n);
     hcq_binary *bin = NULL;
     hcq_status s = hcq_compile(k, target, &bin);
     hcq_kernel_destroy(k);
@@ -272,33 +279,58 @@ static bool binary_file(const char *target, char *file, size_t size)
     return true;
 }
 
-Test(ir_vec, a_16_byte_vector_is_one_LDG_E_128_on_sm_90, .timeout = 180)
+/* each access size is one instruction of that width (a struct copy that a
+ * compiler split into lanes would show as several narrower ones) */
+static const struct {
+    hcq_dtype t;
+    unsigned n;
+    const char *sass_ld, *sass_st, *gfx11_ld, *gfx11_st, *gfx9_ld, *gfx9_st;
+} widths[] = {
+    {HCQ_F32, 4, "LDG.E.128", "STG.E.128", "global_load_b128", "global_store_b128", "global_load_dwordx4", "global_store_dwordx4"},
+    {HCQ_F16, 8, "LDG.E.128", "STG.E.128", "global_load_b128", "global_store_b128", "global_load_dwordx4", "global_store_dwordx4"},
+    {HCQ_F32, 2, "LDG.E.64", "STG.E.64", "global_load_b64", "global_store_b64", "global_load_dwordx2", "global_store_dwordx2"},
+    {HCQ_BF16, 2, "LDG.E ", "STG.E ", "global_load_b32", "global_store_b32", "global_load_dword ", "global_store_dword "},
+};
+
+Test(ir_vec, a_vector_access_is_one_LDG_of_its_width_on_sm_90, .timeout = 240)
 {
     char why[256], file[128], cmd[1024];
     const char *nvdisasm = sass_nvdisasm(why, sizeof why);
     if (!nvdisasm) cr_skip_test("nvdisasm is not here: %s", why);
-    if (!binary_file("sm_90", file, sizeof file)) cr_skip_test("no compiler for sm_90 here: %s", hcq_error_message());
-    snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
-    char *sass = run_tool(cmd);
-    unlink(file);
-    cr_assert_eq(count(sass, "LDG.E.128"), 1, "want one LDG.E.128:\n%s", sass);
-    cr_assert_eq(count(sass, "STG.E.128"), 1, "want one STG.E.128:\n%s", sass);
-    cr_assert_eq(count(sass, "LDG"), 1, "want no other load:\n%s", sass);
-    free(sass);
+    for (size_t w = 0; w < BASE_ARRAY_LEN(widths); w++) {
+        if (!binary_file("sm_90", widths[w].t, widths[w].n, file, sizeof file))
+            cr_skip_test("no compiler for sm_90 here: %s", hcq_error_message());
+        snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
+        char *sass = run_tool(cmd);
+        unlink(file);
+        const char *what = hcq_dtype_name(widths[w].t);
+        cr_assert_eq(count(sass, widths[w].sass_ld), 1, "%s x%u: want one %s:\n%s", what, widths[w].n, widths[w].sass_ld, sass);
+        cr_assert_eq(count(sass, widths[w].sass_st), 1, "%s x%u: want one %s:\n%s", what, widths[w].n, widths[w].sass_st, sass);
+        cr_assert_eq(count(sass, "LDG"), 1, "%s x%u: want no other load:\n%s", what, widths[w].n, sass);
+        free(sass);
+    }
 }
 
-Test(ir_vec, a_16_byte_vector_is_one_global_load_b128_on_gfx1100, .timeout = 180)
+Test(ir_vec, a_vector_access_is_one_global_load_of_its_width_on_gfx1100_and_gfx942, .timeout = 240)
 {
     char file[128], cmd[1024];
     if (system("command -v llvm-objdump-22 >/dev/null 2>&1") != 0) cr_skip_test("llvm-objdump-22 is not here");
-    if (!binary_file("gfx1100", file, sizeof file)) cr_skip_test("no compiler for gfx1100 here: %s", hcq_error_message());
-    snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=gfx1100 %s 2>&1", file);
-    char *isa = run_tool(cmd);
-    unlink(file);
-    cr_assert_eq(count(isa, "global_load_b128"), 1, "want one global_load_b128:\n%s", isa);
-    cr_assert_eq(count(isa, "global_store_b128"), 1, "want one global_store_b128:\n%s", isa);
-    cr_assert_eq(count(isa, "global_load"), 1, "want no other load:\n%s", isa);
-    free(isa);
+    static const char *targets[] = {"gfx1100", "gfx942"};
+    for (int g = 0; g < 2; g++)
+        for (size_t w = 0; w < BASE_ARRAY_LEN(widths); w++) {
+            if (!binary_file(targets[g], widths[w].t, widths[w].n, file, sizeof file))
+                cr_skip_test("no compiler for %s here: %s", targets[g], hcq_error_message());
+            snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=%s %s 2>&1", targets[g], file);
+            char *isa = run_tool(cmd);
+            unlink(file);
+            const char *ld = g ? widths[w].gfx9_ld : widths[w].gfx11_ld, *st = g ? widths[w].gfx9_st : widths[w].gfx11_st;
+            const char *what = hcq_dtype_name(widths[w].t);
+            cr_assert_eq(count(isa, ld), 1, "%s %s x%u: want one %s:\n%s", targets[g], what, widths[w].n, ld, isa);
+            cr_assert_eq(count(isa, st), 1, "%s %s x%u: want one %s:\n%s", targets[g], what, widths[w].n, st, isa);
+            cr_assert_eq(count(isa, "global_load"), 1, "%s %s x%u: want no other load:\n%s", targets[g], what,
+                         widths[w].n, isa);
+            free(isa);
+        }
 }
 
 /* The host twins (the mock's opt-in fast path) run vector code exactly; the
