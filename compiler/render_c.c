@@ -269,13 +269,11 @@ static void emit_op(rc *r, hcq_ir_ref i)
     }
     default: break;
     }
+    char ty[32];
     if (r->cross[i])
         cc_sb_printf(b, "v%u_a[lid] = ", i);
     else
-    {
-        char ty[32];
         cc_sb_printf(b, "%s v%u = ", cc_expr_decl_type(ty, sizeof ty, o, false), i);
-    }
     cc_expr_emit(&e);
     cc_sb_printf(b, ";\n");
 }

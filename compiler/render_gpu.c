@@ -66,9 +66,9 @@ static const char storage_defaults[] =
     "#ifndef HCQ_GLOBAL\n#define HCQ_GLOBAL(T) T *\n#endif\n"
     "#ifndef HCQ_LOCAL\n#define HCQ_LOCAL(T, name, n) HCQ_SHARED static T name[n] __attribute__((aligned(16)))\n#endif\n"
     /* a vector access: one copy of a struct aligned to its size, which the
-     * compilers make one instruction (sm_90: LDG.E.128; gfx1100:
-     * global_load_b128), and which faults when misaligned, as compiler.h
-     * says it may */
+     * compilers make one instruction of that width (sm_90: LDG.E.128;
+     * gfx1100: global_load_b128; tests/unit/test_ir_vec.c looks); the
+     * alignment is the kernel's to keep (compiler.h says who faults) */
     "#ifndef HCQ_VLD\n#define HCQ_VLD(tag, b, i) (*(const hcq_m##tag *)&(b)[i])\n"
     "#define HCQ_VST(tag, b, i, m) (*(hcq_m##tag *)&(b)[i] = (m))\n#endif\n";
 
