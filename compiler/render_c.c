@@ -407,10 +407,12 @@ hcq_status cc_render_c(const hcq_kernel *k, char **source_out)
         cc_sb_puts(&b, prelude);
         cc_sb_puts(&b, cc_expr_helpers);
         cc_sb_puts(&b, prelude_abi);
-        /* vector accesses through memcpy: the cpu target assumes no alignment (compiler.h) */
-        cc_sb_puts(&b, "#define HCQ_VLD(tag, b, i) hcq_vld_##tag(&(b)[i])\n"
-                       "#define HCQ_VST(tag, b, i, m) hcq_vst_##tag(&(b)[i], m)\n");
-        cc_expr_vec_defs(&b, k, false);
+        if (cc_expr_uses_vectors(k)) { /* only then: a scalar kernel's source stays as it was */
+            /* vector accesses through memcpy: the cpu target assumes no alignment (compiler.h) */
+            cc_sb_puts(&b, "#define HCQ_VLD(tag, b, i) hcq_vld_##tag(&(b)[i])\n"
+                           "#define HCQ_VST(tag, b, i, m) hcq_vst_##tag(&(b)[i], m)\n");
+            cc_expr_vec_defs(&b, k, false);
+        }
         cc_sb_puts(&b, "\n");
         emit_meta(&r, nparams, kernarg_size);
         emit_entry(&r, nparams);

@@ -376,6 +376,13 @@ static void vec_defs_one(cc_sb *b, hcq_dtype t, unsigned n, bool mem, bool cxx)
     cc_sb_printf(b, "H void hcq_vst_%s(void *p, hcq_m%s m) { HCQ_MEMCPY(p, &m, sizeof m); }\n", tag, tag);
 }
 
+bool cc_expr_uses_vectors(const hcq_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nops; i++)
+        if (ir_vec(&k->ops[i])) return true;
+    return false;
+}
+
 void cc_expr_vec_defs(cc_sb *b, const hcq_kernel *k, bool cxx)
 {
     /* which (dtype, lanes) the kernel uses, and which of them in memory */

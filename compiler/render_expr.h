@@ -53,6 +53,10 @@ void cc_expr_emit(cc_expr *e);
 const char *cc_expr_vtag(char *buf, size_t size, hcq_dtype t, unsigned lanes);
 /* the declared type of op o's value: ctype, or hcq_v<tag> for a vector */
 const char *cc_expr_decl_type(char *buf, size_t size, const hcq_ir_op *o, bool cxx);
+/* whether the kernel has vector values: renderers add their vector text
+ * only then, so a scalar kernel's source (and its cache key) is what it was
+ * before vectors existed */
+bool cc_expr_uses_vectors(const hcq_kernel *k);
 /* the types and helpers for every vector the kernel uses (after the
  * helpers: they need u16 and H) */
 void cc_expr_vec_defs(cc_sb *b, const hcq_kernel *k, bool cxx);

@@ -64,11 +64,14 @@ const cc_gpu_dialect cc_gpu_cuda = {"cuda", cuda_header, "extern \"C\" ", NULL};
  * twin's dialect makes both checked types: twin.c). */
 static const char storage_defaults[] =
     "#ifndef HCQ_GLOBAL\n#define HCQ_GLOBAL(T) T *\n#endif\n"
-    "#ifndef HCQ_LOCAL\n#define HCQ_LOCAL(T, name, n) HCQ_SHARED static T name[n] __attribute__((aligned(16)))\n#endif\n"
-    /* a vector access: one copy of a struct aligned to its size, which the
-     * compilers make one instruction of that width (sm_90: LDG.E.128;
-     * gfx1100: global_load_b128; tests/unit/test_ir_vec.c looks); the
-     * alignment is the kernel's to keep (compiler.h says who faults) */
+    "#ifndef HCQ_LOCAL\n#define HCQ_LOCAL(T, name, n) HCQ_SHARED static T name[n] __attribute__((aligned(16)))\n#endif\n";
+
+/* A vector access, unless the dialect says otherwise (the twins check it):
+ * one copy of a struct aligned to its size, which the compilers make one
+ * instruction of that width (sm_90: LDG.E.128; gfx1100: global_load_b128;
+ * tests/unit/test_ir_vec.c looks); the alignment is the kernel's to keep
+ * (compiler.h says who faults). Only in kernels with vectors. */
+static const char vector_defaults[] =
     "#ifndef HCQ_VLD\n#define HCQ_VLD(tag, b, i) (*(const hcq_m##tag *)&(b)[i])\n"
     "#define HCQ_VST(tag, b, i, m) (*(hcq_m##tag *)&(b)[i] = (m))\n#endif\n";
 
@@ -196,7 +199,10 @@ hcq_status cc_render_gpu(const cc_gpu_dialect *d, const hcq_kernel *k, char **so
     cc_sb_puts(&b, "#define H static inline HCQ_DEV\n");
     cc_sb_puts(&b, cc_expr_helpers);
     if (d->after_helpers) cc_sb_puts(&b, d->after_helpers);
-    cc_expr_vec_defs(&b, k, true);
+    if (cc_expr_uses_vectors(k)) {
+        cc_sb_puts(&b, vector_defaults);
+        cc_expr_vec_defs(&b, k, true);
+    }
     cc_sb_puts(&b, "\n");
     emit_kernel(&r, d);
     char *src = cc_sb_take(&b, "GPU source");
