@@ -545,11 +545,14 @@ static hcq_status run_group(ir_run *r)
             if (cancelled(r)) return cancel_err(r);
             if (step_range(r, r->match[pc])) pc = r->match[pc];
             break;
-        default: { /* ALU, conversions, where */
+        default: { /* ALU, conversions, where; a vector's lanes one row at a time */
             hcq_dtype from = (hcq_dtype)k->ops[o->src[o->op == HCQ_OP_WHERE ? 1 : 0]].dtype;
-            ir_slot *s0 = lanes(r, o->src[0]);
-            ir_alu(o, from, lanes(r, pc), s0, o->nsrc > 1 ? lanes(r, o->src[1]) : s0,
-                   o->nsrc > 2 ? lanes(r, o->src[2]) : s0, r->W);
+            for (size_t j = 0, n = ir_lanes(o); j < n; j++) {
+                size_t at = j * r->W;
+                ir_slot *s0 = lanes(r, o->src[0]) + at;
+                ir_alu(o, from, lanes(r, pc) + at, s0, o->nsrc > 1 ? lanes(r, o->src[1]) + at : s0,
+                       o->nsrc > 2 ? lanes(r, o->src[2]) + at : s0, r->W);
+            }
         }
         }
     }

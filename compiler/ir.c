@@ -228,14 +228,14 @@ hcq_ir_ref hcq_ir_const_bool(hcq_kernel *k, bool v)
 
 hcq_ir_ref hcq_ir_unary(hcq_kernel *k, hcq_op op, hcq_ir_ref a)
 {
-    return build(k, "hcq_ir_unary", op, dt_of(k, a), 0, &a, 1, 0);
+    return build_vec(k, "hcq_ir_unary", op, dt_of(k, a), hcq_ir_lanes(k, a), 0, &a, 1, 0);
 }
 
 hcq_ir_ref hcq_ir_binary(hcq_kernel *k, hcq_op op, hcq_ir_ref a, hcq_ir_ref b)
 {
     hcq_ir_ref s[2] = {a, b};
     hcq_dtype dt = op == HCQ_OP_CMPLT || op == HCQ_OP_CMPNE ? HCQ_BOOL : dt_of(k, a);
-    return build(k, "hcq_ir_binary", op, dt, 0, s, 2, 0);
+    return build_vec(k, "hcq_ir_binary", op, dt, hcq_ir_lanes(k, a), 0, s, 2, 0);
 }
 
 hcq_ir_ref hcq_ir_where(hcq_kernel *k, hcq_ir_ref c, hcq_ir_ref a, hcq_ir_ref b)
@@ -247,17 +247,17 @@ hcq_ir_ref hcq_ir_where(hcq_kernel *k, hcq_ir_ref c, hcq_ir_ref a, hcq_ir_ref b)
 hcq_ir_ref hcq_ir_mulacc(hcq_kernel *k, hcq_ir_ref a, hcq_ir_ref b, hcq_ir_ref c)
 {
     hcq_ir_ref s[3] = {a, b, c};
-    return build(k, "hcq_ir_mulacc", HCQ_OP_MULACC, dt_of(k, a), 0, s, 3, 0);
+    return build_vec(k, "hcq_ir_mulacc", HCQ_OP_MULACC, dt_of(k, a), hcq_ir_lanes(k, a), 0, s, 3, 0);
 }
 
 hcq_ir_ref hcq_ir_cast(hcq_kernel *k, hcq_dtype to, hcq_ir_ref a)
 {
-    return build(k, "hcq_ir_cast", HCQ_OP_CAST, to, 0, &a, 1, 0);
+    return build_vec(k, "hcq_ir_cast", HCQ_OP_CAST, to, hcq_ir_lanes(k, a), 0, &a, 1, 0);
 }
 
 hcq_ir_ref hcq_ir_bitcast(hcq_kernel *k, hcq_dtype to, hcq_ir_ref a)
 {
-    return build(k, "hcq_ir_bitcast", HCQ_OP_BITCAST, to, 0, &a, 1, 0);
+    return build_vec(k, "hcq_ir_bitcast", HCQ_OP_BITCAST, to, hcq_ir_lanes(k, a), 0, &a, 1, 0);
 }
 
 hcq_ir_ref hcq_ir_load(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx)

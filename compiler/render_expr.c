@@ -183,7 +183,12 @@ void cc_expr_const(cc_sb *b, const hcq_ir_op *o, bool cxx)
         cc_sb_printf(b, "((%s)0x%" PRIx64 "ull)", cc_expr_ctype(t, cxx), v); /* conversion wraps to the dtype */
 }
 
-static void R(cc_expr *e, unsigned j) { e->operand(e, e->k->ops[e->at].src[j]); }
+static void R(cc_expr *e, unsigned j)
+{
+    hcq_ir_ref s = e->k->ops[e->at].src[j];
+    e->operand(e, s);
+    if (e->lane && ir_vec(&e->k->ops[s])) cc_sb_printf(e->b, ".v[%u]", e->lane - 1);
+}
 static void P(cc_expr *e, const char *s) { cc_sb_puts(e->b, s); }
 
 static void int_alu(cc_expr *e, const hcq_ir_op *o, hcq_dtype t)
@@ -428,7 +433,34 @@ static void emit_vec_load(cc_expr *e, const hcq_ir_op *o)
     R(e, 1), P(e, "))");
 }
 
+static void emit_scalar(cc_expr *e);
+
+/* An elementwise op on vectors: the struct of its lanes' expressions, each
+ * written as the scalar op with the operands' lane (R appends .v[lane]) */
+static void emit_elementwise(cc_expr *e, const hcq_ir_op *o)
+{
+    char ty[32];
+    cc_expr_decl_type(ty, sizeof ty, o, e->cxx);
+    cc_sb_printf(e->b, e->cxx ? "%s{{" : "(%s){{", ty);
+    for (unsigned j = 0; j < ir_vec(o); j++) {
+        if (j) P(e, ", ");
+        e->lane = j + 1;
+        emit_scalar(e);
+    }
+    e->lane = 0;
+    P(e, "}}");
+}
+
 void cc_expr_emit(cc_expr *e)
+{
+    const hcq_ir_op *o = &e->k->ops[e->at];
+    e->lane = 0;
+    bool lane_ops = o->op == HCQ_OP_VSPLAT || o->op == HCQ_OP_VSET || o->op == HCQ_OP_VGET;
+    if (ir_vec(o) && !lane_ops && o->op != HCQ_OP_LOAD && o->op != HCQ_OP_DEFINE_ACC) emit_elementwise(e, o);
+    else emit_scalar(e);
+}
+
+static void emit_scalar(cc_expr *e)
 {
     const hcq_kernel *k = e->k;
     const hcq_ir_op *o = &k->ops[e->at];

@@ -26,6 +26,8 @@ struct cc_expr {
     void *user;
     bool cxx;       /* spells bool `bool`/`true` (CUDA, HIP) rather than `_Bool` */
     bool uses_math; /* set once EXP2, LOG2 or SIN was written */
+    unsigned lane;  /* 1 + the lane of an elementwise vector op being written (vector operands then
+                     * read .v[lane - 1]); 0 otherwise, as a zeroed cc_expr has it */
 };
 
 /* the helpers' source (hcq_h2f, hcq_div_i32, ...), after the prelude's

@@ -43,6 +43,19 @@ static int expected_nsrc(hcq_op op, int *alt)
     }
 }
 
+/* elementwise on vectors: ALU ops whose result is not bool, casts and
+ * bitcasts (bool lanes do not exist, so compares and where stay scalar) */
+static bool elementwise(hcq_op op)
+{
+    switch (ir_op_class(op)) {
+    case IR_C_UNARY: return true;
+    case IR_C_BINARY: return op != HCQ_OP_CMPLT && op != HCQ_OP_CMPNE;
+    case IR_C_TERNARY: return op == HCQ_OP_MULACC;
+    case IR_C_CONVERT: return true;
+    default: return false;
+    }
+}
+
 /* Field-level checks that need no operands. */
 static bool check_fields(const hcq_ir_op *o, char *why, size_t why_size)
 {
@@ -62,8 +75,14 @@ static bool check_fields(const hcq_ir_op *o, char *why, size_t why_size)
     if (!ir_op_uses_arg((hcq_op)o->op) && o->arg)
         return WHY("arg is 0x%llx; this op takes no arg (leave it 0)", (unsigned long long)o->arg);
     if (ir_vec(o)) {
-        bool maker = o->op == HCQ_OP_LOAD || o->op == HCQ_OP_VSPLAT || o->op == HCQ_OP_VSET || o->op == HCQ_OP_DEFINE_ACC;
-        if (!maker) return WHY("has %u lanes; only load, vsplat, vset and define_acc make vectors (no HCQ_IR_FLAG_LANES)", ir_vec(o));
+        bool maker = o->op == HCQ_OP_LOAD || o->op == HCQ_OP_VSPLAT || o->op == HCQ_OP_VSET ||
+                     o->op == HCQ_OP_DEFINE_ACC || elementwise((hcq_op)o->op);
+        if (o->op == HCQ_OP_CMPLT || o->op == HCQ_OP_CMPNE)
+            return WHY("has %u lanes; a compare of vectors would make bool lanes, which do not exist (compare lanes "
+                       "read with vget)", ir_vec(o));
+        if (!maker)
+            return WHY("has %u lanes; only load, vsplat, vset, define_acc and elementwise ALU ops, casts and bitcasts "
+                       "make vectors (no HCQ_IR_FLAG_LANES)", ir_vec(o));
         if (ir_vec(o) != 2 && ir_vec(o) != 4 && ir_vec(o) != 8 && ir_vec(o) != 16)
             return WHY("has %u lanes; a vector has 2, 4, 8 or 16 lanes (HCQ_IR_FLAG_LANES(1..4))", ir_vec(o));
         if (o->dtype == HCQ_BOOL || o->dtype == HCQ_VOID)
@@ -81,6 +100,7 @@ static bool check_fields(const hcq_ir_op *o, char *why, size_t why_size)
  * indexes, gates, conditions, bounds) takes scalars. */
 static bool vector_operand_ok(const hcq_ir_op *o, unsigned i)
 {
+    if (elementwise((hcq_op)o->op)) return true; /* lanes checked in check_vector_operands */
     switch (o->op) {
     case HCQ_OP_VGET:
     case HCQ_OP_VSET: return i == 0;
@@ -99,6 +119,14 @@ static bool check_vector_operands(const hcq_kernel *k, const hcq_ir_op *o, char 
         if (ir_vec(d) && !vector_operand_ok(o, i))
             return WHY("operand %u is op %u, a vector of %u x %s; %s takes a scalar there (read lanes with vget)", i,
                        o->src[i], ir_vec(d), dtn(d->dtype), hcq_op_name((hcq_op)o->op));
+    }
+    if (!elementwise((hcq_op)o->op)) return true;
+    /* elementwise: every operand and the result have the same lanes */
+    for (unsigned i = 0; i < o->nsrc; i++) {
+        const hcq_ir_op *d = &k->ops[o->src[i]];
+        if (ir_vec(d) != ir_vec(o))
+            return WHY("operand %u (op %u) has %u lanes and the result %u (0: scalar); an elementwise op keeps the "
+                       "lanes (vsplat a scalar operand)", i, o->src[i], ir_vec(d), ir_vec(o));
     }
     return true;
 }

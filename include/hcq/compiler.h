@@ -71,9 +71,12 @@
  * is 8 x f16, its C 4 x f32).
  *   - Made by a vector LOAD, VSPLAT (every lane one scalar) and VSET (a copy
  *     of a vector with one lane replaced); read by VGET (one lane) and a
- *     vector STORE; DEFINE_ACC and ASSIGN carry vectors (equal lanes). No
- *     other op takes or makes a vector (ALU, CAST, WHERE, an index, a gate,
- *     a condition): work lane by lane through VGET and VSET.
+ *     vector STORE; DEFINE_ACC and ASSIGN carry vectors (equal lanes).
+ *   - Elementwise: unary and binary ALU ops, MULACC, CAST and BITCAST take
+ *     vectors whose lanes all match (vsplat a scalar operand) and give one,
+ *     each lane exactly the scalar op on that lane. Compares and WHERE do
+ *     not (bool lanes do not exist), nor do indexes, gates, conditions or
+ *     range bounds: work lane by lane through VGET and VSET there.
  *   - A vector LOAD of N lanes reads elements idx .. idx+N-1 of its buffer
  *     in one access; a STORE whose value is a vector of N lanes writes
  *     them. N x element size must be at most 16 bytes (one memory

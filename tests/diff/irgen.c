@@ -650,8 +650,9 @@ static void step_reduce_loop(gen *g)
  * and the mock devices' start at one (diff.c), so the generator takes
  * inputs whose bias + count elements are a multiple of N and elements e
  * with (count - e) a multiple of N, aligned either way. Lanes
- * replaced with vset, sometimes through a vector accumulator assigned
- * under a branch; lanes come back to the pool as scalars. */
+ * replaced with vset, an elementwise op, sometimes through a vector
+ * accumulator assigned under a branch; lanes come back to the pool as
+ * scalars. */
 static void step_vector(gen *g)
 {
     hcq_kernel *k = g->k;
@@ -677,6 +678,14 @@ static void step_vector(gen *g)
     if (chance(g, 50)) {
         v = hcq_ir_vset(k, v, (unsigned)RN(g, n), value_f(g, t, 0, &fx));
         f &= fx;
+    }
+    if (chance(g, 40)) { /* an elementwise op with a splat or a unary op: lane for lane the scalar op */
+        hcq_op op = binary_ops[RN(g, BASE_ARRAY_LEN(binary_ops))];
+        if (op == HCQ_OP_CMPLT || op == HCQ_OP_CMPNE || !accepts(op, t)) op = is_float(t) ? HCQ_OP_MUL : HCQ_OP_ADD;
+        if (chance(g, 25)) v = hcq_ir_unary(k, is_float(t) ? unary_ops[RN(g, BASE_ARRAY_LEN(unary_ops))] : HCQ_OP_NEG, v);
+        else if (chance(g, 30)) v = hcq_ir_mulacc(k, v, v, hcq_ir_vsplat(k, value_f(g, t, 0, &fx), n));
+        else v = hcq_ir_binary(k, op, v, hcq_ir_vsplat(k, value_f(g, t, 0, &fx), n));
+        if (is_float(t)) f = 0; /* a computed NaN's payload is unspecified */
     }
     if (chance(g, 40) && g->depth < MAX_DEPTH) {
         hcq_ir_ref acc = hcq_ir_define_acc(k, v);

@@ -20,7 +20,7 @@
  * dtype, negative ones into buffers passed at an offset; constants and
  * scalar parameters of every dtype, special values included; with
  * irg_options.vectors, vector values too (aligned vector loads, gated or
- * not, vsplat, vset, vget, vector accumulators).
+ * not, vsplat, vset, vget, elementwise ops, vector accumulators).
  *
  * Exactness: transcendental results (exp2, log2, sin) go straight to
  * outputs compared within HCQ_IR_TRANSCENDENTAL_ULP and feed nothing else

@@ -1,7 +1,7 @@
 /* IR vector values (include/hcq/compiler.h, "Vector values") on the device
  * under test: vector loads and stores of 2 to 16 bytes (f32x2, f32x4,
  * f16x2, bf16x2, f16x8, i32x4, u8x4), gated, through an accumulator, the
- * lane ops, a vector round trip through local memory, and the alignment
+ * lane ops, elementwise ops, a vector round trip through local memory, and the alignment
  * rule: a misaligned vector access faults with a message where the device
  * checks (the interpreter, the mock's host twins, NVIDIA's executor; AMD
  * runs it, as its hardware does; the compiled cpu target does not check,
@@ -122,6 +122,64 @@ Test(api_vec, f32x2_loads_and_stores_are_exact) { check_vrev(HCQ_F32, 2); }
 Test(api_vec, f16x2_and_bf16x2_are_exact) { check_vrev(HCQ_F16, 2), check_vrev(HCQ_BF16, 2); }
 Test(api_vec, f16x8_a_16_byte_mma_fragment_is_exact) { check_vrev(HCQ_F16, 8); }
 Test(api_vec, integer_vectors_are_exact) { check_vrev(HCQ_I32, 4), check_vrev(HCQ_U8, 4), check_vrev(HCQ_I64, 2); }
+
+/* Elementwise ops on vectors, lane for lane as the scalar ops: for each
+ * work-item i with a = in[i*4 ..] (f32x4),
+ *   out[i*4 ..]  = a * a + 0.5            (mulacc, fused)
+ *   h[i*4 ..]    = f16(a) + f16(a)        (cast, add in f16: rounded)
+ *   u[i*4 ..]    = bits(a) >> 3           (bitcast, shr)
+ *                                           params: f32 *out, f16 *h, u32 *u, f32 *in */
+static hcq_kernel *k_velem(void)
+{
+    hcq_kernel *k = hcq_kernel_create("velem");
+    hcq_ir_ref out = hcq_ir_param_buffer(k, HCQ_F32), h = hcq_ir_param_buffer(k, HCQ_F16);
+    hcq_ir_ref u = hcq_ir_param_buffer(k, HCQ_U32), in = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref at = hcq_ir_binary(k, HCQ_OP_MUL, gid(k), hcq_ir_const_int(k, HCQ_I32, 4));
+    hcq_ir_ref a = hcq_ir_load_vec(k, in, at, 4);
+    hcq_ir_store(k, out, at, hcq_ir_mulacc(k, a, a, hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 0.5), 4)));
+    hcq_ir_ref ah = hcq_ir_cast(k, HCQ_F16, a);
+    hcq_ir_store(k, h, at, hcq_ir_binary(k, HCQ_OP_ADD, ah, ah));
+    hcq_ir_store(k, u, at, hcq_ir_binary(k, HCQ_OP_SHR, hcq_ir_bitcast(k, HCQ_U32, a),
+                                         hcq_ir_vsplat(k, hcq_ir_const_int(k, HCQ_U32, 3), 4)));
+    return k;
+}
+
+/* f16 bits of a float that f16 holds exactly (the test's inputs) */
+static uint16_t f16_bits_exact(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) == 0) return (uint16_t)(x >> 16);
+    uint32_t e = (x >> 23) & 0xff, m = x & 0x7fffffu;
+    return (uint16_t)((x >> 16 & 0x8000u) | (e - 112u) << 10 | m >> 13);
+}
+
+Test(api_vec, elementwise_vector_ops_match_the_scalar_ops)
+{
+    enum { N = ITEMS * 4 };
+    float in[N], out[N];
+    uint16_t h[N];
+    uint32_t u[N];
+    for (int e = 0; e < N; e++) in[e] = (float)(e % 97) * 0.25f - 12.0f; /* exact in f16, doubled too */
+    hcq_program *p = t_load(dev, k_velem());
+    hcq_buffer *bi = t_buffer_from(dev, in, sizeof in);
+    hcq_buffer *bo = T_NONNULL(hcq_buffer_alloc(dev, sizeof out, HCQ_MEM_DEVICE));
+    hcq_buffer *bh = T_NONNULL(hcq_buffer_alloc(dev, sizeof h, HCQ_MEM_DEVICE));
+    hcq_buffer *bu = T_NONNULL(hcq_buffer_alloc(dev, sizeof u, HCQ_MEM_DEVICE));
+    hcq_arg a[4] = {hcq_arg_buffer(bo), hcq_arg_buffer(bh), hcq_arg_buffer(bu), hcq_arg_buffer(bi)};
+    T_OK(hcq_launch(p, a, 4, hcq_dims_1d(GROUPS, LOCAL)));
+    t_read(bo, out, sizeof out);
+    t_read(bh, h, sizeof h);
+    t_read(bu, u, sizeof u);
+    for (int e = 0; e < N; e++) {
+        float want = __builtin_fmaf(in[e], in[e], 0.5f);
+        uint32_t bits;
+        memcpy(&bits, &in[e], 4);
+        cr_assert_eq(out[e], want, "element %d: %a, want %a", e, (double)out[e], (double)want);
+        cr_assert_eq(h[e], f16_bits_exact(in[e] + in[e]), "element %d: f16 0x%04x", e, h[e]);
+        cr_assert_eq(u[e], bits >> 3, "element %d", e);
+    }
+}
 
 /* l[lid*4 ..] = in[i*4 ..] as one 16-byte store to local memory; barrier;
  * out[i*4 ..] = l[((lid + 1) % LOCAL) * 4 ..] as one 16-byte load, but

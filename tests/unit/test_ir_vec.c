@@ -83,10 +83,29 @@ Test(ir_vec, bad_widths_dtypes_and_uses_are_refused_with_a_message)
     hcq_ir_store(k, b, hcq_ir_const_int(k, HCQ_I32, 0), hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 8));
     refused(k, "stores 8 x f32 = 32 bytes");
 
-    k = hcq_kernel_create("alu");
+    k = hcq_kernel_create("compare");
     v = hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 4);
-    hcq_ir_binary(k, HCQ_OP_ADD, v, v);
-    refused(k, "a vector of 4 x f32; add takes a scalar there");
+    hcq_ir_binary(k, HCQ_OP_CMPLT, v, v);
+    refused(k, "would make bool lanes");
+
+    k = hcq_kernel_create("where");
+    v = hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 4);
+    hcq_ir_where(k, hcq_ir_const_bool(k, true), v, v);
+    refused(k, "a vector of 4 x f32; where takes a scalar there");
+
+    k = hcq_kernel_create("mixed");
+    v = hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 4);
+    hcq_ir_binary(k, HCQ_OP_ADD, v, hcq_ir_const_float(k, HCQ_F32, 1));
+    refused(k, "operand 1 (op 2) has 0 lanes and the result 4");
+
+    k = hcq_kernel_create("widths");
+    hcq_ir_binary(k, HCQ_OP_MUL, hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 4),
+                  hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 2));
+    refused(k, "has 2 lanes and the result 4");
+
+    k = hcq_kernel_create("cast_wide");
+    hcq_ir_cast(k, HCQ_F64, hcq_ir_vsplat(k, hcq_ir_const_float(k, HCQ_F32, 1), 16)); /* 128 bytes */
+    refused(k, "at most 64");
 
     k = hcq_kernel_create("index");
     b = hcq_ir_param_buffer(k, HCQ_F32);
@@ -121,9 +140,9 @@ Test(ir_vec, bad_widths_dtypes_and_uses_are_refused_with_a_message)
     /* unchecked ops: lanes on an op that makes no vector */
     k = hcq_kernel_create("flags");
     hcq_ir_ref c = hcq_ir_const_float(k, HCQ_F32, 1);
-    hcq_ir_ref s[2] = {c, c};
-    hcq_ir_emit(k, HCQ_OP_ADD, HCQ_F32, HCQ_IR_FLAG_LANES(2), s, 2, 0);
-    refused(k, "only load, vsplat, vset and define_acc make vectors");
+    hcq_ir_emit(k, HCQ_OP_BARRIER, HCQ_VOID, HCQ_IR_FLAG_LANES(2), NULL, 0, 0);
+    (void)c;
+    refused(k, "only load, vsplat, vset, define_acc and elementwise");
 }
 
 /* a blob's version field, and its CRC fixed after an edit */
