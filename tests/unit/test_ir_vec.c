@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
+/* compiles (clang, ptxas) and disassembly: a few seconds each here */
+TestSuite(ir_vec, .timeout = 240);
+
 static hcq_ir_ref gid(hcq_kernel *k)
 {
     hcq_ir_ref g = hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0), ls = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_SIZE, 0);
@@ -311,7 +314,7 @@ static const struct {
     {HCQ_BF16, 2, "LDG.E ", "STG.E ", "global_load_b32", "global_store_b32", "global_load_dword ", "global_store_dword "},
 };
 
-Test(ir_vec, a_vector_access_is_one_LDG_of_its_width_on_sm_90, .timeout = 240)
+Test(ir_vec, a_vector_access_is_one_LDG_of_its_width_on_sm_90)
 {
     char why[256], file[128], cmd[1024];
     const char *nvdisasm = sass_nvdisasm(why, sizeof why);
@@ -330,7 +333,7 @@ Test(ir_vec, a_vector_access_is_one_LDG_of_its_width_on_sm_90, .timeout = 240)
     }
 }
 
-Test(ir_vec, a_vector_access_is_one_global_load_of_its_width_on_gfx1100_and_gfx942, .timeout = 240)
+Test(ir_vec, a_vector_access_is_one_global_load_of_its_width_on_gfx1100_and_gfx942)
 {
     char file[128], cmd[1024];
     if (system("command -v llvm-objdump-22 >/dev/null 2>&1") != 0) cr_skip_test("llvm-objdump-22 is not here");
@@ -372,7 +375,7 @@ static hcq_status twin_swap4(const char *target, int skew, float *out, const flo
     return s;
 }
 
-Test(ir_vec, host_twins_run_vectors_and_check_alignment_as_their_hardware, .timeout = 180)
+Test(ir_vec, host_twins_run_vectors_and_check_alignment_as_their_hardware)
 {
     char why[256];
     static const char *targets[] = {"sm_90", "gfx1100"};
