@@ -302,15 +302,18 @@ hw-kit-check: hw-kit
 # the engines DIFF_ENGINES names (comma-separated; default every one: cpu,
 # cuda-twin, hip-twin, gfx1100-isa, gfx942-isa, gfx90a-isa, sm90-sass,
 # sm80-sass; the sass engines skip without nvdisasm); a
-# kernel cache of its own, removed afterwards. `make test` runs a fixed 40
-# (tests/unit/test_difftest.c).
+# kernel cache of its own, removed afterwards; kernels hold vector values
+# too (difftest --vectors) unless DIFF_VECTORS=0. `make test` runs a fixed
+# 40 (tests/unit/test_difftest.c).
 KERNELS ?= 3000
 SEED ?= 1
 DIFF_SECONDS ?= 0
 DIFF_JOBS ?= 2
+DIFF_VECTORS ?= 1
 difftest: check-deps $(DIFFTEST_BIN)
 	@rc=0; HCQ_CACHE_DIR=$$PWD/$(B)/difftest-cache $(DIFFTEST_BIN) --seed $(SEED) -n $(KERNELS) \
-	  --seconds $(DIFF_SECONDS) --jobs $(DIFF_JOBS) $(if $(DIFF_ENGINES),--engines $(DIFF_ENGINES)) || rc=$$?; \
+	  --seconds $(DIFF_SECONDS) --jobs $(DIFF_JOBS) $(if $(DIFF_ENGINES),--engines $(DIFF_ENGINES)) \
+	  $(if $(filter 1,$(DIFF_VECTORS)),--vectors) || rc=$$?; \
 	  rm -rf $(B)/difftest-cache; exit $$rc
 
 # The differential tensor fuzzer at length: TFUZZ_GRAPHS graphs from seed

@@ -10,8 +10,8 @@
  *       re-entrant: threads may run disjoint group ranges at once. Work-
  *       items of a group run on the calling thread; local memory and the
  *       per-work-item arrays of barrier kernels live on its stack (about
- *       local_bytes + 8 bytes x work-items x values crossing a barrier), so
- *       run it on threads with a few MiB of stack.
+ *       local_bytes + 8 to 64 bytes (a vector) x work-items x values
+ *       crossing a barrier), so run it on threads with a few MiB of stack.
  *   const char hcq_name[];      the kernel name
  *   const uint32_t hcq_meta[];  {MAGIC, VERSION, nparams, kernarg_size,
  *                                local_bytes, then per param: offset,

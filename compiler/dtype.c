@@ -73,6 +73,9 @@ static const struct {
     [HCQ_OP_IF] = {"if", IR_C_CONTROL, false},
     [HCQ_OP_ENDIF] = {"endif", IR_C_CONTROL, false},
     [HCQ_OP_BARRIER] = {"barrier", IR_C_CONTROL, false},
+    [HCQ_OP_VSPLAT] = {"vsplat", IR_C_VECTOR, false},
+    [HCQ_OP_VGET] = {"vget", IR_C_VECTOR, true},
+    [HCQ_OP_VSET] = {"vset", IR_C_VECTOR, true},
 };
 
 const char *hcq_op_name(hcq_op op) { return (unsigned)op < HCQ_OP_COUNT ? ops[op].name : "?"; }

@@ -47,8 +47,9 @@ static void dump_operands(cc_sb *b, const hcq_ir_op *o)
 static void dump_op(cc_sb *b, const hcq_kernel *k, uint32_t i, unsigned depth)
 {
     const hcq_ir_op *o = &k->ops[i];
-    char ty[16];
-    snprintf(ty, sizeof ty, "%s%s", hcq_dtype_name((hcq_dtype)o->dtype), (o->flags & HCQ_IR_FLAG_PTR) ? "*" : "");
+    char ty[24], lanes[8] = "";
+    if (ir_vec(o)) snprintf(lanes, sizeof lanes, "x%u", ir_vec(o)); /* f32x4 */
+    snprintf(ty, sizeof ty, "%s%s%s", hcq_dtype_name((hcq_dtype)o->dtype), lanes, (o->flags & HCQ_IR_FLAG_PTR) ? "*" : "");
     cc_sb_printf(b, "%6u: %-6s%*s", i, o->dtype ? ty : "", (int)(2 * depth), "");
     if (ir_op_has_value(o)) cc_sb_printf(b, "%%%u = ", i);
     if (o->op < HCQ_OP_COUNT)
@@ -65,6 +66,11 @@ static void dump_op(cc_sb *b, const hcq_kernel *k, uint32_t i, unsigned depth)
     case HCQ_OP_PARAM: cc_sb_printf(b, " %" PRIu64, o->arg); break;
     case HCQ_OP_CONST: cc_sb_printf(b, " "); dump_const(b, o); break;
     case HCQ_OP_DEFINE_LOCAL: cc_sb_printf(b, " [%" PRIu64 "]", o->arg); break;
+    case HCQ_OP_VGET:
+    case HCQ_OP_VSET:
+        dump_operands(b, o);
+        cc_sb_printf(b, " lane %" PRIu64, o->arg);
+        break;
     default:
         dump_operands(b, o);
         if (o->arg) cc_sb_printf(b, " arg=0x%" PRIx64, o->arg);

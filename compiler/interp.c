@@ -95,7 +95,13 @@ static hcq_status alloc_run(ir_run *r)
     uint64_t local = 0;
     for (uint32_t i = 0; i < k->nops; i++) {
         const hcq_ir_op *o = &k->ops[i];
-        r->slot[i] = ir_op_has_value(o) && !(o->flags & HCQ_IR_FLAG_PTR) ? nslots++ : UINT32_MAX;
+        /* a vector takes one row per lane, lane j at row slot + j */
+        if (ir_op_has_value(o) && !(o->flags & HCQ_IR_FLAG_PTR)) {
+            r->slot[i] = nslots;
+            nslots += ir_lanes(o);
+        } else {
+            r->slot[i] = UINT32_MAX;
+        }
         if (o->op == HCQ_OP_RANGE || o->op == HCQ_OP_IF) maxdepth = BASE_MAX(maxdepth, ++depth);
         if (o->op == HCQ_OP_ENDRANGE || o->op == HCQ_OP_ENDIF) depth--;
         if (o->op == HCQ_OP_DEFINE_LOCAL) { /* same layout as hcq_kernel_local_bytes */
@@ -194,6 +200,8 @@ typedef struct access {
     bool write, local;
     hcq_dtype t;
     uint32_t esize;
+    uint32_t lanes;      /* elements per work-item: 1, or a vector's lanes */
+    uint32_t bytes;      /* per work-item: esize x lanes */
     uint32_t param;      /* param index, or HCQ_IR_NONE for local */
     uint64_t base;       /* buffer address, as an integer: lanes may hold any index */
     uint64_t count;      /* local buffer elements */
@@ -219,7 +227,7 @@ static hcq_status fault(ir_run *r, const access *a, uint32_t lane, const char *w
     return base_err(HCQ_EFAULT,
                     "kernel '%s': op %u (%s) %s %s element %s (%u bytes) in work-item (%u,%u,%u) of work-group "
                     "(%u,%u,%u): %s",
-                    r->k->name, a->at, hcq_op_name((hcq_op)a->o->op), a->write ? "wrote" : "read", buf, idx, a->esize,
+                    r->k->name, a->at, hcq_op_name((hcq_op)a->o->op), a->write ? "wrote" : "read", buf, idx, a->bytes,
                     c[0], c[1], c[2], r->gid[0], r->gid[1], r->gid[2], what);
 }
 
@@ -264,14 +272,35 @@ static hcq_status check_global(ir_run *r, const access *a)
     }
     if (first == UINT32_MAX) return HCQ_OK;
     char why[256];
-    uint64_t span = hi - lo + a->esize;
-    if (span >= a->esize && span <= UINT32_MAX && ask(m, a, lo, span, (uint64_t)elem_index(a, first), why, sizeof why))
+    uint64_t span = hi - lo + a->bytes;
+    if (span >= a->bytes && span <= UINT32_MAX && ask(m, a, lo, span, (uint64_t)elem_index(a, first), why, sizeof why))
         return HCQ_OK;
     for (uint32_t i = 0; i < r->W; i++) {
         if (!a->mask[i]) continue;
-        if (!ask(m, a, a->base + a->off[i], a->esize, (uint64_t)elem_index(a, i), why, sizeof why)) {
+        if (!ask(m, a, a->base + a->off[i], a->bytes, (uint64_t)elem_index(a, i), why, sizeof why)) {
             char what[400];
             snprintf(what, sizeof what, "refused by the memory checker%s%s", why[0] ? ": " : "", why);
+            return fault(r, a, i, what);
+        }
+    }
+    return HCQ_OK;
+}
+
+/* A vector access must be aligned to its size (compiler.h), as the GPUs
+ * require: checked on the address for global memory and on the offset in
+ * the group's local memory (whose buffers are 16-byte aligned) for local
+ * memory, so the answer does not depend on where the host put it. */
+static hcq_status check_aligned(ir_run *r, const access *a, uint64_t base)
+{
+    for (uint32_t i = 0; i < r->W; i++) {
+        if (!a->mask[i]) continue;
+        uint64_t at = base + a->off[i];
+        if (at % a->bytes) {
+            char what[160];
+            snprintf(what, sizeof what,
+                     "misaligned vector access: %s 0x%" PRIx64 " is not a multiple of the access size %u "
+                     "(use an index that is a multiple of %u)",
+                     a->local ? "local offset" : "address", at, a->bytes, a->lanes);
             return fault(r, a, i, what);
         }
     }
@@ -283,7 +312,7 @@ static hcq_status check_local(ir_run *r, const access *a)
     for (uint32_t i = 0; i < r->W; i++) {
         if (!a->mask[i]) continue;
         int64_t e = elem_index(a, i);
-        if (e < 0 || (uint64_t)e >= a->count) {
+        if (e < 0 || (uint64_t)e >= a->count || a->count - (uint64_t)e < a->lanes) {
             char what[96];
             snprintf(what, sizeof what, "out of bounds (the buffer has %" PRIu64 " elements)", a->count);
             return fault(r, a, i, what);
@@ -369,19 +398,25 @@ static hcq_status exec_mem(ir_run *r, hcq_ir_ref at)
         for (uint32_t i = 0; i < r->W; i++) r->gated[i] = act[i] && g[i].u;
         a.mask = r->gated;
     }
+    a.lanes = ir_lanes(a.write ? &r->k->ops[o->src[2]] : o);
+    a.bytes = a.esize * a.lanes;
     compute_offsets(&a, r->off, r->W);
-    hcq_status st = a.local ? check_local(r, &a) : check_global(r, &a);
+    hcq_status st = a.lanes > 1 ? check_aligned(r, &a, a.local ? r->local_off[o->src[0]] : a.base) : HCQ_OK;
+    if (!st) st = a.local ? check_local(r, &a) : check_global(r, &a);
     if (st) return st;
+    size_t W = r->W;
     if (a.write) {
-        store_lanes(a.t, a.base, r->off, a.mask, lanes(r, o->src[2]), r->W);
+        const ir_slot *v = lanes(r, o->src[2]);
+        for (uint32_t j = 0; j < a.lanes; j++) store_lanes(a.t, a.base + j * a.esize, r->off, a.mask, v + j * W, r->W);
         return HCQ_OK;
     }
     ir_slot *d = lanes(r, at);
-    load_lanes(a.t, a.base, r->off, a.mask, d, r->W);
+    for (uint32_t j = 0; j < a.lanes; j++) load_lanes(a.t, a.base + j * a.esize, r->off, a.mask, d + j * W, r->W);
     if (gate != HCQ_IR_NONE) {
         const ir_slot *alt = lanes(r, o->src[3]);
-        for (uint32_t i = 0; i < r->W; i++)
-            if (!a.mask[i]) d[i] = alt[i];
+        for (uint32_t j = 0; j < a.lanes; j++)
+            for (uint32_t i = 0; i < r->W; i++)
+                if (!a.mask[i]) d[j * W + i] = alt[j * W + i];
     }
     return HCQ_OK;
 }
@@ -439,13 +474,14 @@ static void exec_assign(ir_run *r, const hcq_ir_op *o)
 {
     ir_slot *acc = lanes(r, o->src[0]);
     const ir_slot *v = lanes(r, o->src[1]);
+    size_t n = (size_t)ir_lanes(&r->k->ops[o->src[0]]) * r->W; /* a vector's rows follow each other */
     if (r->full[r->depth]) {
-        memcpy(acc, v, r->W * sizeof *acc);
+        memcpy(acc, v, n * sizeof *acc);
         return;
     }
     const uint8_t *m = mask_at(r, r->depth);
-    for (uint32_t i = 0; i < r->W; i++)
-        if (m[i]) acc[i] = v[i];
+    for (size_t i = 0; i < n; i++)
+        if (m[i % r->W]) acc[i] = v[i];
 }
 
 static hcq_status over_budget(ir_run *r, hcq_ir_ref at)
@@ -483,7 +519,15 @@ static hcq_status run_group(ir_run *r)
         case HCQ_OP_DEFINE_LOCAL:
         case HCQ_OP_BARRIER: /* lock-step: every lane is here already */
             break;
-        case HCQ_OP_DEFINE_ACC: memcpy(lanes(r, pc), lanes(r, o->src[0]), r->W * sizeof(ir_slot)); break;
+        case HCQ_OP_DEFINE_ACC: memcpy(lanes(r, pc), lanes(r, o->src[0]), ir_lanes(o) * r->W * sizeof(ir_slot)); break;
+        case HCQ_OP_VSPLAT:
+            for (unsigned j = 0; j < ir_vec(o); j++) memcpy(lanes(r, pc) + j * r->W, lanes(r, o->src[0]), r->W * sizeof(ir_slot));
+            break;
+        case HCQ_OP_VGET: memcpy(lanes(r, pc), lanes(r, o->src[0]) + o->arg * r->W, r->W * sizeof(ir_slot)); break;
+        case HCQ_OP_VSET:
+            memcpy(lanes(r, pc), lanes(r, o->src[0]), ir_vec(o) * r->W * sizeof(ir_slot));
+            memcpy(lanes(r, pc) + o->arg * r->W, lanes(r, o->src[1]), r->W * sizeof(ir_slot));
+            break;
         case HCQ_OP_ASSIGN: exec_assign(r, o); break;
         case HCQ_OP_LOAD:
         case HCQ_OP_STORE: {
@@ -501,11 +545,14 @@ static hcq_status run_group(ir_run *r)
             if (cancelled(r)) return cancel_err(r);
             if (step_range(r, r->match[pc])) pc = r->match[pc];
             break;
-        default: { /* ALU, conversions, where */
+        default: { /* ALU, conversions, where; a vector's lanes one row at a time */
             hcq_dtype from = (hcq_dtype)k->ops[o->src[o->op == HCQ_OP_WHERE ? 1 : 0]].dtype;
-            ir_slot *s0 = lanes(r, o->src[0]);
-            ir_alu(o, from, lanes(r, pc), s0, o->nsrc > 1 ? lanes(r, o->src[1]) : s0,
-                   o->nsrc > 2 ? lanes(r, o->src[2]) : s0, r->W);
+            for (size_t j = 0, n = ir_lanes(o); j < n; j++) {
+                size_t at = j * r->W;
+                ir_slot *s0 = lanes(r, o->src[0]) + at;
+                ir_alu(o, from, lanes(r, pc) + at, s0, o->nsrc > 1 ? lanes(r, o->src[1]) + at : s0,
+                       o->nsrc > 2 ? lanes(r, o->src[2]) + at : s0, r->W);
+            }
         }
         }
     }

@@ -141,11 +141,16 @@ hcq_ir_ref hcq_ir_emit(hcq_kernel *k, hcq_op op, hcq_dtype dt, uint8_t flags, co
 }
 
 /* The checked path of every typed builder call. */
-static hcq_ir_ref build(hcq_kernel *k, const char *fn, hcq_op op, hcq_dtype dt, uint8_t flags,
-                        const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg)
+static hcq_ir_ref build_vec(hcq_kernel *k, const char *fn, hcq_op op, hcq_dtype dt, unsigned vec, uint8_t flags,
+                            const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg)
 {
     if (!k) return HCQ_IR_NONE;
     if (k->build_err) return HCQ_IR_NONE; /* the first error is the useful one */
+    if (vec && (vec < 2 || vec > HCQ_IR_MAX_LANES || (vec & (vec - 1)))) {
+        ir_build_fail(k, "%s(%s) at op %u: %u lanes; a vector has 2, 4, 8 or 16", fn, hcq_op_name(op), k->nops, vec);
+        return HCQ_IR_NONE;
+    }
+    if (vec) flags |= HCQ_IR_FLAG_LANES((unsigned)__builtin_ctz(vec));
     hcq_ir_op o = make_op(op, dt, flags, src, nsrc, arg);
     char why[512];
     if (!ir_check_op(k, k->nops, &o, why, sizeof why)) {
@@ -153,6 +158,12 @@ static hcq_ir_ref build(hcq_kernel *k, const char *fn, hcq_op op, hcq_dtype dt, 
         return HCQ_IR_NONE;
     }
     return ir_append(k, &o);
+}
+
+static hcq_ir_ref build(hcq_kernel *k, const char *fn, hcq_op op, hcq_dtype dt, uint8_t flags,
+                        const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg)
+{
+    return build_vec(k, fn, op, dt, 0, flags, src, nsrc, arg);
 }
 
 /* The dtype of an operand for result-type inference; VOID when the ref is
@@ -217,14 +228,14 @@ hcq_ir_ref hcq_ir_const_bool(hcq_kernel *k, bool v)
 
 hcq_ir_ref hcq_ir_unary(hcq_kernel *k, hcq_op op, hcq_ir_ref a)
 {
-    return build(k, "hcq_ir_unary", op, dt_of(k, a), 0, &a, 1, 0);
+    return build_vec(k, "hcq_ir_unary", op, dt_of(k, a), hcq_ir_lanes(k, a), 0, &a, 1, 0);
 }
 
 hcq_ir_ref hcq_ir_binary(hcq_kernel *k, hcq_op op, hcq_ir_ref a, hcq_ir_ref b)
 {
     hcq_ir_ref s[2] = {a, b};
     hcq_dtype dt = op == HCQ_OP_CMPLT || op == HCQ_OP_CMPNE ? HCQ_BOOL : dt_of(k, a);
-    return build(k, "hcq_ir_binary", op, dt, 0, s, 2, 0);
+    return build_vec(k, "hcq_ir_binary", op, dt, hcq_ir_lanes(k, a), 0, s, 2, 0);
 }
 
 hcq_ir_ref hcq_ir_where(hcq_kernel *k, hcq_ir_ref c, hcq_ir_ref a, hcq_ir_ref b)
@@ -236,17 +247,17 @@ hcq_ir_ref hcq_ir_where(hcq_kernel *k, hcq_ir_ref c, hcq_ir_ref a, hcq_ir_ref b)
 hcq_ir_ref hcq_ir_mulacc(hcq_kernel *k, hcq_ir_ref a, hcq_ir_ref b, hcq_ir_ref c)
 {
     hcq_ir_ref s[3] = {a, b, c};
-    return build(k, "hcq_ir_mulacc", HCQ_OP_MULACC, dt_of(k, a), 0, s, 3, 0);
+    return build_vec(k, "hcq_ir_mulacc", HCQ_OP_MULACC, dt_of(k, a), hcq_ir_lanes(k, a), 0, s, 3, 0);
 }
 
 hcq_ir_ref hcq_ir_cast(hcq_kernel *k, hcq_dtype to, hcq_ir_ref a)
 {
-    return build(k, "hcq_ir_cast", HCQ_OP_CAST, to, 0, &a, 1, 0);
+    return build_vec(k, "hcq_ir_cast", HCQ_OP_CAST, to, hcq_ir_lanes(k, a), 0, &a, 1, 0);
 }
 
 hcq_ir_ref hcq_ir_bitcast(hcq_kernel *k, hcq_dtype to, hcq_ir_ref a)
 {
-    return build(k, "hcq_ir_bitcast", HCQ_OP_BITCAST, to, 0, &a, 1, 0);
+    return build_vec(k, "hcq_ir_bitcast", HCQ_OP_BITCAST, to, hcq_ir_lanes(k, a), 0, &a, 1, 0);
 }
 
 hcq_ir_ref hcq_ir_load(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx)
@@ -272,6 +283,38 @@ void hcq_ir_store_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_re
 {
     hcq_ir_ref s[4] = {buf, idx, val, gate};
     build(k, "hcq_ir_store_gated", HCQ_OP_STORE, HCQ_VOID, 0, s, 4, 0);
+}
+
+/* ** vectors */
+unsigned hcq_ir_lanes(const hcq_kernel *k, hcq_ir_ref r) { return k && r < k->nops ? ir_vec(&k->ops[r]) : 0; }
+
+hcq_ir_ref hcq_ir_load_vec(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes)
+{
+    hcq_ir_ref s[2] = {buf, idx};
+    return build_vec(k, "hcq_ir_load_vec", HCQ_OP_LOAD, dt_of(k, buf), lanes, 0, s, 2, 0);
+}
+
+hcq_ir_ref hcq_ir_load_vec_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes, hcq_ir_ref gate,
+                                 hcq_ir_ref alt)
+{
+    hcq_ir_ref s[4] = {buf, idx, gate, alt};
+    return build_vec(k, "hcq_ir_load_vec_gated", HCQ_OP_LOAD, dt_of(k, buf), lanes, 0, s, 4, 0);
+}
+
+hcq_ir_ref hcq_ir_vsplat(hcq_kernel *k, hcq_ir_ref scalar, unsigned lanes)
+{
+    return build_vec(k, "hcq_ir_vsplat", HCQ_OP_VSPLAT, dt_of(k, scalar), lanes, 0, &scalar, 1, 0);
+}
+
+hcq_ir_ref hcq_ir_vget(hcq_kernel *k, hcq_ir_ref vec, unsigned lane)
+{
+    return build(k, "hcq_ir_vget", HCQ_OP_VGET, dt_of(k, vec), 0, &vec, 1, lane);
+}
+
+hcq_ir_ref hcq_ir_vset(hcq_kernel *k, hcq_ir_ref vec, unsigned lane, hcq_ir_ref scalar)
+{
+    hcq_ir_ref s[2] = {vec, scalar};
+    return build_vec(k, "hcq_ir_vset", HCQ_OP_VSET, dt_of(k, vec), hcq_ir_lanes(k, vec), 0, s, 2, lane);
 }
 
 hcq_ir_ref hcq_ir_range(hcq_kernel *k, hcq_ir_ref start, hcq_ir_ref end)
@@ -304,7 +347,8 @@ void hcq_ir_barrier(hcq_kernel *k) { build(k, "hcq_ir_barrier", HCQ_OP_BARRIER, 
 
 hcq_ir_ref hcq_ir_define_acc(hcq_kernel *k, hcq_ir_ref init)
 {
-    return build(k, "hcq_ir_define_acc", HCQ_OP_DEFINE_ACC, dt_of(k, init), 0, &init, 1, 0);
+    return build_vec(k, "hcq_ir_define_acc", HCQ_OP_DEFINE_ACC, dt_of(k, init), hcq_ir_lanes(k, init), 0, &init, 1,
+                     0);
 }
 
 void hcq_ir_assign(hcq_kernel *k, hcq_ir_ref acc, hcq_ir_ref val)

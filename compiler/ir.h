@@ -49,12 +49,23 @@ typedef enum ir_class {
     IR_C_MEM,     /* load, store */
     IR_C_ACC,     /* define_acc, assign */
     IR_C_CONTROL, /* range, endrange, if, endif, barrier, noop */
+    IR_C_VECTOR,  /* vsplat, vget, vset */
 } ir_class;
 ir_class ir_op_class(hcq_op op);
 /* Whether the op produces a value other ops may name as an operand. */
 bool ir_op_has_value(const hcq_ir_op *o);
 /* Whether the op uses its arg field (others must leave it 0). */
 bool ir_op_uses_arg(hcq_op op);
+
+/* A value's vector lanes from its flags: 0 for a scalar (an unverified op
+ * may say 32..128: the verifier refuses those), and as a count (1 for a
+ * scalar). */
+static inline unsigned ir_vec(const hcq_ir_op *o)
+{
+    unsigned c = (o->flags & HCQ_IR_FLAG_LANES_MASK) >> HCQ_IR_FLAG_LANES_SHIFT;
+    return c ? 1u << c : 0;
+}
+static inline unsigned ir_lanes(const hcq_ir_op *o) { return ir_vec(o) ? ir_vec(o) : 1u; }
 
 /* ** builder internals */
 /* Appends an op without checks; HCQ_IR_NONE (and the sticky error) when the

@@ -238,14 +238,8 @@ static void line_start(rc *r) { cc_sb_printf(r->b, "%*s", (int)(2 * r->indent), 
 
 static void emit_store(rc *r, hcq_ir_ref i)
 {
-    const hcq_ir_op *o = &r->k->ops[i];
     cc_expr e = {.b = r->b, .k = r->k, .at = i, .operand = operand, .user = r};
-    hcq_dtype t = (hcq_dtype)r->k->ops[o->src[0]].dtype;
-    bool sgn = hcq_dtype_is_signed((hcq_dtype)r->k->ops[o->src[1]].dtype);
-    if (o->nsrc == 4) P(&e, "if ("), R(&e, 3), P(&e, ") ");
-    R(&e, 0), cc_sb_printf(r->b, "[(%s)", sgn ? "i64" : "u64"), R(&e, 1), P(&e, "] = ");
-    const char *conv = t == HCQ_F16 ? "hcq_h2bits(" : t == HCQ_BF16 ? "hcq_b2bits(" : t == HCQ_BOOL ? "(u8)(" : "(";
-    P(&e, conv), R(&e, 2), P(&e, ");\n");
+    cc_expr_store(&e);
 }
 
 static void emit_op(rc *r, hcq_ir_ref i)
@@ -275,10 +269,11 @@ static void emit_op(rc *r, hcq_ir_ref i)
     }
     default: break;
     }
+    char ty[32];
     if (r->cross[i])
         cc_sb_printf(b, "v%u_a[lid] = ", i);
     else
-        cc_sb_printf(b, "%s v%u = ", ctype((hcq_dtype)o->dtype), i);
+        cc_sb_printf(b, "%s v%u = ", cc_expr_decl_type(ty, sizeof ty, o, false), i);
     cc_expr_emit(&e);
     cc_sb_printf(b, ";\n");
 }
@@ -361,8 +356,9 @@ static void emit_group_scope(rc *r)
             cc_sb_printf(b, "    %s l%u[%" PRIu64 "] __attribute__((aligned(16))) = {0};\n", stype((hcq_dtype)o->dtype),
                          i, o->arg);
     }
+    char ty[32];
     for (uint32_t i = 0; i < k->nops; i++)
-        if (r->cross[i]) cc_sb_printf(b, "    %s v%u_a[W];\n", ctype((hcq_dtype)k->ops[i].dtype), i);
+        if (r->cross[i]) cc_sb_printf(b, "    %s v%u_a[W];\n", cc_expr_decl_type(ty, sizeof ty, &k->ops[i], false), i);
 }
 
 static void emit_entry(rc *r, uint32_t nparams)
@@ -411,6 +407,12 @@ hcq_status cc_render_c(const hcq_kernel *k, char **source_out)
         cc_sb_puts(&b, prelude);
         cc_sb_puts(&b, cc_expr_helpers);
         cc_sb_puts(&b, prelude_abi);
+        if (cc_expr_uses_vectors(k)) { /* only then: a scalar kernel's source stays as it was */
+            /* vector accesses through memcpy: the cpu target assumes no alignment (compiler.h) */
+            cc_sb_puts(&b, "#define HCQ_VLD(tag, b, i) hcq_vld_##tag(&(b)[i])\n"
+                           "#define HCQ_VST(tag, b, i, m) hcq_vst_##tag(&(b)[i], m)\n");
+            cc_expr_vec_defs(&b, k, false);
+        }
         cc_sb_puts(&b, "\n");
         emit_meta(&r, nparams, kernarg_size);
         emit_entry(&r, nparams);

@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "compiler/ir_float.h"
 
@@ -182,7 +183,12 @@ void cc_expr_const(cc_sb *b, const hcq_ir_op *o, bool cxx)
         cc_sb_printf(b, "((%s)0x%" PRIx64 "ull)", cc_expr_ctype(t, cxx), v); /* conversion wraps to the dtype */
 }
 
-static void R(cc_expr *e, unsigned j) { e->operand(e, e->k->ops[e->at].src[j]); }
+static void R(cc_expr *e, unsigned j)
+{
+    hcq_ir_ref s = e->k->ops[e->at].src[j];
+    e->operand(e, s);
+    if (e->lane && ir_vec(&e->k->ops[s])) cc_sb_printf(e->b, ".v[%u]", e->lane - 1);
+}
 static void P(cc_expr *e, const char *s) { cc_sb_puts(e->b, s); }
 
 static void int_alu(cc_expr *e, const hcq_ir_op *o, hcq_dtype t)
@@ -332,11 +338,145 @@ static void emit_elem(cc_expr *e, hcq_dtype t)
     P(e, pre), R(e, 0), cc_sb_printf(e->b, "[(%s)", sgn ? "i64" : "u64"), R(e, 1), P(e, "])");
 }
 
+/* ** vectors */
+const char *cc_expr_vtag(char *buf, size_t size, hcq_dtype t, unsigned lanes)
+{
+    snprintf(buf, size, "%sx%u", hcq_dtype_name(t), lanes);
+    return buf;
+}
+
+const char *cc_expr_decl_type(char *buf, size_t size, const hcq_ir_op *o, bool cxx)
+{
+    if (!ir_vec(o)) return cc_expr_ctype((hcq_dtype)o->dtype, cxx);
+    char tag[16];
+    snprintf(buf, size, "hcq_v%s", cc_expr_vtag(tag, sizeof tag, (hcq_dtype)o->dtype, ir_vec(o)));
+    return buf;
+}
+
+/* value form <-> memory form of one lane (as the scalar load and store do) */
+static const char *to_value(hcq_dtype t) { return t == HCQ_F16 ? "hcq_h2f" : t == HCQ_BF16 ? "hcq_b2f" : ""; }
+static const char *to_memory(hcq_dtype t) { return t == HCQ_F16 ? "hcq_h2bits" : t == HCQ_BF16 ? "hcq_b2bits" : ""; }
+
+static void vec_defs_one(cc_sb *b, hcq_dtype t, unsigned n, bool mem, bool cxx)
+{
+    char tag[16];
+    cc_expr_vtag(tag, sizeof tag, t, n);
+    const char *T = cc_expr_ctype(t, cxx), *S = cc_expr_stype(t, cxx);
+    cc_sb_printf(b, "typedef struct { %s v[%u]; } hcq_v%s;\n", T, n, tag);
+    cc_sb_printf(b, "H hcq_v%s hcq_splat_%s(%s x) { hcq_v%s r;", tag, tag, T, tag);
+    for (unsigned j = 0; j < n; j++) cc_sb_printf(b, " r.v[%u] = x;", j);
+    cc_sb_printf(b, " return r; }\n");
+    cc_sb_printf(b, "H hcq_v%s hcq_set_%s(hcq_v%s a, int i, %s x) { a.v[i] = x; return a; }\n", tag, tag, tag, T);
+    if (!mem) return;
+    size_t bytes = n * hcq_dtype_size(t);
+    cc_sb_printf(b, "typedef struct __attribute__((aligned(%zu))) { %s v[%u]; } hcq_m%s;\n", bytes, S, n, tag);
+    cc_sb_printf(b, "H hcq_v%s hcq_ld_%s(hcq_m%s m) { hcq_v%s r;", tag, tag, tag, tag);
+    for (unsigned j = 0; j < n; j++) cc_sb_printf(b, " r.v[%u] = %s(m.v[%u]);", j, to_value(t), j);
+    cc_sb_printf(b, " return r; }\n");
+    cc_sb_printf(b, "H hcq_m%s hcq_st_%s(hcq_v%s a) { hcq_m%s m;", tag, tag, tag, tag);
+    for (unsigned j = 0; j < n; j++) cc_sb_printf(b, " m.v[%u] = %s(a.v[%u]);", j, to_memory(t), j);
+    cc_sb_printf(b, " return m; }\n");
+    cc_sb_printf(b, "H hcq_m%s hcq_vld_%s(const void *p) { hcq_m%s m; HCQ_MEMCPY(&m, p, sizeof m); return m; }\n", tag,
+                 tag, tag);
+    cc_sb_printf(b, "H void hcq_vst_%s(void *p, hcq_m%s m) { HCQ_MEMCPY(p, &m, sizeof m); }\n", tag, tag);
+}
+
+bool cc_expr_uses_vectors(const hcq_kernel *k)
+{
+    for (uint32_t i = 0; i < k->nops; i++)
+        if (ir_vec(&k->ops[i])) return true;
+    return false;
+}
+
+void cc_expr_vec_defs(cc_sb *b, const hcq_kernel *k, bool cxx)
+{
+    /* which (dtype, lanes) the kernel uses, and which of them in memory */
+    uint8_t used[HCQ_DTYPE_COUNT][5] = {{0}}; /* lanes 2, 4, 8, 16 at log2 - 1; bit 0 value, bit 1 memory */
+    for (uint32_t i = 0; i < k->nops; i++) {
+        const hcq_ir_op *o = &k->ops[i];
+        const hcq_ir_op *v = o->op == HCQ_OP_STORE ? &k->ops[o->src[2]] : o;
+        if (!ir_vec(v)) continue;
+        unsigned l = (unsigned)__builtin_ctz(ir_vec(v)) - 1;
+        used[v->dtype][l] |= 1 | (o->op == HCQ_OP_LOAD || o->op == HCQ_OP_STORE ? 2 : 0);
+    }
+    for (unsigned t = 0; t < HCQ_DTYPE_COUNT; t++)
+        for (unsigned l = 0; l < 4; l++)
+            if (used[t][l]) vec_defs_one(b, (hcq_dtype)t, 2u << l, used[t][l] & 2, cxx);
+}
+
+void cc_expr_store(cc_expr *e)
+{
+    const hcq_ir_op *o = &e->k->ops[e->at];
+    const hcq_ir_op *v = &e->k->ops[o->src[2]];
+    hcq_dtype t = (hcq_dtype)e->k->ops[o->src[0]].dtype;
+    bool sgn = hcq_dtype_is_signed((hcq_dtype)e->k->ops[o->src[1]].dtype);
+    cc_sb *b = e->b;
+    if (o->nsrc == 4) P(e, "if ("), R(e, 3), P(e, ") ");
+    if (ir_vec(v)) {
+        char tag[16];
+        cc_expr_vtag(tag, sizeof tag, (hcq_dtype)v->dtype, ir_vec(v));
+        cc_sb_printf(b, "HCQ_VST(%s, ", tag), R(e, 0), cc_sb_printf(b, ", (%s)", sgn ? "i64" : "u64"), R(e, 1);
+        cc_sb_printf(b, ", hcq_st_%s(", tag), R(e, 2), P(e, "));\n");
+        return;
+    }
+    R(e, 0), cc_sb_printf(b, "[(%s)", sgn ? "i64" : "u64"), R(e, 1), P(e, "] = ");
+    const char *conv = t == HCQ_F16 ? "hcq_h2bits(" : t == HCQ_BF16 ? "hcq_b2bits(" : t == HCQ_BOOL ? "(u8)(" : "(";
+    P(e, conv), R(e, 2), P(e, ");\n");
+}
+
+static void emit_vec_load(cc_expr *e, const hcq_ir_op *o)
+{
+    char tag[16];
+    cc_expr_vtag(tag, sizeof tag, (hcq_dtype)o->dtype, ir_vec(o));
+    bool sgn = hcq_dtype_is_signed((hcq_dtype)e->k->ops[o->src[1]].dtype);
+    cc_sb_printf(e->b, "hcq_ld_%s(HCQ_VLD(%s, ", tag, tag), R(e, 0), cc_sb_printf(e->b, ", (%s)", sgn ? "i64" : "u64");
+    R(e, 1), P(e, "))");
+}
+
+static void emit_scalar(cc_expr *e);
+
+/* An elementwise op on vectors: the struct of its lanes' expressions, each
+ * written as the scalar op with the operands' lane (R appends .v[lane]) */
+static void emit_elementwise(cc_expr *e, const hcq_ir_op *o)
+{
+    char ty[32];
+    cc_expr_decl_type(ty, sizeof ty, o, e->cxx);
+    cc_sb_printf(e->b, e->cxx ? "%s{{" : "(%s){{", ty);
+    for (unsigned j = 0; j < ir_vec(o); j++) {
+        if (j) P(e, ", ");
+        e->lane = j + 1;
+        emit_scalar(e);
+    }
+    e->lane = 0;
+    P(e, "}}");
+}
+
 void cc_expr_emit(cc_expr *e)
+{
+    const hcq_ir_op *o = &e->k->ops[e->at];
+    e->lane = 0;
+    bool lane_ops = o->op == HCQ_OP_VSPLAT || o->op == HCQ_OP_VSET || o->op == HCQ_OP_VGET;
+    if (ir_vec(o) && !lane_ops && o->op != HCQ_OP_LOAD && o->op != HCQ_OP_DEFINE_ACC) emit_elementwise(e, o);
+    else emit_scalar(e);
+}
+
+static void emit_scalar(cc_expr *e)
 {
     const hcq_kernel *k = e->k;
     const hcq_ir_op *o = &k->ops[e->at];
     hcq_dtype from = (hcq_dtype)k->ops[o->src[0]].dtype;
+    char tag[16];
+    switch (o->op) {
+    case HCQ_OP_VSPLAT:
+        cc_sb_printf(e->b, "hcq_splat_%s(", cc_expr_vtag(tag, sizeof tag, (hcq_dtype)o->dtype, ir_vec(o))), R(e, 0), P(e, ")");
+        return;
+    case HCQ_OP_VSET:
+        cc_sb_printf(e->b, "hcq_set_%s(", cc_expr_vtag(tag, sizeof tag, (hcq_dtype)o->dtype, ir_vec(o))), R(e, 0);
+        cc_sb_printf(e->b, ", %u, ", (unsigned)o->arg), R(e, 1), P(e, ")");
+        return;
+    case HCQ_OP_VGET: R(e, 0), cc_sb_printf(e->b, ".v[%u]", (unsigned)o->arg); return;
+    default: break;
+    }
     switch (o->op) {
     case HCQ_OP_CAST: emit_cast(e, from, (hcq_dtype)o->dtype); return;
     case HCQ_OP_BITCAST: emit_bitcast(e, from, (hcq_dtype)o->dtype); return;
@@ -344,7 +484,8 @@ void cc_expr_emit(cc_expr *e)
     case HCQ_OP_DEFINE_ACC: R(e, 0); return;
     case HCQ_OP_LOAD:
         if (o->nsrc == 4) P(e, "("), R(e, 2), P(e, " ? ");
-        emit_elem(e, (hcq_dtype)o->dtype);
+        if (ir_vec(o)) emit_vec_load(e, o);
+        else emit_elem(e, (hcq_dtype)o->dtype);
         if (o->nsrc == 4) P(e, " : "), R(e, 3), P(e, ")");
         return;
     default: break;

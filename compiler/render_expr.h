@@ -26,6 +26,8 @@ struct cc_expr {
     void *user;
     bool cxx;       /* spells bool `bool`/`true` (CUDA, HIP) rather than `_Bool` */
     bool uses_math; /* set once EXP2, LOG2 or SIN was written */
+    unsigned lane;  /* 1 + the lane of an elementwise vector op being written (vector operands then
+                     * read .v[lane - 1]); 0 otherwise, as a zeroed cc_expr has it */
 };
 
 /* the helpers' source (hcq_h2f, hcq_div_i32, ...), after the prelude's
@@ -39,5 +41,28 @@ const char *cc_expr_stype(hcq_dtype t, bool cxx);
 void cc_expr_const(cc_sb *b, const hcq_ir_op *o, bool cxx);
 /* the op at e->at (an ALU op, CAST, BITCAST, WHERE, LOAD, DEFINE_ACC) as an expression */
 void cc_expr_emit(cc_expr *e);
+
+/* ** vectors (compiler.h "Vector values"): a vector value is a struct of
+ * its lanes in value form, hcq_v<dtype>x<N> { T v[N]; }; in memory a
+ * struct aligned to its size, hcq_m<dtype>x<N>, so one struct copy is one
+ * access (ld.global.v4 / global_load_b128 at 16 bytes). Helpers per type:
+ * hcq_splat_<tag>(x), hcq_set_<tag>(v, lane, x), hcq_ld_<tag>(m) and
+ * hcq_st_<tag>(v) (memory <-> value form), hcq_vld_<tag>(p) and
+ * hcq_vst_<tag>(p, m) (through memcpy: no alignment assumed, for hosts).
+ * The body reads and writes memory through the dialect's
+ * HCQ_VLD(tag, buf, index) and HCQ_VST(tag, buf, index, m). */
+/* the tag "f32x4" of a value of dtype t with `lanes` lanes */
+const char *cc_expr_vtag(char *buf, size_t size, hcq_dtype t, unsigned lanes);
+/* the declared type of op o's value: ctype, or hcq_v<tag> for a vector */
+const char *cc_expr_decl_type(char *buf, size_t size, const hcq_ir_op *o, bool cxx);
+/* whether the kernel has vector values: renderers add their vector text
+ * only then, so a scalar kernel's source (and its cache key) is what it was
+ * before vectors existed */
+bool cc_expr_uses_vectors(const hcq_kernel *k);
+/* the types and helpers for every vector the kernel uses (after the
+ * helpers: they need u16 and H) */
+void cc_expr_vec_defs(cc_sb *b, const hcq_kernel *k, bool cxx);
+/* a STORE op (either form) as a statement without indent, for both renderers */
+void cc_expr_store(cc_expr *e);
 
 #endif

@@ -66,6 +66,15 @@ static const char storage_defaults[] =
     "#ifndef HCQ_GLOBAL\n#define HCQ_GLOBAL(T) T *\n#endif\n"
     "#ifndef HCQ_LOCAL\n#define HCQ_LOCAL(T, name, n) HCQ_SHARED static T name[n] __attribute__((aligned(16)))\n#endif\n";
 
+/* A vector access, unless the dialect says otherwise (the twins check it):
+ * one copy of a struct aligned to its size, which the compilers make one
+ * instruction of that width (sm_90: LDG.E.128; gfx1100: global_load_b128;
+ * tests/unit/test_ir_vec.c looks); the alignment is the kernel's to keep
+ * (compiler.h says who faults). Only in kernels with vectors. */
+static const char vector_defaults[] =
+    "#ifndef HCQ_VLD\n#define HCQ_VLD(tag, b, i) (*(const hcq_m##tag *)&(b)[i])\n"
+    "#define HCQ_VST(tag, b, i, m) (*(hcq_m##tag *)&(b)[i] = (m))\n#endif\n";
+
 /* ** types */
 /* value and memory types: C++ spelling (bool) */
 static const char *ctype(hcq_dtype t) { return cc_expr_ctype(t, true); }
@@ -118,15 +127,7 @@ static void emit_op(rg *r, hcq_ir_ref i)
     case HCQ_OP_BARRIER: cc_sb_printf(b, "HCQ_BARRIER();\n"); return;
     case HCQ_OP_ENDRANGE:
     case HCQ_OP_ENDIF: cc_sb_printf(b, "}\n"); return;
-    case HCQ_OP_STORE: {
-        hcq_dtype t = (hcq_dtype)r->k->ops[o->src[0]].dtype;
-        bool sgn = hcq_dtype_is_signed((hcq_dtype)r->k->ops[o->src[1]].dtype);
-        if (o->nsrc == 4) P(&e, "if ("), R(&e, 3), P(&e, ") ");
-        R(&e, 0), cc_sb_printf(b, "[(%s)", sgn ? "i64" : "u64"), R(&e, 1), P(&e, "] = ");
-        const char *conv = t == HCQ_F16 ? "hcq_h2bits(" : t == HCQ_BF16 ? "hcq_b2bits(" : t == HCQ_BOOL ? "(u8)(" : "(";
-        P(&e, conv), R(&e, 2), P(&e, ");\n");
-        return;
-    }
+    case HCQ_OP_STORE: cc_expr_store(&e); return;
     case HCQ_OP_ASSIGN: R(&e, 0), P(&e, " = "), R(&e, 1), P(&e, ";\n"); return;
     case HCQ_OP_IF:
         P(&e, "if ("), R(&e, 0), P(&e, ") {\n");
@@ -140,7 +141,8 @@ static void emit_op(rg *r, hcq_ir_ref i)
         return;
     default: break;
     }
-    cc_sb_printf(b, "%s v%u = ", ctype((hcq_dtype)o->dtype), i);
+    char ty[32];
+    cc_sb_printf(b, "%s v%u = ", cc_expr_decl_type(ty, sizeof ty, o, true), i);
     cc_expr_emit(&e);
     r->info.uses_math |= e.uses_math;
     cc_sb_printf(b, ";\n");
@@ -197,6 +199,10 @@ hcq_status cc_render_gpu(const cc_gpu_dialect *d, const hcq_kernel *k, char **so
     cc_sb_puts(&b, "#define H static inline HCQ_DEV\n");
     cc_sb_puts(&b, cc_expr_helpers);
     if (d->after_helpers) cc_sb_puts(&b, d->after_helpers);
+    if (cc_expr_uses_vectors(k)) {
+        cc_sb_puts(&b, vector_defaults);
+        cc_expr_vec_defs(&b, k, true);
+    }
     cc_sb_puts(&b, "\n");
     emit_kernel(&r, d);
     char *src = cc_sb_take(&b, "GPU source");

@@ -1,12 +1,16 @@
 /* Serialized IR: the payload of "ir" and mock-target binaries. Explicit
  * little-endian, byte by byte, so the blob means the same on every host.
  *
- *   0  u32 magic "HCIR"      4  u32 version (1)
+ *   0  u32 magic "HCIR"      4  u32 version (2)
  *   8  u32 op count          12 u32 name length (1..255)
  *   16 name bytes (no NUL)
  *   then per op 32 bytes: u16 op, u8 dtype, u8 nsrc, u8 flags, u8 pad[3] = 0,
  *        u32 src[4], u64 arg
  *   last u32: CRC-32 (IEEE) of everything before it
+ *
+ * Versions: 1 had no vectors (no HCQ_IR_FLAG_LANES bits, no vsplat, vget
+ * or vset ops); 2 adds them. Both are read (a version 1
+ * blob is a version 2 blob without vectors); 2 is written.
  *
  * The reader trusts nothing: every length is checked before use, every
  * field is range-checked, the checksum catches flips that would still make
@@ -18,7 +22,8 @@
 #include <string.h>
 
 #define SER_MAGIC 0x52494348u /* "HCIR" */
-#define SER_VERSION 1u
+#define SER_VERSION 2u
+#define SER_VERSION_MIN 1u /* the oldest this build reads */
 #define SER_HEADER 16u
 #define SER_OP 32u
 
@@ -55,7 +60,7 @@ static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) | (uint64_t)
 hcq_status ir_blob_size(const void *header, size_t *size_out)
 {
     const uint8_t *h = header;
-    if (get32(h) != SER_MAGIC || get32(h + 4) != SER_VERSION)
+    if (get32(h) != SER_MAGIC || get32(h + 4) < SER_VERSION_MIN || get32(h + 4) > SER_VERSION)
         return base_err(HCQ_EFORMAT, "not serialized IR (magic 0x%08x version %u)", get32(h), get32(h + 4));
     uint32_t nops = get32(h + 8), name_len = get32(h + 12);
     if (name_len < 1 || name_len > 255 || nops > (1u << 24))
@@ -110,8 +115,10 @@ static hcq_status read_header(const uint8_t *b, size_t size, uint32_t *nops, cha
     if (size < SER_HEADER + 4)
         return bad("%zu bytes, shorter than the %u-byte header and checksum", size, SER_HEADER + 4);
     if (get32(b) != SER_MAGIC) return bad("magic is 0x%08x, not 0x%08x (\"HCIR\"): not serialized IR", get32(b), SER_MAGIC);
-    if (get32(b + 4) != SER_VERSION)
-        return bad("version %u; this build reads version %u (recompile the kernel)", get32(b + 4), SER_VERSION);
+    uint32_t ver = get32(b + 4);
+    if (ver < SER_VERSION_MIN || ver > SER_VERSION)
+        return bad("version %u; this build reads versions %u to %u (recompile the kernel)", ver, SER_VERSION_MIN,
+                   SER_VERSION);
     uint32_t n = get32(b + 8), name_len = get32(b + 12);
     if (name_len == 0 || name_len > IR_NAME_MAX) return bad("name length %u is not 1..%d", name_len, IR_NAME_MAX);
     if (n > IR_MAX_OPS) return bad("%u ops, more than the %u a kernel may have", n, IR_MAX_OPS);
@@ -128,7 +135,7 @@ static hcq_status read_header(const uint8_t *b, size_t size, uint32_t *nops, cha
     return HCQ_OK;
 }
 
-static hcq_status read_op(const uint8_t *p, uint32_t i, hcq_ir_op *o)
+static hcq_status read_op(const uint8_t *p, uint32_t i, uint32_t ver, hcq_ir_op *o)
 {
     memset(o, 0, sizeof *o);
     o->op = get16(p);
@@ -136,6 +143,10 @@ static hcq_status read_op(const uint8_t *p, uint32_t i, hcq_ir_op *o)
     o->nsrc = p[3];
     o->flags = p[4];
     if (p[5] | p[6] | p[7]) return bad("op %u: padding bytes are not zero", i);
+    if (ver < 2 && (o->flags & HCQ_IR_FLAG_LANES_MASK))
+        return bad("op %u: flags 0x%x hold vector lanes, which version 1 blobs do not have", i, o->flags);
+    if (ver < 2 && o->op >= HCQ_OP_VSPLAT)
+        return bad("op %u: op code %u (%s) is a version 2 op in a version 1 blob", i, o->op, hcq_op_name((hcq_op)o->op));
     if (o->op >= HCQ_OP_COUNT) return bad("op %u: unknown op code %u", i, o->op);
     if (o->dtype >= HCQ_DTYPE_COUNT) return bad("op %u: unknown dtype code %u", i, o->dtype);
     if (o->nsrc > HCQ_IR_MAX_SRC) return bad("op %u: %u operands (at most %d)", i, o->nsrc, HCQ_IR_MAX_SRC);
@@ -164,7 +175,7 @@ hcq_status ir_deserialize(const void *data, size_t size, bool check_sum, hcq_ker
     k->cap = n;
     const uint8_t *p = b + SER_HEADER + strlen(name);
     for (uint32_t i = 0; i < n; i++, p += SER_OP) {
-        if ((st = read_op(p, i, &k->ops[i]))) {
+        if ((st = read_op(p, i, get32(b + 4), &k->ops[i]))) {
             hcq_kernel_destroy(k);
             return st;
         }

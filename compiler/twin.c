@@ -40,10 +40,17 @@
     "#define HCQ_ISINF(x) __builtin_isinf(x)\n#define HCQ_CLZLL(x) __builtin_clzll(x)\n"                     \
     "#define HCQ_MEMCPY(d, s, n) __builtin_memcpy(d, s, n)\n"                                                \
     "#define HCQ_GLOBAL(T) hcq_gptr<T>\n"                                                                    \
-    "#define HCQ_LOCAL(T, name, n) static thread_local hcq_local<T, n> name\n"
+    "#define HCQ_LOCAL(T, name, n) static thread_local hcq_local<T, n> name\n"                               \
+    "#define HCQ_VLD(tag, b, i) hcq_vld<hcq_m##tag>(b, i)\n"                                                 \
+    "#define HCQ_VST(tag, b, i, m) hcq_vst<hcq_m##tag>(b, i, m)\n"
 
+/* HCQ_VALIGN: whether a misaligned vector access faults, as on the
+ * hardware the twin stands for: NVIDIA faults (Xid 13); AMD queues run in
+ * SH_MEM_CONFIG's unaligned mode (Linux amdkfd,
+ * kfd_device_queue_manager_v9.c/_v10.c/_v11.c), so the access completes */
 static const char host_cuda_header[] =
     HOST_COMMON
+    "#define HCQ_VALIGN 1\n"
     /* the special registers %nctaid and %ntid: the launch's own */
     "#define HCQ_NGRP_X ((i32)hcq_item->grp->ngrp[0])\n#define HCQ_NGRP_Y ((i32)hcq_item->grp->ngrp[1])\n"
     "#define HCQ_NGRP_Z ((i32)hcq_item->grp->ngrp[2])\n"
@@ -52,6 +59,7 @@ static const char host_cuda_header[] =
 
 static const char host_hip_header[] =
     HOST_COMMON
+    "#define HCQ_VALIGN 0\n"
     /* as the HIP code reads them: from the implicit kernel arguments */
     "#define HCQ_IMPLICIT_U32(i) hcq_implicit_u32(i)\n#define HCQ_IMPLICIT_U16(i) hcq_implicit_u16(i)\n"
     CC_HIP_SIZES
@@ -95,6 +103,34 @@ static const char host_hip_header[] =
     "  T &operator[](i64 i) { return (u64)i < N ? v[i] : hcq_local_oob<T>((u64)i, N); }\n" \
     "  T &operator[](u64 i) { return i < N ? v[i] : hcq_local_oob<T>(i, N); }\n" \
     "};\n" \
+    /* vector accesses (HCQ_VLD/HCQ_VST): aligned to their size, as the GPUs require, and inside the \
+     * buffer; a misaligned or refused one is dropped and faults the launch */ \
+    "H void hcq_misaligned(u64 a, u32 n, u32 param, bool w, i64 i) {\n" \
+    "  const hcq_twin_group *g = hcq_item->grp; g->rt->misaligned(g->ctx, a, n, param, w, i);\n" \
+    "}\n" \
+    "template <class M, class T, class I> M hcq_vld(const hcq_gptr<T> &p, I i) {\n" \
+    "  u64 a = p.a + (u64)i * sizeof(T); M m = M();\n" \
+    "  if (HCQ_VALIGN && a % sizeof(M)) hcq_misaligned(a, sizeof(M), p.param, false, (i64)i);\n" \
+    "  else if (hcq_ck(a, sizeof(M), p.param, false, (i64)i)) HCQ_MEMCPY(&m, (const void *)a, sizeof m);\n" \
+    "  return m;\n" \
+    "}\n" \
+    "template <class M, class T, class I> void hcq_vst(const hcq_gptr<T> &p, I i, M m) {\n" \
+    "  u64 a = p.a + (u64)i * sizeof(T);\n" \
+    "  if (HCQ_VALIGN && a % sizeof(M)) hcq_misaligned(a, sizeof(M), p.param, true, (i64)i);\n" \
+    "  else if (hcq_ck(a, sizeof(M), p.param, true, (i64)i)) HCQ_MEMCPY((void *)a, &m, sizeof m);\n" \
+    "}\n" \
+    "template <class M, class T, u64 N, class I> T *hcq_vlocal(hcq_local<T, N> &l, I i, bool w) {\n" \
+    "  const u64 lanes = sizeof(M) / sizeof(T);\n" \
+    "  if ((u64)i >= N || N - (u64)i < lanes) { hcq_local_oob<T>((u64)i, N); return nullptr; }\n" \
+    "  if (HCQ_VALIGN && (u64)i * sizeof(T) % sizeof(M)) { hcq_misaligned((u64)i * sizeof(T), sizeof(M), ~0u, w, (i64)i); return nullptr; }\n" \
+    "  return &l.v[i];\n" \
+    "}\n" \
+    "template <class M, class T, u64 N, class I> M hcq_vld(hcq_local<T, N> &l, I i) {\n" \
+    "  M m = M(); T *p = hcq_vlocal<M>(l, i, false); if (p) HCQ_MEMCPY(&m, p, sizeof m); return m;\n" \
+    "}\n" \
+    "template <class M, class T, u64 N, class I> void hcq_vst(hcq_local<T, N> &l, I i, M m) {\n" \
+    "  T *p = hcq_vlocal<M>(l, i, true); if (p) HCQ_MEMCPY(p, &m, sizeof m);\n" \
+    "}\n" \
     "H void hcq_barrier(void) { const hcq_twin_group *g = hcq_item->grp; g->rt->barrier(g->ctx, 0); }\n" \
     "H u32 hcq_implicit_u32(int i) { u32 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 4 * i, 4); return v; }\n" \
     "H u16 hcq_implicit_u16(int i) { u16 v; HCQ_MEMCPY(&v, hcq_item->grp->implicit + 2 * i, 2); return v; }\n" \

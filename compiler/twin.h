@@ -67,7 +67,7 @@ hcq_status cc_twin_compile(const hcq_kernel *k, int origin, const char *target, 
 #endif
 /* what decides a twin besides its source (part of its cache keys) */
 #define CC_TWIN_FLAGS                                                                                         \
-    "host twin v2 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
+    "host twin v3 " CC_TWIN_HOST_ARCH ": -x c++ -std=c++17 -O2 -shared -fno-exceptions -ffp-contract=off "     \
     "-fno-math-errno -lm"
 
 /* ** loaded twins */
@@ -132,8 +132,14 @@ bool cc_twin_matches(const cc_twin_entry *e, uint64_t va);
 
 /* ** running (twin_run.c) */
 typedef struct cc_twin_fault {
-    enum { CC_TWIN_FAULT_NONE, CC_TWIN_FAULT_GLOBAL, CC_TWIN_FAULT_LOCAL, CC_TWIN_FAULT_BARRIER } kind;
-    uint64_t addr;   /* global: the first byte */
+    enum {
+        CC_TWIN_FAULT_NONE,
+        CC_TWIN_FAULT_GLOBAL,
+        CC_TWIN_FAULT_LOCAL,
+        CC_TWIN_FAULT_BARRIER,
+        CC_TWIN_FAULT_MISALIGNED /* a vector access not aligned to its size (param ~0u: local) */
+    } kind;
+    uint64_t addr;   /* global: the first byte; misaligned: the address (local: the offset) */
     uint32_t size;   /* bytes */
     bool write;
     uint32_t param;  /* global: the buffer's param index */

@@ -34,7 +34,7 @@
 #define HCQ_COMPILER_TWIN_ABI_H
 
 #define CC_TWIN_MAGIC 0x54514348u /* "HCQT" */
-#define CC_TWIN_VERSION 2u
+#define CC_TWIN_VERSION 3u /* 3: rt->misaligned (vector accesses) */
 
 /* what the twin's ids and sizes are read from, as the GPU code would */
 enum { CC_TWIN_CUDA = 1, /* the launch's grid and block (special registers) */
@@ -61,6 +61,10 @@ enum {
         void (*local_fault)(void *ctx, unsigned long long index, unsigned long long count, int write);  \
         /* bar.sync id */                                                                               \
         void (*barrier)(void *ctx, unsigned id);                                                        \
+        /* a vector access whose address (local: offset) is not a multiple of its size; param is        \
+         * ~0u for local memory: the access is dropped */                                               \
+        void (*misaligned)(void *ctx, unsigned long long addr, unsigned size, unsigned param, int write, \
+                           long long index);                                                            \
     } hcq_twin_rt;                                                                                      \
     typedef struct hcq_twin_group {                                                                     \
         const void *const *args;       /* per param: its bytes */                                       \

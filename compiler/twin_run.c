@@ -179,7 +179,21 @@ static void rt_barrier(void *ctx, unsigned id)
     }
 }
 
-static const hcq_twin_rt rt = {rt_check, rt_local_fault, rt_barrier};
+static void rt_misaligned(void *ctx, unsigned long long addr, unsigned size, unsigned param, int write,
+                          long long index)
+{
+    run *r = ctx;
+    cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_MISALIGNED);
+    if (f) {
+        f->addr = addr;
+        f->size = size;
+        f->param = param;
+        f->write = write;
+        f->index = index;
+    }
+}
+
+static const hcq_twin_rt rt = {rt_check, rt_local_fault, rt_barrier, rt_misaligned};
 
 static void fiber_main(void *arg)
 {
@@ -301,6 +315,16 @@ void cc_twin_fault_describe(const cc_twin_fault *f, const char *kernel, char *bu
         break;
     case CC_TWIN_FAULT_BARRIER:
         snprintf(buf, size, "kernel `%s` waits on barrier %u %s: %s", kernel, f->barrier, where, f->why);
+        break;
+    case CC_TWIN_FAULT_MISALIGNED:
+        if (f->param == ~0u)
+            snprintf(buf, size, "kernel `%s` %s %u bytes at local offset 0x%" PRIx64 " (element %" PRId64
+                     ") %s: misaligned vector access (the offset is not a multiple of the access size)", kernel,
+                     f->write ? "wrote" : "read", f->size, f->addr, f->index, where);
+        else
+            snprintf(buf, size, "kernel `%s` %s %u bytes at 0x%" PRIx64 " (param %u, element %" PRId64
+                     ") %s: misaligned vector access (the address is not a multiple of the access size)", kernel,
+                     f->write ? "wrote" : "read", f->size, f->addr, f->param, f->index, where);
         break;
     default: snprintf(buf, size, "kernel `%s`: no fault", kernel); break;
     }

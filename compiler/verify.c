@@ -33,10 +33,26 @@ static int expected_nsrc(hcq_op op, int *alt)
     case HCQ_OP_LOAD: *alt = 4; return 2;
     case HCQ_OP_STORE: *alt = 4; return 3;
     case HCQ_OP_RANGE: return 2;
+    case HCQ_OP_VSPLAT:
+    case HCQ_OP_VGET: return 1;
+    case HCQ_OP_VSET: return 2;
     case HCQ_OP_ENDRANGE:
     case HCQ_OP_IF:
     case HCQ_OP_ENDIF: return 1;
     default: return 0; /* noop, barrier */
+    }
+}
+
+/* elementwise on vectors: ALU ops whose result is not bool, casts and
+ * bitcasts (bool lanes do not exist, so compares and where stay scalar) */
+static bool elementwise(hcq_op op)
+{
+    switch (ir_op_class(op)) {
+    case IR_C_UNARY: return true;
+    case IR_C_BINARY: return op != HCQ_OP_CMPLT && op != HCQ_OP_CMPNE;
+    case IR_C_TERNARY: return op == HCQ_OP_MULACC;
+    case IR_C_CONVERT: return true;
+    default: return false;
     }
 }
 
@@ -45,7 +61,8 @@ static bool check_fields(const hcq_ir_op *o, char *why, size_t why_size)
 {
     if (o->op >= HCQ_OP_COUNT) return WHY("unknown op code %u (the last is %d)", o->op, HCQ_OP_COUNT - 1);
     if (o->dtype >= HCQ_DTYPE_COUNT) return WHY("unknown dtype code %u", o->dtype);
-    if (o->flags & ~HCQ_IR_FLAG_PTR) return WHY("unknown flags 0x%x (only HCQ_IR_FLAG_PTR exists)", o->flags);
+    if (o->flags & ~(HCQ_IR_FLAG_PTR | HCQ_IR_FLAG_LANES_MASK))
+        return WHY("unknown flags 0x%x (only HCQ_IR_FLAG_PTR and HCQ_IR_FLAG_LANES exist)", o->flags);
     if ((o->flags & HCQ_IR_FLAG_PTR) && o->op != HCQ_OP_PARAM && o->op != HCQ_OP_DEFINE_LOCAL)
         return WHY("has HCQ_IR_FLAG_PTR; only param and define_local are buffers");
     int alt, want = expected_nsrc((hcq_op)o->op, &alt);
@@ -57,6 +74,81 @@ static bool check_fields(const hcq_ir_op *o, char *why, size_t why_size)
         if (o->src[i] != HCQ_IR_NONE) return WHY("unused operand slot %u is %u, not HCQ_IR_NONE", i, o->src[i]);
     if (!ir_op_uses_arg((hcq_op)o->op) && o->arg)
         return WHY("arg is 0x%llx; this op takes no arg (leave it 0)", (unsigned long long)o->arg);
+    if (ir_vec(o)) {
+        bool maker = o->op == HCQ_OP_LOAD || o->op == HCQ_OP_VSPLAT || o->op == HCQ_OP_VSET ||
+                     o->op == HCQ_OP_DEFINE_ACC || elementwise((hcq_op)o->op);
+        if (o->op == HCQ_OP_CMPLT || o->op == HCQ_OP_CMPNE)
+            return WHY("has %u lanes; a compare of vectors would make bool lanes, which do not exist (compare lanes "
+                       "read with vget)", ir_vec(o));
+        if (!maker)
+            return WHY("has %u lanes; only load, vsplat, vset, define_acc and elementwise ALU ops, casts and bitcasts "
+                       "make vectors (no HCQ_IR_FLAG_LANES)", ir_vec(o));
+        if (ir_vec(o) != 2 && ir_vec(o) != 4 && ir_vec(o) != 8 && ir_vec(o) != 16)
+            return WHY("has %u lanes; a vector has 2, 4, 8 or 16 lanes (HCQ_IR_FLAG_LANES(1..4))", ir_vec(o));
+        if (o->dtype == HCQ_BOOL || o->dtype == HCQ_VOID)
+            return WHY("is a vector of %s; vectors hold numbers (bool lanes are not supported)", dtn(o->dtype));
+        size_t bytes = ir_vec(o) * hcq_dtype_size((hcq_dtype)o->dtype);
+        if (bytes > HCQ_IR_MAX_VEC_BYTES)
+            return WHY("is a vector of %u x %s = %zu bytes; a vector holds at most %d", ir_vec(o), dtn(o->dtype), bytes,
+                       HCQ_IR_MAX_VEC_BYTES);
+    }
+    return true;
+}
+
+/* Which operands may be vectors: the lane ops' vector, a store's value, a
+ * gated load's alt, and the accumulator ops. Everything else (ALU, casts,
+ * indexes, gates, conditions, bounds) takes scalars. */
+static bool vector_operand_ok(const hcq_ir_op *o, unsigned i)
+{
+    if (elementwise((hcq_op)o->op)) return true; /* lanes checked in check_vector_operands */
+    switch (o->op) {
+    case HCQ_OP_VGET:
+    case HCQ_OP_VSET: return i == 0;
+    case HCQ_OP_STORE: return i == 2;
+    case HCQ_OP_LOAD: return i == 3;
+    case HCQ_OP_DEFINE_ACC:
+    case HCQ_OP_ASSIGN: return true;
+    default: return false;
+    }
+}
+
+static bool check_vector_operands(const hcq_kernel *k, const hcq_ir_op *o, char *why, size_t why_size)
+{
+    for (unsigned i = 0; i < o->nsrc; i++) {
+        const hcq_ir_op *d = &k->ops[o->src[i]];
+        if (ir_vec(d) && !vector_operand_ok(o, i))
+            return WHY("operand %u is op %u, a vector of %u x %s; %s takes a scalar there (read lanes with vget)", i,
+                       o->src[i], ir_vec(d), dtn(d->dtype), hcq_op_name((hcq_op)o->op));
+    }
+    if (!elementwise((hcq_op)o->op)) return true;
+    /* elementwise: every operand and the result have the same lanes */
+    for (unsigned i = 0; i < o->nsrc; i++) {
+        const hcq_ir_op *d = &k->ops[o->src[i]];
+        if (ir_vec(d) != ir_vec(o))
+            return WHY("operand %u (op %u) has %u lanes and the result %u (0: scalar); an elementwise op keeps the "
+                       "lanes (vsplat a scalar operand)", i, o->src[i], ir_vec(d), ir_vec(o));
+    }
+    return true;
+}
+
+static bool check_lane_ops(const hcq_kernel *k, const hcq_ir_op *o, char *why, size_t why_size)
+{
+    const hcq_ir_op *v = &k->ops[o->src[0]];
+    if (o->op == HCQ_OP_VSPLAT) {
+        if (!ir_vec(o)) return WHY("vsplat has no lanes; give 2, 4, 8 or 16");
+        if (o->dtype != v->dtype) return WHY("is %s but its scalar (op %u) is %s", dtn(o->dtype), o->src[0], dtn(v->dtype));
+        return true;
+    }
+    if (!ir_vec(v)) return WHY("operand 0 (op %u) is a scalar %s; %s takes a vector", o->src[0], dtn(v->dtype), hcq_op_name((hcq_op)o->op));
+    if (o->arg >= ir_vec(v))
+        return WHY("lane %llu of a %u-lane vector (op %u); lanes are 0..%u", (unsigned long long)o->arg, ir_vec(v), o->src[0],
+                   ir_vec(v) - 1u);
+    if (o->dtype != v->dtype) return WHY("is %s but the vector (op %u) holds %s", dtn(o->dtype), o->src[0], dtn(v->dtype));
+    if (o->op == HCQ_OP_VGET) return true;
+    if (ir_vec(o) != ir_vec(v)) return WHY("has %u lanes but the vector it copies (op %u) has %u", ir_vec(o), o->src[0], ir_vec(v));
+    if (k->ops[o->src[1]].dtype != o->dtype)
+        return WHY("sets a %s lane to %s (op %u); the dtypes must match (insert a cast)", dtn(o->dtype),
+                   dtn(k->ops[o->src[1]].dtype), o->src[1]);
     return true;
 }
 
@@ -223,7 +315,15 @@ static bool check_mem(const hcq_kernel *k, const hcq_ir_op *o, char *why, size_t
         if (load && k->ops[o->src[3]].dtype != elem)
             return WHY("alt value (op %u) is %s; it must be the loaded dtype %s", o->src[3],
                        dtn(k->ops[o->src[3]].dtype), dtn(elem));
+        if (load && ir_vec(&k->ops[o->src[3]]) != ir_vec(o))
+            return WHY("alt value (op %u) has %u lanes; it must have the load's %u (0: scalar)", o->src[3],
+                       ir_vec(&k->ops[o->src[3]]), ir_vec(o));
     }
+    unsigned lanes = load ? ir_vec(o) : ir_vec(&k->ops[o->src[2]]);
+    size_t bytes = lanes * hcq_dtype_size((hcq_dtype)elem);
+    if (lanes && bytes > HCQ_IR_MAX_ACCESS_BYTES)
+        return WHY("%s %u x %s = %zu bytes in one access; a vector access is at most %d bytes (split it)",
+                   load ? "loads" : "stores", lanes, dtn(elem), bytes, HCQ_IR_MAX_ACCESS_BYTES);
     return true;
 }
 
@@ -234,11 +334,17 @@ static bool check_other(const hcq_kernel *k, const hcq_ir_op *o, char *why, size
         if (o->dtype != k->ops[o->src[0]].dtype)
             return WHY("is %s but its initial value (op %u) is %s", dtn(o->dtype), o->src[0],
                        dtn(k->ops[o->src[0]].dtype));
+        if (ir_vec(o) != ir_vec(&k->ops[o->src[0]]))
+            return WHY("has %u lanes but its initial value (op %u) has %u (0: scalar)", ir_vec(o), o->src[0],
+                       ir_vec(&k->ops[o->src[0]]));
         return true;
     case HCQ_OP_ASSIGN:
         if (k->ops[o->src[0]].dtype != k->ops[o->src[1]].dtype)
             return WHY("assigns %s (op %u) to a %s accumulator (op %u)", dtn(k->ops[o->src[1]].dtype), o->src[1],
                        dtn(k->ops[o->src[0]].dtype), o->src[0]);
+        if (ir_vec(&k->ops[o->src[0]]) != ir_vec(&k->ops[o->src[1]]))
+            return WHY("assigns %u lanes (op %u) to a %u-lane accumulator (op %u) (0: scalar)", ir_vec(&k->ops[o->src[1]]),
+                       o->src[1], ir_vec(&k->ops[o->src[0]]), o->src[0]);
         return true;
     case HCQ_OP_RANGE:
         if (!is_int(o->dtype)) return WHY("range counter is %s; it must be an integer", dtn(o->dtype));
@@ -257,9 +363,11 @@ static bool check_other(const hcq_kernel *k, const hcq_ir_op *o, char *why, size
 
 bool ir_check_op(const hcq_kernel *k, hcq_ir_ref at, const hcq_ir_op *o, char *why, size_t why_size)
 {
-    if (!check_fields(o, why, why_size) || !check_refs(k, at, o, why, why_size) || !check_void(o, why, why_size))
+    if (!check_fields(o, why, why_size) || !check_refs(k, at, o, why, why_size) || !check_void(o, why, why_size) ||
+        !check_vector_operands(k, o, why, why_size))
         return false;
     switch (ir_op_class((hcq_op)o->op)) {
+    case IR_C_VECTOR: return check_lane_ops(k, o, why, why_size);
     case IR_C_SOURCE: return check_source(o, why, why_size);
     case IR_C_UNARY:
         if (o->dtype != k->ops[o->src[0]].dtype)

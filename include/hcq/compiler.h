@@ -61,6 +61,43 @@
  *     memory writes before it visible to reads after it. A BARRIER may only
  *     sit inside RANGEs and IFs whose operands are the same for every
  *     work-item of a group (they do not depend on LOCAL_ID or on loads).
+
+ *
+ * Vector values. An op's lanes (HCQ_IR_FLAG_LANES in its flags; read
+ * them with hcq_ir_lanes) are 0 for a scalar, else 2, 4, 8 or 16; the
+ * dtype is the lanes' dtype (any value dtype but bool), and a vector holds
+ * at most 64 bytes (16 x f32: the widest matrix-core accumulator fragment,
+ * so MMA ops can take and make fragments as vectors: m16n8k16's A fragment
+ * is 8 x f16, its C 4 x f32).
+ *   - Made by a vector LOAD, VSPLAT (every lane one scalar) and VSET (a copy
+ *     of a vector with one lane replaced); read by VGET (one lane) and a
+ *     vector STORE; DEFINE_ACC and ASSIGN carry vectors (equal lanes).
+ *   - Elementwise: unary and binary ALU ops, MULACC, CAST and BITCAST take
+ *     vectors whose lanes all match (vsplat a scalar operand) and give one,
+ *     each lane exactly the scalar op on that lane. Compares and WHERE do
+ *     not (bool lanes do not exist), nor do indexes, gates, conditions or
+ *     range bounds: work lane by lane through VGET and VSET there.
+ *   - A vector LOAD of N lanes reads elements idx .. idx+N-1 of its buffer
+ *     in one access; a STORE whose value is a vector of N lanes writes
+ *     them. N x element size must be at most 16 bytes (one memory
+ *     instruction: LDG.E.128 / global_load_b128 at 16). A gated vector LOAD
+ *     takes a scalar bool gate and an alt vector of the same lanes; a gated
+ *     vector STORE a scalar gate.
+ *   - Alignment: the address of element idx must be a multiple of the
+ *     access size (N x element size), as NVIDIA requires of a vector access
+ *     (a misaligned LDG.E.128 is an Xid 13 exception). hcq's buffers start
+ *     page-aligned and DEFINE_LOCAL arrays 16-byte aligned, so from a
+ *     buffer's start an idx that is a multiple of N is aligned (a buffer at
+ *     an offset, such as a view, must keep the rule itself). The verifier
+ *     cannot know addresses, so: the interpreter faults (HCQ_EFAULT,
+ *     "misaligned vector access", with the address, size and work-item);
+ *     NVIDIA GPUs fault, and so do the mock's SASS executor and the host
+ *     twins of CUDA code; AMD GPUs run it (amdkfd sets SH_MEM_CONFIG's
+ *     alignment mode to UNALIGNED: Linux drivers/gpu/drm/amd/amdkfd/
+ *     kfd_device_queue_manager_v9.c, _v10.c, _v11.c), and so do the mock's
+ *     AMD executor and the host twins of HIP code; the cpu target does not
+ *     check (nor bounds). A kernel that breaks the rule is wrong even where
+ *     it runs.
  */
 #ifndef HCQ_COMPILER_H
 #define HCQ_COMPILER_H
@@ -146,6 +183,10 @@ typedef enum hcq_op {
     HCQ_OP_IF,       /* src0 = bool condition */
     HCQ_OP_ENDIF,    /* src0 = the IF */
     HCQ_OP_BARRIER,
+    /* vectors (see "Vector values" above) */
+    HCQ_OP_VSPLAT, /* src0 = scalar; vec = lanes: every lane is src0 */
+    HCQ_OP_VGET,   /* src0 = vector, arg = lane; the lane's value (a scalar) */
+    HCQ_OP_VSET,   /* src0 = vector, src1 = scalar, arg = lane; src0 with that lane replaced */
     HCQ_OP_COUNT
 } hcq_op;
 
@@ -159,6 +200,11 @@ typedef enum hcq_special {
 } hcq_special;
 
 #define HCQ_IR_FLAG_PTR 0x01u /* PARAM / DEFINE_LOCAL: the value is a buffer */
+/* A vector value's lanes, in flags bits 1..3 as log2: 0 for a scalar, 1..4
+ * for 2, 4, 8, 16 lanes (the op record keeps its 0.1 layout). */
+#define HCQ_IR_FLAG_LANES_SHIFT 1
+#define HCQ_IR_FLAG_LANES_MASK 0x0eu
+#define HCQ_IR_FLAG_LANES(log2_lanes) ((uint8_t)((log2_lanes) << HCQ_IR_FLAG_LANES_SHIFT))
 #define HCQ_IR_MAX_SRC 4
 #define HCQ_IR_NONE UINT32_MAX
 #define HCQ_IR_TRANSCENDENTAL_ULP 2
@@ -169,7 +215,7 @@ typedef struct hcq_ir_op {
     uint16_t op;    /* hcq_op */
     uint8_t dtype;  /* hcq_dtype of the result (element dtype for buffers) */
     uint8_t nsrc;   /* used entries of src */
-    uint8_t flags;  /* HCQ_IR_FLAG_* */
+    uint8_t flags;  /* HCQ_IR_FLAG_* (and a vector's lanes: HCQ_IR_FLAG_LANES) */
     uint8_t _pad[3];
     hcq_ir_ref src[HCQ_IR_MAX_SRC];
     uint64_t arg;
@@ -209,6 +255,21 @@ HCQ_API hcq_ir_ref hcq_ir_load_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref i
 HCQ_API void hcq_ir_store(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val);
 HCQ_API void hcq_ir_store_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val,
                                 hcq_ir_ref gate);
+/* Vectors: a load of `lanes` consecutive elements starting at idx (one
+ * access; idx's address aligned to the access size), its gated form (alt
+ * a vector of the same lanes), and the lane ops. A vector is stored with
+ * hcq_ir_store / hcq_ir_store_gated (the value decides the width). */
+#define HCQ_IR_MAX_LANES 16
+#define HCQ_IR_MAX_VEC_BYTES 64    /* a vector value */
+#define HCQ_IR_MAX_ACCESS_BYTES 16 /* a vector load or store */
+HCQ_API hcq_ir_ref hcq_ir_load_vec(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes);
+HCQ_API hcq_ir_ref hcq_ir_load_vec_gated(hcq_kernel *k, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes,
+                                         hcq_ir_ref gate, hcq_ir_ref alt);
+HCQ_API hcq_ir_ref hcq_ir_vsplat(hcq_kernel *k, hcq_ir_ref scalar, unsigned lanes);
+HCQ_API hcq_ir_ref hcq_ir_vget(hcq_kernel *k, hcq_ir_ref vec, unsigned lane);
+HCQ_API hcq_ir_ref hcq_ir_vset(hcq_kernel *k, hcq_ir_ref vec, unsigned lane, hcq_ir_ref scalar);
+/* The lanes of op r's value: 0 for a scalar (or a bad ref). */
+HCQ_API unsigned hcq_ir_lanes(const hcq_kernel *k, hcq_ir_ref r);
 HCQ_API hcq_ir_ref hcq_ir_range(hcq_kernel *k, hcq_ir_ref start, hcq_ir_ref end);
 HCQ_API void hcq_ir_endrange(hcq_kernel *k, hcq_ir_ref range);
 HCQ_API hcq_ir_ref hcq_ir_if(hcq_kernel *k, hcq_ir_ref cond);

@@ -3,7 +3,7 @@
  * hundred seeds through tests/unit/test_difftest.c instead.
  *
  *   difftest [--seed S] [-n KERNELS] [--seconds T] [--jobs J] [--engines cpu,...]
- *            [--no-shrink] [--ops N] [--steps N] [--dump]
+ *            [--no-shrink] [--vectors] [--ops N] [--steps N] [--dump]
  *
  * Seeds S, S+1, ... run until KERNELS are done or T seconds have passed
  * (whichever first; 0 = no limit), in J worker processes. A failure prints
@@ -30,7 +30,7 @@ static double now(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: difftest [--seed S] [-n KERNELS] [--seconds T] [--jobs J] [--engines cpu,...] "
-                    "[--no-shrink] [--ops N] [--steps N] [--dump]\n");
+                    "[--no-shrink] [--vectors] [--ops N] [--steps N] [--dump]\n");
     exit(2);
 }
 
@@ -64,6 +64,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-shrink")) cfg.no_shrink = true;
+        else if (!strcmp(a, "--vectors")) cfg.gen.vectors = true;
         else if (!strcmp(a, "--dump")) dump = true;
         else if (!v) usage();
         else if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 0), i++;

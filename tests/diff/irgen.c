@@ -645,8 +645,67 @@ static void step_reduce_loop(gen *g)
     push(g, acc, t, 0);
 }
 
+/* ** vectors (opt->vectors): an N-lane load from an input at an aligned
+ * element, gated or not: the host engines' buffers end at a page boundary
+ * and the mock devices' start at one (diff.c), so the generator takes
+ * inputs whose bias + count elements are a multiple of N and elements e
+ * with (count - e) a multiple of N, aligned either way. Lanes
+ * replaced with vset, an elementwise op, sometimes through a vector
+ * accumulator assigned under a branch; lanes come back to the pool as
+ * scalars. */
+static void step_vector(gen *g)
+{
+    hcq_kernel *k = g->k;
+    if (!g->nin) return;
+    const ginput *in = &g->in[RN(g, (uint64_t)g->nin)];
+    hcq_dtype t = in->t;
+    if (t == HCQ_BOOL) return;
+    unsigned es = (unsigned)hcq_dtype_size(t), steps = es == 1 ? 4 : es == 2 ? 3 : es == 4 ? 2 : 1;
+    unsigned n = 2u << RN(g, steps); /* lanes: n x es <= 16 bytes, one access */
+    uint32_t count = in->total - in->bias;
+    if (count < n || in->total % n) return;
+    hcq_ir_ref blk = hcq_ir_binary(k, HCQ_OP_MOD, g->gid, ci32(g, count / n));
+    hcq_ir_ref idx = hcq_ir_binary(k, HCQ_OP_SUB, ci32(g, count - n), hcq_ir_binary(k, HCQ_OP_MUL, blk, ci32(g, n)));
+    unsigned f = VF_EXACT, fx;
+    hcq_ir_ref v;
+    if (chance(g, 30)) {
+        hcq_ir_ref alt = hcq_ir_vsplat(k, value_f(g, t, 0, &fx), n);
+        f &= fx;
+        v = hcq_ir_load_vec_gated(k, in->r, idx, n, value(g, HCQ_BOOL), alt);
+    } else {
+        v = hcq_ir_load_vec(k, in->r, idx, n);
+    }
+    if (chance(g, 50)) {
+        v = hcq_ir_vset(k, v, (unsigned)RN(g, n), value_f(g, t, 0, &fx));
+        f &= fx;
+    }
+    if (chance(g, 40)) { /* an elementwise op with a splat or a unary op: lane for lane the scalar op */
+        hcq_op op = binary_ops[RN(g, BASE_ARRAY_LEN(binary_ops))];
+        if (op == HCQ_OP_CMPLT || op == HCQ_OP_CMPNE || !accepts(op, t)) op = is_float(t) ? HCQ_OP_MUL : HCQ_OP_ADD;
+        if (chance(g, 25)) v = hcq_ir_unary(k, is_float(t) ? unary_ops[RN(g, BASE_ARRAY_LEN(unary_ops))] : HCQ_OP_NEG, v);
+        else if (chance(g, 30)) v = hcq_ir_mulacc(k, v, v, hcq_ir_vsplat(k, value_f(g, t, 0, &fx), n));
+        else v = hcq_ir_binary(k, op, v, hcq_ir_vsplat(k, value_f(g, t, 0, &fx), n));
+        if (is_float(t)) f = 0; /* a computed NaN's payload is unspecified */
+    }
+    if (chance(g, 40) && g->depth < MAX_DEPTH) {
+        hcq_ir_ref acc = hcq_ir_define_acc(k, v);
+        hcq_ir_ref iff = hcq_ir_if(k, value(g, HCQ_BOOL));
+        hcq_ir_assign(k, acc, hcq_ir_vset(k, acc, (unsigned)RN(g, n), value_f(g, t, 0, &fx)));
+        f &= fx;
+        hcq_ir_endif(k, iff);
+        v = acc;
+    }
+    unsigned first = (unsigned)RN(g, n);
+    for (unsigned j = 0; j < n; j++)
+        if (j == first || chance(g, 30)) push(g, hcq_ir_vget(k, v, j), t, f & VF_EXACT);
+}
+
 static void step(gen *g)
 {
+    if (g->opt->vectors && chance(g, 6)) { /* draws nothing when off: the other kernels stay as they were */
+        step_vector(g);
+        return;
+    }
     unsigned r = (unsigned)RN(g, 100);
     if (r < 24) step_binary(g);
     else if (r < 32) step_unary(g);

@@ -18,7 +18,9 @@
  * through local memory (tree and linear); gated loads whose false lanes
  * would read outside the buffer; gated stores; indexes of every integer
  * dtype, negative ones into buffers passed at an offset; constants and
- * scalar parameters of every dtype, special values included.
+ * scalar parameters of every dtype, special values included; with
+ * irg_options.vectors, vector values too (aligned vector loads, gated or
+ * not, vsplat, vset, vget, elementwise ops, vector accumulators).
  *
  * Exactness: transcendental results (exp2, log2, sin) go straight to
  * outputs compared within HCQ_IR_TRANSCENDENTAL_ULP and feed nothing else
@@ -67,6 +69,8 @@ typedef struct irg_options {
     uint32_t max_ops;   /* no more steps once the kernel has this many ops (0: 400) */
     uint32_t steps;     /* top-level generation steps, at most (0: 30 to 90, drawn per seed) */
     bool no_sin;        /* leave out SIN and f64 EXP2/LOG2 (targets without them) */
+    bool vectors;       /* also vector values: aligned vector loads (gated too), vsplat, vset, vget and
+                         * vector accumulators (off: the same kernels as before vectors existed) */
 } irg_options;
 
 /* Generates the case for seed (deterministic). The kernel always verifies;

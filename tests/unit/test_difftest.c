@@ -43,6 +43,25 @@ static void seeds(uint64_t first)
     cr_assert_eq(st.kernels, n);
 }
 
+/* with vector values (irg_options.vectors: aligned vector loads, lane ops,
+ * vector accumulators): seed 1 on the CUDA twin and 5 on the HIP twin, both
+ * with vectors at 36 steps (make difftest --vectors runs them at length) */
+Test(difftest, vector_seeds)
+{
+    need_clang();
+    diff_config cfg = {.shrink_seconds = 60, .gen = {.steps = STEPS, .vectors = true}};
+    diff_stats st = {0};
+    static const uint64_t picked[] = {1, 5};
+    for (unsigned i = 0; i < 2; i++) {
+        cfg.engines = i ? "cpu,hip-twin" : "cpu,cuda-twin";
+        char *report = NULL;
+        hcq_status s = diff_run_seed(picked[i], &cfg, &st, &report);
+        if (s) cr_assert_fail("%s", report ? report : hcq_error_message());
+        free(report);
+    }
+    cr_assert_eq(st.kernels, 2);
+}
+
 /* seeds 1..2, 11..12, ..., 71..72 */
 Test(difftest, seeds_1) { seeds(1); }
 Test(difftest, seeds_11) { seeds(11); }
