@@ -191,6 +191,134 @@ static void cpu_tile_walk(tt_plan *P, const int64_t *S, uint64_t rsize, hcq_dtyp
     P->cblock = largest_divisor((uint64_t)tv, fit ? fit : 1);
 }
 
+/* ** smem analysis: which output dims each factor of the main product
+ * depends on, in the root's index (see tt_space) */
+#define DEP_ALL 0xffffffffu
+typedef struct depw {
+    tt_lw *L;
+    const tt_sx *const *ovar;
+    int nd, visits;
+} depw;
+
+static uint32_t dims_of(const depw *W, const tt_sx *x)
+{
+    uint32_t m = 0;
+    int64_t k;
+    for (int d = 0; d < W->nd; d++)
+        if (!coef(x, W->ovar[d], &k) || k) m |= 1u << d; /* not affine in it counts as depending */
+    return m;
+}
+
+/* The output dims n's value at idx depends on (DEP_ALL: not known). A
+ * view's mask depends on the dims its masked indexes move with. */
+static uint32_t dep_walk(depw *W, tt_node *n, const tt_sx *const *idx, int depth)
+{
+    if (++W->visits > 4096 || depth > 64) return DEP_ALL;
+    const tt_sx *sub[TT_MAX_DIMS];
+    uint32_t m = 0;
+    switch ((tt_op)n->op) {
+    case TT_CONST: return 0;
+    case TT_BUF: return dims_of(W, tt_linear(W->L, idx, n->shape, n->ndim));
+    case TT_INDEX: return dims_of(W, idx[n->axes]);
+    case TT_VIEW: {
+        const tt_view *v = &n->view;
+        for (int d = 0; v->mask && d < v->ndim; d++)
+            if (v->lo[d] != 0 || v->hi[d] != v->shape[d]) m |= dims_of(W, idx[d]);
+        if (!tt_view_apply(W->L, n, idx, sub, NULL)) return m;
+        return m | dep_walk(W, n->src[0], sub, depth + 1);
+    }
+    case TT_REDUCE:
+    case TT_GATHER:
+    case TT_RAND:
+    case TT_SYMVAL: return DEP_ALL;
+    default:
+        for (int i = 0; i < n->nsrc; i++) m |= dep_walk(W, n->src[i], idx, depth + 1);
+        return m;
+    }
+}
+
+/* A view that only reshapes: the root's linear index is its source's. */
+static bool pure_reshape(const tt_node *n)
+{
+    const tt_view *v = &n->view;
+    if (v->mask || v->offset || tt_numel(v->shape, v->ndim) != tt_numel(n->src[0]->shape, n->src[0]->ndim)) return false;
+    int64_t st = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->shape[d] != 1 && v->strides[d] != st) return false;
+        st *= v->shape[d];
+    }
+    return true;
+}
+
+/* 1: every path from n to R is elementwise ops and reshapes; 0: n does
+ * not reach R; -1: a path goes through another view (or is too long). */
+static int reshape_path(const tt_node *n, const tt_node *R, int depth, int *visits)
+{
+    if (n == R) return 1;
+    if (++*visits > 4096 || depth > 64) return -1;
+    switch ((tt_op)n->op) {
+    case TT_BUF:
+    case TT_CONST:
+    case TT_REDUCE:
+    case TT_GATHER: return 0;
+    case TT_VIEW: {
+        int r = reshape_path(n->src[0], R, depth + 1, visits);
+        return r == 1 && !pure_reshape(n) ? -1 : r;
+    }
+    default: {
+        int r = 0;
+        for (int i = 0; i < n->nsrc; i++) {
+            int x = reshape_path(n->src[i], R, depth + 1, visits);
+            if (x < 0) return -1;
+            if (x) r = 1;
+        }
+        return r;
+    }
+    }
+}
+
+/* The index of R's source where the root's index is idx (a reshape path):
+ * the reduced axes are left for the caller. */
+static void reduce_src_index(tt_lw *L, const tt_node *root, const tt_node *R, const tt_sx *const *idx, const tt_sx **out)
+{
+    tt_decompose(L, tt_linear(L, idx, root->shape, root->ndim), R->shape, R->ndim, out);
+}
+
+static void smem_space(tt_lw *L, tt_node *root, tt_space *sp, bool main_sym)
+{
+    tt_node *R = L->plan.main;
+    sp->dep[0] = sp->dep[1] = DEP_ALL;
+    int visits = 0;
+    if (!R) {
+        sp->smem_why = "the kernel has no main reduction";
+        return;
+    }
+    tt_node *src = R->src[0];
+    if (R->rop != TT_R_SUM || src->op != TT_MUL) {
+        sp->smem_why = "the main reduction is not a sum of products";
+        return;
+    }
+    if (main_sym) {
+        sp->smem_why = "the main reduction runs over a variable dim";
+        return;
+    }
+    if (reshape_path(root, R, 0, &visits) != 1) {
+        sp->smem_why = "the main reduction reaches the output through a view other than a reshape";
+        return;
+    }
+    const tt_sx *ovar[TT_MAX_DIMS], *idx[TT_MAX_DIMS];
+    for (int d = 0; d < root->ndim; d++) ovar[d] = tt_sx_var(&L->sym, 0, root->shape[d] > 0 ? root->shape[d] - 1 : 0, NONE);
+    reduce_src_index(L, root, R, ovar, idx);
+    for (int d = 0; d < src->ndim; d++)
+        if ((R->axes & (1u << d)) && src->shape[d] > 1) idx[d] = tt_sx_var(&L->sym, 0, src->shape[d] - 1, NONE);
+    for (int i = 0; i < 2; i++) {
+        depw W = {L, ovar, root->ndim, 0};
+        sp->dep[i] = dep_walk(&W, src->src[i], idx, 0);
+        sp->op_bytes[i] = (uint32_t)hcq_dtype_size((hcq_dtype)src->src[i]->dtype);
+    }
+    if (L->sym.oom) sp->smem_why = "index arithmetic ran out of memory";
+}
+
 /* The kernel's optimization space: what every plan of it shares. */
 static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
 {
@@ -216,6 +344,43 @@ static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
     sp->acc_bytes = m ? (uint32_t)hcq_dtype_size((m->dtype == HCQ_F16 || m->dtype == HCQ_BF16) && m->rop != TT_R_MAX ? HCQ_F32
                                                                                                           : (hcq_dtype)m->dtype)
                       : 4;
+    smem_space(L, root, sp, main_sym);
+}
+
+/* GPU: a register tile of a sum of products stages its operands through
+ * shared memory in slices of 16 reduced elements, the work-group a block
+ * of up to 16 x 16 tiles (a 64 x 64 block of 4 x 4 tiles: each operand
+ * element is read from memory by one work-item instead of 16), smaller
+ * while the blocks leave compute units idle. Only where plan.c's smem
+ * rules hold (checked here the same way) and both the tile rows and
+ * columns are reused (two tiles or more each way, 16 reduced or more). */
+static bool smem_default(tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint32_t maxl)
+{
+    const tt_space *sp = &L->space;
+    int dr = P->up_dim[0], dv = P->up_dim[1];
+    if (dr < 0 || dv < 0 || sp->smem_why || rsize < 16 || P->red_up > 1 || P->cblock) return false;
+    for (int d = 0; d < sp->ndim; d++)
+        if (sp->sym[d]) return false;
+    int a = tt_smem_rows_factor(sp, dr, dv);
+    int64_t tr = tiles_of(S, P, dr), tv = tiles_of(S, P, dv);
+    if (a < 0 || tr < 2 || tv < 2) return false;
+    uint64_t gr = tr < 16 ? (uint64_t)tr : 16, gv = tv < 16 ? (uint64_t)tv : 16, bk = 16;
+    uint64_t other = P->items / ((uint64_t)tr * (uint64_t)tv), cus = L->ctx->props.compute_units;
+    for (;;) {
+        uint64_t groups = ((uint64_t)tr + gr - 1) / gr * (((uint64_t)tv + gv - 1) / gv) * other;
+        if (gr * gv <= maxl && (groups >= cus || gr * gv <= 64)) break;
+        if (gr >= gv) gr = (gr + 1) / 2;
+        else gv = (gv + 1) / 2;
+    }
+    uint64_t l = gr * gv, bm = gr * (uint64_t)P->up[0], bn = gv * (uint64_t)P->up[1];
+    uint64_t bytes = bk * (bm * sp->op_bytes[a] + bn * sp->op_bytes[1 - a]);
+    uint64_t per = (bm * bk + l - 1) / l + (bn * bk + l - 1) / l;
+    if (bytes > sp->max_local_bytes || per > 64) return false;
+    P->smem_bk = (int64_t)bk;
+    P->smem_gv = (uint32_t)gv;
+    P->L = (uint32_t)l;
+    P->items = ((uint64_t)tr + gr - 1) / gr * (((uint64_t)tv + gv - 1) / gv) * other * l;
+    return true;
 }
 
 /* The heuristics: today's plan for the kernel, which tt_lower records as
@@ -352,6 +517,7 @@ static void choose(tt_lw *L, tt_node *root)
         int64_t d = largest_divisor(items, want);
         if ((uint64_t)d * 4 >= want) want = (uint64_t)d;
     } else {
+        if (P->main && smem_default(L, P, S, rsize, maxl)) return;
         want = P->main ? 64 : 256;
     }
     if (want > maxl) want = maxl;
@@ -387,6 +553,7 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
         pos += (size_t)snprintf(out + pos, size - pos, "_u%lldx%lld", (long long)P->up[0], (long long)P->up[1]);
     if (P->red_up > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_a%lld", (long long)P->red_up);
     if (P->cblock > 0 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_b%lld", (long long)P->cblock);
+    if (P->smem_bk && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_s%lldc%u", (long long)P->smem_bk, P->smem_gv);
     if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
 }
 
@@ -435,6 +602,7 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
     L->err = HCQ_OK;
     L->lid = L->lds = NONE;
     L->lds_used = false;
+    memset(&L->sm, 0, sizeof L->sm);
     memset(L->vsx, 0, sizeof L->vsx);
     /* variable dims (hcq_jit_dim) at their upper bound while lowering;
      * var: the variable of the stored tensors' outermost dim (the launch
@@ -500,6 +668,8 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         L->lid = lx;
         L->lds = tt_irb_local(b, adt, P->L);
         gid = gx;
+    } else if (P->smem_bk) { /* blocks of tiles (below); every work-item runs */
+        gid = NONE;
     } else {
         gid = tt_irb_binary(b, HCQ_OP_ADD, tt_irb_binary(b, HCQ_OP_MUL, gx, tt_irb_int(b, HCQ_I32, P->L)), lx);
         if (var) /* items: the variable's value times the items per unit of it */
@@ -529,7 +699,25 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
                                      tt_sx_var(&L->sym, 0, (int64_t)P->L - 1, lx));
     const tt_sx *t[TT_MAX_DIMS];
     int64_t st = 1;
-    if (P->cblock > 0) {
+    if (P->smem_bk) { /* a group is a block of gr x gv tiles, lid row-major in it */
+        int dr = P->up_dim[0], dv = P->up_dim[1];
+        int64_t gv = P->smem_gv, gr = P->L / gv, nbr = (T[dr] + gr - 1) / gr, nbv = (T[dv] + gv - 1) / gv;
+        const tt_sx *gs = tt_sx_var(&L->sym, 0, (int64_t)grid - 1, gx), *ls = tt_sx_var(&L->sym, 0, (int64_t)P->L - 1, lx);
+        const tt_sx *bv = tt_sx_mod(&L->sym, gs, nbv), *br = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, gs, nbv), nbr);
+        L->sm.tc = tt_sx_mod(&L->sym, ls, gv);
+        L->sm.tr = tt_sx_div(&L->sym, ls, gv);
+        L->sm.lid = lx;
+        t[dr] = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, br, gr), L->sm.tr);
+        t[dv] = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, bv, gv), L->sm.tc);
+        L->sm.base[dr] = tt_sx_mulc(&L->sym, br, gr * P->up[0]);
+        L->sm.base[dv] = tt_sx_mulc(&L->sym, bv, gv * P->up[1]);
+        st = nbr * nbv;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (d == dr || d == dv) continue;
+            t[d] = L->sm.base[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, gs, st), T[d]);
+            st *= T[d];
+        }
+    } else if (P->cblock > 0) {
         int dr = P->up_dim[0], dv = P->up_dim[1];
         const tt_sx *jj = tt_sx_mod(&L->sym, g, P->cblock);
         t[dr] = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, P->cblock), T[dr]);
@@ -571,19 +759,36 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         row_ok[a] = NONE;
         if (d < 0) continue;
         rows[a] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[d], P->up[0]), a);
-        if (!P->ragged || rows[a]->hi < root->shape[d]) continue;
+        if ((!P->ragged && !P->smem_bk) || rows[a]->hi < root->shape[d]) continue;
         hcq_ir_ref raw = tt_em_sx(L, rows[a]), last = tt_irb_int(b, HCQ_I32, root->shape[d] - 1);
         row_ok[a] = tt_irb_binary(b, HCQ_OP_CMPLT, raw, tt_irb_int(b, HCQ_I32, root->shape[d]));
         rows[a] = tt_sx_var(&L->sym, 0, root->shape[d] - 1, tt_irb_where(b, row_ok[a], raw, last));
+    }
+    /* smem blocks past the last column: clamped as the rows are */
+    const tt_sx *cols[256] = {0}; /* up[1] <= 256 (plan.c) */
+    hcq_ir_ref col_ok[256];
+    for (int c = 0; c < P->up[1]; c++) {
+        int d = P->up_dim[1];
+        col_ok[c] = NONE;
+        if (d < 0) continue;
+        cols[c] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[d], P->up[1]), c);
+        if (!P->smem_bk || cols[c]->hi < root->shape[d]) continue;
+        hcq_ir_ref raw = tt_em_sx(L, cols[c]), last = tt_irb_int(b, HCQ_I32, root->shape[d] - 1);
+        col_ok[c] = tt_irb_binary(b, HCQ_OP_CMPLT, raw, tt_irb_int(b, HCQ_I32, root->shape[d]));
+        cols[c] = tt_sx_var(&L->sym, 0, root->shape[d] - 1, tt_irb_where(b, col_ok[c], raw, last));
     }
     for (int a = 0; a < P->up[0]; a++)
         for (int c = 0; c < P->up[1]; c++) {
             tt_lane *l = &lanes[a * P->up[1] + c];
             memcpy(l->idx, t, sizeof t);
             if (P->up_dim[0] >= 0) l->idx[P->up_dim[0]] = rows[a];
-            if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[P->up_dim[1]], P->up[1]), c);
+            if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = cols[c];
             l->gate = gate;
         }
+    if (P->smem_bk) {
+        L->sm.tile = lanes;
+        L->sm.root = root;
+    }
     /* every output's values first, then the stores: a value may read
      * (at the element stored) a buffer another output overwrites */
     for (uint32_t r = 0; r < nroots; r++) tt_em(L, roots[r], nl, lanes, vals + (size_t)r * nl);
@@ -592,8 +797,9 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         hcq_ir_ref idx = tt_em_sx(L, tt_mem_linear(L, root, lanes[l].idx));
         for (uint32_t r = 0; r < nroots; r++)
             tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
-                         tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
+                         tt_irb_and(b, tt_irb_and(b, sgate, row_ok[l / P->up[1]]), col_ok[l % P->up[1]]));
     }
+    L->sm.tile = NULL;
     free(lanes);
     free(vals);
     if (L->err || L->sym.oom || b->oom) {

@@ -234,7 +234,7 @@ Test(tensor_plan, choices_that_do_not_fit_are_refused)
     double want[24 * 32];
     tt_node *mm = matmul_node(c, want);
     refused(c, mm, LIST(1, OPT(TT_OPT_VECTOR, 4)), HCQ_ENOTSUP, "vector types");
-    refused(c, mm, LIST(1, OPT(TT_OPT_SMEM, 1)), HCQ_ENOTSUP, "shared-memory");
+    refused(c, mm, LIST(1, OPT(TT_OPT_SMEM, 1)), HCQ_EINVAL, "column tile");
     refused(c, mm, LIST(1, OPT(TT_OPT_TC, 1)), HCQ_ENOTSUP, "tensor cores");
     refused(c, mm, LIST(1, UP(0, 0, 5)), HCQ_EINVAL, "does not divide");
     refused(c, mm, LIST(2, UP(0, 0, 4), PAD(0, 4)), HCQ_EINVAL, "multiple already");
