@@ -13,7 +13,9 @@
  *     axis gets 16 accumulators; else a contiguous output dim is upcast.
  *   - GPU-style targets: many work-items; a large reduction to few outputs
  *     runs a work-group per output that reduces through local memory; a
- *     matmul-like one computes 4 x 4 outputs per work-item.
+ *     matmul-like one computes 4 x 4 outputs per work-item, staged
+ *     through shared memory in blocks of such tiles where it can be
+ *     (smem_default; plan.c's smem_rules, emit.c's em_reduce_smem).
  * Launch dims stay within the device's max block, group and grid sizes. */
 #include "tensor/lower.h"
 
