@@ -343,19 +343,22 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     L->mult *= (double)nk;
     const tt_sx *kbv = tt_sx_var(&L->sym, 0, nk - 1, kb), *lid = tt_sx_var(&L->sym, 0, lg - 1, L->sm.lid);
     for (int f = 0; f < 2; f++) {
-        /* A: the reduced index fastest (a row-major [M, K] reads along
-         * rows); B: the column fastest (a row-major [K, N]) */
+        /* consecutive work-items copy consecutive elements of memory:
+         * along the reduction where the factor is contiguous along it (a
+         * row-major [M, K], or the [N, K] of x @ w^T), else along its rows
+         * or columns (a row-major [K, N]) */
+        bool kfirst = L->space.kfast[f == 0 ? fa : 1 - fa];
         int64_t n = rows[f] * bk, ns = (n + lg - 1) / lg;
         int dm = f == 0 ? dr : dv, dz = f == 0 ? dv : dr;
         hcq_dtype fdt = (hcq_dtype)fac[f]->dtype;
         for (int64_t s = 0; s < ns; s++) {
             const tt_sx *e = tt_sx_addc(&L->sym, lid, s * lg), *r, *kk;
-            if (f == 0) {
+            if (kfirst) {
                 r = tt_sx_div(&L->sym, e, bk);
                 kk = tt_sx_mod(&L->sym, e, bk);
             } else {
-                r = tt_sx_mod(&L->sym, e, bn);
-                kk = tt_sx_div(&L->sym, e, bn);
+                r = tt_sx_mod(&L->sym, e, rows[f]);
+                kk = tt_sx_div(&L->sym, e, rows[f]);
             }
             egate[s] = e->hi >= n ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, e), i32c(L, n)) : NONE;
             dest[s] = tt_em_sx(L, tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kk, rows[f]), r));

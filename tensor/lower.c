@@ -199,7 +199,9 @@ static void cpu_tile_walk(tt_plan *P, const int64_t *S, uint64_t rsize, hcq_dtyp
 typedef struct depw {
     tt_lw *L;
     const tt_sx *const *ovar;
+    const tt_sx *rvar; /* the main reduction's innermost axis */
     int nd, visits;
+    bool kcontig; /* some load is contiguous along rvar */
 } depw;
 
 static uint32_t dims_of(const depw *W, const tt_sx *x)
@@ -220,7 +222,12 @@ static uint32_t dep_walk(depw *W, tt_node *n, const tt_sx *const *idx, int depth
     uint32_t m = 0;
     switch ((tt_op)n->op) {
     case TT_CONST: return 0;
-    case TT_BUF: return dims_of(W, tt_linear(W->L, idx, n->shape, n->ndim));
+    case TT_BUF: {
+        const tt_sx *lin = tt_linear(W->L, idx, n->shape, n->ndim);
+        int64_t k;
+        W->kcontig = W->kcontig || (coef(lin, W->rvar, &k) && k == 1);
+        return dims_of(W, lin);
+    }
     case TT_INDEX: return dims_of(W, idx[n->axes]);
     case TT_VIEW: {
         const tt_view *v = &n->view;
@@ -311,11 +318,13 @@ static void smem_space(tt_lw *L, tt_node *root, tt_space *sp, bool main_sym)
     const tt_sx *ovar[TT_MAX_DIMS], *idx[TT_MAX_DIMS];
     for (int d = 0; d < root->ndim; d++) ovar[d] = tt_sx_var(&L->sym, 0, root->shape[d] > 0 ? root->shape[d] - 1 : 0, NONE);
     reduce_src_index(L, root, R, ovar, idx);
+    const tt_sx *rvar = NULL;
     for (int d = 0; d < src->ndim; d++)
-        if ((R->axes & (1u << d)) && src->shape[d] > 1) idx[d] = tt_sx_var(&L->sym, 0, src->shape[d] - 1, NONE);
+        if ((R->axes & (1u << d)) && src->shape[d] > 1) rvar = idx[d] = tt_sx_var(&L->sym, 0, src->shape[d] - 1, NONE);
     for (int i = 0; i < 2; i++) {
-        depw W = {L, ovar, root->ndim, 0};
+        depw W = {L, ovar, rvar, root->ndim, 0, false};
         sp->dep[i] = dep_walk(&W, src->src[i], idx, 0);
+        sp->kfast[i] = W.kcontig;
         sp->op_bytes[i] = (uint32_t)hcq_dtype_size((hcq_dtype)src->src[i]->dtype);
     }
     if (L->sym.oom) sp->smem_why = "index arithmetic ran out of memory";

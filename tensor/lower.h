@@ -61,6 +61,7 @@ typedef struct tt_space {
     const char *smem_why; /* why not (NULL: it is) */
     uint32_t dep[2];
     uint32_t op_bytes[2]; /* an element of each factor */
+    bool kfast[2];        /* ... read contiguously along the reduction (copied in that order) */
 } tt_space;
 
 /* "upcast" ... */

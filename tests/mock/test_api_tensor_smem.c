@@ -92,7 +92,12 @@ typedef struct mm {
     float *want;
 } mm;
 
-static mm make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed)
+static mm make_mm_t(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt);
+static mm make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed) { return make_mm_t(dt, B, M, K, N, seed, false); }
+
+/* wt: b is stored [N, K] and transposed (x @ w^T, as linear makes: both
+ * operands are contiguous along the reduction) */
+static mm make_mm_t(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt)
 {
     int64_t nb = B ? B : 1;
     double *a = malloc(sizeof *a * (size_t)(nb * M * K)), *b = malloc(sizeof *b * (size_t)(nb * K * N));
@@ -100,19 +105,24 @@ static mm make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint
     if (B) {
         ta = tx_rand(dt, TX_SHAPE(B, M, K), -1, 1, seed, a);
         tb = tx_rand(dt, TX_SHAPE(B, K, N), -1, 1, seed + 1, b);
+    } else if (wt) {
+        ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
+        tb = tx_rand(dt, TX_SHAPE(N, K), -1, 1, seed + 1, b);
     } else {
         ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
         tb = tx_rand(dt, TX_SHAPE(K, N), -1, 1, seed + 1, b);
     }
     T_OK(hcq_realize(ta));
     T_OK(hcq_realize(tb));
+    if (wt) tb = hcq_transpose(tb, 0, 1);
     mm r = {.count = nb * M * N};
     r.want = malloc(sizeof *r.want * (size_t)r.count);
     for (int64_t z = 0; z < nb; z++)
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
                 float s = 0;
-                for (int64_t k = 0; k < K; k++) s = fmaf((float)a[(z * M + i) * K + k], (float)b[(z * K + k) * N + j], s);
+                for (int64_t k = 0; k < K; k++)
+                    s = fmaf((float)a[(z * M + i) * K + k], (float)(wt ? b[j * K + k] : b[(z * K + k) * N + j]), s);
                 r.want[(z * M + i) * N + j] = (float)tx_round(dt, s);
             }
     hcq_tensor *p = hcq_matmul(ta, tb);
@@ -152,8 +162,9 @@ Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
     tt_opts_format(&used, words, sizeof words);
     if (tx_ctx->cpu_style)
         cr_assert(!has_smem(&used), "%s: a CPU-style default takes no smem: %s", tx_ctx->props.id, words);
-    else
-        cr_assert(has_smem(&used), "%s: a GPU matmul's default stages through shared memory: %s", tx_ctx->props.id, words);
+    else /* (HCQ_DEBUG=1 prints these words) */
+        cr_assert(has_smem(&used) && strstr(words, "smem(k16,c"), "%s: a GPU matmul's default stages through shared memory: %s",
+                  tx_ctx->props.id, words);
     check_exact(&m, got, words);
     free(got);
     free(m.want);
@@ -180,6 +191,10 @@ Test(tensor_smem, forced_plans_are_exact)
     run_exact(&rg, LIST(5, UP(0, 0, 5), PAD(0, 5), UP(1, 1, 10), OPT(TT_OPT_LOCAL, 6), SMEM(4, 3)), got);
     run_exact(&bt, LIST(5, UP(0, 1, 2), PAD(1, 2), UP(1, 2, 4), OPT(TT_OPT_LOCAL, 12), SMEM(8, 3)), got);
     run_exact(&bt, LIST(5, UP(0, 1, 4), PAD(1, 4), UP(1, 2, 8), OPT(TT_OPT_LOCAL, 8), SMEM(16, 2)), got);
+    /* x @ w^T: both factors copied along the reduction */
+    mm lt = make_mm_t(HCQ_F32, 0, 20, 36, 24, 24, true);
+    run_exact(&lt, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 6), SMEM(16, 3)), got);
+    free(lt.want);
     /* halfs: the f32 reduction of the cast inputs, rounded once */
     static const hcq_dtype halfs[] = {HCQ_F16, HCQ_BF16};
     for (int h = 0; h < 2; h++) {
