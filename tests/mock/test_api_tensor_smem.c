@@ -187,6 +187,10 @@ Test(tensor_smem, forced_plans_are_exact)
     run_exact(&sq, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(32, 4)), got); /* one slice */
     run_exact(&sq, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(8, 4)), got);
     run_exact(&sq, LIST(3, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4)), got); /* the plain tile: the same values */
+    /* several warps / waves a group (the barriers matter): 2 x 2 tiles in
+     * 8 x 8 and 16 x 8 blocks (the second past the edge) */
+    run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 64), SMEM(4, 8)), got);
+    run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 128), SMEM(8, 8)), got);
     run_exact(&rg, LIST(5, UP(0, 0, 4), PAD(0, 4), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 32), SMEM(16, 8)), got);
     run_exact(&rg, LIST(5, UP(0, 0, 5), PAD(0, 5), UP(1, 1, 10), OPT(TT_OPT_LOCAL, 6), SMEM(4, 3)), got);
     run_exact(&bt, LIST(5, UP(0, 1, 2), PAD(1, 2), UP(1, 2, 4), OPT(TT_OPT_LOCAL, 12), SMEM(8, 3)), got);
