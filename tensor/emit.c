@@ -334,26 +334,27 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     hcq_ir_ref ident = tt_irb_val(b, adt, tt_reduce_neutral(TT_R_SUM, adt));
     for (int p = 0; p < ntile; p++) acc[p] = tt_irb_acc(b, ident);
     tt_node *fac[2] = {src->src[fa], src->src[1 - fa]};
-    int64_t rows[2] = {bm, bn};
-    hcq_ir_ref lds[2] = {tt_irb_local(b, (hcq_dtype)fac[0]->dtype, (uint32_t)(bm * bk)),
-                         tt_irb_local(b, (hcq_dtype)fac[1]->dtype, (uint32_t)(bn * bk))};
+    /* consecutive work-items copy consecutive elements of memory: along
+     * the reduction where the factor is contiguous along it (a row-major
+     * [M, K], or the [N, K] of x @ w^T), else along its rows or columns (a
+     * row-major [K, N]); local memory is [k][row], TT_SMEM_PAD longer rows
+     * for the first kind */
+    bool kfirst[2] = {L->space.kfast[fa], L->space.kfast[1 - fa]};
+    int64_t rows[2] = {bm, bn}, pitch[2] = {bm + (kfirst[0] ? TT_SMEM_PAD : 0), bn + (kfirst[1] ? TT_SMEM_PAD : 0)};
+    hcq_ir_ref lds[2] = {tt_irb_local(b, (hcq_dtype)fac[0]->dtype, (uint32_t)(pitch[0] * bk)),
+                         tt_irb_local(b, (hcq_dtype)fac[1]->dtype, (uint32_t)(pitch[1] * bk))};
     int64_t nk = (rtot + bk - 1) / bk;
     double save_mult = L->mult;
     hcq_ir_ref kb = tt_irb_range(b, i32c(L, 0), i32c(L, nk));
     L->mult *= (double)nk;
     const tt_sx *kbv = tt_sx_var(&L->sym, 0, nk - 1, kb), *lid = tt_sx_var(&L->sym, 0, lg - 1, L->sm.lid);
     for (int f = 0; f < 2; f++) {
-        /* consecutive work-items copy consecutive elements of memory:
-         * along the reduction where the factor is contiguous along it (a
-         * row-major [M, K], or the [N, K] of x @ w^T), else along its rows
-         * or columns (a row-major [K, N]) */
-        bool kfirst = L->space.kfast[f == 0 ? fa : 1 - fa];
         int64_t n = rows[f] * bk, ns = (n + lg - 1) / lg;
         int dm = f == 0 ? dr : dv, dz = f == 0 ? dv : dr;
         hcq_dtype fdt = (hcq_dtype)fac[f]->dtype;
         for (int64_t s = 0; s < ns; s++) {
             const tt_sx *e = tt_sx_addc(&L->sym, lid, s * lg), *r, *kk;
-            if (kfirst) {
+            if (kfirst[f]) {
                 r = tt_sx_div(&L->sym, e, bk);
                 kk = tt_sx_mod(&L->sym, e, bk);
             } else {
@@ -361,7 +362,7 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
                 kk = tt_sx_div(&L->sym, e, rows[f]);
             }
             egate[s] = e->hi >= n ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, e), i32c(L, n)) : NONE;
-            dest[s] = tt_em_sx(L, tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kk, rows[f]), r));
+            dest[s] = tt_em_sx(L, tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kk, pitch[f]), r));
             const tt_sx *at[TT_MAX_DIMS];
             for (int d = 0; d < nd; d++) at[d] = L->sm.base[d];
             at[dz] = tt_sx_const(&L->sym, 0); /* the factor does not move with it */
@@ -394,7 +395,7 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     int64_t up[2] = {ur, uv};
     for (int f = 0; f < 2; f++)
         for (int64_t i = 0; i < up[f]; i++) {
-            const tt_sx *x = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kv, rows[f]), tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, own[f], up[f]), i));
+            const tt_sx *x = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kv, pitch[f]), tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, own[f], up[f]), i));
             fv[f][i] = tt_irb_load(b, lds[f], tt_em_sx(L, x), NONE, NONE);
         }
     bool mulacc = hcq_dtype_is_float(adt) && src->dtype == adt;

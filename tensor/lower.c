@@ -384,7 +384,7 @@ static bool smem_default(tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize,
         else gv = (gv + 1) / 2;
     }
     uint64_t l = gr * gv, bm = gr * (uint64_t)P->up[0], bn = gv * (uint64_t)P->up[1];
-    uint64_t bytes = bk * (bm * sp->op_bytes[a] + bn * sp->op_bytes[1 - a]);
+    uint64_t bytes = tt_smem_bytes(sp, a, bm, bn, bk);
     uint64_t per = (bm * bk + l - 1) / l + (bn * bk + l - 1) / l;
     if (bytes > sp->max_local_bytes || per > 64) return false;
     P->smem_bk = (int64_t)bk;

@@ -76,6 +76,13 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *P);
 /* smem: which factor of the main product is staged as the tile's rows
  * (0 or 1), -1 when neither fits dr and dv. */
 int tt_smem_rows_factor(const tt_space *sp, int dr, int dv);
+/* smem: a factor copied along the reduction (consecutive work-items
+ * storing to one row of [k][row] local memory, a row apart) has its rows
+ * TT_SMEM_PAD elements longer, so those stores fall in different banks and
+ * a row still starts 16-byte aligned (the tile's reads stay vector loads). */
+#define TT_SMEM_PAD 4
+/* The local memory an smem plan takes (the pad counted for both factors). */
+uint64_t tt_smem_bytes(const tt_space *sp, int rows_factor, uint64_t bm, uint64_t bn, uint64_t bk);
 /* Whether two plans lay a kernel out alike. */
 bool tt_plan_same(const tt_plan *a, const tt_plan *b);
 

@@ -83,6 +83,11 @@ int tt_smem_rows_factor(const tt_space *sp, int dr, int dv)
     return -1;
 }
 
+uint64_t tt_smem_bytes(const tt_space *sp, int a, uint64_t bm, uint64_t bn, uint64_t bk)
+{
+    return bk * ((bm + TT_SMEM_PAD) * sp->op_bytes[a] + (bn + TT_SMEM_PAD) * sp->op_bytes[1 - a]);
+}
+
 /* smem's rules, on the plan the other choices made (T: its tiles per
  * dim). A work-group is Gr x Gv register tiles (Gr = local / Gv), a block
  * of BM = Gr*ur rows by BN = Gv*uv columns; per slice of BK reduced
@@ -109,7 +114,7 @@ static hcq_status smem_rules(const tt_space *sp, tt_plan *P, const int64_t *T, i
                (long long)local, P->smem_gv);
     uint64_t gv = P->smem_gv, gr = (uint64_t)local / gv, bm = gr * (uint64_t)P->up[0], bn = gv * (uint64_t)P->up[1];
     uint64_t bk = (uint64_t)P->smem_bk;
-    uint64_t bytes = bk * (bm * sp->op_bytes[a] + bn * sp->op_bytes[1 - a]);
+    uint64_t bytes = tt_smem_bytes(sp, a, bm, bn, bk);
     if (bytes > sp->max_local_bytes)
         REFUSE(HCQ_EINVAL, "smem(k%llu,c%llu) with local(%lld): %llu bytes of local memory, the device has %u", (unsigned long long)bk,
                (unsigned long long)gv, (long long)local, (unsigned long long)bytes, sp->max_local_bytes);
