@@ -9,7 +9,8 @@
  *   - each kind of choice, applied by hand, gives the right values (CPU-style
  *     devices: CPU and CPU+ir), and a different kernel from the default;
  *   - choices that do not fit, or that no target takes yet (vector width,
- *     shared memory, tensor cores), are refused with a message;
+ *     tensor cores), are refused with a message (smem's own refusals and
+ *     plans: test_api_tensor_smem.c);
  *   - the search: a tiny one (3 plans) finds a plan, caches it on disk, a
  *     second context uses it without searching, a corrupt or foreign entry
  *     is ignored with a note (and searched again);
