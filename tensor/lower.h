@@ -73,6 +73,19 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out);
 /* The plan a list gives in space sp; HCQ_EINVAL (or HCQ_ENOTSUP for a
  * choice no target takes yet) saying which choice does not fit, P untouched. */
 hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *P);
+/* Output tiles along dim d of shape S under plan P's upcasts. */
+static inline int64_t tt_plan_tiles(const int64_t *S, const tt_plan *P, int d)
+{
+    int64_t t = S[d];
+    for (int u = 0; u < 2; u++)
+        if (P->up_dim[u] == d) t = (t + P->up[u] - 1) / P->up[u];
+    return t;
+}
+/* smem.c: fills sp's smem fields for the kernel at root (L->plan.main
+ * found); the GPU default plan P (its register tile chosen, items counted)
+ * staged where it fits: true with smem_bk, smem_gv, L and items set. */
+void tt_smem_space(struct tt_lw *L, tt_node *root, tt_space *sp, bool main_sym);
+bool tt_smem_default(struct tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint32_t maxl);
 /* smem: which factor of the main product is staged as the tile's rows
  * (0 or 1), -1 when neither fits dr and dv. */
 int tt_smem_rows_factor(const tt_space *sp, int dr, int dv);
