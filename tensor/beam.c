@@ -74,6 +74,7 @@ typedef struct knobs {
     int ud[2];
     int64_t ua[2];
     int64_t unroll, local, group, block;
+    int64_t smem_bk, smem_gv; /* smem(k<bk>,c<gv>), 0: none */
 } knobs;
 
 static void decode(const tt_opts *o, knobs *k)
@@ -93,6 +94,10 @@ static void decode(const tt_opts *o, knobs *k)
         case TT_OPT_LOCAL: k->local = c->amt; break;
         case TT_OPT_GROUP: k->group = c->amt; break;
         case TT_OPT_BLOCK: k->block = c->amt; break;
+        case TT_OPT_SMEM:
+            k->smem_bk = c->amt;
+            k->smem_gv = c->slot;
+            break;
         default: break;
         }
     }
@@ -134,9 +139,14 @@ static void encode(const tt_space *sp, const knobs *k, tt_opts *o)
         return;
     }
     int64_t l = k->local < 1 ? 1 : k->local;
-    if ((uint64_t)l > items) l = items ? (int64_t)items : 1;
-    add(o, TT_OPT_LOCAL, -1, -1, l);
     bool tile = k->ud[0] >= 0 && k->ua[0] > 1 && k->ud[1] >= 0 && k->ua[1] > 1;
+    bool smem = tile && k->smem_bk > 0 && k->smem_gv > 0;
+    if ((uint64_t)l > items && !smem) l = items ? (int64_t)items : 1; /* (an smem group is a block, clamped at the edges) */
+    add(o, TT_OPT_LOCAL, -1, -1, l);
+    if (smem) {
+        add(o, TT_OPT_SMEM, (int)k->smem_gv, -1, k->smem_bk);
+        return; /* (no block walk: the group is the block) */
+    }
     if (tile && k->block > 0 && T[k->ud[1]] % k->block == 0) add(o, TT_OPT_BLOCK, -1, -1, k->block);
 }
 
@@ -231,8 +241,37 @@ static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t 
             k.local = ls[i];
             propose(S, &k, list, &n, max);
         }
+        /* shared-memory staging of a register tile (GPU targets): on or
+         * off, its slice, its block's shape at the same tile rows */
+        if (b.ud[0] >= 0 && b.ud[1] >= 0 && !sp->cpu && !sp->smem_why) {
+            k = b;
+            if (b.smem_bk) {
+                k.smem_bk = 0;
+                propose(S, &k, list, &n, max);
+                const int64_t bks[] = {b.smem_bk / 2, b.smem_bk * 2};
+                for (size_t i = 0; i < BASE_ARRAY_LEN(bks); i++) {
+                    k = b;
+                    k.smem_bk = bks[i];
+                    if (bks[i] >= 1 && bks[i] <= 64) propose(S, &k, list, &n, max);
+                }
+                const int64_t gvs[] = {b.smem_gv / 2, b.smem_gv * 2};
+                for (size_t i = 0; i < BASE_ARRAY_LEN(gvs); i++) {
+                    k = b;
+                    k.smem_gv = gvs[i];
+                    k.local = l / b.smem_gv * gvs[i];
+                    if (gvs[i] >= 1 && gvs[i] <= 64 && k.local <= sp->maxl) propose(S, &k, list, &n, max);
+                }
+            } else {
+                int64_t gv = 16;
+                while (gv > 1 && l % gv) gv /= 2;
+                k.smem_bk = 16;
+                k.smem_gv = gv;
+                k.block = 0;
+                propose(S, &k, list, &n, max);
+            }
+        }
         /* the column-block walk of a register tile */
-        if (b.ud[0] >= 0 && b.ud[1] >= 0) {
+        if (b.ud[0] >= 0 && b.ud[1] >= 0 && !b.smem_bk) {
             const int64_t bs[] = {0, b.block / 2, b.block * 2, 1, 2, 4, 8};
             for (size_t i = 0; i < BASE_ARRAY_LEN(bs); i++) {
                 if (bs[i] == b.block || (i && bs[i] < 1)) continue;

@@ -120,7 +120,7 @@ const tt_sx *tt_mem_linear(tt_lw *L, const tt_node *n, const tt_sx *const *idx)
 }
 
 /* lin -> per-dim indexes of a row-major shape */
-static void decompose(tt_lw *L, const tt_sx *lin, const int64_t *shape, int ndim, const tt_sx **out)
+void tt_decompose(tt_lw *L, const tt_sx *lin, const int64_t *shape, int ndim, const tt_sx **out)
 {
     int64_t st = 1;
     for (int d = ndim - 1; d >= 0; d--) {
@@ -211,7 +211,7 @@ int tt_view_apply(tt_lw *L, const tt_node *vn, const tt_sx *const *idx, const tt
     const tt_sx *lin = tt_sx_const(&L->sym, v->offset);
     for (int d = 0; d < v->ndim; d++)
         if (v->strides[d]) lin = tt_sx_add(&L->sym, lin, tt_sx_mulc(&L->sym, idx[d], v->strides[d]));
-    decompose(L, lin, src->shape, src->ndim, src_idx);
+    tt_decompose(L, lin, src->shape, src->ndim, src_idx);
     return state;
 }
 
@@ -271,6 +271,169 @@ static hcq_ir_ref reduce_op(tt_lw *L, tt_rop rop, hcq_ir_ref acc, hcq_ir_ref v)
 
 #define MAX_RLOOPS TT_MAX_DIMS
 
+/* The main reduction with smem (plan.c's smem_rules): per slice of bk
+ * reduced elements, the group copies the values of the factor that does
+ * not move with the columns (A) for its bm block rows, and of the other (B)
+ * for its bn block columns, to local memory; after a barrier each
+ * work-item runs its ur x uv tile from there, and a second barrier keeps
+ * the next slice's copy from overwriting what a slower work-item still
+ * reads. Each output still sums its products in the reduction's order, one
+ * fused multiply-add at a time as em_reduce does, so the result is the
+ * plain loop's bit for bit (a slice past the end adds 0 * 0). Rows and
+ * columns past the output's edge are clamped to the last (their values are
+ * not stored). The lanes must be the kernel's tile (tt_lower), reached
+ * through reshapes only (smem_space in lower.c); false (nothing emitted)
+ * when they are not, and em_reduce runs the plain loop. */
+static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    tt_irb *b = &L->b;
+    const tt_plan *P = &L->plan;
+    const tt_node *root = L->sm.root;
+    tt_node *src = R->src[0];
+    if (!L->sm.tile || !root || src->op != TT_MUL || R->rop != TT_R_SUM) return false;
+    int dr = P->up_dim[0], dv = P->up_dim[1], nd = root->ndim;
+    int64_t ur = P->up[0], uv = P->up[1], gv = P->smem_gv, gr = P->L / gv, bm = gr * ur, bn = gv * uv, bk = P->smem_bk;
+    int ntile = (int)(ur * uv), fa = tt_smem_rows_factor(&L->space, dr, dv);
+    if (fa < 0) return false;
+    int64_t lg = P->L;
+    int64_t npa = (bm * bk + lg - 1) / lg, npb = (bn * bk + lg - 1) / lg, np = npa > npb ? npa : npb;
+    int *pos = malloc((size_t)nl * sizeof *pos);
+    const tt_sx **want = malloc((size_t)ntile * TT_MAX_DIMS * sizeof *want);
+    hcq_ir_ref *acc = calloc((size_t)ntile, sizeof *acc), *vals = calloc((size_t)np, sizeof *vals), *keep = calloc((size_t)np, sizeof *keep);
+    hcq_ir_ref *dest = calloc((size_t)np, sizeof *dest), *egate = calloc((size_t)np, sizeof *egate);
+    hcq_ir_ref *fv[2] = {calloc((size_t)(ur > uv ? ur : uv), sizeof **fv), calloc((size_t)(ur > uv ? ur : uv), sizeof **fv)};
+    tt_lane *st = calloc((size_t)np, sizeof *st);
+    bool done = false;
+    if (!pos || !want || !acc || !vals || !keep || !dest || !egate || !fv[0] || !fv[1] || !st) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        done = true;
+        goto out;
+    }
+    /* which tile output each lane is: the tile lanes seen through the reshapes */
+    for (int p = 0; p < ntile; p++)
+        tt_decompose(L, tt_linear(L, L->sm.tile[p].idx, root->shape, nd), R->shape, R->ndim, want + (size_t)p * TT_MAX_DIMS);
+    for (int l = 0; l < nl; l++) {
+        pos[l] = -1;
+        for (int p = 0; p < ntile && pos[l] < 0; p++)
+            if (!memcmp(want + (size_t)p * TT_MAX_DIMS, lanes[l].idx, (size_t)R->ndim * sizeof *want)) pos[l] = p;
+        if (pos[l] < 0) {
+            base_log(1, "lowering: smem: the main reduction is not reached at the tile's index; the plain loop runs");
+            goto out;
+        }
+    }
+    done = true;
+    hcq_dtype odt = (hcq_dtype)R->dtype;
+    hcq_dtype adt = (odt == HCQ_F16 || odt == HCQ_BF16) ? HCQ_F32 : odt;
+    int axes[MAX_RLOOPS], na = 0;
+    int64_t rtot = 1;
+    for (int d = 0; d < src->ndim; d++)
+        if ((R->axes & (1u << d)) && src->shape[d] != 1) {
+            axes[na++] = d;
+            rtot *= src->shape[d];
+        }
+    hcq_ir_ref ident = tt_irb_val(b, adt, tt_reduce_neutral(TT_R_SUM, adt));
+    for (int p = 0; p < ntile; p++) acc[p] = tt_irb_acc(b, ident);
+    tt_node *fac[2] = {src->src[fa], src->src[1 - fa]};
+    /* consecutive work-items copy consecutive elements of memory: along
+     * the reduction where the factor is contiguous along it (a row-major
+     * [M, K], or the [N, K] of x @ w^T), else along its rows or columns (a
+     * row-major [K, N]); local memory is [k][row], TT_SMEM_PAD longer rows
+     * for the first kind */
+    bool kfirst[2] = {L->space.kfast[fa], L->space.kfast[1 - fa]};
+    int64_t rows[2] = {bm, bn}, pitch[2] = {bm + (kfirst[0] ? TT_SMEM_PAD : 0), bn + (kfirst[1] ? TT_SMEM_PAD : 0)};
+    hcq_ir_ref lds[2] = {tt_irb_local(b, (hcq_dtype)fac[0]->dtype, (uint32_t)(pitch[0] * bk)),
+                         tt_irb_local(b, (hcq_dtype)fac[1]->dtype, (uint32_t)(pitch[1] * bk))};
+    int64_t nk = (rtot + bk - 1) / bk;
+    double save_mult = L->mult;
+    hcq_ir_ref kb = tt_irb_range(b, i32c(L, 0), i32c(L, nk));
+    L->mult *= (double)nk;
+    const tt_sx *kbv = tt_sx_var(&L->sym, 0, nk - 1, kb), *lid = tt_sx_var(&L->sym, 0, lg - 1, L->sm.lid);
+    for (int f = 0; f < 2; f++) {
+        int64_t n = rows[f] * bk, ns = (n + lg - 1) / lg;
+        int dm = f == 0 ? dr : dv, dz = f == 0 ? dv : dr;
+        hcq_dtype fdt = (hcq_dtype)fac[f]->dtype;
+        for (int64_t s = 0; s < ns; s++) {
+            const tt_sx *e = tt_sx_addc(&L->sym, lid, s * lg), *r, *kk;
+            if (kfirst[f]) {
+                r = tt_sx_div(&L->sym, e, bk);
+                kk = tt_sx_mod(&L->sym, e, bk);
+            } else {
+                r = tt_sx_mod(&L->sym, e, rows[f]);
+                kk = tt_sx_div(&L->sym, e, rows[f]);
+            }
+            egate[s] = e->hi >= n ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, e), i32c(L, n)) : NONE;
+            dest[s] = tt_em_sx(L, tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kk, pitch[f]), r));
+            const tt_sx *at[TT_MAX_DIMS];
+            for (int d = 0; d < nd; d++) at[d] = L->sm.base[d];
+            at[dz] = tt_sx_const(&L->sym, 0); /* the factor does not move with it */
+            at[dm] = tt_sx_add(&L->sym, L->sm.base[dm], r);
+            if (at[dm]->hi >= root->shape[dm]) { /* a block past the edge: clamped */
+                hcq_ir_ref raw = tt_em_sx(L, at[dm]), last = i32c(L, root->shape[dm] - 1);
+                hcq_ir_ref ok = tt_irb_binary(b, HCQ_OP_CMPLT, raw, i32c(L, root->shape[dm]));
+                at[dm] = tt_sx_var(&L->sym, 0, root->shape[dm] - 1, tt_irb_where(b, ok, raw, last));
+            }
+            const tt_sx *k = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kbv, bk), kk);
+            keep[s] = k->hi >= rtot ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, k), i32c(L, rtot)) : NONE;
+            tt_decompose(L, tt_linear(L, at, root->shape, nd), R->shape, R->ndim, st[s].idx);
+            int64_t sz = 1;
+            for (int x = na - 1; x >= 0; x--) {
+                int64_t size = src->shape[axes[x]];
+                st[s].idx[axes[x]] = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, k, sz), size);
+                sz *= size;
+            }
+            st[s].gate = tt_irb_and(b, egate[s], keep[s]);
+        }
+        tt_em(L, fac[f], (int)ns, st, vals);
+        hcq_ir_ref zero = tt_irb_val(b, fdt, (tt_val){.i = 0});
+        for (int64_t s = 0; s < ns; s++) /* past the reduction's end: 0, whatever the factor's value there */
+            tt_irb_store(b, lds[f], dest[s], keep[s] == NONE ? vals[s] : tt_irb_where(b, keep[s], vals[s], zero), egate[s]);
+    }
+    tt_irb_barrier(b);
+    hcq_ir_ref kr = tt_irb_range(b, i32c(L, 0), i32c(L, bk));
+    L->mult *= (double)bk;
+    const tt_sx *kv = tt_sx_var(&L->sym, 0, bk - 1, kr), *own[2] = {L->sm.tr, L->sm.tc};
+    int64_t up[2] = {ur, uv};
+    for (int f = 0; f < 2; f++)
+        for (int64_t i = 0; i < up[f]; i++) {
+            const tt_sx *x = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kv, pitch[f]), tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, own[f], up[f]), i));
+            fv[f][i] = tt_irb_load(b, lds[f], tt_em_sx(L, x), NONE, NONE);
+        }
+    bool mulacc = hcq_dtype_is_float(adt) && src->dtype == adt;
+    for (int p = 0; p < ntile; p++) {
+        hcq_ir_ref x = fv[0][p / uv], y = fv[1][p % uv];
+        if (fa == 1) { /* the product's own operand order */
+            hcq_ir_ref t = x;
+            x = y;
+            y = t;
+        }
+        if (mulacc) {
+            L->flops += 2 * L->mult;
+            tt_irb_assign(b, acc[p], tt_irb_mulacc(b, x, y, acc[p]));
+        } else {
+            if (hcq_dtype_is_float((hcq_dtype)src->dtype)) L->flops += L->mult;
+            hcq_ir_ref v = tt_irb_cast(b, adt, tt_irb_binary(b, HCQ_OP_MUL, x, y));
+            tt_irb_assign(b, acc[p], reduce_op(L, TT_R_SUM, acc[p], v));
+        }
+    }
+    tt_irb_endrange(b, kr);
+    tt_irb_barrier(b);
+    tt_irb_endrange(b, kb);
+    L->mult = save_mult;
+    for (int l = 0; l < nl; l++) out[l] = tt_irb_cast(b, odt, acc[pos[l]]);
+out:
+    free(pos);
+    free(want);
+    free(acc);
+    free(vals);
+    free(keep);
+    free(dest);
+    free(egate);
+    free(fv[0]);
+    free(fv[1]);
+    free(st);
+    return done;
+}
+
 static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out)
 {
     tt_irb *b = &L->b;
@@ -281,6 +444,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
     bool main = R == L->plan.main;
     for (uint32_t i = 0; i < L->nmains && !main; i++) main = R == L->mains[i];
     bool group = main && L->plan.group;
+    if (R == L->plan.main && L->plan.smem_bk && em_reduce_smem(L, R, nl, lanes, out)) return;
     int64_t ru = main ? L->plan.red_up : 1;
     if (ru < 1) ru = 1;
     int axes[MAX_RLOOPS], na = 0;

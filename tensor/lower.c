@@ -13,7 +13,9 @@
  *     axis gets 16 accumulators; else a contiguous output dim is upcast.
  *   - GPU-style targets: many work-items; a large reduction to few outputs
  *     runs a work-group per output that reduces through local memory; a
- *     matmul-like one computes 4 x 4 outputs per work-item.
+ *     matmul-like one computes 4 x 4 outputs per work-item, staged
+ *     through shared memory in blocks of such tiles where it can be
+ *     (smem.c; plan.c's smem_rules, emit.c's em_reduce_smem).
  * Launch dims stay within the device's max block, group and grid sizes. */
 #include "tensor/lower.h"
 
@@ -146,13 +148,6 @@ static int64_t largest_divisor(uint64_t n, uint64_t max)
     return 1;
 }
 
-static int64_t tiles_of(const int64_t *S, const tt_plan *P, int d)
-{
-    int64_t t = S[d];
-    for (int u = 0; u < 2; u++)
-        if (P->up_dim[u] == d) t = (t + P->up[u] - 1) / P->up[u];
-    return t;
-}
 
 /* How a CPU register tile's work-items are grouped and walked.
  *
@@ -185,7 +180,7 @@ static void cpu_tile_walk(tt_plan *P, const int64_t *S, uint64_t rsize, hcq_dtyp
     P->cblock = 0;
     if (!cache_bytes) cache_bytes = 8ull << 20; /* not known: a common last-level size */
     uint64_t panel = rsize * (uint64_t)P->up[1] * hcq_dtype_size(dt);
-    int64_t tv = tiles_of(S, P, P->up_dim[1]), tr = tiles_of(S, P, P->up_dim[0]);
+    int64_t tv = tt_plan_tiles(S, P, P->up_dim[1]), tr = tt_plan_tiles(S, P, P->up_dim[0]);
     if (tr < 2 || panel * (uint64_t)tv <= cache_bytes / 8) return;
     uint64_t fit = cache_bytes / 8 / (panel ? panel : 1);
     P->cblock = largest_divisor((uint64_t)tv, fit ? fit : 1);
@@ -216,6 +211,7 @@ static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
     sp->acc_bytes = m ? (uint32_t)hcq_dtype_size((m->dtype == HCQ_F16 || m->dtype == HCQ_BF16) && m->rop != TT_R_MAX ? HCQ_F32
                                                                                                           : (hcq_dtype)m->dtype)
                       : 4;
+    tt_smem_space(L, root, sp, main_sym);
 }
 
 /* The heuristics: today's plan for the kernel, which tt_lower records as
@@ -352,6 +348,7 @@ static void choose(tt_lw *L, tt_node *root)
         int64_t d = largest_divisor(items, want);
         if ((uint64_t)d * 4 >= want) want = (uint64_t)d;
     } else {
+        if (P->main && tt_smem_default(L, P, S, rsize, maxl)) return;
         want = P->main ? 64 : 256;
     }
     if (want > maxl) want = maxl;
@@ -387,6 +384,7 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
         pos += (size_t)snprintf(out + pos, size - pos, "_u%lldx%lld", (long long)P->up[0], (long long)P->up[1]);
     if (P->red_up > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_a%lld", (long long)P->red_up);
     if (P->cblock > 0 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_b%lld", (long long)P->cblock);
+    if (P->smem_bk && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_s%lldc%u", (long long)P->smem_bk, P->smem_gv);
     if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
 }
 
@@ -435,6 +433,7 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
     L->err = HCQ_OK;
     L->lid = L->lds = NONE;
     L->lds_used = false;
+    memset(&L->sm, 0, sizeof L->sm);
     memset(L->vsx, 0, sizeof L->vsx);
     /* variable dims (hcq_jit_dim) at their upper bound while lowering;
      * var: the variable of the stored tensors' outermost dim (the launch
@@ -500,6 +499,8 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         L->lid = lx;
         L->lds = tt_irb_local(b, adt, P->L);
         gid = gx;
+    } else if (P->smem_bk) { /* blocks of tiles (below); every work-item runs */
+        gid = NONE;
     } else {
         gid = tt_irb_binary(b, HCQ_OP_ADD, tt_irb_binary(b, HCQ_OP_MUL, gx, tt_irb_int(b, HCQ_I32, P->L)), lx);
         if (var) /* items: the variable's value times the items per unit of it */
@@ -529,7 +530,25 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
                                      tt_sx_var(&L->sym, 0, (int64_t)P->L - 1, lx));
     const tt_sx *t[TT_MAX_DIMS];
     int64_t st = 1;
-    if (P->cblock > 0) {
+    if (P->smem_bk) { /* a group is a block of gr x gv tiles, lid row-major in it */
+        int dr = P->up_dim[0], dv = P->up_dim[1];
+        int64_t gv = P->smem_gv, gr = P->L / gv, nbr = (T[dr] + gr - 1) / gr, nbv = (T[dv] + gv - 1) / gv;
+        const tt_sx *gs = tt_sx_var(&L->sym, 0, (int64_t)grid - 1, gx), *ls = tt_sx_var(&L->sym, 0, (int64_t)P->L - 1, lx);
+        const tt_sx *bv = tt_sx_mod(&L->sym, gs, nbv), *br = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, gs, nbv), nbr);
+        L->sm.tc = tt_sx_mod(&L->sym, ls, gv);
+        L->sm.tr = tt_sx_div(&L->sym, ls, gv);
+        L->sm.lid = lx;
+        t[dr] = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, br, gr), L->sm.tr);
+        t[dv] = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, bv, gv), L->sm.tc);
+        L->sm.base[dr] = tt_sx_mulc(&L->sym, br, gr * P->up[0]);
+        L->sm.base[dv] = tt_sx_mulc(&L->sym, bv, gv * P->up[1]);
+        st = nbr * nbv;
+        for (int d = nd - 1; d >= 0; d--) {
+            if (d == dr || d == dv) continue;
+            t[d] = L->sm.base[d] = T[d] == 1 ? tt_sx_const(&L->sym, 0) : tt_sx_mod(&L->sym, tt_sx_div(&L->sym, gs, st), T[d]);
+            st *= T[d];
+        }
+    } else if (P->cblock > 0) {
         int dr = P->up_dim[0], dv = P->up_dim[1];
         const tt_sx *jj = tt_sx_mod(&L->sym, g, P->cblock);
         t[dr] = tt_sx_mod(&L->sym, tt_sx_div(&L->sym, g, P->cblock), T[dr]);
@@ -571,19 +590,36 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         row_ok[a] = NONE;
         if (d < 0) continue;
         rows[a] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[d], P->up[0]), a);
-        if (!P->ragged || rows[a]->hi < root->shape[d]) continue;
+        if ((!P->ragged && !P->smem_bk) || rows[a]->hi < root->shape[d]) continue;
         hcq_ir_ref raw = tt_em_sx(L, rows[a]), last = tt_irb_int(b, HCQ_I32, root->shape[d] - 1);
         row_ok[a] = tt_irb_binary(b, HCQ_OP_CMPLT, raw, tt_irb_int(b, HCQ_I32, root->shape[d]));
         rows[a] = tt_sx_var(&L->sym, 0, root->shape[d] - 1, tt_irb_where(b, row_ok[a], raw, last));
+    }
+    /* smem blocks past the last column: clamped as the rows are */
+    const tt_sx *cols[256] = {0}; /* up[1] <= 256 (plan.c) */
+    hcq_ir_ref col_ok[256];
+    for (int c = 0; c < P->up[1]; c++) {
+        int d = P->up_dim[1];
+        col_ok[c] = NONE;
+        if (d < 0) continue;
+        cols[c] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[d], P->up[1]), c);
+        if (!P->smem_bk || cols[c]->hi < root->shape[d]) continue;
+        hcq_ir_ref raw = tt_em_sx(L, cols[c]), last = tt_irb_int(b, HCQ_I32, root->shape[d] - 1);
+        col_ok[c] = tt_irb_binary(b, HCQ_OP_CMPLT, raw, tt_irb_int(b, HCQ_I32, root->shape[d]));
+        cols[c] = tt_sx_var(&L->sym, 0, root->shape[d] - 1, tt_irb_where(b, col_ok[c], raw, last));
     }
     for (int a = 0; a < P->up[0]; a++)
         for (int c = 0; c < P->up[1]; c++) {
             tt_lane *l = &lanes[a * P->up[1] + c];
             memcpy(l->idx, t, sizeof t);
             if (P->up_dim[0] >= 0) l->idx[P->up_dim[0]] = rows[a];
-            if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, t[P->up_dim[1]], P->up[1]), c);
+            if (P->up_dim[1] >= 0) l->idx[P->up_dim[1]] = cols[c];
             l->gate = gate;
         }
+    if (P->smem_bk) {
+        L->sm.tile = lanes;
+        L->sm.root = root;
+    }
     /* every output's values first, then the stores: a value may read
      * (at the element stored) a buffer another output overwrites */
     for (uint32_t r = 0; r < nroots; r++) tt_em(L, roots[r], nl, lanes, vals + (size_t)r * nl);
@@ -592,8 +628,9 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         hcq_ir_ref idx = tt_em_sx(L, tt_mem_linear(L, root, lanes[l].idx));
         for (uint32_t r = 0; r < nroots; r++)
             tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
-                         tt_irb_and(b, sgate, row_ok[l / P->up[1]]));
+                         tt_irb_and(b, tt_irb_and(b, sgate, row_ok[l / P->up[1]]), col_ok[l % P->up[1]]));
     }
+    L->sm.tile = NULL;
     free(lanes);
     free(vals);
     if (L->err || L->sym.oom || b->oom) {

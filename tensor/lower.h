@@ -27,6 +27,11 @@ typedef struct tt_plan {
     uint64_t items;  /* work-items with work */
     int64_t cblock;  /* CPU register tile: consecutive work-items walk dr within
                         blocks of cblock tiles along dv (0: the plain order) */
+    int64_t smem_bk; /* register tile staged through shared memory: the reduction
+                        runs in slices of smem_bk, each slice of both operands
+                        copied to local memory by the whole group (0: none) */
+    uint32_t smem_gv; /* ... the group is L / smem_gv tile rows by smem_gv tile
+                         columns; work-item lid is tile row lid / smem_gv */
 } tt_plan;
 
 /* ** the optimization space (plan.c)
@@ -50,6 +55,13 @@ typedef struct tt_space {
     uint32_t maxl;            /* work-items per group at most */
     uint32_t max_local_bytes;
     uint32_t acc_bytes;       /* an accumulator of the main reduction */
+    /* shared-memory staging (smem): the main reduction is a sum of products
+     * reached from the root through elementwise ops and reshapes only, and
+     * each factor's value depends on the output dims in dep[i] (bits) */
+    const char *smem_why; /* why not (NULL: it is) */
+    uint32_t dep[2];
+    uint32_t op_bytes[2]; /* an element of each factor */
+    bool kfast[2];        /* ... read contiguously along the reduction (copied in that order) */
 } tt_space;
 
 /* "upcast" ... */
@@ -61,6 +73,29 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out);
 /* The plan a list gives in space sp; HCQ_EINVAL (or HCQ_ENOTSUP for a
  * choice no target takes yet) saying which choice does not fit, P untouched. */
 hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *P);
+/* Output tiles along dim d of shape S under plan P's upcasts. */
+static inline int64_t tt_plan_tiles(const int64_t *S, const tt_plan *P, int d)
+{
+    int64_t t = S[d];
+    for (int u = 0; u < 2; u++)
+        if (P->up_dim[u] == d) t = (t + P->up[u] - 1) / P->up[u];
+    return t;
+}
+/* smem.c: fills sp's smem fields for the kernel at root (L->plan.main
+ * found); the GPU default plan P (its register tile chosen, items counted)
+ * staged where it fits: true with smem_bk, smem_gv, L and items set. */
+void tt_smem_space(struct tt_lw *L, tt_node *root, tt_space *sp, bool main_sym);
+bool tt_smem_default(struct tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint32_t maxl);
+/* smem: which factor of the main product is staged as the tile's rows
+ * (0 or 1), -1 when neither fits dr and dv. */
+int tt_smem_rows_factor(const tt_space *sp, int dr, int dv);
+/* smem: a factor copied along the reduction (consecutive work-items
+ * storing to one row of [k][row] local memory, a row apart) has its rows
+ * TT_SMEM_PAD elements longer, so those stores fall in different banks and
+ * a row still starts 16-byte aligned (the tile's reads stay vector loads). */
+#define TT_SMEM_PAD 4
+/* The local memory an smem plan takes (the pad counted for both factors). */
+uint64_t tt_smem_bytes(const tt_space *sp, int rows_factor, uint64_t bm, uint64_t bn, uint64_t bk);
 /* Whether two plans lay a kernel out alike. */
 bool tt_plan_same(const tt_plan *a, const tt_plan *b);
 
@@ -80,6 +115,16 @@ typedef struct tt_lw {
     memo_ent *memo;
     uint32_t mcap, mcount, mgen; /* entries of older generations are empty */
     hcq_ir_ref lid, lds; /* group mode: local id, local memory */
+    /* smem mode (tt_lower -> em_reduce): the tile lanes in the root's index,
+     * the group's first row and column (base[dr], base[dv]) and the other
+     * dims' indexes, and the work-item's tile row and column in the group */
+    struct {
+        const tt_lane *tile;
+        const tt_node *root;
+        const tt_sx *base[TT_MAX_DIMS];
+        const tt_sx *tr, *tc;
+        hcq_ir_ref lid;
+    } sm;
     bool lds_used;       /* ... which an earlier reduction of the kernel used */
     /* the other outputs' main reductions (the plan's structure: run as it) */
     const tt_node *mains[TT_MAX_PARAMS];
@@ -106,6 +151,8 @@ const tt_sx *tt_linear(tt_lw *L, const tt_sx *const *idx, const int64_t *shape, 
  * variables' bound values, so a stride with a variable dim inside it is a
  * symbolic coefficient (tt_sx_mulv); tt_linear when n has none. */
 const tt_sx *tt_mem_linear(tt_lw *L, const tt_node *n, const tt_sx *const *idx);
+/* A linear index as the per-dim indexes of a row-major shape. */
+void tt_decompose(tt_lw *L, const tt_sx *lin, const int64_t *shape, int ndim, const tt_sx **out);
 /* The i32 param holding the value of variable `var` (1-based). */
 hcq_ir_ref tt_var_param(tt_lw *L, int var);
 /* The param holding buf, or rand's seed (registered before emission). */

@@ -30,7 +30,9 @@ void tt_opts_format(const tt_opts *o, char *buf, size_t size)
         const tt_opt *p = &o->o[i];
         const char *sp = i ? " " : "";
         int w;
-        if (p->kind == TT_OPT_UPCAST)
+        if (p->kind == TT_OPT_SMEM)
+            w = snprintf(buf + pos, size - pos, "%s%s(k%lld,c%d)", sp, tt_opt_name(p->kind), (long long)p->amt, p->slot);
+        else if (p->kind == TT_OPT_UPCAST)
             w = snprintf(buf + pos, size - pos, "%s%s%d(d%d,%lld)", sp, tt_opt_name(p->kind), p->slot, p->dim, (long long)p->amt);
         else if (p->dim >= 0)
             w = snprintf(buf + pos, size - pos, "%s%s(d%d,%lld)", sp, tt_opt_name(p->kind), p->dim, (long long)p->amt);
@@ -59,6 +61,7 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out)
         put(out, TT_OPT_GROUP, -1, -1, P->L);
     else
         put(out, TT_OPT_LOCAL, -1, -1, P->L);
+    if (P->smem_bk) put(out, TT_OPT_SMEM, (int)P->smem_gv, -1, P->smem_bk);
     if (P->cblock > 0) put(out, TT_OPT_BLOCK, -1, -1, P->cblock);
 }
 
@@ -66,10 +69,67 @@ bool tt_plan_same(const tt_plan *a, const tt_plan *b)
 {
     return a->up_dim[0] == b->up_dim[0] && a->up_dim[1] == b->up_dim[1] && a->up[0] == b->up[0] && a->up[1] == b->up[1] &&
            a->ragged == b->ragged && a->main == b->main && a->red_up == b->red_up && a->group == b->group && a->L == b->L &&
-           a->items == b->items && a->cblock == b->cblock;
+           a->items == b->items && a->cblock == b->cblock && a->smem_bk == b->smem_bk && a->smem_gv == b->smem_gv;
 }
 
 #define REFUSE(st, ...) return base_err((st), "kernel plan: " __VA_ARGS__)
+
+/* The factor of the main product staged as the tile's rows (A: independent
+ * of the column dim) is 0 or 1; -1 when neither arrangement fits. */
+int tt_smem_rows_factor(const tt_space *sp, int dr, int dv)
+{
+    if (!(sp->dep[0] & (1u << dv)) && !(sp->dep[1] & (1u << dr))) return 0;
+    if (!(sp->dep[1] & (1u << dv)) && !(sp->dep[0] & (1u << dr))) return 1;
+    return -1;
+}
+
+uint64_t tt_smem_bytes(const tt_space *sp, int a, uint64_t bm, uint64_t bn, uint64_t bk)
+{
+    return bk * ((bm + TT_SMEM_PAD) * sp->op_bytes[a] + (bn + TT_SMEM_PAD) * sp->op_bytes[1 - a]);
+}
+
+/* smem's rules, on the plan the other choices made (T: its tiles per
+ * dim). A work-group is Gr x Gv register tiles (Gr = local / Gv), a block
+ * of BM = Gr*ur rows by BN = Gv*uv columns; per slice of BK reduced
+ * elements it copies the BM x BK values of the factor that does not move
+ * with the columns and the BK x BN of the one that does not move with the
+ * rows to local memory, waits, and each work-item runs its tile from
+ * there. Blocks past the edges are clamped (rows and columns past the
+ * edge read the last one and are not stored), a slice past the end of the
+ * reduction is zero (0 * 0 adds nothing), so no shape is refused for
+ * raggedness; the tiles' own upcasts divide as without smem. */
+static hcq_status smem_rules(const tt_space *sp, tt_plan *P, const int64_t *T, int64_t local)
+{
+    int dr = P->up_dim[0], dv = P->up_dim[1];
+    if (dr < 0 || dv < 0) REFUSE(HCQ_EINVAL, "smem: only a register tile (both upcasts) is staged");
+    if (P->group || P->red_up > 1 || P->cblock)
+        REFUSE(HCQ_EINVAL, "smem: takes no group, unroll or block (the group is the tile block)");
+    for (int d = 0; d < sp->ndim; d++)
+        if (sp->sym[d]) REFUSE(HCQ_EINVAL, "smem: the output has a variable dim (%d): the blocks are fixed at lowering", d);
+    int a = tt_smem_rows_factor(sp, dr, dv);
+    if (a < 0)
+        REFUSE(HCQ_EINVAL, "smem: neither factor of the product is independent of dim %d (the tile's rows) while the other is of dim %d", dr, dv);
+    if (!local || local % P->smem_gv)
+        REFUSE(HCQ_EINVAL, "smem(k%lld,c%u): local (%lld) must be a multiple of the %u column tiles", (long long)P->smem_bk, P->smem_gv,
+               (long long)local, P->smem_gv);
+    uint64_t gv = P->smem_gv, gr = (uint64_t)local / gv, bm = gr * (uint64_t)P->up[0], bn = gv * (uint64_t)P->up[1];
+    uint64_t bk = (uint64_t)P->smem_bk;
+    uint64_t bytes = tt_smem_bytes(sp, a, bm, bn, bk);
+    if (bytes > sp->max_local_bytes)
+        REFUSE(HCQ_EINVAL, "smem(k%llu,c%llu) with local(%lld): %llu bytes of local memory, the device has %u", (unsigned long long)bk,
+               (unsigned long long)gv, (long long)local, (unsigned long long)bytes, sp->max_local_bytes);
+    /* each work-item copies its share of a slice in straight-line code */
+    uint64_t per = (bm * bk + (uint64_t)local - 1) / (uint64_t)local + (bn * bk + (uint64_t)local - 1) / (uint64_t)local;
+    if (per > 64)
+        REFUSE(HCQ_EINVAL, "smem(k%llu,c%llu) with local(%lld): %llu copies per work-item per slice, at most 64", (unsigned long long)bk,
+               (unsigned long long)gv, (long long)local, (unsigned long long)per);
+    uint64_t groups = ((uint64_t)T[dr] + gr - 1) / gr * (((uint64_t)T[dv] + gv - 1) / gv);
+    for (int d = 0; d < sp->ndim; d++)
+        if (d != dr && d != dv) groups *= (uint64_t)T[d];
+    P->L = (uint32_t)local;
+    P->items = groups * (uint64_t)local; /* every work-item of a block runs (clamped) */
+    return HCQ_OK;
+}
 
 hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
 {
@@ -135,7 +195,15 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
             REFUSE(HCQ_ENOTSUP, "%s(%lld): the IR has no vector types yet (issue 24, item 3); CPU kernels are vectorised by the C compiler",
                    nm, (long long)c->amt);
         case TT_OPT_SMEM:
-            REFUSE(HCQ_ENOTSUP, "%s: shared-memory staging is not lowered yet (issue 24, item 3: GPU plans)", nm);
+            if (sp->smem_why) REFUSE(HCQ_EINVAL, "%s: %s", nm, sp->smem_why);
+            if (c->amt < 1 || c->amt > 64 || (uint64_t)c->amt > sp->rsize)
+                REFUSE(HCQ_EINVAL, "%s(k%lld,c%d): a slice of 1 to 64 reduced elements, at most the reduction's %llu", nm,
+                       (long long)c->amt, c->slot, (unsigned long long)sp->rsize);
+            if (c->slot < 1) REFUSE(HCQ_EINVAL, "%s(k%lld,c%d): at least one column tile per group", nm, (long long)c->amt, c->slot);
+            if (P.smem_bk) REFUSE(HCQ_EINVAL, "%s given twice", nm);
+            P.smem_bk = c->amt;
+            P.smem_gv = (uint32_t)c->slot;
+            break;
         case TT_OPT_TC:
             REFUSE(HCQ_ENOTSUP, "%s: tensor cores need the IR's matrix-multiply-accumulate op, not there yet (issue 24, item 4)", nm);
         default: REFUSE(HCQ_EINVAL, "choice %u: unknown kind %u", i, c->kind);
@@ -161,12 +229,16 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
         items *= (uint64_t)T[d];
     }
     P.items = items;
+    if (P.smem_bk) {
+        hcq_status st = smem_rules(sp, &P, T, local);
+        if (st) return st;
+    }
     if (P.cblock) {
         if (P.up_dim[0] < 0 || P.up_dim[1] < 0) REFUSE(HCQ_EINVAL, "block(%lld): only a register tile (both upcasts) walks in blocks", (long long)P.cblock);
         if (T[P.up_dim[1]] % P.cblock)
             REFUSE(HCQ_EINVAL, "block(%lld) does not divide the %lld column tiles", (long long)P.cblock, (long long)T[P.up_dim[1]]);
     }
-    if (!P.group) {
+    if (!P.group && !P.smem_bk) {
         if (local && (uint64_t)local > (items ? items : 1))
             REFUSE(HCQ_EINVAL, "local(%lld): the kernel has %llu work-items", (long long)local, (unsigned long long)items);
         P.L = local ? (uint32_t)local : 1;

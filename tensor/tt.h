@@ -669,14 +669,16 @@ typedef enum tt_opt_kind {
                       through local memory (a power of 2) */
     TT_OPT_BLOCK,  /* a register tile's walk in column blocks of amt tiles */
     TT_OPT_VECTOR, /* vector width of loads and stores: refused (no IR vector types yet) */
-    TT_OPT_SMEM,   /* shared-memory staging of operands: refused (no GPU plan takes it yet) */
+    TT_OPT_SMEM,   /* slot, amt: shared-memory staging of a register tile's operands
+                      (plan.c): the work-group is local / slot tile rows by slot tile
+                      columns, and stages amt-long slices of the reduction */
     TT_OPT_TC,     /* tensor cores: refused (no IR matrix-multiply-accumulate op yet) */
     TT_OPT_KINDS
 } tt_opt_kind;
 
 typedef struct tt_opt {
     uint8_t kind; /* tt_opt_kind */
-    int8_t slot;  /* UPCAST: 0 or 1; else -1 */
+    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; else -1 */
     int8_t dim;   /* an output dim, or -1 */
     int64_t amt;
 } tt_opt;

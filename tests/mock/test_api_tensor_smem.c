@@ -1,0 +1,334 @@
+/* Shared-memory staging of a register tile (the `smem` choice, tensor/plan.c
+ * and emit.c's em_reduce_smem).
+ *
+ *   - on the GPU devices a matmul-like kernel's default plan stages its
+ *     operands (smem in the choice list); on the CPU-style ones it does not
+ *     (their default plans are today's);
+ *   - smem plans forced by hand (square, ragged blocks and slices, rows
+ *     padded, batched; f32, f16 and bf16 inputs) give exactly the host's
+ *     values: each output sums its products in the reduction's order with
+ *     one fused multiply-add each, as the host reference does, so the
+ *     comparison is bit for bit; and exactly the plain (unstaged) tile's;
+ *   - a convolution (im2col + matmul) takes the smem plan on a GPU and is
+ *     right;
+ *   - smem lists that do not fit are refused with a message.
+ * Runs on every device it is given: the GPU mocks execute the machine code
+ * (shared memory and barriers included), CPU and CPU+ir run the IR. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hcqtest.h"
+#include "tensor/lower.h"
+#include "tensortest.h"
+
+TestSuite(tensor_smem, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
+
+#define UP(slot, dim, amt) ((tt_opt){TT_OPT_UPCAST, (slot), (dim), (amt)})
+#define OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
+#define PAD(dim, amt) ((tt_opt){TT_OPT_PADTO, -1, (dim), (amt)})
+#define SMEM(bk, cols) ((tt_opt){TT_OPT_SMEM, (cols), -1, (bk)})
+
+static tt_opts LIST(int n, ...)
+{
+    tt_opts o;
+    memset(&o, 0, sizeof o);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) o.o[o.n++] = va_arg(ap, tt_opt);
+    va_end(ap);
+    return o;
+}
+
+/* The compiled CPU target builds each kernel with clang (~1 s of CPU on a
+ * cold cache) and never takes smem by default: the suite runs a few of its
+ * plans there, all of them elsewhere (CPU+ir, the GPU mocks). */
+static bool few(void) { return !strcmp(tx_ctx->props.target, "cpu"); }
+
+static bool has_smem(const tt_opts *o)
+{
+    for (uint32_t i = 0; i < o->n; i++)
+        if (o->o[i].kind == TT_OPT_SMEM) return true;
+    return false;
+}
+
+/* n (an f32 node, its sources realized) lowered with list o (NULL: the
+ * default) and run by hand; its values in out, its choices in used */
+static hcq_status run_plan(tt_node *n, const tt_opts *o, float *out, uint64_t count, tt_opts *used)
+{
+    hcq_ctx *c = tx_ctx;
+    tt_key key = {0};
+    tt_lowered lw;
+    cr_assert_eq(n->dtype, HCQ_F32);
+    hcq_status s = tt_key_make(c, &n, 1, &key);
+    if (!s) s = tt_lower_opts(c, &n, 1, &key, o, &lw);
+    if (s) {
+        tt_key_free(&key);
+        return s;
+    }
+    if (used) *used = lw.opts;
+    const hcq_kernel *kept = NULL;
+    hcq_program *p = tt_get_program(c, lw.k, &kept);
+    cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
+    tt_buf *ob = T_NONNULL(tt_buf_alloc(c, count * 4));
+    hcq_arg args[TT_MAX_PARAMS];
+    args[0] = hcq_arg_buffer(ob->hb);
+    for (uint32_t i = 0; i < key.nin; i++) {
+        cr_assert_not_null(key.in[i].buf, "input %u is a buffer", i);
+        args[1 + i] = hcq_arg_buffer(key.in[i].buf->hb);
+    }
+    T_OK(hcq_launch(p, args, 1 + key.nin, hcq_dims_3d(lw.grid[0], lw.grid[1], lw.grid[2], lw.block[0], lw.block[1], lw.block[2])));
+    T_OK(hcq_buffer_copyout(out, ob->hb, 0, count * 4));
+    tt_buf_unref(ob);
+    tt_key_free(&key);
+    return HCQ_OK;
+}
+
+/* A batched matmul [B, M, K] @ [B, K, N] of dtype dt (B = 0: 2-d), as an
+ * f32 node (halfs: the f16/bf16 result cast to f32), and its host values:
+ * the products of the inputs as stored, in f32, summed in k order with one
+ * fused multiply-add each, rounded to dt. */
+typedef struct mm {
+    tt_node *n;
+    int64_t count;
+    float *want;
+} mm;
+
+static mm make_mm_t(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt);
+static mm make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed) { return make_mm_t(dt, B, M, K, N, seed, false); }
+
+/* wt: b is stored [N, K] and transposed (x @ w^T, as linear makes: both
+ * operands are contiguous along the reduction) */
+static mm make_mm_t(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt)
+{
+    int64_t nb = B ? B : 1;
+    double *a = malloc(sizeof *a * (size_t)(nb * M * K)), *b = malloc(sizeof *b * (size_t)(nb * K * N));
+    hcq_tensor *ta, *tb;
+    if (B) {
+        ta = tx_rand(dt, TX_SHAPE(B, M, K), -1, 1, seed, a);
+        tb = tx_rand(dt, TX_SHAPE(B, K, N), -1, 1, seed + 1, b);
+    } else if (wt) {
+        ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
+        tb = tx_rand(dt, TX_SHAPE(N, K), -1, 1, seed + 1, b);
+    } else {
+        ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
+        tb = tx_rand(dt, TX_SHAPE(K, N), -1, 1, seed + 1, b);
+    }
+    T_OK(hcq_realize(ta));
+    T_OK(hcq_realize(tb));
+    if (wt) tb = hcq_transpose(tb, 0, 1);
+    mm r = {.count = nb * M * N};
+    r.want = malloc(sizeof *r.want * (size_t)r.count);
+    for (int64_t z = 0; z < nb; z++)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                float s = 0;
+                for (int64_t k = 0; k < K; k++)
+                    s = fmaf((float)a[(z * M + i) * K + k], (float)(wt ? b[j * K + k] : b[(z * K + k) * N + j]), s);
+                r.want[(z * M + i) * N + j] = (float)tx_round(dt, s);
+            }
+    hcq_tensor *p = hcq_matmul(ta, tb);
+    if (dt != HCQ_F32) p = hcq_cast(p, HCQ_F32);
+    r.n = p->n;
+    while (r.n->op == TT_VIEW) r.n = r.n->src[0]; /* the f32 reduction's own [.., M, N, 1] */
+    free(a);
+    free(b);
+    return r;
+}
+
+static void check_exact(const mm *m, const float *got, const char *what)
+{
+    for (int64_t i = 0; i < m->count; i++)
+        cr_assert(got[i] == m->want[i] || (isnan(got[i]) && isnan(m->want[i])), "%s: element %lld is %.9g, want %.9g (%a vs %a)", what,
+                  (long long)i, got[i], m->want[i], got[i], m->want[i]);
+}
+
+/* lowers m with list o (it must apply), checks it exactly */
+static void run_exact(const mm *m, tt_opts o, float *got)
+{
+    char words[256];
+    tt_opts_format(&o, words, sizeof words);
+    memset(got, 0xff, sizeof *got * (size_t)m->count);
+    hcq_status s = run_plan(m->n, &o, got, (uint64_t)m->count, NULL);
+    cr_assert_eq(s, HCQ_OK, "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
+    check_exact(m, got, words);
+}
+
+Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
+{
+    mm m = make_mm(HCQ_F32, 0, 64, 48, 64, 11);
+    float *got = malloc(sizeof *got * (size_t)m.count);
+    tt_opts used;
+    T_OK(run_plan(m.n, NULL, got, (uint64_t)m.count, &used));
+    char words[256];
+    tt_opts_format(&used, words, sizeof words);
+    if (tx_ctx->cpu_style)
+        cr_assert(!has_smem(&used), "%s: a CPU-style default takes no smem: %s", tx_ctx->props.id, words);
+    else /* (HCQ_DEBUG=1 prints these words) */
+        cr_assert(has_smem(&used) && strstr(words, "smem(k16,c"), "%s: a GPU matmul's default stages through shared memory: %s",
+                  tx_ctx->props.id, words);
+    check_exact(&m, got, words);
+    free(got);
+    free(m.want);
+}
+
+Test(tensor_smem, forced_plans_are_exact)
+{
+    /* square: 4 x 4 tiles in 4 x 4 blocks (16 x 16), slices of 8 */
+    mm sq = make_mm(HCQ_F32, 0, 32, 32, 32, 21);
+    /* ragged: 33 rows padded to 4-row tiles, 50 columns in 2-column
+     * tiles; blocks of 4 x 8 tiles (16 x 16) past both edges; slices of
+     * 16 past the end of 37 */
+    mm rg = make_mm(HCQ_F32, 0, 33, 37, 50, 22);
+    /* batched: [2, 17, 20] @ [2, 20, 24] (d1 rows, d2 columns) */
+    mm bt = make_mm(HCQ_F32, 2, 17, 20, 24, 23);
+    int64_t most = rg.count > bt.count ? rg.count : bt.count;
+    float *got = malloc(sizeof *got * (size_t)(most > sq.count ? most : sq.count));
+    bool all = !few();
+    if (all) {
+        run_exact(&sq, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(8, 4)), got);
+        run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 24), SMEM(5, 8)), got); /* 3 x 8 tiles; 5 does not divide 32 */
+        run_exact(&sq, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(32, 4)), got); /* one slice */
+        run_exact(&sq, LIST(3, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4)), got);                /* the plain tile: the same values */
+    }
+    /* several warps / waves a group (the barriers matter): 2 x 2 tiles in
+     * 8 x 8 and 16 x 8 blocks (the second past the edge) */
+    if (all) run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 64), SMEM(4, 8)), got);
+    run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 128), SMEM(8, 8)), got);
+    run_exact(&rg, LIST(5, UP(0, 0, 4), PAD(0, 4), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 32), SMEM(16, 8)), got);
+    if (all) run_exact(&rg, LIST(5, UP(0, 0, 5), PAD(0, 5), UP(1, 1, 10), OPT(TT_OPT_LOCAL, 6), SMEM(4, 3)), got);
+    run_exact(&bt, LIST(5, UP(0, 1, 2), PAD(1, 2), UP(1, 2, 4), OPT(TT_OPT_LOCAL, 12), SMEM(8, 3)), got);
+    if (all) run_exact(&bt, LIST(5, UP(0, 1, 4), PAD(1, 4), UP(1, 2, 8), OPT(TT_OPT_LOCAL, 8), SMEM(16, 2)), got);
+    /* x @ w^T: both factors copied along the reduction */
+    mm lt = make_mm_t(HCQ_F32, 0, 20, 36, 24, 24, true);
+    run_exact(&lt, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 6), SMEM(16, 3)), got);
+    free(lt.want);
+    /* halfs: the f32 reduction of the cast inputs, rounded once */
+    static const hcq_dtype halfs[] = {HCQ_F16, HCQ_BF16};
+    for (int h = 0; h < (all ? 2 : 1); h++) {
+        mm hm = make_mm(halfs[h], 0, 24, 40, 32, 30 + (uint32_t)h);
+        float *hg = malloc(sizeof *hg * (size_t)hm.count);
+        run_exact(&hm, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(16, 4)), hg);
+        if (all) run_exact(&hm, LIST(3, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4)), hg);
+        free(hg);
+        free(hm.want);
+    }
+    free(got);
+    free(sq.want);
+    free(rg.want);
+    free(bt.want);
+}
+
+/* The tensor API end to end on halfs and a batch: on a GPU, the kernels
+ * are the smem defaults (checked above); here the results through
+ * realize, exact against the host. */
+Test(tensor_smem, default_matmuls_through_realize)
+{
+    static const hcq_dtype dts[] = {HCQ_F32, HCQ_F16, HCQ_BF16};
+    for (int t = 0; t < (few() ? 1 : 3); t++) {
+        hcq_dtype dt = dts[t];
+        int64_t B = 2, M = 32, K = 24, N = 40;
+        double *a = malloc(sizeof *a * (size_t)(B * M * K)), *b = malloc(sizeof *b * (size_t)(B * K * N));
+        double *got = malloc(sizeof *got * (size_t)(B * M * N)), *want = malloc(sizeof *want * (size_t)(B * M * N));
+        hcq_tensor *ta = tx_rand(dt, TX_SHAPE(B, M, K), -1, 1, 50 + (uint32_t)t, a);
+        hcq_tensor *tb = tx_rand(dt, TX_SHAPE(B, K, N), -1, 1, 60 + (uint32_t)t, b);
+        for (int64_t z = 0; z < B; z++)
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    float s = 0;
+                    for (int64_t k = 0; k < K; k++) s = fmaf((float)a[(z * M + i) * K + k], (float)b[(z * K + k) * N + j], s);
+                    want[(z * M + i) * N + j] = tx_round(dt, s);
+                }
+        tx_read(hcq_matmul(ta, tb), got, B * M * N);
+        for (int64_t i = 0; i < B * M * N; i++)
+            cr_assert(got[i] == want[i], "%s %s: element %lld is %.9g, want %.9g", tx_ctx->props.id, hcq_dtype_name(dt), (long long)i,
+                      got[i], want[i]);
+        free(a);
+        free(b);
+        free(got);
+        free(want);
+    }
+}
+
+/* A convolution: on the CPU-style devices it goes through im2col and a
+ * matmul (conv_im2col.c), plans unchanged; on a GPU it is the direct form,
+ * a sum over (C, KH, KW) of a window of x (moving with the output pixels,
+ * not the channels) times w (the other way round): a register tile whose
+ * default plan stages both. Padded (pad 1), the window's index goes
+ * through the pad's offset and floor divisions the tile analysis does not
+ * see as affine (choose() in lower.c finds no register tile, with or
+ * without smem): right, but not staged. */
+static void conv_case(int pad, bool want_staged)
+{
+    int64_t N = 2, C = 4, H = 10, W = 10, O = 16, KH = 3, KW = 3, OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
+    double *x = malloc(sizeof *x * (size_t)(N * C * H * W)), *w = malloc(sizeof *w * (size_t)(O * C * KH * KW));
+    double *got = malloc(sizeof *got * (size_t)(N * O * OH * OW)), *want = malloc(sizeof *want * (size_t)(N * O * OH * OW));
+    hcq_tensor *tx = tx_rand(HCQ_F32, TX_SHAPE(N, C, H, W), -1, 1, 70, x), *tw = tx_rand(HCQ_F32, TX_SHAPE(O, C, KH, KW), -1, 1, 71, w);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t i = 0; i < OH; i++)
+                for (int64_t j = 0; j < OW; j++) {
+                    double s = 0;
+                    for (int64_t c = 0; c < C; c++)
+                        for (int64_t p = 0; p < KH; p++)
+                            for (int64_t q = 0; q < KW; q++) {
+                                int64_t y = i + p - pad, z = j + q - pad;
+                                if (y >= 0 && y < H && z >= 0 && z < W) s += x[((n * C + c) * H + y) * W + z] * w[((o * C + c) * KH + p) * KW + q];
+                            }
+                    want[((n * O + o) * OH + i) * OW + j] = s;
+                }
+    hcq_conv2d_opts co = {.padding = {pad, pad}};
+    tx_read(hcq_conv2d(tx, tw, NULL, &co), got, N * O * OH * OW);
+    tx_close(got, want, N * O * OH * OW, 1e-5, 1e-5, "conv2d");
+    bool staged = false; /* the kernel cache: a reduction of 36 staged in slices of 16 */
+    for (uint32_t i = 0; i < tx_ctx->kcap; i++)
+        staged = staged || (tx_ctx->kern[i].hash && strstr(tx_ctx->kern[i].name, "_r36") && strstr(tx_ctx->kern[i].name, "_s16c"));
+    if (want_staged && !tx_ctx->cpu_style) cr_assert(staged, "%s: the convolution takes the smem default", tx_ctx->props.id);
+    free(x);
+    free(w);
+    free(got);
+    free(want);
+}
+
+Test(tensor_smem, convolution) { conv_case(0, true); }
+Test(tensor_smem, convolution_padded)
+{
+    if (few()) cr_skip_test("the compiled CPU target: the padded convolution's kernels are im2col's plain ones");
+    conv_case(1, false);
+}
+
+static void refused(const mm *m, tt_opts o, const char *says)
+{
+    float *got = malloc(sizeof *got * (size_t)m->count);
+    char words[256];
+    tt_opts_format(&o, words, sizeof words);
+    hcq_status s = run_plan(m->n, &o, got, (uint64_t)m->count, NULL);
+    cr_assert_eq(s, HCQ_EINVAL, "plan %s: %d (%s)", words, s, hcq_error_message());
+    cr_assert(strstr(hcq_error_message(), says), "plan %s: %s", words, hcq_error_message());
+    free(got);
+}
+
+Test(tensor_smem, lists_that_do_not_fit_are_refused)
+{
+    mm m = make_mm(HCQ_F32, 0, 32, 32, 32, 80);
+    refused(&m, LIST(3, UP(1, 1, 4), OPT(TT_OPT_LOCAL, 8), SMEM(8, 4)), "register tile");
+    refused(&m, LIST(3, UP(0, 0, 4), UP(1, 1, 4), SMEM(8, 4)), "multiple of the 4 column tiles");
+    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 6), SMEM(8, 4)), "multiple of the 4 column tiles");
+    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(0, 4)), "a slice of 1 to 64");
+    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(33, 4)), "at most the reduction's 32");
+    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(8, 0)), "column tile");
+    refused(&m, LIST(5, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(8, 4), SMEM(8, 4)), "twice");
+    refused(&m, LIST(5, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), OPT(TT_OPT_BLOCK, 2), SMEM(8, 4)), "no group, unroll or block");
+    /* one 8 x 32 tile per group: 1280 copies per work-item per slice */
+    refused(&m, LIST(4, UP(0, 0, 8), UP(1, 1, 32), OPT(TT_OPT_LOCAL, 1), SMEM(32, 1)), "copies per work-item");
+    free(m.want);
+    /* a sum that is not of products: nothing to stage */
+    double x[16 * 32];
+    hcq_tensor *tx = tx_rand(HCQ_F32, TX_SHAPE(16, 32), -1, 1, 81, x);
+    T_OK(hcq_realize(tx));
+    mm s = {.n = hcq_sum(tx, HCQ_AXES(1), true)->n, .count = 16};
+    refused(&s, LIST(3, UP(1, 0, 4), OPT(TT_OPT_LOCAL, 4), SMEM(8, 4)), "not a sum of products");
+}
