@@ -287,12 +287,16 @@ void mock_sched_point(mock_engine *e);
 typedef struct mock_fault {
     uint64_t va;      /* the faulting address */
     bool write;
+    bool mmu;         /* the GPU's mappings refused va; otherwise a fault of
+                         the SM's own (a misaligned or out-of-range access) */
     char what[768];   /* kernel, op, buffer, index, mapping seen */
 } mock_fault;
 
 /* Runs the kernel whose serialized IR sits at code_va, with its kernargs at
- * kernarg_va, over grid x block, on gpu. HCQ_EFAULT fills *fault (an access
- * the GPU's mappings refuse, including reading the code or the kernargs);
+ * kernarg_va, over grid x block, on gpu. HCQ_EFAULT fills *fault: an access
+ * the GPU's mappings refuse, including reading the code or the kernargs
+ * (fault->mmu), or one the interpreter refuses itself (a misaligned vector,
+ * local memory out of range);
  * other errors (malformed code) are HCQ_EFORMAT / HCQ_ELIMIT with a message;
  * HCQ_ESTATE: the engine is being stopped and the kernel was cancelled
  * (report nothing: the queue is going away). */

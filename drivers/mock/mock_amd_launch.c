@@ -278,7 +278,9 @@ static int run_mock_code(mock_amd_cp *cp, const mock_amd_dispatch *d)
     mock_fault f;
     hcq_status s = mock_shader_run_split(q->gpu->g, d->entry + h.ir_offset, kernargs, d->grid, d->block, &d->split, &f);
     if (s == HCQ_ESTATE) return 1; /* cancelled: the queue is being destroyed */
-    if (s == HCQ_EFAULT) {
+    if (s == HCQ_EFAULT) { /* (!f.mmu: the interpreter's own refusal, e.g. a misaligned vector the hardware's
+                              unaligned mode would run: the IR's rule is stricter, and a memory violation is the
+                              nearest thing the driver reports) */
         char what[900];
         snprintf(what, sizeof what, "%s xcc %u: %s", q->name, cp->xcc, f.what);
         mock_amd_memory_fault(q->gpu, f.va, strstr(f.what, "read-only") != NULL, what);

@@ -225,6 +225,8 @@ static int run_twin(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
     if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_BARRIER)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction parameter: bar.sync %u with QMD BARRIER_COUNT "
                               "%u: %s", tf.barrier, tf.barriers, f.what);
+    if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_MISALIGNED)
+        return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "misaligned address: %s", f.what);
     if (s == HCQ_EFAULT)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "shared memory address out of range: %s", f.what);
     if (s) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the kernel at the launch: %s", hcq_error_message());
@@ -431,7 +433,9 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
     mock_fault f;
     hcq_status s = mock_shader_run(g->g, prog, cb0 + g->f->param_base, grid, block, &f);
     if (s == HCQ_ESTATE) return mnv_chan_cancelled(c); /* the channel is being freed */
-    if (s == HCQ_EFAULT) return mnv_chan_mmu_fault(c, f.va, f.write, f.what);
+    if (s == HCQ_EFAULT && f.mmu) return mnv_chan_mmu_fault(c, f.va, f.write, f.what);
+    if (s == HCQ_EFAULT) /* the SM's own: a misaligned address, local memory out of range */
+        return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "%s", f.what);
     if (s) return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "the kernel at 0x%llx: %s", (unsigned long long)prog,
                                  hcq_error_message());
     return 0;

@@ -37,6 +37,7 @@ static hcq_status code_at(mock_gpu *gpu, uint64_t va, hcq_kernel **out, uint32_t
     if (!mock_gpu_access(gpu, va, IR_BLOB_HEADER, false, why, sizeof why)) {
         f->va = va;
         f->write = false;
+        f->mmu = true;
         snprintf(f->what, sizeof f->what, "fetching kernel code at 0x%llx: %s", (unsigned long long)va, why);
         return HCQ_EFAULT;
     }
@@ -47,6 +48,7 @@ static hcq_status code_at(mock_gpu *gpu, uint64_t va, hcq_kernel **out, uint32_t
     if (!mock_gpu_access(gpu, va, size, false, why, sizeof why)) {
         f->va = va;
         f->write = false;
+        f->mmu = true;
         snprintf(f->what, sizeof f->what, "fetching %zu bytes of kernel code at 0x%llx: %s", size,
                  (unsigned long long)va, why);
         return HCQ_EFAULT;
@@ -106,7 +108,7 @@ typedef struct run_ctx {
  * the first refused lane, so the last refusal is the faulting lane's */
 static _Thread_local struct {
     uint64_t va;
-    bool write;
+    bool write, set;
 } refused;
 
 static bool check(void *ctx, const hcq_interp_access *a, char *why, size_t why_size)
@@ -118,6 +120,7 @@ static bool check(void *ctx, const hcq_interp_access *a, char *why, size_t why_s
         return true;
     refused.va = a->addr;
     refused.write = a->write;
+    refused.set = true;
     return false;
 }
 
@@ -128,13 +131,14 @@ static hcq_status run_groups(void *ctx, uint64_t begin, uint64_t end)
     il.group_begin = begin;
     il.group_end = end;
     refused.va = 0;
+    refused.set = false;
     hcq_status s = hcq_interp_run(x->k, &il);
     if (s) {
         pthread_mutex_lock(&x->lock);
         if (!x->err) {
             x->err = s;
             snprintf(x->fault.what, sizeof x->fault.what, "%s", hcq_error_message());
-            if (s == HCQ_EFAULT) x->fault.va = refused.va, x->fault.write = refused.write;
+            if (s == HCQ_EFAULT) x->fault.va = refused.va, x->fault.write = refused.write, x->fault.mmu = refused.set;
         }
         pthread_mutex_unlock(&x->lock);
     }
@@ -173,6 +177,7 @@ hcq_status mock_shader_run_split(mock_gpu *gpu, uint64_t code_va, uint64_t kerna
     char why[256];
     if (kb && !mock_gpu_access(gpu, kernarg_va, kb, false, why, sizeof why)) {
         fault->va = kernarg_va;
+        fault->mmu = true;
         snprintf(fault->what, sizeof fault->what, "kernel `%s` reading its %u kernarg bytes at 0x%llx: %s",
                  hcq_kernel_name(x.k), kb, (unsigned long long)kernarg_va, why);
         hcq_kernel_destroy(x.k);

@@ -262,9 +262,11 @@ Test(mock_core, shader_runs_ir_from_gpu_memory_and_faults_on_bad_access)
     T_FAILS(mock_shader_run(gpu, code, kbad, grid, block, &f), HCQ_EFAULT);
     cr_assert_eq(f.va, bin, "fault va 0x%llx", (unsigned long long)f.va);
     cr_assert(f.write);
+    cr_assert(f.mmu, "the mappings refused it: an MMU fault");
     cr_assert(strstr(f.what, "dbl") && strstr(f.what, "read-only"), "%s", f.what);
     /* code that is not mapped for the GPU */
     T_FAILS(mock_shader_run(gpu, 0x1000, kargs, grid, block, &f), HCQ_EFAULT);
+    cr_assert(f.mmu);
     cr_assert(strstr(f.what, "kernel code"), "%s", f.what);
     /* mapped bytes that are not a kernel */
     T_FAILS(mock_shader_run(gpu, bin, kargs, grid, block, &f), HCQ_EFORMAT);
