@@ -50,7 +50,7 @@ static void rm_tree(const char *path)
     rmdir(path);
 }
 
-static void tmp_cleanup(void)
+void t_tmp_cleanup(void)
 {
     pid_t me = getpid();
     pthread_mutex_lock(&tmp_lock);
@@ -71,7 +71,7 @@ static void tmp_cleanup(void)
     pthread_mutex_unlock(&tmp_lock);
 }
 
-static void tmp_register_atexit(void) { atexit(tmp_cleanup); }
+static void tmp_register_atexit(void) { atexit(t_tmp_cleanup); }
 
 void t_tmp_remove_at_exit(const char *path)
 {

@@ -26,5 +26,9 @@ int t_tmpfile(char *buf, size_t size, const char *name);
 /* Removes path (a directory: with its contents) when this process exits:
  * for what another program makes at a path the test chose. */
 void t_tmp_remove_at_exit(const char *path);
+/* Removes now what this process made (registered with atexit; the TSan
+ * build's Criterion shim, whose failed assertions and skips end the test's
+ * process with _exit, calls it first). */
+void t_tmp_cleanup(void);
 
 #endif

@@ -70,5 +70,7 @@ __attribute__((format(printf, 1, 2))) void shim_log(const char *fmt, ...);
 #define cr_assert_float_eq(a, b, eps, ...) cr_assert(fabs((double)(a) - (double)(b)) <= (eps), __VA_ARGS__)
 #define cr_skip_test(...) shim_skip("" __VA_ARGS__)
 #define cr_log_info(...) shim_log(__VA_ARGS__)
+#define cr_log_warn(...) shim_log(__VA_ARGS__)
+#define cr_log_error(...) shim_log(__VA_ARGS__)
 
 #endif
