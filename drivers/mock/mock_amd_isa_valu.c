@@ -169,11 +169,19 @@ static float div_scale_f32(float s0, float s1, float s2, bool *vcc)
     *vcc = false;
     uint64_t b1 = fu(s1), b2 = fu(s2);
     bool d1 = fexp32(b1) == 0 && (b1 & 0x7fffff), d2 = fexp32(b2) == 0 && (b2 & 0x7fffff);
-    /* "1.0 / 64'F(S1.f) == DENORM.f64": the reciprocal as a double is
-     * never subnormal for an f32 denominator, so those two branches never
-     * apply to the f32 form; "S2.f / S1.f == DENORM.f": the f32 quotient */
+    /* "1.0 / 64'F(S1.f) == DENORM.f64", read literally, is never true for
+     * an f32 denominator (its reciprocal as a double is never subnormal);
+     * the reciprocal that matters is V_RCP_F32's, which is subnormal in f32
+     * for |S1| > 2^126. Without scaling then, the Newton steps of a
+     * division run on a subnormal reciprocal and the quotient can be an
+     * ulp off (4 / -FLT_MAX gave 0x80800000, not 0x80800001: tfuzz seed
+     * 1795850685). So, as for f64 below, the reciprocal is tested in the
+     * format's own precision and a large denominator scaled down by 2^-64
+     * (the numerator with it, or, when the quotient is subnormal too, the
+     * denominator alone with VCC, V_DIV_FMAS undoing it).
+     * "S2.f / S1.f == DENORM.f": the f32 quotient */
     float q = s2 / s1;
-    bool inv_denorm = false, q_denorm = q != 0 && fabsf(q) < 0x1p-126f;
+    bool inv_denorm = fabsf(s1) > 0x1p126f && !isinf(s1), q_denorm = q != 0 && fabsf(q) < 0x1p-126f;
     (void)d2;
     if (s2 == 0 || s1 == 0) return NAN;
     if (fexp32(b2) - fexp32(b1) >= 96) {
@@ -183,7 +191,7 @@ static float div_scale_f32(float s0, float s1, float s2, bool *vcc)
     if (d1) return ldexpf(s0, 64);
     if (inv_denorm && q_denorm) {
         *vcc = true;
-        return s0 == s1 ? ldexpf(s0, 64) : s0;
+        return s0 == s1 ? ldexpf(s0, -64) : s0;
     }
     if (inv_denorm) return ldexpf(s0, -64);
     if (q_denorm) {

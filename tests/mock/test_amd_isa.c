@@ -278,7 +278,8 @@ static void memcheck(const model *m)
 /* division at the ends of the range, bit for bit against the host's IEEE
  * division (clang's sequence is correctly rounded): huge denominators whose
  * reciprocal is subnormal (difftest seeds 1795804521, 1795804502: 1/DBL_MAX
- * was inf), subnormal quotients, operands and overflow */
+ * was inf; tfuzz seed 1795850685: 4 / -FLT_MAX, a normal quotient, was an
+ * ulp low), subnormal quotients, operands and overflow */
 static void division(const model *m)
 {
     run r = start(m);
@@ -290,16 +291,16 @@ static void division(const model *m)
                                 1.0, 7.0, 0x1p-1074, 2.5, 1e300, 1.0};
     static const double ed[] = {0x1.fffffffffffffp1023, 0x1p1023, 0x1.3p1022, 0x1.8p1022, 3.0, 0x1p-1074, 0x1.2p50, 0.5, 0x1p-2,
                                 3.0, 0x1.ffffp-1023, 0x1.5p1021, 0.75, 0x1p-1060, 1e-300, 0x1.0000000000001p1022};
-    static const float enf[] = {1.0f, 1.0f, 3.0f, 0x1p-126f, 1.0f, 0x1p-149f, 0x1.fffffep127f, 2.5f};
-    static const float edf[] = {0x1.fffffep127f, 0x1p127f, 0x1.3p126f, 3.0f, 0x1p-149f, 0.75f, 0.25f, 0x1p-140f};
+    static const float enf[] = {1.0f, 1.0f, 3.0f, 0x1p-126f, 1.0f, 0x1p-149f, 0x1.fffffep127f, 2.5f, 4.0f, 0x1.8p3f};
+    static const float edf[] = {0x1.fffffep127f, 0x1p127f, 0x1.3p126f, 3.0f, 0x1p-149f, 0.75f, 0.25f, 0x1p-140f, -0x1.fffffep127f, 0x1.000002p126f};
     uint64_t s = 0x243f6a8885a308d3ull;
     for (int i = 0; i < N; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         /* past the edge cases: quotients of random magnitudes, many of them subnormal */
         n[i] = i < 16 ? en[i] : ldexp(1.0 + (double)(s >> 12) * 0x1p-52, (int)(s % 2000) - 1000);
         d[i] = i < 16 ? ed[i] : ldexp(1.0 + (double)(s >> 20 & 0xffffffff) * 0x1p-32, (int)(s >> 8 % 2000) % 2000 - 1000 + 1020 * (i & 1));
-        nf[i] = i < 8 ? enf[i] : ldexpf(1.0f + (float)(s >> 41) * 0x1p-23f, (int)(s % 250) - 125);
-        df[i] = i < 8 ? edf[i] : ldexpf(1.0f + (float)(s >> 9 & 0x7fffff) * 0x1p-23f, (int)(s >> 32) % 250 - 125 + 100 * (i & 1));
+        nf[i] = i < 10 ? enf[i] : ldexpf(1.0f + (float)(s >> 41) * 0x1p-23f, (int)(s % 250) - 125);
+        df[i] = i < 10 ? edf[i] : ldexpf(1.0f + (float)(s >> 9 & 0x7fffff) * 0x1p-23f, (int)(s >> 32) % 250 - 125 + 100 * (i & 1));
     }
     hcq_buffer *bn = t_buffer_from(r.d, n, sizeof n), *bd = t_buffer_from(r.d, d, sizeof d), *bq = zeros(&r, sizeof q);
     hcq_buffer *bnf = t_buffer_from(r.d, nf, sizeof nf), *bdf = t_buffer_from(r.d, df, sizeof df), *bqf = zeros(&r, sizeof qf);
