@@ -100,6 +100,21 @@ static cc_twin_fault *new_fault(run *r, int kind)
     return f;
 }
 
+/* A global access the twin may not make (kind GLOBAL or MISALIGNED). */
+static cc_twin_fault *access_fault(run *r, int kind, unsigned long long addr, unsigned size, unsigned param,
+                                   int write, long long index)
+{
+    cc_twin_fault *f = new_fault(r, kind);
+    if (f) {
+        f->addr = addr;
+        f->size = size;
+        f->param = param;
+        f->write = write;
+        f->index = index;
+    }
+    return f;
+}
+
 static int rt_check(void *ctx, unsigned long long addr, unsigned size, unsigned param, int write, long long index,
                     hcq_twin_range *rg)
 {
@@ -115,15 +130,8 @@ static int rt_check(void *ctx, unsigned long long addr, unsigned size, unsigned 
         }
         return 1;
     }
-    cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_GLOBAL);
-    if (f) {
-        f->addr = addr;
-        f->size = size;
-        f->write = write;
-        f->param = param;
-        f->index = index;
-        snprintf(f->why, sizeof f->why, "%s", why);
-    }
+    cc_twin_fault *f = access_fault(r, CC_TWIN_FAULT_GLOBAL, addr, size, param, write, index);
+    if (f) snprintf(f->why, sizeof f->why, "%s", why);
     return 0;
 }
 
@@ -182,15 +190,7 @@ static void rt_barrier(void *ctx, unsigned id)
 static void rt_misaligned(void *ctx, unsigned long long addr, unsigned size, unsigned param, int write,
                           long long index)
 {
-    run *r = ctx;
-    cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_MISALIGNED);
-    if (f) {
-        f->addr = addr;
-        f->size = size;
-        f->param = param;
-        f->write = write;
-        f->index = index;
-    }
+    access_fault(ctx, CC_TWIN_FAULT_MISALIGNED, addr, size, param, write, index);
 }
 
 static const hcq_twin_rt rt = {rt_check, rt_local_fault, rt_barrier, rt_misaligned};

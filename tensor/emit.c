@@ -271,6 +271,21 @@ static hcq_ir_ref reduce_op(tt_lw *L, tt_rop rop, hcq_ir_ref acc, hcq_ir_ref v)
 
 #define MAX_RLOOPS TT_MAX_DIMS
 
+/* The reduction's loops: its reduced dims of extent > 1, outermost first,
+ * and the number of elements each output sums. */
+static int em_red_axes(const tt_node *R, int axes[MAX_RLOOPS], int64_t *total)
+{
+    const tt_node *src = R->src[0];
+    int na = 0;
+    *total = 1;
+    for (int d = 0; d < src->ndim; d++)
+        if ((R->axes & (1u << d)) && src->shape[d] != 1) {
+            axes[na++] = d;
+            *total *= src->shape[d];
+        }
+    return na;
+}
+
 /* The main reduction with smem (plan.c's smem_rules): per slice of bk
  * reduced elements, the group copies the values of the factor that does
  * not move with the columns (A) for its bm block rows, and of the other (B)
@@ -324,13 +339,9 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     done = true;
     hcq_dtype odt = (hcq_dtype)R->dtype;
     hcq_dtype adt = (odt == HCQ_F16 || odt == HCQ_BF16) ? HCQ_F32 : odt;
-    int axes[MAX_RLOOPS], na = 0;
-    int64_t rtot = 1;
-    for (int d = 0; d < src->ndim; d++)
-        if ((R->axes & (1u << d)) && src->shape[d] != 1) {
-            axes[na++] = d;
-            rtot *= src->shape[d];
-        }
+    int axes[MAX_RLOOPS];
+    int64_t rtot;
+    int na = em_red_axes(R, axes, &rtot);
     hcq_ir_ref ident = tt_irb_val(b, adt, tt_reduce_neutral(TT_R_SUM, adt));
     for (int p = 0; p < ntile; p++) acc[p] = tt_irb_acc(b, ident);
     tt_node *fac[2] = {src->src[fa], src->src[1 - fa]};
@@ -447,13 +458,9 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
     if (R == L->plan.main && L->plan.smem_bk && em_reduce_smem(L, R, nl, lanes, out)) return;
     int64_t ru = main ? L->plan.red_up : 1;
     if (ru < 1) ru = 1;
-    int axes[MAX_RLOOPS], na = 0;
-    int64_t rtot = 1;
-    for (int d = 0; d < src->ndim; d++)
-        if ((R->axes & (1u << d)) && src->shape[d] != 1) {
-            axes[na++] = d;
-            rtot *= src->shape[d];
-        }
+    int axes[MAX_RLOOPS];
+    int64_t rtot;
+    int na = em_red_axes(R, axes, &rtot);
     if (ru > 1 && (!na || src->shape[axes[na - 1]] % ru || src->sym[axes[na - 1]])) ru = 1;
     int nacc = nl * (int)ru;
     hcq_ir_ref *acc = calloc((size_t)nacc, sizeof *acc);
