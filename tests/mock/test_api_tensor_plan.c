@@ -26,6 +26,7 @@
 #include "compiler/cc.h"
 #include "hcqtest.h"
 #include "tensor/lower.h"
+#include "plantest.h"
 #include "tensortest.h"
 
 TestSuite(tensor_plan, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
@@ -52,52 +53,6 @@ static tt_node *under_views(hcq_tensor *t)
     return n;
 }
 
-/* n (its sources realized) lowered with list o (NULL: the default), run
- * by hand into a new buffer; its values in out */
-static hcq_status run_plan(hcq_ctx *c, tt_node *n, const tt_opts *o, float *out, uint64_t count, tt_lowered *meta)
-{
-    tt_key key = {0};
-    tt_lowered lw;
-    hcq_status s = tt_key_make(c, &n, 1, &key);
-    if (!s) s = tt_lower_opts(c, &n, 1, &key, o, &lw);
-    if (s) {
-        tt_key_free(&key);
-        return s;
-    }
-    const hcq_kernel *kept = NULL;
-    if (meta) *meta = lw, meta->k = NULL;
-    hcq_program *p = tt_get_program(c, lw.k, &kept);
-    cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
-    tt_buf *ob = T_NONNULL(tt_buf_alloc(c, count * 4));
-    hcq_arg args[TT_MAX_PARAMS];
-    args[0] = hcq_arg_buffer(ob->hb);
-    for (uint32_t i = 0; i < key.nin; i++) {
-        cr_assert_not_null(key.in[i].buf, "input %u is a buffer", i);
-        args[1 + i] = hcq_arg_buffer(key.in[i].buf->hb);
-    }
-    T_OK(hcq_launch(p, args, 1 + key.nin, hcq_dims_3d(lw.grid[0], lw.grid[1], lw.grid[2], lw.block[0], lw.block[1], lw.block[2])));
-    T_OK(hcq_buffer_copyout(out, ob->hb, 0, count * 4));
-    tt_buf_unref(ob);
-    tt_key_free(&key);
-    return HCQ_OK;
-}
-
-static tt_opts LIST(int n, ...)
-{
-    tt_opts o;
-    memset(&o, 0, sizeof o);
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) {
-        tt_opt c = va_arg(ap, tt_opt);
-        o.o[o.n++] = c;
-    }
-    va_end(ap);
-    return o;
-}
-#define UP(slot, dim, amt) ((tt_opt){TT_OPT_UPCAST, (slot), (dim), (amt)})
-#define OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
-#define PAD(dim, amt) ((tt_opt){TT_OPT_PADTO, -1, (dim), (amt)})
 
 /* the 24x16 @ 16x32 matmul's reduction on c, and its values on the host */
 static tt_node *matmul_node(hcq_ctx *c, double *want)
@@ -145,7 +100,7 @@ Test(tensor_plan, default_list_is_todays_plan)
     cr_assert(!memcmp(def.grid, forced.grid, sizeof def.grid) && !memcmp(def.block, forced.block, sizeof def.block));
     tt_lowered_free(&forced);
     /* another list: another kernel */
-    tt_opts other = LIST(3, UP(0, 0, 4), UP(1, 1, 8), OPT(TT_OPT_LOCAL, 2));
+    tt_opts other = tp_list(3, TP_UP(0, 0, 4), TP_UP(1, 1, 8), TP_OPT(TT_OPT_LOCAL, 2));
     T_OK(tt_lower_opts(c, &mm, 1, &key, &other, &forced));
     cr_assert(strcmp(forced.name, def.name) || hcq_kernel_op_count(forced.k) != hcq_kernel_op_count(def.k), "a plan change is another kernel");
     tt_lowered_free(&forced);
@@ -173,20 +128,20 @@ Test(tensor_plan, each_choice_gives_the_right_values)
     tt_node *mm = matmul_node(c, want);
     /* the matmul's reduction is [24, 32, 1] (d0 rows, d1 columns) */
     const tt_opts lists[] = {
-        LIST(3, UP(0, 0, 3), UP(1, 1, 8), OPT(TT_OPT_LOCAL, 1)),                           /* another tile */
-        LIST(4, UP(0, 0, 5), PAD(0, 5), UP(1, 1, 16), OPT(TT_OPT_LOCAL, 2)),              /* rows padded: 24 -> 25 */
-        LIST(3, UP(1, 1, 32), OPT(TT_OPT_UNROLL, 4), OPT(TT_OPT_LOCAL, 4)),               /* accumulators along k */
-        LIST(4, UP(0, 0, 2), UP(1, 1, 8), OPT(TT_OPT_LOCAL, 5), OPT(TT_OPT_BLOCK, 2)),    /* a blocked walk, a gated tail */
-        LIST(1, OPT(TT_OPT_GROUP, 16)),                                                   /* a work-group per output */
-        LIST(1, OPT(TT_OPT_LOCAL, 7)),                                                    /* one output per work-item */
-        LIST(2, UP(1, 0, 4), OPT(TT_OPT_LOCAL, 3)),                                       /* rows in slot 1 */
+        tp_list(3, TP_UP(0, 0, 3), TP_UP(1, 1, 8), TP_OPT(TT_OPT_LOCAL, 1)),                           /* another tile */
+        tp_list(4, TP_UP(0, 0, 5), TP_PAD(0, 5), TP_UP(1, 1, 16), TP_OPT(TT_OPT_LOCAL, 2)),              /* rows padded: 24 -> 25 */
+        tp_list(3, TP_UP(1, 1, 32), TP_OPT(TT_OPT_UNROLL, 4), TP_OPT(TT_OPT_LOCAL, 4)),               /* accumulators along k */
+        tp_list(4, TP_UP(0, 0, 2), TP_UP(1, 1, 8), TP_OPT(TT_OPT_LOCAL, 5), TP_OPT(TT_OPT_BLOCK, 2)),    /* a blocked walk, a gated tail */
+        tp_list(1, TP_OPT(TT_OPT_GROUP, 16)),                                                   /* a work-group per output */
+        tp_list(1, TP_OPT(TT_OPT_LOCAL, 7)),                                                    /* one output per work-item */
+        tp_list(2, TP_UP(1, 0, 4), TP_OPT(TT_OPT_LOCAL, 3)),                                       /* rows in slot 1 */
     };
     for (size_t t = 0; t < sizeof lists / sizeof lists[0]; t++) {
         char words[256];
         tt_opts_format(&lists[t], words, sizeof words);
         memset(got, 0xff, sizeof got);
         tt_lowered meta;
-        hcq_status s = run_plan(c, mm, &lists[t], got, 24 * 32, &meta);
+        hcq_status s = tp_run_plan(c, mm, &lists[t], got, 24 * 32, &meta);
         cr_assert_eq(s, HCQ_OK, "plan %s: %s", words, hcq_error_message());
         double g[24 * 32];
         for (int i = 0; i < 24 * 32; i++) g[i] = got[i];
@@ -203,14 +158,14 @@ Test(tensor_plan, each_choice_gives_the_right_values)
         for (int j = 0; j < 64; j++) rs[i] += x[i * 64 + j];
     }
     const tt_opts rlists[] = {
-        LIST(2, OPT(TT_OPT_UNROLL, 8), OPT(TT_OPT_LOCAL, 2)),
-        LIST(3, UP(0, 0, 3), PAD(0, 3), OPT(TT_OPT_UNROLL, 2)),
-        LIST(1, OPT(TT_OPT_GROUP, 32)),
+        tp_list(2, TP_OPT(TT_OPT_UNROLL, 8), TP_OPT(TT_OPT_LOCAL, 2)),
+        tp_list(3, TP_UP(0, 0, 3), TP_PAD(0, 3), TP_OPT(TT_OPT_UNROLL, 2)),
+        tp_list(1, TP_OPT(TT_OPT_GROUP, 32)),
     };
     for (size_t t = 0; t < sizeof rlists / sizeof rlists[0]; t++) {
         char words[256];
         tt_opts_format(&rlists[t], words, sizeof words);
-        cr_assert_eq(run_plan(c, sum, &rlists[t], rg, 8, NULL), HCQ_OK, "plan %s: %s", words, hcq_error_message());
+        cr_assert_eq(tp_run_plan(c, sum, &rlists[t], rg, 8, NULL), HCQ_OK, "plan %s: %s", words, hcq_error_message());
         double g[8];
         for (int i = 0; i < 8; i++) g[i] = rg[i];
         tx_close(g, rs, 8, 1e-5, 1e-5, words);
@@ -223,7 +178,7 @@ static void refused(hcq_ctx *c, tt_node *n, tt_opts o, hcq_status want, const ch
     float out[24 * 32];
     char words[256];
     tt_opts_format(&o, words, sizeof words);
-    hcq_status s = run_plan(c, n, &o, out, 24 * 32, NULL);
+    hcq_status s = tp_run_plan(c, n, &o, out, 24 * 32, NULL);
     cr_assert_eq(s, want, "plan %s: %d (%s)", words, s, hcq_error_message());
     cr_assert(strstr(hcq_error_message(), says), "plan %s: %s", words, hcq_error_message());
 }
@@ -234,18 +189,18 @@ Test(tensor_plan, choices_that_do_not_fit_are_refused)
     hcq_ctx *c = pinned_ctx();
     double want[24 * 32];
     tt_node *mm = matmul_node(c, want);
-    refused(c, mm, LIST(1, OPT(TT_OPT_VECTOR, 4)), HCQ_ENOTSUP, "vector types");
-    refused(c, mm, LIST(1, OPT(TT_OPT_SMEM, 1)), HCQ_EINVAL, "column tile");
-    refused(c, mm, LIST(1, OPT(TT_OPT_TC, 1)), HCQ_ENOTSUP, "tensor cores");
-    refused(c, mm, LIST(1, UP(0, 0, 5)), HCQ_EINVAL, "does not divide");
-    refused(c, mm, LIST(2, UP(0, 0, 4), PAD(0, 4)), HCQ_EINVAL, "multiple already");
-    refused(c, mm, LIST(1, OPT(TT_OPT_UNROLL, 3)), HCQ_EINVAL, "dividing the innermost");
-    refused(c, mm, LIST(1, OPT(TT_OPT_UNROLL, 32)), HCQ_EINVAL, "2 to 16"); /* the emitter's bound */
-    refused(c, mm, LIST(2, UP(1, 1, 8), OPT(TT_OPT_BLOCK, 2)), HCQ_EINVAL, "register tile");
-    refused(c, mm, LIST(2, OPT(TT_OPT_GROUP, 16), UP(1, 1, 8)), HCQ_EINVAL, "group");
-    refused(c, mm, LIST(1, OPT(TT_OPT_GROUP, 12)), HCQ_EINVAL, "power of 2");
-    refused(c, mm, LIST(1, UP(0, 7, 2)), HCQ_EINVAL, "dims");
-    refused(c, mm, LIST(1, OPT(TT_OPT_LOCAL, 100000)), HCQ_EINVAL, "work-items");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_VECTOR, 4)), HCQ_ENOTSUP, "vector types");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_SMEM, 1)), HCQ_EINVAL, "column tile");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_TC, 1)), HCQ_ENOTSUP, "tensor cores");
+    refused(c, mm, tp_list(1, TP_UP(0, 0, 5)), HCQ_EINVAL, "does not divide");
+    refused(c, mm, tp_list(2, TP_UP(0, 0, 4), TP_PAD(0, 4)), HCQ_EINVAL, "multiple already");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_UNROLL, 3)), HCQ_EINVAL, "dividing the innermost");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_UNROLL, 32)), HCQ_EINVAL, "2 to 16"); /* the emitter's bound */
+    refused(c, mm, tp_list(2, TP_UP(1, 1, 8), TP_OPT(TT_OPT_BLOCK, 2)), HCQ_EINVAL, "register tile");
+    refused(c, mm, tp_list(2, TP_OPT(TT_OPT_GROUP, 16), TP_UP(1, 1, 8)), HCQ_EINVAL, "group");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_GROUP, 12)), HCQ_EINVAL, "power of 2");
+    refused(c, mm, tp_list(1, TP_UP(0, 7, 2)), HCQ_EINVAL, "dims");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_LOCAL, 100000)), HCQ_EINVAL, "work-items");
     T_OK(hcq_ctx_destroy(c));
 }
 

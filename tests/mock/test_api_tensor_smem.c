@@ -23,25 +23,11 @@
 
 #include "hcqtest.h"
 #include "tensor/lower.h"
+#include "plantest.h"
 #include "tensortest.h"
 
 TestSuite(tensor_smem, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
-#define UP(slot, dim, amt) ((tt_opt){TT_OPT_UPCAST, (slot), (dim), (amt)})
-#define OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
-#define PAD(dim, amt) ((tt_opt){TT_OPT_PADTO, -1, (dim), (amt)})
-#define SMEM(bk, cols) ((tt_opt){TT_OPT_SMEM, (cols), -1, (bk)})
-
-static tt_opts LIST(int n, ...)
-{
-    tt_opts o;
-    memset(&o, 0, sizeof o);
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) o.o[o.n++] = va_arg(ap, tt_opt);
-    va_end(ap);
-    return o;
-}
 
 /* The compiled CPU target builds each kernel with clang (~1 s of CPU on a
  * cold cache) and never takes smem by default: the suite runs a few of its
@@ -53,38 +39,6 @@ static bool has_smem(const tt_opts *o)
     for (uint32_t i = 0; i < o->n; i++)
         if (o->o[i].kind == TT_OPT_SMEM) return true;
     return false;
-}
-
-/* n (an f32 node, its sources realized) lowered with list o (NULL: the
- * default) and run by hand; its values in out, its choices in used */
-static hcq_status run_plan(tt_node *n, const tt_opts *o, float *out, uint64_t count, tt_opts *used)
-{
-    hcq_ctx *c = tx_ctx;
-    tt_key key = {0};
-    tt_lowered lw;
-    cr_assert_eq(n->dtype, HCQ_F32);
-    hcq_status s = tt_key_make(c, &n, 1, &key);
-    if (!s) s = tt_lower_opts(c, &n, 1, &key, o, &lw);
-    if (s) {
-        tt_key_free(&key);
-        return s;
-    }
-    if (used) *used = lw.opts;
-    const hcq_kernel *kept = NULL;
-    hcq_program *p = tt_get_program(c, lw.k, &kept);
-    cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
-    tt_buf *ob = T_NONNULL(tt_buf_alloc(c, count * 4));
-    hcq_arg args[TT_MAX_PARAMS];
-    args[0] = hcq_arg_buffer(ob->hb);
-    for (uint32_t i = 0; i < key.nin; i++) {
-        cr_assert_not_null(key.in[i].buf, "input %u is a buffer", i);
-        args[1 + i] = hcq_arg_buffer(key.in[i].buf->hb);
-    }
-    T_OK(hcq_launch(p, args, 1 + key.nin, hcq_dims_3d(lw.grid[0], lw.grid[1], lw.grid[2], lw.block[0], lw.block[1], lw.block[2])));
-    T_OK(hcq_buffer_copyout(out, ob->hb, 0, count * 4));
-    tt_buf_unref(ob);
-    tt_key_free(&key);
-    return HCQ_OK;
 }
 
 /* A batched matmul [B, M, K] @ [B, K, N] of dtype dt (B = 0: 2-d), as an
@@ -152,7 +106,7 @@ static void run_exact(const mm *m, tt_opts o, float *got)
     char words[256];
     tt_opts_format(&o, words, sizeof words);
     memset(got, 0xff, sizeof *got * (size_t)m->count);
-    hcq_status s = run_plan(m->n, &o, got, (uint64_t)m->count, NULL);
+    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, (uint64_t)m->count, NULL);
     cr_assert_eq(s, HCQ_OK, "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
     check_exact(m, got, words);
 }
@@ -161,8 +115,9 @@ Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
 {
     mm m = make_mm(HCQ_F32, 0, 64, 48, 64, 11);
     float *got = malloc(sizeof *got * (size_t)m.count);
-    tt_opts used;
-    T_OK(run_plan(m.n, NULL, got, (uint64_t)m.count, &used));
+    tt_lowered meta;
+    T_OK(tp_run_plan(tx_ctx, m.n, NULL, got, (uint64_t)m.count, &meta));
+    tt_opts used = meta.opts;
     char words[256];
     tt_opts_format(&used, words, sizeof words);
     if (tx_ctx->cpu_style)
@@ -189,30 +144,30 @@ Test(tensor_smem, forced_plans_are_exact)
     float *got = malloc(sizeof *got * (size_t)(most > sq.count ? most : sq.count));
     bool all = !few();
     if (all) {
-        run_exact(&sq, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(8, 4)), got);
-        run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 24), SMEM(5, 8)), got); /* 3 x 8 tiles; 5 does not divide 32 */
-        run_exact(&sq, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(32, 4)), got); /* one slice */
-        run_exact(&sq, LIST(3, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4)), got);                /* the plain tile: the same values */
+        run_exact(&sq, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 16), TP_SMEM(8, 4)), got);
+        run_exact(&sq, tp_list(4, TP_UP(0, 0, 2), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 24), TP_SMEM(5, 8)), got); /* 3 x 8 tiles; 5 does not divide 32 */
+        run_exact(&sq, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 16), TP_SMEM(32, 4)), got); /* one slice */
+        run_exact(&sq, tp_list(3, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4)), got);                /* the plain tile: the same values */
     }
     /* several warps / waves a group (the barriers matter): 2 x 2 tiles in
      * 8 x 8 and 16 x 8 blocks (the second past the edge) */
-    if (all) run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 64), SMEM(4, 8)), got);
-    run_exact(&sq, LIST(4, UP(0, 0, 2), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 128), SMEM(8, 8)), got);
-    run_exact(&rg, LIST(5, UP(0, 0, 4), PAD(0, 4), UP(1, 1, 2), OPT(TT_OPT_LOCAL, 32), SMEM(16, 8)), got);
-    if (all) run_exact(&rg, LIST(5, UP(0, 0, 5), PAD(0, 5), UP(1, 1, 10), OPT(TT_OPT_LOCAL, 6), SMEM(4, 3)), got);
-    run_exact(&bt, LIST(5, UP(0, 1, 2), PAD(1, 2), UP(1, 2, 4), OPT(TT_OPT_LOCAL, 12), SMEM(8, 3)), got);
-    if (all) run_exact(&bt, LIST(5, UP(0, 1, 4), PAD(1, 4), UP(1, 2, 8), OPT(TT_OPT_LOCAL, 8), SMEM(16, 2)), got);
+    if (all) run_exact(&sq, tp_list(4, TP_UP(0, 0, 2), TP_UP(1, 1, 2), TP_OPT(TT_OPT_LOCAL, 64), TP_SMEM(4, 8)), got);
+    run_exact(&sq, tp_list(4, TP_UP(0, 0, 2), TP_UP(1, 1, 2), TP_OPT(TT_OPT_LOCAL, 128), TP_SMEM(8, 8)), got);
+    run_exact(&rg, tp_list(5, TP_UP(0, 0, 4), TP_PAD(0, 4), TP_UP(1, 1, 2), TP_OPT(TT_OPT_LOCAL, 32), TP_SMEM(16, 8)), got);
+    if (all) run_exact(&rg, tp_list(5, TP_UP(0, 0, 5), TP_PAD(0, 5), TP_UP(1, 1, 10), TP_OPT(TT_OPT_LOCAL, 6), TP_SMEM(4, 3)), got);
+    run_exact(&bt, tp_list(5, TP_UP(0, 1, 2), TP_PAD(1, 2), TP_UP(1, 2, 4), TP_OPT(TT_OPT_LOCAL, 12), TP_SMEM(8, 3)), got);
+    if (all) run_exact(&bt, tp_list(5, TP_UP(0, 1, 4), TP_PAD(1, 4), TP_UP(1, 2, 8), TP_OPT(TT_OPT_LOCAL, 8), TP_SMEM(16, 2)), got);
     /* x @ w^T: both factors copied along the reduction */
     mm lt = make_mm_t(HCQ_F32, 0, 20, 36, 24, 24, true);
-    run_exact(&lt, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 6), SMEM(16, 3)), got);
+    run_exact(&lt, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 6), TP_SMEM(16, 3)), got);
     free(lt.want);
     /* halfs: the f32 reduction of the cast inputs, rounded once */
     static const hcq_dtype halfs[] = {HCQ_F16, HCQ_BF16};
     for (int h = 0; h < (all ? 2 : 1); h++) {
         mm hm = make_mm(halfs[h], 0, 24, 40, 32, 30 + (uint32_t)h);
         float *hg = malloc(sizeof *hg * (size_t)hm.count);
-        run_exact(&hm, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(16, 4)), hg);
-        if (all) run_exact(&hm, LIST(3, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4)), hg);
+        run_exact(&hm, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 16), TP_SMEM(16, 4)), hg);
+        if (all) run_exact(&hm, tp_list(3, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4)), hg);
         free(hg);
         free(hm.want);
     }
@@ -305,7 +260,7 @@ static void refused(const mm *m, tt_opts o, const char *says)
     float *got = malloc(sizeof *got * (size_t)m->count);
     char words[256];
     tt_opts_format(&o, words, sizeof words);
-    hcq_status s = run_plan(m->n, &o, got, (uint64_t)m->count, NULL);
+    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, (uint64_t)m->count, NULL);
     cr_assert_eq(s, HCQ_EINVAL, "plan %s: %d (%s)", words, s, hcq_error_message());
     cr_assert(strstr(hcq_error_message(), says), "plan %s: %s", words, hcq_error_message());
     free(got);
@@ -314,21 +269,21 @@ static void refused(const mm *m, tt_opts o, const char *says)
 Test(tensor_smem, lists_that_do_not_fit_are_refused)
 {
     mm m = make_mm(HCQ_F32, 0, 32, 32, 32, 80);
-    refused(&m, LIST(3, UP(1, 1, 4), OPT(TT_OPT_LOCAL, 8), SMEM(8, 4)), "register tile");
-    refused(&m, LIST(3, UP(0, 0, 4), UP(1, 1, 4), SMEM(8, 4)), "multiple of the 4 column tiles");
-    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 6), SMEM(8, 4)), "multiple of the 4 column tiles");
-    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(0, 4)), "a slice of 1 to 64");
-    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(33, 4)), "at most the reduction's 32");
-    refused(&m, LIST(4, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(8, 0)), "column tile");
-    refused(&m, LIST(5, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), SMEM(8, 4), SMEM(8, 4)), "twice");
-    refused(&m, LIST(5, UP(0, 0, 4), UP(1, 1, 4), OPT(TT_OPT_LOCAL, 4), OPT(TT_OPT_BLOCK, 2), SMEM(8, 4)), "no group, unroll or block");
+    refused(&m, tp_list(3, TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 8), TP_SMEM(8, 4)), "register tile");
+    refused(&m, tp_list(3, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_SMEM(8, 4)), "multiple of the 4 column tiles");
+    refused(&m, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 6), TP_SMEM(8, 4)), "multiple of the 4 column tiles");
+    refused(&m, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_SMEM(0, 4)), "a slice of 1 to 64");
+    refused(&m, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_SMEM(33, 4)), "at most the reduction's 32");
+    refused(&m, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_SMEM(8, 0)), "column tile");
+    refused(&m, tp_list(5, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_SMEM(8, 4), TP_SMEM(8, 4)), "twice");
+    refused(&m, tp_list(5, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_OPT(TT_OPT_BLOCK, 2), TP_SMEM(8, 4)), "no group, unroll or block");
     /* one 8 x 32 tile per group: 1280 copies per work-item per slice */
-    refused(&m, LIST(4, UP(0, 0, 8), UP(1, 1, 32), OPT(TT_OPT_LOCAL, 1), SMEM(32, 1)), "copies per work-item");
+    refused(&m, tp_list(4, TP_UP(0, 0, 8), TP_UP(1, 1, 32), TP_OPT(TT_OPT_LOCAL, 1), TP_SMEM(32, 1)), "copies per work-item");
     free(m.want);
     /* a sum that is not of products: nothing to stage */
     double x[16 * 32];
     hcq_tensor *tx = tx_rand(HCQ_F32, TX_SHAPE(16, 32), -1, 1, 81, x);
     T_OK(hcq_realize(tx));
     mm s = {.n = hcq_sum(tx, HCQ_AXES(1), true)->n, .count = 16};
-    refused(&s, LIST(3, UP(1, 0, 4), OPT(TT_OPT_LOCAL, 4), SMEM(8, 4)), "not a sum of products");
+    refused(&s, tp_list(3, TP_UP(1, 0, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_SMEM(8, 4)), "not a sum of products");
 }
