@@ -15,20 +15,51 @@ __device__ static unsigned pack(const unsigned short *x, int lo, int hi)
     return (unsigned)x[lo] | (unsigned)x[hi] << 16;
 }
 
+// lane (g, t)'s A fragment (a[0..3]) of a row-major 16x16 tile and its B fragment (b[0..1]) of a
+// row-major 16x8 (K x N) tile, gathered from global memory
+struct frags {
+    unsigned a[4], b[2];
+};
+__device__ static frags load_ab(const unsigned short *a, const unsigned short *b, int g, int t)
+{
+    frags f;
+    f.a[0] = pack(a, g * 16 + 2 * t, g * 16 + 2 * t + 1), f.a[1] = pack(a, (g + 8) * 16 + 2 * t, (g + 8) * 16 + 2 * t + 1);
+    f.a[2] = pack(a, g * 16 + 2 * t + 8, g * 16 + 2 * t + 9), f.a[3] = pack(a, (g + 8) * 16 + 2 * t + 8, (g + 8) * 16 + 2 * t + 9);
+    f.b[0] = pack(b, (2 * t) * 8 + g, (2 * t + 1) * 8 + g), f.b[1] = pack(b, (2 * t + 8) * 8 + g, (2 * t + 9) * 8 + g);
+    return f;
+}
+
+// lane (g, t)'s four f32 elements of a row-major 16x8 C or D tile
+struct acc4 {
+    float v[4];
+};
+__device__ static acc4 load_c(const float *c, int g, int t)
+{
+    acc4 r = {{c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]}};
+    return r;
+}
+__device__ static void store_d(float *d, int g, int t, acc4 r)
+{
+    d[g * 8 + 2 * t] = r.v[0], d[g * 8 + 2 * t + 1] = r.v[1], d[(g + 8) * 8 + 2 * t] = r.v[2], d[(g + 8) * 8 + 2 * t + 1] = r.v[3];
+}
+
+// D = A B + C with f32 accumulators and inputs of type TY (f16 or bf16)
+#define MMA_F32(TY, f, cc, dd)                                                                                           \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "  \
+                 "{%10,%11,%12,%13};"                                                                                    \
+                 : "=f"(dd.v[0]), "=f"(dd.v[1]), "=f"(dd.v[2]), "=f"(dd.v[3])                                            \
+                 : "r"(f.a[0]), "r"(f.a[1]), "r"(f.a[2]), "r"(f.a[3]), "r"(f.b[0]), "r"(f.b[1]), "f"(cc.v[0]),          \
+                   "f"(cc.v[1]), "f"(cc.v[2]), "f"(cc.v[3]))
+
 // fragments loaded from global memory by each lane; f32 accumulator; f16 inputs
 extern "C" __global__ void mma_f16_f32(const unsigned short *a, const unsigned short *b, const float *c, float *d)
 {
     int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     a += 256 * w, b += 128 * w, c += 128 * w, d += 128 * w;
-    unsigned a0 = pack(a, g * 16 + 2 * t, g * 16 + 2 * t + 1), a1 = pack(a, (g + 8) * 16 + 2 * t, (g + 8) * 16 + 2 * t + 1);
-    unsigned a2 = pack(a, g * 16 + 2 * t + 8, g * 16 + 2 * t + 9), a3 = pack(a, (g + 8) * 16 + 2 * t + 8, (g + 8) * 16 + 2 * t + 9);
-    unsigned b0 = pack(b, (2 * t) * 8 + g, (2 * t + 1) * 8 + g), b1 = pack(b, (2 * t + 8) * 8 + g, (2 * t + 9) * 8 + g);
-    float c0 = c[g * 8 + 2 * t], c1 = c[g * 8 + 2 * t + 1], c2 = c[(g + 8) * 8 + 2 * t], c3 = c[(g + 8) * 8 + 2 * t + 1];
-    float d0, d1, d2, d3;
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
-                 : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
-    d[g * 8 + 2 * t] = d0, d[g * 8 + 2 * t + 1] = d1, d[(g + 8) * 8 + 2 * t] = d2, d[(g + 8) * 8 + 2 * t + 1] = d3;
+    frags f = load_ab(a, b, g, t);
+    acc4 cc = load_c(c, g, t), dd;
+    MMA_F32("f16", f, cc, dd);
+    store_d(d, g, t, dd);
 }
 
 // the same with bf16 inputs
@@ -36,15 +67,10 @@ extern "C" __global__ void mma_bf16_f32(const unsigned short *a, const unsigned 
 {
     int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     a += 256 * w, b += 128 * w, c += 128 * w, d += 128 * w;
-    unsigned a0 = pack(a, g * 16 + 2 * t, g * 16 + 2 * t + 1), a1 = pack(a, (g + 8) * 16 + 2 * t, (g + 8) * 16 + 2 * t + 1);
-    unsigned a2 = pack(a, g * 16 + 2 * t + 8, g * 16 + 2 * t + 9), a3 = pack(a, (g + 8) * 16 + 2 * t + 8, (g + 8) * 16 + 2 * t + 9);
-    unsigned b0 = pack(b, (2 * t) * 8 + g, (2 * t + 1) * 8 + g), b1 = pack(b, (2 * t + 8) * 8 + g, (2 * t + 9) * 8 + g);
-    float c0 = c[g * 8 + 2 * t], c1 = c[g * 8 + 2 * t + 1], c2 = c[(g + 8) * 8 + 2 * t], c3 = c[(g + 8) * 8 + 2 * t + 1];
-    float d0, d1, d2, d3;
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
-                 : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
-    d[g * 8 + 2 * t] = d0, d[g * 8 + 2 * t + 1] = d1, d[(g + 8) * 8 + 2 * t] = d2, d[(g + 8) * 8 + 2 * t + 1] = d3;
+    frags f = load_ab(a, b, g, t);
+    acc4 cc = load_c(c, g, t), dd;
+    MMA_F32("bf16", f, cc, dd);
+    store_d(d, g, t, dd);
 }
 
 // f16 accumulator: C and D are f16 (row-major 16x8 16-bit values)
@@ -53,13 +79,11 @@ extern "C" __global__ void mma_f16_f16(const unsigned short *a, const unsigned s
 {
     int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     a += 256 * w, b += 128 * w, c += 128 * w, d += 64 * w;
-    unsigned a0 = pack(a, g * 16 + 2 * t, g * 16 + 2 * t + 1), a1 = pack(a, (g + 8) * 16 + 2 * t, (g + 8) * 16 + 2 * t + 1);
-    unsigned a2 = pack(a, g * 16 + 2 * t + 8, g * 16 + 2 * t + 9), a3 = pack(a, (g + 8) * 16 + 2 * t + 8, (g + 8) * 16 + 2 * t + 9);
-    unsigned b0 = pack(b, (2 * t) * 8 + g, (2 * t + 1) * 8 + g), b1 = pack(b, (2 * t + 8) * 8 + g, (2 * t + 9) * 8 + g);
+    frags f = load_ab(a, b, g, t);
     unsigned c0 = pack(c, g * 8 + 2 * t, g * 8 + 2 * t + 1), c1 = pack(c, (g + 8) * 8 + 2 * t, (g + 8) * 8 + 2 * t + 1), d0, d1;
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
                  : "=r"(d0), "=r"(d1)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(c0), "r"(c1));
+                 : "r"(f.a[0]), "r"(f.a[1]), "r"(f.a[2]), "r"(f.a[3]), "r"(f.b[0]), "r"(f.b[1]), "r"(c0), "r"(c1));
     d[(g * 8 + 2 * t) / 2] = d0, d[((g + 8) * 8 + 2 * t) / 2] = d1;
 }
 
@@ -73,20 +97,17 @@ extern "C" __global__ void mma_ldmatrix_f16(const unsigned short *a, const unsig
     for (int i = lane; i < 256; i += 32) sa[wi][i] = a[i];
     for (int i = lane; i < 128; i += 32) sb[wi][i] = b[i];
     __syncwarp();
-    unsigned a0, a1, a2, a3, b0, b1;
+    frags f;
     // lane l gives row (l % 16) at column 8 (l / 16) of A: matrices rows 0-7 | 8-15 x columns 0-7 | 8-15
     unsigned pa = (unsigned)__cvta_generic_to_shared(&sa[wi][(lane % 16) * 16 + (lane / 16) * 8]);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3) : "r"(pa));
+                 : "=r"(f.a[0]), "=r"(f.a[1]), "=r"(f.a[2]), "=r"(f.a[3]) : "r"(pa));
     // lanes 0-15 give rows k = 0..15 of B; transposed, each lane gets B[2t][g], B[2t+1][g]
     unsigned pb = (unsigned)__cvta_generic_to_shared(&sb[wi][(lane % 16) * 8]);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(b0), "=r"(b1) : "r"(pb));
-    float c0 = c[g * 8 + 2 * t], c1 = c[g * 8 + 2 * t + 1], c2 = c[(g + 8) * 8 + 2 * t], c3 = c[(g + 8) * 8 + 2 * t + 1];
-    float d0, d1, d2, d3;
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
-                 : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2), "f"(c3));
-    d[g * 8 + 2 * t] = d0, d[g * 8 + 2 * t + 1] = d1, d[(g + 8) * 8 + 2 * t] = d2, d[(g + 8) * 8 + 2 * t + 1] = d3;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(f.b[0]), "=r"(f.b[1]) : "r"(pb));
+    acc4 cc = load_c(c, g, t), dd;
+    MMA_F32("f16", f, cc, dd);
+    store_d(d, g, t, dd);
 }
 
 // C = 0: ptxas gives HMMA RZ as its accumulator
@@ -95,14 +116,13 @@ extern "C" __global__ void mma_f16_zero_c(const unsigned short *a, const unsigne
     int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     a += 256 * w, b += 128 * w, d += 128 * w;
     (void)c;
-    unsigned a0 = pack(a, g * 16 + 2 * t, g * 16 + 2 * t + 1), a1 = pack(a, (g + 8) * 16 + 2 * t, (g + 8) * 16 + 2 * t + 1);
-    unsigned a2 = pack(a, g * 16 + 2 * t + 8, g * 16 + 2 * t + 9), a3 = pack(a, (g + 8) * 16 + 2 * t + 8, (g + 8) * 16 + 2 * t + 9);
-    unsigned b0 = pack(b, (2 * t) * 8 + g, (2 * t + 1) * 8 + g), b1 = pack(b, (2 * t + 8) * 8 + g, (2 * t + 9) * 8 + g);
-    float d0, d1, d2, d3, z = 0.0f;
+    frags f = load_ab(a, b, g, t);
+    acc4 dd;
+    float z = 0.0f;
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
-                 : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(z));
-    d[g * 8 + 2 * t] = d0, d[g * 8 + 2 * t + 1] = d1, d[(g + 8) * 8 + 2 * t] = d2, d[(g + 8) * 8 + 2 * t + 1] = d3;
+                 : "=f"(dd.v[0]), "=f"(dd.v[1]), "=f"(dd.v[2]), "=f"(dd.v[3])
+                 : "r"(f.a[0]), "r"(f.a[1]), "r"(f.a[2]), "r"(f.a[3]), "r"(f.b[0]), "r"(f.b[1]), "f"(z));
+    store_d(d, g, t, dd);
 }
 
 // ldmatrix .x1 (non-transposed): each lane's register as loaded, to check the layout by itself
