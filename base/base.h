@@ -29,7 +29,7 @@ const char *base_errno_name(int e);
 
 /* ** environment, read once per process (tests may re-read) */
 /* HCQ_MOCK_SHADER's values (base_env.mock_shader_kind) */
-enum { BASE_MOCK_SHADER_DEFAULT, BASE_MOCK_SHADER_IR, BASE_MOCK_SHADER_TWIN, BASE_MOCK_SHADER_ISA };
+enum { BASE_MOCK_SHADER_DEFAULT, BASE_MOCK_SHADER_IR, BASE_MOCK_SHADER_TWIN, BASE_MOCK_SHADER_ISA, BASE_MOCK_SHADER_NONE };
 
 typedef struct base_env {
     int debug;               /* HCQ_DEBUG */

@@ -70,9 +70,9 @@ typedef struct env_words {
 
 static const env_words env_word_table[] = {
     {.name = "HCQ_CPU_TARGET", .words = {"cpu", "ir"}, .what = "how the CPU device runs kernels"},
-    {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin", "isa"}, .what = "how the mock GPUs run kernels"},
-    {.name = "HCQ_MOCK_SHADER_NV", .words = {"ir", "twin", "isa"}, .what = "how the NV mock GPUs run kernels"},
-    {.name = "HCQ_MOCK_SHADER_AMD", .words = {"ir", "twin", "isa"}, .what = "how the AMD mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_SHADER", .words = {"ir", "twin", "isa", "none"}, .what = "how the mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_SHADER_NV", .words = {"ir", "twin", "isa", "none"}, .what = "how the NV mock GPUs run kernels"},
+    {.name = "HCQ_MOCK_SHADER_AMD", .words = {"ir", "twin", "isa", "none"}, .what = "how the AMD mock GPUs run kernels"},
     {.name = "HCQ_MOCK_CHECK", .words = {"memcheck"}, .what = "what the executors check as kernels run"},
 };
 
@@ -123,6 +123,7 @@ static const struct {
     {"ir", BASE_MOCK_SHADER_IR},     /* kernel IR on the interpreter */
     {"twin", BASE_MOCK_SHADER_TWIN}, /* host twins of real binaries, even without the tools */
     {"isa", BASE_MOCK_SHADER_ISA},   /* the machine code on the vendor mock's executor */
+    {"none", BASE_MOCK_SHADER_NONE}, /* no kernel runs: launches complete at once (filling kernel caches) */
 };
 
 static int mock_shader_kind(const char *v)

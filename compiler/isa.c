@@ -66,8 +66,8 @@ bool cc_isa_on(const char *target, char *why, size_t why_size)
 {
     const char *var;
     int ms = cc_mock_shader(target, &var);
-    if (ms == BASE_MOCK_SHADER_IR || ms == BASE_MOCK_SHADER_TWIN) {
-        snprintf(why, why_size, "%s=%s", var, ms == BASE_MOCK_SHADER_IR ? "ir" : "twin");
+    if (ms == BASE_MOCK_SHADER_IR || ms == BASE_MOCK_SHADER_TWIN || ms == BASE_MOCK_SHADER_NONE) {
+        snprintf(why, why_size, "%s=%s", var, ms == BASE_MOCK_SHADER_IR ? "ir" : ms == BASE_MOCK_SHADER_TWIN ? "twin" : "none");
         return false;
     }
     if (!cc_isa_executor(target, why, why_size)) return false;

@@ -117,7 +117,7 @@ bool drv_mock_twins(const char *arch, char *why, size_t why_size);
  * (drv_mock_twins), else kernel IR. `what` gets the device's shader line
  * ("SASS executor (sm_90 cubins ...)", "host twins of ...", "kernel IR on
  * the interpreter ...: why"), *target the target kernels compile for. */
-enum { DRV_SHADER_IR, DRV_SHADER_TWIN, DRV_SHADER_ISA };
+enum { DRV_SHADER_IR, DRV_SHADER_TWIN, DRV_SHADER_ISA, DRV_SHADER_NONE /* HCQ_MOCK_SHADER=none: nothing runs */ };
 int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t target_size, char *what,
                     size_t what_size);
 

@@ -180,6 +180,17 @@ int drv_mock_shader(const char *arch, const char *binaries, char *target, size_t
     char why[480], note[520] = "";
     const char *var;
     int ms = cc_mock_shader(arch, &var);
+    if (ms == BASE_MOCK_SHADER_NONE) {
+        /* nothing runs: the kernels are still built as the device would
+         * build them (the real target where its tools are), so a kernel
+         * cache can be filled for sizes no emulator could run in time */
+        bool real = cc_twin_available(arch, why, sizeof why);
+        snprintf(target, target_size, "%s%s", real ? "" : "mock-", arch);
+        snprintf(what, what_size, "nothing (%s=none): launches complete without running their kernels and leave "
+                 "memory as it was; kernels are built for %s%s%s%s", var, target, real ? "" : " (", real ? "" : why,
+                 real ? "" : ")");
+        return DRV_SHADER_NONE;
+    }
     if (ms == BASE_MOCK_SHADER_ISA || ms == BASE_MOCK_SHADER_DEFAULT) { /* machine code, where it can run */
         if (cc_isa_on(arch, why, sizeof why)) {
             /* by default only where the tools that build the real binaries are (else IR, below, says why) */

@@ -104,6 +104,8 @@ static hcq_kernel *stage_kernel(void)
 
 hcq_status drv_selftest_program(hcq_device *dev, hcq_program *p)
 {
+    if (dev->props.is_mock && dev->mock_shader == DRV_SHADER_NONE) /* a kernel's stores would never land */
+        return base_err(HCQ_ENOTSUP, "%s self-test: HCQ_MOCK_SHADER=none runs no kernel", dev->props.id);
     hcq_kernel *k = stage_kernel();
     if (!k) return HCQ_ENOMEM;
     hcq_binary *bin = NULL;

@@ -83,7 +83,7 @@ hcq_program *hcq_program_from_kernel(hcq_device *dev, const hcq_kernel *k)
     /* an emulated GPU runs a real binary's machine code as its host twin
      * (compiler/twin.h), made here while the kernel is at hand, unless its
      * executor runs the machine code itself */
-    bool twin = dev->props.is_mock && dev->mock_shader != DRV_SHADER_ISA;
+    bool twin = dev->props.is_mock && dev->mock_shader != DRV_SHADER_ISA && dev->mock_shader != DRV_SHADER_NONE;
     hcq_status st = twin ? cc_twin_prepare(k, dev->props.target, bin->data, bin->size) : HCQ_OK;
     if (st) {
         base_err_prefix(st, "%s: the host twin of kernel '%s'", dev->props.id, hcq_kernel_name(k));

@@ -65,7 +65,8 @@ static hcq_status check(amd_dev *ad, amd_prog *ap, const void *image, const void
     /* the mock GPU runs machine code on its ISA executor, or as the code
      * object's host twin */
     hcq_status s;
-    if (!mock_code && pr->is_mock && ad->dev->mock_shader != DRV_SHADER_ISA && (s = cc_twin_attach(bin, size, pr->id)))
+    if (!mock_code && pr->is_mock && ad->dev->mock_shader != DRV_SHADER_ISA && ad->dev->mock_shader != DRV_SHADER_NONE &&
+        (s = cc_twin_attach(bin, size, pr->id)))
         return s;
     if (co->kd.group_segment_fixed_size > pr->max_local_bytes)
         return base_err(HCQ_ELIMIT, "kernel `%s` needs %u bytes of LDS; %s has %u per work-group", co->name,

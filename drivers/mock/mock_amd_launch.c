@@ -13,6 +13,7 @@
 #include "drivers/mock/mock_amd.h"
 
 #include "base/base.h"
+#include "compiler/isa.h"
 #include "compiler/mock_amd_code.h"
 #include "drivers/amd/amd.h"
 
@@ -334,6 +335,7 @@ static bool same_head(const cc_twin_entry *e, void *ctx)
 
 int mock_amd_launch(mock_amd_cp *cp, const mock_amd_dispatch *d)
 {
+    if (cc_mock_shader(cp->q->gpu->arch->name, NULL) == BASE_MOCK_SHADER_NONE) return 0; /* HCQ_MOCK_SHADER=none */
     /* by default (compiler/isa.h) and with HCQ_MOCK_SHADER=isa: all machine code on the ISA executor */
     if (mock_amd_isa_on(cp->q->gpu) && !is_mock_code(cp, d->entry))
         return mock_amd_isa_run(cp, d->entry, d->grid, d->block, d->initiator, &d->split, d->via, NULL);

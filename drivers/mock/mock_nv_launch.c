@@ -413,6 +413,9 @@ int mnv_run_kernel(mnv_chan *c, const uint32_t *q, int ver, const uint32_t *regs
                    uint64_t cb0_size, const uint32_t grid[3], const uint32_t block[3])
 {
     mnv_gpu *g = mnv_chan_gpu(c);
+    char target[16];
+    snprintf(target, sizeof target, "sm_%u%u", g->m->sm_version >> 8, g->m->sm_version & 0xf);
+    if (cc_mock_shader(target, NULL) == BASE_MOCK_SHADER_NONE) return 0; /* HCQ_MOCK_SHADER=none: nothing runs */
     if (isa_on(g) && !code_is_ir(g, prog)) return run_sass(c, q, ver, regs, prog, cb0, cb0_size, grid, block);
     /* of the binaries with this code, one whose parameters fit the launch's
      * constant bank (kernels that differ only in an unused last parameter

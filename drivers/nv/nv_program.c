@@ -402,7 +402,7 @@ static hcq_status load(hcq_device *dev, nv_dev *nv, nv_cubin *c, nv_prog *np, hc
      * the executor where its decoder is */
     hcq_status s;
     bool sass = dev->props.is_mock && dev->mock_shader == DRV_SHADER_ISA;
-    if (dev->props.is_mock && !sass && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK &&
+    if (dev->props.is_mock && !sass && dev->mock_shader != DRV_SHADER_NONE && ir_blob_size(c->text, &(size_t){0}) != HCQ_OK &&
         (s = cc_twin_attach(bin, size, id))) {
         /* by default (not HCQ_MOCK_SHADER=twin) */
         char why[600];
