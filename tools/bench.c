@@ -258,6 +258,28 @@ static void print_json(const bench_ctx *b)
     printf(" ]}\n");
 }
 
+/* --matmul-sizes "1024,2048": 1 to 8 sizes from 16 to 16384; 1 (said) if not */
+static int parse_sizes(const char *s, bench_ctx *b)
+{
+    const char *p = s;
+    b->n_mm = 0;
+    while (*p) {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 16 || v > 16384 || b->n_mm == 8 || (*end && *end != ',')) {
+            fprintf(stderr, "hcq bench: --matmul-sizes %s: up to 8 sizes from 16 to 16384, separated by commas\n", s);
+            return 1;
+        }
+        b->mm_sizes[b->n_mm++] = v;
+        p = *end ? end + 1 : end;
+    }
+    if (!b->n_mm) {
+        fprintf(stderr, "hcq bench: --matmul-sizes: no size given\n");
+        return 1;
+    }
+    return 0;
+}
+
 int tool_bench(int argc, char **argv)
 {
     bench_ctx b = {0};
@@ -265,7 +287,8 @@ int tool_bench(int argc, char **argv)
     bool json = false;
     for (int i = 1; i < argc; i++) {
         if (tool_is_help(argv[i])) {
-            printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels|matmul|allreduce] [--vs-cuda]\n\n"
+            printf("usage: hcq bench [--device D] [--json] [--quick] [--only launch|copy|kernels|matmul|allreduce] [--vs-cuda]\n"
+                   "                 [--matmul-sizes N[,N...]] [--beam W]\n\n"
                    "Host cost per launch, empty-kernel round trip, graph replay per node (1..1000 nodes),\n"
                    "copy bandwidth (host->device, device->host, device->device, and to a second device of the\n"
                    "same kind when present), elementwise and reduction bandwidth, a naive matmul's GFLOP/s, the\n"
@@ -274,7 +297,11 @@ int tool_bench(int argc, char **argv)
                    "(size/time x 2(n-1)/n) on 2, 4 and 8 devices of the device's kind, 4 KiB to 256 MiB each\n"
                    "(to 1 MiB with --quick); on the mock, HCQ_MOCK_CONFIG=nv=H100x8 gives it 8 GPUs.\n"
                    "--vs-cuda measures launches and copies through the CUDA driver API (libcuda, loaded with\n"
-                   "dlopen) on a machine that has NVIDIA's driver.\n");
+                   "dlopen) on a machine that has NVIDIA's driver.\n"
+                   "--matmul-sizes: the tensor matmuls' sizes (16 to 16384, up to 8; default 4096 on a GPU, 1024 on\n"
+                   "the CPU device, 256 with --quick or on the mock). --beam W: each matmul again after a plan search\n"
+                   "of width W (HCQ_BEAM; its winner is cached like a kernel), named \"(tensor, beam W)\"; where the\n"
+                   "device refuses the search (the mock GPUs) it says why instead.\n");
             return 0;
         }
         if (!strcmp(argv[i], "--device") && i + 1 < argc) dev = argv[++i];
@@ -282,6 +309,17 @@ int tool_bench(int argc, char **argv)
         else if (!strcmp(argv[i], "--quick")) b.quick = true;
         else if (!strcmp(argv[i], "--vs-cuda")) b.vs_cuda = true;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--matmul-sizes") && i + 1 < argc) {
+            if (parse_sizes(argv[++i], &b)) return 2;
+        } else if (!strcmp(argv[i], "--beam") && i + 1 < argc) {
+            char *end;
+            unsigned long w = strtoul(argv[++i], &end, 10);
+            if (*end || w < 1 || w > 64) {
+                fprintf(stderr, "hcq bench: --beam %s: a search width from 1 to 64\n", argv[i]);
+                return 2;
+            }
+            b.beam = (uint32_t)w;
+        }
         else return tool_bad_arg("bench", argv[i]); /* or --device / --only without a value */
     }
     /* a selector bench does not know measures nothing: say so as a usage

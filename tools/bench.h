@@ -33,6 +33,9 @@ typedef struct bench_ctx {
     bool cuda_ok;
     char cuda_status[256];
     char note[200]; /* printed under the table: what the figures are (a part on the mock says so) */
+    int64_t mm_sizes[8]; /* --matmul-sizes: the tensor matmuls' sizes (n_mm 0: the default for the device) */
+    int n_mm;
+    uint32_t beam; /* --beam N: each matmul again with the plan search of width N (hcq_ctx_set_beam) */
 } bench_ctx;
 
 /* sorts v and returns median, p10, p90 */

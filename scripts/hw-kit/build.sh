@@ -135,6 +135,23 @@ for m in $MODELS; do
     fi
 done
 echo "hw-kit: hcq bench's matmuls on the mock models: $(entries) cache entries"
+# ... and at the sizes run.sh measures on a GPU (HW_KIT_MATMUL_SIZES),
+# built for each model's real target without being run
+# (HCQ_MOCK_SHADER=none: no emulator runs an 8192-cube matmul in time,
+# and a GPU server has no clang to build them)
+MM_SIZES=${HW_KIT_MATMUL_SIZES-1024,2048,4096,8192}
+if [ -n "$MM_SIZES" ]; then
+    for m in $MODELS; do
+        dev=$([ "${m%%=*}" = nv ] && echo NV:0 || echo AMD:0)
+        if ! out=$(HCQ_MOCK=1 HCQ_MOCK_CONFIG="$m" HCQ_MOCK_SHADER=none timeout 600 "$KIT/bin/hcq" bench --device "$dev" \
+            --only matmul --matmul-sizes "$MM_SIZES" 2>&1); then
+            echo "hw-kit: building hcq bench's matmuls at $MM_SIZES failed on the mock ($m):" >&2
+            printf '%s\n' "$out" | tail -20 >&2
+            exit 1
+        fi
+    done
+    echo "hw-kit: hcq bench's matmuls at $MM_SIZES built for the models' targets: $(entries) cache entries"
+fi
 if [ "$seeded" -gt 0 ]; then
     unread=$(find "$KIT/cache" -maxdepth 1 -name '*.bin' -atime +3650 | wc -l)
     find "$KIT/cache" -maxdepth 1 \( -name '*.bin' -o -name '*.sass' \) -atime +3650 -delete
@@ -151,6 +168,7 @@ glibc=$(for f in "${elves[@]}" "$KIT"/lib/*.so*; do objdump -T "$f" 2>/dev/null;
     echo "glibc_needed=${glibc#GLIBC_}"
     echo "targets=$TARGETS"
     echo "mock_models=$MODELS"
+    echo "matmul_sizes=$MM_SIZES"
     echo "cache_entries=$(ls "$HCQ_CACHE_DIR" | grep -c '\.bin$')"
     # what run.sh must find: a suite lost in transit is an error, not a shorter report
     echo "suites=$(cd "$KIT" && ls tests/hw/test_hw_* tests/mock/test_api_* | tr '\n' ' ')"

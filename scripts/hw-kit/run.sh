@@ -313,13 +313,22 @@ write_report() {
             echo
             echo "| what | unit | hcq | p10-p90 | CUDA driver API | PyTorch | hcq / PyTorch |"
             echo "| --- | --- | --- | --- | --- | --- | --- |"
-            { sed -n 's/.*"name": "\([^"]*\)", "unit": "\([^"]*\)", "median": \([^,]*\), "p10": \([^,]*\), "p90": \([^,]*\),.*/\1\t\2\t\3\t\4\t\5\t&/p' "$OUT/bench.json" 2>/dev/null; } |
+            { sed -n 's/.*"name": "\([^"]*\)", "unit": "\([^"]*\)", "median": \([^,]*\), "p10": \([^,]*\), "p90": \([^,]*\),.*/\1\t\2\t\3\t\4\t\5\t&/p' "$OUT/bench.json" "$OUT/bench-beam.json" 2>/dev/null; } |
                 awk -F'\t' -v torch="$OUT/torch.tsv" '
                     BEGIN { while ((getline l < torch) > 0) { split(l, f, "\t"); if (f[3] == "") continue; tn[++nt] = f[1]; tu[f[1]] = f[2]; tv[f[1]] = f[3] } }
                     { c = "-"; if (match($6, /"cuda_median": [^,}]*/)) c = substr($6, RSTART + 15, RLENGTH - 15)
-                      t = ($1 in tv) ? tv[$1] : "-"; r = ($1 in tv) && tv[$1] > 0 ? sprintf("%.2f", $3 / tv[$1]) : "-"; used[$1] = 1
+                      k = $1; sub(/, beam [0-9]+\)$/, ")", k) # a search winner beside the same torch figure
+                      t = (k in tv) ? tv[k] : "-"; r = (k in tv) && tv[k] > 0 ? sprintf("%.2f", $3 / tv[k]) : "-"; used[k] = 1
                       printf "| %s | %s | %s | %s-%s | %s | %s | %s |\n", $1, $2, $3, $4, $5, c, t, r }
                     END { for (i = 1; i <= nt; i++) if (!(tn[i] in used)) printf "| %s | %s | - | - | - | %s | - |\n", tn[i], tu[tn[i]], tv[tn[i]] }'
+        fi
+        if [ -s "$OUT/beam-plans.txt" ]; then
+            echo
+            echo "### The plan search's winners (\`hcq bench --beam 4\`, HCQ_DEBUG=1; rows \"(tensor, beam 4)\" above)"
+            echo
+            echo '```'
+            cat "$OUT/beam-plans.txt"
+            echo '```'
         fi
         echo
         echo "### Steps"
@@ -443,6 +452,11 @@ if [ -n "$FIRST_GPU" ]; then
     dev=${dev#*]:}
     q=()
     [ "$QUICK" = 1 ] && q=(--quick)
+    # on a GPU, the matmuls at the sizes whose kernels the kit carries
+    # (MANIFEST matmul_sizes: built on the mock models without running)
+    mms=$(sed -n 's/^matmul_sizes=//p' "$KIT/MANIFEST" 2>/dev/null)
+    case $FIRST_GPU in mock*) mms= ;; esac
+    [ "$QUICK" = 0 ] && [ -n "$mms" ] && q+=(--matmul-sizes "$mms")
     run_step bench 150 "$OUT/bench.json" env ${benv[@]+"${benv[@]}"} "$HCQ" bench --device "$dev" --vs-cuda --json ${q[@]+"${q[@]}"}
     if [ "$STEP_STATUS" = timeout ] && [ "$QUICK" = 0 ]; then
         note "hcq bench did not finish in its time; ran it again with --quick."
@@ -452,6 +466,20 @@ if [ -n "$FIRST_GPU" ]; then
     grep -q '^{' "$OUT/bench.json" 2>/dev/null && BENCH_OK=1
     [ "$STEP_STATUS" = failed ] && [ "$BENCH_OK" = 1 ] &&
         note "hcq bench measured some figures and failed others (logs/bench.log): $(grep -m3 'hcq bench:' "$OUT/logs/bench.log" | tr '\n' ' ')"
+    # the plan search's winners (issue 24): the matmuls at 2048 and 4096
+    # again in a context that searches (HCQ_BEAM, 3 s a kernel), each
+    # winner's plan in the log (HCQ_DEBUG=1); a candidate the server cannot
+    # compile (no nvcc) is discarded there, so the default can win
+    if [ "$QUICK" = 0 ] && [ "$BENCH_OK" = 1 ]; then
+        case $FIRST_GPU in
+        mock*) ;;
+        *)
+            run_step bench-beam 90 "$OUT/bench-beam.json" env HCQ_BEAM_BUDGET_MS=3000 HCQ_DEBUG=1 "$HCQ" bench --device "$dev" \
+                --only matmul --matmul-sizes 2048,4096 --beam 4 --json
+            [ "$STEP_STATUS" = ok ] || note "the plan search (bench-beam) $STEP_STATUS: logs/bench-beam.log"
+            grep -h 'HCQ_BEAM' "$OUT/logs/bench-beam.log" 2>/dev/null | head -40 >"$OUT/beam-plans.txt" || true ;;
+        esac
+    fi
 fi
 TORCH_STATUS="not run"
 case $FIRST_GPU in
@@ -461,7 +489,7 @@ NV:*)
         TORCH_STATUS="skipped: no python3 here"
     else
         # the same sizes as hcq bench's figures, read from its JSON
-        mm=$(sed -n 's/.*"name": "matmul \([0-9]*\)x.*(tensor)".*/\1/p' "$OUT/bench.json" 2>/dev/null | head -1)
+        mm=$(sed -n 's/.*"name": "matmul \([0-9]*\)x.*(tensor)".*/\1/p' "$OUT/bench.json" 2>/dev/null | sort -un | paste -sd, -)
         cb=$([ "$QUICK" = 1 ] && echo $((16 << 20)) || echo $((64 << 20)))
         run_step torch 90 "$OUT/torch.tsv" "$PY" "$KIT/src/torch_bench.py" --device "${FIRST_GPU#NV:}" \
             --matmul "${mm:-4096}" --copy-bytes "$cb" ${q[@]+"${q[@]}"}

@@ -10,7 +10,7 @@ the same names, so the report can set them side by side:
   copy host->device (copyin, staged)   pageable host memory, as hcq's copyin
   copy device->host (copyout, staged)  takes it (plus pinned-memory rows,
   copy device->device (same device)    which hcq does not have)
-  matmul NxNxN f32|f16|bf16 (tensor)   torch.matmul (cuBLAS); f32 with TF32
+  matmul NxNxN f32|f16|bf16 (tensor)   torch.matmul (cuBLAS) at each --matmul size; f32 with TF32
                                        off, as hcq computes it (and a row
                                        with TF32 allowed)
 
@@ -34,10 +34,17 @@ def stats(v):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", type=int, default=0, help="CUDA device index (PCI bus order)")
-    ap.add_argument("--matmul", type=int, default=4096, help="matmul size N (NxNxN)")
+    ap.add_argument("--matmul", default="4096", help="matmul sizes N (NxNxN), comma-separated")
     ap.add_argument("--copy-bytes", type=int, default=64 << 20)
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
+    try:
+        sizes = [int(x) for x in a.matmul.split(",")]
+        if not sizes or any(n < 16 or n > 16384 for n in sizes):
+            raise ValueError(a.matmul)
+    except ValueError:
+        print("torch_bench: --matmul %s: sizes from 16 to 16384, comma-separated" % a.matmul, file=sys.stderr)
+        return 2
     os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
     try:
         import torch
@@ -111,10 +118,10 @@ def main():
     add("copy device->device (same device)", "GB/s", v)
     del d0, d1
 
-    n = a.matmul
     rounds = 3 if a.quick else 5
-    for dt, name, tf32 in ((torch.float32, "f32", False), (torch.float16, "f16", False),
-                           (torch.bfloat16, "bf16", False), (torch.float32, "f32", True)):
+    for n, dt, name, tf32 in ((n, *c) for n in sizes for c in (
+            (torch.float32, "f32", False), (torch.float16, "f16", False),
+            (torch.bfloat16, "bf16", False), (torch.float32, "f32", True))):
         torch.backends.cuda.matmul.allow_tf32 = tf32
         p = torch.rand(n, n, device=dev, dtype=dt)
         q = torch.rand(n, n, device=dev, dtype=dt)

@@ -101,6 +101,35 @@ Test(tools, bench_prints_every_figure_as_json, .timeout = 120)
     free(out);
 }
 
+/* --matmul-sizes picks the tensor matmuls' sizes; --beam times them again
+ * after a plan search where the device allows one (not the mock GPUs,
+ * which say why; the CPU device as the interpreter, so that no candidate
+ * waits for clang); bad values are usage errors */
+Test(tools, bench_matmul_sizes_and_beam, .timeout = 120)
+{
+    int st;
+    char *out = run("HCQ_DEVICE=CPU HCQ_CPU_TARGET=ir HCQ_BEAM_BUDGET_MS=300", "bench --only matmul --matmul-sizes 32,48 --beam 2 --json", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    const char *want[] = {"matmul 32x32x32 f32 (tensor)", "matmul 48x48x48 bf16 (tensor)",
+                          "matmul 32x32x32 f16 (tensor, beam 2)", "matmul 48x48x48 f32 (tensor, beam 2)"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) cr_assert(strstr(out, want[i]), "no %s in: %s", want[i], out);
+    cr_assert_null(strstr(out, "256x256"), "only the sizes asked for: %s", out);
+    free(out);
+    out = run("HCQ_MOCK=1", "bench --device NV:0 --only matmul --matmul-sizes 16 --beam 2", &st);
+    cr_assert_eq(st, 0, "%s", out);
+    cr_assert(strstr(out, "matmul 16x16x16 f32 (tensor)") && strstr(out, "--beam 2: ") && strstr(out, "emulated"), "%s", out);
+    cr_assert_null(strstr(out, "(tensor, beam"), "%s", out);
+    free(out);
+    const char *bad[] = {"bench --matmul-sizes 8", "bench --matmul-sizes 64,x", "bench --matmul-sizes 1,2,3,4,5,6,7,8,9",
+                         "bench --beam 0", "bench --beam 65"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        out = run(NULL, bad[i], &st);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s: a usage error (exit 2): %s", bad[i], out);
+        cr_assert(strstr(out, "hcq bench: --"), "%s: %s", bad[i], out);
+        free(out);
+    }
+}
+
 Test(tools, unknown_commands_and_bad_devices_fail_clearly)
 {
     int st;
