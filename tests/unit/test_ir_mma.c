@@ -12,7 +12,11 @@
 #include "test_ir_util.h"
 
 #include "compiler/ir.h"
+#include "compiler/sass.h"
 #include "compiler/twin.h"
+
+#include <stdio.h>
+#include <unistd.h>
 
 TestSuite(ir_mma, .timeout = 120);
 
@@ -477,4 +481,72 @@ Test(ir_mma, targets_list_their_kinds_and_refuse_the_others)
     T_OK(hcq_compile(k, "mock-gfx1100", &bin));
     hcq_binary_free(bin);
     hcq_kernel_destroy(k);
+}
+
+/* ** what the GPU compilers make of an mma: one tensor-core instruction of the kind (nvdisasm on sm_90's
+ * cubin, llvm-objdump-22 on the code objects; skipped, saying so, where a tool or compiler is missing) */
+static char *run_tool(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    cr_assert(f, "cannot run %s", cmd);
+    size_t cap = 1 << 16, n = 0, r;
+    char *out = malloc(cap);
+    while ((r = fread(out + n, 1, cap - 1 - n, f)) > 0)
+        if ((n += r) == cap - 1) out = realloc(out, cap *= 2);
+    out[n] = 0;
+    pclose(f);
+    return out;
+}
+
+static unsigned count(const char *text, const char *word)
+{
+    unsigned c = 0;
+    for (const char *p = text; (p = strstr(p, word)); p += strlen(word)) c++;
+    return c;
+}
+
+Test(ir_mma, each_kind_compiles_to_one_instruction_of_its_own)
+{
+    static const struct {
+        hcq_mma_kind kind;
+        const char *target, *insn;
+    } want[] = {
+        {HCQ_MMA_NV_M16N8K16_F16, "sm_90", "HMMA.16816.F32 "},
+        {HCQ_MMA_NV_M16N8K16_BF16, "sm_80", "HMMA.16816.F32.BF16 "},
+        {HCQ_MMA_WMMA_F16_W32, "gfx1100", "v_wmma_f32_16x16x16_f16 "},
+        {HCQ_MMA_WMMA_BF16_W32, "gfx1100", "v_wmma_f32_16x16x16_bf16 "},
+        {HCQ_MMA_MFMA_16X16X16_F16, "gfx942", "v_mfma_f32_16x16x16_f16 "},
+        {HCQ_MMA_MFMA_32X32X8_F16, "gfx942", "v_mfma_f32_32x32x8_f16 "},
+        {HCQ_MMA_MFMA_16X16X16_BF16, "gfx942", "v_mfma_f32_16x16x16_bf16 "},
+        {HCQ_MMA_MFMA_16X16X16_F16, "gfx90a", "v_mfma_f32_16x16x16f16 "},
+        {HCQ_MMA_MFMA_32X32X8_F16, "gfx90a", "v_mfma_f32_32x32x8f16 "},
+        {HCQ_MMA_MFMA_16X16X16_BF16, "gfx90a", "v_mfma_f32_16x16x16bf16_1k "},
+    };
+    char why[256], file[128], cmd[1024];
+    const char *nvdisasm = sass_nvdisasm(why, sizeof why);
+    bool objdump = system("command -v llvm-objdump-22 >/dev/null 2>&1") == 0;
+    unsigned ran = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        bool nv = !strncmp(want[i].target, "sm_", 3);
+        if (nv ? !nvdisasm : !objdump) continue;
+        hcq_kernel *k = tref_mma_kernel(want[i].kind, 1, 1);
+        hcq_binary *bin = NULL;
+        hcq_status st = hcq_compile(k, want[i].target, &bin);
+        hcq_kernel_destroy(k);
+        if (st == HCQ_ENODEV || st == HCQ_ENOTSUP) continue; /* no compiler for the target here */
+        cr_assert_eq(st, HCQ_OK, "%s: %s", want[i].target, hcq_error_message());
+        snprintf(file, sizeof file, "/tmp/hcq_ir_mma_%d_%s.bin", (int)getpid(), want[i].target);
+        FILE *f = fopen(file, "wb");
+        cr_assert(f && fwrite(bin->data, 1, bin->size, f) == bin->size && !fclose(f));
+        hcq_binary_free(bin);
+        if (nv) snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
+        else snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=%s %s 2>&1", want[i].target, file);
+        char *text = run_tool(cmd);
+        unlink(file);
+        cr_assert_eq(count(text, want[i].insn), 1, "%s on %s: want one %s:\n%s", want_info[want[i].kind - 1].name,
+                     want[i].target, want[i].insn, text);
+        free(text);
+        ran++;
+    }
+    if (!ran) cr_skip_test("no GPU compiler with its disassembler here (nvdisasm: %s)", nvdisasm ? "yes" : why);
 }
