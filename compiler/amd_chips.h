@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hcq/compiler.h>
+
 /* the register layout a chip's compute registers follow: gfx9 (gc 9.4.x:
  * gfx90a, gfx942) or gfx11 (gc 11.x); the column of drivers/amd/amd_regs.c */
 typedef enum amd_family { AMD_FAMILY_GFX9 = 0, AMD_FAMILY_GFX11 = 1, AMD_FAMILY_COUNT, AMD_FAMILY_NONE = 0xff } amd_family;
@@ -76,6 +78,13 @@ typedef struct amd_chip {
     bool wave32;          /* the default wave size is 32 (gfx10+) */
     bool xnack_sramecc;   /* clang writes xnack/sramecc "any" into e_flags (gfx9) */
     int min_clang;        /* the first clang that knows the processor */
+    /* the matrix-core operations hcq's kernels for it can run, best first,
+     * 0-terminated (compiler.h hcq_mma_kind): hcq compiles gfx11 as wave32
+     * (its default wave size), so the wave32 WMMA forms; gfx9's MFMA is
+     * wave64. LLVM AMDGPUUsage / the ISA guides say which processors have
+     * which instruction (WMMA: gfx11; 16x16x16f16 and 32x32x8f16: gfx908+;
+     * 16x16x16 bf16: gfx90a's _1k form, gfx942's own) */
+    hcq_mma_kind mma[4];
     /* ** the shader core (llvm AMDGPUBaseInfo.cpp getVGPRAllocGranule,
      * getTotalNumVGPRs; KFD properties lds_size_in_kb) */
     uint32_t lds_kib;       /* LDS a work-group may have */

@@ -76,6 +76,7 @@ static const struct {
     [HCQ_OP_VSPLAT] = {"vsplat", IR_C_VECTOR, false},
     [HCQ_OP_VGET] = {"vget", IR_C_VECTOR, true},
     [HCQ_OP_VSET] = {"vset", IR_C_VECTOR, true},
+    [HCQ_OP_MMA] = {"mma", IR_C_MMA, true},
 };
 
 const char *hcq_op_name(hcq_op op) { return (unsigned)op < HCQ_OP_COUNT ? ops[op].name : "?"; }

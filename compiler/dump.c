@@ -10,6 +10,7 @@
  * fields print as numbers. */
 #include "compiler/ir.h"
 #include "compiler/ir_float.h"
+#include "compiler/mma.h"
 #include "compiler/strbuf.h"
 
 #include <inttypes.h>
@@ -66,6 +67,13 @@ static void dump_op(cc_sb *b, const hcq_kernel *k, uint32_t i, unsigned depth)
     case HCQ_OP_PARAM: cc_sb_printf(b, " %" PRIu64, o->arg); break;
     case HCQ_OP_CONST: cc_sb_printf(b, " "); dump_const(b, o); break;
     case HCQ_OP_DEFINE_LOCAL: cc_sb_printf(b, " [%" PRIu64 "]", o->arg); break;
+    case HCQ_OP_MMA: {
+        const cc_mma_kind *m = cc_mma_kind_of((unsigned)o->arg);
+        if (m) cc_sb_printf(b, " %s", m->info.name);
+        else cc_sb_printf(b, " kind#%" PRIu64, o->arg);
+        dump_operands(b, o);
+        break;
+    }
     case HCQ_OP_VGET:
     case HCQ_OP_VSET:
         dump_operands(b, o);

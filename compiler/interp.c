@@ -16,6 +16,7 @@
  * so several threads may run different groups of one launch at once. */
 #include "compiler/interp.h"
 #include "compiler/ir_float.h"
+#include "compiler/mma.h"
 #include "compiler/verify.h"
 
 #include <inttypes.h>
@@ -73,6 +74,14 @@ static hcq_status check_launch(const hcq_kernel *k, const hcq_interp_launch *l, 
     if (l->group_begin > end || end > g)
         return base_err(HCQ_EINVAL, "kernel '%s': groups [%" PRIu64 ", %" PRIu64 ") are outside the grid of %" PRIu64
                         " groups", k->name, l->group_begin, end, g);
+    /* an MMA runs on whole warps (compiler.h "Matrix multiply-accumulate") */
+    for (uint32_t i = 0; i < k->nops; i++) {
+        const cc_mma_kind *m = k->ops[i].op == HCQ_OP_MMA ? cc_mma_kind_of((unsigned)k->ops[i].arg) : NULL;
+        if (m && w % m->info.warp)
+            return base_err(HCQ_EINVAL, "kernel '%s': op %u (mma %s) runs on warps of %u work-items, but the work-group "
+                            "of %u x %u x %u = %" PRIu64 " is not a multiple of %u", k->name, i, m->info.name,
+                            m->info.warp, l->local_size[0], l->local_size[1], l->local_size[2], w, m->info.warp);
+    }
     uint32_t need = hcq_kernel_param_layout(k, NULL);
     if (need && (!l->kernargs || l->kernarg_size < need))
         return base_err(HCQ_EINVAL, "kernel '%s': needs %u bytes of kernargs, got %zu%s", k->name, need,
@@ -421,6 +430,57 @@ static hcq_status exec_mem(ir_run *r, hcq_ir_ref at)
     return HCQ_OK;
 }
 
+/* ** matrix multiply-accumulate: one operation per warp, gathering A, B and
+ * C from the warp's fragments by the kind's layout (lanes from the last to
+ * the first, so where lanes repeat an element the lowest one's is used),
+ * computing D with the model of compiler/mma.h and scattering it back */
+static hcq_status mma_fault(ir_run *r, hcq_ir_ref at, const cc_mma_kind *m, uint32_t base, uint64_t on)
+{
+    uint32_t c[3];
+    lane_coords(r, base, c);
+    return base_err(HCQ_EFAULT,
+                    "kernel '%s': op %u (mma %s): only lanes 0x%0*" PRIx64 " of the warp of work-items %u..%u (the first "
+                    "at (%u,%u,%u)) of work-group (%u,%u,%u) execute it; an MMA is one operation of the whole warp, "
+                    "so the control flow around it must be the same for every work-item of a warp",
+                    r->k->name, at, m->info.name, (int)(m->info.warp / 4), on, base, base + m->info.warp - 1, c[0], c[1],
+                    c[2], r->gid[0], r->gid[1], r->gid[2]);
+}
+
+static hcq_status exec_mma(ir_run *r, hcq_ir_ref at)
+{
+    const hcq_ir_op *o = &r->k->ops[at];
+    const cc_mma_kind *m = cc_mma_kind_of((unsigned)o->arg);
+    const hcq_mma_info *in = &m->info;
+    const uint8_t *act = mask_at(r, r->depth);
+    const ir_slot *src[3] = {lanes(r, o->src[0]), lanes(r, o->src[1]), lanes(r, o->src[2])};
+    unsigned nfrag[3] = {in->a_lanes, in->b_lanes, in->c_lanes};
+    ir_slot *d = lanes(r, at);
+    size_t W = r->W;
+    float a[32 * 16], b[16 * 32], c[32 * 32]; /* A[m][k] at m * 16 + k, B[k][n] at k * 32 + n, C[m][n] at m * 32 + n */
+    for (uint32_t base = 0; base < r->W; base += in->warp) {
+        uint64_t on = 0;
+        for (uint32_t l = 0; l < in->warp; l++) on |= (uint64_t)(act[base + l] != 0) << l;
+        if (!on) continue;
+        if (on != (in->warp == 64 ? ~0ull : (1ull << in->warp) - 1)) return mma_fault(r, at, m, base, on);
+        for (uint32_t l = in->warp; l-- > 0;)
+            for (unsigned op = 0; op < 3; op++)
+                for (unsigned e = 0; e < nfrag[op]; e++) {
+                    unsigned row = cc_mma_eval(m->frag[op].row, l, e), col = cc_mma_eval(m->frag[op].col, l, e);
+                    float v = src[op][e * W + base + l].f; /* f16/bf16 lanes hold their exact f32 value */
+                    if (op == 0) a[row * 16 + col] = v;
+                    else if (op == 1) b[row * 32 + col] = v;
+                    else c[row * 32 + col] = v;
+                }
+        for (uint32_t l = 0; l < in->warp; l++)
+            for (unsigned e = 0; e < in->c_lanes; e++) {
+                unsigned row = cc_mma_eval(m->frag[2].row, l, e), col = cc_mma_eval(m->frag[2].col, l, e);
+                float v = cc_mma_dot(&a[row * 16], 1, &b[col], 32, in->k, c[row * 32 + col]);
+                d[e * W + base + l].u = ir_f32_bits(v);
+            }
+    }
+    return HCQ_OK;
+}
+
 /* ** control flow */
 static inline bool lane_lt(bool sgn, uint64_t a, uint64_t b) { return sgn ? (int64_t)a < (int64_t)b : a < b; }
 
@@ -532,6 +592,11 @@ static hcq_status run_group(ir_run *r)
         case HCQ_OP_LOAD:
         case HCQ_OP_STORE: {
             hcq_status st = exec_mem(r, pc);
+            if (st) return st;
+            break;
+        }
+        case HCQ_OP_MMA: {
+            hcq_status st = exec_mma(r, pc);
             if (st) return st;
             break;
         }

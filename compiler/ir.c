@@ -5,6 +5,7 @@
  * reports the first real mistake rather than its consequences. */
 #include "compiler/ir.h"
 #include "compiler/ir_float.h"
+#include "compiler/mma.h"
 #include "compiler/verify.h"
 
 #include <stdlib.h>
@@ -315,6 +316,16 @@ hcq_ir_ref hcq_ir_vset(hcq_kernel *k, hcq_ir_ref vec, unsigned lane, hcq_ir_ref 
 {
     hcq_ir_ref s[2] = {vec, scalar};
     return build_vec(k, "hcq_ir_vset", HCQ_OP_VSET, dt_of(k, vec), hcq_ir_lanes(k, vec), 0, s, 2, lane);
+}
+
+/* ** matrix multiply-accumulate (the kinds' table and the coordinates: mma.c) */
+hcq_ir_ref hcq_ir_mma(hcq_kernel *k, hcq_mma_kind kind, hcq_ir_ref a, hcq_ir_ref b, hcq_ir_ref c)
+{
+    hcq_ir_ref s[3] = {a, b, c};
+    const cc_mma_kind *m = cc_mma_kind_of(kind);
+    /* an unknown kind still goes through the check, which names it */
+    return build_vec(k, "hcq_ir_mma", HCQ_OP_MMA, m ? m->info.acc : dt_of(k, c), m ? m->info.c_lanes : hcq_ir_lanes(k, c),
+                     0, s, 3, (uint64_t)kind);
 }
 
 hcq_ir_ref hcq_ir_range(hcq_kernel *k, hcq_ir_ref start, hcq_ir_ref end)

@@ -50,6 +50,7 @@ typedef enum ir_class {
     IR_C_ACC,     /* define_acc, assign */
     IR_C_CONTROL, /* range, endrange, if, endif, barrier, noop */
     IR_C_VECTOR,  /* vsplat, vget, vset */
+    IR_C_MMA,     /* mma: warp-collective (compiler.h "Matrix multiply-accumulate") */
 } ir_class;
 ir_class ir_op_class(hcq_op op);
 /* Whether the op produces a value other ops may name as an operand. */

@@ -29,6 +29,8 @@
 #define AMPERE_CHANNELS {AMPERE_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A, VOLTA_CHANNEL_GPFIFO_A}
 #define AMPERE_USERMODES {AMPERE_USERMODE_A, TURING_USERMODE_A, VOLTA_USERMODE_A}
 #define QMD(n) (1u << (n))
+/* every family here is sm_80 or later: m16n8k16 f16 and bf16 */
+#define NV_MMA_SM80 {HCQ_MMA_NV_M16N8K16_F16, HCQ_MMA_NV_M16N8K16_BF16}
 
 const nv_family nv_families[] = {
     {
@@ -55,6 +57,7 @@ const nv_family nv_families[] = {
         .sm_partitions = 4,
         .max_regs_per_thread = 255,
         .carveouts_kib = {0, 8, 16, 32, 64, 100, 132, 164},
+        .mma = NV_MMA_SM80,
     },
     {
         .family = "Ampere",
@@ -80,6 +83,7 @@ const nv_family nv_families[] = {
         .sm_partitions = 4,
         .max_regs_per_thread = 255,
         .carveouts_kib = {0, 8, 16, 32, 64, 100},
+        .mma = NV_MMA_SM80,
     },
     {
         .family = "Ampere",
@@ -105,6 +109,7 @@ const nv_family nv_families[] = {
         .sm_partitions = 4,
         .max_regs_per_thread = 255,
         .carveouts_kib = {0, 8, 16, 32, 64, 100, 132, 164},
+        .mma = NV_MMA_SM80,
     },
     {
         .family = "Ada",
@@ -130,6 +135,7 @@ const nv_family nv_families[] = {
         .sm_partitions = 4,
         .max_regs_per_thread = 255,
         .carveouts_kib = {0, 8, 16, 32, 64, 100},
+        .mma = NV_MMA_SM80,
     },
     {
         .family = "Hopper",
@@ -156,6 +162,7 @@ const nv_family nv_families[] = {
         .sm_partitions = 4,
         .max_regs_per_thread = 255,
         .carveouts_kib = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228},
+        .mma = NV_MMA_SM80,
     },
 };
 const size_t nv_family_count = sizeof nv_families / sizeof nv_families[0];

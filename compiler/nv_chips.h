@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hcq/compiler.h>
+
 /* ** classes (open-gpu-kernel-modules src/nvidia/generated/g_allclasses.h;
  * per-chip lists in g_gpu_class_list.c) */
 enum nv_class {
@@ -78,6 +80,11 @@ typedef struct nv_family {
      * after the first, the last the largest */
     uint32_t regs_per_sm, reg_unit, sm_partitions, max_regs_per_thread;
     uint16_t carveouts_kib[NV_MAX_CARVEOUTS];
+    /* the tensor-core operations hcq compiles for it, best first, 0-terminated
+     * (compiler.h hcq_mma_kind; mma.sync.m16n8k16 with f16 and bf16 inputs
+     * exists from sm_80: PTX ISA, "Warp-level Matrix Multiply-Accumulate
+     * Instructions", its target ISA notes) */
+    hcq_mma_kind mma[4];
 } nv_family;
 
 extern const nv_family nv_families[];

@@ -388,6 +388,11 @@ hcq_status cc_render_c(const hcq_kernel *k, char **source_out)
 {
     hcq_status st = hcq_kernel_verify(k);
     if (st) return st;
+    /* the CPU has no matrix cores, and a work-item here is not a lane of a warp */
+    for (uint32_t i = 0; i < k->nops; i++)
+        if (k->ops[i].op == HCQ_OP_MMA)
+            return base_err(HCQ_ENOTSUP, "kernel '%s' op %u (mma): the cpu target has no matrix multiply-accumulate "
+                            "(hcq_target_mma_kinds lists none for it); build the product from mulacc instead", k->name, i);
     cc_sb b = {0};
     rc r = {.k = k, .b = &b};
     uint32_t nparams = hcq_kernel_param_count(k), n = k->nops ? k->nops : 1;

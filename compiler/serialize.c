@@ -1,7 +1,7 @@
 /* Serialized IR: the payload of "ir" and mock-target binaries. Explicit
  * little-endian, byte by byte, so the blob means the same on every host.
  *
- *   0  u32 magic "HCIR"      4  u32 version (2)
+ *   0  u32 magic "HCIR"      4  u32 version (3)
  *   8  u32 op count          12 u32 name length (1..255)
  *   16 name bytes (no NUL)
  *   then per op 32 bytes: u16 op, u8 dtype, u8 nsrc, u8 flags, u8 pad[3] = 0,
@@ -9,8 +9,8 @@
  *   last u32: CRC-32 (IEEE) of everything before it
  *
  * Versions: 1 had no vectors (no HCQ_IR_FLAG_LANES bits, no vsplat, vget
- * or vset ops); 2 adds them. Both are read (a version 1
- * blob is a version 2 blob without vectors); 2 is written.
+ * or vset ops); 2 adds them; 3 adds mma. All are read (an older blob is a
+ * newer one without the newer ops); 3 is written.
  *
  * The reader trusts nothing: every length is checked before use, every
  * field is range-checked, the checksum catches flips that would still make
@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define SER_MAGIC 0x52494348u /* "HCIR" */
-#define SER_VERSION 2u
+#define SER_VERSION 3u
 #define SER_VERSION_MIN 1u /* the oldest this build reads */
 #define SER_HEADER 16u
 #define SER_OP 32u
@@ -145,8 +145,10 @@ static hcq_status read_op(const uint8_t *p, uint32_t i, uint32_t ver, hcq_ir_op 
     if (p[5] | p[6] | p[7]) return bad("op %u: padding bytes are not zero", i);
     if (ver < 2 && (o->flags & HCQ_IR_FLAG_LANES_MASK))
         return bad("op %u: flags 0x%x hold vector lanes, which version 1 blobs do not have", i, o->flags);
-    if (ver < 2 && o->op >= HCQ_OP_VSPLAT)
+    if (ver < 2 && o->op >= HCQ_OP_VSPLAT && o->op <= HCQ_OP_VSET)
         return bad("op %u: op code %u (%s) is a version 2 op in a version 1 blob", i, o->op, hcq_op_name((hcq_op)o->op));
+    if (ver < 3 && o->op == HCQ_OP_MMA)
+        return bad("op %u: op code %u (%s) is a version 3 op in a version %u blob", i, o->op, hcq_op_name((hcq_op)o->op), ver);
     if (o->op >= HCQ_OP_COUNT) return bad("op %u: unknown op code %u", i, o->op);
     if (o->dtype >= HCQ_DTYPE_COUNT) return bad("op %u: unknown dtype code %u", i, o->dtype);
     if (o->nsrc > HCQ_IR_MAX_SRC) return bad("op %u: %u operands (at most %d)", i, o->nsrc, HCQ_IR_MAX_SRC);

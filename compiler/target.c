@@ -1,5 +1,9 @@
 /* The target table and the public compile API on top of it. */
 #include "compiler/cc.h"
+#include "compiler/mma.h"
+#include "compiler/nv_chips.h"
+#include "compiler/target_amd.h"
+#include "compiler/target_nv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,52 @@ const cc_target *cc_target_find(const char *name)
 
 bool hcq_target_known(const char *target) { return cc_target_find(target) != NULL; }
 
+/* ** matrix multiply-accumulate kinds per target, from the arch rows
+ * (nv_chips.c, amd_chips.c); the ir target runs every kind but has no
+ * hardware to prefer, so it lists none */
+static const hcq_mma_kind *target_mma(const cc_target *t)
+{
+    uint32_t sm = 0, param_base = 0;
+    if (t->kind == CC_BIN_AMD_CO) return ((const amd_target_arch *)t->arch)->mma;
+    if (t->kind == CC_BIN_CUBIN && cc_nv_target_abi(t->name, &sm, &param_base)) {
+        const nv_family *f = nv_family_for_target(sm);
+        return f ? f->mma : NULL;
+    }
+    return NULL;
+}
+
+unsigned hcq_target_mma_kinds(const char *target, hcq_mma_kind *out, unsigned max)
+{
+    const cc_target *t = cc_target_find(target);
+    const hcq_mma_kind *list = t ? target_mma(t) : NULL;
+    unsigned n = 0;
+    for (; list && n < 4 && list[n] != HCQ_MMA_NONE; n++)
+        if (out && n < max) out[n] = list[n];
+    return n;
+}
+
+/* HCQ_ENOTSUP for the first MMA whose kind the target lacks */
+static hcq_status check_mma(const cc_target *t, const hcq_kernel *k, const char *fn)
+{
+    if (t->render == cc_ir_render && t->kind == CC_BIN_IR_ELF) return HCQ_OK; /* the interpreter runs every kind */
+    hcq_mma_kind have[8];
+    unsigned n = hcq_target_mma_kinds(t->name, have, 8);
+    for (uint32_t i = 0; i < k->nops; i++) {
+        if (k->ops[i].op != HCQ_OP_MMA) continue;
+        bool ok = false;
+        for (unsigned j = 0; j < n; j++) ok |= have[j] == (hcq_mma_kind)k->ops[i].arg;
+        if (ok) continue;
+        char list[160] = "";
+        size_t len = 0;
+        for (unsigned j = 0; j < n && len < sizeof list; j++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", j ? ", " : "", cc_mma_kind_of(have[j])->info.name);
+        return base_err(HCQ_ENOTSUP, "%s: kernel '%s' op %u (mma %s): target %s has no such matrix operation (%s%s)",
+                        fn, k->name, i, cc_mma_kind_of((unsigned)k->ops[i].arg)->info.name, t->name,
+                        n ? "it has: " : "it has none", list);
+    }
+    return HCQ_OK;
+}
+
 static hcq_status unknown(const char *fn, const char *name)
 {
     char list[256] = "";
@@ -47,6 +97,7 @@ hcq_status hcq_render(const hcq_kernel *k, const char *target, char **source_out
     if (!t->render) return base_err(HCQ_ENOTSUP, "hcq_render: target '%s' has no source form", t->name);
     hcq_status st = hcq_kernel_verify(k);
     if (st) return base_err_prefix(st, "hcq_render");
+    if ((st = check_mma(t, k, "hcq_render"))) return st;
     return t->render(t, k, source_out);
 }
 
@@ -59,6 +110,7 @@ hcq_status hcq_compile(const hcq_kernel *k, const char *target, hcq_binary **out
     if (st) return st;
     st = hcq_kernel_verify(k);
     if (st) return base_err_prefix(st, "hcq_compile");
+    if ((st = check_mma(t, k, "hcq_compile"))) return st;
     hcq_binary *b = NULL;
     if ((st = t->compile(t, k, &b))) return st;
     /* targets that carry IR (ir, mock-*) have no source to show at

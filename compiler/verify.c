@@ -3,6 +3,8 @@
  * say what to change. */
 #include "compiler/verify.h"
 
+#include "compiler/mma.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,7 @@ static int expected_nsrc(hcq_op op, int *alt)
     case IR_C_BINARY: return 2;
     case IR_C_TERNARY: return 3;
     case IR_C_CONVERT: return 1;
+    case IR_C_MMA: return 3;
     default: break;
     }
     switch (op) {
@@ -76,13 +79,13 @@ static bool check_fields(const hcq_ir_op *o, char *why, size_t why_size)
         return WHY("arg is 0x%llx; this op takes no arg (leave it 0)", (unsigned long long)o->arg);
     if (ir_vec(o)) {
         bool maker = o->op == HCQ_OP_LOAD || o->op == HCQ_OP_VSPLAT || o->op == HCQ_OP_VSET ||
-                     o->op == HCQ_OP_DEFINE_ACC || elementwise((hcq_op)o->op);
+                     o->op == HCQ_OP_DEFINE_ACC || o->op == HCQ_OP_MMA || elementwise((hcq_op)o->op);
         if (o->op == HCQ_OP_CMPLT || o->op == HCQ_OP_CMPNE)
             return WHY("has %u lanes; a compare of vectors would make bool lanes, which do not exist (compare lanes "
                        "read with vget)", ir_vec(o));
         if (!maker)
-            return WHY("has %u lanes; only load, vsplat, vset, define_acc and elementwise ALU ops, casts and bitcasts "
-                       "make vectors (no HCQ_IR_FLAG_LANES)", ir_vec(o));
+            return WHY("has %u lanes; only load, vsplat, vset, define_acc, mma and elementwise ALU ops, casts and "
+                       "bitcasts make vectors (no HCQ_IR_FLAG_LANES)", ir_vec(o));
         if (ir_vec(o) != 2 && ir_vec(o) != 4 && ir_vec(o) != 8 && ir_vec(o) != 16)
             return WHY("has %u lanes; a vector has 2, 4, 8 or 16 lanes (HCQ_IR_FLAG_LANES(1..4))", ir_vec(o));
         if (o->dtype == HCQ_BOOL || o->dtype == HCQ_VOID)
@@ -107,7 +110,8 @@ static bool vector_operand_ok(const hcq_ir_op *o, unsigned i)
     case HCQ_OP_STORE: return i == 2;
     case HCQ_OP_LOAD: return i == 3;
     case HCQ_OP_DEFINE_ACC:
-    case HCQ_OP_ASSIGN: return true;
+    case HCQ_OP_ASSIGN:
+    case HCQ_OP_MMA: return true; /* its lanes checked in check_mma */
     default: return false;
     }
 }
@@ -149,6 +153,27 @@ static bool check_lane_ops(const hcq_kernel *k, const hcq_ir_op *o, char *why, s
     if (k->ops[o->src[1]].dtype != o->dtype)
         return WHY("sets a %s lane to %s (op %u); the dtypes must match (insert a cast)", dtn(o->dtype),
                    dtn(k->ops[o->src[1]].dtype), o->src[1]);
+    return true;
+}
+
+/* An MMA: a known kind, and A, B and C fragments of its dtypes and lanes; D like C. */
+static bool check_mma(const hcq_kernel *k, const hcq_ir_op *o, char *why, size_t why_size)
+{
+    const cc_mma_kind *m = cc_mma_kind_of((unsigned)o->arg);
+    if (!m || o->arg >= HCQ_MMA_KINDS)
+        return WHY("kind %llu is not a matrix multiply-accumulate kind (1..%d: hcq_mma_kind)", (unsigned long long)o->arg,
+                   HCQ_MMA_KINDS - 1);
+    const hcq_mma_info *i = &m->info;
+    static const char *const names[3] = {"A", "B", "C"};
+    unsigned want_dt[3] = {i->ab, i->ab, i->acc}, want_lanes[3] = {i->a_lanes, i->b_lanes, i->c_lanes};
+    for (unsigned j = 0; j < 3; j++) {
+        const hcq_ir_op *d = &k->ops[o->src[j]];
+        if (d->dtype != want_dt[j] || ir_vec(d) != want_lanes[j])
+            return WHY("%s (operand %u, op %u) is %u x %s (0: scalar); %s takes %s as %u x %s per work-item", names[j], j,
+                       o->src[j], ir_vec(d), dtn(d->dtype), i->name, names[j], want_lanes[j], dtn(want_dt[j]));
+    }
+    if (o->dtype != i->acc || ir_vec(o) != i->c_lanes)
+        return WHY("D is %u x %s; %s makes %u x %s (like C)", ir_vec(o), dtn(o->dtype), i->name, i->c_lanes, dtn(i->acc));
     return true;
 }
 
@@ -368,6 +393,7 @@ bool ir_check_op(const hcq_kernel *k, hcq_ir_ref at, const hcq_ir_op *o, char *w
         return false;
     switch (ir_op_class((hcq_op)o->op)) {
     case IR_C_VECTOR: return check_lane_ops(k, o, why, why_size);
+    case IR_C_MMA: return check_mma(k, o, why, why_size);
     case IR_C_SOURCE: return check_source(o, why, why_size);
     case IR_C_UNARY:
         if (o->dtype != k->ops[o->src[0]].dtype)

@@ -98,6 +98,33 @@
  *     AMD executor and the host twins of HIP code; the cpu target does not
  *     check (nor bounds). A kernel that breaks the rule is wrong even where
  *     it runs.
+ *
+ * Matrix multiply-accumulate (HCQ_OP_MMA; hcq_ir_mma). One tensor-core /
+ * matrix-core operation D[m][n] = C[m][n] + sum_k A[m][k] * B[k][n] of a
+ * fixed shape, executed by a whole warp together: each work-item holds
+ * fragments of A, B and C as vectors (an hcq_mma_kind fixes the shape, the
+ * dtypes, the warp size and which matrix element each fragment lane is:
+ * hcq_mma_info, hcq_mma_coord), and gets its fragment of D.
+ *   - Warps are consecutive runs of `warp` work-items of a work-group in
+ *     linear local-id order (x fastest): a work-item's lane in its warp is
+ *     linear_local_id % warp. A kernel with an MMA needs a work-group size
+ *     that is a multiple of the warp of each kind it uses.
+ *   - Every work-item of a warp executes an MMA together, none masked off
+ *     (control flow uniform across the warp). Hardware leaves anything
+ *     else undefined; the interpreter and the host twins fault naming the
+ *     lanes, and so do the mock's executors.
+ *   - Where several lanes hold one element (gfx11 WMMA: lanes 16.. repeat
+ *     lanes 0-15's A and B), the hardware reads the lowest lane's; so do
+ *     the interpreter and the twins. Kernels should fill every lane alike.
+ *   - Arithmetic: inputs widened exactly to f32; D = C; for k in order,
+ *     D = fma(A[m][k], B[k][n], D) rounded to f32 (denormals kept), so a
+ *     chain of MMAs over k equals a scalar f32 fma loop over k in order.
+ *     Hardware sums a block of products with its own (undocumented)
+ *     alignment and rounding; the mock GPUs follow this model exactly.
+ *     A NaN result is a quiet NaN (its payload unspecified).
+ *   - Compiling an MMA for a target that lacks its kind
+ *     (hcq_target_mma_kinds) is HCQ_ENOTSUP naming both; the cpu target has
+ *     none; the ir and mock-* targets run every kind.
  */
 #ifndef HCQ_COMPILER_H
 #define HCQ_COMPILER_H
@@ -187,6 +214,8 @@ typedef enum hcq_op {
     HCQ_OP_VSPLAT, /* src0 = scalar; vec = lanes: every lane is src0 */
     HCQ_OP_VGET,   /* src0 = vector, arg = lane; the lane's value (a scalar) */
     HCQ_OP_VSET,   /* src0 = vector, src1 = scalar, arg = lane; src0 with that lane replaced */
+    /* matrix multiply-accumulate (see "Matrix multiply-accumulate" above) */
+    HCQ_OP_MMA, /* src0 = A, src1 = B, src2 = C fragments, arg = hcq_mma_kind; the value is D (like C) */
     HCQ_OP_COUNT
 } hcq_op;
 
@@ -278,6 +307,50 @@ HCQ_API hcq_ir_ref hcq_ir_define_local(hcq_kernel *k, hcq_dtype elem, uint32_t c
 HCQ_API void hcq_ir_barrier(hcq_kernel *k);
 HCQ_API hcq_ir_ref hcq_ir_define_acc(hcq_kernel *k, hcq_ir_ref init);
 HCQ_API void hcq_ir_assign(hcq_kernel *k, hcq_ir_ref acc, hcq_ir_ref val);
+
+/* ** matrix multiply-accumulate (see "Matrix multiply-accumulate" above) */
+typedef enum hcq_mma_kind {
+    HCQ_MMA_NONE = 0,
+    HCQ_MMA_NV_M16N8K16_F16,    /* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (sm_80+): warp 32;
+                                   A 8 x f16, B 4 x f16, C/D 4 x f32 per lane */
+    HCQ_MMA_NV_M16N8K16_BF16,   /* the same with bf16 inputs */
+    HCQ_MMA_WMMA_F16_W32,       /* gfx11 v_wmma_f32_16x16x16_f16, wave32: A 16 x f16, B 16 x f16, C/D 8 x f32 */
+    HCQ_MMA_WMMA_BF16_W32,      /* v_wmma_f32_16x16x16_bf16, wave32 */
+    HCQ_MMA_WMMA_F16_W64,       /* wave64: A 16, B 16, C/D 4 x f32 */
+    HCQ_MMA_WMMA_BF16_W64,
+    HCQ_MMA_MFMA_16X16X16_F16,  /* gfx90a/gfx942 v_mfma_f32_16x16x16f16, wave64: A 4, B 4, C/D 4 x f32 */
+    HCQ_MMA_MFMA_32X32X8_F16,   /* v_mfma_f32_32x32x8f16: A 4, B 4, C/D 16 x f32 */
+    HCQ_MMA_MFMA_16X16X16_BF16, /* gfx90a v_mfma_f32_16x16x16bf16_1k, gfx942 v_mfma_f32_16x16x16_bf16: A 4, B 4, C/D 4 */
+    HCQ_MMA_KINDS
+} hcq_mma_kind;
+
+typedef struct hcq_mma_info {
+    const char *name;                   /* "nv_m16n8k16_f16", ... */
+    unsigned m, n, k;                   /* D[m][n] += A[m][k] * B[k][n] */
+    unsigned warp;                      /* work-items that execute one operation together: 32 or 64 */
+    hcq_dtype ab, acc;                  /* input dtype (f16 or bf16), accumulator dtype (f32) */
+    unsigned a_lanes, b_lanes, c_lanes; /* each work-item's vector lanes of A, B and C/D */
+} hcq_mma_info;
+/* HCQ_EINVAL for HCQ_MMA_NONE or an unknown kind. */
+HCQ_API hcq_status hcq_mma_info_get(hcq_mma_kind kind, hcq_mma_info *out);
+/* The matrix element that fragment lane e of work-item `lane` (0..warp-1)
+ * holds: operand 0 = A (row m, col k), 1 = B (row k, col n), 2 = C and D
+ * (row m, col n). HCQ_EINVAL for a bad kind, operand, lane or e. */
+HCQ_API hcq_status hcq_mma_coord(hcq_mma_kind kind, unsigned operand, unsigned lane, unsigned e, unsigned *row,
+                                 unsigned *col);
+/* The same as IR: appends i32 ops computing row and col from `lane` (an
+ * i32 value: the work-item's lane in its warp). On a bad argument the
+ * kernel's sticky error is set and the refs are HCQ_IR_NONE. */
+HCQ_API hcq_status hcq_ir_mma_coord(hcq_kernel *k, hcq_mma_kind kind, unsigned operand, hcq_ir_ref lane, unsigned e,
+                                    hcq_ir_ref *row, hcq_ir_ref *col);
+/* D = A * B + C: a, b, c vectors of the kind's lanes and dtypes; the value
+ * is D, a vector like c. */
+HCQ_API hcq_ir_ref hcq_ir_mma(hcq_kernel *k, hcq_mma_kind kind, hcq_ir_ref a, hcq_ir_ref b, hcq_ir_ref c);
+/* The kinds a target compiles ("sm_80", "sm_90", "gfx1100", "gfx90a",
+ * "gfx942", their "mock-..." forms), best first; 0 for "cpu", "ir" (which
+ * runs every kind but has no hardware to prefer) and targets without
+ * matrix cores. Returns how many there are; writes at most max to out. */
+HCQ_API unsigned hcq_target_mma_kinds(const char *target, hcq_mma_kind *out, unsigned max);
 
 /* Checks every op (operand refs, dtypes, nesting, value visibility, params
  * numbered 0..n-1, barrier placement). On failure returns HCQ_EINVAL with a

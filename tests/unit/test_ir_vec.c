@@ -1,6 +1,6 @@
 /* IR vector values (include/hcq/compiler.h, "Vector values"): the builder
  * and verifier refuse bad widths, dtypes and uses with a clear message;
- * the dump names vector types; blobs round trip at version 2 and version 1
+ * the dump names vector types; blobs round trip at version 3, and version 2 and 1
  * blobs still load (or are refused, saying why); the interpreter faults a
  * misaligned local access; and what the GPU compilers make of a vector
  * access: one instruction of its width (16 bytes: LDG.E.128 on sm_90,
@@ -145,7 +145,7 @@ Test(ir_vec, bad_widths_dtypes_and_uses_are_refused_with_a_message)
     hcq_ir_ref c = hcq_ir_const_float(k, HCQ_F32, 1);
     hcq_ir_emit(k, HCQ_OP_BARRIER, HCQ_VOID, HCQ_IR_FLAG_LANES(2), NULL, 0, 0);
     (void)c;
-    refused(k, "only load, vsplat, vset, define_acc and elementwise");
+    refused(k, "only load, vsplat, vset, define_acc, mma and elementwise");
 }
 
 /* a blob's version field, and its CRC fixed after an edit */
@@ -175,19 +175,23 @@ Test(ir_vec, blobs_round_trip_and_version_1_blobs_load_or_are_refused_saying_why
     uint8_t *b = p;
     uint32_t ver;
     memcpy(&ver, b + 4, 4);
-    cr_assert_eq(ver, 2, "blobs are written at version 2");
+    cr_assert_eq(ver, 3, "blobs are written at version 3 (which added mma)");
     cr_assert_eq(hcq_kernel_deserialize(b, n, &back), HCQ_OK, "%s", hcq_error_message());
     cr_assert_eq(hcq_kernel_op_count(back), hcq_kernel_op_count(k));
     cr_assert(!memcmp(hcq_kernel_ops(back), hcq_kernel_ops(k), hcq_kernel_op_count(k) * sizeof(hcq_ir_op)));
     hcq_kernel_destroy(back);
 
+    /* as version 2 (vectors, no mma) it loads */
+    set_version(b, n, 2);
+    cr_assert_eq(hcq_kernel_deserialize(b, n, &back), HCQ_OK, "%s", hcq_error_message());
+    hcq_kernel_destroy(back);
     /* as version 1, a vector kernel is refused: version 1 had no lanes */
     set_version(b, n, 1);
     cr_assert_eq(hcq_kernel_deserialize(b, n, &back), HCQ_EFORMAT);
     cr_assert(strstr(hcq_error_message(), "version 1"), "%s", hcq_error_message());
-    set_version(b, n, 3);
+    set_version(b, n, 4);
     cr_assert_eq(hcq_kernel_deserialize(b, n, &back), HCQ_EFORMAT);
-    cr_assert(strstr(hcq_error_message(), "version 3; this build reads versions 1 to 2"), "%s", hcq_error_message());
+    cr_assert(strstr(hcq_error_message(), "version 4; this build reads versions 1 to 3"), "%s", hcq_error_message());
     free(p);
     hcq_kernel_destroy(k);
 
