@@ -7,6 +7,7 @@
 #include "tensor/lower.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -654,6 +655,29 @@ static hcq_ir_ref em_alu(tt_lw *L, const tt_node *n, const hcq_ir_ref *s)
     return tt_irb_binary(b, bin[n->op], s[0], s[1]);
 }
 
+/* A buffer's lanes with a vector plan: runs of consecutive elements as
+ * vector loads (vec.c). */
+static void em_load_vec(tt_lw *L, const tt_node *n, hcq_ir_ref p, hcq_ir_ref zero, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    const tt_sx **idx = malloc((size_t)nl * sizeof *idx);
+    hcq_ir_ref *gate = malloc((size_t)nl * sizeof *gate);
+    if (!idx || !gate) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        for (int l = 0; l < nl; l++) out[l] = NONE;
+    } else {
+        char what[32] = "a buffer";
+        for (uint32_t i = 0; i < L->key->nin; i++)
+            if (L->key->in[i].buf == n->buf) snprintf(what, sizeof what, "input %u", i);
+        for (int l = 0; l < nl; l++) {
+            idx[l] = tt_mem_linear(L, n, lanes[l].idx);
+            gate[l] = lanes[l].gate;
+        }
+        tt_vec_load(L, p, nl, idx, gate, zero, out, what);
+    }
+    free(idx);
+    free(gate);
+}
+
 static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out)
 {
     tt_irb *b = &L->b;
@@ -662,6 +686,10 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
     case TT_BUF: {
         hcq_ir_ref p = tt_param_of(L, n->buf, NULL), zero = tt_irb_val(b, dt, (tt_val){.i = 0});
         bool empty = tt_numel(n->shape, n->ndim) == 0;
+        if (L->plan.vec > 1 && !empty && p != NONE) {
+            em_load_vec(L, n, p, zero, nl, lanes, out);
+            return;
+        }
         for (int l = 0; l < nl; l++) {
             if (empty || p == NONE) {
                 out[l] = zero;

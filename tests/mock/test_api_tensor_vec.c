@@ -1,0 +1,230 @@
+/* Vector loads and stores (the `vector` choice: tensor/plan.c, vec.c).
+ *
+ *   - elementwise kernels (f32, f16, bf16, i32) with vector(d,N,all) forced
+ *     give exactly the host's values, and their IR has vector LOADs and
+ *     STOREs;
+ *   - a view at an element offset (x[:, 1:]) and a transposed one leave
+ *     their loads scalar: ',all' refuses the offset one with a message, the
+ *     plain form runs it exactly; a transposed load is not contiguous along
+ *     the vector dim and stays scalar either way;
+ *   - a register tile (matmul) and a tile staged through shared memory
+ *     with vectors: exact (bit for bit: the same fused multiply-adds in the
+ *     same order), vector accesses in the IR;
+ *   - on the GPU devices the default plans take a vector width (elementwise
+ *     and tiles), CPU-style ones never (their plans are the C compiler's to
+ *     vectorise);
+ *   - lists that do not fit are refused with a message.
+ * Runs on every device it is given; the GPU mocks execute the machine code
+ * (misaligned vector accesses fault on the NVIDIA models), CPU+ir runs the
+ * IR interpreter, which faults a misaligned vector access too. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hcqtest.h"
+#include "tensor/lower.h"
+#include "tensortest.h"
+
+TestSuite(tensor_vec, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
+
+#define UP(slot, dim, amt) ((tt_opt){TT_OPT_UPCAST, (slot), (dim), (amt)})
+#define OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
+#define VEC(dim, amt) ((tt_opt){TT_OPT_VECTOR, -1, (dim), (amt)})
+#define VECALL(dim, amt) ((tt_opt){TT_OPT_VECTOR, 1, (dim), (amt)})
+#define SMEM(bk, cols) ((tt_opt){TT_OPT_SMEM, (cols), -1, (bk)})
+
+static tt_opts LIST(int n, ...)
+{
+    tt_opts o;
+    memset(&o, 0, sizeof o);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) o.o[o.n++] = va_arg(ap, tt_opt);
+    va_end(ap);
+    return o;
+}
+
+/* the compiled CPU target builds each kernel with clang: a few plans there */
+static bool few(void) { return !strcmp(tx_ctx->props.target, "cpu"); }
+
+typedef struct vcount {
+    int loads, stores; /* vector LOADs (global or local) and vector STOREs */
+} vcount;
+
+static vcount count_vec(const hcq_kernel *k)
+{
+    vcount c = {0, 0};
+    const hcq_ir_op *ops = hcq_kernel_ops(k);
+    for (uint32_t i = 0; i < hcq_kernel_op_count(k); i++) {
+        if (ops[i].op == HCQ_OP_LOAD && hcq_ir_lanes(k, i)) c.loads++;
+        if (ops[i].op == HCQ_OP_STORE && hcq_ir_lanes(k, ops[i].src[2])) c.stores++;
+    }
+    return c;
+}
+
+/* n (its sources realized) lowered with list o (NULL: the default) and run
+ * by hand; its bytes in out, its choices in used, its vector accesses in vc */
+static hcq_status run_plan(tt_node *n, const tt_opts *o, void *out, tt_opts *used, vcount *vc)
+{
+    hcq_ctx *c = tx_ctx;
+    tt_key key = {0};
+    tt_lowered lw;
+    uint64_t bytes = (uint64_t)tt_numel(n->shape, n->ndim) * hcq_dtype_size((hcq_dtype)n->dtype);
+    hcq_status s = tt_key_make(c, &n, 1, &key);
+    if (!s) s = tt_lower_opts(c, &n, 1, &key, o, &lw);
+    if (s) {
+        tt_key_free(&key);
+        return s;
+    }
+    if (used) *used = lw.opts;
+    if (vc) *vc = count_vec(lw.k);
+    const hcq_kernel *kept = NULL;
+    hcq_program *p = tt_get_program(c, lw.k, &kept);
+    cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
+    tt_buf *ob = T_NONNULL(tt_buf_alloc(c, bytes));
+    hcq_arg args[TT_MAX_PARAMS];
+    args[0] = hcq_arg_buffer(ob->hb);
+    for (uint32_t i = 0; i < key.nin; i++) {
+        cr_assert_not_null(key.in[i].buf, "input %u is a buffer", i);
+        args[1 + i] = hcq_arg_buffer(key.in[i].buf->hb);
+    }
+    T_OK(hcq_launch(p, args, 1 + key.nin, hcq_dims_3d(lw.grid[0], lw.grid[1], lw.grid[2], lw.block[0], lw.block[1], lw.block[2])));
+    T_OK(hcq_buffer_copyout(out, ob->hb, 0, bytes));
+    tt_buf_unref(ob);
+    tt_key_free(&key);
+    return HCQ_OK;
+}
+
+/* element i of a dt buffer as a double */
+static double elem(const void *p, hcq_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case HCQ_F32: return ((const float *)p)[i];
+    case HCQ_I32: return ((const int32_t *)p)[i];
+    case HCQ_F16:
+    case HCQ_BF16: {
+        uint16_t h = ((const uint16_t *)p)[i];
+        uint32_t u;
+        float f;
+        if (dt == HCQ_BF16) {
+            u = (uint32_t)h << 16;
+            memcpy(&f, &u, 4);
+            return f;
+        }
+        /* f16: sign, 5-bit exponent, 10-bit fraction */
+        int e = (h >> 10) & 31, m = h & 1023;
+        double v = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+        if (e == 31) v = m ? NAN : INFINITY;
+        return (h & 0x8000) ? -v : v;
+    }
+    default: cr_assert_fail("dtype %s", hcq_dtype_name(dt)); return 0;
+    }
+}
+
+/* runs n with list o and compares every element with want (exactly) */
+static vcount run_exact(tt_node *n, const tt_opts *o, const double *want, const char *what)
+{
+    char words[256] = "(default)";
+    if (o) tt_opts_format(o, words, sizeof words);
+    int64_t count = tt_numel(n->shape, n->ndim);
+    void *got = malloc((size_t)count * 8);
+    memset(got, 0xff, (size_t)count * 8);
+    vcount vc;
+    tt_opts used;
+    hcq_status s = run_plan(n, o, got, &used, &vc);
+    cr_assert_eq(s, HCQ_OK, "%s: %s: plan %s: %s", tx_ctx->props.id, what, words, hcq_error_message());
+    tt_opts_format(&used, words, sizeof words);
+    for (int64_t i = 0; i < count; i++) {
+        double g = elem(got, (hcq_dtype)n->dtype, i);
+        cr_assert(g == want[i], "%s: %s: plan %s: element %lld is %.9g, want %.9g", tx_ctx->props.id, what, words, (long long)i, g, want[i]);
+    }
+    free(got);
+    return vc;
+}
+
+/* a + b of dtype dt on [R, C] (b read through `bview`: 0 plain, 1 the
+ * columns 1.. of an [R, C + 1] array, 2 transposed from [C, R]), its host
+ * values in want */
+static tt_node *make_add(hcq_dtype dt, int64_t R, int64_t C, int bview, uint32_t seed, double **want)
+{
+    double *a = malloc(sizeof *a * (size_t)(R * (C + 1))), *b = malloc(sizeof *b * (size_t)(R * (C + 1)));
+    double lo = dt == HCQ_I32 ? -1000 : -1, hi = dt == HCQ_I32 ? 1000 : 1;
+    hcq_tensor *ta = tx_rand(dt, TX_SHAPE(R, C), lo, hi, seed, a), *tb;
+    if (bview == 1) {
+        tb = tx_rand(dt, TX_SHAPE(R, C + 1), lo, hi, seed + 1, b);
+        T_OK(hcq_realize(tb));
+        tb = hcq_slice(tb, 1, 1, C + 1, 1);
+    } else if (bview == 2) {
+        tb = tx_rand(dt, TX_SHAPE(C, R), lo, hi, seed + 1, b);
+        T_OK(hcq_realize(tb));
+        tb = hcq_transpose(tb, 0, 1);
+    } else {
+        tb = tx_rand(dt, TX_SHAPE(R, C), lo, hi, seed + 1, b);
+    }
+    T_OK(hcq_realize(ta));
+    if (!bview) T_OK(hcq_realize(tb)); /* (a view stays a view of its realized source) */
+    *want = malloc(sizeof **want * (size_t)(R * C));
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++) {
+            double y = bview == 1 ? b[i * (C + 1) + j + 1] : bview == 2 ? b[j * R + i] : b[i * C + j];
+            (*want)[i * C + j] = tx_round(dt, a[i * C + j] + y);
+        }
+    free(a);
+    free(b);
+    return hcq_add(ta, tb)->n;
+}
+
+Test(tensor_vec, elementwise_forced_is_exact_and_vector)
+{
+    static const hcq_dtype dts[] = {HCQ_F32, HCQ_F16, HCQ_BF16, HCQ_I32};
+    for (int t = 0; t < (few() ? 1 : 4); t++) {
+        hcq_dtype dt = dts[t];
+        int64_t lanes = 16 / (int64_t)hcq_dtype_size(dt); /* 16-byte accesses */
+        double *want;
+        tt_node *n = make_add(dt, 24, 64, 0, 10 + (uint32_t)t, &want);
+        char what[64];
+        snprintf(what, sizeof what, "%s a + b", hcq_dtype_name(dt));
+        tt_opts o = LIST(3, UP(1, 1, lanes), VECALL(1, lanes), OPT(TT_OPT_LOCAL, 32));
+        vcount vc = run_exact(n, &o, want, what);
+        cr_assert(vc.loads == 2 && vc.stores == 1, "%s: %s: %d vector loads, %d vector stores (want 2, 1)", tx_ctx->props.id, what, vc.loads,
+                  vc.stores);
+        /* two vectors per work-item, and 8-byte ones */
+        o = LIST(3, UP(1, 1, lanes), VECALL(1, lanes / 2), OPT(TT_OPT_LOCAL, 16));
+        vc = run_exact(n, &o, want, what);
+        cr_assert(vc.loads == 4 && vc.stores == 2, "%s: %s: %d vector loads, %d vector stores (want 4, 2)", tx_ctx->props.id, what, vc.loads,
+                  vc.stores);
+        free(want);
+    }
+}
+
+Test(tensor_vec, offset_and_transposed_views_fall_back)
+{
+    double *want;
+    /* b = x[:, 1:] of a [24, 65] x: its row starts are 65 elements apart
+     * and its first at element 1: no aligned run */
+    tt_node *n = make_add(HCQ_F32, 24, 64, 1, 20, &want);
+    tt_opts o = LIST(3, UP(1, 1, 4), VEC(1, 4), OPT(TT_OPT_LOCAL, 32));
+    vcount vc = run_exact(n, &o, want, "a + x[:, 1:]");
+    cr_assert(vc.loads == 1 && vc.stores == 1, "%s: a's loads and the store are vectors, x's not: %d, %d", tx_ctx->props.id, vc.loads,
+              vc.stores);
+    o = LIST(3, UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 32));
+    double out[24 * 64];
+    hcq_status s = run_plan(n, &o, out, NULL, NULL);
+    cr_assert_eq(s, HCQ_EINVAL, "%s: vector(..,all) of a misaligned view: %d (%s)", tx_ctx->props.id, s, hcq_error_message());
+    cr_assert(strstr(hcq_error_message(), "not a multiple of 4"), "%s: %s", tx_ctx->props.id, hcq_error_message());
+    /* the default plan: right, whatever it takes */
+    run_exact(n, NULL, want, "a + x[:, 1:] (default)");
+    free(want);
+    /* transposed: b's lanes are 24 elements apart, not a run: scalar even
+     * under ',all' */
+    n = make_add(HCQ_F32, 24, 64, 2, 30, &want);
+    o = LIST(3, UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 32));
+    vc = run_exact(n, &o, want, "a + y^T");
+    cr_assert(vc.loads == 1 && vc.stores == 1, "%s: a's loads and the store are vectors, y^T's not: %d, %d", tx_ctx->props.id, vc.loads,
+              vc.stores);
+    run_exact(n, NULL, want, "a + y^T (default)");
+    free(want);
+}
