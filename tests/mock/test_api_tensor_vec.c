@@ -81,6 +81,11 @@ static hcq_status run_plan(tt_node *n, const tt_opts *o, void *out, tt_opts *use
     }
     if (used) *used = lw.opts;
     if (vc) *vc = count_vec(lw.k);
+    if (getenv("TVEC_DUMP")) {
+        char *d = hcq_kernel_dump(lw.k);
+        fprintf(stderr, "%s\n", d);
+        free(d);
+    }
     const hcq_kernel *kept = NULL;
     hcq_program *p = tt_get_program(c, lw.k, &kept);
     cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
@@ -227,4 +232,57 @@ Test(tensor_vec, offset_and_transposed_views_fall_back)
               vc.stores);
     run_exact(n, NULL, want, "a + y^T (default)");
     free(want);
+}
+
+/* A matmul [M, K] @ [K, N] of dtype dt as an f32 node (halfs: the f16/bf16
+ * result cast to f32) and its host values: the products of the inputs as
+ * stored, in f32, summed in k order with one fused multiply-add each (as
+ * the kernels do), rounded to dt. */
+static tt_node *make_mm(hcq_dtype dt, int64_t M, int64_t K, int64_t N, uint32_t seed, double **want)
+{
+    double *a = malloc(sizeof *a * (size_t)(M * K)), *b = malloc(sizeof *b * (size_t)(K * N));
+    hcq_tensor *ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a), *tb = tx_rand(dt, TX_SHAPE(K, N), -1, 1, seed + 1, b);
+    T_OK(hcq_realize(ta));
+    T_OK(hcq_realize(tb));
+    *want = malloc(sizeof **want * (size_t)(M * N));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            float s = 0;
+            for (int64_t k = 0; k < K; k++) s = fmaf((float)a[i * K + k], (float)b[k * N + j], s);
+            (*want)[i * N + j] = (float)tx_round(dt, s);
+        }
+    free(a);
+    free(b);
+    hcq_tensor *p = hcq_matmul(ta, tb);
+    if (dt != HCQ_F32) p = hcq_cast(p, HCQ_F32);
+    tt_node *n = p->n;
+    while (n->op == TT_VIEW) n = n->src[0]; /* the reduction's own [M, N, 1] */
+    return n;
+}
+
+Test(tensor_vec, register_tiles_and_smem_staging_with_vectors_are_exact)
+{
+    static const hcq_dtype dts[] = {HCQ_F32, HCQ_F16, HCQ_BF16};
+    for (int t = 0; t < (few() ? 1 : 3); t++) {
+        hcq_dtype dt = dts[t];
+        double *want;
+        tt_node *n = make_mm(dt, 32, 40, 32, 40 + (uint32_t)t, &want);
+        char what[64];
+        snprintf(what, sizeof what, "%s matmul", hcq_dtype_name(dt));
+        /* a 4 x 4 tile: B's rows and the output's as 4-lane vectors */
+        tt_opts o = LIST(4, UP(0, 0, 4), UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 8));
+        vcount vc = run_exact(n, &o, want, what);
+        cr_assert(vc.loads >= 1 && vc.stores == 4, "%s: %s tile: %d vector loads, %d stores (want B's, 4 rows)", tx_ctx->props.id, what,
+                  vc.loads, vc.stores);
+        /* staged: A copied along k (vector loads, scalar stores into its
+         * [k][row] array), B along its rows (vector loads and stores), the
+         * tile read from local memory as vectors */
+        o = LIST(5, UP(0, 0, 4), UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(8, 4));
+        vc = run_exact(n, &o, want, what);
+        cr_assert(vc.loads >= 4 && vc.stores >= 5, "%s: %s smem: %d vector loads, %d stores", tx_ctx->props.id, what, vc.loads, vc.stores);
+        /* 2-lane vectors, and a slice that does not divide the reduction */
+        o = LIST(5, UP(0, 0, 2), UP(1, 1, 4), VEC(1, 2), OPT(TT_OPT_LOCAL, 32), SMEM(6, 8));
+        run_exact(n, &o, want, what);
+        free(want);
+    }
 }
