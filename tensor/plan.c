@@ -237,9 +237,10 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
     }
     /* vector lanes are consecutive outputs of one work-item along the
      * contiguous dim, so whole vectors fit its upcast */
-    if (P.vec && (P.up_dim[1] < 0 || vdim != P.up_dim[1]))
-        REFUSE(HCQ_EINVAL, "vector(d%d,%lld): the vector dim must be the dim of slot 1's upcast (%d; -1: none)", vdim, (long long)P.vec,
-               P.up_dim[1]);
+    if (P.vec && P.up_dim[1] < 0)
+        REFUSE(HCQ_EINVAL, "vector(d%d,%lld): a vector is slot 1's upcast outputs, and there is no upcast1", vdim, (long long)P.vec);
+    if (P.vec && vdim != P.up_dim[1])
+        REFUSE(HCQ_EINVAL, "vector(d%d,%lld): a vector is slot 1's upcast outputs, along d%d", vdim, (long long)P.vec, P.up_dim[1]);
     if (P.vec && P.up[1] % P.vec)
         REFUSE(HCQ_EINVAL, "vector(d%d,%lld) does not divide upcast1's %lld outputs", vdim, (long long)P.vec, (long long)P.up[1]);
     if (P.up[0] * P.up[1] > 512) REFUSE(HCQ_EINVAL, "a tile of %lld outputs per work-item, at most 512", (long long)(P.up[0] * P.up[1]));

@@ -286,3 +286,85 @@ Test(tensor_vec, register_tiles_and_smem_staging_with_vectors_are_exact)
         free(want);
     }
 }
+
+static bool has_vector(const tt_opts *o)
+{
+    for (uint32_t i = 0; i < o->n; i++)
+        if (o->o[i].kind == TT_OPT_VECTOR) return true;
+    return false;
+}
+
+/* GPU defaults take a width (HCQ_DEBUG=1 prints these words); CPU-style
+ * ones never: their plans, kernels and cache keys are the C compiler's */
+Test(tensor_vec, gpu_defaults_take_a_width_cpu_defaults_do_not)
+{
+    static const hcq_dtype dts[] = {HCQ_F32, HCQ_F16, HCQ_I32};
+    for (int t = 0; t < 3; t++) {
+        double *want;
+        tt_node *n = make_add(dts[t], 8, 96, 0, 50 + (uint32_t)t, &want);
+        char words[256];
+        tt_opts used;
+        void *got = malloc(8 * 96 * 8);
+        T_OK(run_plan(n, NULL, got, &used, NULL));
+        tt_opts_format(&used, words, sizeof words);
+        int64_t lanes = 16 / (int64_t)hcq_dtype_size(dts[t]);
+        char want_words[64];
+        snprintf(want_words, sizeof want_words, "upcast1(d1,%lld) vector(d1,%lld)", (long long)lanes, (long long)lanes);
+        if (tx_ctx->cpu_style)
+            cr_assert(!has_vector(&used), "%s: a CPU-style default takes no vector: %s", tx_ctx->props.id, words);
+        else
+            cr_assert(strstr(words, want_words), "%s: a GPU elementwise default is %s: %s", tx_ctx->props.id, want_words, words);
+        run_exact(n, NULL, want, "default a + b");
+        free(got);
+        free(want);
+    }
+    /* a row of 6 f32: 2-lane vectors (8 bytes divide it, 16 do not) */
+    double *want;
+    tt_node *n = make_add(HCQ_F32, 10, 6, 0, 60, &want);
+    tt_opts used;
+    float got[60];
+    T_OK(run_plan(n, NULL, got, &used, NULL));
+    char words[256];
+    tt_opts_format(&used, words, sizeof words);
+    if (!tx_ctx->cpu_style) cr_assert(strstr(words, "vector(d1,2)"), "%s: %s", tx_ctx->props.id, words);
+    run_exact(n, NULL, want, "default a + b, rows of 6");
+    free(want);
+    /* a matmul: the tile's rows (and an smem plan's copies) as vectors */
+    n = make_mm(HCQ_F32, 64, 48, 64, 61, &want);
+    float *mg = malloc(sizeof *mg * 64 * 64);
+    vcount vc;
+    T_OK(run_plan(n, NULL, mg, &used, &vc));
+    tt_opts_format(&used, words, sizeof words);
+    if (tx_ctx->cpu_style)
+        cr_assert(!has_vector(&used), "%s: a CPU-style default takes no vector: %s", tx_ctx->props.id, words);
+    else
+        cr_assert(strstr(words, "vector(d1,4)") && vc.loads >= 2 && vc.stores >= 4, "%s: a GPU matmul default: %s (%d vector loads, %d stores)",
+                  tx_ctx->props.id, words, vc.loads, vc.stores);
+    run_exact(n, NULL, want, "default matmul");
+    free(mg);
+    free(want);
+}
+
+static void refused(tt_node *n, tt_opts o, const char *says)
+{
+    char words[256];
+    tt_opts_format(&o, words, sizeof words);
+    void *got = malloc((size_t)tt_numel(n->shape, n->ndim) * 8);
+    hcq_status s = run_plan(n, &o, got, NULL, NULL);
+    cr_assert_eq(s, HCQ_EINVAL, "plan %s: %d (%s)", words, s, hcq_error_message());
+    cr_assert(strstr(hcq_error_message(), says), "plan %s: %s", words, hcq_error_message());
+    free(got);
+}
+
+Test(tensor_vec, lists_that_do_not_fit_are_refused)
+{
+    double *want;
+    tt_node *n = make_add(HCQ_F32, 8, 64, 0, 70, &want);
+    refused(n, LIST(3, UP(1, 1, 4), VEC(1, 3), OPT(TT_OPT_LOCAL, 8)), "2, 4, 8 or 16 lanes");
+    refused(n, LIST(3, UP(1, 1, 8), VEC(1, 8), OPT(TT_OPT_LOCAL, 8)), "an access is at most 16");
+    refused(n, LIST(2, VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "there is no upcast1");
+    refused(n, LIST(3, UP(1, 1, 4), VEC(0, 4), OPT(TT_OPT_LOCAL, 8)), "slot 1's upcast outputs, along d1");
+    refused(n, LIST(3, UP(1, 1, 2), VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "does not divide upcast1's 2");
+    refused(n, LIST(4, UP(1, 1, 4), VEC(1, 4), VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "twice");
+    free(want);
+}
