@@ -732,3 +732,13 @@ hcq_status tt_beam_entry_path(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, cha
     tt_key_free(&key);
     return s;
 }
+
+uint32_t tt_beam_neighbours(const tt_space *sp, const tt_opts *o, tt_opts *list, uint32_t max)
+{
+    search *S = calloc(1, sizeof *S);
+    if (!S) return 0;
+    S->sp = sp;
+    uint32_t n = neighbours(S, o, list, max);
+    free(S);
+    return n;
+}

@@ -115,6 +115,9 @@ void tt_vec_store(struct tt_lw *L, hcq_ir_ref buf, int n, const tt_sx *const *id
                   const char *what);
 /* The lanes of one access of dt under plan P (0: scalar). */
 unsigned tt_vec_width(const tt_plan *P, hcq_dtype dt);
+/* beam.c: the lists one choice away from o in space sp, as the search
+ * makes them (at most max; for tests). */
+uint32_t tt_beam_neighbours(const tt_space *sp, const tt_opts *o, tt_opts *list, uint32_t max);
 /* Whether two plans lay a kernel out alike. */
 bool tt_plan_same(const tt_plan *a, const tt_plan *b);
 

@@ -368,3 +368,31 @@ Test(tensor_vec, lists_that_do_not_fit_are_refused)
     refused(n, LIST(4, UP(1, 1, 4), VEC(1, 4), VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "twice");
     free(want);
 }
+
+/* The search's neighbours of a default plan: other widths on GPU targets
+ * (each one a list that runs exactly), none on CPU-style ones. */
+Test(tensor_vec, the_search_proposes_widths_on_gpu_targets)
+{
+    double *want;
+    tt_node *n = make_add(HCQ_F32, 8, 64, 0, 80, &want);
+    tt_opts def, near[96];
+    float got[8 * 64];
+    T_OK(run_plan(n, NULL, got, &def, NULL));
+    uint32_t nn = tt_beam_neighbours(&tx_ctx->lw->space, &def, near, 96);
+    int widths = 0, ran = 0;
+    for (uint32_t i = 0; i < nn; i++) {
+        if (!has_vector(&near[i])) continue;
+        widths++;
+        if (ran < 2) {
+            run_exact(n, &near[i], want, "a neighbour with a width");
+            ran++;
+        }
+    }
+    char words[256];
+    tt_opts_format(&def, words, sizeof words);
+    if (tx_ctx->cpu_style)
+        cr_assert_eq(widths, 0, "%s: no widths proposed on a CPU-style target (default %s)", tx_ctx->props.id, words);
+    else
+        cr_assert_geq(widths, 2, "%s: widths proposed around %s: %d", tx_ctx->props.id, words, widths);
+    free(want);
+}
