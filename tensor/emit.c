@@ -418,15 +418,16 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     L->mult *= (double)bk;
     const tt_sx *kv = tt_sx_var(&L->sym, 0, bk - 1, kr), *own[2] = {L->sm.tr, L->sm.tc};
     int64_t up[2] = {ur, uv};
-    for (int f = 0; f < 2; f++)
+    for (int f = 0; f < 2; f++) {
         for (int64_t i = 0; i < up[f]; i++) {
             const tt_sx *x = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kv, pitch[f]), tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, own[f], up[f]), i));
             if (P->vec > 1)
-                dsx[i] = x; /* (np >= up[f]: below) */
+                dsx[i] = x; /* (np >= up[f]: above) */
             else
                 fv[f][i] = tt_irb_load(b, lds[f], tt_em_sx(L, x), NONE, NONE);
-            if (P->vec > 1 && i == up[f] - 1) tt_vec_load(L, lds[f], (int)up[f], dsx, NULL, NONE, fv[f], "local memory");
         }
+        if (P->vec > 1) tt_vec_load(L, lds[f], (int)up[f], dsx, NULL, NONE, fv[f], "local memory");
+    }
     bool mulacc = hcq_dtype_is_float(adt) && src->dtype == adt;
     for (int p = 0; p < ntile; p++) {
         hcq_ir_ref x = fv[0][p / uv], y = fv[1][p % uv];

@@ -206,7 +206,8 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
                 REFUSE(HCQ_EINVAL, "%s(d%d,%lld): %lld lanes of the output's %u-byte elements are %llu bytes; an access is at most %d", nm, d,
                        (long long)c->amt, (long long)c->amt, sp->out_bytes, (unsigned long long)c->amt * sp->out_bytes,
                        HCQ_IR_MAX_ACCESS_BYTES);
-            if (c->slot != -1 && c->slot != 1) REFUSE(HCQ_EINVAL, "%s(d%d,%lld): slot %d: -1 (where aligned) or 1 (all)", nm, d, (long long)c->amt, c->slot);
+            if (c->slot != -1 && c->slot != 1)
+                REFUSE(HCQ_EINVAL, "%s(d%d,%lld): slot %d: -1 (where aligned) or 1 (all)", nm, d, (long long)c->amt, c->slot);
             if (P.vec) REFUSE(HCQ_EINVAL, "%s given twice", nm);
             P.vec = c->amt;
             P.vec_all = c->slot == 1;

@@ -687,7 +687,7 @@ typedef enum tt_opt_kind {
 
 typedef struct tt_opt {
     uint8_t kind; /* tt_opt_kind */
-    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; else -1 */
+    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; VECTOR: 1 for ",all"; else -1 */
     int8_t dim;   /* an output dim, or -1 */
     int64_t amt;
 } tt_opt;
