@@ -111,6 +111,9 @@ static double elem(const void *p, hcq_dtype dt, int64_t i)
     switch (dt) {
     case HCQ_F32: return ((const float *)p)[i];
     case HCQ_I32: return ((const int32_t *)p)[i];
+    case HCQ_U8: return ((const uint8_t *)p)[i];
+    case HCQ_I16: return ((const int16_t *)p)[i];
+    case HCQ_F64: return ((const double *)p)[i];
     case HCQ_F16:
     case HCQ_BF16: {
         uint16_t h = ((const uint16_t *)p)[i];
@@ -463,4 +466,43 @@ Test(tensor_vec, gpu_machine_code_has_16_byte_accesses)
     tt_lowered_free(&lw);
     tt_key_free(&key);
     free(want);
+}
+
+/* x of dtype dt on [R, C] from an f32 or i32 tensor of small values (cast:
+ * exact), realized; its values in v */
+static hcq_tensor *cast_input(hcq_dtype dt, int64_t R, int64_t C, uint32_t seed, double *v)
+{
+    bool i = dt == HCQ_U8 || dt == HCQ_I16;
+    hcq_tensor *t = hcq_cast(tx_rand(i ? HCQ_I32 : HCQ_F32, TX_SHAPE(R, C), 0, i ? 100 : 1, seed, v), dt);
+    T_OK(hcq_realize(t));
+    return t;
+}
+
+/* the widths per buffer: 16 x u8, 8 x i16, 2 x f64 (16 bytes each); an
+ * f32 kernel of f16 and f64 inputs reads 8-byte f16 vectors and two
+ * 16-byte f64 ones per 4 outputs */
+Test(tensor_vec, narrow_wide_and_mixed_dtypes)
+{
+    static const hcq_dtype dts[] = {HCQ_U8, HCQ_I16, HCQ_F64};
+    int64_t R = 4, C = 64;
+    double a[4 * 64], b[4 * 64], want[4 * 64];
+    for (int t = 0; t < (few() ? 1 : 3); t++) {
+        hcq_dtype dt = dts[t];
+        int64_t lanes = 16 / (int64_t)hcq_dtype_size(dt);
+        hcq_tensor *ta = cast_input(dt, R, C, 100 + (uint32_t)t, a), *tb = cast_input(dt, R, C, 110 + (uint32_t)t, b);
+        for (int64_t i = 0; i < R * C; i++) want[i] = a[i] + b[i];
+        tt_node *n = hcq_add(ta, tb)->n;
+        char what[64];
+        snprintf(what, sizeof what, "%s a + b", hcq_dtype_name(dt));
+        tt_opts o = LIST(3, UP(1, 1, lanes), VECALL(1, lanes), OPT(TT_OPT_LOCAL, 16));
+        vcount vc = run_exact(n, &o, want, what);
+        cr_assert(vc.loads == 2 && vc.stores == 1, "%s: %s: %d vector loads, %d stores", tx_ctx->props.id, what, vc.loads, vc.stores);
+    }
+    hcq_tensor *th = cast_input(HCQ_F16, R, C, 120, a), *td = cast_input(HCQ_F64, R, C, 121, b);
+    for (int64_t i = 0; i < R * C; i++) want[i] = (float)((float)tx_round(HCQ_F16, a[i]) + (float)b[i]);
+    tt_node *n = hcq_add(hcq_cast(th, HCQ_F32), hcq_cast(td, HCQ_F32))->n;
+    tt_opts o = LIST(3, UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 16));
+    vcount vc = run_exact(n, &o, want, "f16 + f64 as f32");
+    cr_assert(vc.loads == 3 && vc.stores == 1, "%s: f16 + f64: %d vector loads (want 1 f16 x 4, 2 f64 x 2), %d stores", tx_ctx->props.id,
+              vc.loads, vc.stores);
 }
