@@ -12,9 +12,11 @@
  * misaligned one faults on NVIDIA; compiler.h). The buffers a kernel
  * reads and writes are whole allocations: tensor data lives in
  * tt_buf_alloc's hcq_buffer_alloc buffers (realize.c; the tensor layer
- * makes no hcq_buffer_view sub-buffers), which start on a page (mem/alloc.c
- * sizes them in 4096-byte pages and the drivers map them page-aligned),
- * and DEFINE_LOCAL arrays start 16-byte aligned. So an access is aligned
+ * makes no hcq_buffer_view sub-buffers, which may start anywhere), and
+ * those start on a page: drivers/nv/nv_mem.c takes their VA at the page
+ * size (nv_va_alloc), drivers/amd/amd_mem.c at 4 KiB or the big page
+ * (va_reserve), drivers/cpu/cpu.c from an anonymous mmap. DEFINE_LOCAL
+ * arrays start 16-byte aligned (compiler.h). So an access is aligned
  * when its element index is a multiple of w for every work-item. The index
  * is a tt_sx, constant c plus sum k_j x atom_j, each atom an integer: when
  * w divides c and every k_j, it divides the index. That is where a view's
