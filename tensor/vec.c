@@ -71,10 +71,10 @@ static unsigned access_at(tt_lw *L, const tt_sx *const *idx, const hcq_ir_ref *g
         char at[96];
         tt_sx_print(idx[l], at, sizeof at);
         L->err = base_err(HCQ_EINVAL,
-                          "kernel plan: vector(%lld,all): %s %s %u consecutive elements from element %s, which is not a multiple of %u "
-                          "for every work-item (a view at an element offset, or a stride of another dim that is not a multiple); "
-                          "drop ',all' to leave such accesses scalar",
-                          (long long)L->plan.vec, store ? "the store to" : "the load of", what, w, at, w);
+                          "kernel plan: vector(d%d,%lld,all): %s %s %u consecutive elements at a time from element %s, which is not a "
+                          "multiple of %u for every work-item (a view at an element offset, or a stride of another dim that is not a "
+                          "multiple of it); without ',all' such accesses stay scalar",
+                          L->plan.up_dim[1], (long long)L->plan.vec, what, store ? "is written" : "is read", w, at, w);
     }
     return 1;
 }
