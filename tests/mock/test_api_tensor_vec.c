@@ -83,11 +83,6 @@ static hcq_status run_plan(tt_node *n, const tt_opts *o, void *out, tt_opts *use
     }
     if (used) *used = lw.opts;
     if (vc) *vc = count_vec(lw.k);
-    if (getenv("TVEC_DUMP")) {
-        char *d = hcq_kernel_dump(lw.k);
-        fprintf(stderr, "%s\n", d);
-        free(d);
-    }
     const hcq_kernel *kept = NULL;
     hcq_program *p = tt_get_program(c, lw.k, &kept);
     cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
