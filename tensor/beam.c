@@ -75,6 +75,8 @@ typedef struct knobs {
     int64_t ua[2];
     int64_t unroll, local, group, block;
     int64_t smem_bk, smem_gv; /* smem(k<bk>,c<gv>), 0: none */
+    int64_t vec;              /* vector(d<ud[1]>,<vec>), 0: none */
+    bool vec_all;
 } knobs;
 
 static void decode(const tt_opts *o, knobs *k)
@@ -97,6 +99,10 @@ static void decode(const tt_opts *o, knobs *k)
         case TT_OPT_SMEM:
             k->smem_bk = c->amt;
             k->smem_gv = c->slot;
+            break;
+        case TT_OPT_VECTOR:
+            k->vec = c->amt;
+            k->vec_all = c->slot == 1;
             break;
         default: break;
         }
@@ -133,6 +139,9 @@ static void encode(const tt_space *sp, const knobs *k, tt_opts *o)
         add(o, TT_OPT_UPCAST, u, k->ud[u], k->ua[u]);
         if (u == 0 && sp->shape[k->ud[0]] % k->ua[0]) add(o, TT_OPT_PADTO, -1, k->ud[0], k->ua[0]);
     }
+    /* (a width the upcast no longer divides is dropped) */
+    if (k->vec > 1 && k->ud[1] >= 0 && k->ua[1] > 1 && k->ua[1] % k->vec == 0 && (uint64_t)k->vec * sp->out_bytes <= HCQ_IR_MAX_ACCESS_BYTES)
+        add(o, TT_OPT_VECTOR, k->vec_all ? 1 : -1, k->ud[1], k->vec);
     if (k->unroll > 1) add(o, TT_OPT_UNROLL, -1, -1, k->unroll);
     if (k->group) {
         add(o, TT_OPT_GROUP, -1, -1, k->group);
@@ -269,6 +278,22 @@ static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t 
                 k.block = 0;
                 propose(S, &k, list, &n, max);
             }
+        }
+        /* the vector width (GPU targets; vec.c): of slot 1's upcast, or
+         * with one of that many along the contiguous dim */
+        static const int64_t ws[] = {0, 2, 4, 8, 16};
+        for (size_t i = 0; !sp->cpu && d1 >= 0 && !sp->sym[d1] && d1 != b.ud[0] && i < BASE_ARRAY_LEN(ws); i++) {
+            if (ws[i] == b.vec || (uint64_t)ws[i] * sp->out_bytes > HCQ_IR_MAX_ACCESS_BYTES) continue;
+            k = b;
+            k.vec = ws[i];
+            if (ws[i] && b.ud[1] < 0) {
+                if (sp->shape[d1] % ws[i]) continue;
+                k.ud[1] = d1;
+                k.ua[1] = ws[i];
+            } else if (ws[i] && b.ua[1] % ws[i]) {
+                continue;
+            }
+            propose(S, &k, list, &n, max);
         }
         /* the column-block walk of a register tile */
         if (b.ud[0] >= 0 && b.ud[1] >= 0 && !b.smem_bk) {
@@ -706,4 +731,14 @@ hcq_status tt_beam_entry_path(hcq_ctx *ctx, tt_node *const *xs, uint32_t nx, cha
     }
     tt_key_free(&key);
     return s;
+}
+
+uint32_t tt_beam_neighbours(const tt_space *sp, const tt_opts *o, tt_opts *list, uint32_t max)
+{
+    search *S = calloc(1, sizeof *S);
+    if (!S) return 0;
+    S->sp = sp;
+    uint32_t n = neighbours(S, o, list, max);
+    free(S);
+    return n;
 }

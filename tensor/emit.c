@@ -7,6 +7,7 @@
 #include "tensor/lower.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -311,15 +312,29 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     int ntile = (int)(ur * uv), fa = tt_smem_rows_factor(&L->space, dr, dv);
     if (fa < 0) return false;
     int64_t lg = P->L;
-    int64_t npa = (bm * bk + lg - 1) / lg, npb = (bn * bk + lg - 1) / lg, np = npa > npb ? npa : npb;
+    /* a vector plan copies cw[f] consecutive elements a work-item (one
+     * vector load where the factor is contiguous that way, one vector
+     * store where local memory is): whole chunks along the copy's fast
+     * index, else one element at a time */
+    const tt_node *fsrc[2] = {src->src[fa], src->src[1 - fa]};
+    int64_t cw[2], np = 0;
+    for (int f = 0; f < 2; f++) {
+        int64_t fast = L->space.kfast[fa == 0 ? f : 1 - f] ? bk : (f == 0 ? bm : bn);
+        cw[f] = tt_vec_width(P, (hcq_dtype)fsrc[f]->dtype);
+        if (cw[f] < 2 || fast % cw[f]) cw[f] = 1;
+        int64_t nc = ((f == 0 ? bm : bn) * bk / cw[f] + lg - 1) / lg * cw[f];
+        if (nc > np) np = nc;
+    }
+    if (P->vec > 1 && (np < ur || np < uv)) np = ur > uv ? ur : uv; /* (dsx holds a tile row's indexes too) */
     int *pos = malloc((size_t)nl * sizeof *pos);
     const tt_sx **want = malloc((size_t)ntile * TT_MAX_DIMS * sizeof *want);
     hcq_ir_ref *acc = calloc((size_t)ntile, sizeof *acc), *vals = calloc((size_t)np, sizeof *vals), *keep = calloc((size_t)np, sizeof *keep);
     hcq_ir_ref *dest = calloc((size_t)np, sizeof *dest), *egate = calloc((size_t)np, sizeof *egate);
     hcq_ir_ref *fv[2] = {calloc((size_t)(ur > uv ? ur : uv), sizeof **fv), calloc((size_t)(ur > uv ? ur : uv), sizeof **fv)};
     tt_lane *st = calloc((size_t)np, sizeof *st);
+    const tt_sx **dsx = calloc((size_t)np, sizeof *dsx);
     bool done = false;
-    if (!pos || !want || !acc || !vals || !keep || !dest || !egate || !fv[0] || !fv[1] || !st) {
+    if (!pos || !want || !acc || !vals || !keep || !dest || !egate || !fv[0] || !fv[1] || !st || !dsx) {
         L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
         done = true;
         goto out;
@@ -360,20 +375,26 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
     L->mult *= (double)nk;
     const tt_sx *kbv = tt_sx_var(&L->sym, 0, nk - 1, kb), *lid = tt_sx_var(&L->sym, 0, lg - 1, L->sm.lid);
     for (int f = 0; f < 2; f++) {
-        int64_t n = rows[f] * bk, ns = (n + lg - 1) / lg;
+        int64_t c = cw[f], n = rows[f] * bk, nq = n / c, ns = (nq + lg - 1) / lg * c;
         int dm = f == 0 ? dr : dv, dz = f == 0 ? dv : dr;
         hcq_dtype fdt = (hcq_dtype)fac[f]->dtype;
         for (int64_t s = 0; s < ns; s++) {
-            const tt_sx *e = tt_sx_addc(&L->sym, lid, s * lg), *r, *kk;
-            if (kfirst[f]) {
-                r = tt_sx_div(&L->sym, e, bk);
-                kk = tt_sx_mod(&L->sym, e, bk);
-            } else {
-                r = tt_sx_mod(&L->sym, e, rows[f]);
-                kk = tt_sx_div(&L->sym, e, rows[f]);
+            /* element i of chunk q = lid + s' * lg (s = s' * c + i): c
+             * divides the fast index's extent, so the chunk's elements are
+             * c * (q mod per) + i along it (written so, not as a division
+             * of q * c + i, the lanes' indexes differ by constants only) */
+            const tt_sx *q = tt_sx_addc(&L->sym, lid, s / c * lg), *r, *kk;
+            int64_t per = (kfirst[f] ? bk : rows[f]) / c;
+            for (int x = 0; x < 2; x++) { /* r first (the order the index atoms are made in) */
+                bool want_along = (x == 0) != kfirst[f];
+                const tt_sx *v = want_along ? tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, tt_sx_mod(&L->sym, q, per), c), s % c)
+                                            : tt_sx_div(&L->sym, q, per);
+                if (x == 0) r = v;
+                else kk = v;
             }
-            egate[s] = e->hi >= n ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, e), i32c(L, n)) : NONE;
-            dest[s] = tt_em_sx(L, tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kk, pitch[f]), r));
+            egate[s] = q->hi >= nq ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, q), i32c(L, nq)) : NONE;
+            dsx[s] = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kk, pitch[f]), r);
+            dest[s] = tt_em_sx(L, dsx[s]);
             const tt_sx *at[TT_MAX_DIMS];
             for (int d = 0; d < nd; d++) at[d] = L->sm.base[d];
             at[dz] = tt_sx_const(&L->sym, 0); /* the factor does not move with it */
@@ -397,18 +418,27 @@ static bool em_reduce_smem(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, h
         tt_em(L, fac[f], (int)ns, st, vals);
         hcq_ir_ref zero = tt_irb_val(b, fdt, (tt_val){.i = 0});
         for (int64_t s = 0; s < ns; s++) /* past the reduction's end: 0, whatever the factor's value there */
-            tt_irb_store(b, lds[f], dest[s], keep[s] == NONE ? vals[s] : tt_irb_where(b, keep[s], vals[s], zero), egate[s]);
+            if (c == 1)
+                tt_irb_store(b, lds[f], dest[s], keep[s] == NONE ? vals[s] : tt_irb_where(b, keep[s], vals[s], zero), egate[s]);
+            else
+                vals[s] = keep[s] == NONE ? vals[s] : tt_irb_where(b, keep[s], vals[s], zero);
+        if (c > 1) tt_vec_store(L, lds[f], (int)ns, dsx, vals, egate, "local memory");
     }
     tt_irb_barrier(b);
     hcq_ir_ref kr = tt_irb_range(b, i32c(L, 0), i32c(L, bk));
     L->mult *= (double)bk;
     const tt_sx *kv = tt_sx_var(&L->sym, 0, bk - 1, kr), *own[2] = {L->sm.tr, L->sm.tc};
     int64_t up[2] = {ur, uv};
-    for (int f = 0; f < 2; f++)
+    for (int f = 0; f < 2; f++) {
         for (int64_t i = 0; i < up[f]; i++) {
             const tt_sx *x = tt_sx_add(&L->sym, tt_sx_mulc(&L->sym, kv, pitch[f]), tt_sx_addc(&L->sym, tt_sx_mulc(&L->sym, own[f], up[f]), i));
-            fv[f][i] = tt_irb_load(b, lds[f], tt_em_sx(L, x), NONE, NONE);
+            if (P->vec > 1)
+                dsx[i] = x; /* (np >= up[f]: above) */
+            else
+                fv[f][i] = tt_irb_load(b, lds[f], tt_em_sx(L, x), NONE, NONE);
         }
+        if (P->vec > 1) tt_vec_load(L, lds[f], (int)up[f], dsx, NULL, NONE, fv[f], "local memory");
+    }
     bool mulacc = hcq_dtype_is_float(adt) && src->dtype == adt;
     for (int p = 0; p < ntile; p++) {
         hcq_ir_ref x = fv[0][p / uv], y = fv[1][p % uv];
@@ -442,6 +472,7 @@ out:
     free(fv[0]);
     free(fv[1]);
     free(st);
+    free(dsx);
     return done;
 }
 
@@ -661,6 +692,29 @@ static hcq_ir_ref em_alu(tt_lw *L, const tt_node *n, const hcq_ir_ref *s)
     return tt_irb_binary(b, bin[n->op], s[0], s[1]);
 }
 
+/* A buffer's lanes with a vector plan: runs of consecutive elements as
+ * vector loads (vec.c). */
+static void em_load_vec(tt_lw *L, const tt_node *n, hcq_ir_ref p, hcq_ir_ref zero, int nl, const tt_lane *lanes, hcq_ir_ref *out)
+{
+    const tt_sx **idx = malloc((size_t)nl * sizeof *idx);
+    hcq_ir_ref *gate = malloc((size_t)nl * sizeof *gate);
+    if (!idx || !gate) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        for (int l = 0; l < nl; l++) out[l] = NONE;
+    } else {
+        char what[32] = "a buffer";
+        for (uint32_t i = 0; i < L->key->nin; i++)
+            if (L->key->in[i].buf == n->buf) snprintf(what, sizeof what, "input %u", i);
+        for (int l = 0; l < nl; l++) {
+            idx[l] = tt_mem_linear(L, n, lanes[l].idx);
+            gate[l] = lanes[l].gate;
+        }
+        tt_vec_load(L, p, nl, idx, gate, zero, out, what);
+    }
+    free(idx);
+    free(gate);
+}
+
 static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_ref *out)
 {
     tt_irb *b = &L->b;
@@ -669,6 +723,10 @@ static void em_miss(tt_lw *L, tt_node *n, int nl, const tt_lane *lanes, hcq_ir_r
     case TT_BUF: {
         hcq_ir_ref p = tt_param_of(L, n->buf, NULL), zero = tt_irb_val(b, dt, (tt_val){.i = 0});
         bool empty = tt_numel(n->shape, n->ndim) == 0;
+        if (L->plan.vec > 1 && !empty && p != NONE) {
+            em_load_vec(L, n, p, zero, nl, lanes, out);
+            return;
+        }
         for (int l = 0; l < nl; l++) {
             if (empty || p == NONE) {
                 out[l] = zero;

@@ -160,7 +160,8 @@ static bool reads_acc(const tt_irb *b, const hcq_ir_op *o)
 
 /* Appends (or finds) an op; the builder checks it (its sticky error
  * surfaces at verify time). */
-static hcq_ir_ref add(tt_irb *b, hcq_op op, hcq_dtype dt, const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg, bool pure)
+static hcq_ir_ref add_f(tt_irb *b, hcq_op op, hcq_dtype dt, uint8_t flags, const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg,
+                        bool pure)
 {
     if (!ensure(b)) return NONE;
     for (int i = 0; i < nsrc; i++)
@@ -169,6 +170,7 @@ static hcq_ir_ref add(tt_irb *b, hcq_op op, hcq_dtype dt, const hcq_ir_ref *src,
     memset(&o, 0, sizeof o);
     o.op = (uint16_t)op;
     o.dtype = (uint8_t)dt;
+    o.flags = flags;
     o.nsrc = nsrc;
     for (int i = 0; i < HCQ_IR_MAX_SRC; i++) o.src[i] = i < nsrc ? src[i] : NONE;
     o.arg = arg;
@@ -177,13 +179,21 @@ static hcq_ir_ref add(tt_irb *b, hcq_op op, hcq_dtype dt, const hcq_ir_ref *src,
         hcq_ir_ref hit = tab_find(b, &o);
         if (hit != NONE) return hit;
     }
-    hcq_ir_ref r = hcq_ir_emit(b->k, op, dt, 0, src, nsrc, arg);
+    hcq_ir_ref r = hcq_ir_emit(b->k, op, dt, flags, src, nsrc, arg);
     if (r == NONE) return NONE;
     b->blk[r] = b->depth ? b->stack[b->depth - 1] : NONE;
     b->open[r] = false;
     if (pure) tab_insert(b, r);
     return r;
 }
+
+static hcq_ir_ref add(tt_irb *b, hcq_op op, hcq_dtype dt, const hcq_ir_ref *src, uint8_t nsrc, uint64_t arg, bool pure)
+{
+    return add_f(b, op, dt, 0, src, nsrc, arg, pure);
+}
+
+/* a vector of `lanes` (2..16, a power of 2) in an op's flags */
+static uint8_t lanes_flag(unsigned lanes) { return HCQ_IR_FLAG_LANES((unsigned)__builtin_ctz(lanes ? lanes : 1)); }
 
 /* ** constants */
 hcq_ir_ref tt_irb_int(tt_irb *b, hcq_dtype dt, int64_t v)
@@ -350,6 +360,33 @@ void tt_irb_store(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val, hcq
     }
     hcq_ir_ref s[4] = {buf, idx, val, gate};
     add(b, HCQ_OP_STORE, HCQ_VOID, s, gate == NONE ? 3 : 4, 0, false);
+}
+
+hcq_ir_ref tt_irb_load_vec(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes, hcq_ir_ref gate, hcq_ir_ref alt)
+{
+    hcq_dtype dt = tt_irb_dtype(b, buf);
+    uint64_t g;
+    bool pure = op_at(b, buf)->op == HCQ_OP_PARAM;
+    if (gate != NONE && is_const(b, gate, &g)) {
+        if (!g) return alt;
+        gate = NONE;
+    }
+    hcq_ir_ref s[4] = {buf, idx, gate, alt};
+    return add_f(b, HCQ_OP_LOAD, dt, lanes_flag(lanes), s, gate == NONE ? 2 : 4, 0, pure);
+}
+
+hcq_ir_ref tt_irb_vsplat(tt_irb *b, hcq_ir_ref scalar, unsigned lanes)
+{
+    return add_f(b, HCQ_OP_VSPLAT, tt_irb_dtype(b, scalar), lanes_flag(lanes), &scalar, 1, 0, true);
+}
+
+hcq_ir_ref tt_irb_vget(tt_irb *b, hcq_ir_ref vec, unsigned lane) { return add(b, HCQ_OP_VGET, tt_irb_dtype(b, vec), &vec, 1, lane, true); }
+
+hcq_ir_ref tt_irb_vset(tt_irb *b, hcq_ir_ref vec, unsigned lane, hcq_ir_ref scalar)
+{
+    if (vec == NONE) return NONE;
+    hcq_ir_ref s[2] = {vec, scalar};
+    return add_f(b, HCQ_OP_VSET, tt_irb_dtype(b, vec), op_at(b, vec)->flags & HCQ_IR_FLAG_LANES_MASK, s, 2, lane, true);
 }
 
 /* ** structure */

@@ -15,7 +15,9 @@
  *     runs a work-group per output that reduces through local memory; a
  *     matmul-like one computes 4 x 4 outputs per work-item, staged
  *     through shared memory in blocks of such tiles where it can be
- *     (smem.c; plan.c's smem_rules, emit.c's em_reduce_smem).
+ *     (smem.c; plan.c's smem_rules, emit.c's em_reduce_smem); loads and
+ *     stores move 16 bytes at a time where they are consecutive and
+ *     aligned (gpu_vector, vec.c).
  * Launch dims stay within the device's max block, group and grid sizes. */
 #include "tensor/lower.h"
 
@@ -186,6 +188,40 @@ static void cpu_tile_walk(tt_plan *P, const int64_t *S, uint64_t rsize, hcq_dtyp
     P->cblock = largest_divisor((uint64_t)tv, fit ? fit : 1);
 }
 
+/* GPU targets: 16-byte loads and stores where they fit (vec.c). A
+ * register tile's rows are its upcast1 consecutive columns: vectors of
+ * the widest power of 2 dividing them within 16 bytes of the output's
+ * dtype (4 x f32 of a 4 x 4 tile). An elementwise kernel computes that
+ * many consecutive outputs along its innermost dim per work-item (an
+ * upcast of 16 bytes, halved until it divides the dim): a warp then reads
+ * and writes 512 contiguous bytes per instruction instead of 128, with a
+ * quarter of the instructions and index arithmetic. Inputs whose runs are
+ * not aligned (a view at an odd offset) stay scalar, so the plan needs no
+ * look at the views. Reductions without a tile, group reductions and bool
+ * outputs (no bool lanes) keep their plans. CPU-style targets never take
+ * a width: the C compiler vectorises their loops, and their kernels and
+ * cache keys stay as they were. */
+static void gpu_vector(tt_plan *P, const tt_node *root)
+{
+    size_t sz = hcq_dtype_size((hcq_dtype)root->dtype);
+    if (root->dtype == HCQ_BOOL || !sz || sz > HCQ_IR_MAX_ACCESS_BYTES / 2) return;
+    int64_t w = HCQ_IR_MAX_ACCESS_BYTES / (int64_t)sz;
+    if (P->up_dim[1] >= 0) {
+        while (w >= 2 && P->up[1] % w) w /= 2;
+        if (w >= 2) P->vec = w;
+        return;
+    }
+    if (P->main || P->up_dim[0] >= 0) return;
+    int d = root->ndim - 1;
+    while (d >= 0 && root->shape[d] == 1) d--;
+    if (d < 0 || root->sym[d]) return;
+    while (w >= 2 && root->shape[d] % w) w /= 2;
+    if (w < 2) return;
+    P->up_dim[1] = d;
+    P->up[1] = w;
+    P->vec = w;
+}
+
 /* The kernel's optimization space: what every plan of it shares. */
 static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
 {
@@ -211,6 +247,7 @@ static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
     sp->acc_bytes = m ? (uint32_t)hcq_dtype_size((m->dtype == HCQ_F16 || m->dtype == HCQ_BF16) && m->rop != TT_R_MAX ? HCQ_F32
                                                                                                           : (hcq_dtype)m->dtype)
                       : 4;
+    sp->out_bytes = (uint32_t)hcq_dtype_size((hcq_dtype)root->dtype);
     tt_smem_space(L, root, sp, main_sym);
 }
 
@@ -323,6 +360,7 @@ static void choose(tt_lw *L, tt_node *root)
             }
         }
     }
+    if (!cpu && !P->group) gpu_vector(P, root);
     uint64_t items = 1;
     for (int d = 0; d < nd; d++) {
         int64_t t = S[d];
@@ -385,7 +423,39 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     if (P->red_up > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_a%lld", (long long)P->red_up);
     if (P->cblock > 0 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_b%lld", (long long)P->cblock);
     if (P->smem_bk && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_s%lldc%u", (long long)P->smem_bk, P->smem_gv);
+    if (P->vec > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_v%lld%s", (long long)P->vec, P->vec_all ? "a" : "");
     if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
+}
+
+/* The outputs' stores with a vector plan: each output's lanes in order,
+ * so a run of consecutive columns is one vector store (vec.c). (Without
+ * one, tt_lower stores lane by lane as it always did: CPU kernels' IR is
+ * unchanged.) */
+static void store_vec(tt_lw *L, tt_node *const *roots, uint32_t nroots, const tt_lane *lanes, int nl, const hcq_ir_ref *vals,
+                      hcq_ir_ref sgate, const hcq_ir_ref *row_ok, const hcq_ir_ref *col_ok)
+{
+    tt_irb *b = &L->b;
+    const tt_plan *P = &L->plan;
+    const tt_sx **idx = malloc((size_t)nl * sizeof *idx);
+    hcq_ir_ref *gate = malloc((size_t)nl * sizeof *gate), *v = malloc((size_t)nl * sizeof *v);
+    if (!idx || !gate || !v) {
+        L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        goto done;
+    }
+    for (int l = 0; l < nl; l++) {
+        idx[l] = tt_mem_linear(L, roots[0], lanes[l].idx);
+        gate[l] = tt_irb_and(b, tt_irb_and(b, sgate, row_ok[l / P->up[1]]), col_ok[l % P->up[1]]);
+    }
+    for (uint32_t r = 0; r < nroots && !L->err; r++) {
+        char what[32];
+        snprintf(what, sizeof what, "output %u", r);
+        for (int l = 0; l < nl; l++) v[l] = tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]);
+        tt_vec_store(L, L->pref[r], nl, idx, v, gate, what);
+    }
+done:
+    free(idx);
+    free(gate);
+    free(v);
 }
 
 hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out)
@@ -624,12 +694,15 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
      * (at the element stored) a buffer another output overwrites */
     for (uint32_t r = 0; r < nroots; r++) tt_em(L, roots[r], nl, lanes, vals + (size_t)r * nl);
     hcq_ir_ref sgate = P->group ? tt_irb_and(b, tt_irb_binary(b, HCQ_OP_CMPLT, L->lid, tt_irb_int(b, HCQ_I32, 1)), vgate) : gate;
-    for (int l = 0; l < nl && !L->err; l++) {
-        hcq_ir_ref idx = tt_em_sx(L, tt_mem_linear(L, root, lanes[l].idx));
-        for (uint32_t r = 0; r < nroots; r++)
-            tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
-                         tt_irb_and(b, tt_irb_and(b, sgate, row_ok[l / P->up[1]]), col_ok[l % P->up[1]]));
-    }
+    if (P->vec > 1)
+        store_vec(L, roots, nroots, lanes, nl, vals, sgate, row_ok, col_ok);
+    else
+        for (int l = 0; l < nl && !L->err; l++) {
+            hcq_ir_ref idx = tt_em_sx(L, tt_mem_linear(L, root, lanes[l].idx));
+            for (uint32_t r = 0; r < nroots; r++)
+                tt_irb_store(b, L->pref[r], idx, tt_irb_cast(b, (hcq_dtype)roots[r]->dtype, vals[(size_t)r * nl + l]),
+                             tt_irb_and(b, tt_irb_and(b, sgate, row_ok[l / P->up[1]]), col_ok[l % P->up[1]]));
+        }
     L->sm.tile = NULL;
     free(lanes);
     free(vals);

@@ -32,6 +32,9 @@ typedef struct tt_plan {
                         copied to local memory by the whole group (0: none) */
     uint32_t smem_gv; /* ... the group is L / smem_gv tile rows by smem_gv tile
                          columns; work-item lid is tile row lid / smem_gv */
+    int64_t vec;      /* loads and stores of up to vec consecutive elements as one
+                         vector access where aligned (vec.c; 0: none) */
+    bool vec_all;     /* ... every such access, the list refused where one is not */
 } tt_plan;
 
 /* ** the optimization space (plan.c)
@@ -62,6 +65,7 @@ typedef struct tt_space {
     uint32_t dep[2];
     uint32_t op_bytes[2]; /* an element of each factor */
     bool kfast[2];        /* ... read contiguously along the reduction (copied in that order) */
+    uint32_t out_bytes;   /* an element of the (first) output: vector(N) takes N x it <= 16 */
 } tt_space;
 
 /* "upcast" ... */
@@ -96,6 +100,24 @@ int tt_smem_rows_factor(const tt_space *sp, int dr, int dv);
 #define TT_SMEM_PAD 4
 /* The local memory an smem plan takes (the pad counted for both factors). */
 uint64_t tt_smem_bytes(const tt_space *sp, int rows_factor, uint64_t bm, uint64_t bn, uint64_t bk);
+/* ** vector accesses (vec.c; the plan's vec)
+ *
+ * Element idx[l] of buffer buf (a param or a local array, elements of dt)
+ * for lanes l < n under gate[l] (NONE: always): runs of lanes whose
+ * indexes are idx[l] + 0, 1, .. w-1 under one gate, idx[l] a multiple of w
+ * for every work-item, become one w-lane access (w: the plan's vec, halved
+ * until w x |dt| <= 16 bytes); the rest stay scalar (or, vec_all, make the
+ * kernel's error). alt: a gated load's value where its gate is false. With
+ * no vec (CPU plans) they emit exactly the scalar loads and stores. */
+void tt_vec_load(struct tt_lw *L, hcq_ir_ref buf, int n, const tt_sx *const *idx, const hcq_ir_ref *gate, hcq_ir_ref alt,
+                 hcq_ir_ref *out, const char *what);
+void tt_vec_store(struct tt_lw *L, hcq_ir_ref buf, int n, const tt_sx *const *idx, const hcq_ir_ref *val, const hcq_ir_ref *gate,
+                  const char *what);
+/* The lanes of one access of dt under plan P (0: scalar). */
+unsigned tt_vec_width(const tt_plan *P, hcq_dtype dt);
+/* beam.c: the lists one choice away from o in space sp, as the search
+ * makes them (at most max; for tests). */
+uint32_t tt_beam_neighbours(const tt_space *sp, const tt_opts *o, tt_opts *list, uint32_t max);
 /* Whether two plans lay a kernel out alike. */
 bool tt_plan_same(const tt_plan *a, const tt_plan *b);
 

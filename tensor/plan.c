@@ -34,6 +34,9 @@ void tt_opts_format(const tt_opts *o, char *buf, size_t size)
             w = snprintf(buf + pos, size - pos, "%s%s(k%lld,c%d)", sp, tt_opt_name(p->kind), (long long)p->amt, p->slot);
         else if (p->kind == TT_OPT_UPCAST)
             w = snprintf(buf + pos, size - pos, "%s%s%d(d%d,%lld)", sp, tt_opt_name(p->kind), p->slot, p->dim, (long long)p->amt);
+        else if (p->kind == TT_OPT_VECTOR)
+            w = snprintf(buf + pos, size - pos, "%s%s(d%d,%lld%s)", sp, tt_opt_name(p->kind), p->dim, (long long)p->amt,
+                         p->slot == 1 ? ",all" : "");
         else if (p->dim >= 0)
             w = snprintf(buf + pos, size - pos, "%s%s(d%d,%lld)", sp, tt_opt_name(p->kind), p->dim, (long long)p->amt);
         else
@@ -56,6 +59,7 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out)
         put(out, TT_OPT_UPCAST, u, P->up_dim[u], P->up[u]);
         if (u == 0 && P->ragged) put(out, TT_OPT_PADTO, -1, P->up_dim[0], P->up[0]);
     }
+    if (P->vec > 1) put(out, TT_OPT_VECTOR, P->vec_all ? 1 : -1, P->up_dim[1], P->vec);
     if (P->red_up > 1) put(out, TT_OPT_UNROLL, -1, -1, P->red_up);
     if (P->group)
         put(out, TT_OPT_GROUP, -1, -1, P->L);
@@ -69,7 +73,8 @@ bool tt_plan_same(const tt_plan *a, const tt_plan *b)
 {
     return a->up_dim[0] == b->up_dim[0] && a->up_dim[1] == b->up_dim[1] && a->up[0] == b->up[0] && a->up[1] == b->up[1] &&
            a->ragged == b->ragged && a->main == b->main && a->red_up == b->red_up && a->group == b->group && a->L == b->L &&
-           a->items == b->items && a->cblock == b->cblock && a->smem_bk == b->smem_bk && a->smem_gv == b->smem_gv;
+           a->items == b->items && a->cblock == b->cblock && a->smem_bk == b->smem_bk && a->smem_gv == b->smem_gv &&
+           a->vec == b->vec && a->vec_all == b->vec_all;
 }
 
 #define REFUSE(st, ...) return base_err((st), "kernel plan: " __VA_ARGS__)
@@ -141,6 +146,7 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
     P.main = sp->main;
     bool pad = false;
     int64_t local = 0;
+    int vdim = -1;
     if (o->n > TT_MAX_OPTS) REFUSE(HCQ_EINVAL, "%u choices, at most %d", o->n, TT_MAX_OPTS);
     for (uint32_t i = 0; i < o->n; i++) {
         const tt_opt *c = &o->o[i];
@@ -192,8 +198,21 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
             P.cblock = c->amt;
             break;
         case TT_OPT_VECTOR:
-            REFUSE(HCQ_ENOTSUP, "%s(%lld): the IR has no vector types yet (issue 24, item 3); CPU kernels are vectorised by the C compiler",
-                   nm, (long long)c->amt);
+            /* one access is at most 16 bytes (HCQ_IR_MAX_ACCESS_BYTES); wider
+             * inputs than the output split theirs (vec.c) */
+            if (c->amt < 2 || c->amt > HCQ_IR_MAX_LANES || (c->amt & (c->amt - 1)))
+                REFUSE(HCQ_EINVAL, "%s(d%d,%lld): 2, 4, 8 or 16 lanes", nm, d, (long long)c->amt);
+            if ((uint64_t)c->amt * sp->out_bytes > HCQ_IR_MAX_ACCESS_BYTES)
+                REFUSE(HCQ_EINVAL, "%s(d%d,%lld): %lld lanes of the output's %u-byte elements are %llu bytes; an access is at most %d", nm, d,
+                       (long long)c->amt, (long long)c->amt, sp->out_bytes, (unsigned long long)c->amt * sp->out_bytes,
+                       HCQ_IR_MAX_ACCESS_BYTES);
+            if (c->slot != -1 && c->slot != 1)
+                REFUSE(HCQ_EINVAL, "%s(d%d,%lld): slot %d: -1 (where aligned) or 1 (all)", nm, d, (long long)c->amt, c->slot);
+            if (P.vec) REFUSE(HCQ_EINVAL, "%s given twice", nm);
+            P.vec = c->amt;
+            P.vec_all = c->slot == 1;
+            vdim = d;
+            break;
         case TT_OPT_SMEM:
             if (sp->smem_why) REFUSE(HCQ_EINVAL, "%s: %s", nm, sp->smem_why);
             if (c->amt < 1 || c->amt > 64 || (uint64_t)c->amt > sp->rsize)
@@ -217,6 +236,14 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
                    u == 0 ? " (and no pad)" : "");
         P.ragged = true;
     }
+    /* vector lanes are consecutive outputs of one work-item along the
+     * contiguous dim, so whole vectors fit its upcast */
+    if (P.vec && P.up_dim[1] < 0)
+        REFUSE(HCQ_EINVAL, "vector(d%d,%lld): a vector is slot 1's upcast outputs, and there is no upcast1", vdim, (long long)P.vec);
+    if (P.vec && vdim != P.up_dim[1])
+        REFUSE(HCQ_EINVAL, "vector(d%d,%lld): a vector is slot 1's upcast outputs, along d%d", vdim, (long long)P.vec, P.up_dim[1]);
+    if (P.vec && P.up[1] % P.vec)
+        REFUSE(HCQ_EINVAL, "vector(d%d,%lld) does not divide upcast1's %lld outputs", vdim, (long long)P.vec, (long long)P.up[1]);
     if (P.up[0] * P.up[1] > 512) REFUSE(HCQ_EINVAL, "a tile of %lld outputs per work-item, at most 512", (long long)(P.up[0] * P.up[1]));
     if (P.group && (P.up_dim[0] >= 0 || P.up_dim[1] >= 0 || P.red_up > 1 || local || P.cblock))
         REFUSE(HCQ_EINVAL, "group: a work-group per output takes no upcast, unroll, local or block");

@@ -615,6 +615,13 @@ hcq_ir_ref tt_irb_bitcast(tt_irb *b, hcq_dtype dt, hcq_ir_ref a);
  * gives alt without a load */
 hcq_ir_ref tt_irb_load(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref gate, hcq_ir_ref alt);
 void tt_irb_store(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val, hcq_ir_ref gate);
+/* Vectors (compiler.h "Vector values"): a load of `lanes` consecutive
+ * elements (gated as tt_irb_load; alt a vector of those lanes), a splat,
+ * one lane read and one lane replaced. tt_irb_store stores a vector. */
+hcq_ir_ref tt_irb_load_vec(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes, hcq_ir_ref gate, hcq_ir_ref alt);
+hcq_ir_ref tt_irb_vsplat(tt_irb *b, hcq_ir_ref scalar, unsigned lanes);
+hcq_ir_ref tt_irb_vget(tt_irb *b, hcq_ir_ref vec, unsigned lane);
+hcq_ir_ref tt_irb_vset(tt_irb *b, hcq_ir_ref vec, unsigned lane, hcq_ir_ref scalar);
 hcq_ir_ref tt_irb_and(tt_irb *b, hcq_ir_ref g1, hcq_ir_ref g2); /* NONE is true */
 hcq_ir_ref tt_irb_range(tt_irb *b, hcq_ir_ref start, hcq_ir_ref end);
 void tt_irb_endrange(tt_irb *b, hcq_ir_ref r);
@@ -668,7 +675,9 @@ typedef enum tt_opt_kind {
     TT_OPT_GROUP,  /* grouped reduction: a work-group of amt per output, combining
                       through local memory (a power of 2) */
     TT_OPT_BLOCK,  /* a register tile's walk in column blocks of amt tiles */
-    TT_OPT_VECTOR, /* vector width of loads and stores: refused (no IR vector types yet) */
+    TT_OPT_VECTOR, /* dim, amt (slot): loads and stores of amt consecutive elements
+                      along slot 1's upcast dim as one vector access (vec.c) where
+                      aligned; slot 1 (",all"): every such access, else refused */
     TT_OPT_SMEM,   /* slot, amt: shared-memory staging of a register tile's operands
                       (plan.c): the work-group is local / slot tile rows by slot tile
                       columns, and stages amt-long slices of the reduction */
@@ -678,7 +687,7 @@ typedef enum tt_opt_kind {
 
 typedef struct tt_opt {
     uint8_t kind; /* tt_opt_kind */
-    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; else -1 */
+    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; VECTOR: 1 for ",all"; else -1 */
     int8_t dim;   /* an output dim, or -1 */
     int64_t amt;
 } tt_opt;

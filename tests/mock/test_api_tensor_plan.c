@@ -189,7 +189,7 @@ Test(tensor_plan, choices_that_do_not_fit_are_refused)
     hcq_ctx *c = pinned_ctx();
     double want[24 * 32];
     tt_node *mm = matmul_node(c, want);
-    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_VECTOR, 4)), HCQ_ENOTSUP, "vector types");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_VECTOR, 4)), HCQ_EINVAL, "no upcast1"); /* (test_api_tensor_vec.c has the rest) */
     refused(c, mm, tp_list(1, TP_OPT(TT_OPT_SMEM, 1)), HCQ_EINVAL, "column tile");
     refused(c, mm, tp_list(1, TP_OPT(TT_OPT_TC, 1)), HCQ_ENOTSUP, "tensor cores");
     refused(c, mm, tp_list(1, TP_UP(0, 0, 5)), HCQ_EINVAL, "does not divide");
