@@ -141,7 +141,7 @@ Test(tensor_plan, each_choice_gives_the_right_values)
         tt_opts_format(&lists[t], words, sizeof words);
         memset(got, 0xff, sizeof got);
         tt_lowered meta;
-        hcq_status s = tp_run_plan(c, mm, &lists[t], got, 24 * 32, &meta);
+        hcq_status s = tp_run_plan(c, mm, &lists[t], got, &meta, NULL);
         cr_assert_eq(s, HCQ_OK, "plan %s: %s", words, hcq_error_message());
         double g[24 * 32];
         for (int i = 0; i < 24 * 32; i++) g[i] = got[i];
@@ -165,7 +165,7 @@ Test(tensor_plan, each_choice_gives_the_right_values)
     for (size_t t = 0; t < sizeof rlists / sizeof rlists[0]; t++) {
         char words[256];
         tt_opts_format(&rlists[t], words, sizeof words);
-        cr_assert_eq(tp_run_plan(c, sum, &rlists[t], rg, 8, NULL), HCQ_OK, "plan %s: %s", words, hcq_error_message());
+        cr_assert_eq(tp_run_plan(c, sum, &rlists[t], rg, NULL, NULL), HCQ_OK, "plan %s: %s", words, hcq_error_message());
         double g[8];
         for (int i = 0; i < 8; i++) g[i] = rg[i];
         tx_close(g, rs, 8, 1e-5, 1e-5, words);
@@ -178,7 +178,7 @@ static void refused(hcq_ctx *c, tt_node *n, tt_opts o, hcq_status want, const ch
     float out[24 * 32];
     char words[256];
     tt_opts_format(&o, words, sizeof words);
-    hcq_status s = tp_run_plan(c, n, &o, out, 24 * 32, NULL);
+    hcq_status s = tp_run_plan(c, n, &o, out, NULL, NULL);
     cr_assert_eq(s, want, "plan %s: %d (%s)", words, s, hcq_error_message());
     cr_assert(strstr(hcq_error_message(), says), "plan %s: %s", words, hcq_error_message());
 }

@@ -106,7 +106,7 @@ static void run_exact(const mm *m, tt_opts o, float *got)
     char words[256];
     tt_opts_format(&o, words, sizeof words);
     memset(got, 0xff, sizeof *got * (size_t)m->count);
-    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, (uint64_t)m->count, NULL);
+    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, NULL, NULL);
     cr_assert_eq(s, HCQ_OK, "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
     check_exact(m, got, words);
 }
@@ -116,7 +116,7 @@ Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
     mm m = make_mm(HCQ_F32, 0, 64, 48, 64, 11);
     float *got = malloc(sizeof *got * (size_t)m.count);
     tt_lowered meta;
-    T_OK(tp_run_plan(tx_ctx, m.n, NULL, got, (uint64_t)m.count, &meta));
+    T_OK(tp_run_plan(tx_ctx, m.n, NULL, got, &meta, NULL));
     tt_opts used = meta.opts;
     char words[256];
     tt_opts_format(&used, words, sizeof words);
@@ -260,7 +260,7 @@ static void refused(const mm *m, tt_opts o, const char *says)
     float *got = malloc(sizeof *got * (size_t)m->count);
     char words[256];
     tt_opts_format(&o, words, sizeof words);
-    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, (uint64_t)m->count, NULL);
+    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, NULL, NULL);
     cr_assert_eq(s, HCQ_EINVAL, "plan %s: %d (%s)", words, s, hcq_error_message());
     cr_assert(strstr(hcq_error_message(), says), "plan %s: %s", words, hcq_error_message());
     free(got);

@@ -19,7 +19,6 @@
  * IR interpreter, which faults a misaligned vector access too. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,27 +26,12 @@
 
 #include "compiler/sass.h"
 #include "hcqtest.h"
+#include "plantest.h"
 #include "tensor/lower.h"
 #include "tensortest.h"
 
 TestSuite(tensor_vec, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
-#define UP(slot, dim, amt) ((tt_opt){TT_OPT_UPCAST, (slot), (dim), (amt)})
-#define OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
-#define VEC(dim, amt) ((tt_opt){TT_OPT_VECTOR, -1, (dim), (amt)})
-#define VECALL(dim, amt) ((tt_opt){TT_OPT_VECTOR, 1, (dim), (amt)})
-#define SMEM(bk, cols) ((tt_opt){TT_OPT_SMEM, (cols), -1, (bk)})
-
-static tt_opts LIST(int n, ...)
-{
-    tt_opts o;
-    memset(&o, 0, sizeof o);
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) o.o[o.n++] = va_arg(ap, tt_opt);
-    va_end(ap);
-    return o;
-}
 
 /* the compiled CPU target builds each kernel with clang: a few plans there */
 static bool few(void) { return !strcmp(tx_ctx->props.target, "cpu"); }
@@ -71,32 +55,12 @@ static vcount count_vec(const hcq_kernel *k)
  * by hand; its bytes in out, its choices in used, its vector accesses in vc */
 static hcq_status run_plan(tt_node *n, const tt_opts *o, void *out, tt_opts *used, vcount *vc)
 {
-    hcq_ctx *c = tx_ctx;
-    tt_key key = {0};
-    tt_lowered lw;
-    uint64_t bytes = (uint64_t)tt_numel(n->shape, n->ndim) * hcq_dtype_size((hcq_dtype)n->dtype);
-    hcq_status s = tt_key_make(c, &n, 1, &key);
-    if (!s) s = tt_lower_opts(c, &n, 1, &key, o, &lw);
-    if (s) {
-        tt_key_free(&key);
-        return s;
-    }
-    if (used) *used = lw.opts;
-    if (vc) *vc = count_vec(lw.k);
-    const hcq_kernel *kept = NULL;
-    hcq_program *p = tt_get_program(c, lw.k, &kept);
-    cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
-    tt_buf *ob = T_NONNULL(tt_buf_alloc(c, bytes));
-    hcq_arg args[TT_MAX_PARAMS];
-    args[0] = hcq_arg_buffer(ob->hb);
-    for (uint32_t i = 0; i < key.nin; i++) {
-        cr_assert_not_null(key.in[i].buf, "input %u is a buffer", i);
-        args[1 + i] = hcq_arg_buffer(key.in[i].buf->hb);
-    }
-    T_OK(hcq_launch(p, args, 1 + key.nin, hcq_dims_3d(lw.grid[0], lw.grid[1], lw.grid[2], lw.block[0], lw.block[1], lw.block[2])));
-    T_OK(hcq_buffer_copyout(out, ob->hb, 0, bytes));
-    tt_buf_unref(ob);
-    tt_key_free(&key);
+    tt_lowered meta;
+    const hcq_kernel *k = NULL;
+    hcq_status s = tp_run_plan(tx_ctx, n, o, out, &meta, &k);
+    if (s) return s;
+    if (used) *used = meta.opts;
+    if (vc) *vc = count_vec(k);
     return HCQ_OK;
 }
 
@@ -192,12 +156,12 @@ Test(tensor_vec, elementwise_forced_is_exact_and_vector)
         tt_node *n = make_add(dt, 24, 64, 0, 10 + (uint32_t)t, &want);
         char what[64];
         snprintf(what, sizeof what, "%s a + b", hcq_dtype_name(dt));
-        tt_opts o = LIST(3, UP(1, 1, lanes), VECALL(1, lanes), OPT(TT_OPT_LOCAL, 32));
+        tt_opts o = tp_list(3, TP_UP(1, 1, lanes), TP_VECALL(1, lanes), TP_OPT(TT_OPT_LOCAL, 32));
         vcount vc = run_exact(n, &o, want, what);
         cr_assert(vc.loads == 2 && vc.stores == 1, "%s: %s: %d vector loads, %d vector stores (want 2, 1)", tx_ctx->props.id, what, vc.loads,
                   vc.stores);
         if (t == 0) { /* two vectors per work-item, and 8-byte ones */
-            o = LIST(3, UP(1, 1, lanes), VECALL(1, lanes / 2), OPT(TT_OPT_LOCAL, 16));
+            o = tp_list(3, TP_UP(1, 1, lanes), TP_VECALL(1, lanes / 2), TP_OPT(TT_OPT_LOCAL, 16));
             vc = run_exact(n, &o, want, what);
             cr_assert(vc.loads == 4 && vc.stores == 2, "%s: %s: %d vector loads, %d vector stores (want 4, 2)", tx_ctx->props.id, what,
                       vc.loads, vc.stores);
@@ -212,11 +176,11 @@ Test(tensor_vec, offset_and_transposed_views_fall_back)
     /* b = x[:, 1:] of a [24, 65] x: its row starts are 65 elements apart
      * and its first at element 1: no aligned run */
     tt_node *n = make_add(HCQ_F32, 24, 64, 1, 20, &want);
-    tt_opts o = LIST(3, UP(1, 1, 4), VEC(1, 4), OPT(TT_OPT_LOCAL, 32));
+    tt_opts o = tp_list(3, TP_UP(1, 1, 4), TP_VEC(1, 4), TP_OPT(TT_OPT_LOCAL, 32));
     vcount vc = run_exact(n, &o, want, "a + x[:, 1:]");
     cr_assert(vc.loads == 1 && vc.stores == 1, "%s: a's loads and the store are vectors, x's not: %d, %d", tx_ctx->props.id, vc.loads,
               vc.stores);
-    o = LIST(3, UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 32));
+    o = tp_list(3, TP_UP(1, 1, 4), TP_VECALL(1, 4), TP_OPT(TT_OPT_LOCAL, 32));
     double out[24 * 64];
     hcq_status s = run_plan(n, &o, out, NULL, NULL);
     cr_assert_eq(s, HCQ_EINVAL, "%s: vector(..,all) of a misaligned view: %d (%s)", tx_ctx->props.id, s, hcq_error_message());
@@ -227,7 +191,7 @@ Test(tensor_vec, offset_and_transposed_views_fall_back)
     /* transposed: b's lanes are 24 elements apart, not a run: scalar even
      * under ',all' */
     n = make_add(HCQ_F32, 24, 64, 2, 30, &want);
-    o = LIST(3, UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 32));
+    o = tp_list(3, TP_UP(1, 1, 4), TP_VECALL(1, 4), TP_OPT(TT_OPT_LOCAL, 32));
     vc = run_exact(n, &o, want, "a + y^T");
     cr_assert(vc.loads == 1 && vc.stores == 1, "%s: a's loads and the store are vectors, y^T's not: %d, %d", tx_ctx->props.id, vc.loads,
               vc.stores);
@@ -272,7 +236,7 @@ Test(tensor_vec, register_tiles_and_smem_staging_with_vectors_are_exact)
         snprintf(what, sizeof what, "%s matmul", hcq_dtype_name(dt));
         /* a 4 x 4 tile: B's rows and the output's as 4-lane vectors (the
          * halfs: staged only, below) */
-        tt_opts o = LIST(4, UP(0, 0, 4), UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 8));
+        tt_opts o = tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_VECALL(1, 4), TP_OPT(TT_OPT_LOCAL, 8));
         vcount vc;
         if (t == 0) {
             vc = run_exact(n, &o, want, what);
@@ -282,11 +246,11 @@ Test(tensor_vec, register_tiles_and_smem_staging_with_vectors_are_exact)
         /* staged: A copied along k (vector loads, scalar stores into its
          * [k][row] array), B along its rows (vector loads and stores), the
          * tile read from local memory as vectors */
-        o = LIST(5, UP(0, 0, 4), UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 16), SMEM(8, 4));
+        o = tp_list(5, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_VECALL(1, 4), TP_OPT(TT_OPT_LOCAL, 16), TP_SMEM(8, 4));
         vc = run_exact(n, &o, want, what);
         cr_assert(vc.loads >= 4 && vc.stores >= 5, "%s: %s smem: %d vector loads, %d stores", tx_ctx->props.id, what, vc.loads, vc.stores);
         /* 2-lane vectors, and a slice that does not divide the reduction */
-        o = LIST(5, UP(0, 0, 2), UP(1, 1, 4), VEC(1, 2), OPT(TT_OPT_LOCAL, 32), SMEM(6, 8));
+        o = tp_list(5, TP_UP(0, 0, 2), TP_UP(1, 1, 4), TP_VEC(1, 2), TP_OPT(TT_OPT_LOCAL, 32), TP_SMEM(6, 8));
         if (t == 0) run_exact(n, &o, want, what);
         free(want);
     }
@@ -365,12 +329,12 @@ Test(tensor_vec, lists_that_do_not_fit_are_refused)
 {
     double *want;
     tt_node *n = make_add(HCQ_F32, 8, 64, 0, 70, &want);
-    refused(n, LIST(3, UP(1, 1, 4), VEC(1, 3), OPT(TT_OPT_LOCAL, 8)), "2, 4, 8 or 16 lanes");
-    refused(n, LIST(3, UP(1, 1, 8), VEC(1, 8), OPT(TT_OPT_LOCAL, 8)), "an access is at most 16");
-    refused(n, LIST(2, VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "there is no upcast1");
-    refused(n, LIST(3, UP(1, 1, 4), VEC(0, 4), OPT(TT_OPT_LOCAL, 8)), "slot 1's upcast outputs, along d1");
-    refused(n, LIST(3, UP(1, 1, 2), VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "does not divide upcast1's 2");
-    refused(n, LIST(4, UP(1, 1, 4), VEC(1, 4), VEC(1, 4), OPT(TT_OPT_LOCAL, 8)), "twice");
+    refused(n, tp_list(3, TP_UP(1, 1, 4), TP_VEC(1, 3), TP_OPT(TT_OPT_LOCAL, 8)), "2, 4, 8 or 16 lanes");
+    refused(n, tp_list(3, TP_UP(1, 1, 8), TP_VEC(1, 8), TP_OPT(TT_OPT_LOCAL, 8)), "an access is at most 16");
+    refused(n, tp_list(2, TP_VEC(1, 4), TP_OPT(TT_OPT_LOCAL, 8)), "there is no upcast1");
+    refused(n, tp_list(3, TP_UP(1, 1, 4), TP_VEC(0, 4), TP_OPT(TT_OPT_LOCAL, 8)), "slot 1's upcast outputs, along d1");
+    refused(n, tp_list(3, TP_UP(1, 1, 2), TP_VEC(1, 4), TP_OPT(TT_OPT_LOCAL, 8)), "does not divide upcast1's 2");
+    refused(n, tp_list(4, TP_UP(1, 1, 4), TP_VEC(1, 4), TP_VEC(1, 4), TP_OPT(TT_OPT_LOCAL, 8)), "twice");
     free(want);
 }
 
@@ -405,28 +369,6 @@ Test(tensor_vec, the_search_proposes_widths_on_gpu_targets)
 /* The machine code the GPU devices run: a default elementwise f32 kernel's
  * loads and store are one 16-byte instruction each (nvdisasm for NVIDIA,
  * llvm-objdump-22 for AMD; skipped, saying so, where they are missing). */
-static char *run_tool(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    cr_assert(f, "cannot run %s", cmd);
-    size_t cap = 1 << 16, n = 0, r;
-    char *out = malloc(cap);
-    while ((r = fread(out + n, 1, cap - 1 - n, f)) > 0) {
-        n += r;
-        if (n == cap - 1) out = realloc(out, cap *= 2);
-    }
-    out[n] = 0;
-    pclose(f);
-    return out;
-}
-
-static unsigned count(const char *text, const char *word)
-{
-    unsigned c = 0;
-    for (const char *p = text; (p = strstr(p, word)); p += strlen(word)) c++;
-    return c;
-}
-
 Test(tensor_vec, gpu_machine_code_has_16_byte_accesses)
 {
     const char *target = tx_ctx->props.target;
@@ -453,14 +395,14 @@ Test(tensor_vec, gpu_machine_code_has_16_byte_accesses)
         snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
     else
         snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=%s %s 2>&1", target, file);
-    char *code = run_tool(cmd);
+    char *code = t_capture(cmd, NULL);
     unlink(file);
     bool gfx9 = amd && !strncmp(target, "gfx9", 4);
     const char *ld = nv ? "LDG.E.128" : gfx9 ? "global_load_dwordx4" : "global_load_b128";
     const char *st = nv ? "STG.E.128" : gfx9 ? "global_store_dwordx4" : "global_store_b128";
     const char *any_ld = nv ? "LDG" : "global_load";
-    cr_assert(count(code, ld) == 2 && count(code, any_ld) == 2, "%s %s: want two loads, both %s:\n%s", tx_ctx->props.id, lw.name, ld, code);
-    cr_assert(count(code, st) == 1, "%s %s: want one %s:\n%s", tx_ctx->props.id, lw.name, st, code);
+    cr_assert(t_count(code, ld) == 2 && t_count(code, any_ld) == 2, "%s %s: want two loads, both %s:\n%s", tx_ctx->props.id, lw.name, ld, code);
+    cr_assert(t_count(code, st) == 1, "%s %s: want one %s:\n%s", tx_ctx->props.id, lw.name, st, code);
     free(code);
     hcq_binary_free(bin);
     tt_lowered_free(&lw);
@@ -494,14 +436,14 @@ Test(tensor_vec, narrow_wide_and_mixed_dtypes)
         tt_node *n = hcq_add(ta, tb)->n;
         char what[64];
         snprintf(what, sizeof what, "%s a + b", hcq_dtype_name(dt));
-        tt_opts o = LIST(3, UP(1, 1, lanes), VECALL(1, lanes), OPT(TT_OPT_LOCAL, 16));
+        tt_opts o = tp_list(3, TP_UP(1, 1, lanes), TP_VECALL(1, lanes), TP_OPT(TT_OPT_LOCAL, 16));
         vcount vc = run_exact(n, &o, want, what);
         cr_assert(vc.loads == 2 && vc.stores == 1, "%s: %s: %d vector loads, %d stores", tx_ctx->props.id, what, vc.loads, vc.stores);
     }
     hcq_tensor *th = cast_input(HCQ_F16, R, C, 120, a), *td = cast_input(HCQ_F64, R, C, 121, b);
     for (int64_t i = 0; i < R * C; i++) want[i] = (float)((float)tx_round(HCQ_F16, a[i]) + (float)b[i]);
     tt_node *n = hcq_add(hcq_cast(th, HCQ_F32), hcq_cast(td, HCQ_F32))->n;
-    tt_opts o = LIST(3, UP(1, 1, 4), VECALL(1, 4), OPT(TT_OPT_LOCAL, 16));
+    tt_opts o = tp_list(3, TP_UP(1, 1, 4), TP_VECALL(1, 4), TP_OPT(TT_OPT_LOCAL, 16));
     vcount vc = run_exact(n, &o, want, "f16 + f64 as f32");
     cr_assert(vc.loads == 3 && vc.stores == 1, "%s: f16 + f64: %d vector loads (want 1 f16 x 4, 2 f64 x 2), %d stores", tx_ctx->props.id,
               vc.loads, vc.stores);

@@ -109,12 +109,8 @@ hcq_buffer *t_buffer_from(hcq_device *dev, const void *data, size_t size)
 
 void t_read(hcq_buffer *b, void *out, size_t size) { T_OK(hcq_buffer_copyout(out, b, 0, size)); }
 
-char *t_run_hcq(const char *env, const char *args, int *status)
+char *t_capture(const char *cmd, int *status)
 {
-    const char *bin = getenv("HCQ_TEST_HCQ_BIN");
-    if (!bin) bin = "build/hcq";
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s%s %s %s 2>&1", T_CHILD_SAN_ENV, env ? env : "", bin, args);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p, "%s", cmd);
     size_t cap = 1 << 16, n = 0, got;
@@ -129,8 +125,25 @@ char *t_run_hcq(const char *env, const char *args, int *status)
     }
     out[n] = 0;
     int st = pclose(p);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (status) *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     return out;
+}
+
+unsigned t_count(const char *text, const char *word)
+{
+    unsigned c = 0;
+    size_t n = strlen(word);
+    for (const char *q = text; n && (q = strstr(q, word)); q += n) c++;
+    return c;
+}
+
+char *t_run_hcq(const char *env, const char *args, int *status)
+{
+    const char *bin = getenv("HCQ_TEST_HCQ_BIN");
+    if (!bin) bin = "build/hcq";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s%s %s %s 2>&1", T_CHILD_SAN_ENV, env ? env : "", bin, args);
+    return t_capture(cmd, status);
 }
 
 t_stderr t_stderr_begin(void)

@@ -94,6 +94,11 @@ void t_read(hcq_buffer *b, void *out, size_t size);
  * before it, stderr with stdout; returns the output (free it) and sets
  * *status to the exit status (128 + signal when killed). */
 char *t_run_hcq(const char *env, const char *args, int *status);
+/* cmd's output (stdout; add 2>&1 for both), malloc'd; its exit status in
+ * *status if given (128 + signal when killed). cmd carries its own timeout. */
+char *t_capture(const char *cmd, int *status);
+/* how many times word occurs in text */
+unsigned t_count(const char *text, const char *word);
 
 /* Prefixed to the environment of hcq commands the tests run. Under ASan the
  * child runs without LeakSanitizer: gcc 12's LSan crashes at exit ("Tracer

@@ -11,15 +11,18 @@
 #define TP_OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
 #define TP_PAD(dim, amt) ((tt_opt){TT_OPT_PADTO, -1, (dim), (amt)})
 #define TP_SMEM(bk, cols) ((tt_opt){TT_OPT_SMEM, (cols), -1, (bk)})
+#define TP_VEC(dim, amt) ((tt_opt){TT_OPT_VECTOR, -1, (dim), (amt)})
+#define TP_VECALL(dim, amt) ((tt_opt){TT_OPT_VECTOR, 1, (dim), (amt)}) /* every access or refused */
 
 /* a list of n choices (tt_opt values) */
 tt_opts tp_list(int n, ...);
 
-/* n (an f32 node, its sources realized) lowered on c with list o (NULL: the
- * default), launched by hand into a new buffer, its count values copied to
- * out. A plan the lowering refuses returns its status (out untouched);
- * meta, if given, gets the lowering's record (its kernel pointer NULL:
- * the program cache owns the kernel). Asserts that every other step works. */
-hcq_status tp_run_plan(hcq_ctx *c, tt_node *n, const tt_opts *o, float *out, uint64_t count, tt_lowered *meta);
+/* n (its sources realized) lowered on c with list o (NULL: the default),
+ * launched by hand into a new buffer, its values (numel x its dtype's
+ * size bytes) copied to out. A plan the lowering refuses returns its
+ * status (out untouched). meta, if given, gets the lowering's record (its
+ * kernel pointer NULL); kernel, if given, the kernel as lowered (the
+ * context's program cache owns it). Asserts that every other step works. */
+hcq_status tp_run_plan(hcq_ctx *c, tt_node *n, const tt_opts *o, void *out, tt_lowered *meta, const hcq_kernel **kernel);
 
 #endif

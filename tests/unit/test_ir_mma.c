@@ -485,26 +485,6 @@ Test(ir_mma, targets_list_their_kinds_and_refuse_the_others)
 
 /* ** what the GPU compilers make of an mma: one tensor-core instruction of the kind per mma (nvdisasm on sm_90's
  * cubin, llvm-objdump-22 on the code objects; skipped, saying so, where a tool or compiler is missing) */
-static char *run_tool(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    cr_assert(f, "cannot run %s", cmd);
-    size_t cap = 1 << 16, n = 0, r;
-    char *out = malloc(cap);
-    while ((r = fread(out + n, 1, cap - 1 - n, f)) > 0)
-        if ((n += r) == cap - 1) out = realloc(out, cap *= 2);
-    out[n] = 0;
-    pclose(f);
-    return out;
-}
-
-static unsigned count(const char *text, const char *word)
-{
-    unsigned c = 0;
-    for (const char *p = text; (p = strstr(p, word)); p += strlen(word)) c++;
-    return c;
-}
-
 Test(ir_mma, each_kind_compiles_to_one_instruction_of_its_own)
 {
     static const struct {
@@ -542,9 +522,9 @@ Test(ir_mma, each_kind_compiles_to_one_instruction_of_its_own)
         hcq_binary_free(bin);
         if (nv) snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
         else snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=%s %s 2>&1", want[i].target, file);
-        char *text = run_tool(cmd);
+        char *text = t_capture(cmd, NULL);
         unlink(file);
-        unsigned n = count(text, want[i].insn), any = count(text, nv ? "HMMA" : "v_wmma") + count(text, "v_mfma");
+        unsigned n = t_count(text, want[i].insn), any = t_count(text, nv ? "HMMA" : "v_wmma") + t_count(text, "v_mfma");
         cr_assert(n >= 1 && n <= 2 && n == any, "%s on %s: want one %s per mma (the loop of two kept or unrolled), "
                   "and no other:\n%s", want_info[want[i].kind - 1].name, want[i].target, want[i].insn, text);
         free(text);

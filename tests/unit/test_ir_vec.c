@@ -9,6 +9,7 @@
  * compiler or disassembler is missing). */
 #include "compiler/sass.h"
 #include "compiler/twin.h"
+#include "hcqtest.h"
 #include "test_ir_util.h"
 
 #include <stdio.h>
@@ -250,30 +251,6 @@ Test(ir_vec, the_interpreter_runs_local_vectors_and_faults_a_misaligned_one)
     hcq_kernel_destroy(k);
 }
 
-/* Runs `cmd` (which has its own timeout) and returns its output, malloc'd. */
-static char *run_tool(const char *cmd)
-{
-    FILE *f = popen(cmd, "r");
-    cr_assert(f, "cannot run %s", cmd);
-    size_t cap = 1 << 16, n = 0;
-    char *out = malloc(cap);
-    size_t r;
-    while ((r = fread(out + n, 1, cap - 1 - n, f)) > 0) {
-        n += r;
-        if (n == cap - 1) out = realloc(out, cap *= 2);
-    }
-    out[n] = 0;
-    pclose(f);
-    return out;
-}
-
-static unsigned count(const char *text, const char *word)
-{
-    unsigned c = 0;
-    for (const char *p = text; (p = strstr(p, word)); p += strlen(word)) c++;
-    return c;
-}
-
 /* out[i*N ..] = in[i*N ..] with lanes 0 and N-1 swapped: one N-lane load
  * and one N-lane store of dtype t */
 static hcq_kernel *k_swap(hcq_dtype t, unsigned n)
@@ -327,12 +304,12 @@ Test(ir_vec, a_vector_access_is_one_LDG_of_its_width_on_sm_90)
         if (!binary_file("sm_90", widths[w].t, widths[w].n, file, sizeof file))
             cr_skip_test("no compiler for sm_90 here: %s", hcq_error_message());
         snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
-        char *sass = run_tool(cmd);
+        char *sass = t_capture(cmd, NULL);
         unlink(file);
         const char *what = hcq_dtype_name(widths[w].t);
-        cr_assert_eq(count(sass, widths[w].sass_ld), 1, "%s x%u: want one %s:\n%s", what, widths[w].n, widths[w].sass_ld, sass);
-        cr_assert_eq(count(sass, widths[w].sass_st), 1, "%s x%u: want one %s:\n%s", what, widths[w].n, widths[w].sass_st, sass);
-        cr_assert_eq(count(sass, "LDG"), 1, "%s x%u: want no other load:\n%s", what, widths[w].n, sass);
+        cr_assert_eq(t_count(sass, widths[w].sass_ld), 1, "%s x%u: want one %s:\n%s", what, widths[w].n, widths[w].sass_ld, sass);
+        cr_assert_eq(t_count(sass, widths[w].sass_st), 1, "%s x%u: want one %s:\n%s", what, widths[w].n, widths[w].sass_st, sass);
+        cr_assert_eq(t_count(sass, "LDG"), 1, "%s x%u: want no other load:\n%s", what, widths[w].n, sass);
         free(sass);
     }
 }
@@ -347,13 +324,13 @@ Test(ir_vec, a_vector_access_is_one_global_load_of_its_width_on_gfx1100_and_gfx9
             if (!binary_file(targets[g], widths[w].t, widths[w].n, file, sizeof file))
                 cr_skip_test("no compiler for %s here: %s", targets[g], hcq_error_message());
             snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=%s %s 2>&1", targets[g], file);
-            char *isa = run_tool(cmd);
+            char *isa = t_capture(cmd, NULL);
             unlink(file);
             const char *ld = g ? widths[w].gfx9_ld : widths[w].gfx11_ld, *st = g ? widths[w].gfx9_st : widths[w].gfx11_st;
             const char *what = hcq_dtype_name(widths[w].t);
-            cr_assert_eq(count(isa, ld), 1, "%s %s x%u: want one %s:\n%s", targets[g], what, widths[w].n, ld, isa);
-            cr_assert_eq(count(isa, st), 1, "%s %s x%u: want one %s:\n%s", targets[g], what, widths[w].n, st, isa);
-            cr_assert_eq(count(isa, "global_load"), 1, "%s %s x%u: want no other load:\n%s", targets[g], what,
+            cr_assert_eq(t_count(isa, ld), 1, "%s %s x%u: want one %s:\n%s", targets[g], what, widths[w].n, ld, isa);
+            cr_assert_eq(t_count(isa, st), 1, "%s %s x%u: want one %s:\n%s", targets[g], what, widths[w].n, st, isa);
+            cr_assert_eq(t_count(isa, "global_load"), 1, "%s %s x%u: want no other load:\n%s", targets[g], what,
                          widths[w].n, isa);
             free(isa);
         }
