@@ -51,6 +51,7 @@ def numpy_round(np):
     r = {}
     t = best(lambda: np.maximum((x + y) * x - 0.5 * y, 0) + 1, 5)
     r["elementwise_gbs"] = 3 * b / t * 1e-9
+    r["sum_gbs"] = b / best(lambda: x.sum(), 5) * 1e-9
     sq = x.reshape(4096, -1)
     r["row_sum_gbs"] = b / best(lambda: sq.sum(axis=1), 5) * 1e-9
     r["axis0_sum_gbs"] = b / best(lambda: sq.sum(axis=0), 5) * 1e-9
@@ -85,6 +86,9 @@ def numpy_round(np):
     return r
 
 
+COMPILED = {}  # torch.compile'd functions, built once (inductor's first call takes tens of seconds)
+
+
 def torch_round(torch):
     torch.set_num_threads(os.cpu_count() or 1)
     g = torch.Generator().manual_seed(0)
@@ -95,6 +99,7 @@ def torch_round(torch):
     with torch.no_grad():
         t = best(lambda: torch.relu((x + y) * x - 0.5 * y) + 1, 5)
         r["elementwise_gbs"] = 3 * b / t * 1e-9
+        r["sum_gbs"] = b / best(lambda: x.sum(), 5) * 1e-9
         sq = x.reshape(4096, -1)
         r["row_sum_gbs"] = b / best(lambda: sq.sum(dim=1), 5) * 1e-9
         r["axis0_sum_gbs"] = b / best(lambda: sq.sum(dim=0), 5) * 1e-9
@@ -119,6 +124,20 @@ def torch_round(torch):
 
         mlp()
         r["mlp_forward_ms"] = median_time(mlp, 21) * 1e3
+        # torch.compile (inductor: fused C++ loops, built with the system's
+        # compiler), the peer for the fused chain and the MLP; a
+        # failure to build leaves the rows out, said once
+        if "err" not in COMPILED:
+            try:
+                if "chain" not in COMPILED:
+                    COMPILED["chain"] = torch.compile(lambda p, q: torch.relu((p + q) * p - 0.5 * q) + 1)
+                    COMPILED["mlp"] = torch.compile(mlp)
+                    COMPILED["chain"](x, y), COMPILED["mlp"]()
+                r["elementwise_compiled_gbs"] = 3 * b / best(lambda: COMPILED["chain"](x, y), 5) * 1e-9
+                r["mlp_forward_compiled_ms"] = median_time(COMPILED["mlp"], 21) * 1e3
+            except Exception as e:  # noqa: BLE001 - any inductor failure: no compiled rows
+                COMPILED["err"] = str(e).splitlines()[0] if str(e) else type(e).__name__
+                print(f"tensor_compare: torch.compile failed ({COMPILED['err']}); no torch.compile rows", file=sys.stderr)
         one = torch.ones(1)
         r["tiny_realize_wait_us"] = median_time(lambda: one + 1, 201) * 1e6
     return r
@@ -140,8 +159,14 @@ def get(r, key):
     return r.get(key)
 
 
+# rows whose hcq figure is another key's: hcq's fused chain and JIT replay
+# beside torch.compile's
+HCQ_ALIAS = {"elementwise_compiled_gbs": "elementwise_gbs", "mlp_forward_compiled_ms": "mlp_forward_jit_ms"}
+
 ROWS = [  # key, label, unit, higher is better
     ("elementwise_gbs", "fused elementwise 16M f32", "GB/s", True),
+    ("elementwise_compiled_gbs", "  vs torch.compile", "GB/s", True),
+    ("sum_gbs", "sum of 16M f32", "GB/s", True),
     ("mm256", "matmul 256^3 f32", "GFLOP/s", True),
     ("mm512", "matmul 512^3 f32", "GFLOP/s", True),
     ("mm1024", "matmul 1024^3 f32", "GFLOP/s", True),
@@ -151,6 +176,7 @@ ROWS = [  # key, label, unit, higher is better
     ("softmax_gbs", "softmax 16384 x 1024 (r+w)", "GB/s", True),
     ("mlp_forward_ms", "MLP 64x784-512-512-10 forward", "ms", False),
     ("mlp_forward_jit_ms", "  the same, hcq JIT replay", "ms", False),
+    ("mlp_forward_compiled_ms", "  JIT replay vs torch.compile", "ms", False),
     ("tiny_realize_wait_us", "1-element op, realize + wait", "us", False),
 ]
 
@@ -179,7 +205,7 @@ def main():
             runs["torch"].append(torch_round(torch))
 
     def med(who, key):
-        v = [get(r, key) for r in runs[who]]
+        v = [get(r, HCQ_ALIAS.get(key, key) if who == "hcq" else key) for r in runs[who]]
         v = [x for x in v if x is not None]
         return statistics.median(v) if v else None
 
