@@ -75,6 +75,8 @@ typedef struct knobs {
     int64_t ua[2];
     int64_t unroll, local, group, block;
     int64_t smem_bk, smem_gv; /* smem(k<bk>,c<gv>), 0: none */
+    int tdm, tdn;             /* tensor cores (tc.c): tc.m(d<tdm>,<tbm>) tc.n(d<tdn>,<tbn>) tc.wm(<twm>); tbm 0: none */
+    int64_t tbm, tbn, twm;
 } knobs;
 
 static void decode(const tt_opts *o, knobs *k)
@@ -98,6 +100,11 @@ static void decode(const tt_opts *o, knobs *k)
             k->smem_bk = c->amt;
             k->smem_gv = c->slot;
             break;
+        case TT_OPT_TC:
+            if (c->slot == 0) k->tdm = c->dim, k->tbm = c->amt;
+            else if (c->slot == 1) k->tdn = c->dim, k->tbn = c->amt;
+            else k->twm = c->amt;
+            break;
         default: break;
         }
     }
@@ -120,6 +127,13 @@ static void add(tt_opts *o, tt_opt_kind kind, int slot, int dim, int64_t amt)
 static void encode(const tt_space *sp, const knobs *k, tt_opts *o)
 {
     memset(o, 0, sizeof *o);
+    if (k->tbm > 0) { /* a tc plan takes only local (tt_opts_from_plan's order) */
+        add(o, TT_OPT_LOCAL, -1, -1, k->local);
+        add(o, TT_OPT_TC, 0, k->tdm, k->tbm);
+        add(o, TT_OPT_TC, 1, k->tdn, k->tbn);
+        add(o, TT_OPT_TC, 2, -1, k->twm);
+        return;
+    }
     uint64_t items = 1;
     int64_t T[TT_MAX_DIMS];
     for (int d = 0; d < sp->ndim; d++) {
@@ -195,6 +209,58 @@ static void propose(search *S, const knobs *k, tt_opts *list, uint32_t *n, uint3
     if (*n < max) list[(*n)++] = o;
 }
 
+/* Tensor-core lists near b (GPU targets with a kind for the kernel): from
+ * a plan without them, tc with one block per warp and one warp per group,
+ * and with 2 x 2 of each; from a tc plan, its blocks and warps halved and
+ * doubled each way, and a 4 x 4 register tile staged through shared memory
+ * instead (the default when tc is not: the search can leave tc). */
+static void tc_neighbours(search *S, const knobs *b, tt_opts *list, uint32_t *n, uint32_t max)
+{
+    const tt_space *sp = S->sp;
+    hcq_mma_info in;
+    if (sp->cpu || !sp->tc_kind || hcq_mma_info_get(sp->tc_kind, &in)) return;
+    knobs k;
+    if (!b->tbm) {
+        for (int64_t v = 1; v <= 2; v++) {
+            memset(&k, 0, sizeof k);
+            k.ud[0] = k.ud[1] = -1;
+            k.tdm = sp->tc_dm;
+            k.tdn = sp->tc_dn;
+            k.tbm = k.tbn = k.twm = v;
+            k.local = v * v * in.warp;
+            propose(S, &k, list, n, max);
+        }
+        return;
+    }
+    int64_t warps = b->local / in.warp, wn = b->twm ? warps / b->twm : 1;
+    const int64_t bms[] = {b->tbm / 2, b->tbm * 2}, bns[] = {b->tbn / 2, b->tbn * 2}, wms[] = {b->twm / 2, b->twm * 2},
+                  wns[] = {wn / 2, wn * 2};
+    for (int i = 0; i < 2; i++) {
+        k = *b;
+        k.tbm = bms[i];
+        if (k.tbm >= 1) propose(S, &k, list, n, max);
+        k = *b;
+        k.tbn = bns[i];
+        if (k.tbn >= 1) propose(S, &k, list, n, max);
+        k = *b;
+        k.twm = wms[i];
+        k.local = wms[i] * wn * in.warp;
+        if (k.twm >= 1 && k.local <= sp->maxl) propose(S, &k, list, n, max);
+        k = *b;
+        k.local = b->twm * wns[i] * in.warp;
+        if (wns[i] >= 1 && k.local <= sp->maxl) propose(S, &k, list, n, max);
+    }
+    memset(&k, 0, sizeof k);
+    k.ud[0] = sp->tc_dm;
+    k.ud[1] = sp->tc_dn;
+    k.ua[0] = 4;
+    k.ua[1] = sp->shape[sp->tc_dn] % 4 == 0 ? 4 : sp->shape[sp->tc_dn] % 2 == 0 ? 2 : 1;
+    k.local = 64;
+    k.smem_bk = 16;
+    k.smem_gv = 8;
+    propose(S, &k, list, n, max);
+}
+
 /* The lists one choice away from o. */
 static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t max)
 {
@@ -202,6 +268,8 @@ static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t 
     knobs b, k;
     decode(o, &b);
     uint32_t n = 0;
+    tc_neighbours(S, &b, list, &n, max);
+    if (b.tbm) return n;
     static const int64_t vs[] = {4, 8, 16, 24, 32, 48, 64, 96, 128};
     static const int64_t rs[] = {1, 2, 3, 4, 5, 6, 8};
     static const int64_t us[] = {1, 2, 4, 8, 16};

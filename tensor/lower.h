@@ -32,6 +32,13 @@ typedef struct tt_plan {
                         copied to local memory by the whole group (0: none) */
     uint32_t smem_gv; /* ... the group is L / smem_gv tile rows by smem_gv tile
                          columns; work-item lid is tile row lid / smem_gv */
+    struct {             /* tensor cores (tc.c; kind HCQ_MMA_NONE: not used): each
+                            warp runs bm x bn MMA blocks of output dims dm x dn, the
+                            group wm x (L / warp / wm) warps */
+        hcq_mma_kind kind;
+        int dm, dn;
+        int64_t bm, bn, wm;
+    } tc;
 } tt_plan;
 
 /* ** the optimization space (plan.c)
@@ -62,6 +69,12 @@ typedef struct tt_space {
     uint32_t dep[2];
     uint32_t op_bytes[2]; /* an element of each factor */
     bool kfast[2];        /* ... read contiguously along the reduction (copied in that order) */
+    /* tensor cores (tc.c): the target's kind for the product's input dtype
+     * (HCQ_MMA_NONE with tc_why saying why not), and the default dims */
+    hcq_mma_kind tc_kind;
+    int tc_dm, tc_dn;
+    hcq_status tc_st; /* the refusal's status: HCQ_ENOTSUP where the target lacks a kind */
+    char tc_why[256];
 } tt_space;
 
 /* "upcast" ... */
@@ -96,6 +109,17 @@ int tt_smem_rows_factor(const tt_space *sp, int dr, int dv);
 #define TT_SMEM_PAD 4
 /* The local memory an smem plan takes (the pad counted for both factors). */
 uint64_t tt_smem_bytes(const tt_space *sp, int rows_factor, uint64_t bm, uint64_t bn, uint64_t bk);
+/* tc.c: fills sp's tc fields (after tt_smem_space); the tc rules of a
+ * list (plan.c calls them for a list with tc choices: local given); the
+ * GPU default (true with P's tc, L and items set, its upcasts dropped);
+ * the kernel's skeleton under a tc plan (tt_lower_opts: ids, lanes,
+ * values, stores); and the main reduction as MMAs (emit.c's em_reduce:
+ * false, nothing emitted, when the lanes are not the skeleton's). */
+void tt_tc_space(struct tt_lw *L, tt_node *root, tt_space *sp);
+hcq_status tt_tc_rules(const tt_space *sp, tt_plan *P, int64_t local);
+bool tt_tc_default(struct tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint32_t maxl);
+hcq_status tt_tc_lower(struct tt_lw *L, tt_node *const *roots, uint32_t nroots, uint64_t grid);
+bool tt_tc_reduce(struct tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out);
 /* Whether two plans lay a kernel out alike. */
 bool tt_plan_same(const tt_plan *a, const tt_plan *b);
 
@@ -126,6 +150,16 @@ typedef struct tt_lw {
         hcq_ir_ref lid;
     } sm;
     bool lds_used;       /* ... which an earlier reduction of the kernel used */
+    int8_t tc_writes[HCQ_MMA_KINDS]; /* the target's compiler writes the kind's MMA: 1, -1 not, 0 not known yet (tc.c) */
+    /* tc mode (tt_tc_lower -> tt_tc_reduce): the lanes of the work-item's D
+     * fragments, the warp's first row and column, the other dims' indexes
+     * and the lane in the warp */
+    struct {
+        const tt_lane *tile;
+        const tt_node *root;
+        const tt_sx *row0, *col0, *base[TT_MAX_DIMS];
+        hcq_ir_ref lane;
+    } tc;
     /* the other outputs' main reductions (the plan's structure: run as it) */
     const tt_node *mains[TT_MAX_PARAMS];
     uint32_t nmains;
