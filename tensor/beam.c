@@ -5,7 +5,8 @@
  *
  *   - Candidates: every list one choice away from a plan in the beam (an
  *     upcast amount, adding or dropping an upcast, the unroll, the
- *     work-group size, the column-block walk, the group size); the N fastest
+ *     work-group size, the column-block walk, the group size, smem and tc
+ *     on GPU targets: tc.c's blocks and warps); the N fastest
  *     so far are the next round's beam, for at most 3 rounds, and the search
  *     stops early when a round finds nothing faster.
  *   - Inputs: the kernel's own (realized before it runs); outputs go to

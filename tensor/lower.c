@@ -15,7 +15,9 @@
  *     runs a work-group per output that reduces through local memory; a
  *     matmul-like one computes 4 x 4 outputs per work-item, staged
  *     through shared memory in blocks of such tiles where it can be
- *     (smem.c; plan.c's smem_rules, emit.c's em_reduce_smem).
+ *     (smem.c; plan.c's smem_rules, emit.c's em_reduce_smem); one of
+ *     f16 or bf16 inputs runs on the tensor cores where the target has
+ *     and writes a kind for them (tc.c).
  * Launch dims stay within the device's max block, group and grid sizes. */
 #include "tensor/lower.h"
 
