@@ -13,13 +13,29 @@
 #define HCQ_COMPILER_RENDER_GPU_H
 
 #include "compiler/cc.h"
+#include "compiler/strbuf.h"
+
+/* how a dialect writes a matrix multiply-accumulate (render_mma.c) */
+typedef enum cc_mma_style {
+    CC_MMA_NONE = 0, /* refused */
+    CC_MMA_PTX,      /* CUDA: inline PTX mma.sync */
+    CC_MMA_AMDGCN,   /* HIP: clang's WMMA and MFMA builtins */
+    CC_MMA_HOST,     /* host twins: fragments exchanged at a warp rendezvous, the model computed in C */
+} cc_mma_style;
 
 typedef struct cc_gpu_dialect {
     const char *name;   /* "cuda" */
     const char *header; /* defines the HCQ_* macros the rendered code uses */
     const char *extern_c; /* how a kernel gets C linkage ("extern \"C\" ") */
     const char *after_helpers; /* more definitions after the helpers (their types), or NULL */
+    cc_mma_style mma;
 } cc_gpu_dialect;
+
+/* ** matrix multiply-accumulate (render_mma.c) */
+bool cc_mma_used(const hcq_kernel *k);
+/* hcq_mma_<kind>(a, b, c) for each kind k uses, in the dialect's style
+ * (after the vector types) */
+void cc_mma_defs(cc_sb *b, const hcq_kernel *k, cc_mma_style style);
 
 extern const cc_gpu_dialect cc_gpu_cuda;
 /* HIP's grid and work-group sizes, read from the implicit kernel arguments

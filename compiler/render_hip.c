@@ -57,7 +57,7 @@ static const char hip_header[] =
     "#define HCQ_ISINF(x) __builtin_isinf(x)\n#define HCQ_CLZLL(x) __builtin_clzll(x)\n"
     "#define HCQ_MEMCPY(d, s, n) __builtin_memcpy(d, s, n)\n";
 
-const cc_gpu_dialect cc_gpu_hip = {"hip", hip_header, "extern \"C\" ", CC_HIP_SINF};
+const cc_gpu_dialect cc_gpu_hip = {"hip", hip_header, "extern \"C\" ", CC_HIP_SINF, CC_MMA_AMDGCN};
 
 hcq_status cc_hip_supported(const cc_target *t, const hcq_kernel *k)
 {

@@ -139,9 +139,10 @@ static const char host_hip_header[] =
     "H bool hcq_cancelled(void) { const volatile int *c = hcq_item->grp->cancel; return c && *c; }\n" \
     "#define for(...) for (__VA_ARGS__) if (__builtin_expect(hcq_cancelled(), 0)) break; else\n"
 
-static const cc_gpu_dialect host_cuda = {"host twin of the CUDA", host_cuda_header, "extern \"C\" ", HOST_AFTER};
+static const cc_gpu_dialect host_cuda = {"host twin of the CUDA", host_cuda_header, "extern \"C\" ", HOST_AFTER,
+                                         CC_MMA_HOST};
 static const cc_gpu_dialect host_hip = {"host twin of the HIP", host_hip_header, "extern \"C\" ",
-                                        HOST_AFTER CC_HIP_SINF};
+                                        HOST_AFTER CC_HIP_SINF, CC_MMA_HOST};
 
 int cc_twin_origin_of(const char *target)
 {
@@ -170,7 +171,8 @@ static void emit_entry(cc_sb *b, const hcq_kernel *k, int origin)
     hcq_kernel_param_layout(k, pi);
     const char *ex = "extern \"C\" __attribute__((visibility(\"default\")))";
     cc_sb_printf(b, "\n%s const unsigned hcq_twin_meta[] = {0x%08xu, %uu, %uu, %uu, %uu, %uu", ex, CC_TWIN_MAGIC,
-                 CC_TWIN_VERSION, n, kernel_has_barrier(k) ? 1u : 0u, hcq_kernel_local_bytes(k), (unsigned)origin);
+                 CC_TWIN_VERSION, n, (kernel_has_barrier(k) ? CC_TWIN_HAS_BARRIERS : 0u) | (cc_mma_used(k) ? CC_TWIN_HAS_WARP_SYNC : 0u),
+                 hcq_kernel_local_bytes(k), (unsigned)origin);
     for (uint32_t p = 0; p < n; p++)
         cc_sb_printf(b, ", 0x%xu", pi[p].size | (uint32_t)pi[p].is_buffer << 16 | (uint32_t)pi[p].dtype << 24);
     cc_sb_printf(b, "};\n%s const char hcq_twin_name[] = \"%s\";\n", ex, k->name);
@@ -317,6 +319,7 @@ hcq_status cc_twin_module_load(const void *so, size_t size, cc_twin_module *out)
     m.local_bytes = m.meta[CC_TWIN_META_LOCAL_BYTES];
     m.origin = m.meta[CC_TWIN_META_ORIGIN];
     m.barriers = m.meta[CC_TWIN_META_BARRIERS] != 0;
+    m.warp_sync = (m.meta[CC_TWIN_META_BARRIERS] & CC_TWIN_HAS_WARP_SYNC) != 0;
     *out = m;
     return HCQ_OK;
 }

@@ -79,7 +79,8 @@ typedef struct cc_twin_module {
     const char *name;
     const uint32_t *meta;
     uint32_t nparams, local_bytes, origin;
-    bool barriers;
+    bool barriers;  /* runs its work-items as fibers */
+    bool warp_sync; /* has warp rendezvous (mma): fibers scheduled by barrier and warp (twin_run.c) */
 } cc_twin_module;
 
 /* Loads a twin shared object from memory (HCQ_EFORMAT if it is not one). */
@@ -137,7 +138,8 @@ typedef struct cc_twin_fault {
         CC_TWIN_FAULT_GLOBAL,
         CC_TWIN_FAULT_LOCAL,
         CC_TWIN_FAULT_BARRIER,
-        CC_TWIN_FAULT_MISALIGNED /* a vector access not aligned to its size (param ~0u: local) */
+        CC_TWIN_FAULT_MISALIGNED, /* a vector access not aligned to its size (param ~0u: local) */
+        CC_TWIN_FAULT_WARP        /* a warp-collective op (mma) that not every lane of the warp reached */
     } kind;
     uint64_t addr;   /* global: the first byte; misaligned: the address (local: the offset) */
     uint32_t size;   /* bytes */

@@ -7,8 +7,10 @@
  * both sides see the same layout.
  *
  * A twin exports:
- *   const unsigned hcq_twin_meta[];   {MAGIC, VERSION, nparams, barriers (the
- *                                     kernel has BARRIER ops), local_bytes,
+ *   const unsigned hcq_twin_meta[];   {MAGIC, VERSION, nparams, barriers
+ *                                     (CC_TWIN_HAS_BARRIERS: the kernel has
+ *                                     BARRIER ops; CC_TWIN_HAS_WARP_SYNC: it
+ *                                     has warp rendezvous), local_bytes,
  *                                     origin (CC_TWIN_CUDA / CC_TWIN_HIP),
  *                                     then per param: size | is_buffer << 16
  *                                     | dtype << 24}
@@ -35,6 +37,15 @@
 
 #define CC_TWIN_MAGIC 0x54514348u /* "HCQT" */
 #define CC_TWIN_VERSION 3u /* 3: rt->misaligned (vector accesses) */
+
+/* the barriers word of the meta */
+#define CC_TWIN_HAS_BARRIERS 1u
+#define CC_TWIN_HAS_WARP_SYNC 2u
+/* rt->barrier's id for a warp rendezvous (a warp-collective op: mma):
+ * this bit | the warp size. The runtime resumes the caller when every
+ * work-item of its warp (warp-size consecutive linear local ids) has
+ * called it; a barrier id without the bit is bar.sync's. */
+#define CC_TWIN_WARP_SYNC 0x80000000u
 
 /* what the twin's ids and sizes are read from, as the GPU code would */
 enum { CC_TWIN_CUDA = 1, /* the launch's grid and block (special registers) */

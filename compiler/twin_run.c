@@ -6,6 +6,14 @@
  * uniform control flow, so all of them reach the same one; a work-item
  * that has returned counts as arrived, as exited threads do on the GPUs).
  *
+ * A kernel with warp rendezvous (mma: CC_TWIN_WARP_SYNC) runs its fibers
+ * under a stricter schedule (run_group_strict): each fiber waits where it
+ * is, a barrier passes when every fiber that has not returned waits at one,
+ * and a rendezvous when every lane of its warp waits there; when nothing
+ * can run and some warp is only partly at its rendezvous, the launch
+ * faults (CC_TWIN_FAULT_WARP) naming the lanes that are, as hardware
+ * leaves that undefined and the interpreter and the executors refuse it.
+ *
  * Each thread keeps its fibers (stacks) for its next launches and frees
  * them when it exits. */
 #include "compiler/twin.h"
@@ -74,7 +82,13 @@ typedef struct run {
     cc_twin_fault *fault;
     twin_tls *t;  /* fiber mode */
     uint32_t cur; /* fiber mode: the work-item running */
+    /* the strict schedule (warp rendezvous): per fiber what it waits at, per warp how many lanes wait */
+    uint8_t *wait;     /* W: WAIT_* */
+    uint32_t *arrived; /* W: per warp (index linear id / warp size) */
+    uint32_t warp;     /* the warp size of the rendezvous seen (all of a kernel's kinds in one launch: 32 or 64) */
 } run;
+
+enum { WAIT_NONE = 0, WAIT_BARRIER, WAIT_WARP };
 
 static bool cancelled(const run *r) { return r->l->cancel && __atomic_load_n(r->l->cancel, __ATOMIC_RELAXED); }
 static bool stopped(const run *r)
@@ -138,9 +152,43 @@ static void rt_local_fault(void *ctx, unsigned long long index, unsigned long lo
     }
 }
 
+static void warp_fault(run *r, uint32_t base, uint32_t warp, const char *why)
+{
+    cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_WARP);
+    if (f) snprintf(f->why, sizeof f->why, "%s", why);
+    (void)base, (void)warp;
+}
+
+/* a warp rendezvous under the strict schedule: the last lane of the warp to come releases the others */
+static void warp_sync(run *r, uint32_t warp)
+{
+    char why[256];
+    if (!r->wait || r->W % warp || (r->warp && r->warp != warp)) {
+        snprintf(why, sizeof why, "a warp-collective operation (mma) on warps of %u work-items, but the work-group has "
+                 "%u%s", warp, r->W, r->warp && r->warp != warp ? " and another one used another warp size" :
+                 " (not a multiple of the warp)");
+        warp_fault(r, 0, warp, why);
+        return;
+    }
+    r->warp = warp;
+    uint32_t w = r->cur / warp, base = w * warp;
+    if (++r->arrived[w] == warp) {
+        r->arrived[w] = 0;
+        for (uint32_t i = base; i < base + warp; i++)
+            if (r->wait[i] == WAIT_WARP) r->wait[i] = WAIT_NONE;
+        return; /* the last one goes on at once */
+    }
+    r->wait[r->cur] = WAIT_WARP;
+    cc_fiber_yield(&r->t->sched); /* resumed once released (or to unwind after a fault) */
+}
+
 static void rt_barrier(void *ctx, unsigned id)
 {
     run *r = ctx;
+    if (id & CC_TWIN_WARP_SYNC) {
+        warp_sync(r, id & 0xffffu);
+        return;
+    }
     if (id >= r->l->barriers) {
         cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_BARRIER);
         if (f) {
@@ -149,6 +197,11 @@ static void rt_barrier(void *ctx, unsigned id)
             snprintf(f->why, sizeof f->why, "the launch provides %u barrier%s", r->l->barriers,
                      r->l->barriers == 1 ? "" : "s");
         }
+        return;
+    }
+    if (r->wait) { /* strict: wait here until every fiber that has not returned does */
+        r->wait[r->cur] = WAIT_BARRIER;
+        cc_fiber_yield(&r->t->sched);
         return;
     }
     if (r->t) {
@@ -244,6 +297,48 @@ static void run_group_fibers(run *r)
     /* fibers left behind after a fault are simply reset by the next group */
 }
 
+/* The strict schedule: rounds run every fiber that waits at nothing; when
+ * none could run, a barrier everyone waits at passes, else some warp waits
+ * for lanes that will not come. */
+static void run_group_strict(run *r)
+{
+    twin_tls *t = r->t;
+    for (uint32_t i = 0; i < r->W; i++) cc_fiber_reset(&t->fibers[i], &t->sched, fiber_main, r);
+    memset(r->wait, 0, r->W);
+    memset(r->arrived, 0, r->W * sizeof *r->arrived);
+    uint32_t left = r->W;
+    while (left && !stopped(r)) {
+        bool ran = false;
+        for (uint32_t i = 0; i < r->W && !stopped(r); i++) {
+            if (t->fibers[i].done || r->wait[i]) continue;
+            r->cur = i;
+            *r->slot = &r->items[i];
+            cc_fiber_resume(&t->sched, &t->fibers[i]);
+            if (t->fibers[i].done) left--;
+            ran = true;
+        }
+        if (ran || !left || stopped(r)) continue;
+        uint32_t stuck = UINT32_MAX;
+        for (uint32_t i = 0; i < r->W && stuck == UINT32_MAX; i++)
+            if (!t->fibers[i].done && r->wait[i] == WAIT_WARP) stuck = i;
+        if (stuck == UINT32_MAX) { /* every fiber left waits at a barrier: it passes */
+            memset(r->wait, WAIT_NONE, r->W);
+            continue;
+        }
+        uint32_t base = stuck - stuck % r->warp;
+        uint64_t at = 0;
+        for (uint32_t l = 0; l < r->warp; l++) at |= (uint64_t)(!t->fibers[base + l].done && r->wait[base + l] == WAIT_WARP) << l;
+        char why[256];
+        snprintf(why, sizeof why, "only lanes 0x%0*llx of the warp of work-items %u..%u reach a warp-collective operation "
+                 "(mma) and the others never do; it is one operation of the whole warp, so the control flow around it "
+                 "must be the same for every work-item of a warp", (int)(r->warp / 4), (unsigned long long)at, base,
+                 base + r->warp - 1);
+        r->cur = stuck;
+        *r->slot = &r->items[stuck];
+        warp_fault(r, base, r->warp, why);
+    }
+}
+
 hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t end, atomic_bool *stop,
                               cc_twin_fault *fault)
 {
@@ -268,7 +363,9 @@ hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t 
         r.g.lsize[i] = (int)l->local_size[i];
     }
     hcq_status st = HCQ_OK;
-    if (l->m->barriers && r.W > 1 && !(r.t = thread_fibers(r.W)))
+    if (l->m->warp_sync && (!(r.wait = calloc(r.W, 1)) || !(r.arrived = calloc(r.W, sizeof *r.arrived))))
+        st = base_err(HCQ_ENOMEM, "host twin `%s`: out of memory for a work-group", l->m->name);
+    if (!st && l->m->barriers && (r.W > 1 || l->m->warp_sync) && !(r.t = thread_fibers(r.W)))
         st = base_err(HCQ_ENOMEM, "host twin `%s`: out of memory for %u fibers", l->m->name, r.W);
     if (!st) {
         const hcq_twin_item **slot = l->m->slot();
@@ -286,7 +383,8 @@ hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t 
             r.items[0].grp = &r.g;
         for (uint64_t g = begin; g < end && !stopped(&r); g++) {
             group_ids(&r, g);
-            if (r.t) run_group_fibers(&r);
+            if (r.wait) run_group_strict(&r);
+            else if (r.t) run_group_fibers(&r);
             else run_group_flat(&r);
         }
         *slot = saved;
@@ -296,6 +394,8 @@ hcq_status cc_twin_run_groups(const cc_twin_launch *l, uint64_t begin, uint64_t 
     }
     free(ranges);
     free(r.items);
+    free(r.wait);
+    free(r.arrived);
     return st;
 }
 
@@ -326,6 +426,7 @@ void cc_twin_fault_describe(const cc_twin_fault *f, const char *kernel, char *bu
                      ") %s: misaligned vector access (the address is not a multiple of the access size)", kernel,
                      f->write ? "wrote" : "read", f->size, f->addr, f->param, f->index, where);
         break;
+    case CC_TWIN_FAULT_WARP: snprintf(buf, size, "kernel `%s` %s: %s", kernel, where, f->why); break;
     default: snprintf(buf, size, "kernel `%s`: no fault", kernel); break;
     }
 }

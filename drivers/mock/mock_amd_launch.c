@@ -245,6 +245,8 @@ int mock_amd_run_twin(mock_amd_cp *cp, const cc_twin_entry *e, const uint32_t gr
         return 1;
     }
     if (s == HCQ_ESTATE) return 1; /* cancelled: the queue is being destroyed; nothing to report */
+    if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_WARP) /* as the ISA executor reports WMMA/MFMA by part of EXEC */
+        return stop(cp, "DISPATCH_DIRECT: illegal instruction: %s", mf.what);
     if (s == HCQ_EFAULT) return stop(cp, "DISPATCH_DIRECT: memory violation: %s", mf.what);
     if (s) return stop(cp, "DISPATCH_DIRECT: %s", hcq_error_message());
     return 0;

@@ -225,6 +225,8 @@ static int run_twin(mnv_chan *c, const cc_twin_entry *e, const uint32_t *q, int 
     if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_BARRIER)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction parameter: bar.sync %u with QMD BARRIER_COUNT "
                               "%u: %s", tf.barrier, tf.barriers, f.what);
+    if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_WARP) /* as the SASS executor reports HMMA by part of a warp */
+        return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "illegal instruction: %s", f.what);
     if (s == HCQ_EFAULT && tf.kind == CC_TWIN_FAULT_MISALIGNED)
         return mnv_chan_error(c, NV_RC_GR_EXCEPTION, "misaligned address: %s", f.what);
     if (s == HCQ_EFAULT)

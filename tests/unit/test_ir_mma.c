@@ -12,6 +12,7 @@
 #include "test_ir_util.h"
 
 #include "compiler/ir.h"
+#include "compiler/twin.h"
 
 TestSuite(ir_mma, .timeout = 120);
 
@@ -244,7 +245,9 @@ Test(ir_mma, dump_names_the_kind_and_blobs_round_trip_at_version_3)
 
 /* runs tref_mma_kernel on the interpreter: `tiles` tiles over groups of wpg warps; every element compared
  * with the reference bit for bit (no NaN arises from these inputs) */
-static void interp_check(hcq_mma_kind kind, unsigned ksteps, unsigned wpg, unsigned groups, uint64_t seed)
+/* target NULL: the interpreter; else the host twin of that target's text (cc_twin_run) */
+static void engine_check(const char *target, hcq_mma_kind kind, unsigned ksteps, unsigned wpg, unsigned groups,
+                         uint64_t seed)
 {
     hcq_mma_info in;
     T_OK(hcq_mma_info_get(kind, &in));
@@ -261,7 +264,13 @@ static void interp_check(hcq_mma_kind kind, unsigned ksteps, unsigned wpg, unsig
     tu_args args;
     tu_args_init(&args, k);
     tu_arg_ptr(&args, 0, a), tu_arg_ptr(&args, 1, b), tu_arg_ptr(&args, 2, c), tu_arg_ptr(&args, 3, d);
-    tu_interp(k, &args, TU_DIMS1(groups, wpg * in.warp));
+    if (target) {
+        hcq_interp_launch l = {.kernargs = args.buf, .kernarg_size = args.size, .num_groups = {groups, 1, 1},
+                               .local_size = {wpg * in.warp, 1, 1}};
+        T_OK(cc_twin_run(k, target, &l));
+    } else {
+        tu_interp(k, &args, TU_DIMS1(groups, wpg * in.warp));
+    }
     unsigned order_matters = 0;
     for (unsigned t = 0; t < tiles; t++)
         for (unsigned m = 0; m < in.m; m++)
@@ -270,8 +279,8 @@ static void interp_check(hcq_mma_kind kind, unsigned ksteps, unsigned wpg, unsig
                 const float *tc = c + t * in.m * in.n;
                 uint32_t want = tref_f32_raw(tref_mma_elem(ta, tb, tc, bf16, in.n, kt, m, n, 0)),
                          got = tref_f32_raw(d[t * in.m * in.n + m * in.n + n]);
-                cr_assert_eq(got, want, "%s x%u: tile %u D[%u][%u] = 0x%08x, want 0x%08x", in.name, ksteps, t, m, n, got,
-                             want);
+                cr_assert_eq(got, want, "%s x%u on %s: tile %u D[%u][%u] = 0x%08x, want 0x%08x", in.name, ksteps,
+                             target ? target : "the interpreter", t, m, n, got, want);
                 order_matters += tref_f32_raw(tref_mma_elem(ta, tb, tc, bf16, in.n, kt, m, n, 1)) != want;
             }
     cr_assert(order_matters > 0, "%s: the inputs do not show the order of the sum", in.name);
@@ -281,7 +290,41 @@ static void interp_check(hcq_mma_kind kind, unsigned ksteps, unsigned wpg, unsig
 
 Test(ir_mma, the_interpreter_runs_every_kind_as_an_fma_loop_in_k_order)
 {
-    for (unsigned i = 0; i < NKINDS; i++) interp_check(want_info[i].kind, 3, 2, 2, 0x9e3779b97f4a7c15ull + i);
+    for (unsigned i = 0; i < NKINDS; i++) engine_check(NULL, want_info[i].kind, 3, 2, 2, 0x9e3779b97f4a7c15ull + i);
+}
+
+/* the host twins of the CUDA text (NVIDIA kinds) and of the HIP text (AMD kinds): warp-collective through the
+ * fibers, bit-equal to the same reference */
+Test(ir_mma, the_host_twins_run_every_kind_as_the_interpreter_does)
+{
+    tu_need_clang();
+    for (unsigned i = 0; i < NKINDS; i++)
+        engine_check(want_info[i].warp == 32 && want_info[i].n == 8 ? "sm_90" : "hip", want_info[i].kind, 2, 2, 2,
+                     0x243f6a8885a308d3ull + i);
+}
+
+/* a twin refuses a partial warp at its rendezvous, naming the lanes, and a group that is not whole warps */
+Test(ir_mma, a_twin_refuses_a_partial_warp)
+{
+    tu_need_clang();
+    static uint16_t a[16 * 16 * 2], b[16 * 8 * 2];
+    static float c[16 * 8 * 2], d[16 * 8 * 2];
+    for (int gated = 1; gated >= 0; gated--) {
+        hcq_kernel *k = tref_mma_kernel_gated(HCQ_MMA_NV_M16N8K16_F16, 1, 1, gated);
+        tu_args args;
+        tu_args_init(&args, k);
+        tu_arg_ptr(&args, 0, a), tu_arg_ptr(&args, 1, b), tu_arg_ptr(&args, 2, c), tu_arg_ptr(&args, 3, d);
+        hcq_interp_launch l = {.kernargs = args.buf, .kernarg_size = args.size, .num_groups = {1, 1, 1},
+                               .local_size = {gated ? 32 : 48, 1, 1}};
+        cr_assert_eq(cc_twin_run(k, "sm_80", &l), HCQ_EFAULT);
+        if (gated)
+            cr_assert(strstr(hcq_error_message(), "only lanes 0x0000ffff of the warp of work-items 0..31 reach a "
+                                                  "warp-collective operation (mma)"), "%s", hcq_error_message());
+        else
+            cr_assert(strstr(hcq_error_message(), "on warps of 32 work-items, but the work-group has 48"), "%s",
+                      hcq_error_message());
+        hcq_kernel_destroy(k);
+    }
 }
 
 Test(ir_mma, a_partial_warp_and_a_group_not_of_whole_warps_are_refused)
