@@ -77,7 +77,7 @@ typedef struct knobs {
     int64_t unroll, local, group, block;
     int64_t smem_bk, smem_gv; /* smem(k<bk>,c<gv>), 0: none */
     int tdm, tdn;             /* tensor cores (tc.c): tc.m(d<tdm>,<tbm>) tc.n(d<tdn>,<tbn>) tc.wm(<twm>); tbm 0: none */
-    int64_t tbm, tbn, twm;
+    int64_t tbm, tbn, twm, tki;
 } knobs;
 
 static void decode(const tt_opts *o, knobs *k)
@@ -104,7 +104,8 @@ static void decode(const tt_opts *o, knobs *k)
         case TT_OPT_TC:
             if (c->slot == 0) k->tdm = c->dim, k->tbm = c->amt;
             else if (c->slot == 1) k->tdn = c->dim, k->tbn = c->amt;
-            else k->twm = c->amt;
+            else if (c->slot == 2) k->twm = c->amt;
+            else k->tki = c->amt;
             break;
         default: break;
         }
@@ -133,6 +134,7 @@ static void encode(const tt_space *sp, const knobs *k, tt_opts *o)
         add(o, TT_OPT_TC, 0, k->tdm, k->tbm);
         add(o, TT_OPT_TC, 1, k->tdn, k->tbn);
         add(o, TT_OPT_TC, 2, -1, k->twm);
+        if (k->tki > 0) add(o, TT_OPT_TC, 3, -1, k->tki);
         return;
     }
     uint64_t items = 1;
@@ -250,6 +252,11 @@ static void tc_neighbours(search *S, const knobs *b, tt_opts *list, uint32_t *n,
         k = *b;
         k.local = b->twm * wns[i] * in.warp;
         if (wns[i] >= 1 && k.local <= sp->maxl) propose(S, &k, list, n, max);
+    }
+    for (uint32_t i = 0; i < sp->tc_nkinds; i++) { /* the target's other kinds for the inputs */
+        k = *b;
+        k.tki = i;
+        if ((int64_t)i != b->tki) propose(S, &k, list, n, max);
     }
     memset(&k, 0, sizeof k);
     k.ud[0] = sp->tc_dm;

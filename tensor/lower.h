@@ -38,6 +38,7 @@ typedef struct tt_plan {
         hcq_mma_kind kind;
         int dm, dn;
         int64_t bm, bn, wm;
+        int64_t ki; /* kind is the space's tc_kinds[ki] */
     } tc;
 } tt_plan;
 
@@ -72,6 +73,8 @@ typedef struct tt_space {
     /* tensor cores (tc.c): the target's kind for the product's input dtype
      * (HCQ_MMA_NONE with tc_why saying why not), and the default dims */
     hcq_mma_kind tc_kind;
+    hcq_mma_kind tc_kinds[4]; /* every kind for it the target writes, best first (tc_kinds[0] = tc_kind) */
+    uint32_t tc_nkinds;
     int tc_dm, tc_dn;
     hcq_status tc_st; /* the refusal's status: HCQ_ENOTSUP where the target lacks a kind */
     char tc_why[256];

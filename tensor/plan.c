@@ -30,8 +30,8 @@ void tt_opts_format(const tt_opts *o, char *buf, size_t size)
         const tt_opt *p = &o->o[i];
         const char *sp = i ? " " : "";
         int w;
-        if (p->kind == TT_OPT_TC && p->slot == 2)
-            w = snprintf(buf + pos, size - pos, "%stc.wm(%lld)", sp, (long long)p->amt);
+        if (p->kind == TT_OPT_TC && p->slot >= 2)
+            w = snprintf(buf + pos, size - pos, "%stc.%s(%lld)", sp, p->slot == 2 ? "wm" : "kind", (long long)p->amt);
         else if (p->kind == TT_OPT_TC)
             w = snprintf(buf + pos, size - pos, "%stc.%s(d%d,%lld)", sp, p->slot ? "n" : "m", p->dim, (long long)p->amt);
         else if (p->kind == TT_OPT_SMEM)
@@ -71,6 +71,7 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out)
         put(out, TT_OPT_TC, 0, P->tc.dm, P->tc.bm);
         put(out, TT_OPT_TC, 1, P->tc.dn, P->tc.bn);
         put(out, TT_OPT_TC, 2, -1, P->tc.wm);
+        if (P->tc.ki) put(out, TT_OPT_TC, 3, -1, P->tc.ki);
     }
 }
 
@@ -80,7 +81,7 @@ bool tt_plan_same(const tt_plan *a, const tt_plan *b)
            a->ragged == b->ragged && a->main == b->main && a->red_up == b->red_up && a->group == b->group && a->L == b->L &&
            a->items == b->items && a->cblock == b->cblock && a->smem_bk == b->smem_bk && a->smem_gv == b->smem_gv &&
            a->tc.kind == b->tc.kind && a->tc.dm == b->tc.dm && a->tc.dn == b->tc.dn && a->tc.bm == b->tc.bm && a->tc.bn == b->tc.bn &&
-           a->tc.wm == b->tc.wm;
+           a->tc.wm == b->tc.wm && a->tc.ki == b->tc.ki;
 }
 
 #define REFUSE(st, ...) return base_err((st), "kernel plan: " __VA_ARGS__)
@@ -216,19 +217,20 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
             P.smem_bk = c->amt;
             P.smem_gv = (uint32_t)c->slot;
             break;
-        case TT_OPT_TC: /* tc.m(dm, bm), tc.n(dn, bn), tc.wm(wm): tc.c's tt_tc_rules check them together */
-            if (c->slot < 0 || c->slot > 2 || tcs & (1u << c->slot))
-                REFUSE(HCQ_EINVAL, "%s slot %d: slots 0 (tc.m), 1 (tc.n) and 2 (tc.wm), each once", nm, c->slot);
+        case TT_OPT_TC: /* tc.m(dm, bm), tc.n(dn, bn), tc.wm(wm), tc.kind(ki): tc.c's tt_tc_rules check them together */
+            if (c->slot < 0 || c->slot > 3 || tcs & (1u << c->slot))
+                REFUSE(HCQ_EINVAL, "%s slot %d: slots 0 (tc.m), 1 (tc.n), 2 (tc.wm) and 3 (tc.kind), each once", nm, c->slot);
             tcs |= 1u << c->slot;
             if (c->slot == 0) P.tc.dm = d, P.tc.bm = c->amt;
             else if (c->slot == 1) P.tc.dn = d, P.tc.bn = c->amt;
-            else P.tc.wm = c->amt;
+            else if (c->slot == 2) P.tc.wm = c->amt;
+            else P.tc.ki = c->amt;
             break;
         default: REFUSE(HCQ_EINVAL, "choice %u: unknown kind %u", i, c->kind);
         }
     }
     if (tcs) { /* tensor cores: a plan of their own */
-        if (tcs != 7) REFUSE(HCQ_EINVAL, "tc: needs tc.m, tc.n and tc.wm together");
+        if ((tcs & 7) != 7) REFUSE(HCQ_EINVAL, "tc: needs tc.m, tc.n and tc.wm together");
         if (pad || P.up_dim[0] >= 0 || P.up_dim[1] >= 0 || P.red_up > 1 || P.group || P.cblock || P.smem_bk)
             REFUSE(HCQ_EINVAL, "tc: takes only local (no upcast, pad, unroll, group, block or smem)");
         hcq_status st = tt_tc_rules(sp, &P, local);

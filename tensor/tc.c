@@ -124,20 +124,23 @@ void tt_tc_space(tt_lw *L, tt_node *root, tt_space *sp)
             hcq_dtype_name((hcq_dtype)R->dtype), hcq_dtype_name((hcq_dtype)src->dtype));
         return;
     }
-    for (unsigned i = 0; i < nk && !sp->tc_kind; i++) {
+    char why[128] = "";
+    bool some = false;
+    for (unsigned i = 0; i < nk && sp->tc_nkinds < 4; i++) {
         hcq_mma_info in;
-        if (!hcq_mma_info_get(kinds[i], &in) && in.ab == h0) sp->tc_kind = kinds[i];
+        if (hcq_mma_info_get(kinds[i], &in) || in.ab != h0) continue;
+        some = true;
+        if (writes_mma(L, kinds[i], why, sizeof why)) sp->tc_kinds[sp->tc_nkinds++] = kinds[i];
     }
-    if (!sp->tc_kind) {
+    if (!some) {
         WHY(HCQ_ENOTSUP, "the %s target has no matrix-multiply-accumulate kind for %s inputs", target, hcq_dtype_name(h0));
         return;
     }
-    char why[128];
-    if (!writes_mma(L, sp->tc_kind, why, sizeof why)) {
+    if (!sp->tc_nkinds) {
         WHY(HCQ_ENOTSUP, "the %s compiler cannot write its MMA (%s)", target, why);
-        sp->tc_kind = HCQ_MMA_NONE;
         return;
     }
+    sp->tc_kind = sp->tc_kinds[0];
     /* default dims: dn the last output dim one factor moves with and the
      * other not, dm the last the other moves with (a matmul's M and N; a
      * convolution's output channels and columns) */
@@ -152,6 +155,7 @@ void tt_tc_space(tt_lw *L, tt_node *root, tt_space *sp)
         }
     if (sp->tc_dm < 0) {
         sp->tc_kind = HCQ_MMA_NONE;
+        sp->tc_nkinds = 0;
         WHY(HCQ_EINVAL, "no two output dims (of at least 2) where each factor of the product moves with one and not the other");
     }
     (void)root;
@@ -174,8 +178,11 @@ static uint64_t tc_items(const tt_space *sp, const tt_plan *P, const hcq_mma_inf
 hcq_status tt_tc_rules(const tt_space *sp, tt_plan *P, int64_t local)
 {
     if (!sp->tc_kind) REFUSE(sp->tc_st ? sp->tc_st : HCQ_EINVAL, "tc: %s", sp->tc_why);
+    if (P->tc.ki < 0 || (uint64_t)P->tc.ki >= sp->tc_nkinds)
+        REFUSE(HCQ_EINVAL, "tc.kind(%lld): the target writes %u kinds for the product's inputs (0 to %u)", (long long)P->tc.ki, sp->tc_nkinds,
+               sp->tc_nkinds - 1);
     hcq_mma_info in;
-    hcq_status st = hcq_mma_info_get(sp->tc_kind, &in);
+    hcq_status st = hcq_mma_info_get(sp->tc_kinds[P->tc.ki], &in);
     if (st) return st;
     int dm = P->tc.dm, dn = P->tc.dn;
     if (dm < 0 || dm >= sp->ndim || dn < 0 || dn >= sp->ndim || dm == dn)
@@ -192,7 +199,7 @@ hcq_status tt_tc_rules(const tt_space *sp, tt_plan *P, int64_t local)
     if (P->tc.wm < 1 || !local || local % ((int64_t)in.warp * P->tc.wm))
         REFUSE(HCQ_EINVAL, "tc.wm(%lld) with local(%lld): local must be a multiple of tc.wm's warps of %u (%s)", (long long)P->tc.wm,
                (long long)local, in.warp, in.name);
-    P->tc.kind = sp->tc_kind;
+    P->tc.kind = sp->tc_kinds[P->tc.ki];
     P->L = (uint32_t)local;
     P->items = tc_items(sp, P, &in);
     return HCQ_OK;
@@ -245,6 +252,7 @@ bool tt_tc_default(tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint3
     T.tc.bn = bn;
     T.tc.wm = wm;
     T.tc.kind = sp->tc_kind;
+    T.tc.ki = 0;
     T.L = (uint32_t)(wm * wn * in.warp);
     T.items = tc_items(sp, &T, &in);
     *P = T;

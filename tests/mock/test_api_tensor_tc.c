@@ -253,6 +253,36 @@ Test(tensor_tc, bf16_forced_plans_are_exact)
     free(rg.want);
 }
 
+/* Every kind the target writes for f16 inputs (tc.kind(i): gfx90a and
+ * gfx942 have MFMA's 32 x 32 x 8 beside 16 x 16 x 16), ragged. */
+Test(tensor_tc, each_kind_is_exact)
+{
+    hcq_mma_info first;
+    need_tc(HCQ_F16, &first);
+    hcq_mma_kind kinds[HCQ_MMA_KINDS];
+    unsigned n = hcq_target_mma_kinds(tx_ctx->props.target, kinds, HCQ_MMA_KINDS), i16 = 0;
+    mm rg = make_mm(HCQ_F16, 0, 35, 21, 40, 41, false);
+    float *got = malloc(sizeof *got * (size_t)rg.count);
+    for (unsigned i = 0; i < n && i < HCQ_MMA_KINDS; i++) {
+        hcq_mma_info in;
+        if (hcq_mma_info_get(kinds[i], &in) || in.ab != HCQ_F16 || !writes(kinds[i], &in)) continue;
+        tt_opts o = tc_list(&in, 0, 1, 1, 1, 1, 2);
+        o.o[o.n++] = (tt_opt){TT_OPT_TC, 3, -1, i16};
+        tt_lowered meta;
+        T_OK(run_plan(rg.n, &o, got, (uint64_t)rg.count, &meta));
+        check_exact(&rg, got, meta.name);
+        i16++;
+    }
+    cr_assert_geq(i16, 1);
+    /* one past the last: refused */
+    tt_opts o = tc_list(&first, 0, 1, 1, 1, 1, 1);
+    o.o[o.n++] = (tt_opt){TT_OPT_TC, 3, -1, i16};
+    cr_assert_eq(run_plan(rg.n, &o, got, (uint64_t)rg.count, NULL), HCQ_EINVAL);
+    cr_assert(strstr(hcq_error_message(), "tc.kind"), "%s", hcq_error_message());
+    free(got);
+    free(rg.want);
+}
+
 /* Through realize: a batched product, then a bias and a ReLU fused after it
  * (emitted at the D fragments' outputs), on the default plan. */
 Test(tensor_tc, default_matmul_with_epilogue_through_realize)
