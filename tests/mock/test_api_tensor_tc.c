@@ -324,10 +324,11 @@ Test(tensor_tc, default_matmul_with_epilogue_through_realize)
  * C x KH x KW, reached from the output through a reshape) as MMAs (dims:
  * the output channels as m, the output columns as n, the batch and rows a
  * batch of warps); im2col + matmul on the CPU-style devices. Exact against
- * the host's fma chain over (c, kh, kw) in order. */
-Test(tensor_tc, convolution)
+ * the host's fma chain over (c, kh, kw) in order (padded: 0 past the
+ * edges, which adds nothing). */
+static void conv_case(int pad)
 {
-    int64_t N = 2, C = 4, H = 10, W = 18, O = 32, KH = 3, KW = 3, OH = H - KH + 1, OW = W - KW + 1;
+    int64_t N = 2, C = 4, H = 10, W = 18, O = 32, KH = 3, KW = 3, OH = H + 2 * pad - KH + 1, OW = W + 2 * pad - KW + 1;
     double *x = malloc(sizeof *x * (size_t)(N * C * H * W)), *w = malloc(sizeof *w * (size_t)(O * C * KH * KW));
     double *got = malloc(sizeof *got * (size_t)(N * O * OH * OW)), *want = malloc(sizeof *want * (size_t)(N * O * OH * OW));
     hcq_tensor *tx = tx_rand(HCQ_F16, TX_SHAPE(N, C, H, W), -1, 1, 80, x), *tw = tx_rand(HCQ_F16, TX_SHAPE(O, C, KH, KW), -1, 1, 81, w);
@@ -338,17 +339,23 @@ Test(tensor_tc, convolution)
                     float s = 0;
                     for (int64_t c = 0; c < C; c++)
                         for (int64_t p = 0; p < KH; p++)
-                            for (int64_t q = 0; q < KW; q++)
-                                s = fmaf((float)x[((n * C + c) * H + i + p) * W + j + q], (float)w[((o * C + c) * KH + p) * KW + q], s);
+                            for (int64_t q = 0; q < KW; q++) {
+                                int64_t yy = i + p - pad, zz = j + q - pad; /* (a padded element: fma(0, w, s) = s) */
+                                if (yy >= 0 && yy < H && zz >= 0 && zz < W)
+                                    s = fmaf((float)x[((n * C + c) * H + yy) * W + zz], (float)w[((o * C + c) * KH + p) * KW + q], s);
+                            }
                     want[((n * O + o) * OH + i) * OW + j] = tx_round(HCQ_F16, s);
                 }
-    tx_read(hcq_conv2d(tx, tw, NULL, NULL), got, N * O * OH * OW);
+    hcq_conv2d_opts co = {.padding = {pad, pad}};
+    tx_read(hcq_conv2d(tx, tw, NULL, &co), got, N * O * OH * OW);
     hcq_mma_info in;
     if (tc_info(HCQ_F16, &in)) { /* (CPU-style: im2col's matrix product, not this order: within rounding) */
-        tx_same(got, want, N * O * OH * OW, "conv2d on the tensor cores");
+        tx_same(got, want, N * O * OH * OW, "conv2d on a GPU");
         bool tc = false; /* the kernel cache: a reduction of 36 on the tensor cores */
         for (uint32_t i = 0; i < tx_ctx->kcap; i++)
             tc = tc || (tx_ctx->kern[i].hash && strstr(tx_ctx->kern[i].name, "_r36") && strstr(tx_ctx->kern[i].name, "_tc"));
+        /* padded too: the window's mask (a view above the f32 cast,
+         * padding with 0, which f16 holds) gates the fragment loads */
         bool fills = O >= in.m && OW >= in.n && C * KH * KW >= in.k;
         cr_assert_eq(tc, fills, "%s: the convolution takes tc by default exactly where it fills a %s block", tx_ctx->props.id, in.name);
     } else {
@@ -359,6 +366,9 @@ Test(tensor_tc, convolution)
     free(got);
     free(want);
 }
+
+Test(tensor_tc, convolution) { conv_case(0); }
+Test(tensor_tc, convolution_padded) { conv_case(1); }
 
 static void refused(const mm *m, tt_opts o, hcq_status want, const char *says)
 {
