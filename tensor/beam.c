@@ -77,7 +77,7 @@ typedef struct knobs {
     int64_t unroll, local, group, block;
     int64_t smem_bk, smem_gv; /* smem(k<bk>,c<gv>), 0: none */
     int tdm, tdn;             /* tensor cores (tc.c): tc.m(d<tdm>,<tbm>) tc.n(d<tdn>,<tbn>) tc.wm(<twm>); tbm 0: none */
-    int64_t tbm, tbn, twm, tki;
+    int64_t tbm, tbn, twm, tki, tsk;
 } knobs;
 
 static void decode(const tt_opts *o, knobs *k)
@@ -105,7 +105,8 @@ static void decode(const tt_opts *o, knobs *k)
             if (c->slot == 0) k->tdm = c->dim, k->tbm = c->amt;
             else if (c->slot == 1) k->tdn = c->dim, k->tbn = c->amt;
             else if (c->slot == 2) k->twm = c->amt;
-            else k->tki = c->amt;
+            else if (c->slot == 3) k->tki = c->amt;
+            else k->tsk = c->amt;
             break;
         default: break;
         }
@@ -135,6 +136,7 @@ static void encode(const tt_space *sp, const knobs *k, tt_opts *o)
         add(o, TT_OPT_TC, 1, k->tdn, k->tbn);
         add(o, TT_OPT_TC, 2, -1, k->twm);
         if (k->tki > 0) add(o, TT_OPT_TC, 3, -1, k->tki);
+        if (k->tsk > 0) add(o, TT_OPT_TC, 4, -1, k->tsk);
         return;
     }
     uint64_t items = 1;
@@ -252,6 +254,12 @@ static void tc_neighbours(search *S, const knobs *b, tt_opts *list, uint32_t *n,
         k = *b;
         k.local = b->twm * wns[i] * in.warp;
         if (wns[i] >= 1 && k.local <= sp->maxl) propose(S, &k, list, n, max);
+    }
+    const int64_t sks[] = {0, 1, 2, 4}; /* staged through local memory or not, its slice */
+    for (size_t i = 0; i < BASE_ARRAY_LEN(sks); i++) {
+        k = *b;
+        k.tsk = sks[i];
+        if (sks[i] != b->tsk) propose(S, &k, list, n, max);
     }
     for (uint32_t i = 0; i < sp->tc_nkinds; i++) { /* the target's other kinds for the inputs */
         k = *b;

@@ -390,8 +390,8 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     if (P->smem_bk && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_s%lldc%u", (long long)P->smem_bk, P->smem_gv);
     if (P->group && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_g%u", P->L);
     if (P->tc.kind && pos + 24 < size) /* tensor cores: blocks per warp, warps along m, group size */
-        snprintf(out + pos, size - pos, "_tc%lldx%lldw%lldl%u%s%.0lld", (long long)P->tc.bm, (long long)P->tc.bn, (long long)P->tc.wm, P->L,
-                 P->tc.ki ? "k" : "", (long long)P->tc.ki);
+        snprintf(out + pos, size - pos, "_tc%lldx%lldw%lldl%u%s%.0lld%s%.0lld", (long long)P->tc.bm, (long long)P->tc.bn, (long long)P->tc.wm,
+                 P->L, P->tc.ki ? "k" : "", (long long)P->tc.ki, P->tc.sk ? "s" : "", (long long)P->tc.sk);
 }
 
 hcq_status tt_lower(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, const tt_key *key, tt_lowered *out)

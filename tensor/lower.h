@@ -39,6 +39,7 @@ typedef struct tt_plan {
         int dm, dn;
         int64_t bm, bn, wm;
         int64_t ki; /* kind is the space's tc_kinds[ki] */
+        int64_t sk; /* staged: slices of sk k-steps copied to local memory by the group (0: none) */
     } tc;
 } tt_plan;
 
@@ -161,6 +162,8 @@ typedef struct tt_lw {
         const tt_lane *tile;
         const tt_node *root;
         const tt_sx *row0, *col0, *base[TT_MAX_DIMS];
+        const tt_sx *grow0, *gcol0, *wrow, *wcol, *lid; /* the group's first row and column, the warp's
+                                                            offsets from them, the local id */
         hcq_ir_ref lane;
     } tc;
     /* the other outputs' main reductions (the plan's structure: run as it) */

@@ -31,7 +31,7 @@ void tt_opts_format(const tt_opts *o, char *buf, size_t size)
         const char *sp = i ? " " : "";
         int w;
         if (p->kind == TT_OPT_TC && p->slot >= 2)
-            w = snprintf(buf + pos, size - pos, "%stc.%s(%lld)", sp, p->slot == 2 ? "wm" : "kind", (long long)p->amt);
+            w = snprintf(buf + pos, size - pos, "%stc.%s(%lld)", sp, p->slot == 2 ? "wm" : p->slot == 3 ? "kind" : "smem", (long long)p->amt);
         else if (p->kind == TT_OPT_TC)
             w = snprintf(buf + pos, size - pos, "%stc.%s(d%d,%lld)", sp, p->slot ? "n" : "m", p->dim, (long long)p->amt);
         else if (p->kind == TT_OPT_SMEM)
@@ -72,6 +72,7 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out)
         put(out, TT_OPT_TC, 1, P->tc.dn, P->tc.bn);
         put(out, TT_OPT_TC, 2, -1, P->tc.wm);
         if (P->tc.ki) put(out, TT_OPT_TC, 3, -1, P->tc.ki);
+        if (P->tc.sk) put(out, TT_OPT_TC, 4, -1, P->tc.sk);
     }
 }
 
@@ -81,7 +82,7 @@ bool tt_plan_same(const tt_plan *a, const tt_plan *b)
            a->ragged == b->ragged && a->main == b->main && a->red_up == b->red_up && a->group == b->group && a->L == b->L &&
            a->items == b->items && a->cblock == b->cblock && a->smem_bk == b->smem_bk && a->smem_gv == b->smem_gv &&
            a->tc.kind == b->tc.kind && a->tc.dm == b->tc.dm && a->tc.dn == b->tc.dn && a->tc.bm == b->tc.bm && a->tc.bn == b->tc.bn &&
-           a->tc.wm == b->tc.wm && a->tc.ki == b->tc.ki;
+           a->tc.wm == b->tc.wm && a->tc.ki == b->tc.ki && a->tc.sk == b->tc.sk;
 }
 
 #define REFUSE(st, ...) return base_err((st), "kernel plan: " __VA_ARGS__)
@@ -218,13 +219,14 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
             P.smem_gv = (uint32_t)c->slot;
             break;
         case TT_OPT_TC: /* tc.m(dm, bm), tc.n(dn, bn), tc.wm(wm), tc.kind(ki): tc.c's tt_tc_rules check them together */
-            if (c->slot < 0 || c->slot > 3 || tcs & (1u << c->slot))
-                REFUSE(HCQ_EINVAL, "%s slot %d: slots 0 (tc.m), 1 (tc.n), 2 (tc.wm) and 3 (tc.kind), each once", nm, c->slot);
+            if (c->slot < 0 || c->slot > 4 || tcs & (1u << c->slot))
+                REFUSE(HCQ_EINVAL, "%s slot %d: slots 0 (tc.m), 1 (tc.n), 2 (tc.wm), 3 (tc.kind) and 4 (tc.smem), each once", nm, c->slot);
             tcs |= 1u << c->slot;
             if (c->slot == 0) P.tc.dm = d, P.tc.bm = c->amt;
             else if (c->slot == 1) P.tc.dn = d, P.tc.bn = c->amt;
             else if (c->slot == 2) P.tc.wm = c->amt;
-            else P.tc.ki = c->amt;
+            else if (c->slot == 3) P.tc.ki = c->amt;
+            else P.tc.sk = c->amt;
             break;
         default: REFUSE(HCQ_EINVAL, "choice %u: unknown kind %u", i, c->kind);
         }

@@ -25,7 +25,13 @@
  * inputs: em_reduce's mulacc), so a tc kernel's values are the plain and
  * smem plans' bit for bit on the mock GPUs. The D lanes are the outputs at
  * their coordinates: the rest of the kernel (the cast to f16, a bias, an
- * activation) is emitted at those indexes and stored gated to the edges. */
+ * activation) is emitted at those indexes and stored gated to the edges.
+ *
+ * Staged (tc.smem(sk)): per slice of sk k-steps the group copies its GM
+ * rows of A and GN columns of B (0 past the edges) to local memory, a
+ * barrier, the warps load their fragments from there (each element read
+ * from memory once per group instead of once per warp), a barrier. The
+ * fragments hold the same values, so the bits are the same. */
 #include "tensor/lower.h"
 
 #include <stdio.h>
@@ -36,6 +42,17 @@
 
 #define NONE HCQ_IR_NONE
 #define MAX_ACC 64 /* f32 accumulator lanes per work-item (bm x bn x c_lanes) */
+#define TC_PAD 8   /* staged rows are 8 elements (16 bytes) longer: apart in the banks, still aligned */
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* tc.smem: the local memory of a group's slice, GM x (BK + pad) of A and
+ * BK x (GN + pad) of B, and the copies each work-item makes of it */
+static uint64_t staged_bytes(int64_t gm, int64_t gn, int64_t bk, size_t es)
+{
+    return (uint64_t)(gm * (bk + TC_PAD) + bk * (gn + TC_PAD)) * es;
+}
+static int64_t staged_copies(int64_t gm, int64_t gn, int64_t bk, int64_t local) { return cdiv(gm * bk, local) + cdiv(bk * gn, local); }
 
 /* ** what qualifies */
 
@@ -199,13 +216,22 @@ hcq_status tt_tc_rules(const tt_space *sp, tt_plan *P, int64_t local)
     if (P->tc.wm < 1 || !local || local % ((int64_t)in.warp * P->tc.wm))
         REFUSE(HCQ_EINVAL, "tc.wm(%lld) with local(%lld): local must be a multiple of tc.wm's warps of %u (%s)", (long long)P->tc.wm,
                (long long)local, in.warp, in.name);
+    if (P->tc.sk < 0 || P->tc.sk > 8) REFUSE(HCQ_EINVAL, "tc.smem(%lld): slices of 0 (not staged) to 8 k-steps", (long long)P->tc.sk);
+    if (P->tc.sk) {
+        int64_t gm = P->tc.wm * P->tc.bm * in.m, gn = local / in.warp / P->tc.wm * P->tc.bn * in.n, bk = P->tc.sk * in.k;
+        uint64_t bytes = staged_bytes(gm, gn, bk, hcq_dtype_size(in.ab));
+        if (bytes > sp->max_local_bytes)
+            REFUSE(HCQ_EINVAL, "tc.smem(%lld): a %lld x %lld group tile's slice is %llu bytes of local memory, the device has %u",
+                   (long long)P->tc.sk, (long long)gm, (long long)gn, (unsigned long long)bytes, sp->max_local_bytes);
+        if (staged_copies(gm, gn, bk, local) > 64)
+            REFUSE(HCQ_EINVAL, "tc.smem(%lld): %lld copies per work-item per slice, at most 64", (long long)P->tc.sk,
+                   (long long)staged_copies(gm, gn, bk, local));
+    }
     P->tc.kind = sp->tc_kinds[P->tc.ki];
     P->L = (uint32_t)local;
     P->items = tc_items(sp, P, &in);
     return HCQ_OK;
 }
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* GPU default: an MMA-sized product or larger (M, N and K each at least
  * the kind's m, n and k: smaller, most of every MMA would multiply the
@@ -254,6 +280,13 @@ bool tt_tc_default(tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint3
     T.tc.kind = sp->tc_kind;
     T.tc.ki = 0;
     T.L = (uint32_t)(wm * wn * in.warp);
+    /* several warps: each slice of A and B read once per group (staged)
+     * instead of once per warp, where it fits */
+    int64_t gm = wm * bm * in.m, gn = wn * bn * in.n;
+    T.tc.sk = wm * wn > 1 && staged_bytes(gm, gn, in.k, hcq_dtype_size(in.ab)) <= sp->max_local_bytes &&
+                      staged_copies(gm, gn, in.k, T.L) <= 64
+                  ? 1
+                  : 0;
     T.items = tc_items(sp, &T, &in);
     *P = T;
     return true;
@@ -307,8 +340,13 @@ hcq_status tt_tc_lower(tt_lw *L, tt_node *const *roots, uint32_t nroots, uint64_
     const tt_sx *bc = tt_sx_mod(y, gs, nbn), *br = tt_sx_mod(y, tt_sx_div(y, gs, nbn), nbm);
     L->tc.root = root;
     L->tc.lane = tt_em_sx(L, tt_sx_mod(y, ls, warp));
-    L->tc.row0 = tt_sx_add(y, tt_sx_mulc(y, br, gm), tt_sx_mulc(y, wr, tm));
-    L->tc.col0 = tt_sx_add(y, tt_sx_mulc(y, bc, gn), tt_sx_mulc(y, wc, tn));
+    L->tc.lid = ls;
+    L->tc.grow0 = tt_sx_mulc(y, br, gm);
+    L->tc.gcol0 = tt_sx_mulc(y, bc, gn);
+    L->tc.wrow = tt_sx_mulc(y, wr, tm);
+    L->tc.wcol = tt_sx_mulc(y, wc, tn);
+    L->tc.row0 = tt_sx_add(y, L->tc.grow0, L->tc.wrow);
+    L->tc.col0 = tt_sx_add(y, L->tc.gcol0, L->tc.wcol);
     int64_t st = nbm * nbn;
     for (int d = nd - 1; d >= 0; d--) {
         L->tc.base[d] = tt_sx_const(y, 0);
@@ -357,48 +395,137 @@ hcq_status tt_tc_lower(tt_lw *L, tt_node *const *roots, uint32_t nroots, uint64_
     return HCQ_OK;
 }
 
-/* One fragment (operand f: 0 = A, block blk along dm; 1 = B, along dn) at
- * k step kv: each lane's element of the factor, 0 past the edges, in the
- * input dtype (exact: the factor is a widened half), as a vector. */
-static hcq_ir_ref fragment(tt_lw *L, tt_node *R, tt_node *fac, const hcq_mma_info *in, int f, int64_t blk, const tt_sx *kv,
-                           const tt_sx *const *fr, const tt_sx *const *fc, int na, const int *axes, int64_t rtot)
+/* The reduction's shape, for loading its factors at (m or n, k). */
+typedef struct kax {
+    tt_node *R;
+    int na, axes[TT_MAX_DIMS];
+    int64_t rtot;
+} kax;
+
+/* Factor f's values (0 = A: index mn[i] along dm; 1 = B: along dn) at
+ * reduced index kk[i], gated also by eg[i] (NONE: no gate), in the input
+ * dtype (exact: the factor is a widened half), 0 past the edges or the
+ * gate: indexes past an edge are clamped to the last and the load gated
+ * off. */
+static void factor_values(tt_lw *L, const kax *K, tt_node *fac, const hcq_mma_info *in, int f, int n, const tt_sx *const *mn,
+                          const tt_sx *const *kk, const hcq_ir_ref *eg, hcq_ir_ref *out)
 {
     tt_irb *b = &L->b;
     tt_sym *y = &L->sym;
     const tt_plan *P = &L->plan;
-    const tt_node *root = L->tc.root;
-    unsigned ne = f ? in->b_lanes : in->a_lanes;
+    const tt_node *root = L->tc.root, *R = K->R;
     int dm = f ? P->tc.dn : P->tc.dm, dz = f ? P->tc.dm : P->tc.dn; /* the dim it moves with, the one it does not */
-    tt_lane st[16];
-    memset(st, 0, sizeof st);
-    hcq_ir_ref v[16];
-    for (unsigned e = 0; e < ne; e++) {
-        /* A: (row m, col k); B: (row k, col n) */
-        const tt_sx *mn = f ? fc[e] : fr[e], *kk = f ? fr[e] : fc[e];
+    tt_lane *st = calloc((size_t)n, sizeof *st);
+    hcq_ir_ref *v = calloc((size_t)n, sizeof *v);
+    if (!st || !v) {
+        if (!L->err) L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+        for (int i = 0; i < n; i++) out[i] = NONE;
+        free(st);
+        free(v);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
         const tt_sx *at[TT_MAX_DIMS];
         hcq_ir_ref okm, okk;
         memcpy(at, L->tc.base, sizeof at);
         at[dz] = tt_sx_const(y, 0);
-        at[dm] = clamp(L, tt_sx_add(y, tt_sx_addc(y, f ? L->tc.col0 : L->tc.row0, blk * (f ? in->n : in->m)), mn), root->shape[dm], &okm);
-        const tt_sx *k = clamp(L, tt_sx_add(y, tt_sx_mulc(y, kv, in->k), kk), rtot, &okk);
-        tt_decompose(L, tt_linear(L, at, root->shape, root->ndim), R->shape, R->ndim, st[e].idx);
+        at[dm] = clamp(L, mn[i], root->shape[dm], &okm);
+        const tt_sx *k = clamp(L, kk[i], K->rtot, &okk);
+        tt_decompose(L, tt_linear(L, at, root->shape, root->ndim), R->shape, R->ndim, st[i].idx);
         int64_t sz = 1;
-        for (int x = na - 1; x >= 0; x--) {
-            int64_t size = R->src[0]->shape[axes[x]];
-            st[e].idx[axes[x]] = tt_sx_mod(y, tt_sx_div(y, k, sz), size);
+        for (int x = K->na - 1; x >= 0; x--) {
+            int64_t size = R->src[0]->shape[K->axes[x]];
+            st[i].idx[K->axes[x]] = tt_sx_mod(y, tt_sx_div(y, k, sz), size);
             sz *= size;
         }
-        st[e].gate = tt_irb_and(b, okm, okk);
+        st[i].gate = tt_irb_and(b, tt_irb_and(b, okm, okk), eg ? eg[i] : NONE);
     }
-    tt_em(L, fac, (int)ne, st, v);
-    hcq_ir_ref zero = tt_irb_float(b, HCQ_F32, 0.0), vec = NONE;
-    for (unsigned e = 0; e < ne; e++) {
-        hcq_ir_ref x = tt_irb_cast(b, in->ab, st[e].gate == NONE ? v[e] : tt_irb_where(b, st[e].gate, v[e], zero));
-        hcq_ir_ref from = hcq_kernel_op_count(b->k);
-        vec = e ? hcq_ir_vset(b->k, vec, e, x) : hcq_ir_vsplat(b->k, x, ne);
-        tt_irb_adopt(b, from);
-    }
+    tt_em(L, fac, n, st, v);
+    hcq_ir_ref zero = tt_irb_float(b, HCQ_F32, 0.0);
+    for (int i = 0; i < n; i++) out[i] = tt_irb_cast(b, in->ab, st[i].gate == NONE ? v[i] : tt_irb_where(b, st[i].gate, v[i], zero));
+    free(st);
+    free(v);
+}
+
+/* n values as one vector */
+static hcq_ir_ref vec_of(tt_lw *L, const hcq_ir_ref *x, unsigned n)
+{
+    hcq_ir_ref from = hcq_kernel_op_count(L->b.k), vec = hcq_ir_vsplat(L->b.k, x[0], n);
+    for (unsigned e = 1; e < n; e++) vec = hcq_ir_vset(L->b.k, vec, e, x[e]);
+    tt_irb_adopt(&L->b, from);
     return vec;
+}
+
+/* One fragment from memory (operand f: 0 = A, block blk along dm; 1 = B,
+ * along dn) at k step kv: fr, fc its lanes' (row, col) in the block. */
+static hcq_ir_ref fragment(tt_lw *L, const kax *K, tt_node *fac, const hcq_mma_info *in, int f, int64_t blk, const tt_sx *kv,
+                           const tt_sx *const *fr, const tt_sx *const *fc)
+{
+    tt_sym *y = &L->sym;
+    unsigned ne = f ? in->b_lanes : in->a_lanes;
+    const tt_sx *mn[16], *kk[16];
+    hcq_ir_ref v[16];
+    for (unsigned e = 0; e < ne; e++) { /* A: (row m, col k); B: (row k, col n) */
+        mn[e] = tt_sx_add(y, tt_sx_addc(y, f ? L->tc.col0 : L->tc.row0, blk * (f ? in->n : in->m)), f ? fc[e] : fr[e]);
+        kk[e] = tt_sx_add(y, tt_sx_mulc(y, kv, in->k), f ? fr[e] : fc[e]);
+    }
+    factor_values(L, K, fac, in, f, (int)ne, mn, kk, NULL, v);
+    return vec_of(L, v, ne);
+}
+
+/* tc.smem: the group copies slice kbv (BK = sk x k reduced elements) of A
+ * (its GM rows, [row][k] with rows TC_PAD longer) and of B (its GN
+ * columns, [k][column]) to local memory, consecutive work-items along k
+ * for A and along the columns for B (a row-major [M, K] and [K, N] read
+ * in order), each its straight-line share, 0 past the edges. */
+static void stage_slice(tt_lw *L, const kax *K, tt_node *const *fac, const hcq_mma_info *in, const tt_sx *kbv, int64_t bk, int64_t gm,
+                        int64_t gn, const hcq_ir_ref *lds)
+{
+    tt_irb *b = &L->b;
+    tt_sym *y = &L->sym;
+    int64_t lg = L->plan.L;
+    for (int f = 0; f < 2; f++) {
+        int64_t rows = f ? bk : gm, cols = f ? gn : bk, pitch = cols + TC_PAD, tot = rows * cols, n = cdiv(tot, lg);
+        const tt_sx **mn = calloc((size_t)n * 2, sizeof *mn), **kk = mn + n;
+        hcq_ir_ref *eg = calloc((size_t)n * 3, sizeof *eg), *dest = eg + n, *v = eg + 2 * n;
+        if (!mn || !eg) {
+            if (!L->err) L->err = base_err(HCQ_ENOMEM, "lowering: out of memory");
+            free(mn);
+            free(eg);
+            return;
+        }
+        for (int64_t t = 0; t < n; t++) {
+            const tt_sx *e = tt_sx_addc(y, L->tc.lid, t * lg), *r = tt_sx_div(y, e, cols), *c = tt_sx_mod(y, e, cols);
+            eg[t] = e->hi >= tot ? tt_irb_binary(b, HCQ_OP_CMPLT, tt_em_sx(L, e), i32c(L, tot)) : NONE;
+            dest[t] = tt_em_sx(L, tt_sx_add(y, tt_sx_mulc(y, r, pitch), c));
+            mn[t] = tt_sx_add(y, f ? L->tc.gcol0 : L->tc.grow0, f ? c : r);
+            kk[t] = tt_sx_add(y, tt_sx_mulc(y, kbv, bk), f ? r : c);
+        }
+        factor_values(L, K, fac[f], in, f, (int)n, mn, kk, eg, v);
+        for (int64_t t = 0; t < n; t++) tt_irb_store(b, lds[f], dest[t], v[t], eg[t]);
+        free(mn);
+        free(eg);
+    }
+}
+
+/* A fragment from the staged slice: step s of it. */
+static hcq_ir_ref staged_fragment(tt_lw *L, const hcq_mma_info *in, int f, int64_t blk, int64_t s, int64_t bk, int64_t gn, hcq_ir_ref lds,
+                                  const tt_sx *const *fr, const tt_sx *const *fc)
+{
+    tt_sym *y = &L->sym;
+    unsigned ne = f ? in->b_lanes : in->a_lanes;
+    hcq_ir_ref v[16];
+    for (unsigned e = 0; e < ne; e++) {
+        const tt_sx *idx;
+        if (f) /* B [k][column]: row k = s*k + fr, column = the warp's + blk*n + fc */
+            idx = tt_sx_add(y, tt_sx_mulc(y, tt_sx_addc(y, fr[e], s * in->k), gn + TC_PAD),
+                            tt_sx_add(y, tt_sx_addc(y, L->tc.wcol, blk * in->n), fc[e]));
+        else /* A [row][k] */
+            idx = tt_sx_add(y, tt_sx_mulc(y, tt_sx_add(y, tt_sx_addc(y, L->tc.wrow, blk * in->m), fr[e]), bk + TC_PAD),
+                            tt_sx_addc(y, fc[e], s * in->k));
+        v[e] = tt_irb_load(&L->b, lds, tt_em_sx(L, idx), NONE, NONE);
+    }
+    return vec_of(L, v, ne);
 }
 
 bool tt_tc_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out)
@@ -434,12 +561,11 @@ bool tt_tc_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref
         }
     }
     done = true;
-    int axes[TT_MAX_DIMS], na = 0;
-    int64_t rtot = 1;
+    kax K = {.R = R, .na = 0, .rtot = 1};
     for (int d = 0; d < src->ndim; d++)
         if ((R->axes & (1u << d)) && src->shape[d] != 1) {
-            axes[na++] = d;
-            rtot *= src->shape[d];
+            K.axes[K.na++] = d;
+            K.rtot *= src->shape[d];
         }
     const tt_sx *ar[16], *ac[16], *brw[16], *bcl[16];
     for (unsigned e = 0; e < in.a_lanes; e++) coord(L, 0, e, in.m, in.k, &ar[e], &ac[e]);
@@ -449,22 +575,41 @@ bool tt_tc_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref
     for (int64_t t = 0; t < bm * bn; t++) acc[t] = hcq_ir_define_acc(b->k, z);
     tt_irb_adopt(b, from);
     tt_node *fac[2] = {src->src[fa], src->src[1 - fa]};
-    int64_t nk = cdiv(rtot, in.k);
+    /* staged: slices of sk steps through local memory, a barrier after the
+     * copies and after the slice's MMAs (the next copies must not overwrite
+     * what a slower warp still reads) */
+    int64_t sk = P->tc.sk, steps = sk ? sk : 1, wn = P->L / in.warp / P->tc.wm;
+    int64_t gm = P->tc.wm * bm * in.m, gn = wn * bn * in.n, bk = steps * in.k;
+    hcq_ir_ref lds[2] = {NONE, NONE};
+    if (sk) {
+        lds[0] = tt_irb_local(b, in.ab, (uint32_t)(gm * (bk + TC_PAD)));
+        lds[1] = tt_irb_local(b, in.ab, (uint32_t)(bk * (gn + TC_PAD)));
+    }
+    int64_t nk = cdiv(K.rtot, bk);
     double save_mult = L->mult;
     hcq_ir_ref kr = tt_irb_range(b, i32c(L, 0), i32c(L, nk));
     L->mult *= (double)nk;
     const tt_sx *kv = tt_sx_var(&L->sym, 0, nk - 1, kr);
-    for (int64_t i = 0; i < bm; i++) fv[0][i] = fragment(L, R, fac[0], &in, 0, i, kv, ar, ac, na, axes, rtot);
-    for (int64_t j = 0; j < bn; j++) fv[1][j] = fragment(L, R, fac[1], &in, 1, j, kv, brw, bcl, na, axes, rtot);
-    for (int64_t i = 0; i < bm; i++)
-        for (int64_t j = 0; j < bn; j++) {
-            hcq_ir_ref *a = &acc[i * bn + j];
-            from = hcq_kernel_op_count(b->k);
-            hcq_ir_ref d = hcq_ir_mma(b->k, P->tc.kind, fv[0][i], fv[1][j], *a);
-            tt_irb_adopt(b, from);
-            tt_irb_assign(b, *a, d);
-            L->flops += 2.0 * in.m * in.n * in.k / in.warp * L->mult;
-        }
+    if (sk) {
+        stage_slice(L, &K, fac, &in, kv, bk, gm, gn, lds);
+        tt_irb_barrier(b);
+    }
+    for (int64_t s = 0; s < steps; s++) {
+        for (int64_t i = 0; i < bm; i++)
+            fv[0][i] = sk ? staged_fragment(L, &in, 0, i, s, bk, gn, lds[0], ar, ac) : fragment(L, &K, fac[0], &in, 0, i, kv, ar, ac);
+        for (int64_t j = 0; j < bn; j++)
+            fv[1][j] = sk ? staged_fragment(L, &in, 1, j, s, bk, gn, lds[1], brw, bcl) : fragment(L, &K, fac[1], &in, 1, j, kv, brw, bcl);
+        for (int64_t i = 0; i < bm; i++)
+            for (int64_t j = 0; j < bn; j++) {
+                hcq_ir_ref *a = &acc[i * bn + j];
+                from = hcq_kernel_op_count(b->k);
+                hcq_ir_ref d = hcq_ir_mma(b->k, P->tc.kind, fv[0][i], fv[1][j], *a);
+                tt_irb_adopt(b, from);
+                tt_irb_assign(b, *a, d);
+                L->flops += 2.0 * in.m * in.n * in.k / in.warp * L->mult;
+            }
+    }
+    if (sk) tt_irb_barrier(b);
     tt_irb_endrange(b, kr);
     L->mult = save_mult;
     for (int l = 0; l < nl; l++) {

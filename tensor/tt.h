@@ -674,10 +674,13 @@ typedef enum tt_opt_kind {
     TT_OPT_SMEM,   /* slot, amt: shared-memory staging of a register tile's operands
                       (plan.c): the work-group is local / slot tile rows by slot tile
                       columns, and stages amt-long slices of the reduction */
-    TT_OPT_TC,     /* tensor cores (tc.c), three entries: slot 0 (tc.m) dim = the
-                      MMA's m dim, amt = blocks per warp along it; slot 1 (tc.n)
-                      the same for n; slot 2 (tc.wm) amt = warps along m (local
-                      / warp / wm along n) */
+    TT_OPT_TC,     /* tensor cores (tc.c): slot 0 (tc.m) dim = the MMA's m dim,
+                      amt = blocks per warp along it; slot 1 (tc.n) the same for
+                      n; slot 2 (tc.wm) amt = warps along m (local / warp / wm
+                      along n); optional: slot 3 (tc.kind) amt = which of the
+                      target's kinds for the inputs (0: the first), slot 4
+                      (tc.smem) amt = k-steps a slice staged through local
+                      memory (0: not staged) */
     TT_OPT_KINDS
 } tt_opt_kind;
 

@@ -6,7 +6,8 @@
  *     takes tc by default; CPU-style targets never do (their plans are
  *     unchanged), and a forced tc list is refused there;
  *   - tc plans forced by hand (square, ragged in M, N and K, batched,
- *     x @ w^T; blocks per warp and warps per group both ways) give exactly
+ *     x @ w^T; blocks per warp and warps per group both ways; staged
+ *     through local memory or not) give exactly
  *     the host's values: the MMA model sums each product with one fused
  *     multiply-add in k order from +0, as the host reference and the
  *     scalar plan do, so the comparison is bit for bit; and exactly the
@@ -82,6 +83,14 @@ static void need_tc(hcq_dtype dt, hcq_mma_info *in)
 static tt_opts tc_list(const hcq_mma_info *in, int dm, int64_t bm, int dn, int64_t bn, int64_t wm, int64_t wn)
 {
     return LIST(4, OPT(TT_OPT_LOCAL, wm * wn * in->warp), TCM(dm, bm), TCN(dn, bn), TCW(wm));
+}
+
+/* ... staged through local memory in slices of sk k-steps */
+static tt_opts tc_staged(const hcq_mma_info *in, int dm, int64_t bm, int dn, int64_t bn, int64_t wm, int64_t wn, int64_t sk)
+{
+    tt_opts o = tc_list(in, dm, bm, dn, bn, wm, wn);
+    o.o[o.n++] = (tt_opt){TT_OPT_TC, 4, -1, sk};
+    return o;
 }
 
 static bool has_tc(const tt_opts *o)
@@ -231,6 +240,12 @@ Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
     run_exact(&lt, tc_list(&in, 0, 1, 1, 1, 1, 2), got);
     /* the dims the other way round: rows of the output as the MMA's n */
     run_exact(&sq, tc_list(&in, 1, 1, 0, 1, 1, 1), got);
+    /* staged through local memory (tc.smem): several warps share a slice;
+     * slices past the end of k (37, 20) and groups past both edges */
+    run_exact(&sq, tc_staged(&in, 0, 1, 1, 2, 2, 1, 1), got);
+    run_exact(&rg, tc_staged(&in, 0, 1, 1, 1, 2, 2, 2), got);
+    run_exact(&bt, tc_staged(&in, 1, 1, 2, 1, 1, 2, 1), got);
+    run_exact(&lt, tc_staged(&in, 0, 2, 1, 1, 1, 2, 1), got);
     free(got);
     free(plain);
     free(sq.want);
@@ -248,6 +263,7 @@ Test(tensor_tc, bf16_forced_plans_are_exact)
     float *got = malloc(sizeof *got * (size_t)(rg.count > sq.count ? rg.count : sq.count));
     run_exact(&sq, tc_list(&in, 0, 2, 1, 1, 1, 1), got);
     run_exact(&rg, tc_list(&in, 1, 1, 2, 1, 1, 2), got);
+    run_exact(&rg, tc_staged(&in, 1, 1, 2, 1, 2, 1, 2), got);
     free(got);
     free(sq.want);
     free(rg.want);
@@ -413,6 +429,8 @@ Test(tensor_tc, refusals)
     refused(&h, LIST(4, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 8), TCN(1, 8), TCW(1)), HCQ_EINVAL, "accumulators per work-item");
     refused(&h, LIST(5, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(1, 1), TCW(1), OPT(TT_OPT_UNROLL, 2)), HCQ_EINVAL, "takes only local");
     refused(&h, LIST(5, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(1, 1), TCW(1), TCW(1)), HCQ_EINVAL, "each once");
+    refused(&h, tc_staged(&in, 0, 1, 1, 1, 1, 1, 9), HCQ_EINVAL, "slices of 0");
+    refused(&h, tc_staged(&in, 0, 8, 1, 1, 1, 1, 4), HCQ_EINVAL, "copies per work-item");
     free(h.want);
 }
 
