@@ -12,6 +12,7 @@
  *     multiply-add in k order from +0, as the host reference and the
  *     scalar plan do, so the comparison is bit for bit; and exactly the
  *     plain (one output per work-item) plan's;
+ *   - the default stages a product of several warps a group;
  *   - the default through realize (a batch, a bias and a ReLU after the
  *     product), and a convolution (the direct form on a GPU);
  *   - lists that do not fit, f32 products, a max-reduction and the CPU are
@@ -216,6 +217,29 @@ Test(tensor_tc, gpu_default_takes_tc_cpu_default_does_not)
         free(got);
         free(m.want);
     }
+}
+
+/* A product big enough for 2 x 2 warps a group (the device pinned to one
+ * compute unit, so the default does not spread the work over fewer warps):
+ * the default stages it (tc.smem(1)), exactly. */
+Test(tensor_tc, default_stages_several_warps)
+{
+    hcq_mma_info in;
+    need_tc(HCQ_F16, &in);
+    mm m = make_mm(HCQ_F16, 0, 64, 48, 64, 17, false);
+    float *got = malloc(sizeof *got * (size_t)m.count);
+    uint32_t cus = tx_ctx->props.compute_units;
+    tx_ctx->props.compute_units = 1;
+    tt_lowered meta;
+    hcq_status st = run_plan(m.n, NULL, got, (uint64_t)m.count, &meta);
+    tx_ctx->props.compute_units = cus;
+    T_OK(st);
+    char words[256];
+    tt_opts_format(&meta.opts, words, sizeof words);
+    cr_assert(strstr(words, "tc.wm(2)") && strstr(words, "tc.smem(1)"), "%s: %s", tx_ctx->props.id, words);
+    check_exact(&m, got, words);
+    free(got);
+    free(m.want);
 }
 
 Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
