@@ -31,7 +31,10 @@
  * lane l holds row l % 16 of A and column l % 16 of B, element e at k = e
  * (lanes 16.. repeat lanes 0-15); C/D element e of lane l is row
  * 2e + l / 16 (wave32) or 4e + l / 16 (wave64), column l % 16. */
-#define WMMA_SOURCE "AMD RDNA3 ISA guide, 'Wave Matrix Multiply Accumulate' (WMMA); AMD matrix instruction calculator"
+#define WMMA_SOURCE                                                                                       \
+    "AMD RDNA3 ISA guide, 'Wave Matrix Multiply Accumulate' (WMMA); ROCm/amd_matrix_instruction_calculator " \
+    "matrix_calculator.py (InstCalcGfx11: C/D element (i, j) in register i / (wave / 16), lane "             \
+    "16 i % wave + j)"
 #define WMMA_FRAGS(c_row)                                                                                 \
     {                                                                                                     \
         {.row = {L(0, 4, 1)}, .col = {E(0, 4, 1)}},                                                       \
@@ -46,7 +49,9 @@
  * (4 (l / 16) + e, l % 16). 32x32x8: A[l % 32][4 (l / 32) + e],
  * B[4 (l / 32) + e][l % 32], C/D element (8 (e / 4) + 4 (l / 32) + e % 4,
  * l % 32). */
-#define MFMA_SOURCE "AMD CDNA2/CDNA3 ISA guides, 'Matrix Fused Multiply Add' (MFMA); AMD matrix instruction calculator"
+#define MFMA_SOURCE                                                                                       \
+    "AMD CDNA2/CDNA3 ISA guides, 'Matrix Fused Multiply Add' (MFMA); ROCm/amd_matrix_instruction_calculator " \
+    "matrix_calculator.py (InstCalcGfx9)"
 #define MFMA16_FRAGS                                                                                      \
     {                                                                                                     \
         {.row = {L(0, 4, 1)}, .col = {L(4, 2, 4), E(0, 2, 1)}},                                           \

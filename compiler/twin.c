@@ -171,7 +171,8 @@ static void emit_entry(cc_sb *b, const hcq_kernel *k, int origin)
     hcq_kernel_param_layout(k, pi);
     const char *ex = "extern \"C\" __attribute__((visibility(\"default\")))";
     cc_sb_printf(b, "\n%s const unsigned hcq_twin_meta[] = {0x%08xu, %uu, %uu, %uu, %uu, %uu", ex, CC_TWIN_MAGIC,
-                 CC_TWIN_VERSION, n, (kernel_has_barrier(k) ? CC_TWIN_HAS_BARRIERS : 0u) | (cc_mma_used(k) ? CC_TWIN_HAS_WARP_SYNC : 0u),
+                 CC_TWIN_VERSION, n,
+                 (kernel_has_barrier(k) ? CC_TWIN_HAS_BARRIERS : 0u) | (cc_mma_used(k) ? CC_TWIN_HAS_WARP_SYNC : 0u),
                  hcq_kernel_local_bytes(k), (unsigned)origin);
     for (uint32_t p = 0; p < n; p++)
         cc_sb_printf(b, ", 0x%xu", pi[p].size | (uint32_t)pi[p].is_buffer << 16 | (uint32_t)pi[p].dtype << 24);

@@ -152,11 +152,10 @@ static void rt_local_fault(void *ctx, unsigned long long index, unsigned long lo
     }
 }
 
-static void warp_fault(run *r, uint32_t base, uint32_t warp, const char *why)
+static void warp_fault(run *r, const char *why)
 {
     cc_twin_fault *f = new_fault(r, CC_TWIN_FAULT_WARP);
     if (f) snprintf(f->why, sizeof f->why, "%s", why);
-    (void)base, (void)warp;
 }
 
 /* a warp rendezvous under the strict schedule: the last lane of the warp to come releases the others */
@@ -167,7 +166,7 @@ static void warp_sync(run *r, uint32_t warp)
         snprintf(why, sizeof why, "a warp-collective operation (mma) on warps of %u work-items, but the work-group has "
                  "%u%s", warp, r->W, r->warp && r->warp != warp ? " and another one used another warp size" :
                  " (not a multiple of the warp)");
-        warp_fault(r, 0, warp, why);
+        warp_fault(r, why);
         return;
     }
     r->warp = warp;
@@ -335,7 +334,7 @@ static void run_group_strict(run *r)
                  base + r->warp - 1);
         r->cur = stuck;
         *r->slot = &r->items[stuck];
-        warp_fault(r, base, r->warp, why);
+        warp_fault(r, why);
     }
 }
 

@@ -29,8 +29,11 @@ int hcq_fuzz_ir(const uint8_t *data, size_t size)
     uint8_t *kernargs = calloc(1, bytes + 8);
     if (info && kernargs) {
         hcq_interp_mem mem = {refuse, NULL};
+        /* an mma runs on whole warps (32 or 64 work-items): such kernels get a group of 64, others 3 */
+        bool mma = false;
+        for (uint32_t i = 0; i < hcq_kernel_op_count(k); i++) mma |= hcq_kernel_ops(k)[i].op == HCQ_OP_MMA;
         hcq_interp_launch l = {.kernargs = kernargs, .kernarg_size = bytes, .num_groups = {2, 1, 1},
-                               .local_size = {3, 1, 1}, .mem = &mem, .op_budget = 100000};
+                               .local_size = {mma ? 64 : 3, 1, 1}, .mem = &mem, .op_budget = 100000};
         (void)hcq_interp_run(k, &l);
     }
     free(info);

@@ -21,6 +21,7 @@
 #include "drivers/mock/mock_amd.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
+#include "mma_ref.h"
 #include "hiptest.h"
 
 static void teardown(void)
@@ -32,20 +33,7 @@ TestSuite(amd_isa_mma, .fini = teardown, .timeout = 240);
 
 enum { TILES = 2 }; /* one wave per block, one tile per wave */
 
-/* ** the reference's own conversions (not the executor's) */
-static float f16_val(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    float v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 1024), e - 25);
-    return h & 0x8000 ? -v : v;
-}
-static float bf16_val(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+/* ** the reference's own conversions (not the executor's): tests/support/mma_ref.h, and the canonical NaN */
 static uint32_t bits_of(float f)
 {
     uint32_t u;
@@ -97,7 +85,7 @@ static uint32_t ref(const inputs *in, bool bf16, unsigned w, unsigned m, unsigne
     for (unsigned t = 0; t < times; t++)
         for (unsigned k = 0; k < in->K; k++) {
             uint16_t x = in->a[w][m * in->K + k], y = in->b[w][k * in->N + n];
-            d = fmaf(bf16 ? bf16_val(x) : f16_val(x), bf16 ? bf16_val(y) : f16_val(y), d);
+            d = fmaf(bf16 ? tref_bf16_val(x) : tref_f16_val(x), bf16 ? tref_bf16_val(y) : tref_f16_val(y), d);
         }
     return bits_of(d);
 }

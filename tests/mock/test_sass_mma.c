@@ -19,6 +19,7 @@
 #include "drivers/mock/mock_nv.h"
 #include "drivers/sys.h"
 #include "hcqtest.h"
+#include "mma_ref.h"
 #include "nvcc_build.h"
 
 static void setup(void)
@@ -37,33 +38,12 @@ TestSuite(sass_mma, .init = setup, .fini = teardown, .timeout = 300);
 
 enum { TILES = 4 }; /* 2 blocks of 2 warps, one 16x8 tile each */
 
-/* ** the reference's own conversions (not the executor's) */
-static float f16_val(uint16_t h)
-{
-    int e = (h >> 10) & 31, m = h & 1023;
-    float v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(m | 1024), e - 25);
-    return h & 0x8000 ? -v : v;
-}
-static float bf16_val(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+/* ** the reference's own conversions (not the executor's): tests/support/mma_ref.h, and the canonical NaN */
 static uint32_t f32_bits(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
     return f != f ? 0x7fffffffu : u;
-}
-static uint16_t f16_bits(float f) /* round to nearest even (the compiler's _Float16 conversion) */
-{
-    if (f != f) return 0x7fff;
-    _Float16 h = (_Float16)f;
-    uint16_t u;
-    memcpy(&u, &h, 2);
-    return u;
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -110,7 +90,7 @@ static float ref_elem(const inputs *in, bool bf16, unsigned w, int m, int n, flo
     float d = c;
     for (int k = 0; k < 16; k++) {
         uint16_t x = in->a[w][m * 16 + k], y = in->b[w][k * 8 + n];
-        d = fmaf(bf16 ? bf16_val(x) : f16_val(x), bf16 ? bf16_val(y) : f16_val(y), d);
+        d = fmaf(bf16 ? tref_bf16_val(x) : tref_f16_val(x), bf16 ? tref_bf16_val(y) : tref_f16_val(y), d);
     }
     return d;
 }
@@ -188,7 +168,7 @@ static void all_forms(const char *cfg, unsigned sm)
     for (unsigned w = 0; w < TILES; w++)
         for (int m = 0; m < 16; m++)
             for (int n = 0; n < 8; n++) {
-                uint16_t want = f16_bits(ref_elem(in, false, w, m, n, f16_val(in->c16[w][m * 8 + n]))),
+                uint16_t want = tref_f16_bits(ref_elem(in, false, w, m, n, tref_f16_val(in->c16[w][m * 8 + n]))),
                          got = d16[w * 128 + m * 8 + n];
                 cr_assert_eq(got, want, "mma_f16_f16 on %s: tile %u, D[%d][%d] = 0x%04x, want 0x%04x", cfg, w, m, n,
                              got, want);

@@ -12,7 +12,11 @@
 #include "test_ir_util.h"
 
 #include "compiler/ir.h"
+#include "compiler/sass.h"
 #include "compiler/twin.h"
+
+#include <stdio.h>
+#include <unistd.h>
 
 TestSuite(ir_mma, .timeout = 120);
 
@@ -303,6 +307,103 @@ Test(ir_mma, the_host_twins_run_every_kind_as_the_interpreter_does)
                      0x243f6a8885a308d3ull + i);
 }
 
+/* through local memory and barriers, each warp's MMA under its own branch (warp-uniform, not group-uniform):
+ * the group stages its tiles' A and B in local memory, a barrier, warp 0 multiplies its tile, a barrier, warp 1
+ * its own; the twin's schedule keeps barriers and rendezvous apart. Params as tref_mma_kernel (ksteps 1, two
+ * warps a group) */
+static hcq_kernel *staged_kernel(hcq_mma_kind kind)
+{
+    hcq_mma_info in;
+    cr_assert_eq(hcq_mma_info_get(kind, &in), HCQ_OK);
+    const unsigned wpg = 2, W = wpg * in.warp, na = wpg * in.m * in.k, nb = wpg * in.k * in.n;
+    hcq_kernel *k = hcq_kernel_create("mma_staged");
+    hcq_ir_ref pa = hcq_ir_param_buffer(k, in.ab), pb = hcq_ir_param_buffer(k, in.ab),
+               pc = hcq_ir_param_buffer(k, HCQ_F32), pd = hcq_ir_param_buffer(k, HCQ_F32);
+    hcq_ir_ref la = hcq_ir_define_local(k, in.ab, na), lb = hcq_ir_define_local(k, in.ab, nb);
+    hcq_ir_ref lid = hcq_ir_special(k, HCQ_SPECIAL_LOCAL_ID, 0), grp = hcq_ir_special(k, HCQ_SPECIAL_GROUP_ID, 0);
+    hcq_ir_ref lane = hcq_ir_binary(k, HCQ_OP_MOD, lid, tref_c32(k, in.warp)),
+               warp = hcq_ir_binary(k, HCQ_OP_IDIV, lid, tref_c32(k, in.warp));
+    /* stage: element lid + j W of the group's A and B */
+    hcq_ir_ref bufs[2][2] = {{pa, la}, {pb, lb}};
+    unsigned counts[2] = {na, nb};
+    for (unsigned x = 0; x < 2; x++) {
+        hcq_ir_ref j = hcq_ir_range(k, tref_c32(k, 0), tref_c32(k, (counts[x] + W - 1) / W));
+        hcq_ir_ref i = tref_add(k, lid, tref_mul(k, j, tref_c32(k, W)));
+        hcq_ir_ref ok = hcq_ir_binary(k, HCQ_OP_CMPLT, i, tref_c32(k, counts[x]));
+        hcq_ir_ref g = tref_add(k, tref_mul(k, grp, tref_c32(k, counts[x])), i);
+        hcq_ir_ref v = hcq_ir_load_gated(k, bufs[x][0], g, ok, hcq_ir_const_float(k, in.ab, 0));
+        hcq_ir_store_gated(k, bufs[x][1], i, v, ok);
+        hcq_ir_endrange(k, j);
+    }
+    hcq_ir_ref arow[16], acol[16], brow[16], bcol[16], crow[16], ccol[16];
+    for (unsigned e = 0; e < in.a_lanes; e++) hcq_ir_mma_coord(k, kind, 0, lane, e, &arow[e], &acol[e]);
+    for (unsigned e = 0; e < in.b_lanes; e++) hcq_ir_mma_coord(k, kind, 1, lane, e, &brow[e], &bcol[e]);
+    for (unsigned e = 0; e < in.c_lanes; e++) hcq_ir_mma_coord(k, kind, 2, lane, e, &crow[e], &ccol[e]);
+    hcq_ir_ref tile = tref_add(k, tref_mul(k, grp, tref_c32(k, wpg)), warp);
+    hcq_ir_ref coff = tref_mul(k, tile, tref_c32(k, in.m * in.n));
+    hcq_ir_ref aoff = tref_mul(k, warp, tref_c32(k, in.m * in.k)), boff = tref_mul(k, warp, tref_c32(k, in.k * in.n));
+    for (unsigned w = 0; w < wpg; w++) {
+        hcq_ir_barrier(k);
+        hcq_ir_ref is_w = hcq_ir_binary(k, HCQ_OP_XOR, hcq_ir_binary(k, HCQ_OP_CMPNE, warp, tref_c32(k, w)),
+                                        hcq_ir_const_bool(k, true));
+        hcq_ir_ref iff = hcq_ir_if(k, is_w);
+        hcq_ir_ref a = tref_frag_load(k, la, in.ab, in.a_lanes, arow, acol, aoff, in.k, HCQ_IR_NONE, HCQ_IR_NONE);
+        hcq_ir_ref b = tref_frag_load(k, lb, in.ab, in.b_lanes, brow, bcol, boff, in.n, HCQ_IR_NONE, HCQ_IR_NONE);
+        hcq_ir_ref c = tref_frag_load(k, pc, HCQ_F32, in.c_lanes, crow, ccol, coff, in.n, HCQ_IR_NONE, HCQ_IR_NONE);
+        hcq_ir_ref d = hcq_ir_mma(k, kind, a, b, c);
+        for (unsigned e = 0; e < in.c_lanes; e++) {
+            hcq_ir_ref idx = tref_add(k, coff, tref_add(k, tref_mul(k, crow[e], tref_c32(k, in.n)), ccol[e]));
+            hcq_ir_store(k, pd, idx, hcq_ir_vget(k, d, e));
+        }
+        hcq_ir_endif(k, iff);
+    }
+    return k;
+}
+
+static void staged_check(const char *target, hcq_mma_kind kind, uint64_t seed)
+{
+    hcq_mma_info in;
+    T_OK(hcq_mma_info_get(kind, &in));
+    int bf16 = in.ab == HCQ_BF16;
+    enum { GROUPS = 2, TILES = 4 };
+    unsigned na = TILES * in.m * in.k, nb = TILES * in.k * in.n, nc = TILES * in.m * in.n;
+    uint16_t *a = malloc(2 * na), *b = malloc(2 * nb);
+    float *c = malloc(4 * nc), *d = calloc(nc, 4);
+    uint64_t s = seed;
+    for (unsigned i = 0; i < na; i++) a[i] = tref_rnd16(&s, bf16);
+    for (unsigned i = 0; i < nb; i++) b[i] = tref_rnd16(&s, bf16);
+    for (unsigned i = 0; i < nc; i++) c[i] = tref_rnd_c(&s);
+    hcq_kernel *k = staged_kernel(kind);
+    T_OK(hcq_kernel_verify(k));
+    tu_args args;
+    tu_args_init(&args, k);
+    tu_arg_ptr(&args, 0, a), tu_arg_ptr(&args, 1, b), tu_arg_ptr(&args, 2, c), tu_arg_ptr(&args, 3, d);
+    hcq_interp_launch l = {.kernargs = args.buf, .kernarg_size = args.size, .num_groups = {GROUPS, 1, 1},
+                           .local_size = {2 * in.warp, 1, 1}};
+    T_OK(target ? cc_twin_run(k, target, &l) : hcq_interp_run(k, &l));
+    for (unsigned t = 0; t < TILES; t++)
+        for (unsigned m = 0; m < in.m; m++)
+            for (unsigned n = 0; n < in.n; n++) {
+                uint32_t want = tref_f32_raw(tref_mma_elem(a + t * in.m * in.k, b + t * in.k * in.n, c + t * in.m * in.n,
+                                                           bf16, in.n, in.k, m, n, 0)),
+                         got = tref_f32_raw(d[t * in.m * in.n + m * in.n + n]);
+                cr_assert_eq(got, want, "%s staged on %s: tile %u D[%u][%u] = 0x%08x, want 0x%08x", in.name,
+                             target ? target : "the interpreter", t, m, n, got, want);
+            }
+    hcq_kernel_destroy(k);
+    free(a), free(b), free(c), free(d);
+}
+
+Test(ir_mma, staged_through_local_memory_with_each_warp_under_its_own_branch)
+{
+    staged_check(NULL, HCQ_MMA_NV_M16N8K16_F16, 11);
+    staged_check(NULL, HCQ_MMA_MFMA_32X32X8_F16, 12);
+    tu_need_clang();
+    staged_check("sm_80", HCQ_MMA_NV_M16N8K16_BF16, 13);
+    staged_check("hip", HCQ_MMA_WMMA_F16_W32, 14);
+    staged_check("hip", HCQ_MMA_MFMA_16X16X16_F16, 15);
+}
+
 /* a twin refuses a partial warp at its rendezvous, naming the lanes, and a group that is not whole warps */
 Test(ir_mma, a_twin_refuses_a_partial_warp)
 {
@@ -380,4 +481,74 @@ Test(ir_mma, targets_list_their_kinds_and_refuse_the_others)
     T_OK(hcq_compile(k, "mock-gfx1100", &bin));
     hcq_binary_free(bin);
     hcq_kernel_destroy(k);
+}
+
+/* ** what the GPU compilers make of an mma: one tensor-core instruction of the kind per mma (nvdisasm on sm_90's
+ * cubin, llvm-objdump-22 on the code objects; skipped, saying so, where a tool or compiler is missing) */
+static char *run_tool(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    cr_assert(f, "cannot run %s", cmd);
+    size_t cap = 1 << 16, n = 0, r;
+    char *out = malloc(cap);
+    while ((r = fread(out + n, 1, cap - 1 - n, f)) > 0)
+        if ((n += r) == cap - 1) out = realloc(out, cap *= 2);
+    out[n] = 0;
+    pclose(f);
+    return out;
+}
+
+static unsigned count(const char *text, const char *word)
+{
+    unsigned c = 0;
+    for (const char *p = text; (p = strstr(p, word)); p += strlen(word)) c++;
+    return c;
+}
+
+Test(ir_mma, each_kind_compiles_to_one_instruction_of_its_own)
+{
+    static const struct {
+        hcq_mma_kind kind;
+        const char *target, *insn;
+    } want[] = {
+        {HCQ_MMA_NV_M16N8K16_F16, "sm_90", "HMMA.16816.F32 "},
+        {HCQ_MMA_NV_M16N8K16_BF16, "sm_80", "HMMA.16816.F32.BF16 "},
+        {HCQ_MMA_WMMA_F16_W32, "gfx1100", "v_wmma_f32_16x16x16_f16 "},
+        {HCQ_MMA_WMMA_BF16_W32, "gfx1100", "v_wmma_f32_16x16x16_bf16 "},
+        {HCQ_MMA_MFMA_16X16X16_F16, "gfx942", "v_mfma_f32_16x16x16_f16 "},
+        {HCQ_MMA_MFMA_32X32X8_F16, "gfx942", "v_mfma_f32_32x32x8_f16 "},
+        {HCQ_MMA_MFMA_16X16X16_BF16, "gfx942", "v_mfma_f32_16x16x16_bf16 "},
+        {HCQ_MMA_MFMA_16X16X16_F16, "gfx90a", "v_mfma_f32_16x16x16f16 "},
+        {HCQ_MMA_MFMA_32X32X8_F16, "gfx90a", "v_mfma_f32_32x32x8f16 "},
+        {HCQ_MMA_MFMA_16X16X16_BF16, "gfx90a", "v_mfma_f32_16x16x16bf16_1k "},
+    };
+    char why[256], file[128], cmd[1024];
+    const char *nvdisasm = sass_nvdisasm(why, sizeof why);
+    bool objdump = system("command -v llvm-objdump-22 >/dev/null 2>&1") == 0;
+    unsigned ran = 0;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        bool nv = !strncmp(want[i].target, "sm_", 3);
+        if (nv ? !nvdisasm : !objdump) continue;
+        /* test_api_mma's kernel (two chained MMAs), so the two suites share its binary in the kernel cache */
+        hcq_kernel *k = tref_mma_kernel(want[i].kind, 2, 2);
+        hcq_binary *bin = NULL;
+        hcq_status st = hcq_compile(k, want[i].target, &bin);
+        hcq_kernel_destroy(k);
+        if (st == HCQ_ENODEV || st == HCQ_ENOTSUP) continue; /* no compiler for the target here */
+        cr_assert_eq(st, HCQ_OK, "%s: %s", want[i].target, hcq_error_message());
+        snprintf(file, sizeof file, "/tmp/hcq_ir_mma_%d_%s.bin", (int)getpid(), want[i].target);
+        FILE *f = fopen(file, "wb");
+        cr_assert(f && fwrite(bin->data, 1, bin->size, f) == bin->size && !fclose(f));
+        hcq_binary_free(bin);
+        if (nv) snprintf(cmd, sizeof cmd, "timeout 60 %s -c %s 2>&1", nvdisasm, file);
+        else snprintf(cmd, sizeof cmd, "timeout 60 llvm-objdump-22 -d --mcpu=%s %s 2>&1", want[i].target, file);
+        char *text = run_tool(cmd);
+        unlink(file);
+        unsigned n = count(text, want[i].insn), any = count(text, nv ? "HMMA" : "v_wmma") + count(text, "v_mfma");
+        cr_assert(n >= 1 && n <= 2 && n == any, "%s on %s: want one %s per mma (the loop of two kept or unrolled), "
+                  "and no other:\n%s", want_info[want[i].kind - 1].name, want[i].target, want[i].insn, text);
+        free(text);
+        ran++;
+    }
+    if (!ran) cr_skip_test("no GPU compiler with its disassembler here (nvdisasm: %s)", nvdisasm ? "yes" : why);
 }
