@@ -269,6 +269,15 @@ Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
     run_exact(&rg, tc_list(&in, 0, 2, 1, 1, 2, 1), got);
     run_exact(&rg, tc_staged(&in, 0, 1, 1, 1, 2, 2, 2), got);
     run_exact(&lt, tc_staged(&in, 0, 2, 1, 1, 1, 2, 1), got);
+    /* smaller than one block each way (M 5, K 7): forced, most of the MMA
+     * is padding, still exact; the default leaves it to the scalar plan */
+    mm tiny = make_mm(HCQ_F16, 0, 5, 7, 6, 25, false);
+    run_exact(&tiny, tc_list(&in, 0, 1, 1, 1, 1, 1), got);
+    tt_lowered meta;
+    T_OK(run_plan(tiny.n, NULL, got, (uint64_t)tiny.count, &meta));
+    cr_assert(!has_tc(&meta.opts), "%s: %s", tx_ctx->props.id, meta.name);
+    check_exact(&tiny, got, meta.name);
+    free(tiny.want);
     free(got);
     free(plain);
     free(sq.want);
