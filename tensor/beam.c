@@ -217,8 +217,10 @@ static void propose(search *S, const knobs *k, tt_opts *list, uint32_t *n, uint3
 /* Tensor-core lists near b (GPU targets with a kind for the kernel): from
  * a plan without them, tc with one block per warp and one warp per group,
  * and with 2 x 2 of each; from a tc plan, its blocks and warps halved and
- * doubled each way, and a 4 x 4 register tile staged through shared memory
- * instead (the default when tc is not: the search can leave tc). */
+ * doubled each way, staging off or in slices of 1, 2 or 4 k-steps, the
+ * target's other kinds for the inputs, and a 4 x 4 register tile staged
+ * through shared memory instead (the default when tc is not: the search
+ * can leave tc). */
 static void tc_neighbours(search *S, const knobs *b, tt_opts *list, uint32_t *n, uint32_t max)
 {
     const tt_space *sp = S->sp;
