@@ -5,7 +5,8 @@
  *
  *   - Candidates: every list one choice away from a plan in the beam (an
  *     upcast amount, adding or dropping an upcast, the unroll, the
- *     work-group size, the column-block walk, the group size); the N fastest
+ *     work-group size, the column-block walk, the group size, smem and tc
+ *     on GPU targets: tc.c's blocks and warps); the N fastest
  *     so far are the next round's beam, for at most 3 rounds, and the search
  *     stops early when a round finds nothing faster.
  *   - Inputs: the kernel's own (realized before it runs); outputs go to
@@ -77,6 +78,8 @@ typedef struct knobs {
     int64_t smem_bk, smem_gv; /* smem(k<bk>,c<gv>), 0: none */
     int64_t vec;              /* vector(d<ud[1]>,<vec>), 0: none */
     bool vec_all;
+    int tdm, tdn;             /* tensor cores (tc.c): tc.m(d<tdm>,<tbm>) tc.n(d<tdn>,<tbn>) tc.wm(<twm>); tbm 0: none */
+    int64_t tbm, tbn, twm, tki, tsk;
 } knobs;
 
 static void decode(const tt_opts *o, knobs *k)
@@ -104,6 +107,13 @@ static void decode(const tt_opts *o, knobs *k)
             k->vec = c->amt;
             k->vec_all = c->slot == 1;
             break;
+        case TT_OPT_TC:
+            if (c->slot == 0) k->tdm = c->dim, k->tbm = c->amt;
+            else if (c->slot == 1) k->tdn = c->dim, k->tbn = c->amt;
+            else if (c->slot == 2) k->twm = c->amt;
+            else if (c->slot == 3) k->tki = c->amt;
+            else k->tsk = c->amt;
+            break;
         default: break;
         }
     }
@@ -126,6 +136,15 @@ static void add(tt_opts *o, tt_opt_kind kind, int slot, int dim, int64_t amt)
 static void encode(const tt_space *sp, const knobs *k, tt_opts *o)
 {
     memset(o, 0, sizeof *o);
+    if (k->tbm > 0) { /* a tc plan takes only local (tt_opts_from_plan's order) */
+        add(o, TT_OPT_LOCAL, -1, -1, k->local);
+        add(o, TT_OPT_TC, 0, k->tdm, k->tbm);
+        add(o, TT_OPT_TC, 1, k->tdn, k->tbn);
+        add(o, TT_OPT_TC, 2, -1, k->twm);
+        if (k->tki > 0) add(o, TT_OPT_TC, 3, -1, k->tki);
+        if (k->tsk > 0) add(o, TT_OPT_TC, 4, -1, k->tsk);
+        return;
+    }
     uint64_t items = 1;
     int64_t T[TT_MAX_DIMS];
     for (int d = 0; d < sp->ndim; d++) {
@@ -204,6 +223,71 @@ static void propose(search *S, const knobs *k, tt_opts *list, uint32_t *n, uint3
     if (*n < max) list[(*n)++] = o;
 }
 
+/* Tensor-core lists near b (GPU targets with a kind for the kernel): from
+ * a plan without them, tc with one block per warp and one warp per group,
+ * and with 2 x 2 of each; from a tc plan, its blocks and warps halved and
+ * doubled each way, staging off or in slices of 1, 2 or 4 k-steps, the
+ * target's other kinds for the inputs, and a 4 x 4 register tile staged
+ * through shared memory instead (the default when tc is not: the search
+ * can leave tc). */
+static void tc_neighbours(search *S, const knobs *b, tt_opts *list, uint32_t *n, uint32_t max)
+{
+    const tt_space *sp = S->sp;
+    hcq_mma_info in;
+    if (sp->cpu || !sp->tc_kind || hcq_mma_info_get(sp->tc_kind, &in)) return;
+    knobs k;
+    if (!b->tbm) {
+        for (int64_t v = 1; v <= 2; v++) {
+            memset(&k, 0, sizeof k);
+            k.ud[0] = k.ud[1] = -1;
+            k.tdm = sp->tc_dm;
+            k.tdn = sp->tc_dn;
+            k.tbm = k.tbn = k.twm = v;
+            k.local = v * v * in.warp;
+            propose(S, &k, list, n, max);
+        }
+        return;
+    }
+    int64_t warps = b->local / in.warp, wn = b->twm ? warps / b->twm : 1;
+    const int64_t bms[] = {b->tbm / 2, b->tbm * 2}, bns[] = {b->tbn / 2, b->tbn * 2}, wms[] = {b->twm / 2, b->twm * 2},
+                  wns[] = {wn / 2, wn * 2};
+    for (int i = 0; i < 2; i++) {
+        k = *b;
+        k.tbm = bms[i];
+        if (k.tbm >= 1) propose(S, &k, list, n, max);
+        k = *b;
+        k.tbn = bns[i];
+        if (k.tbn >= 1) propose(S, &k, list, n, max);
+        k = *b;
+        k.twm = wms[i];
+        k.local = wms[i] * wn * in.warp;
+        if (k.twm >= 1 && k.local <= sp->maxl) propose(S, &k, list, n, max);
+        k = *b;
+        k.local = b->twm * wns[i] * in.warp;
+        if (wns[i] >= 1 && k.local <= sp->maxl) propose(S, &k, list, n, max);
+    }
+    const int64_t sks[] = {0, 1, 2, 4}; /* staged through local memory or not, its slice */
+    for (size_t i = 0; i < BASE_ARRAY_LEN(sks); i++) {
+        k = *b;
+        k.tsk = sks[i];
+        if (sks[i] != b->tsk) propose(S, &k, list, n, max);
+    }
+    for (uint32_t i = 0; i < sp->tc_nkinds; i++) { /* the target's other kinds for the inputs */
+        k = *b;
+        k.tki = i;
+        if ((int64_t)i != b->tki) propose(S, &k, list, n, max);
+    }
+    memset(&k, 0, sizeof k);
+    k.ud[0] = sp->tc_dm;
+    k.ud[1] = sp->tc_dn;
+    k.ua[0] = 4;
+    k.ua[1] = sp->shape[sp->tc_dn] % 4 == 0 ? 4 : sp->shape[sp->tc_dn] % 2 == 0 ? 2 : 1;
+    k.local = 64;
+    k.smem_bk = 16;
+    k.smem_gv = 8;
+    propose(S, &k, list, n, max);
+}
+
 /* The lists one choice away from o. */
 static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t max)
 {
@@ -211,6 +295,8 @@ static uint32_t neighbours(search *S, const tt_opts *o, tt_opts *list, uint32_t 
     knobs b, k;
     decode(o, &b);
     uint32_t n = 0;
+    tc_neighbours(S, &b, list, &n, max);
+    if (b.tbm) return n;
     static const int64_t vs[] = {4, 8, 16, 24, 32, 48, 64, 96, 128};
     static const int64_t rs[] = {1, 2, 3, 4, 5, 6, 8};
     static const int64_t us[] = {1, 2, 4, 8, 16};

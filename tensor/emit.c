@@ -487,6 +487,7 @@ static void em_reduce(tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir
     for (uint32_t i = 0; i < L->nmains && !main; i++) main = R == L->mains[i];
     bool group = main && L->plan.group;
     if (R == L->plan.main && L->plan.smem_bk && em_reduce_smem(L, R, nl, lanes, out)) return;
+    if (R == L->plan.main && L->plan.tc.kind && tt_tc_reduce(L, R, nl, lanes, out)) return;
     int64_t ru = main ? L->plan.red_up : 1;
     if (ru < 1) ru = 1;
     int axes[MAX_RLOOPS];

@@ -494,3 +494,17 @@ void tt_irb_barrier(tt_irb *b)
         b->open[r] = false;
     }
 }
+
+/* Ops appended straight through the hcq_ir API since `from` (vector and
+ * MMA ops, hcq_ir_mma_coord's index arithmetic: tc.c) belong to the open
+ * block, so values made in a RANGE are not reused after it; CSE does not
+ * see them (they are made once each). */
+void tt_irb_adopt(tt_irb *b, hcq_ir_ref from)
+{
+    if (!ensure(b)) return;
+    uint32_t n = hcq_kernel_op_count(b->k);
+    for (hcq_ir_ref r = from; r < n; r++) {
+        b->blk[r] = b->depth ? b->stack[b->depth - 1] : NONE;
+        b->open[r] = false;
+    }
+}

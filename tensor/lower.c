@@ -17,7 +17,8 @@
  *     through shared memory in blocks of such tiles where it can be
  *     (smem.c; plan.c's smem_rules, emit.c's em_reduce_smem); loads and
  *     stores move 16 bytes at a time where they are consecutive and
- *     aligned (gpu_vector, vec.c).
+ *     aligned (gpu_vector, vec.c); one of f16 or bf16 inputs runs on the
+ *     tensor cores where the target has and writes a kind for them (tc.c).
  * Launch dims stay within the device's max block, group and grid sizes. */
 #include "tensor/lower.h"
 
@@ -249,6 +250,7 @@ static void fill_space(tt_lw *L, tt_node *root, uint64_t rsize, bool main_sym)
                       : 4;
     sp->out_bytes = (uint32_t)hcq_dtype_size((hcq_dtype)root->dtype);
     tt_smem_space(L, root, sp, main_sym);
+    tt_tc_space(L, root, sp);
 }
 
 /* The heuristics: today's plan for the kernel, which tt_lower records as
@@ -393,7 +395,7 @@ static void choose(tt_lw *L, tt_node *root)
         int64_t d = largest_divisor(items, want);
         if ((uint64_t)d * 4 >= want) want = (uint64_t)d;
     } else {
-        if (P->main && tt_smem_default(L, P, S, rsize, maxl)) return;
+        if (P->main && (tt_tc_default(L, P, S, rsize, maxl) || tt_smem_default(L, P, S, rsize, maxl))) return;
         want = P->main ? 64 : 256;
     }
     if (want > maxl) want = maxl;
@@ -431,7 +433,10 @@ static void make_name(const tt_plan *P, const tt_node *root, uint64_t rsize, cha
     if (P->cblock > 0 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_b%lld", (long long)P->cblock);
     if (P->smem_bk && pos + 24 < size) pos += (size_t)snprintf(out + pos, size - pos, "_s%lldc%u", (long long)P->smem_bk, P->smem_gv);
     if (P->vec > 1 && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_v%lld%s", (long long)P->vec, P->vec_all ? "a" : "");
-    if (P->group && pos + 12 < size) snprintf(out + pos, size - pos, "_g%u", P->L);
+    if (P->group && pos + 12 < size) pos += (size_t)snprintf(out + pos, size - pos, "_g%u", P->L);
+    if (P->tc.kind && pos + 24 < size) /* tensor cores: blocks per warp, warps along m, group size */
+        snprintf(out + pos, size - pos, "_tc%lldx%lldw%lldl%u%s%.0lld%s%.0lld", (long long)P->tc.bm, (long long)P->tc.bn, (long long)P->tc.wm,
+                 P->L, P->tc.ki ? "k" : "", (long long)P->tc.ki, P->tc.sk ? "s" : "", (long long)P->tc.sk);
 }
 
 /* The outputs' stores with a vector plan: each output's lanes in order,
@@ -511,6 +516,7 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
     L->lid = L->lds = NONE;
     L->lds_used = false;
     memset(&L->sm, 0, sizeof L->sm);
+    memset(&L->tc, 0, sizeof L->tc);
     memset(L->vsx, 0, sizeof L->vsx);
     /* variable dims (hcq_jit_dim) at their upper bound while lowering;
      * var: the variable of the stored tensors' outermost dim (the launch
@@ -567,6 +573,11 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
         s = base_err(HCQ_ELIMIT, "lowering: %llu work-groups exceed %s's grid limit of %u", (unsigned long long)grid,
                      pr->id, pr->max_grid[0]);
         goto fail;
+    }
+    if (P->tc.kind) { /* tensor cores: a skeleton of their own (tc.c) */
+        s = tt_tc_lower(L, roots, nroots, grid);
+        if (s) goto fail;
+        goto built;
     }
     hcq_ir_ref gx = tt_irb_special(b, HCQ_SPECIAL_GROUP_ID, 0), lx = tt_irb_special(b, HCQ_SPECIAL_LOCAL_ID, 0);
     hcq_ir_ref gid, gate = NONE;
@@ -713,6 +724,7 @@ hcq_status tt_lower_opts(hcq_ctx *ctx, tt_node *const *roots, uint32_t nroots, c
     L->sm.tile = NULL;
     free(lanes);
     free(vals);
+built:
     if (L->err || L->sym.oom || b->oom) {
         s = L->err ? L->err : base_err(HCQ_ENOMEM, "lowering: out of memory");
         goto fail;

@@ -35,6 +35,15 @@ typedef struct tt_plan {
     int64_t vec;      /* loads and stores of up to vec consecutive elements as one
                          vector access where aligned (vec.c; 0: none) */
     bool vec_all;     /* ... every such access, the list refused where one is not */
+    struct {             /* tensor cores (tc.c; kind HCQ_MMA_NONE: not used): each
+                            warp runs bm x bn MMA blocks of output dims dm x dn, the
+                            group wm x (L / warp / wm) warps */
+        hcq_mma_kind kind;
+        int dm, dn;
+        int64_t bm, bn, wm;
+        int64_t ki; /* kind is the space's tc_kinds[ki] */
+        int64_t sk; /* staged: slices of sk k-steps copied to local memory by the group (0: none) */
+    } tc;
 } tt_plan;
 
 /* ** the optimization space (plan.c)
@@ -66,6 +75,14 @@ typedef struct tt_space {
     uint32_t op_bytes[2]; /* an element of each factor */
     bool kfast[2];        /* ... read contiguously along the reduction (copied in that order) */
     uint32_t out_bytes;   /* an element of the (first) output: vector(N) takes N x it <= 16 */
+    /* tensor cores (tc.c): the target's kind for the product's input dtype
+     * (HCQ_MMA_NONE with tc_why saying why not), and the default dims */
+    hcq_mma_kind tc_kind;
+    hcq_mma_kind tc_kinds[4]; /* every kind for it the target writes, best first (tc_kinds[0] = tc_kind) */
+    uint32_t tc_nkinds;
+    int tc_dm, tc_dn;
+    hcq_status tc_st; /* the refusal's status: HCQ_ENOTSUP where the target lacks a kind */
+    char tc_why[256];
 } tt_space;
 
 /* "upcast" ... */
@@ -118,6 +135,17 @@ unsigned tt_vec_width(const tt_plan *P, hcq_dtype dt);
 /* beam.c: the lists one choice away from o in space sp, as the search
  * makes them (at most max; for tests). */
 uint32_t tt_beam_neighbours(const tt_space *sp, const tt_opts *o, tt_opts *list, uint32_t max);
+/* tc.c: fills sp's tc fields (after tt_smem_space); the tc rules of a
+ * list (plan.c calls them for a list with tc choices: local given); the
+ * GPU default (true with P's tc, L and items set, its upcasts dropped);
+ * the kernel's skeleton under a tc plan (tt_lower_opts: ids, lanes,
+ * values, stores); and the main reduction as MMAs (emit.c's em_reduce:
+ * false, nothing emitted, when the lanes are not the skeleton's). */
+void tt_tc_space(struct tt_lw *L, tt_node *root, tt_space *sp);
+hcq_status tt_tc_rules(const tt_space *sp, tt_plan *P, int64_t local);
+bool tt_tc_default(struct tt_lw *L, tt_plan *P, const int64_t *S, uint64_t rsize, uint32_t maxl);
+hcq_status tt_tc_lower(struct tt_lw *L, tt_node *const *roots, uint32_t nroots, uint64_t grid);
+bool tt_tc_reduce(struct tt_lw *L, tt_node *R, int nl, const tt_lane *lanes, hcq_ir_ref *out);
 /* Whether two plans lay a kernel out alike. */
 bool tt_plan_same(const tt_plan *a, const tt_plan *b);
 
@@ -148,6 +176,18 @@ typedef struct tt_lw {
         hcq_ir_ref lid;
     } sm;
     bool lds_used;       /* ... which an earlier reduction of the kernel used */
+    int8_t tc_writes[HCQ_MMA_KINDS]; /* the target's compiler writes the kind's MMA: 1, -1 not, 0 not known yet (tc.c) */
+    /* tc mode (tt_tc_lower -> tt_tc_reduce): the lanes of the work-item's D
+     * fragments, the warp's first row and column, the other dims' indexes
+     * and the lane in the warp */
+    struct {
+        const tt_lane *tile;
+        const tt_node *root;
+        const tt_sx *row0, *col0, *base[TT_MAX_DIMS];
+        const tt_sx *grow0, *gcol0, *wrow, *wcol, *lid; /* the group's first row and column, the warp's
+                                                            offsets from them, the local id */
+        hcq_ir_ref lane;
+    } tc;
     /* the other outputs' main reductions (the plan's structure: run as it) */
     const tt_node *mains[TT_MAX_PARAMS];
     uint32_t nmains;

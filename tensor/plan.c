@@ -30,7 +30,11 @@ void tt_opts_format(const tt_opts *o, char *buf, size_t size)
         const tt_opt *p = &o->o[i];
         const char *sp = i ? " " : "";
         int w;
-        if (p->kind == TT_OPT_SMEM)
+        if (p->kind == TT_OPT_TC && p->slot >= 2)
+            w = snprintf(buf + pos, size - pos, "%stc.%s(%lld)", sp, p->slot == 2 ? "wm" : p->slot == 3 ? "kind" : "smem", (long long)p->amt);
+        else if (p->kind == TT_OPT_TC)
+            w = snprintf(buf + pos, size - pos, "%stc.%s(d%d,%lld)", sp, p->slot ? "n" : "m", p->dim, (long long)p->amt);
+        else if (p->kind == TT_OPT_SMEM)
             w = snprintf(buf + pos, size - pos, "%s%s(k%lld,c%d)", sp, tt_opt_name(p->kind), (long long)p->amt, p->slot);
         else if (p->kind == TT_OPT_UPCAST)
             w = snprintf(buf + pos, size - pos, "%s%s%d(d%d,%lld)", sp, tt_opt_name(p->kind), p->slot, p->dim, (long long)p->amt);
@@ -67,6 +71,13 @@ void tt_opts_from_plan(const tt_plan *P, tt_opts *out)
         put(out, TT_OPT_LOCAL, -1, -1, P->L);
     if (P->smem_bk) put(out, TT_OPT_SMEM, (int)P->smem_gv, -1, P->smem_bk);
     if (P->cblock > 0) put(out, TT_OPT_BLOCK, -1, -1, P->cblock);
+    if (P->tc.kind) {
+        put(out, TT_OPT_TC, 0, P->tc.dm, P->tc.bm);
+        put(out, TT_OPT_TC, 1, P->tc.dn, P->tc.bn);
+        put(out, TT_OPT_TC, 2, -1, P->tc.wm);
+        if (P->tc.ki) put(out, TT_OPT_TC, 3, -1, P->tc.ki);
+        if (P->tc.sk) put(out, TT_OPT_TC, 4, -1, P->tc.sk);
+    }
 }
 
 bool tt_plan_same(const tt_plan *a, const tt_plan *b)
@@ -74,7 +85,9 @@ bool tt_plan_same(const tt_plan *a, const tt_plan *b)
     return a->up_dim[0] == b->up_dim[0] && a->up_dim[1] == b->up_dim[1] && a->up[0] == b->up[0] && a->up[1] == b->up[1] &&
            a->ragged == b->ragged && a->main == b->main && a->red_up == b->red_up && a->group == b->group && a->L == b->L &&
            a->items == b->items && a->cblock == b->cblock && a->smem_bk == b->smem_bk && a->smem_gv == b->smem_gv &&
-           a->vec == b->vec && a->vec_all == b->vec_all;
+           a->vec == b->vec && a->vec_all == b->vec_all && a->tc.kind == b->tc.kind && a->tc.dm == b->tc.dm &&
+           a->tc.dn == b->tc.dn && a->tc.bm == b->tc.bm && a->tc.bn == b->tc.bn && a->tc.wm == b->tc.wm && a->tc.ki == b->tc.ki &&
+           a->tc.sk == b->tc.sk;
 }
 
 #define REFUSE(st, ...) return base_err((st), "kernel plan: " __VA_ARGS__)
@@ -147,6 +160,7 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
     bool pad = false;
     int64_t local = 0;
     int vdim = -1;
+    unsigned tcs = 0; /* the tc slots given */
     if (o->n > TT_MAX_OPTS) REFUSE(HCQ_EINVAL, "%u choices, at most %d", o->n, TT_MAX_OPTS);
     for (uint32_t i = 0; i < o->n; i++) {
         const tt_opt *c = &o->o[i];
@@ -223,10 +237,27 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
             P.smem_bk = c->amt;
             P.smem_gv = (uint32_t)c->slot;
             break;
-        case TT_OPT_TC:
-            REFUSE(HCQ_ENOTSUP, "%s: tensor cores need the IR's matrix-multiply-accumulate op, not there yet (issue 24, item 4)", nm);
+        case TT_OPT_TC: /* tc.m(dm, bm), tc.n(dn, bn), tc.wm(wm), tc.kind(ki): tc.c's tt_tc_rules check them together */
+            if (c->slot < 0 || c->slot > 4 || tcs & (1u << c->slot))
+                REFUSE(HCQ_EINVAL, "%s slot %d: slots 0 (tc.m), 1 (tc.n), 2 (tc.wm), 3 (tc.kind) and 4 (tc.smem), each once", nm, c->slot);
+            tcs |= 1u << c->slot;
+            if (c->slot == 0) P.tc.dm = d, P.tc.bm = c->amt;
+            else if (c->slot == 1) P.tc.dn = d, P.tc.bn = c->amt;
+            else if (c->slot == 2) P.tc.wm = c->amt;
+            else if (c->slot == 3) P.tc.ki = c->amt;
+            else P.tc.sk = c->amt;
+            break;
         default: REFUSE(HCQ_EINVAL, "choice %u: unknown kind %u", i, c->kind);
         }
+    }
+    if (tcs) { /* tensor cores: a plan of their own */
+        if ((tcs & 7) != 7) REFUSE(HCQ_EINVAL, "tc: needs tc.m, tc.n and tc.wm together");
+        if (pad || P.up_dim[0] >= 0 || P.up_dim[1] >= 0 || P.red_up > 1 || P.group || P.cblock || P.smem_bk)
+            REFUSE(HCQ_EINVAL, "tc: takes only local (no upcast, pad, unroll, group, block or smem)");
+        hcq_status st = tt_tc_rules(sp, &P, local);
+        if (st) return st;
+        *out = P;
+        return HCQ_OK;
     }
     for (int u = 0; u < 2; u++) {
         int d = P.up_dim[u];

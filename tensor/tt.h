@@ -633,6 +633,8 @@ hcq_ir_ref tt_irb_param(tt_irb *b, hcq_dtype elem);
 hcq_ir_ref tt_irb_param_scalar(tt_irb *b, hcq_dtype dt);
 hcq_ir_ref tt_irb_local(tt_irb *b, hcq_dtype elem, uint32_t count);
 void tt_irb_barrier(tt_irb *b);
+/* ops appended through the hcq_ir API since `from` belong to the open block (irb.c) */
+void tt_irb_adopt(tt_irb *b, hcq_ir_ref from);
 
 /* ** scheduling (schedule.c) */
 typedef struct tt_sched {
@@ -681,13 +683,19 @@ typedef enum tt_opt_kind {
     TT_OPT_SMEM,   /* slot, amt: shared-memory staging of a register tile's operands
                       (plan.c): the work-group is local / slot tile rows by slot tile
                       columns, and stages amt-long slices of the reduction */
-    TT_OPT_TC,     /* tensor cores: refused (no IR matrix-multiply-accumulate op yet) */
+    TT_OPT_TC,     /* tensor cores (tc.c): slot 0 (tc.m) dim = the MMA's m dim,
+                      amt = blocks per warp along it; slot 1 (tc.n) the same for
+                      n; slot 2 (tc.wm) amt = warps along m (local / warp / wm
+                      along n); optional: slot 3 (tc.kind) amt = which of the
+                      target's kinds for the inputs (0: the first), slot 4
+                      (tc.smem) amt = k-steps a slice staged through local
+                      memory (0: not staged) */
     TT_OPT_KINDS
 } tt_opt_kind;
 
 typedef struct tt_opt {
     uint8_t kind; /* tt_opt_kind */
-    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; VECTOR: 1 for ",all"; else -1 */
+    int8_t slot;  /* UPCAST: 0 or 1; SMEM: the group's column tiles; VECTOR: 1 for ",all"; TC: 0 to 4 (m, n, wm, kind, smem); else -1 */
     int8_t dim;   /* an output dim, or -1 */
     int64_t amt;
 } tt_opt;

@@ -8,8 +8,8 @@
  *     counts records what the heuristics decide;
  *   - each kind of choice, applied by hand, gives the right values (CPU-style
  *     devices: CPU and CPU+ir), and a different kernel from the default;
- *   - choices that do not fit, or that no target takes yet (vector width,
- *     tensor cores), are refused with a message (smem's own refusals and
+ *   - choices that do not fit, or that no target takes yet (vector width),
+ *     are refused with a message (smem's own refusals and
  *     plans: test_api_tensor_smem.c);
  *   - the search: a tiny one (3 plans) finds a plan, caches it on disk, a
  *     second context uses it without searching, a corrupt or foreign entry
@@ -191,7 +191,7 @@ Test(tensor_plan, choices_that_do_not_fit_are_refused)
     tt_node *mm = matmul_node(c, want);
     refused(c, mm, tp_list(1, TP_OPT(TT_OPT_VECTOR, 4)), HCQ_EINVAL, "no upcast1"); /* (test_api_tensor_vec.c has the rest) */
     refused(c, mm, tp_list(1, TP_OPT(TT_OPT_SMEM, 1)), HCQ_EINVAL, "column tile");
-    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_TC, 1)), HCQ_ENOTSUP, "tensor cores");
+    refused(c, mm, tp_list(1, TP_OPT(TT_OPT_TC, 1)), HCQ_EINVAL, "tc.m"); /* (tensor cores: test_api_tensor_tc.c) */
     refused(c, mm, tp_list(1, TP_UP(0, 0, 5)), HCQ_EINVAL, "does not divide");
     refused(c, mm, tp_list(2, TP_UP(0, 0, 4), TP_PAD(0, 4)), HCQ_EINVAL, "multiple already");
     refused(c, mm, tp_list(1, TP_OPT(TT_OPT_UNROLL, 3)), HCQ_EINVAL, "dividing the innermost");

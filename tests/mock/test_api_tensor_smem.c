@@ -178,8 +178,9 @@ Test(tensor_smem, forced_plans_are_exact)
 }
 
 /* The tensor API end to end on halfs and a batch: on a GPU, the kernels
- * are the smem defaults (checked above); here the results through
- * realize, exact against the host. */
+ * are the smem defaults (checked above; halfs take the tensor cores
+ * instead where the target writes a kind for them: test_api_tensor_tc.c);
+ * here the results through realize, exact against the host. */
 Test(tensor_smem, default_matmuls_through_realize)
 {
     static const hcq_dtype dts[] = {HCQ_F32, HCQ_F16, HCQ_BF16};
