@@ -20,32 +20,17 @@
  * Small shapes: the mock GPUs' executors run every MMA lane by lane. */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hcqtest.h"
+#include "plantest.h"
 #include "tensor/lower.h"
 #include "tensortest.h"
 
 TestSuite(tensor_tc, .init = tx_setup, .fini = tx_teardown, .timeout = 240);
 
-#define OPT(kind, amt) ((tt_opt){(kind), -1, -1, (amt)})
-#define TCM(dim, bm) ((tt_opt){TT_OPT_TC, 0, (dim), (bm)})
-#define TCN(dim, bn) ((tt_opt){TT_OPT_TC, 1, (dim), (bn)})
-#define TCW(wm) ((tt_opt){TT_OPT_TC, 2, -1, (wm)})
-
-static tt_opts LIST(int n, ...)
-{
-    tt_opts o;
-    memset(&o, 0, sizeof o);
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) o.o[o.n++] = va_arg(ap, tt_opt);
-    va_end(ap);
-    return o;
-}
 
 /* The target's compiler writes an MMA of kind (rendered: a target
  * whose renderer does not write MMAs yet takes no tc plan) */
@@ -83,14 +68,14 @@ static void need_tc(hcq_dtype dt, hcq_mma_info *in)
 /* a tc list: bm x bn blocks per warp along dims dm x dn, wm x wn warps */
 static tt_opts tc_list(const hcq_mma_info *in, int dm, int64_t bm, int dn, int64_t bn, int64_t wm, int64_t wn)
 {
-    return LIST(4, OPT(TT_OPT_LOCAL, wm * wn * in->warp), TCM(dm, bm), TCN(dn, bn), TCW(wm));
+    return tp_list(4, TP_OPT(TT_OPT_LOCAL, wm * wn * in->warp), TP_TCM(dm, bm), TP_TCN(dn, bn), TP_TCW(wm));
 }
 
 /* ... staged through local memory in slices of sk k-steps */
 static tt_opts tc_staged(const hcq_mma_info *in, int dm, int64_t bm, int dn, int64_t bn, int64_t wm, int64_t wn, int64_t sk)
 {
     tt_opts o = tc_list(in, dm, bm, dn, bn, wm, wn);
-    o.o[o.n++] = (tt_opt){TT_OPT_TC, 4, -1, sk};
+    o.o[o.n++] = TP_TCS(sk);
     return o;
 }
 
@@ -99,39 +84,6 @@ static bool has_tc(const tt_opts *o)
     for (uint32_t i = 0; i < o->n; i++)
         if (o->o[i].kind == TT_OPT_TC) return true;
     return false;
-}
-
-/* n (an f32 node, its sources realized) lowered with list o (NULL: the
- * default) and run by hand; its values in out, its choices and kernel name
- * in meta */
-static hcq_status run_plan(tt_node *n, const tt_opts *o, float *out, uint64_t count, tt_lowered *meta)
-{
-    hcq_ctx *c = tx_ctx;
-    tt_key key = {0};
-    tt_lowered lw;
-    cr_assert_eq(n->dtype, HCQ_F32);
-    hcq_status s = tt_key_make(c, &n, 1, &key);
-    if (!s) s = tt_lower_opts(c, &n, 1, &key, o, &lw);
-    if (s) {
-        tt_key_free(&key);
-        return s;
-    }
-    if (meta) *meta = lw, meta->k = NULL;
-    const hcq_kernel *kept = NULL;
-    hcq_program *p = tt_get_program(c, lw.k, &kept);
-    cr_assert_not_null(p, "building %s: %s", lw.name, hcq_error_message());
-    tt_buf *ob = T_NONNULL(tt_buf_alloc(c, count * 4));
-    hcq_arg args[TT_MAX_PARAMS];
-    args[0] = hcq_arg_buffer(ob->hb);
-    for (uint32_t i = 0; i < key.nin; i++) {
-        cr_assert_not_null(key.in[i].buf, "input %u is a buffer", i);
-        args[1 + i] = hcq_arg_buffer(key.in[i].buf->hb);
-    }
-    T_OK(hcq_launch(p, args, 1 + key.nin, hcq_dims_3d(lw.grid[0], lw.grid[1], lw.grid[2], lw.block[0], lw.block[1], lw.block[2])));
-    T_OK(hcq_buffer_copyout(out, ob->hb, 0, count * 4));
-    tt_buf_unref(ob);
-    tt_key_free(&key);
-    return HCQ_OK;
 }
 
 /* A matmul [B, M, K] @ [B, K, N] of dtype dt (B = 0: 2-d; wt: b stored
@@ -191,7 +143,7 @@ static void run_exact(const mm *m, tt_opts o, float *got)
     char words[256];
     tt_opts_format(&o, words, sizeof words);
     memset(got, 0xff, sizeof *got * (size_t)m->count);
-    hcq_status s = run_plan(m->n, &o, got, (uint64_t)m->count, NULL);
+    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, NULL, NULL);
     cr_assert_eq(s, HCQ_OK, "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
     check_exact(m, got, words);
 }
@@ -203,7 +155,7 @@ Test(tensor_tc, gpu_default_takes_tc_cpu_default_does_not)
         mm m = make_mm(dts[t], 0, 32, 32, 32, 11 + (uint32_t)t, false);
         float *got = malloc(sizeof *got * (size_t)m.count);
         tt_lowered meta;
-        T_OK(run_plan(m.n, NULL, got, (uint64_t)m.count, &meta));
+        T_OK(tp_run_plan(tx_ctx, m.n, NULL, got, &meta, NULL));
         char words[256];
         tt_opts_format(&meta.opts, words, sizeof words);
         hcq_mma_info in;
@@ -231,7 +183,7 @@ Test(tensor_tc, default_stages_several_warps)
     uint32_t cus = tx_ctx->props.compute_units;
     tx_ctx->props.compute_units = 1;
     tt_lowered meta;
-    hcq_status st = run_plan(m.n, NULL, got, (uint64_t)m.count, &meta);
+    hcq_status st = tp_run_plan(tx_ctx, m.n, NULL, got, &meta, NULL);
     tx_ctx->props.compute_units = cus;
     T_OK(st);
     char words[256];
@@ -255,7 +207,7 @@ Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
     float *plain = malloc(sizeof *plain * (size_t)sq.count);
     run_exact(&sq, tc_list(&in, 0, 1, 1, 1, 1, 1), got);
     /* the plain plan (one output per work-item, the scalar fma loop): the same bits */
-    T_OK(run_plan(sq.n, &(tt_opts){1, {OPT(TT_OPT_LOCAL, 64)}}, plain, (uint64_t)sq.count, NULL));
+    T_OK(tp_run_plan(tx_ctx, sq.n, &(tt_opts){1, {TP_OPT(TT_OPT_LOCAL, 64)}}, plain, NULL, NULL));
     cr_assert(!memcmp(got, plain, sizeof *got * (size_t)sq.count), "%s: the tc plan's bits are the plain plan's", tx_ctx->props.id);
     run_exact(&rg, tc_list(&in, 0, 1, 1, 1, 1, 1), got);
     run_exact(&bt, tc_list(&in, 1, 1, 2, 2, 1, 1), got);
@@ -274,7 +226,7 @@ Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
     mm tiny = make_mm(HCQ_F16, 0, 5, 7, 6, 25, false);
     run_exact(&tiny, tc_list(&in, 0, 1, 1, 1, 1, 1), got);
     tt_lowered meta;
-    T_OK(run_plan(tiny.n, NULL, got, (uint64_t)tiny.count, &meta));
+    T_OK(tp_run_plan(tx_ctx, tiny.n, NULL, got, &meta, NULL));
     cr_assert(!has_tc(&meta.opts), "%s: %s", tx_ctx->props.id, meta.name);
     check_exact(&tiny, got, meta.name);
     free(tiny.want);
@@ -315,17 +267,17 @@ Test(tensor_tc, each_kind_is_exact)
         hcq_mma_info in;
         if (hcq_mma_info_get(kinds[i], &in) || in.ab != HCQ_F16 || !writes(kinds[i], &in)) continue;
         tt_opts o = tc_list(&in, 0, 1, 1, 1, 1, 1);
-        o.o[o.n++] = (tt_opt){TT_OPT_TC, 3, -1, i16};
+        o.o[o.n++] = TP_TCK(i16);
         tt_lowered meta;
-        T_OK(run_plan(rg.n, &o, got, (uint64_t)rg.count, &meta));
+        T_OK(tp_run_plan(tx_ctx, rg.n, &o, got, &meta, NULL));
         check_exact(&rg, got, meta.name);
         i16++;
     }
     cr_assert_geq(i16, 1);
     /* one past the last: refused */
     tt_opts o = tc_list(&first, 0, 1, 1, 1, 1, 1);
-    o.o[o.n++] = (tt_opt){TT_OPT_TC, 3, -1, i16};
-    cr_assert_eq(run_plan(rg.n, &o, got, (uint64_t)rg.count, NULL), HCQ_EINVAL);
+    o.o[o.n++] = TP_TCK(i16);
+    cr_assert_eq(tp_run_plan(tx_ctx, rg.n, &o, got, NULL, NULL), HCQ_EINVAL);
     cr_assert(strstr(hcq_error_message(), "tc.kind"), "%s", hcq_error_message());
     free(got);
     free(rg.want);
@@ -423,7 +375,7 @@ static void refused(const mm *m, tt_opts o, hcq_status want, const char *says)
     float *got = malloc(sizeof *got * (size_t)m->count);
     char words[256];
     tt_opts_format(&o, words, sizeof words);
-    hcq_status s = run_plan(m->n, &o, got, (uint64_t)m->count, NULL);
+    hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, NULL, NULL);
     cr_assert_eq(s, want, "%s: plan %s: %d (%s)", tx_ctx->props.id, words, s, hcq_error_message());
     cr_assert(strstr(hcq_error_message(), says), "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
     free(got);
@@ -453,14 +405,14 @@ Test(tensor_tc, refusals)
     mm s = {.n = mx, .count = 16};
     refused(&s, tc_list(&in, 0, 1, 1, 1, 1, 1), HCQ_EINVAL, "not a sum of products");
     /* lists that do not fit */
-    refused(&h, LIST(3, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(1, 1)), HCQ_EINVAL, "together");
-    refused(&h, LIST(4, OPT(TT_OPT_LOCAL, in.warp + 1), TCM(0, 1), TCN(1, 1), TCW(1)), HCQ_EINVAL, "multiple of tc.wm");
-    refused(&h, LIST(4, OPT(TT_OPT_LOCAL, 2 * in.warp), TCM(0, 1), TCN(1, 1), TCW(4)), HCQ_EINVAL, "multiple of tc.wm");
-    refused(&h, LIST(4, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(0, 1), TCW(1)), HCQ_EINVAL, "two different dims");
-    refused(&h, LIST(4, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 9), TCN(1, 1), TCW(1)), HCQ_EINVAL, "1 to 8 blocks");
-    refused(&h, LIST(4, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 8), TCN(1, 8), TCW(1)), HCQ_EINVAL, "accumulators per work-item");
-    refused(&h, LIST(5, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(1, 1), TCW(1), OPT(TT_OPT_UNROLL, 2)), HCQ_EINVAL, "takes only local");
-    refused(&h, LIST(5, OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(1, 1), TCW(1), TCW(1)), HCQ_EINVAL, "each once");
+    refused(&h, tp_list(3, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1)), HCQ_EINVAL, "together");
+    refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, in.warp + 1), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1)), HCQ_EINVAL, "multiple of tc.wm");
+    refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, 2 * in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(4)), HCQ_EINVAL, "multiple of tc.wm");
+    refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(0, 1), TP_TCW(1)), HCQ_EINVAL, "two different dims");
+    refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 9), TP_TCN(1, 1), TP_TCW(1)), HCQ_EINVAL, "1 to 8 blocks");
+    refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 8), TP_TCN(1, 8), TP_TCW(1)), HCQ_EINVAL, "accumulators per work-item");
+    refused(&h, tp_list(5, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1), TP_OPT(TT_OPT_UNROLL, 2)), HCQ_EINVAL, "takes only local");
+    refused(&h, tp_list(5, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1), TP_TCW(1)), HCQ_EINVAL, "each once");
     refused(&h, tc_staged(&in, 0, 1, 1, 1, 1, 1, 9), HCQ_EINVAL, "slices of 0");
     refused(&h, tc_staged(&in, 0, 8, 1, 1, 1, 1, 4), HCQ_EINVAL, "copies per work-item");
     free(h.want);
@@ -475,8 +427,8 @@ Test(tensor_tc, plans_are_different_kernels)
     mm m = make_mm(HCQ_F16, 0, 32, 32, 32, 95, false);
     float *got = malloc(sizeof *got * (size_t)m.count);
     tt_lowered a, b;
-    T_OK(run_plan(m.n, &(tt_opts){4, {OPT(TT_OPT_LOCAL, in.warp), TCM(0, 1), TCN(1, 1), TCW(1)}}, got, (uint64_t)m.count, &a));
-    T_OK(run_plan(m.n, &(tt_opts){4, {OPT(TT_OPT_LOCAL, 2 * in.warp), TCM(0, 1), TCN(1, 1), TCW(2)}}, got, (uint64_t)m.count, &b));
+    T_OK(tp_run_plan(tx_ctx, m.n, &(tt_opts){4, {TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1)}}, got, &a, NULL));
+    T_OK(tp_run_plan(tx_ctx, m.n, &(tt_opts){4, {TP_OPT(TT_OPT_LOCAL, 2 * in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(2)}}, got, &b, NULL));
     cr_assert(strcmp(a.name, b.name), "%s and %s", a.name, b.name);
     check_exact(&m, got, b.name);
     free(got);

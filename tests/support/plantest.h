@@ -13,6 +13,13 @@
 #define TP_SMEM(bk, cols) ((tt_opt){TT_OPT_SMEM, (cols), -1, (bk)})
 #define TP_VEC(dim, amt) ((tt_opt){TT_OPT_VECTOR, -1, (dim), (amt)})
 #define TP_VECALL(dim, amt) ((tt_opt){TT_OPT_VECTOR, 1, (dim), (amt)}) /* every access or refused */
+/* tensor cores: bm MMA blocks a warp along dim (m), bn along dim (n), wm warps along m, the target's
+ * kind i, staged in slices of sk k-steps */
+#define TP_TCM(dim, bm) ((tt_opt){TT_OPT_TC, 0, (dim), (bm)})
+#define TP_TCN(dim, bn) ((tt_opt){TT_OPT_TC, 1, (dim), (bn)})
+#define TP_TCW(wm) ((tt_opt){TT_OPT_TC, 2, -1, (wm)})
+#define TP_TCK(i) ((tt_opt){TT_OPT_TC, 3, -1, (i)})
+#define TP_TCS(sk) ((tt_opt){TT_OPT_TC, 4, -1, (sk)})
 
 /* a list of n choices (tt_opt values) */
 tt_opts tp_list(int n, ...);
