@@ -41,79 +41,21 @@ static bool has_smem(const tt_opts *o)
     return false;
 }
 
-/* A batched matmul [B, M, K] @ [B, K, N] of dtype dt (B = 0: 2-d), as an
- * f32 node (halfs: the f16/bf16 result cast to f32), and its host values:
- * the products of the inputs as stored, in f32, summed in k order with one
- * fused multiply-add each, rounded to dt. */
-typedef struct mm {
-    tt_node *n;
-    int64_t count;
-    float *want;
-} mm;
-
-static mm make_mm_t(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt);
-static mm make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed) { return make_mm_t(dt, B, M, K, N, seed, false); }
-
-/* wt: b is stored [N, K] and transposed (x @ w^T, as linear makes: both
- * operands are contiguous along the reduction) */
-static mm make_mm_t(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt)
-{
-    int64_t nb = B ? B : 1;
-    double *a = malloc(sizeof *a * (size_t)(nb * M * K)), *b = malloc(sizeof *b * (size_t)(nb * K * N));
-    hcq_tensor *ta, *tb;
-    if (B) {
-        ta = tx_rand(dt, TX_SHAPE(B, M, K), -1, 1, seed, a);
-        tb = tx_rand(dt, TX_SHAPE(B, K, N), -1, 1, seed + 1, b);
-    } else if (wt) {
-        ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
-        tb = tx_rand(dt, TX_SHAPE(N, K), -1, 1, seed + 1, b);
-    } else {
-        ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
-        tb = tx_rand(dt, TX_SHAPE(K, N), -1, 1, seed + 1, b);
-    }
-    T_OK(hcq_realize(ta));
-    T_OK(hcq_realize(tb));
-    if (wt) tb = hcq_transpose(tb, 0, 1);
-    mm r = {.count = nb * M * N};
-    r.want = malloc(sizeof *r.want * (size_t)r.count);
-    for (int64_t z = 0; z < nb; z++)
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                float s = 0;
-                for (int64_t k = 0; k < K; k++)
-                    s = fmaf((float)a[(z * M + i) * K + k], (float)(wt ? b[j * K + k] : b[(z * K + k) * N + j]), s);
-                r.want[(z * M + i) * N + j] = (float)tx_round(dt, s);
-            }
-    hcq_tensor *p = hcq_matmul(ta, tb);
-    if (dt != HCQ_F32) p = hcq_cast(p, HCQ_F32);
-    r.n = p->n;
-    while (r.n->op == TT_VIEW) r.n = r.n->src[0]; /* the f32 reduction's own [.., M, N, 1] */
-    free(a);
-    free(b);
-    return r;
-}
-
-static void check_exact(const mm *m, const float *got, const char *what)
-{
-    for (int64_t i = 0; i < m->count; i++)
-        cr_assert(got[i] == m->want[i] || (isnan(got[i]) && isnan(m->want[i])), "%s: element %lld is %.9g, want %.9g (%a vs %a)", what,
-                  (long long)i, got[i], m->want[i], got[i], m->want[i]);
-}
 
 /* lowers m with list o (it must apply), checks it exactly */
-static void run_exact(const mm *m, tt_opts o, float *got)
+static void run_exact(const tp_mm *m, tt_opts o, float *got)
 {
     char words[256];
     tt_opts_format(&o, words, sizeof words);
     memset(got, 0xff, sizeof *got * (size_t)m->count);
     hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, NULL, NULL);
     cr_assert_eq(s, HCQ_OK, "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
-    check_exact(m, got, words);
+    tp_check_exact(m, got, words);
 }
 
 Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
 {
-    mm m = make_mm(HCQ_F32, 0, 64, 48, 64, 11);
+    tp_mm m = tp_make_mm(HCQ_F32, 0, 64, 48, 64, 11, false);
     float *got = malloc(sizeof *got * (size_t)m.count);
     tt_lowered meta;
     T_OK(tp_run_plan(tx_ctx, m.n, NULL, got, &meta, NULL));
@@ -125,7 +67,7 @@ Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
     else /* (HCQ_DEBUG=1 prints these words) */
         cr_assert(has_smem(&used) && strstr(words, "smem(k16,c"), "%s: a GPU matmul's default stages through shared memory: %s",
                   tx_ctx->props.id, words);
-    check_exact(&m, got, words);
+    tp_check_exact(&m, got, words);
     free(got);
     free(m.want);
 }
@@ -133,13 +75,13 @@ Test(tensor_smem, gpu_default_stages_cpu_default_does_not)
 Test(tensor_smem, forced_plans_are_exact)
 {
     /* square: 4 x 4 tiles in 4 x 4 blocks (16 x 16), slices of 8 */
-    mm sq = make_mm(HCQ_F32, 0, 32, 32, 32, 21);
+    tp_mm sq = tp_make_mm(HCQ_F32, 0, 32, 32, 32, 21, false);
     /* ragged: 33 rows padded to 4-row tiles, 50 columns in 2-column
      * tiles; blocks of 4 x 8 tiles (16 x 16) past both edges; slices of
      * 16 past the end of 37 */
-    mm rg = make_mm(HCQ_F32, 0, 33, 37, 50, 22);
+    tp_mm rg = tp_make_mm(HCQ_F32, 0, 33, 37, 50, 22, false);
     /* batched: [2, 17, 20] @ [2, 20, 24] (d1 rows, d2 columns) */
-    mm bt = make_mm(HCQ_F32, 2, 17, 20, 24, 23);
+    tp_mm bt = tp_make_mm(HCQ_F32, 2, 17, 20, 24, 23, false);
     int64_t most = rg.count > bt.count ? rg.count : bt.count;
     float *got = malloc(sizeof *got * (size_t)(most > sq.count ? most : sq.count));
     bool all = !few();
@@ -158,13 +100,13 @@ Test(tensor_smem, forced_plans_are_exact)
     run_exact(&bt, tp_list(5, TP_UP(0, 1, 2), TP_PAD(1, 2), TP_UP(1, 2, 4), TP_OPT(TT_OPT_LOCAL, 12), TP_SMEM(8, 3)), got);
     if (all) run_exact(&bt, tp_list(5, TP_UP(0, 1, 4), TP_PAD(1, 4), TP_UP(1, 2, 8), TP_OPT(TT_OPT_LOCAL, 8), TP_SMEM(16, 2)), got);
     /* x @ w^T: both factors copied along the reduction */
-    mm lt = make_mm_t(HCQ_F32, 0, 20, 36, 24, 24, true);
+    tp_mm lt = tp_make_mm(HCQ_F32, 0, 20, 36, 24, 24, true);
     run_exact(&lt, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 6), TP_SMEM(16, 3)), got);
     free(lt.want);
     /* halfs: the f32 reduction of the cast inputs, rounded once */
     static const hcq_dtype halfs[] = {HCQ_F16, HCQ_BF16};
     for (int h = 0; h < (all ? 2 : 1); h++) {
-        mm hm = make_mm(halfs[h], 0, 24, 40, 32, 30 + (uint32_t)h);
+        tp_mm hm = tp_make_mm(halfs[h], 0, 24, 40, 32, 30 + (uint32_t)h, false);
         float *hg = malloc(sizeof *hg * (size_t)hm.count);
         run_exact(&hm, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 16), TP_SMEM(16, 4)), hg);
         if (all) run_exact(&hm, tp_list(3, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 4)), hg);
@@ -256,7 +198,7 @@ Test(tensor_smem, convolution_padded)
     conv_case(1, false);
 }
 
-static void refused(const mm *m, tt_opts o, const char *says)
+static void refused(const tp_mm *m, tt_opts o, const char *says)
 {
     float *got = malloc(sizeof *got * (size_t)m->count);
     char words[256];
@@ -269,7 +211,7 @@ static void refused(const mm *m, tt_opts o, const char *says)
 
 Test(tensor_smem, lists_that_do_not_fit_are_refused)
 {
-    mm m = make_mm(HCQ_F32, 0, 32, 32, 32, 80);
+    tp_mm m = tp_make_mm(HCQ_F32, 0, 32, 32, 32, 80, false);
     refused(&m, tp_list(3, TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 8), TP_SMEM(8, 4)), "register tile");
     refused(&m, tp_list(3, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_SMEM(8, 4)), "multiple of the 4 column tiles");
     refused(&m, tp_list(4, TP_UP(0, 0, 4), TP_UP(1, 1, 4), TP_OPT(TT_OPT_LOCAL, 6), TP_SMEM(8, 4)), "multiple of the 4 column tiles");
@@ -285,6 +227,6 @@ Test(tensor_smem, lists_that_do_not_fit_are_refused)
     double x[16 * 32];
     hcq_tensor *tx = tx_rand(HCQ_F32, TX_SHAPE(16, 32), -1, 1, 81, x);
     T_OK(hcq_realize(tx));
-    mm s = {.n = hcq_sum(tx, HCQ_AXES(1), true)->n, .count = 16};
+    tp_mm s = {.n = hcq_sum(tx, HCQ_AXES(1), true)->n, .count = 16};
     refused(&s, tp_list(3, TP_UP(1, 0, 4), TP_OPT(TT_OPT_LOCAL, 4), TP_SMEM(8, 4)), "not a sum of products");
 }

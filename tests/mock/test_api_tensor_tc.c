@@ -86,73 +86,22 @@ static bool has_tc(const tt_opts *o)
     return false;
 }
 
-/* A matmul [B, M, K] @ [B, K, N] of dtype dt (B = 0: 2-d; wt: b stored
- * [N, K] and transposed, x @ w^T) as an f32 node (the dt result cast to
- * f32), and its host values: the products of the inputs as stored, in f32,
- * summed in k order from +0 with one fused multiply-add each (the MMA
- * model's order), rounded to dt. */
-typedef struct mm {
-    tt_node *n;
-    int64_t count;
-    float *want;
-} mm;
-
-static mm make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt)
-{
-    int64_t nb = B ? B : 1;
-    double *a = malloc(sizeof *a * (size_t)(nb * M * K)), *b = malloc(sizeof *b * (size_t)(nb * K * N));
-    hcq_tensor *ta, *tb;
-    if (B) {
-        ta = tx_rand(dt, TX_SHAPE(B, M, K), -1, 1, seed, a);
-        tb = tx_rand(dt, TX_SHAPE(B, K, N), -1, 1, seed + 1, b);
-    } else {
-        ta = tx_rand(dt, TX_SHAPE(M, K), -1, 1, seed, a);
-        tb = wt ? tx_rand(dt, TX_SHAPE(N, K), -1, 1, seed + 1, b) : tx_rand(dt, TX_SHAPE(K, N), -1, 1, seed + 1, b);
-    }
-    T_OK(hcq_realize(ta));
-    T_OK(hcq_realize(tb));
-    if (wt) tb = hcq_transpose(tb, 0, 1);
-    mm r = {.count = nb * M * N};
-    r.want = malloc(sizeof *r.want * (size_t)r.count);
-    for (int64_t z = 0; z < nb; z++)
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < N; j++) {
-                float s = 0;
-                for (int64_t k = 0; k < K; k++)
-                    s = fmaf((float)a[(z * M + i) * K + k], (float)(wt ? b[j * K + k] : b[(z * K + k) * N + j]), s);
-                r.want[(z * M + i) * N + j] = (float)tx_round(dt, s);
-            }
-    hcq_tensor *p = hcq_cast(hcq_matmul(ta, tb), HCQ_F32);
-    r.n = p->n;
-    while (r.n->op == TT_VIEW) r.n = r.n->src[0];
-    free(a);
-    free(b);
-    return r;
-}
-
-static void check_exact(const mm *m, const float *got, const char *what)
-{
-    for (int64_t i = 0; i < m->count; i++)
-        cr_assert(!memcmp(&got[i], &m->want[i], sizeof got[i]), "%s: %s: element %lld is %.9g, want %.9g (%a vs %a)", tx_ctx->props.id,
-                  what, (long long)i, got[i], m->want[i], got[i], m->want[i]);
-}
-
 /* lowers m with list o (it must apply), checks it exactly */
-static void run_exact(const mm *m, tt_opts o, float *got)
+static void run_exact(const tp_mm *m, tt_opts o, float *got)
 {
     char words[256];
     tt_opts_format(&o, words, sizeof words);
     memset(got, 0xff, sizeof *got * (size_t)m->count);
     hcq_status s = tp_run_plan(tx_ctx, m->n, &o, got, NULL, NULL);
     cr_assert_eq(s, HCQ_OK, "%s: plan %s: %s", tx_ctx->props.id, words, hcq_error_message());
-    check_exact(m, got, words);
+    tp_check_exact(m, got, words);
 }
 
 Test(tensor_tc, gpu_default_takes_tc_cpu_default_does_not)
 {
     static const hcq_dtype dts[] = {HCQ_F16, HCQ_BF16};
     for (int t = 0; t < 2; t++) {
-        mm m = make_mm(dts[t], 0, 32, 32, 32, 11 + (uint32_t)t, false);
+        tp_mm m = tp_make_mm(dts[t], 0, 32, 32, 32, 11 + (uint32_t)t, false);
         float *got = malloc(sizeof *got * (size_t)m.count);
         tt_lowered meta;
         T_OK(tp_run_plan(tx_ctx, m.n, NULL, got, &meta, NULL));
@@ -165,7 +114,7 @@ Test(tensor_tc, gpu_default_takes_tc_cpu_default_does_not)
                       in.name, words, meta.name);
         else
             cr_assert(!has_tc(&meta.opts), "%s: no kind, no tc: %s", tx_ctx->props.id, words);
-        check_exact(&m, got, words);
+        tp_check_exact(&m, got, words);
         free(got);
         free(m.want);
     }
@@ -178,7 +127,7 @@ Test(tensor_tc, default_stages_several_warps)
 {
     hcq_mma_info in;
     need_tc(HCQ_F16, &in);
-    mm m = make_mm(HCQ_F16, 0, 64, 48, 64, 17, false);
+    tp_mm m = tp_make_mm(HCQ_F16, 0, 64, 48, 64, 17, false);
     float *got = malloc(sizeof *got * (size_t)m.count);
     uint32_t cus = tx_ctx->props.compute_units;
     tx_ctx->props.compute_units = 1;
@@ -189,7 +138,7 @@ Test(tensor_tc, default_stages_several_warps)
     char words[256];
     tt_opts_format(&meta.opts, words, sizeof words);
     cr_assert(strstr(words, "tc.wm(2)") && strstr(words, "tc.smem(1)"), "%s: %s", tx_ctx->props.id, words);
-    check_exact(&m, got, words);
+    tp_check_exact(&m, got, words);
     free(got);
     free(m.want);
 }
@@ -198,11 +147,11 @@ Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
 {
     hcq_mma_info in;
     need_tc(HCQ_F16, &in);
-    mm sq = make_mm(HCQ_F16, 0, 32, 32, 32, 21, false);
+    tp_mm sq = tp_make_mm(HCQ_F16, 0, 32, 32, 32, 21, false);
     /* ragged: no dim a multiple of any kind's block */
-    mm rg = make_mm(HCQ_F16, 0, 19, 37, 21, 22, false);
-    mm bt = make_mm(HCQ_F16, 2, 17, 20, 24, 23, false); /* d1 rows, d2 columns, d0 the batch */
-    mm lt = make_mm(HCQ_F16, 0, 20, 36, 24, 24, true);  /* x @ w^T: both factors contiguous along k */
+    tp_mm rg = tp_make_mm(HCQ_F16, 0, 19, 37, 21, 22, false);
+    tp_mm bt = tp_make_mm(HCQ_F16, 2, 17, 20, 24, 23, false); /* d1 rows, d2 columns, d0 the batch */
+    tp_mm lt = tp_make_mm(HCQ_F16, 0, 20, 36, 24, 24, true);  /* x @ w^T: both factors contiguous along k */
     float *got = malloc(sizeof *got * (size_t)(sq.count > bt.count ? sq.count : bt.count));
     float *plain = malloc(sizeof *plain * (size_t)sq.count);
     run_exact(&sq, tc_list(&in, 0, 1, 1, 1, 1, 1), got);
@@ -223,12 +172,12 @@ Test(tensor_tc, forced_plans_are_exact_and_equal_the_plain_plan)
     run_exact(&lt, tc_staged(&in, 0, 2, 1, 1, 1, 2, 1), got);
     /* smaller than one block each way (M 5, K 7): forced, most of the MMA
      * is padding, still exact; the default leaves it to the scalar plan */
-    mm tiny = make_mm(HCQ_F16, 0, 5, 7, 6, 25, false);
+    tp_mm tiny = tp_make_mm(HCQ_F16, 0, 5, 7, 6, 25, false);
     run_exact(&tiny, tc_list(&in, 0, 1, 1, 1, 1, 1), got);
     tt_lowered meta;
     T_OK(tp_run_plan(tx_ctx, tiny.n, NULL, got, &meta, NULL));
     cr_assert(!has_tc(&meta.opts), "%s: %s", tx_ctx->props.id, meta.name);
-    check_exact(&tiny, got, meta.name);
+    tp_check_exact(&tiny, got, meta.name);
     free(tiny.want);
     free(got);
     free(plain);
@@ -242,8 +191,8 @@ Test(tensor_tc, bf16_forced_plans_are_exact)
 {
     hcq_mma_info in;
     need_tc(HCQ_BF16, &in);
-    mm sq = make_mm(HCQ_BF16, 0, 32, 32, 32, 31, false);
-    mm rg = make_mm(HCQ_BF16, 2, 19, 37, 21, 32, false);
+    tp_mm sq = tp_make_mm(HCQ_BF16, 0, 32, 32, 32, 31, false);
+    tp_mm rg = tp_make_mm(HCQ_BF16, 2, 19, 37, 21, 32, false);
     float *got = malloc(sizeof *got * (size_t)(rg.count > sq.count ? rg.count : sq.count));
     run_exact(&sq, tc_list(&in, 0, 2, 1, 1, 1, 1), got);
     run_exact(&rg, tc_list(&in, 1, 1, 2, 1, 1, 2), got);
@@ -261,7 +210,7 @@ Test(tensor_tc, each_kind_is_exact)
     need_tc(HCQ_F16, &first);
     hcq_mma_kind kinds[HCQ_MMA_KINDS];
     unsigned n = hcq_target_mma_kinds(tx_ctx->props.target, kinds, HCQ_MMA_KINDS), i16 = 0;
-    mm rg = make_mm(HCQ_F16, 0, 19, 37, 21, 41, false); /* (the first kind's kernel is forced_plans' own) */
+    tp_mm rg = tp_make_mm(HCQ_F16, 0, 19, 37, 21, 41, false); /* (the first kind's kernel is forced_plans' own) */
     float *got = malloc(sizeof *got * (size_t)rg.count);
     for (unsigned i = 0; i < n && i < HCQ_MMA_KINDS; i++) {
         hcq_mma_info in;
@@ -270,7 +219,7 @@ Test(tensor_tc, each_kind_is_exact)
         o.o[o.n++] = TP_TCK(i16);
         tt_lowered meta;
         T_OK(tp_run_plan(tx_ctx, rg.n, &o, got, &meta, NULL));
-        check_exact(&rg, got, meta.name);
+        tp_check_exact(&rg, got, meta.name);
         i16++;
     }
     cr_assert_geq(i16, 1);
@@ -370,7 +319,7 @@ static void conv_case(int pad)
 Test(tensor_tc, convolution) { conv_case(0); }
 Test(tensor_tc, convolution_padded) { conv_case(1); }
 
-static void refused(const mm *m, tt_opts o, hcq_status want, const char *says)
+static void refused(const tp_mm *m, tt_opts o, hcq_status want, const char *says)
 {
     float *got = malloc(sizeof *got * (size_t)m->count);
     char words[256];
@@ -383,7 +332,7 @@ static void refused(const mm *m, tt_opts o, hcq_status want, const char *says)
 
 Test(tensor_tc, refusals)
 {
-    mm h = make_mm(HCQ_F16, 0, 32, 32, 32, 90, false);
+    tp_mm h = tp_make_mm(HCQ_F16, 0, 32, 32, 32, 90, false);
     hcq_mma_info in;
     if (!tc_info(HCQ_F16, &in)) { /* the CPU-style targets (and GPUs without matrix units) */
         hcq_mma_info any = {.warp = 32};
@@ -393,7 +342,7 @@ Test(tensor_tc, refusals)
         return;
     }
     /* an f32 product: no kind takes it */
-    mm f = make_mm(HCQ_F32, 0, 32, 32, 32, 91, false);
+    tp_mm f = tp_make_mm(HCQ_F32, 0, 32, 32, 32, 91, false);
     refused(&f, tc_list(&in, 0, 1, 1, 1, 1, 1), HCQ_EINVAL, "not of f16 or bf16 values");
     free(f.want);
     /* a max-reduction of halfs: not a sum of products */
@@ -402,7 +351,7 @@ Test(tensor_tc, refusals)
     T_OK(hcq_realize(tx));
     tt_node *mx = hcq_cast(hcq_max(tx, HCQ_AXES(1), true), HCQ_F32)->n;
     while (mx->op == TT_VIEW) mx = mx->src[0];
-    mm s = {.n = mx, .count = 16};
+    tp_mm s = {.n = mx, .count = 16};
     refused(&s, tc_list(&in, 0, 1, 1, 1, 1, 1), HCQ_EINVAL, "not a sum of products");
     /* lists that do not fit */
     refused(&h, tp_list(3, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1)), HCQ_EINVAL, "together");
@@ -424,13 +373,13 @@ Test(tensor_tc, plans_are_different_kernels)
 {
     hcq_mma_info in;
     need_tc(HCQ_F16, &in);
-    mm m = make_mm(HCQ_F16, 0, 32, 32, 32, 95, false);
+    tp_mm m = tp_make_mm(HCQ_F16, 0, 32, 32, 32, 95, false);
     float *got = malloc(sizeof *got * (size_t)m.count);
     tt_lowered a, b;
     T_OK(tp_run_plan(tx_ctx, m.n, &(tt_opts){4, {TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1)}}, got, &a, NULL));
     T_OK(tp_run_plan(tx_ctx, m.n, &(tt_opts){4, {TP_OPT(TT_OPT_LOCAL, 2 * in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(2)}}, got, &b, NULL));
     cr_assert(strcmp(a.name, b.name), "%s and %s", a.name, b.name);
-    check_exact(&m, got, b.name);
+    tp_check_exact(&m, got, b.name);
     free(got);
     free(m.want);
 }

@@ -32,4 +32,20 @@ tt_opts tp_list(int n, ...);
  * context's program cache owns it). Asserts that every other step works. */
 hcq_status tp_run_plan(hcq_ctx *c, tt_node *n, const tt_opts *o, void *out, tt_lowered *meta, const hcq_kernel **kernel);
 
+/* A matmul [B, M, K] @ [B, K, N] of dtype dt (B = 0: 2-d; wt: b stored
+ * [N, K] and transposed, x @ w^T as linear makes it: both factors
+ * contiguous along k) as an f32 node (a half result cast to f32), its
+ * sources realized on the suite's context (tensortest.h's tx_ctx), and
+ * its host values: the products of the inputs as stored, in f32, summed
+ * in k order from +0 with one fused multiply-add each (the scalar plans'
+ * order and the tensor cores' model), rounded to dt. want is malloc'd. */
+typedef struct tp_mm {
+    tt_node *n;
+    int64_t count;
+    float *want;
+} tp_mm;
+tp_mm tp_make_mm(hcq_dtype dt, int64_t B, int64_t M, int64_t K, int64_t N, uint32_t seed, bool wt);
+/* asserts got holds m's values bit for bit (NaNs: any NaN) */
+void tp_check_exact(const tp_mm *m, const float *got, const char *what);
+
 #endif
