@@ -336,19 +336,7 @@ hcq_ir_ref tt_irb_and(tt_irb *b, hcq_ir_ref g1, hcq_ir_ref g2)
 /* ** memory */
 hcq_ir_ref tt_irb_load(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref gate, hcq_ir_ref alt)
 {
-    hcq_dtype dt = tt_irb_dtype(b, buf);
-    uint64_t g;
-    bool pure = op_at(b, buf)->op == HCQ_OP_PARAM;
-    if (gate != NONE && is_const(b, gate, &g)) {
-        if (!g) return alt;
-        gate = NONE;
-    }
-    if (gate == NONE) {
-        hcq_ir_ref s[2] = {buf, idx};
-        return add(b, HCQ_OP_LOAD, dt, s, 2, 0, pure);
-    }
-    hcq_ir_ref s[4] = {buf, idx, gate, alt};
-    return add(b, HCQ_OP_LOAD, dt, s, 4, 0, pure);
+    return tt_irb_load_vec(b, buf, idx, 0, gate, alt); /* 0 lanes: a scalar */
 }
 
 void tt_irb_store(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val, hcq_ir_ref gate)

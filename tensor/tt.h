@@ -618,7 +618,8 @@ void tt_irb_store(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, hcq_ir_ref val, hcq
 /* Vectors (compiler.h "Vector values"): a load of `lanes` consecutive
  * elements (gated as tt_irb_load; alt a vector of those lanes), a splat,
  * one lane read and one lane replaced. tt_irb_store stores a vector. */
-hcq_ir_ref tt_irb_load_vec(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes, hcq_ir_ref gate, hcq_ir_ref alt);
+hcq_ir_ref tt_irb_load_vec(tt_irb *b, hcq_ir_ref buf, hcq_ir_ref idx, unsigned lanes, hcq_ir_ref gate,
+                           hcq_ir_ref alt); /* lanes 0: a scalar load (tt_irb_load) */
 hcq_ir_ref tt_irb_vsplat(tt_irb *b, hcq_ir_ref scalar, unsigned lanes);
 hcq_ir_ref tt_irb_vget(tt_irb *b, hcq_ir_ref vec, unsigned lane);
 hcq_ir_ref tt_irb_vset(tt_irb *b, hcq_ir_ref vec, unsigned lane, hcq_ir_ref scalar);
