@@ -395,7 +395,14 @@ static void choose(tt_lw *L, tt_node *root)
         int64_t d = largest_divisor(items, want);
         if ((uint64_t)d * 4 >= want) want = (uint64_t)d;
     } else {
-        if (P->main && (tt_tc_default(L, P, S, rsize, maxl) || tt_smem_default(L, P, S, rsize, maxl))) return;
+        if (P->main && tt_tc_default(L, P, S, rsize, maxl)) {
+            /* a tc plan takes no other choice but local (plan.c's tc rules):
+             * the width gpu_vector gave the tile it replaced goes with it */
+            P->vec = 0;
+            P->vec_all = false;
+            return;
+        }
+        if (P->main && tt_smem_default(L, P, S, rsize, maxl)) return;
         want = P->main ? 64 : 256;
     }
     if (want > maxl) want = maxl;

@@ -252,8 +252,8 @@ hcq_status tt_plan_apply(const tt_space *sp, const tt_opts *o, tt_plan *out)
     }
     if (tcs) { /* tensor cores: a plan of their own */
         if ((tcs & 7) != 7) REFUSE(HCQ_EINVAL, "tc: needs tc.m, tc.n and tc.wm together");
-        if (pad || P.up_dim[0] >= 0 || P.up_dim[1] >= 0 || P.red_up > 1 || P.group || P.cblock || P.smem_bk)
-            REFUSE(HCQ_EINVAL, "tc: takes only local (no upcast, pad, unroll, group, block or smem)");
+        if (pad || P.up_dim[0] >= 0 || P.up_dim[1] >= 0 || P.red_up > 1 || P.group || P.cblock || P.smem_bk || P.vec)
+            REFUSE(HCQ_EINVAL, "tc: takes only local (no upcast, pad, unroll, group, block, smem or vector)");
         hcq_status st = tt_tc_rules(sp, &P, local);
         if (st) return st;
         *out = P;

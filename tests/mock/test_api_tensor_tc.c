@@ -115,6 +115,13 @@ Test(tensor_tc, gpu_default_takes_tc_cpu_default_does_not)
         else
             cr_assert(!has_tc(&meta.opts), "%s: no kind, no tc: %s", tx_ctx->props.id, words);
         tp_check_exact(&m, got, words);
+        /* the default's list is one the rules take as given (the search
+         * starts from it; a plan cache entry holds it): the same kernel */
+        tt_lowered again;
+        cr_assert_eq(tp_run_plan(tx_ctx, m.n, &meta.opts, got, &again, NULL), HCQ_OK, "%s: the default list %s: %s", tx_ctx->props.id,
+                     words, hcq_error_message());
+        cr_assert_str_eq(again.name, meta.name, "%s: the default list %s lowers to the default's kernel", tx_ctx->props.id, words);
+        tp_check_exact(&m, got, words);
         free(got);
         free(m.want);
     }
@@ -361,6 +368,7 @@ Test(tensor_tc, refusals)
     refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 9), TP_TCN(1, 1), TP_TCW(1)), HCQ_EINVAL, "1 to 8 blocks");
     refused(&h, tp_list(4, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 8), TP_TCN(1, 8), TP_TCW(1)), HCQ_EINVAL, "accumulators per work-item");
     refused(&h, tp_list(5, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1), TP_OPT(TT_OPT_UNROLL, 2)), HCQ_EINVAL, "takes only local");
+    refused(&h, tp_list(5, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1), TP_VEC(1, 2)), HCQ_EINVAL, "takes only local");
     refused(&h, tp_list(5, TP_OPT(TT_OPT_LOCAL, in.warp), TP_TCM(0, 1), TP_TCN(1, 1), TP_TCW(1), TP_TCW(1)), HCQ_EINVAL, "each once");
     refused(&h, tc_staged(&in, 0, 1, 1, 1, 1, 1, 9), HCQ_EINVAL, "slices of 0");
     refused(&h, tc_staged(&in, 0, 8, 1, 1, 1, 1, 4), HCQ_EINVAL, "copies per work-item");
