@@ -132,7 +132,8 @@ static const char *kind_name(hcq_mma_kind kind)
 static void every_kind(const char *shader)
 {
     hcq_device *d = open_dev(shader);
-    const char *target = hcq_device_get_props(d)->target;
+    char target[32]; /* (a copy: the skip below reports it after the device is closed) */
+    snprintf(target, sizeof target, "%s", hcq_device_get_props(d)->target);
     hcq_mma_kind kinds[HCQ_MMA_KINDS];
     unsigned n = device_kinds(d, kinds);
     if (!n) {
